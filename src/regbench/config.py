@@ -1,0 +1,262 @@
+"""``regbench.toml``: what to benchmark, how often, and where versions come from.
+
+Parsed with :mod:`tomllib` into frozen dataclasses; every problem is a one-line
+:class:`~regbench.errors.ConfigError` naming the file, the benchmark and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+from .model import DIRECTIONS
+
+CONFIG_NAME = "regbench.toml"
+OUTPUT_FORMATS = ("lines", "jsonl")
+
+EXAMPLE = '''\
+# regbench.toml: what regbench measures.  Every key is optional unless marked "required".
+
+[project]
+name = "myproject"
+# A git repository holding the versions to benchmark with `regbench run --versions A..B`
+# (relative to this file).  Without --versions, the working tree is benchmarked as it is.
+repo = "."
+# Build command, run once per commit inside its own git worktree (argv list, no shell).
+# A commit that fails to build is recorded as such and the campaign goes on.
+# build = ["make", "-j2"]
+# build_timeout = 600
+# Where results go: a path or a SQLAlchemy URL (default .regbench/results.db; --store and
+# REGBENCH_STORE override it).
+# store = ".regbench/results.db"
+
+# Repetition levels (seed 004 s.2) used by every benchmark unless it sets its own:
+[defaults]
+runs = 10          # fresh processes per version: the unit of replication (seed 000 s.2)
+iterations = 20    # measured iterations per run
+warmup = 2         # leading iterations of every run discarded as warm-up
+timeout = 60       # seconds before a run is killed (its whole process group) and recorded as "timeout"
+unit = "s"
+direction = "lower"  # "lower" or "higher" is better
+
+# A command benchmark: one process per run.  It prints its samples on stdout, one number per
+# line ("lines") or one JSON object per line with a "value" key ("jsonl").  It is told how many
+# iterations to do through REGBENCH_ITERATIONS (warm-up included) and REGBENCH_WARMUP.
+[[benchmark]]
+name = "example-sort"                                       # required, unique
+command = ["python3", "-c", "import os,time,random\\nfor _ in range(int(os.environ.get('REGBENCH_ITERATIONS', 22))):\\n    t=time.perf_counter(); sorted(random.random() for _ in range(20000)); print(time.perf_counter()-t)"]
+# cwd = "."                                                 # relative to the version's tree
+# env = { PYTHONHASHSEED = "0" }                            # added to the inherited environment
+output = "lines"
+unit = "s"
+direction = "lower"
+# runs = 10, iterations = 20, warmup = 2, timeout = 60      # override [defaults]
+
+# A Python benchmark: `module:function` called in a fresh worker process, with an inner loop
+# calibrated (like timeit and pyperf) so that one iteration lasts at least min_time seconds;
+# samples are seconds per call.  The module is imported from the version's tree.
+# [[benchmark]]
+# name = "fib"
+# python = "benchmarks.fib:fib20"
+# min_time = 0.01
+'''
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """One benchmark as configured (never mutated once built)."""
+
+    name: str
+    kind: str  # "command" or "python"
+    command: tuple[str, ...] = ()
+    target: str = ""  # module:function for kind == "python"
+    cwd: str = "."
+    env: dict[str, str] = field(default_factory=dict)
+    output: str = "lines"
+    unit: str = "s"
+    direction: str = "lower"
+    timeout: float = 60.0
+    runs: int = 10
+    iterations: int = 20
+    warmup: int = 0
+    min_time: float = 0.01
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """The whole of ``regbench.toml``."""
+
+    path: Path | None
+    root: Path
+    name: str = "project"
+    repo: Path | None = None
+    build: tuple[str, ...] | None = None
+    build_timeout: float = 600.0
+    store: str | None = None
+    python: str = sys.executable
+    benchmarks: tuple[BenchmarkSpec, ...] = ()
+
+    def benchmark(self, name: str) -> BenchmarkSpec:
+        for b in self.benchmarks:
+            if b.name == name:
+                return b
+        raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}")
+
+
+_DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time"}
+_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output"}
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``regbench.toml`` in ``start`` or its parents."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        p = d / CONFIG_NAME
+        if p.is_file():
+            return p
+    return None
+
+
+def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
+    """Read and validate a ``regbench.toml`` (the nearest one when ``path`` is None)."""
+    p = Path(path) if path is not None else find_config()
+    if p is None:
+        raise ConfigError(f"no {CONFIG_NAME} here or in a parent directory (`regbench init` writes one)")
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such file")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text ({exc.reason})") from exc
+    return parse_config(data, path=p)
+
+
+def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
+    where = str(path) if path else CONFIG_NAME
+    root = path.parent.resolve() if path else Path.cwd()
+
+    def fail(msg: str):
+        raise ConfigError(f"{where}: {msg}")
+
+    unknown = set(data) - {"project", "defaults", "benchmark"}
+    if unknown:
+        fail(f"unknown table [{sorted(unknown)[0]}] (expected [project], [defaults], [[benchmark]])")
+    proj = data.get("project", {})
+    if not isinstance(proj, dict):
+        fail("[project] must be a table")
+    bad = set(proj) - _PROJECT_KEYS
+    if bad:
+        fail(f"[project]: unknown key `{sorted(bad)[0]}`")
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        fail("[defaults] must be a table")
+    bad = set(defaults) - _DEFAULT_KEYS
+    if bad:
+        fail(f"[defaults]: unknown key `{sorted(bad)[0]}`")
+
+    build = proj.get("build")
+    if build is not None:
+        build = tuple(_argv(build, f"[project] `build`", fail))
+    repo = proj.get("repo")
+    if repo is not None and not isinstance(repo, str):
+        fail("[project] `repo` must be a path string")
+
+    benches = data.get("benchmark", [])
+    if not isinstance(benches, list):
+        fail("`benchmark` must be an array of tables: write [[benchmark]]")
+    specs: list[BenchmarkSpec] = []
+    seen: set[str] = set()
+    for k, b in enumerate(benches, start=1):
+        if not isinstance(b, dict):
+            fail(f"[[benchmark]] #{k} must be a table")
+        label = f"[[benchmark]] #{k}" + (f" ({b['name']!r})" if isinstance(b.get("name"), str) else "")
+        specs.append(_benchmark(b, defaults, label, fail))
+        if specs[-1].name in seen:
+            fail(f"{label}: duplicate benchmark name {specs[-1].name!r}")
+        seen.add(specs[-1].name)
+
+    return ProjectConfig(
+        path=path, root=root,
+        name=str(proj.get("name", root.name)),
+        repo=(root / repo).resolve() if repo is not None else None,
+        build=build,
+        build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
+        store=proj.get("store"),
+        python=str(proj.get("python", sys.executable)),
+        benchmarks=tuple(specs),
+    )
+
+
+def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
+    bad = set(b) - _BENCH_KEYS
+    if bad:
+        fail(f"{label}: unknown key `{sorted(bad)[0]}`")
+    name = b.get("name")
+    if not isinstance(name, str) or not name.strip():
+        fail(f"{label}: `name` is required and must be a non-empty string")
+    if ("command" in b) == ("python" in b):
+        fail(f"{label}: give exactly one of `command` (argv list) or `python` (module:function)")
+
+    def get(key, default):
+        return b.get(key, defaults.get(key, default))
+
+    kind = "command" if "command" in b else "python"
+    command: tuple[str, ...] = ()
+    target = ""
+    if kind == "command":
+        command = tuple(_argv(b["command"], f"{label} `command`", fail))
+    else:
+        target = b["python"]
+        if not isinstance(target, str) or target.count(":") != 1 or not all(target.split(":")):
+            fail(f"{label}: `python` must look like 'module:function', got {target!r}")
+    env = b.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
+        fail(f"{label}: `env` must be a table of strings")
+    output = b.get("output", "lines")
+    if output not in OUTPUT_FORMATS:
+        fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {output!r}")
+    direction = get("direction", "lower")
+    if direction not in DIRECTIONS:
+        fail(f"{label}: `direction` must be 'lower' or 'higher', got {direction!r}")
+    unit = get("unit", "s")
+    if not isinstance(unit, str) or not unit:
+        fail(f"{label}: `unit` must be a non-empty string")
+    cwd = b.get("cwd", ".")
+    if not isinstance(cwd, str):
+        fail(f"{label}: `cwd` must be a path string")
+    warmup = get("warmup", 0)
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        fail(f"{label}: `warmup` must be a non-negative integer")
+    return BenchmarkSpec(
+        name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
+        env={str(k): str(v) for k, v in env.items()}, output=output, unit=unit, direction=direction,
+        timeout=_positive(get("timeout", 60.0), f"{label} `timeout`", fail, float),
+        runs=_positive(get("runs", 10), f"{label} `runs`", fail, int),
+        iterations=_positive(get("iterations", 20), f"{label} `iterations`", fail, int),
+        warmup=warmup,
+        min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
+    )
+
+
+def _argv(value, label: str, fail) -> list[str]:
+    if isinstance(value, str):
+        fail(f"{label} must be an argv list such as [\"make\", \"-j2\"], not a shell string")
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
+        fail(f"{label} must be a non-empty list of strings")
+    return list(value)
+
+
+def _positive(value, label: str, fail, typ):
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    if typ is int:
+        ok = ok and isinstance(value, int)
+    if not ok:
+        fail(f"{label} must be a positive {'integer' if typ is int else 'number'}, got {value!r}")
+    return typ(value)

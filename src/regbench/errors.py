@@ -1,0 +1,53 @@
+"""The one exception tree of regbench.
+
+::
+
+    RegbenchError                 every error regbench reports to a person
+     ├── ConfigError              regbench.toml or a command-line option is wrong
+     ├── InputError               a file given to regbench is wrong (carries file and line)
+     ├── StoreError               the results store cannot be opened or is inconsistent
+     ├── VersionError             a git revision cannot be resolved or checked out
+     └── NotFoundError            a benchmark, version or other named thing is not in the store
+
+The CLI catches :class:`RegbenchError` once, prints ``str(error)`` on one line and exits with
+status 1.  A failing *benchmark* (crash, hang, garbage output) is not an error: it is a recorded
+result (see :mod:`regbench.run.execute`).
+"""
+
+from __future__ import annotations
+
+
+class RegbenchError(Exception):
+    """Base of every error regbench reports to a person as a one-line message."""
+
+
+class ConfigError(RegbenchError):
+    """The configuration (``regbench.toml`` or an option) is invalid."""
+
+
+class InputError(RegbenchError):
+    """A file handed to regbench is invalid.
+
+    The message has the form ``FILE:LINE: what is wrong`` when the line is known.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        self.reason = message
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+
+
+class StoreError(RegbenchError):
+    """The results store cannot be opened, migrated or is inconsistent."""
+
+
+class VersionError(RegbenchError):
+    """A version (git revision, range) cannot be resolved or checked out."""
+
+
+class NotFoundError(RegbenchError):
+    """A named benchmark, version, configuration or machine is not in the store."""

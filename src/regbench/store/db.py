@@ -1,0 +1,461 @@
+"""The results repository: open, migrate, write runs, read series.
+
+The store object is passed explicitly (STYLE.md habit 10); nothing here is global.  Writes of one
+run happen in one transaction, so a campaign killed with ``kill -9`` loses at most the run in
+flight (DESIGN.md "Data").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from ..errors import NotFoundError, StoreError
+from ..model import DEFAULT_CONFIG, RunRecord, Series, VersionInfo
+from . import schema as t
+
+DEFAULT_LOCATION = ".regbench/results.db"
+ENV_VAR = "REGBENCH_STORE"
+
+
+def resolve_url(location: str | os.PathLike | None = None) -> str:
+    """Turn ``--store`` / ``REGBENCH_STORE`` / the default into a SQLAlchemy URL."""
+    loc = str(location) if location is not None else os.environ.get(ENV_VAR) or DEFAULT_LOCATION
+    if "://" in loc:
+        return loc
+    path = Path(loc).expanduser().resolve()
+    return f"sqlite:///{path}"
+
+
+def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes, str]:
+    """Samples as float64 little-endian bytes (optionally zlib-compressed)."""
+    raw = np.ascontiguousarray(values, dtype="<f8").tobytes()
+    if compress:
+        return zlib.compress(raw, 6), "f8z"
+    return raw, "f8"
+
+
+def decode_samples(blob: bytes | None, encoding: str) -> np.ndarray:
+    if blob is None:
+        return np.empty(0)
+    if encoding == "f8z":
+        blob = zlib.decompress(blob)
+    elif encoding != "f8":
+        raise StoreError(f"unknown sample encoding {encoding!r} in the store")
+    return np.frombuffer(blob, dtype="<f8")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A stored run's metadata (samples not loaded)."""
+
+    id: int
+    benchmark: str
+    version: str
+    config: str
+    machine: str
+    run_index: int
+    status: str
+    exit_code: int | None
+    stderr_tail: str | None
+    n_samples: int
+    warmup: int
+    duration: float | None
+    campaign_id: int | None
+
+
+class Store:
+    """A results store at a SQLAlchemy URL (SQLite file by default)."""
+
+    def __init__(self, location: str | os.PathLike | None = None, *, create: bool = True):
+        self.url = resolve_url(location)
+        if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
+            path = Path(self.url[len("sqlite:///") :])
+            if not path.exists() and not create:
+                raise StoreError(f"no results store at {path} (run `regbench run` or `regbench import` first)")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = sa.create_engine(self.url)
+        except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
+            raise StoreError(f"cannot open store {self.url}: {exc}") from exc
+        if self.engine.dialect.name == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._ids: dict[tuple[str, str], int] = {}
+        self._migrate()
+
+    # ------------------------------------------------------------------ schema
+    def _migrate(self) -> None:
+        try:
+            with self.engine.connect() as conn:
+                insp = sa.inspect(conn)
+                current = None
+                if insp.has_table("alembic_version"):
+                    current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+        except sa.exc.OperationalError as exc:
+            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
+        if current == t.SCHEMA_REVISION:
+            return
+        known = _known_revisions()
+        if current is not None and current not in known:
+            raise StoreError(
+                f"store {self.url} has schema revision {current}, newer than this regbench knows"
+            )
+        # Alembic is imported only when the schema must change: opening a current store stays fast.
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+        with self.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+
+    def schema_revision(self) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+
+    # ------------------------------------------------------------- named rows
+    def _get_or_create(self, conn: Connection, table: sa.Table, name: str, **values) -> int:
+        key = (table.name, name)
+        cached = self._ids.get(key)
+        if cached is not None:
+            return cached
+        row = conn.execute(sa.select(table.c.id).where(table.c.name == name)).first()
+        if row is None:
+            ident = conn.execute(table.insert().values(name=name, **values)).inserted_primary_key[0]
+        else:
+            ident = row[0]
+            if values and table is t.benchmark:
+                conn.execute(table.update().where(table.c.id == ident).values(**values))
+        # Ids are cached only outside of explicit transactions' rollbacks: callers that roll back
+        # call :meth:`_forget` (a rolled-back insert must not leave a stale id behind).
+        self._ids[key] = ident
+        return ident
+
+    def _forget(self) -> None:
+        self._ids.clear()
+
+    def ensure_benchmark(self, conn: Connection, name: str, *, unit: str | None = None,
+                         direction: str | None = None) -> int:
+        values = {k: v for k, v in (("unit", unit), ("direction", direction)) if v is not None}
+        self._ids.pop(("benchmark", name), None) if values else None
+        return self._get_or_create(conn, t.benchmark, name, **values)
+
+    def ensure_version(self, conn: Connection, name: str, *, commit: str | None = None,
+                       timestamp: datetime | None = None, timestamp_text: str | None = None) -> int:
+        key = ("version", name)
+        if key in self._ids:
+            return self._ids[key]
+        row = conn.execute(sa.select(t.version.c.id).where(t.version.c.name == name)).first()
+        if row is not None:
+            self._ids[key] = row[0]
+            return row[0]
+        if timestamp is not None and timestamp.tzinfo is not None:
+            timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
+        ident = conn.execute(
+            t.version.insert().values(name=name, commit_sha=commit, timestamp=timestamp,
+                                      timestamp_text=timestamp_text)
+        ).inserted_primary_key[0]
+        self._ids[key] = ident
+        return ident
+
+    def ensure_config(self, conn: Connection, name: str = DEFAULT_CONFIG, params: dict | None = None) -> int:
+        return self._get_or_create(conn, t.config, name, **({"params": params} if params else {}))
+
+    def ensure_machine(self, conn: Connection, name: str, fingerprint: dict | None = None) -> int:
+        ident = self._get_or_create(conn, t.machine, name)
+        if fingerprint is not None:
+            conn.execute(t.machine.update().where(t.machine.c.id == ident).values(fingerprint=fingerprint))
+        return ident
+
+    # -------------------------------------------------------------- campaigns
+    def start_campaign(self, *, seed: int, machine: str, fingerprint: dict, command: str,
+                       plan: dict | None = None) -> int:
+        with self.engine.begin() as conn:
+            mid = self.ensure_machine(conn, machine, fingerprint)
+            return conn.execute(
+                t.campaign.insert().values(started_at=utcnow(), seed=int(seed), machine_id=mid,
+                                           fingerprint=fingerprint, command=command, plan=plan)
+            ).inserted_primary_key[0]
+
+    def finish_campaign(self, campaign_id: int, status: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(t.campaign.update().where(t.campaign.c.id == campaign_id)
+                         .values(finished_at=utcnow(), status=status))
+
+    def campaigns(self) -> list[dict]:
+        q = (sa.select(t.campaign, t.machine.c.name.label("machine"))
+             .join(t.machine, t.machine.c.id == t.campaign.c.machine_id).order_by(t.campaign.c.id))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    # ------------------------------------------------------------------ builds
+    def get_build(self, version: str, build_key: str) -> dict | None:
+        q = (sa.select(t.build).join(t.version, t.version.c.id == t.build.c.version_id)
+             .where(t.version.c.name == version, t.build.c.build_key == build_key))
+        with self.engine.connect() as conn:
+            row = conn.execute(q).first()
+        return dict(row._mapping) if row else None
+
+    def record_build(self, version: str, build_key: str, *, status: str, exit_code: int | None,
+                     log_tail: str | None, duration: float | None, **version_info) -> None:
+        with self.engine.begin() as conn:
+            vid = self.ensure_version(conn, version, **version_info)
+            conn.execute(t.build.delete().where(t.build.c.version_id == vid, t.build.c.build_key == build_key))
+            conn.execute(t.build.insert().values(
+                version_id=vid, build_key=build_key, status=status, exit_code=exit_code,
+                log_tail=log_tail, duration=duration, created_at=utcnow()))
+
+    def builds(self) -> list[dict]:
+        q = (sa.select(t.build, t.version.c.name.label("version"))
+             .join(t.version, t.version.c.id == t.build.c.version_id).order_by(t.build.c.id))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    # -------------------------------------------------------------------- runs
+    def add_run(self, rec: RunRecord, *, version_info: dict | None = None,
+                unit: str | None = None, direction: str | None = None) -> int:
+        """Store one run in one transaction and return its id."""
+        try:
+            with self.engine.begin() as conn:
+                return self._insert_run(conn, rec, version_info=version_info, unit=unit, direction=direction)
+        except Exception:
+            self._forget()
+            raise
+
+    def _insert_run(self, conn: Connection, rec: RunRecord, *, version_info: dict | None = None,
+                    unit: str | None = None, direction: str | None = None) -> int:
+        bid = self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
+        vid = self.ensure_version(conn, rec.version, **(version_info or {}))
+        cid = self.ensure_config(conn, rec.config)
+        mid = self.ensure_machine(conn, rec.machine)
+        samples = np.asarray(rec.samples, dtype=float)
+        blob, enc = encode_samples(samples)
+        return conn.execute(t.run.insert().values(
+            benchmark_id=bid, version_id=vid, config_id=cid, machine_id=mid,
+            run_index=int(rec.run_index), campaign_id=rec.campaign_id, status=rec.status,
+            exit_code=rec.exit_code, stderr_tail=rec.stderr_tail, started_at=rec.started_at,
+            duration=rec.duration, warmup=int(rec.warmup), first_iteration=int(rec.first_iteration),
+            n_samples=int(samples.size), encoding=enc, samples=blob,
+        )).inserted_primary_key[0]
+
+    def add_runs(self, records: Iterable[RunRecord], *, versions: dict[str, dict] | None = None,
+                 benchmarks: dict[str, dict] | None = None) -> int:
+        """Store many runs in one transaction (all or nothing); return how many.
+
+        ``versions`` maps a version name to its ``commit``/``timestamp``/``timestamp_text``, and
+        ``benchmarks`` a benchmark name to its ``unit``/``direction``; versions are created in the
+        order of that mapping first, so that first appearance orders versions without timestamps.
+        """
+        n = 0
+        try:
+            with self.engine.begin() as conn:
+                for name, info in (versions or {}).items():
+                    self.ensure_version(conn, name, **info)
+                for name, info in (benchmarks or {}).items():
+                    self.ensure_benchmark(conn, name, **info)
+                rows = []
+                for rec in records:
+                    samples = np.asarray(rec.samples, dtype=float)
+                    blob, enc = encode_samples(samples)
+                    rows.append(dict(
+                        benchmark_id=self.ensure_benchmark(conn, rec.benchmark),
+                        version_id=self.ensure_version(conn, rec.version),
+                        config_id=self.ensure_config(conn, rec.config),
+                        machine_id=self.ensure_machine(conn, rec.machine),
+                        run_index=int(rec.run_index), campaign_id=rec.campaign_id, status=rec.status,
+                        exit_code=rec.exit_code, stderr_tail=rec.stderr_tail, started_at=rec.started_at,
+                        duration=rec.duration, warmup=int(rec.warmup),
+                        first_iteration=int(rec.first_iteration), n_samples=int(samples.size),
+                        encoding=enc, samples=blob))
+                    if len(rows) >= 2000:
+                        conn.execute(t.run.insert(), rows)
+                        n += len(rows)
+                        rows = []
+                if rows:
+                    conn.execute(t.run.insert(), rows)
+                    n += len(rows)
+        except sa.exc.IntegrityError as exc:
+            self._forget()
+            raise StoreError(f"runs already in the store would be duplicated ({exc.orig})") from exc
+        except Exception:
+            self._forget()
+            raise
+        return n
+
+    def existing_run_keys(self, *, config: str, machine: str) -> set[tuple[str, str, int]]:
+        """(benchmark, version, run_index) of every stored run of a configuration on a machine."""
+        q = (sa.select(t.benchmark.c.name, t.version.c.name, t.run.c.run_index)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .where(t.config.c.name == config, t.machine.c.name == machine))
+        with self.engine.connect() as conn:
+            return {(b, v, int(i)) for b, v, i in conn.execute(q)}
+
+    def runs(self, *, benchmark: str | None = None, version: str | None = None) -> list[RunRow]:
+        q = (sa.select(t.run.c.id, t.benchmark.c.name, t.version.c.name, t.config.c.name,
+                       t.machine.c.name, t.run.c.run_index, t.run.c.status, t.run.c.exit_code,
+                       t.run.c.stderr_tail, t.run.c.n_samples, t.run.c.warmup, t.run.c.duration,
+                       t.run.c.campaign_id)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .order_by(t.run.c.id))
+        if benchmark is not None:
+            q = q.where(t.benchmark.c.name == benchmark)
+        if version is not None:
+            q = q.where(t.version.c.name == version)
+        with self.engine.connect() as conn:
+            return [RunRow(*r) for r in conn.execute(q)]
+
+    # ----------------------------------------------------------------- listing
+    def benchmarks(self) -> list[dict]:
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(sa.select(t.benchmark).order_by(t.benchmark.c.name))]
+
+    def versions(self) -> list[VersionInfo]:
+        """Every version in history order (timestamp, then first appearance)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.version)).all()
+        infos = [VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                             timestamp_text=r.timestamp_text) for r in rows]
+        return sorted(infos, key=_history_key)
+
+    def series_keys(self) -> list[tuple[str, str, str]]:
+        """Every (benchmark, config, machine) that has runs."""
+        q = (sa.select(t.benchmark.c.name, t.config.c.name, t.machine.c.name).distinct()
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id))
+        with self.engine.connect() as conn:
+            return sorted(tuple(r) for r in conn.execute(q))
+
+    # ------------------------------------------------------------------ series
+    def load_series(self, benchmark: str | None = None, *, config: str | None = None,
+                    machine: str | None = None, versions: Iterable[str] | None = None) -> list[Series]:
+        """Load series with samples as numpy arrays, versions in history order.
+
+        Filters narrow the result; with none, every series in the store is returned.  Only runs
+        with status ``ok`` contribute samples (warm-up removed); the others are counted in
+        ``Series.failed``.
+        """
+        q = (sa.select(t.run.c.benchmark_id, t.run.c.config_id, t.run.c.machine_id,
+                       t.run.c.version_id, t.run.c.status, t.run.c.warmup, t.run.c.encoding,
+                       t.run.c.samples)
+             .order_by(t.run.c.benchmark_id, t.run.c.config_id, t.run.c.machine_id,
+                       t.run.c.version_id, t.run.c.run_index))
+        with self.engine.connect() as conn:
+            bench = {r.id: r for r in conn.execute(sa.select(t.benchmark))}
+            cfgs = {r.id: r.name for r in conn.execute(sa.select(t.config.c.id, t.config.c.name))}
+            machs = {r.id: r.name for r in conn.execute(sa.select(t.machine.c.id, t.machine.c.name))}
+            vers = {r.id: VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                                      timestamp_text=r.timestamp_text)
+                    for r in conn.execute(sa.select(t.version))}
+            if benchmark is not None:
+                ids = [i for i, r in bench.items() if r.name == benchmark]
+                if not ids:
+                    raise NotFoundError(f"no benchmark named {benchmark!r} in the store")
+                q = q.where(t.run.c.benchmark_id == ids[0])
+            if config is not None:
+                ids = [i for i, n in cfgs.items() if n == config]
+                if not ids:
+                    raise NotFoundError(f"no configuration named {config!r} in the store")
+                q = q.where(t.run.c.config_id == ids[0])
+            if machine is not None:
+                ids = [i for i, n in machs.items() if n == machine]
+                if not ids:
+                    raise NotFoundError(f"no machine named {machine!r} in the store")
+                q = q.where(t.run.c.machine_id == ids[0])
+            if versions is not None:
+                wanted = set(versions)
+                vids = [i for i, v in vers.items() if v.name in wanted]
+                missing = wanted - {vers[i].name for i in vids}
+                if missing:
+                    raise NotFoundError(f"no version named {sorted(missing)[0]!r} in the store")
+                q = q.where(t.run.c.version_id.in_(vids))
+            rows = conn.execute(q).all()
+
+        grouped: dict[tuple[int, int, int], dict[int, tuple[list[np.ndarray], int]]] = {}
+        for b, c, m, v, status, warmup, enc, blob in rows:
+            per_version = grouped.setdefault((b, c, m), {})
+            arrays, failed = per_version.get(v, ([], 0))
+            if status == "ok":
+                arrays.append(decode_samples(blob, enc)[warmup:])
+            else:
+                failed += 1
+            per_version[v] = (arrays, failed)
+
+        out = []
+        for (b, c, m), per_version in grouped.items():
+            order = sorted(per_version, key=lambda vid: _history_key(vers[vid]))
+            br = bench[b]
+            out.append(Series(
+                benchmark=br.name, config=cfgs[c], machine=machs[m], unit=br.unit, direction=br.direction,
+                versions=[vers[v] for v in order], runs=[per_version[v][0] for v in order],
+                failed=[per_version[v][1] for v in order]))
+        out.sort(key=lambda s: (s.benchmark, s.config, s.machine))
+        return out
+
+    # ------------------------------------------------------------------ export
+    def iter_raw_runs(self) -> Iterator[tuple]:
+        """Every run with all samples (warm-up included), for export, in a stable order."""
+        q = (sa.select(t.benchmark.c.name, t.version.c.name, t.version.c.timestamp,
+                       t.version.c.timestamp_text, t.version.c.id, t.config.c.name, t.machine.c.name,
+                       t.benchmark.c.unit, t.benchmark.c.direction, t.run.c.run_index,
+                       t.run.c.status, t.run.c.first_iteration, t.run.c.warmup, t.run.c.encoding,
+                       t.run.c.samples)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .order_by(t.run.c.id))
+        with self.engine.connect() as conn:
+            yield from conn.execute(q)
+
+
+def _history_key(v: VersionInfo):
+    # Versions with a timestamp come in time order; ties and versions without one keep the order
+    # in which they first appeared (DESIGN.md: order comes from history, never insertion alone
+    # when history is known).
+    if v.timestamp is None:
+        return (1, datetime.min, v.id)
+    return (0, v.timestamp, v.id)
+
+
+def _known_revisions() -> set[str]:
+    folder = Path(__file__).parent / "migrations" / "versions"
+    return {p.name.split("_", 1)[0] for p in folder.glob("[0-9]*_*.py")}
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    # WAL lets readers (show, summary, a dashboard) work while a campaign writes; NORMAL
+    # synchronous keeps every committed run across a process kill.
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def dumps_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
