@@ -54,7 +54,8 @@ class Series:
     """The history of one benchmark x configuration x machine.
 
     ``runs[k]`` holds the measured samples (warm-up removed) of every successful run of
-    ``versions[k]``, one array per run; ``failed[k]`` counts the runs that did not succeed.
+    ``versions[k]``, one array per run; ``failed[k]`` counts the runs that did not succeed and ``warmup[k]`` is the number of warm-up
+    iterations its runs discarded.
     """
 
     benchmark: str
@@ -65,6 +66,7 @@ class Series:
     versions: list[VersionInfo] = field(default_factory=list)
     runs: list[list[np.ndarray]] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
+    warmup: list[int] = field(default_factory=list)  # warm-up iterations per run (largest), per version
 
     def __len__(self) -> int:
         return len(self.versions)

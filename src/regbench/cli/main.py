@@ -69,7 +69,7 @@ def _register() -> None:
 def main(argv: list[str] | None = None) -> int:
     _register()
     try:
-        cli.main(args=argv, prog_name="regbench", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="regbench", standalone_mode=False)
     except RegbenchError as exc:
         click.echo(f"error: {exc}", err=True)
         return 1
@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    return 0
+    # With standalone_mode=False click returns the code given to ctx.exit() (or a command's value).
+    return rv if isinstance(rv, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -394,15 +394,15 @@ class Store:
                 q = q.where(t.run.c.version_id.in_(vids))
             rows = conn.execute(q).all()
 
-        grouped: dict[tuple[int, int, int], dict[int, tuple[list[np.ndarray], int]]] = {}
+        grouped: dict[tuple[int, int, int], dict[int, tuple[list[np.ndarray], int, int]]] = {}
         for b, c, m, v, status, warmup, enc, blob in rows:
             per_version = grouped.setdefault((b, c, m), {})
-            arrays, failed = per_version.get(v, ([], 0))
+            arrays, failed, w = per_version.get(v, ([], 0, 0))
             if status == "ok":
                 arrays.append(decode_samples(blob, enc)[warmup:])
             else:
                 failed += 1
-            per_version[v] = (arrays, failed)
+            per_version[v] = (arrays, failed, max(w, warmup))
 
         out = []
         for (b, c, m), per_version in grouped.items():
@@ -411,7 +411,7 @@ class Store:
             out.append(Series(
                 benchmark=br.name, config=cfgs[c], machine=machs[m], unit=br.unit, direction=br.direction,
                 versions=[vers[v] for v in order], runs=[per_version[v][0] for v in order],
-                failed=[per_version[v][1] for v in order]))
+                failed=[per_version[v][1] for v in order], warmup=[per_version[v][2] for v in order]))
         out.sort(key=lambda s: (s.benchmark, s.config, s.machine))
         return out
 

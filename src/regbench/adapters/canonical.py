@@ -1,0 +1,372 @@
+"""The canonical CSV (and JSON lines with the same fields): parser and writer.
+
+Contract (DESIGN.md "Contracts"): a header row; required columns
+``benchmark,version,run,iteration,value``; optional ``timestamp`` (ISO 8601; orders versions),
+``config``, ``machine``, ``unit``, ``direction``.  ``run`` and ``iteration`` are non-negative
+integers, ``value`` a finite number.  Without ``timestamp`` versions are ordered by first
+appearance.
+
+This module is a pure parser (STYLE.md habit 8): a path in, an :class:`ImportBatch` out; every
+problem is an :class:`~regbench.errors.InputError` ``FILE:LINE: what is wrong`` raised before
+anything is stored.  Columns are parsed by pandas' C reader (10 million rows in seconds) and
+validated as whole arrays with numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord
+
+REQUIRED = ("benchmark", "version", "run", "iteration", "value")
+OPTIONAL = ("timestamp", "config", "machine", "unit", "direction")
+COLUMNS = REQUIRED + OPTIONAL
+DEFAULT_MACHINE = "local"
+_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp")
+
+
+@dataclass
+class ImportBatch:
+    """Runs parsed from one file, ready to be stored in one transaction."""
+
+    records: list[RunRecord]
+    versions: dict[str, dict] = field(default_factory=dict)  # name -> version info, in history order
+    benchmarks: dict[str, dict] = field(default_factory=dict)  # name -> unit/direction
+    first_line: dict[tuple, int] = field(default_factory=dict)  # run key -> first line in the file
+    n_samples: int = 0
+
+
+def parse_file(path: str | Path, *, fmt: str = "auto") -> ImportBatch:
+    """Parse a canonical CSV or JSON-lines file (``fmt`` ``csv``, ``jsonl`` or ``auto``)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", path=str(p))
+    if fmt == "auto":
+        fmt = "jsonl" if p.suffix.lower() in (".jsonl", ".ndjson") or _starts_with_brace(p) else "csv"
+    if fmt == "csv":
+        frame, offset = _read_csv(p), 2
+    elif fmt == "jsonl":
+        frame, offset = _read_jsonl(p), 1
+    else:
+        raise InputError(f"unknown format {fmt!r} (csv or jsonl)", path=str(p))
+    return _validate(frame, str(p), offset)
+
+
+def _starts_with_brace(p: Path) -> bool:
+    with p.open("rb") as fh:
+        head = fh.read(64).lstrip()
+    return head.startswith(b"{")
+
+
+def _read_csv(p: Path):
+    import pandas as pd
+
+    where = str(p)
+    if p.stat().st_size == 0:
+        raise InputError("empty file (expected a header row: " + ",".join(REQUIRED) + ")", path=where, line=1)
+    with p.open("r", encoding="utf-8", errors="replace") as fh:
+        header = [h.strip() for h in fh.readline().rstrip("\r\n").split(",")]
+    for col in REQUIRED:
+        if col not in header:
+            raise InputError(f"missing column `{col}` (header must contain {','.join(REQUIRED)})",
+                             path=where, line=1)
+    unknown = [h for h in header if h not in COLUMNS]
+    if unknown:
+        raise InputError(f"unknown column `{unknown[0]}` (known: {','.join(COLUMNS)})", path=where, line=1)
+    if len(set(header)) != len(header):
+        raise InputError("a column appears twice in the header", path=where, line=1)
+    dtypes = {c: "category" for c in header if c in _TEXT}
+    dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
+    # One spare column catches rows with too many fields (pandas would drop them silently).
+    names = [*header, "__extra__"]
+    dtypes["__extra__"] = "str"
+    kwargs = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False, keep_default_na=False,
+                  na_values={c: [""] for c in names}, skipinitialspace=True)
+    try:
+        frame = pd.read_csv(p, dtype=dtypes, **kwargs)
+    except pd.errors.ParserError as exc:
+        raise InputError(_parser_message(str(exc), len(header)), path=where, line=_parser_line(str(exc))) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
+    except ValueError:
+        # A column that should be numeric holds text: find the first such line.
+        for col in ("run", "iteration", "value"):
+            raw = pd.read_csv(p, usecols=[col], dtype=str, index_col=False, skip_blank_lines=False,
+                              keep_default_na=False, na_values=[""], skipinitialspace=True)[col]
+            num = pd.to_numeric(raw, errors="coerce")
+            bad = np.flatnonzero(num.isna().to_numpy() & raw.notna().to_numpy())
+            if bad.size:
+                i = int(bad[0])
+                raise InputError(f"`{col}` is not a number: {raw.iloc[i]!r}", path=where, line=i + 2) from None
+        raise
+    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy())
+    if extra.size:
+        raise InputError(f"expected {len(header)} fields, found more", path=where, line=int(extra[0]) + 2)
+    return frame.drop(columns="__extra__")
+
+
+def _parser_line(msg: str) -> int | None:
+    import re
+
+    m = re.search(r"line (\d+)", msg)
+    return int(m.group(1)) if m else None
+
+
+def _parser_message(msg: str, n_fields: int) -> str:
+    import re
+
+    m = re.search(r"Expected (\d+) fields in line \d+, saw (\d+)", msg)
+    if m:
+        return f"expected {n_fields} fields, found {m.group(2)}"
+    return msg.strip().splitlines()[-1]
+
+
+def _read_jsonl(p: Path):
+    import pandas as pd
+
+    where = str(p)
+    cols: dict[str, list] = {c: [] for c in COLUMNS}
+    present: set[str] = set()
+    n = 0
+    with p.open("r", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                for c in COLUMNS:
+                    cols[c].append(None)
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not JSON: {exc.msg}", path=where, line=n) from None
+            if not isinstance(obj, dict):
+                raise InputError("each line must be a JSON object", path=where, line=n)
+            unknown = set(obj) - set(COLUMNS)
+            if unknown:
+                raise InputError(f"unknown field `{sorted(unknown)[0]}`", path=where, line=n)
+            present.update(obj)
+            for c in COLUMNS:
+                v = obj.get(c)
+                if c in ("run", "iteration", "value") and v is not None and (
+                        isinstance(v, bool) or not isinstance(v, int | float)):
+                    raise InputError(f"`{c}` is not a number: {v!r}", path=where, line=n)
+                cols[c].append(v)
+    if n == 0:
+        raise InputError("empty file", path=where, line=1)
+    for c in REQUIRED:
+        if c not in present:
+            raise InputError(f"missing field `{c}`", path=where, line=1)
+    frame = pd.DataFrame({c: cols[c] for c in COLUMNS if c in present})
+    for c in ("run", "iteration", "value"):
+        frame[c] = frame[c].astype("float64")
+    for c in _TEXT:
+        if c in frame:
+            frame[c] = frame[c].map(lambda v: None if v is None else str(v)).astype("category")
+    return frame
+
+
+def _validate(frame, where: str, offset: int) -> ImportBatch:
+    n_rows = len(frame)
+    # Blank lines are skipped; every other row must be complete.
+    blank = np.ones(n_rows, dtype=bool)
+    for c in frame.columns:
+        blank &= frame[c].isna().to_numpy()
+    keep = np.flatnonzero(~blank)
+    if keep.size == 0:
+        raise InputError("no measurements after the header", path=where, line=offset)
+    lines = keep + offset
+    frame = frame.iloc[keep].reset_index(drop=True)
+
+    for c in REQUIRED:
+        miss = np.flatnonzero(frame[c].isna().to_numpy())
+        if miss.size:
+            raise InputError(f"missing value for `{c}`", path=where, line=int(lines[miss[0]]))
+
+    value = frame["value"].to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(value))
+    if bad.size:
+        raise InputError(f"`value` must be a finite number, got {float(value[bad[0]])!r}", path=where,
+                         line=int(lines[bad[0]]))
+    ints = {}
+    for c in ("run", "iteration"):
+        x = frame[c].to_numpy(dtype=float)
+        bad = np.flatnonzero((x < 0) | (x != np.floor(x)) | (x > 2**31 - 1))
+        if bad.size:
+            raise InputError(f"`{c}` must be a non-negative integer, got {_fmt(x[bad[0]])}", path=where,
+                             line=int(lines[bad[0]]))
+        ints[c] = x.astype(np.int64)
+
+    def codes(col, default):
+        if col in frame:
+            cat = frame[col]
+            miss = np.flatnonzero(cat.isna().to_numpy())
+            if miss.size:
+                raise InputError(f"missing value for `{col}`", path=where, line=int(lines[miss[0]]))
+            return cat.cat.codes.to_numpy(np.int64), [str(x) for x in cat.cat.categories]
+        return np.zeros(len(frame), dtype=np.int64), [default]
+
+    b_code, b_names = codes("benchmark", None)
+    v_code, v_names = codes("version", None)
+    c_code, c_names = codes("config", DEFAULT_CONFIG)
+    m_code, m_names = codes("machine", DEFAULT_MACHINE)
+    for names, col in ((b_names, "benchmark"), (v_names, "version")):
+        empty = [k for k, nm in enumerate(names) if not nm.strip()]
+        if empty:
+            code = b_code if col == "benchmark" else v_code
+            raise InputError(f"`{col}` must not be blank", path=where,
+                             line=int(lines[np.flatnonzero(code == empty[0])[0]]))
+
+    versions = _per_key_attribute(frame, v_code, v_names, "timestamp", lines, where, "version")
+    units = _per_key_attribute(frame, b_code, b_names, "unit", lines, where, "benchmark")
+    dirs = _per_key_attribute(frame, b_code, b_names, "direction", lines, where, "benchmark")
+    for name, d in dirs.items():
+        if d is not None and d not in DIRECTIONS:
+            row = np.flatnonzero(b_code == b_names.index(name))[0]
+            raise InputError(f"`direction` must be 'lower' or 'higher', got {d!r}", path=where,
+                             line=int(lines[row]))
+
+    # Group rows into runs: one integer key per (benchmark, version, config, machine, run).
+    run = ints["run"]
+    it = ints["iteration"]
+    dims = [len(b_names), len(v_names), len(c_names), len(m_names), int(run.max()) + 1]
+    key = np.zeros(len(frame), dtype=np.int64)
+    for code, size in zip((b_code, v_code, c_code, m_code, run), dims, strict=True):
+        key = key * size + code
+    span = int(it.max()) + 1
+    if np.prod([float(d) for d in dims]) * span < 2**62:
+        full = key * span + it
+        order = np.arange(len(frame)) if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
+    else:  # too many distinct keys for one integer: sort on two
+        order = np.lexsort((it, key))
+    key_s, it_s = key[order], it[order]
+    same_run = key_s[1:] == key_s[:-1]
+    dup = np.flatnonzero(same_run & (it_s[1:] == it_s[:-1]))
+    if dup.size:
+        i, j = order[dup[0]], order[dup[0] + 1]
+        first, second = sorted((int(lines[i]), int(lines[j])))
+        raise InputError(
+            f"duplicate sample: benchmark {b_names[b_code[j]]!r}, version {v_names[v_code[j]]!r}, run "
+            f"{run[j]}, iteration {it[j]} already on line {first}", path=where, line=second)
+    gap = np.flatnonzero(same_run & (it_s[1:] != it_s[:-1] + 1))
+    if gap.size:
+        j = order[gap[0] + 1]
+        raise InputError(
+            f"iterations of run {run[j]} of {b_names[b_code[j]]!r} at version {v_names[v_code[j]]!r} must be "
+            f"consecutive: iteration {it_s[gap[0]]} is followed by {it[j]}", path=where, line=int(lines[j]))
+
+    starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
+    ends = np.concatenate((starts[1:], [len(order)]))
+    value_s = value[order]
+    # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
+    first_seen = {}
+    for code in v_code[np.sort(np.unique(v_code, return_index=True)[1])]:
+        first_seen[v_names[code]] = versions[v_names[code]]
+    batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
+    for name, ts_text in first_seen.items():
+        info: dict = {}
+        if ts_text is not None:
+            info = {"timestamp": _parse_time(ts_text, where, lines[np.flatnonzero(v_code == v_names.index(name))[0]]),
+                    "timestamp_text": ts_text}
+        batch.versions[name] = info
+    for name in b_names:
+        info = {}
+        if units.get(name):
+            info["unit"] = units[name]
+        if dirs.get(name):
+            info["direction"] = dirs[name]
+        batch.benchmarks[name] = info
+    for s, e in zip(starts, ends, strict=True):
+        j = order[s]
+        rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
+                        samples=value_s[s:e], config=c_names[c_code[j]], machine=m_names[m_code[j]],
+                        first_iteration=int(it_s[s]))
+        batch.records.append(rec)
+        batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = int(
+            lines[order[s:e]].min())
+    return batch
+
+
+def _per_key_attribute(frame, code, names, col, lines, where, owner) -> dict[str, str | None]:
+    """The value of ``col`` for each ``owner`` (it must not differ between rows of one owner)."""
+    if col not in frame:
+        return {n: None for n in names}
+    attr = frame[col]
+    a_code = attr.cat.codes.to_numpy(np.int64)  # -1 for a blank cell
+    a_names = [str(x) for x in attr.cat.categories]
+    pair = code * (len(a_names) + 1) + (a_code + 1)
+    uniq, idx = np.unique(pair, return_index=True)
+    out: dict[str, str | None] = {}
+    for p, i in zip(uniq, idx, strict=True):
+        name = names[code[i]]
+        val = None if a_code[i] < 0 else a_names[a_code[i]]
+        if name in out and out[name] != val:
+            rows = np.flatnonzero(code == code[i])
+            first, conflict = rows[0], rows[np.flatnonzero(pair[rows] != pair[rows[0]])[0]]
+
+            def show(row):
+                return None if a_code[row] < 0 else a_names[a_code[row]]
+
+            raise InputError(f"{owner} {name!r} has two values of `{col}`: {show(first)!r} (line "
+                             f"{int(lines[first])}) and {show(conflict)!r}", path=where,
+                             line=int(lines[conflict]))
+        out[name] = val
+    return out
+
+
+def _parse_time(text: str, where: str, line) -> datetime:
+    try:
+        return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"`timestamp` is not ISO 8601: {text!r}", path=where, line=int(line)) from None
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if np.isfinite(x) and x == int(x) else repr(float(x))
+
+
+def write_csv(rows, path_or_buffer) -> int:
+    """Write runs as canonical CSV; ``rows`` come from :meth:`Store.iter_raw_runs`.
+
+    Only measured samples are written (warm-up iterations are left out, the first written
+    iteration keeps its number), so importing the file reproduces every analysis; runs without
+    samples (failed runs) have nothing to write.  Floats are written with ``repr``, which
+    round-trips exactly.  Returns the number of samples written.
+    """
+    from ..store import decode_samples
+
+    out = path_or_buffer
+    close = False
+    if isinstance(path_or_buffer, str | Path):
+        out = open(path_or_buffer, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        close = True
+    n = 0
+    try:
+        out.write(",".join(COLUMNS) + "\n")
+        for r in rows:
+            (bench, ver, _ts, ts_text, _vid, cfg, mach, unit, direction, run_index, status, first_it,
+             warmup, enc, blob) = r
+            if status != "ok":
+                continue
+            vals = decode_samples(blob, enc)[warmup:]
+            if not vals.size:
+                continue
+            fixed = ",".join((_csv(ts_text or ""), _csv(cfg), _csv(mach), _csv(unit), _csv(direction)))
+            head = f"{_csv(bench)},{_csv(ver)},{run_index},"
+            start = first_it + warmup
+            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals.tolist())))
+            n += vals.size
+    finally:
+        if close:
+            out.close()
+    return n
+
+
+def _csv(text: str) -> str:
+    if any(ch in text for ch in ',"\n\r') or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text

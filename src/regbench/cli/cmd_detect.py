@@ -1,0 +1,51 @@
+"""``regbench detect``: changes between consecutive versions of every series."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..detect import DEFAULT_METHOD, REGISTRY
+
+
+@click.command("detect")
+@click.option("--method", type=click.Choice(sorted(REGISTRY)), default=DEFAULT_METHOD, show_default=True,
+              help="Detection method.")
+@click.option("--min-change", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Smallest relative change worth reporting (0.03 = 3%).")
+@click.option("--benchmark", help="Only this benchmark.")
+@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
+@click.pass_context
+def command(click_ctx, method, min_change, benchmark, confidence, fmt, fail_on_regression) -> None:
+    """Walk each series (benchmark x config x machine, versions in history order) and report
+    significant changes between consecutive versions.
+
+    ci-overlap (seed 000 s.5): the 99% confidence intervals of two consecutive versions do not
+    overlap; the change is the distance of the centres relative to the older one.
+    """
+    from rich.table import Table
+
+    from ..analysis import detect_changes
+    from ._output import console, fmt_pct
+
+    store = click_ctx.obj.open_store(create=False)
+    changes = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
+                             confidence_level=confidence)
+    if fmt == "json":
+        click.echo(json.dumps([c.to_json() for c in changes], indent=1))
+    else:
+        t = Table(title=f"Changes ({method}, {confidence:.0%} CI"
+                        + (f", min change {min_change:.1%}" if min_change else "") + ")", title_justify="left")
+        for col in ("benchmark", "newer version", "older version", "change", "CI", "kind"):
+            t.add_column(col, justify="right" if col in ("change", "CI") else "left")
+        for c in changes:
+            colour = "red" if c.kind == "regression" else "green"
+            t.add_row(c.benchmark + ("" if c.config == "default" else f" [{c.config}]"), c.version, c.previous,
+                      fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"[{colour}]{c.kind}[/]")
+        console.print(t)
+        console.print(f"{len(changes)} change(s) in {len(store.series_keys())} series")
+    if fail_on_regression and any(c.kind == "regression" for c in changes):
+        click_ctx.exit(1)

@@ -1,0 +1,87 @@
+"""Detectors of changes over a history, behind a small ABC and a string registry.
+
+A detector gets one :class:`~regbench.model.Series` (versions in history order, the runs of each)
+and returns the :class:`Change` objects it finds between consecutive versions.  Detectors work on
+arrays handed to them; they never read the store (DESIGN.md layering).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import asdict, dataclass
+
+from ..model import Series
+
+#: Keys of the detection JSON, in order (DESIGN.md "Contracts").
+JSON_FIELDS = ("benchmark", "config", "machine", "version", "previous", "change", "ci_low", "ci_high",
+               "kind", "method")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A significant difference between consecutive versions of a series.
+
+    ``version`` is the first version that shows it and ``previous`` the last one before it;
+    ``change`` is the relative change of the central value (0.034 = +3.4%) with its interval
+    ``[ci_low, ci_high]``; ``kind`` is ``regression`` or ``improvement`` by the benchmark's
+    direction; ``method`` names the detector.
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    version: str
+    previous: str
+    change: float
+    ci_low: float
+    ci_high: float
+    kind: str
+    method: str
+    p_value: float | None = None
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        return {k: d[k] for k in JSON_FIELDS}
+
+
+def kind_of(change: float, direction: str) -> str:
+    worse = change > 0 if direction == "lower" else change < 0
+    return "regression" if worse else "improvement"
+
+
+class Detector(abc.ABC):
+    """A change detector; subclasses set :attr:`name` and implement :meth:`detect`."""
+
+    name: str = ""
+
+    def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.0):
+        if not 0 < confidence_level < 1:
+            raise ValueError("`confidence_level` must be in (0, 1)")
+        if min_change < 0:
+            raise ValueError("`min_change` must be non-negative")
+        self.confidence_level = confidence_level
+        self.min_change = min_change
+
+    @abc.abstractmethod
+    def detect(self, series: Series) -> list[Change]:
+        """Changes found in one series, oldest first."""
+
+
+REGISTRY: dict[str, type[Detector]] = {}
+
+
+def register(cls: type[Detector]) -> type[Detector]:
+    if not cls.name or cls.name in REGISTRY:
+        raise ValueError(f"detector name {cls.name!r} is empty or taken")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_detector(name: str, **options) -> Detector:
+    from ..errors import ConfigError
+
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown detection method {name!r} (known: {', '.join(sorted(REGISTRY))})") from None
+    return cls(**options)

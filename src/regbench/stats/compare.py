@@ -1,0 +1,155 @@
+"""Comparing two versions of a benchmark with runs as the unit of replication.
+
+Runs of one version differ by their random initial conditions (seed 000 s.2), so the iterations
+of one run are not independent replicates of the version: a comparison resamples *runs*.  The
+relative change of the mean of run means, ``mean(B) / mean(A) - 1``, gets a bootstrap interval
+over runs (BCa, falling back to percentile when BCa is undefined), computed by
+:func:`scipy.stats.bootstrap`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from ._validate import check_confidence, check_positive_int, make_rng
+
+VERDICTS = ("regression", "improvement", "no change", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Relative change from version A to version B.
+
+    Attributes
+    ----------
+    change : float
+        ``mean(B) / mean(A) - 1`` of the means of run means (0.034 = +3.4%).
+    ci_low, ci_high : float
+        Bootstrap confidence interval of ``change`` (NaN when undecidable).
+    confidence_level : float
+    method : str
+        ``"BCa"`` or ``"percentile"``: the bootstrap interval actually used.
+    mean_a, mean_b : float
+        The means of run means.
+    runs_a, runs_b : int
+        Runs on each side.
+    bootstrap_distribution : numpy.ndarray
+        The resampled changes (empty when undecidable).
+    """
+
+    change: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    method: str
+    mean_a: float
+    mean_b: float
+    runs_a: int
+    runs_b: int
+    bootstrap_distribution: np.ndarray
+
+
+def _ratio(a, b, axis=-1):
+    return np.mean(b, axis=axis) / np.mean(a, axis=axis) - 1.0
+
+
+def compare_runs(a_run_means: Sequence[float], b_run_means: Sequence[float], *,
+                 confidence_level: float = 0.99, n_resamples: int = 10_000, rng=None) -> Comparison:
+    """Relative change of B against A with a bootstrap interval over runs.
+
+    Parameters
+    ----------
+    a_run_means, b_run_means : sequences of float
+        The mean of each run (its measured samples) of versions A and B.
+    confidence_level : float, keyword-only
+    n_resamples : int, keyword-only
+    rng : int, numpy.random.Generator or None, keyword-only
+
+    Returns
+    -------
+    Comparison
+        With NaN interval and a :class:`RuntimeWarning` when either side has fewer than two
+        runs: such a comparison is undecidable, never "significant" (STYLE.md habit 5).
+    """
+    check_confidence(confidence_level)
+    check_positive_int(n_resamples, "n_resamples")
+    a = np.asarray(a_run_means, dtype=float)
+    b = np.asarray(b_run_means, dtype=float)
+    mean_a = float(a.mean()) if a.size else float("nan")
+    mean_b = float(b.mean()) if b.size else float("nan")
+    change = mean_b / mean_a - 1.0 if a.size and b.size and mean_a != 0 else float("nan")
+    nan = float("nan")
+    if a.size < 2 or b.size < 2 or not np.isfinite(change):
+        warnings.warn("each version needs at least two runs with a non-zero mean to be compared",
+                      RuntimeWarning, stacklevel=2)
+        return Comparison(change, nan, nan, confidence_level, "none", mean_a, mean_b, a.size, b.size,
+                          np.empty(0))
+    gen = make_rng(rng)
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        # No spread at all: every resample gives the same ratio; the interval is that point.
+        return Comparison(change, change, change, confidence_level, "exact", mean_a, mean_b,
+                          a.size, b.size, np.full(1, change))
+    method = "BCa"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _st.DegenerateDataWarning)
+        try:
+            res = _st.bootstrap((a, b), _ratio, n_resamples=n_resamples, confidence_level=confidence_level,
+                                method="BCa", vectorized=True, rng=gen)
+            lo, hi = res.confidence_interval
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise _st.DegenerateDataWarning("BCa undefined")
+        except _st.DegenerateDataWarning:
+            method = "percentile"
+            res = _st.bootstrap((a, b), _ratio, n_resamples=n_resamples, confidence_level=confidence_level,
+                                method="percentile", vectorized=True, rng=gen)
+            lo, hi = res.confidence_interval
+    return Comparison(change, float(lo), float(hi), confidence_level, method, mean_a, mean_b,
+                      a.size, b.size, res.bootstrap_distribution)
+
+
+def verdict(ci_low: float, ci_high: float, *, direction: str = "lower", threshold: float = 0.0) -> str:
+    """Classify a relative change by its interval.
+
+    ``regression``: the whole interval is worse than ``threshold``; ``improvement``: the whole
+    interval is better than ``-threshold``; ``no change``: the interval lies within
+    ``[-threshold, threshold]``, or contains 0 when ``threshold`` is 0; otherwise (or when the
+    interval is undefined) ``inconclusive``.  ``direction`` says whether lower or higher values are
+    better.
+    """
+    if threshold < 0:
+        raise ValueError("`threshold` must be non-negative")
+    if direction not in ("lower", "higher"):
+        raise ValueError("`direction` must be 'lower' or 'higher'")
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return "inconclusive"
+    sign = 1.0 if direction == "lower" else -1.0
+    worse_lo, worse_hi = sorted((sign * ci_low, sign * ci_high))
+    if worse_lo > threshold:
+        return "regression"
+    if worse_hi < -threshold:
+        return "improvement"
+    if -threshold <= worse_lo and worse_hi <= threshold:
+        return "no change"
+    if threshold == 0 and worse_lo <= 0 <= worse_hi:
+        return "no change"
+    return "inconclusive"
+
+
+def delta_ratio_interval(mean_a: float, se_a: float, mean_b: float, se_b: float, *,
+                         confidence_level: float = 0.99) -> tuple[float, float, float]:
+    """Relative change ``b / a - 1`` and its interval by the delta method.
+
+    A first-order interval for a ratio of two independent estimates with standard errors
+    ``se_a`` and ``se_b``; used where a bootstrap per pair would be too slow (detection over long
+    histories).  Returns ``(change, low, high)``.
+    """
+    check_confidence(confidence_level)
+    change = mean_b / mean_a - 1.0
+    se = np.sqrt((se_b / mean_a) ** 2 + (mean_b * se_a / mean_a**2) ** 2)
+    z = _st.norm.ppf(0.5 + confidence_level / 2)
+    return float(change), float(change - z * se), float(change + z * se)

@@ -1,0 +1,225 @@
+"""Precision of a benchmark result measured over runs x iterations.
+
+A benchmark experiment is ``m`` runs (fresh processes, each with its own random initial
+conditions) of ``n`` measured iterations.  The result is the mean of run means and its precision
+the half-width of a confidence interval built from two variance components: between runs
+(``rho^2``) and within runs (``sigma^2``).
+
+References
+----------
+seed 000 (000_833974a369fcaf36.txt), Kalibera, Bulej, Tuma, "Automated Detection of Performance
+Regressions: The Mono Experience":
+  s.2 impact factor of random initial conditions; s.3.1 result, formula (4) and ``n_opt``;
+  s.4.2 data preprocessing by resampling (the robust variant).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from ._validate import check_confidence, check_positive_int, make_rng
+
+
+@dataclass(frozen=True)
+class HierarchicalSummary:
+    """Result of one experiment and its precision (seed 000 s.3.1).
+
+    Attributes
+    ----------
+    mean : float
+        The result: the mean of the run means, ``M_m`` (equal to the grand mean when runs are
+        balanced).
+    half_width : float
+        Half-width of the confidence interval for the mean, formula (4) with the between-run
+        variance component: ``q * sqrt((n*rho2 + s2_sigma) / (m*n))``.
+    confidence_level : float
+        Confidence level of ``half_width``.
+    n_runs : int
+        ``m``, the number of runs.
+    n_iterations : float
+        ``n``, the number of measured iterations per run (the mean when runs differ).
+    run_means : numpy.ndarray
+        ``M_j``, one per run.
+    s2_rho : float
+        ``S_rho^2``: the sample variance of the run means.
+    s2_sigma : float
+        ``S_sigma^2``: the pooled within-run variance.
+    rho2 : float
+        The between-run variance component, ``max(S_rho^2 - S_sigma^2 / n, 0)`` (the one-way
+        random-effects estimator, McCulloch and Searle, cited by seed 000 s.3.1).
+    impact_factor : float
+        Observed spread of the run means against the spread that within-run noise alone would
+        give, ``sqrt(S_rho^2 / (S_sigma^2 / n))``: about 1 when runs are alike (seed 000 s.2).
+    n_opt : float
+        Iterations per run that minimise the cost ``(w + n) m`` for a given precision,
+        ``sqrt(w * S_sigma^2 / rho2)`` (seed 000 s.3.1); ``inf`` when ``rho2`` is 0 (then more
+        iterations in fewer runs is always cheaper) and NaN without warm-up cost.
+    """
+
+    mean: float
+    half_width: float
+    confidence_level: float
+    n_runs: int
+    n_iterations: float
+    run_means: np.ndarray
+    s2_rho: float
+    s2_sigma: float
+    rho2: float
+    impact_factor: float
+    n_opt: float
+
+    @property
+    def ci_low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def ci_high(self) -> float:
+        return self.mean + self.half_width
+
+    @property
+    def relative_half_width(self) -> float:
+        return self.half_width / abs(self.mean) if self.mean else float("nan")
+
+
+def _quantile(confidence_level: float, m: int, quantile: str) -> float:
+    if quantile == "normal":
+        # The paper's u_{1-alpha/2}: right for large m.
+        return float(_st.norm.ppf(0.5 + confidence_level / 2))
+    if quantile == "t":
+        # With few runs the variance of the run means is estimated with m-1 degrees of freedom,
+        # so Student's t keeps the coverage the normal quantile promises only asymptotically.
+        return float(_st.t.ppf(0.5 + confidence_level / 2, m - 1))
+    raise ValueError("`quantile` must be 't' or 'normal'")
+
+
+def components(run_means: np.ndarray, run_vars: np.ndarray, run_sizes: np.ndarray, *,
+               confidence_level: float = 0.99, warmup: int = 0, quantile: str = "t",
+               ) -> HierarchicalSummary:
+    """Summary from per-run means, variances (ddof=1) and sizes (the shared core).
+
+    Degenerate inputs (fewer than two runs, or a run of one sample) give NaN where the quantity
+    is undefined, with a :class:`RuntimeWarning`.
+    """
+    m = int(run_means.size)
+    n = float(run_sizes.mean()) if m else float("nan")
+    mean = float(run_means.mean()) if m else float("nan")
+    if m < 2 or np.any(run_sizes < 2):
+        warnings.warn("fewer than two runs or a run with fewer than two samples: "
+                      "precision is undefined", RuntimeWarning, stacklevel=3)
+        nan = float("nan")
+        return HierarchicalSummary(mean, nan, confidence_level, m, n, run_means, nan, nan, nan, nan, nan)
+    s2_rho = float(run_means.var(ddof=1))
+    dof = float((run_sizes - 1).sum())
+    s2_sigma = float(((run_sizes - 1) * run_vars).sum() / dof)
+    rho2 = max(s2_rho - s2_sigma / n, 0.0)
+    q = _quantile(confidence_level, m, quantile)
+    half = q * np.sqrt((n * rho2 + s2_sigma) / (m * n))
+    impact = np.sqrt(s2_rho / (s2_sigma / n)) if s2_sigma > 0 else (np.inf if s2_rho > 0 else np.nan)
+    if warmup <= 0:
+        n_opt = float("nan")
+    elif rho2 == 0:
+        n_opt = float("inf")
+    else:
+        n_opt = float(np.sqrt(warmup * s2_sigma / rho2))
+    return HierarchicalSummary(mean, float(half), confidence_level, m, n, run_means, s2_rho, s2_sigma,
+                               rho2, float(impact), n_opt)
+
+
+def hierarchical_summary(runs: Sequence[np.ndarray], *, confidence_level: float = 0.99,
+                         warmup: int = 0, quantile: str = "t") -> HierarchicalSummary:
+    """Result and precision of one experiment from its runs (seed 000 s.3.1, formula 4).
+
+    Parameters
+    ----------
+    runs : sequence of 1-D arrays
+        The measured samples (warm-up already removed) of each run.
+    confidence_level : float, keyword-only
+        Confidence level of the interval (the paper uses 0.99).
+    warmup : int, keyword-only
+        Warm-up iterations per run ``w``, the cost term of ``n_opt``.
+    quantile : {"t", "normal"}, keyword-only
+        Student's t with ``m - 1`` degrees of freedom (default) or the paper's normal quantile.
+
+    Returns
+    -------
+    HierarchicalSummary
+    """
+    check_confidence(confidence_level)
+    arrays = [np.asarray(r, dtype=float) for r in runs]
+    sizes = np.array([a.size for a in arrays], dtype=float)
+    if np.any(sizes == 0):
+        raise ValueError("`runs` must not contain an empty run")
+    means = np.array([a.mean() for a in arrays])
+    variances = np.array([a.var(ddof=1) if a.size > 1 else np.nan for a in arrays])
+    return components(means, variances, sizes, confidence_level=confidence_level, warmup=warmup,
+                      quantile=quantile)
+
+
+def resampled_run_stats(runs: Sequence[np.ndarray], *, n_resamples: int = 100, fraction: float = 0.75,
+                        rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, the median of resampled means and the median of resampled variances.
+
+    This is the data preprocessing of seed 000 s.4.2: for each run, ``n_resamples`` random
+    sub-selections of size ``fraction * k`` drawn with replacement; ``M_j`` is the median of their
+    means and ``S^2_sigma_j`` the median of the variances of a second, independent set.
+
+    Hand-written because no library resamples thousands of runs at once fast enough: runs of the
+    same length share one matrix of resampling counts ``C`` (``k x B``), so the resampled sums
+    of every run are one matrix product ``X @ C``.  The resampling noise is then shared across
+    runs, which does not matter for its purpose (a median over 100 resamples per run).
+    """
+    check_positive_int(n_resamples, "n_resamples")
+    if not 0 < fraction <= 1:
+        raise ValueError("`fraction` must be in (0, 1]")
+    gen = make_rng(rng)
+    arrays = [np.asarray(r, dtype=float) for r in runs]
+    means = np.full(len(arrays), np.nan)
+    variances = np.full(len(arrays), np.nan)
+    by_len: dict[int, list[int]] = {}
+    for j, a in enumerate(arrays):
+        by_len.setdefault(a.size, []).append(j)
+    for k, idx in sorted(by_len.items()):
+        if k == 0:
+            continue
+        n = max(int(round(fraction * k)), 2 if k > 1 else 1)
+        x = np.stack([arrays[j] for j in idx])
+        centre = x.mean(axis=1, keepdims=True)
+        xc = x - centre  # centred: the sum-of-squares identity below stays accurate
+        c1 = _count_matrix(gen, k, n, n_resamples)
+        c2 = _count_matrix(gen, k, n, n_resamples)
+        m1 = (xc @ c1) / n
+        means[idx] = np.median(m1, axis=1) + centre[:, 0]
+        if n > 1:
+            s1 = (xc @ c2) / n
+            s2 = ((xc * xc) @ c2) / n
+            v = (s2 - s1 * s1) * (n / (n - 1))
+            variances[idx] = np.median(np.maximum(v, 0.0), axis=1)
+    return means, variances
+
+
+def _count_matrix(gen: np.random.Generator, k: int, n: int, n_resamples: int) -> np.ndarray:
+    draws = gen.integers(0, k, size=(n_resamples, n))
+    flat = (draws + k * np.arange(n_resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * k).reshape(n_resamples, k).T.astype(float)
+
+
+def robust_summary(runs: Sequence[np.ndarray], *, confidence_level: float = 0.99, warmup: int = 0,
+                   n_resamples: int = 100, fraction: float = 0.75, quantile: str = "t",
+                   rng=None) -> HierarchicalSummary:
+    """The robust variant: formula (4) on resampled run statistics (seed 000 s.4.2).
+
+    ``M_j`` and ``S^2_sigma_j`` come from :func:`resampled_run_stats`; the result is their mean
+    and the interval is built as in :func:`hierarchical_summary`, with ``n`` the run length ``k``
+    (``M_j`` estimates the mean of ``k`` measurements).
+    """
+    check_confidence(confidence_level)
+    arrays = [np.asarray(r, dtype=float) for r in runs]
+    means, variances = resampled_run_stats(arrays, n_resamples=n_resamples, fraction=fraction, rng=rng)
+    sizes = np.array([a.size for a in arrays], dtype=float)
+    return components(means, variances, sizes, confidence_level=confidence_level, warmup=warmup,
+                      quantile=quantile)
