@@ -1,0 +1,85 @@
+"""The ci-overlap detector (seed 000 s.5) on series with known changes, and the registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from regbench.detect import JSON_FIELDS, REGISTRY, Change, Detector, get_detector, register
+from regbench.errors import ConfigError
+from regbench.model import Series, VersionInfo
+
+
+def make_series(levels, *, runs=8, iters=30, run_sd=0.005, iter_sd=0.02, direction="lower", seed=0,
+                one_run_at=None):
+    rng = np.random.default_rng(seed)
+    s = Series("bench", "default", "m1", "s", direction)
+    for k, level in enumerate(levels):
+        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
+        n_runs = 1 if k == one_run_at else runs
+        s.runs.append([level * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters))
+                       for _ in range(n_runs)])
+        s.failed.append(0)
+        s.warmup.append(0)
+    return s
+
+
+def test_finds_a_regression_and_an_improvement_at_the_right_versions():
+    levels = [1.0] * 5 + [1.10] * 5 + [0.95] * 5
+    changes = get_detector("ci-overlap").detect(make_series(levels))
+    assert [(c.version, c.previous, c.kind) for c in changes] == [
+        ("v5", "v4", "regression"), ("v10", "v9", "improvement")]
+    assert changes[0].change == pytest.approx(0.10, abs=0.01)
+    assert changes[0].ci_low < changes[0].change < changes[0].ci_high
+    assert changes[1].change == pytest.approx(0.95 / 1.10 - 1, abs=0.01)
+
+
+def test_quiet_series_gives_no_false_alarm():
+    s = make_series([1.0] * 60, seed=3)
+    assert get_detector("ci-overlap").detect(s) == []
+
+
+def test_direction_higher_is_better_flips_the_kind():
+    changes = get_detector("ci-overlap").detect(make_series([1.0, 1.0, 1.2], direction="higher"))
+    assert [c.kind for c in changes] == ["improvement"]
+
+
+def test_min_change_drops_small_significant_changes():
+    s = make_series([1.0, 1.0, 1.02, 1.02], run_sd=0.0005, iter_sd=0.002, runs=10)
+    assert [c.version for c in get_detector("ci-overlap").detect(s)] == ["v2"]
+    assert get_detector("ci-overlap", min_change=0.03).detect(s) == []
+
+
+def test_version_with_one_run_is_skipped_and_comparison_bridges_it():
+    s = make_series([1.0, 1.0, 1.3, 1.3], one_run_at=2)
+    changes = get_detector("ci-overlap").detect(s)
+    assert [(c.version, c.previous) for c in changes] == [("v3", "v1")]
+
+
+def test_json_has_exactly_the_design_fields():
+    c = get_detector("ci-overlap").detect(make_series([1.0, 1.0, 1.5]))[0]
+    assert list(c.to_json()) == list(JSON_FIELDS) == [
+        "benchmark", "config", "machine", "version", "previous", "change", "ci_low", "ci_high", "kind", "method"]
+    assert c.to_json()["method"] == "ci-overlap"
+
+
+def test_registry_rejects_unknown_and_duplicate_names():
+    with pytest.raises(ConfigError, match="unknown detection method 'nope'"):
+        get_detector("nope")
+
+    class Dup(Detector):
+        name = "ci-overlap"
+
+        def detect(self, series: Series) -> list[Change]:
+            return []
+
+    with pytest.raises(ValueError, match="taken"):
+        register(Dup)
+    assert REGISTRY["ci-overlap"] is not Dup
+
+
+@pytest.mark.parametrize("opts, match", [
+    (dict(confidence_level=0), "`confidence_level`"), (dict(min_change=-0.1), "`min_change`")])
+def test_detector_validation(opts, match):
+    with pytest.raises(ValueError, match=match):
+        get_detector("ci-overlap", **opts)
