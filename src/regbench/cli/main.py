@@ -25,6 +25,7 @@ class Context:
     def __init__(self, store: str | None, config: str | None):
         self.store_location = store
         self.config_path = config
+        self.stores: list = []
 
     def open_store(self, *, create: bool = True, config=None):
         from ..store import Store
@@ -32,7 +33,13 @@ class Context:
         location = self.store_location
         if location is None and config is not None and config.store:
             location = str((config.root / config.store)) if "://" not in config.store else config.store
-        return Store(location, create=create)
+        store = Store(location, create=create)
+        self.stores.append(store)
+        return store
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
 
     def load_config(self):
         from ..config import load_config
@@ -56,6 +63,7 @@ def cli(ctx: click.Context, store: str | None, config_path: str | None) -> None:
     Start with `regbench demo`, then `regbench init` in your project.
     """
     ctx.obj = Context(store, config_path)
+    ctx.call_on_close(ctx.obj.close)
 
 
 def _register() -> None:

@@ -96,6 +96,16 @@ class Store:
         self._ids: dict[tuple[str, str], int] = {}
         self._migrate()
 
+    def close(self) -> None:
+        """Close every pooled connection (PostgreSQL connections otherwise linger to exit)."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # ------------------------------------------------------------------ schema
     def _migrate(self) -> None:
         try:

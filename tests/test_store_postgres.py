@@ -1,0 +1,102 @@
+"""The same store operations on a real PostgreSQL server give what they give on SQLite.
+
+Runs when ``REGBENCH_TEST_POSTGRES_URL`` names a server (``.ci/run`` starts one with
+``.ci/postgres.sh``); skipped with that reason otherwise.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from regbench.adapters import write_csv
+from regbench.analysis import detect_changes, summarize
+from regbench.errors import StoreError
+from regbench.ingest import import_file
+from regbench.model import RunRecord
+from regbench.store import Store
+
+PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
+pytestmark = pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL is not set (no PostgreSQL server)")
+
+
+@pytest.fixture
+def pg_store():
+    engine = sa.create_engine(PG_URL)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+        conn.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    store = Store(PG_URL)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    store = Store(tmp_path / "r.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(5)
+    lines = ["benchmark,version,run,iteration,value,timestamp,unit,direction"]
+    for bench in ("fft", "ping,tcp"):
+        for v in range(6):
+            level = 1.0 if v < 3 else 1.25
+            for r in range(5):
+                mu = level * (1 + rng.normal(0, 0.005))
+                for i in range(20):
+                    name = '"ping,tcp"' if "," in bench else bench
+                    lines.append(f"{name},v{v},{r},{i},{mu * (1 + rng.normal(0, 0.01))!r},"
+                                 f"2024-05-0{v + 1}T12:00:00+02:00,s,lower")
+    p = tmp_path / "m.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def _export(store) -> str:
+    buf = io.StringIO()
+    write_csv(store.iter_raw_runs(), buf)
+    return buf.getvalue()
+
+
+def test_schema_is_migrated_to_the_current_revision(pg_store):
+    assert pg_store.schema_revision() == "0001"
+    with Store(PG_URL) as again:  # reopening is a no-op
+        assert again.schema_revision() == "0001"
+
+
+def test_import_export_summary_and_detection_agree_with_sqlite(pg_store, sqlite_store, csv_file):
+    for store in (pg_store, sqlite_store):
+        import_file(store, str(csv_file))
+    assert _export(pg_store) == _export(sqlite_store)
+    assert _export(pg_store).count("\n") == 1 + 2 * 6 * 5 * 20
+    pg_series, lite_series = pg_store.load_series(), sqlite_store.load_series()
+    assert [s.benchmark for s in pg_series] == [s.benchmark for s in lite_series] == ["fft", "ping,tcp"]
+    for a, b in zip(pg_series, lite_series, strict=True):
+        assert [v.name for v in a.versions] == [v.name for v in b.versions]
+        for ra, rb in zip(a.runs, b.runs, strict=True):
+            assert all(np.array_equal(x, y) for x, y in zip(ra, rb, strict=True))
+    pg_sum = [(s.benchmark, s.version, s.plain.mean, s.plain.half_width) for s in summarize(pg_store)]
+    lite_sum = [(s.benchmark, s.version, s.plain.mean, s.plain.half_width) for s in summarize(sqlite_store)]
+    assert pg_sum == lite_sum
+    changes = detect_changes(pg_store)
+    assert [(c.benchmark, c.version, c.previous) for c in changes] == [("fft", "v3", "v2"), ("ping,tcp", "v3", "v2")]
+    assert [c.to_json() for c in changes] == [c.to_json() for c in detect_changes(sqlite_store)]
+
+
+def test_a_failing_batch_leaves_nothing_behind(pg_store):
+    good = RunRecord("b", "v1", 0, np.array([1.0, 2.0]))
+    pg_store.add_runs([good])
+    with pytest.raises(StoreError, match="duplicated"):
+        pg_store.add_runs([RunRecord("b", "v2", 0, np.array([1.0])), good])
+    assert [(r.version, r.run_index) for r in pg_store.runs()] == [("v1", 0)]
+    pg_store.add_run(RunRecord("b", "v2", 0, np.array([3.0])))
+    assert [v.name for v in pg_store.versions()] == ["v1", "v2"]
