@@ -2,7 +2,7 @@
 # Start a throw-away PostgreSQL server on 127.0.0.1 for the store tests; print its SQLAlchemy URL.
 # Installs Debian's postgresql package when the server binaries are missing.
 set -euo pipefail
-PORT=${REGBENCH_PG_PORT:-54329}
+PORT=${REGBENCH_PG_PORT:-$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])")}
 BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "$BIN" ] || [ ! -x "$BIN/initdb" ]; then
   if [ "$(id -u)" = 0 ]; then
