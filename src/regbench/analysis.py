@@ -79,7 +79,7 @@ def summarize_series(series_list: Iterable[Series], *, confidence_level: float =
 def summarize(store: Store, *, benchmark: str | None = None, version: str | None = None,
               config: str | None = None, machine: str | None = None, **options) -> list[ExperimentSummary]:
     series = store.load_series(benchmark, config=config, machine=machine,
-                               versions=[version] if version else None)
+                               versions=[store.resolve_version(version)] if version else None)
     return summarize_series(series, **options)
 
 
@@ -94,6 +94,8 @@ class BenchmarkComparison:
     direction: str
     comparison: Comparison
     verdict: str
+    a: str
+    b: str
 
 
 def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = None,
@@ -101,6 +103,7 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
                      confidence_level: float = 0.99, n_resamples: int = 10_000, rng=0,
                      ) -> list[BenchmarkComparison]:
     """Compare two versions of every benchmark that has runs of both (runs are the replicates)."""
+    a, b = store.resolve_version(a), store.resolve_version(b)
     if a == b:
         raise NotFoundError("compare needs two different versions")
     out = []
@@ -115,7 +118,7 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
             cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
         out.append(BenchmarkComparison(s.benchmark, s.config, s.machine, s.unit, s.direction, cmp,
                                        verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
-                                               threshold=threshold)))
+                                               threshold=threshold), a, b))
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out

@@ -36,13 +36,14 @@ def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> Non
                             confidence_level=confidence, rng=seed)
     if fmt == "json":
         click.echo(json.dumps([{
-            "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": a, "b": b,
+            "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
             "mean_a": r.comparison.mean_a, "mean_b": r.comparison.mean_b, "change": _j(r.comparison.change),
             "ci_low": _j(r.comparison.ci_low), "ci_high": _j(r.comparison.ci_high),
             "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b, "verdict": r.verdict,
             "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
         } for r in rows], indent=1))
     else:
+        a, b = rows[0].a, rows[0].b
         t = Table(title=f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", title_justify="left")
         for col in ("benchmark", a, b, "change", "CI", "runs", "verdict"):
             t.add_column(col, justify="left" if col in ("benchmark", "verdict") else "right")

@@ -19,6 +19,8 @@ def command(ctx, list_runs: bool, benchmark: str | None, version_name: str | Non
     from ._output import console
 
     store = ctx.open_store(create=False)
+    if version_name:
+        version_name = store.resolve_version(version_name)
     runs = store.runs(benchmark=benchmark, version=version_name)
     by_bench = Counter((r.benchmark, r.status) for r in runs)
     by_version = Counter((r.version, r.status) for r in runs)

@@ -349,6 +349,19 @@ class Store:
                              timestamp_text=r.timestamp_text) for r in rows]
         return sorted(infos, key=_history_key)
 
+    def resolve_version(self, name: str) -> str:
+        """The stored version called ``name``, or the only one whose name starts with it (as git
+        accepts a short sha); :class:`NotFoundError` otherwise."""
+        names = [v.name for v in self.versions()]
+        if name in names:
+            return name
+        matches = [n for n in names if n.startswith(name)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(matches[:5])}")
+        raise NotFoundError(f"no version named {name!r} in the store")
+
     def series_keys(self) -> list[tuple[str, str, str]]:
         """Every (benchmark, config, machine) that has runs."""
         q = (sa.select(t.benchmark.c.name, t.config.c.name, t.machine.c.name).distinct()
