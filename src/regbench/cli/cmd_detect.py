@@ -6,16 +6,17 @@ import json
 
 import click
 
-from ..detect import DEFAULT_METHOD, REGISTRY
+from ..detect import DEFAULT_METHOD, available_methods
 
 
 @click.command("detect")
-@click.option("--method", type=click.Choice(sorted(REGISTRY)), default=DEFAULT_METHOD, show_default=True,
+@click.option("--method", type=click.Choice(available_methods()), default=DEFAULT_METHOD, show_default=True,
               help="Detection method.")
 @click.option("--min-change", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Smallest relative change worth reporting (0.03 = 3%).")
 @click.option("--benchmark", help="Only this benchmark.")
-@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True))
+@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Confidence level of the intervals.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
 @click.pass_context

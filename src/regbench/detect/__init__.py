@@ -1,9 +1,12 @@
-"""Change detection over histories: one detector per file behind a registry."""
+"""Change detection over histories: one detector per file behind a registry.
 
-from . import ci_overlap  # noqa: F401  (registers the detector)
-from .base import JSON_FIELDS, REGISTRY, Change, Detector, get_detector, kind_of, register
+Built-in detectors are imported on first use (:data:`base.BUILTIN`); third-party ones call
+:func:`register`.
+"""
+
+from .base import BUILTIN, JSON_FIELDS, REGISTRY, Change, Detector, available_methods, get_detector, kind_of, register
 
 DEFAULT_METHOD = "ci-overlap"
 
-__all__ = ["DEFAULT_METHOD", "JSON_FIELDS", "REGISTRY", "Change", "Detector", "get_detector", "kind_of",
-           "register"]
+__all__ = ["BUILTIN", "DEFAULT_METHOD", "JSON_FIELDS", "REGISTRY", "Change", "Detector", "available_methods",
+           "get_detector", "kind_of", "register"]

@@ -69,9 +69,18 @@ class Detector(abc.ABC):
 
 REGISTRY: dict[str, type[Detector]] = {}
 
+#: Built-in detectors by name -> module in this package, imported on first use so that the CLI
+#: starts without importing scipy.
+BUILTIN = {"ci-overlap": "ci_overlap"}
+
+
+def available_methods() -> list[str]:
+    return sorted(set(BUILTIN) | set(REGISTRY))
+
 
 def register(cls: type[Detector]) -> type[Detector]:
-    if not cls.name or cls.name in REGISTRY:
+    builtin = BUILTIN.get(cls.name)
+    if not cls.name or cls.name in REGISTRY or (builtin and cls.__module__ != f"{__package__}.{builtin}"):
         raise ValueError(f"detector name {cls.name!r} is empty or taken")
     REGISTRY[cls.name] = cls
     return cls
@@ -80,8 +89,12 @@ def register(cls: type[Detector]) -> type[Detector]:
 def get_detector(name: str, **options) -> Detector:
     from ..errors import ConfigError
 
+    if name not in REGISTRY and name in BUILTIN:
+        import importlib
+
+        importlib.import_module(f".{BUILTIN[name]}", __package__)
     try:
         cls = REGISTRY[name]
     except KeyError:
-        raise ConfigError(f"unknown detection method {name!r} (known: {', '.join(sorted(REGISTRY))})") from None
+        raise ConfigError(f"unknown detection method {name!r} (known: {', '.join(available_methods())})") from None
     return cls(**options)

@@ -1,0 +1,145 @@
+"""The command shell: help, documentation, one-line errors and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.cli.main import COMMAND_MODULES, _register, cli, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def commands():
+    _register()
+    return sorted(cli.commands)
+
+
+def run(args, cwd=None, env_store=None):
+    """Run the real console entry point in a fresh interpreter."""
+    cmd = [sys.executable, "-m", "regbench.cli.main", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_every_command_module_is_registered(commands):
+    assert len(commands) == len(COMMAND_MODULES)
+    for name in ("init", "run", "import", "export", "show", "summary", "compare", "detect", "demo"):
+        assert name in commands
+
+
+def test_every_command_has_help_and_is_documented(commands):
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    for name in commands:
+        assert f"## `regbench {name}`" in doc, f"docs/cli.md does not document `regbench {name}`"
+        out = run([name, "--help"])
+        assert out.returncode == 0
+        assert f"Usage: regbench {name}" in out.stdout
+        # every option the command has is named in the docs
+        for opt in re.findall(r"^\s+(--[a-z][a-z-]*)", out.stdout, flags=re.M):
+            if opt != "--help":
+                assert opt in doc, f"docs/cli.md does not mention {opt} of `regbench {name}`"
+
+
+def test_top_level_help_lists_commands():
+    out = run(["--help"])
+    assert out.returncode == 0 and "compare" in out.stdout and "detect" in out.stdout
+
+
+def write_csv(path: Path, levels, runs=5, iters=20, seed=0, bench="fft"):
+    rng = np.random.default_rng(seed)
+    rows = ["benchmark,version,run,iteration,value"]
+    for v, level in enumerate(levels):
+        for r in range(runs):
+            mu = level * (1 + rng.normal(0, 0.003))
+            rows += [f"{bench},v{v},{r},{i},{mu * (1 + rng.normal(0, 0.01))!r}" for i in range(iters)]
+    path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.fixture
+def store_with_step(tmp_path):
+    csv = tmp_path / "m.csv"
+    write_csv(csv, [1.0, 1.0, 1.2, 1.2])
+    store = tmp_path / "r.db"
+    out = run(["--store", str(store), "import", str(csv)])
+    assert out.returncode == 0, out.stderr
+    return store
+
+
+def test_detect_json_and_table(store_with_step):
+    out = run(["--store", str(store_with_step), "detect", "--format", "json"])
+    assert out.returncode == 0
+    changes = json.loads(out.stdout)
+    assert [(c["version"], c["previous"], c["kind"]) for c in changes] == [("v2", "v1", "regression")]
+    assert 0.18 < changes[0]["change"] < 0.22
+    table = run(["--store", str(store_with_step), "detect"])
+    assert "v2" in table.stdout and "regression" in table.stdout
+    gate = run(["--store", str(store_with_step), "detect", "--fail-on-regression"])
+    assert gate.returncode == 1
+
+
+def test_compare_exit_status_gates_on_regression(store_with_step):
+    same = run(["--store", str(store_with_step), "compare", "v0", "v1"])
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "no change" in same.stdout
+    worse = run(["--store", str(store_with_step), "compare", "v1", "v2", "--format", "json"])
+    assert worse.returncode == 1
+    assert json.loads(worse.stdout)[0]["verdict"] == "regression"
+    # a 20% regression is below a 25% threshold: significant, but "no change" for the gate
+    lenient = run(["--store", str(store_with_step), "compare", "v1", "v2", "--threshold", "0.25"])
+    assert lenient.returncode == 0 and "no change" in lenient.stdout
+    better = run(["--store", str(store_with_step), "compare", "v2", "v1"])
+    assert better.returncode == 0 and "improvement" in better.stdout
+
+
+def test_summary_json_has_the_precision_fields(store_with_step):
+    out = run(["--store", str(store_with_step), "summary", "--format", "json", "--warmup-cost", "3"])
+    rows = json.loads(out.stdout)
+    assert [r["version"] for r in rows] == ["v0", "v1", "v2", "v3"]
+    for r in rows:
+        assert r["runs"] == 5 and r["iterations"] == 20
+        assert r["half_width"] > 0 and r["robust_half_width"] > 0 and r["impact_factor"] > 0
+        assert r["n_opt"] is None or r["n_opt"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "v0", "nope"], "error: no version named 'nope' in the store"),
+    (["summary", "--benchmark", "nope"], "error: no benchmark named 'nope' in the store"),
+    (["detect", "--method", "nope"], "Invalid value for '--method'"),
+])
+def test_errors_are_one_line(store_with_step, args, message):
+    out = run(["--store", str(store_with_step), *args])
+    assert out.returncode != 0
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    if message.startswith("error:"):
+        assert out.stderr.strip().count("\n") == 0
+
+
+def test_bad_csv_is_one_line_and_imports_nothing(tmp_path):
+    csv = tmp_path / "bad.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nfft,v0,0,0,1.0\nfft,v0,0,1,oops\n")
+    store = tmp_path / "r.db"
+    out = run(["--store", str(store), "import", str(csv)])
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"error: {csv}:3: `value` is not a number: 'oops'"
+    shown = run(["--store", str(store), "show"])
+    assert "0 runs in" in shown.stdout
+
+
+def test_missing_store_is_a_clear_error(tmp_path):
+    out = run(["--store", str(tmp_path / "none.db"), "summary"])
+    assert out.returncode == 1
+    assert "no results store at" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_main_returns_exit_codes_without_exiting(store_with_step, capsys):
+    assert main(["--store", str(store_with_step), "compare", "v1", "v2"]) == 1
+    assert main(["--store", str(store_with_step), "compare", "v0", "v1"]) == 0
+    capsys.readouterr()
