@@ -1,0 +1,361 @@
+"""A *campaign*: build every version, then run every trial in randomized interleaved order.
+
+A trial is one run (one fresh process) of one benchmark on one version.  The trials are executed
+in RMIT order (Randomized Multiple Interleaved Trials, seed 004 s.2 and fig. 1): round ``r``
+holds the ``r``-th run of every experiment, shuffled, and rounds follow one another.  Every
+experiment is thus spread evenly over the whole campaign, in a random position in each round, so
+that drift of the machine (heat, a background job, caches) cannot masquerade as a difference
+between versions.  The seed of the shuffle is recorded with the campaign: the order can be
+reproduced (:func:`rmit_order`).
+
+Every run is written to the store in its own transaction as soon as it ends (DESIGN.md "Data"),
+so a campaign killed with ``kill -9`` loses at most the run in flight, and running the same
+command again *resumes*: trials whose (benchmark, version, run index) is already stored for this
+configuration and machine, whatever their status, are not run again.
+
+Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is
+stored with that status; a version that fails to build is recorded in the ``build`` table and its
+trials are skipped; the campaign goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import shlex
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..config import BenchmarkSpec, ProjectConfig
+from ..errors import ConfigError
+from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord
+from .execute import execute_run
+from .fingerprint import default_machine_name, machine_fingerprint
+from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
+
+SCHEDULE = "rmit-rounds"
+
+
+class CampaignReporter(Protocol):
+    """What a campaign tells about its progress (the CLI draws a progress bar with it)."""
+
+    def builds_started(self, n: int) -> None: ...
+    def build_done(self, version: str, status: str, cached: bool) -> None: ...
+    def trials_started(self, total: int, skipped: int) -> None: ...
+    def trial_started(self, benchmark: str, version: str, run_index: int) -> None: ...
+    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None: ...
+    def finished(self) -> None: ...
+
+
+class NullReporter:
+    """A :class:`CampaignReporter` that says nothing (the default)."""
+
+    def builds_started(self, n: int) -> None:
+        pass
+
+    def build_done(self, version: str, status: str, cached: bool) -> None:
+        pass
+
+    def trials_started(self, total: int, skipped: int) -> None:
+        pass
+
+    def trial_started(self, benchmark: str, version: str, run_index: int) -> None:
+        pass
+
+    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None:
+        pass
+
+    def finished(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run to do: the ``run_index``-th run of ``benchmark`` on ``version``."""
+
+    benchmark: str
+    version: str
+    run_index: int
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    """What a finished campaign did.
+
+    Attributes
+    ----------
+    campaign_id : int
+        The campaign's id in the store.
+    seed : int
+        The seed of the RMIT shuffle (recorded in the store too).
+    machine : str
+        The machine the runs are stored under.
+    counts : Mapping[str, int]
+        Runs executed and stored by this campaign, by status (every status in
+        :data:`regbench.model.RUN_STATUSES` is a key).
+    builds_failed : tuple of str
+        Versions whose build failed or timed out (now or, cached, earlier); their trials were
+        not run.
+    trials_skipped : int
+        Trials not run because they were already stored (resume).
+    trials_unbuilt : int
+        Trials not run because their version did not build.
+    versions : tuple of str
+        Version names in history order.
+    order : tuple of Trial
+        The trials in the order they were executed.
+    """
+
+    campaign_id: int
+    seed: int
+    machine: str
+    counts: Mapping[str, int]
+    builds_failed: tuple[str, ...]
+    trials_skipped: int
+    trials_unbuilt: int
+    versions: tuple[str, ...]
+    order: tuple[Trial, ...] = field(repr=False)
+
+    @property
+    def runs_stored(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class _Version:
+    name: str
+    info: dict
+    commit: Commit | None  # None: the working tree, used in place
+    tree: Path | None  # the working tree's path, or None until checked out
+    reusable_build: bool  # whether a recorded build result can describe this tree
+
+
+def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
+    """Trials in randomized interleaved order (RMIT, seed 004 s.2, fig. 1).
+
+    Round ``r`` holds the trials with ``run_index == r``; rounds go in increasing order and each is
+    shuffled.  The result depends only on the *set* of trials and the seed: trials are first put
+    in a canonical order (run index, benchmark, version), so a campaign's order can be
+    reproduced from its stored runs and its recorded seed.
+    """
+    rng = np.random.default_rng(rng)
+    canonical = sorted(set(trials), key=lambda t: (t.run_index, t.benchmark, t.version))
+    out: list[Trial] = []
+    start = 0
+    while start < len(canonical):
+        stop = start
+        while stop < len(canonical) and canonical[stop].run_index == canonical[start].run_index:
+            stop += 1
+        block = canonical[start:stop]
+        out.extend(block[k] for k in rng.permutation(len(block)))
+        start = stop
+    return out
+
+
+def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
+                 benchmarks: Sequence[str] | None = None, seed: int | None = None,
+                 machine: str | None = None, config_name: str = DEFAULT_CONFIG,
+                 runs: int | None = None, reporter: CampaignReporter | None = None,
+                 rebuild: bool = False, command: str | None = None,
+                 cache_dir: Path | None = None) -> CampaignResult:
+    """Build the versions and run every missing trial, in RMIT order, storing each run at once.
+
+    Parameters
+    ----------
+    config : ProjectConfig
+        What to benchmark (``regbench.toml``).
+    store : regbench.store.Store
+        Where runs, builds and the campaign are recorded.
+    revisions : str, optional
+        Versions to benchmark (:func:`regbench.run.versions.resolve_revisions`: ``A..B``, a
+        revision, or a comma-separated list) in ``config.repo`` (default: the config's folder).
+        None benchmarks the working tree in place.
+    benchmarks : sequence of str, optional
+        Names of the benchmarks to run (default: all).
+    seed : int, optional
+        Seed of the RMIT shuffle; drawn at random (and recorded) when None.
+    machine : str, optional
+        Machine name (default: the host name).
+    config_name : str
+        Configuration the runs are stored under.
+    runs : int, optional
+        Runs per experiment, overriding every benchmark's ``runs``.
+    reporter : CampaignReporter, optional
+        Told about progress.
+    rebuild : bool
+        Build every version again, even if a build result is recorded.
+    command : str, optional
+        The command line recorded with the campaign (default: ``sys.argv``).
+    cache_dir : Path, optional
+        Where worktrees of commits go (default: ``worktrees/`` beside a SQLite store, else
+        ``.regbench/worktrees`` in the config's folder).
+
+    Returns
+    -------
+    CampaignResult
+
+    Raises
+    ------
+    ConfigError
+        An unknown benchmark, no benchmark at all, or a bad ``runs``.
+    VersionError
+        A revision cannot be resolved or checked out (before anything is written for the first,
+        and the campaign is then marked ``failed`` for the second).
+    KeyboardInterrupt
+        After killing the run in flight and marking the campaign ``interrupted``.
+
+    References
+    ----------
+    Seed 004 s.2 (RMIT); seed 000 s.2 (runs as the unit of replication).
+    """
+    reporter = reporter if reporter is not None else NullReporter()
+    specs = _select(config, benchmarks)
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
+    repo = Path(config.repo or config.root)
+    store_dir = _store_dir(store)
+    cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
+    versions = _versions(repo, revisions, ignore=[p for p in (store_dir, cache_dir) if p is not None])
+
+    machine = machine or default_machine_name()
+    seed = int(seed) if seed is not None else secrets.randbits(32)
+    runs_of = {s.name: runs if runs is not None else s.runs for s in specs}
+    plan = {
+        "schedule": SCHEDULE,
+        "config": config_name,
+        "revisions": revisions,
+        "versions": [v.name for v in versions],
+        "build": list(config.build) if config.build else None,
+        "python": config.python,
+        "benchmarks": {s.name: {"kind": s.kind, "runs": runs_of[s.name], "iterations": s.iterations,
+                                "warmup": s.warmup, "timeout": s.timeout} for s in specs},
+    }
+    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
+                                       command=command if command is not None else shlex.join(sys.argv),
+                                       plan=plan)
+    try:
+        result = _execute(config, store, campaign_id=campaign_id, seed=seed, machine=machine,
+                          config_name=config_name, specs=specs, runs_of=runs_of, versions=versions,
+                          repo=repo, cache_dir=cache_dir, reporter=reporter, rebuild=rebuild)
+    except KeyboardInterrupt:
+        _finish_quietly(store, campaign_id, "interrupted")
+        raise
+    except BaseException:
+        _finish_quietly(store, campaign_id, "failed")
+        raise
+    store.finish_campaign(campaign_id, "finished")
+    reporter.finished()
+    return result
+
+
+def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machine: str,
+             config_name: str, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
+             versions: Sequence[_Version], repo: Path, cache_dir: Path, reporter: CampaignReporter,
+             rebuild: bool) -> CampaignResult:
+    # Version rows first, in history order, so that versions are ordered by history even where
+    # timestamps tie.
+    with store.engine.begin() as conn:
+        for v in versions:
+            store.ensure_version(conn, v.name, **v.info)
+
+    # Builds before trials: a trial never waits for a build, and timing is not disturbed by one.
+    reporter.builds_started(len(versions) if config.build else 0)
+    trees: dict[str, Path] = {}
+    failed: list[str] = []
+    for v in versions:
+        if v.commit is None:
+            tree, reusable = v.tree, v.reusable_build
+        else:
+            reusable = (cache_dir / v.commit.sha).is_dir()  # a fresh checkout has no build yet
+            tree = prepare_tree(repo, v.commit, cache_dir)
+        if config.build:
+            built = build_version(store, version=v.name, tree=tree, argv=config.build,
+                                  timeout=config.build_timeout, version_info=v.info,
+                                  rebuild=rebuild, use_cache=reusable)
+            reporter.build_done(v.name, built.status, built.cached)
+            if built.status != "ok":
+                failed.append(v.name)
+                continue
+        trees[v.name] = tree
+
+    existing = store.existing_run_keys(config=config_name, machine=machine)
+    todo: list[Trial] = []
+    skipped = unbuilt = 0
+    for spec in specs:
+        for v in versions:
+            for r in range(runs_of[spec.name]):
+                if v.name not in trees:
+                    unbuilt += 1
+                elif (spec.name, v.name, r) in existing:
+                    skipped += 1
+                else:
+                    todo.append(Trial(spec.name, v.name, r))
+    order = rmit_order(todo, seed)
+    reporter.trials_started(len(order), skipped)
+
+    by_name = {s.name: s for s in specs}
+    info = {v.name: v.info for v in versions}
+    counts = dict.fromkeys(RUN_STATUSES, 0)
+    for trial in order:
+        spec = by_name[trial.benchmark]
+        reporter.trial_started(trial.benchmark, trial.version, trial.run_index)
+        outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
+                              run_index=trial.run_index, version=trial.version)
+        store.add_run(RunRecord(
+            benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
+            samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
+            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            started_at=outcome.started_at, duration=outcome.duration, warmup=spec.warmup,
+            campaign_id=campaign_id,
+        ), version_info=info[trial.version], unit=spec.unit, direction=spec.direction)
+        counts[outcome.status] += 1
+        reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
+
+    return CampaignResult(campaign_id=campaign_id, seed=seed, machine=machine, counts=counts,
+                          builds_failed=tuple(failed), trials_skipped=skipped,
+                          trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
+                          order=tuple(order))
+
+
+def _select(config: ProjectConfig, names: Sequence[str] | None) -> list[BenchmarkSpec]:
+    if not config.benchmarks:
+        raise ConfigError(f"{config.path or 'regbench.toml'}: no [[benchmark]] is configured")
+    if not names:
+        return list(config.benchmarks)
+    return [config.benchmark(n) for n in dict.fromkeys(names)]
+
+
+def _store_dir(store) -> Path | None:
+    url = str(store.url)
+    if url.startswith("sqlite:///") and not url.endswith(":memory:"):
+        return Path(url[len("sqlite:///"):]).parent
+    return None
+
+
+def _versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) -> list[_Version]:
+    if revisions is None:
+        wt = working_tree_version(repo, ignore=ignore)
+        reusable = wt.head is not None and not wt.dirty
+        return [_Version(wt.name, wt.version_info(), None, wt.path, reusable)]
+    out: list[_Version] = []
+    previous: datetime | None = None
+    for c in resolve_revisions(repo, revisions):
+        # The store orders versions by timestamp.  Committer clocks can be skewed (a child dated
+        # before its parent); the ordering timestamp is kept non-decreasing along history so
+        # that history, not a wrong clock, decides the order.  timestamp_text keeps git's date.
+        stamp = c.timestamp if previous is None or c.timestamp >= previous else previous
+        previous = stamp
+        out.append(_Version(c.short, dict(c.version_info(), timestamp=stamp), c, None, True))
+    return out
+
+
+def _finish_quietly(store, campaign_id: int, status: str) -> None:
+    # The original exception matters more than a failure to record how the campaign ended.
+    with contextlib.suppress(Exception):
+        store.finish_campaign(campaign_id, status)
