@@ -1,0 +1,34 @@
+"""``regbench init``: write an example ``regbench.toml`` to start from."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..config import CONFIG_NAME, EXAMPLE
+from ..errors import ConfigError
+
+
+@click.command("init")
+@click.option("--force", is_flag=True, help=f"Overwrite an existing {CONFIG_NAME}.")
+@click.pass_obj
+def command(ctx, force: bool) -> None:
+    """Write an example regbench.toml in the current directory.
+
+    The file documents every key; edit its [[benchmark]] tables, then run `regbench run`.
+    With the global --config FILE, the example is written to FILE instead.
+    """
+    target = Path(ctx.config_path) if ctx is not None and ctx.config_path else Path.cwd() / CONFIG_NAME
+    if target.exists() and not force:
+        raise ConfigError(f"{target}: already exists (use --force to overwrite it)")
+    # Written beside the target and renamed: never a half-written configuration.
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        tmp.write_text(EXAMPLE, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+    click.echo(f"wrote {target}: edit its [[benchmark]] tables, then run `regbench run`")

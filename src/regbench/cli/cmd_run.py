@@ -1,0 +1,163 @@
+"""``regbench run``: run a campaign (build versions, run trials in RMIT order, store every run)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import TYPE_CHECKING
+
+import click
+
+from ..model import RUN_STATUSES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..run.campaign import CampaignResult
+
+
+class ProgressReporter:
+    """A :class:`~regbench.run.campaign.CampaignReporter` drawing a rich progress bar on stderr."""
+
+    def __init__(self, console: Console):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+
+        self.console = console
+        self.stored = 0
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}"), console=console,
+        )
+        self._builds = None
+        self._trials = None
+
+    def __enter__(self) -> ProgressReporter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        # Started at the first task only: an error before any work prints no empty display.
+        if self.progress.live.is_started:
+            self.progress.stop()
+
+    def _task(self, label: str, total: int):
+        if not self.progress.live.is_started:
+            self.progress.start()
+        return self.progress.add_task(label, total=total, current="")
+
+    def builds_started(self, n: int) -> None:
+        if n:
+            self._builds = self._task("build", n)
+
+    def build_done(self, version: str, status: str, cached: bool) -> None:
+        if self._builds is not None:
+            self.progress.update(self._builds, advance=1, current=version)
+        if status != "ok":
+            earlier = " (recorded earlier; --rebuild retries it)" if cached else ""
+            self.console.print(f"build of {version}: {status}{earlier}; its runs are skipped",
+                               markup=False, highlight=False)
+
+    def trials_started(self, total: int, skipped: int) -> None:
+        label = "run" if not skipped else f"run ({skipped} already stored)"
+        self._trials = self._task(label, total)
+
+    def trial_started(self, benchmark: str, version: str, run_index: int) -> None:
+        if self._trials is not None:
+            self.progress.update(self._trials, current=f"{benchmark}@{version} #{run_index}")
+
+    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None:
+        self.stored += 1
+        if self._trials is not None:
+            self.progress.update(self._trials, advance=1)
+        if status != "ok":
+            self.console.print(f"{benchmark}@{version} run {run_index}: {status}",
+                               markup=False, highlight=False)
+
+    def finished(self) -> None:
+        if self._trials is not None:
+            self.progress.update(self._trials, current="")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def summary(result: CampaignResult, where: str) -> str:
+    """The one-paragraph account of a campaign printed at its end."""
+    parts = [f"{result.counts.get('ok', 0)} ok"]
+    parts += [f"{result.counts[s]} {s}" for s in RUN_STATUSES if s != "ok" and result.counts.get(s)]
+    text = (f"Campaign {result.campaign_id} on {result.machine} (seed {result.seed}): "
+            f"{_n(result.runs_stored, 'run')} stored ({', '.join(parts)}) over "
+            f"{_n(len(result.versions), 'version')}.")
+    if result.trials_skipped:
+        text += (f" {_n(result.trials_skipped, 'run')} already stored "
+                 f"{'was' if result.trials_skipped == 1 else 'were'} not run again.")
+    if result.builds_failed:
+        text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
+                 f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
+    return text + f" Results are in {where}."
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    # `kill PID` then cleans up like Ctrl-C: the run's process group is killed and the campaign
+    # is marked interrupted.
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@click.command("run")
+@click.option("--versions", "revisions", metavar="REV_RANGE",
+              help="Git versions to benchmark: A..B (oldest first), a revision, or a "
+                   "comma-separated list [default: the working tree as it is].")
+@click.option("--benchmark", "benchmarks", multiple=True, metavar="NAME",
+              help="Run only this benchmark (repeatable) [default: all].")
+@click.option("--seed", type=click.IntRange(min=0), metavar="INT",
+              help="Seed of the randomized interleaved order [default: random, recorded].")
+@click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
+@click.option("--runs", type=click.IntRange(min=1), metavar="INT",
+              help="Runs per benchmark and version, overriding regbench.toml.")
+@click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
+@click.pass_obj
+def command(ctx, revisions, benchmarks, seed, machine, runs, rebuild) -> None:
+    """Build versions and run their benchmarks, storing every run as it ends.
+
+    Runs are fresh processes executed in randomized interleaved order (RMIT), so that machine
+    drift cannot look like a change between versions.  A crash, hang or garbage output is
+    recorded as the run's status; a version that fails to build is recorded and skipped.
+    Runs already stored are not run again: after an interruption, run the same command again
+    to resume.
+    """
+    # Imported here: every command module is imported whenever `regbench` starts.
+    from rich.console import Console
+
+    from ..run.campaign import run_campaign
+
+    config = ctx.load_config()
+    store = ctx.open_store(config=config)
+    console = Console(stderr=True)
+    reporter = ProgressReporter(console)
+    try:
+        with _sigterm_as_interrupt(), reporter:
+            result = run_campaign(config, store, revisions=revisions, benchmarks=list(benchmarks) or None,
+                                  seed=seed, machine=machine, runs=runs, reporter=reporter,
+                                  rebuild=rebuild)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
+                   err=True)
+        raise click.exceptions.Exit(130) from None
+    where = (store.url[len("sqlite:///"):] if store.url.startswith("sqlite:///")
+             else store.engine.url.render_as_string(hide_password=True))
+    click.echo(summary(result, where))
