@@ -1,0 +1,88 @@
+"""The demo repository: its history, its configuration, and the performance truth it plants."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from regbench.config import load_config
+from regbench.demo_project import BENCHMARK, create_demo_repo
+from regbench.run.campaign import run_campaign
+from regbench.store import Store
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return create_demo_repo(tmp_path_factory.mktemp("demo") / "d")
+
+
+def git(demo, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(demo.path), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_eight_commits_with_increasing_dates_and_a_clean_tree(demo):
+    assert len(demo.commits) == 8
+    assert git(demo, "rev-list", "--reverse", "HEAD").split() == list(demo.commits)
+    stamps = [int(s) for s in git(demo, "log", "--reverse", "--format=%ct").split()]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 8
+    assert git(demo, "status", "--porcelain") == ""
+    assert (demo.slower_index, demo.faster_index) == (3, 6)
+    assert "Simplify first_views" in git(demo, "log", "-1", "--format=%s", demo.commits[3])
+    assert "Counter" in git(demo, "log", "-1", "--format=%s", demo.commits[6])
+    assert git(demo, "log", "-1", "--format=%an <%ae>") == "Regbench Demo <demo@regbench.invalid>\n"
+
+
+def test_refuses_a_folder_that_is_not_empty(demo):
+    with pytest.raises(FileExistsError):
+        create_demo_repo(demo.root)
+
+
+def test_config_runs_the_program_with_this_interpreter(demo):
+    config = load_config(demo.config_path)
+    assert config.repo == demo.path
+    assert config.build == (sys.executable, "-m", "compileall", "-q", ".")
+    [bench] = config.benchmarks
+    assert bench.name == BENCHMARK and bench.command == (sys.executable, "pageviews.py")
+    assert (bench.runs, bench.iterations, bench.warmup, bench.timeout) == (6, 15, 3, 60.0)
+    assert os.path.isabs(bench.command[0])
+
+
+def test_program_prints_one_timing_per_iteration_and_its_test_passes(demo):
+    env = dict(os.environ, REGBENCH_ITERATIONS="4")
+    out = subprocess.run([sys.executable, "pageviews.py"], cwd=demo.path, env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert len(out) == 4
+    assert all(0 < float(x) < 1 for x in out)
+    default = subprocess.run([sys.executable, "pageviews.py"], cwd=demo.path, capture_output=True,
+                             text=True, check=True, env={k: v for k, v in env.items() if k != "REGBENCH_ITERATIONS"})
+    assert len(default.stdout.split()) == 20
+    test = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=demo.path,
+                          capture_output=True, text=True)
+    assert test.returncode == 0, test.stderr
+
+
+def test_the_planted_changes_are_measurable(demo, tmp_path):
+    """A short campaign (3 runs a commit, interleaved) sees the slowdown and the speed-up.
+
+    Planted: commit 4 is about +40..100% per iteration, commit 7 about -50% against the
+    original; the bounds here are looser than that so that a noisy machine does not fail them.
+    """
+    config = load_config(demo.config_path)
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(config, store, revisions=",".join(demo.commits), runs=3, seed=2024,
+                              cache_dir=tmp_path / "worktrees")
+        assert result.counts["ok"] == 24 and not result.builds_failed
+        [series] = store.load_series(BENCHMARK)
+    assert [v.commit for v in series.versions] == list(demo.commits)
+    medians = [float(np.median(np.concatenate(runs))) for runs in series.runs]
+    base = float(np.median(medians[:3]))
+    assert all(0.002 < m < 0.05 for m in medians), medians  # milliseconds, not seconds or microseconds
+    for k in (3, 4, 5):  # the slow code stays until commit 7
+        assert medians[k] > 1.25 * base, medians
+    for k in (6, 7):
+        assert medians[k] < 0.75 * base, medians
