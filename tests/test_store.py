@@ -1,0 +1,388 @@
+"""The results store (SQLite): open and migrate, write runs, read series in history order.
+
+Every test opens its own store in ``tmp_path`` (or in memory) and closes it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from regbench.errors import NotFoundError, StoreError
+from regbench.model import RunRecord
+from regbench.store import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, resolve_url
+
+# Floats that a lossy encoding would get wrong: signed zero, subnormals, extremes, and values
+# whose shortest repr has 17 significant digits.
+TRICKY = np.array([1.0, -0.0, 0.0, 5e-324, -2.2250738585072014e-308, 1.7976931348623157e308,
+                   -1.7976931348623157e308, 0.1, 1 / 3, np.pi * 1e-300, -123456789.12345679, 2.0**-1074 * 3])
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "results.db"
+
+
+@pytest.fixture
+def store(db_path):
+    with Store(db_path) as s:
+        yield s
+
+
+def run(benchmark="b", version="v1", run_index=0, samples=(1.0, 2.0, 3.0), **kw) -> RunRecord:
+    return RunRecord(benchmark=benchmark, version=version, run_index=run_index,
+                     samples=np.asarray(samples, dtype=float), **kw)
+
+
+def n_runs(db: Path) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT count(*) FROM run").fetchone()[0]
+    finally:
+        con.close()
+
+
+def same_bits(a, b) -> bool:
+    a, b = np.asarray(a, dtype="<f8"), np.asarray(b, dtype="<f8")
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# ---------------------------------------------------------------------------------- open / migrate
+def test_new_store_is_at_schema_revision_0001(db_path):
+    with Store(db_path) as s:
+        assert s.schema_revision() == "0001"
+        tables = set(sa.inspect(s.engine).get_table_names())
+    assert {"benchmark", "version", "config", "machine", "campaign", "build", "run", "alembic_version"} <= tables
+    con = sqlite3.connect(db_path)
+    try:
+        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+    finally:
+        con.close()
+
+
+def test_reopening_a_current_store_does_not_run_alembic(db_path, monkeypatch):
+    import alembic.command
+
+    calls = []
+    real_upgrade = alembic.command.upgrade
+
+    def counting_upgrade(*args, **kwargs):
+        calls.append(args)
+        return real_upgrade(*args, **kwargs)
+
+    monkeypatch.setattr(alembic.command, "upgrade", counting_upgrade)
+    with Store(db_path) as s:
+        s.add_run(run())
+    assert len(calls) == 1  # a new store is migrated once
+    with Store(db_path) as s:
+        assert s.schema_revision() == "0001"
+        assert len(s.runs()) == 1
+    with Store(db_path, create=False) as s:
+        assert len(s.runs()) == 1
+    assert len(calls) == 1
+
+
+def test_unknown_schema_revision_is_a_store_error(db_path):
+    Store(db_path).close()
+    con = sqlite3.connect(db_path)
+    with con:
+        con.execute("UPDATE alembic_version SET version_num = '9999'")
+    con.close()
+    with pytest.raises(StoreError, match=r"schema revision 9999, newer than this regbench knows"):
+        Store(db_path)
+    con = sqlite3.connect(db_path)
+    try:  # left as it was: no downgrade, no half migration
+        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
+    finally:
+        con.close()
+
+
+def test_store_is_created_under_missing_directories(tmp_path):
+    path = tmp_path / "a" / "b" / "c" / "results.db"
+    with Store(path) as s:
+        s.add_run(run())
+    assert path.is_file()
+    assert n_runs(path) == 1
+
+
+def test_open_without_create_on_a_missing_file_is_a_store_error(tmp_path):
+    path = tmp_path / "missing" / "results.db"
+    with pytest.raises(StoreError, match=r"^no results store at .*missing/results\.db \(run `regbench run`"):
+        Store(path, create=False)
+    assert not path.exists()
+    assert not path.parent.exists()
+
+
+def test_open_without_create_on_an_existing_store(db_path):
+    with Store(db_path) as s:
+        s.add_run(run())
+    with Store(db_path, create=False) as s:
+        assert [r.benchmark for r in s.runs()] == ["b"]
+
+
+@pytest.mark.xfail(strict=True, raises=sa.exc.DatabaseError, reason=(
+    "BUG: Store._migrate catches only OperationalError; a file that is not SQLite raises "
+    "sqlalchemy DatabaseError ('file is not a database') from the connect pragmas"))
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path):
+    # e.g. `regbench --store results.csv summary`: the CSV given where the store was meant.
+    path = tmp_path / "results.csv"
+    path.write_text("benchmark,version,run,iteration,value\n" + "b,v1,0,0,1.5\n" * 100)
+    with pytest.raises(StoreError, match=r"^cannot open store sqlite:///.*results\.csv: "):
+        Store(path)
+
+
+# ------------------------------------------------------------------------------- locations / URLs
+def test_store_at_a_sqlite_url(tmp_path):
+    path = tmp_path / "sub" / "r.db"
+    url = f"sqlite:///{path}"
+    with Store(url) as s:
+        assert s.url == url
+        s.add_run(run(samples=[4.0, 5.0]))
+    assert path.is_file()
+    with Store(path, create=False) as s:  # the same file, by path
+        (series,) = s.load_series("b")
+        assert same_bits(series.runs[0][0], [4.0, 5.0])
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_store_in_memory(url):
+    with Store(url) as s:
+        assert s.schema_revision() == "0001"
+        s.add_run(run())
+        assert len(s.load_series()) == 1
+
+
+def test_resolve_url_explicit_path_is_absolute_and_beats_the_environment(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "from-env.db"))
+    assert resolve_url("rel/x.db") == f"sqlite:///{tmp_path.resolve() / 'rel' / 'x.db'}"
+    assert resolve_url(tmp_path / "p.db") == f"sqlite:///{tmp_path.resolve() / 'p.db'}"
+
+
+def test_resolve_url_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_VAR, "envdir/e.db")
+    assert resolve_url() == f"sqlite:///{tmp_path.resolve() / 'envdir' / 'e.db'}"
+    monkeypatch.setenv(ENV_VAR, "postgresql+psycopg://u@h/db")
+    assert resolve_url() == "postgresql+psycopg://u@h/db"
+
+
+def test_resolve_url_default_location(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert DEFAULT_LOCATION == ".regbench/results.db"
+    assert resolve_url() == f"sqlite:///{tmp_path.resolve() / '.regbench' / 'results.db'}"
+    # An empty variable counts as unset.
+    monkeypatch.setenv(ENV_VAR, "")
+    assert resolve_url() == f"sqlite:///{tmp_path.resolve() / '.regbench' / 'results.db'}"
+
+
+def test_resolve_url_passes_urls_through_and_expands_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_url("sqlite:////abs/x.db") == "sqlite:////abs/x.db"
+    assert resolve_url("postgresql://user@host:5432/bench") == "postgresql://user@host:5432/bench"
+    assert resolve_url("~/s.db") == f"sqlite:///{tmp_path.resolve() / 's.db'}"
+
+
+def test_store_opened_from_the_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "env" / "results.db"))
+    with Store() as s:
+        s.add_run(run())
+    assert n_runs(tmp_path / "env" / "results.db") == 1
+    assert not (tmp_path / ".regbench").exists()
+
+
+# --------------------------------------------------------------------------------- runs and series
+def test_add_run_load_series_round_trip_is_bit_exact(store):
+    store.add_run(run(samples=TRICKY, warmup=0), unit="ns", direction="higher")
+    (s,) = store.load_series("b")
+    assert (s.benchmark, s.config, s.machine, s.unit, s.direction) == ("b", "default", "local", "ns", "higher")
+    assert [v.name for v in s.versions] == ["v1"]
+    assert len(s.runs[0]) == 1
+    assert s.runs[0][0].dtype == np.float64
+    assert same_bits(s.runs[0][0], TRICKY)
+    assert s.failed == [0]
+    assert s.warmup == [0]
+
+
+def test_load_series_removes_warmup_and_raw_runs_keep_it(store):
+    samples = np.arange(10, dtype=float) + 0.5
+    store.add_run(run(samples=samples, warmup=3, first_iteration=0))
+    store.add_run(run(run_index=1, samples=samples * 2, warmup=3))
+    (s,) = store.load_series()
+    assert len(s.runs[0]) == 2
+    assert same_bits(s.runs[0][0], samples[3:])
+    assert same_bits(s.runs[0][1], samples[3:] * 2)
+    assert s.warmup == [3]
+    raw = list(store.iter_raw_runs())
+    assert len(raw) == 2
+    assert same_bits(decode_samples(raw[0].samples, raw[0].encoding), samples)  # nothing thrown away
+    assert [(r.run_index, r.warmup, r.n_samples) for r in store.runs()] == [(0, 3, 10), (1, 3, 10)]
+
+
+def test_failed_runs_are_counted_and_carry_no_samples(store):
+    store.add_run(run(version="v1", run_index=0, samples=[1.0, 1.5]))
+    store.add_run(run(version="v1", run_index=1, samples=[99.0, 99.0], status="crashed", exit_code=-11,
+                      stderr_tail="Segmentation fault"))
+    store.add_run(run(version="v1", run_index=2, samples=[], status="timeout"))
+    store.add_run(run(version="v2", run_index=0, samples=[], status="failed", exit_code=2))
+    store.add_run(run(version="v2", run_index=1, samples=[7.0], status="garbage"))
+    (s,) = store.load_series("b")
+    assert [v.name for v in s.versions] == ["v1", "v2"]
+    assert s.failed == [2, 2]
+    assert len(s.runs[0]) == 1 and same_bits(s.runs[0][0], [1.0, 1.5])
+    assert s.runs[1] == []
+    assert all(99.0 not in a and 7.0 not in a for runs in s.runs for a in runs)
+    rows = {(r.version, r.run_index): r for r in store.runs()}
+    assert rows[("v1", 1)].status == "crashed"
+    assert rows[("v1", 1)].exit_code == -11
+    assert rows[("v1", 1)].stderr_tail == "Segmentation fault"
+    assert rows[("v2", 0)].status == "failed"
+
+
+def test_load_series_filters_and_unknown_names(store):
+    store.add_run(run(benchmark="a", version="v1"))
+    store.add_run(run(benchmark="a", version="v2"))
+    store.add_run(run(benchmark="b", version="v1", config="fast", machine="m2"))
+    assert [(s.benchmark, s.config, s.machine) for s in store.load_series()] == [
+        ("a", "default", "local"), ("b", "fast", "m2")]
+    assert [v.name for v in store.load_series("a", versions=["v2"])[0].versions] == ["v2"]
+    assert store.load_series(config="fast")[0].benchmark == "b"
+    assert store.load_series(machine="m2")[0].benchmark == "b"
+    with pytest.raises(NotFoundError, match=r"^no benchmark named 'zz' in the store$"):
+        store.load_series("zz")
+    with pytest.raises(NotFoundError, match=r"^no version named 'v9' in the store$"):
+        store.load_series(versions=["v1", "v9"])
+    with pytest.raises(NotFoundError, match=r"^no configuration named 'slow' in the store$"):
+        store.load_series(config="slow")
+    with pytest.raises(NotFoundError, match=r"^no machine named 'm9' in the store$"):
+        store.load_series(machine="m9")
+
+
+# ------------------------------------------------------------------------------- version history
+def names(versions) -> list[str]:
+    return [v.name for v in versions]
+
+
+def test_timestamps_order_versions_not_insertion(store):
+    t0 = datetime(2024, 1, 1)
+    for k, (name, days) in enumerate([("c", 30), ("a", 10), ("b", 20)]):
+        store.add_run(run(version=name, run_index=0, samples=[float(k)]),
+                      version_info={"timestamp": t0 + timedelta(days=days)})
+    assert names(store.versions()) == ["a", "b", "c"]
+    assert names(store.load_series("b")[0].versions) == ["a", "b", "c"]
+
+
+def test_timezones_are_compared_in_utc(store):
+    # 02:00 at +02:00 is 00:00 UTC: earlier than 01:00 UTC although its wall clock is later.
+    store.add_run(run(version="late"), version_info={"timestamp": datetime(2024, 1, 1, 1, tzinfo=UTC)})
+    store.add_run(run(version="early"), version_info={
+        "timestamp": datetime(2024, 1, 1, 2, tzinfo=timezone(timedelta(hours=2)))})
+    assert names(store.versions()) == ["early", "late"]
+    assert store.versions()[0].timestamp == datetime(2024, 1, 1, 0, 0)
+
+
+def test_without_timestamps_first_appearance_orders_versions(store):
+    for name in ["v10", "v9", "v2", "v1"]:  # neither alphabetical nor numeric order
+        store.add_run(run(version=name))
+    store.add_run(run(version="v9", run_index=1))  # a later run does not move its version
+    assert names(store.versions()) == ["v10", "v9", "v2", "v1"]
+    assert names(store.load_series()[0].versions) == ["v10", "v9", "v2", "v1"]
+
+
+def test_equal_timestamps_keep_first_appearance(store):
+    ts = {"timestamp": datetime(2024, 5, 1, 12)}
+    for name in ["zeta", "alpha", "mid"]:
+        store.add_run(run(version=name), version_info=ts)
+    store.add_run(run(version="earliest"), version_info={"timestamp": datetime(2024, 4, 1)})
+    assert names(store.versions()) == ["earliest", "zeta", "alpha", "mid"]
+    assert names(store.load_series()[0].versions) == ["earliest", "zeta", "alpha", "mid"]
+
+
+def test_add_runs_creates_versions_in_the_order_given(store):
+    recs = [run(version="b2"), run(version="a1")]
+    store.add_runs(recs, versions={"c3": {}, "a1": {}, "b2": {}})
+    assert names(store.versions()) == ["c3", "a1", "b2"]
+    assert names(store.load_series()[0].versions) == ["a1", "b2"]
+
+
+# ---------------------------------------------------------------- unique key and all-or-nothing
+def test_a_run_inserted_twice_violates_the_unique_key(store, db_path):
+    store.add_run(run(samples=[1.0]))
+    with pytest.raises((StoreError, sa.exc.IntegrityError)):
+        store.add_run(run(samples=[2.0]))
+    assert n_runs(db_path) == 1
+    (s,) = store.load_series()
+    assert same_bits(s.runs[0][0], [1.0])
+    # Another run index, config or machine is another key.
+    store.add_run(run(run_index=1))
+    store.add_run(run(config="other"))
+    store.add_run(run(machine="other"))
+    assert n_runs(db_path) == 4
+
+
+def test_add_run_duplicate_is_a_store_error(store):
+    # A RegbenchError (printed on one line by the CLI), not sqlalchemy's IntegrityError.
+    store.add_run(run())
+    with pytest.raises(StoreError, match=r"^run 0 of 'b' at version 'v1' \(default, local\) is already in the store$"):
+        store.add_run(run())
+    store.add_run(run(run_index=1))  # the store is usable afterwards
+    assert len(store.runs()) == 2
+
+
+def test_add_runs_duplicate_with_the_store_is_all_or_nothing(store, db_path):
+    store.add_run(run(benchmark="old", version="v0", run_index=0, samples=[1.0]))
+    before = n_runs(db_path)
+    # More than one insert chunk (2000 rows), new names, and the clash in the last record.
+    batch = [run(benchmark="new", version=f"n{k % 7}", run_index=k, samples=[float(k)]) for k in range(2500)]
+    batch.append(run(benchmark="old", version="v0", run_index=0, samples=[2.0]))
+    with pytest.raises(StoreError, match=r"^runs already in the store would be duplicated \("):
+        store.add_runs(batch, versions={"n_first": {}}, benchmarks={"new": {"unit": "ms"}})
+    assert n_runs(db_path) == before
+    assert [b["name"] for b in store.benchmarks()] == ["old"]
+    assert names(store.versions()) == ["v0"]
+    # The same names can be stored afterwards (no stale cached ids).
+    assert store.add_runs(batch[:-1], versions={"n_first": {}}, benchmarks={"new": {"unit": "ms"}}) == 2500
+    assert n_runs(db_path) == before + 2500
+    assert names(store.versions()) == ["v0", "n_first"] + [f"n{k}" for k in range(7)]
+    new = store.load_series("new")[0]
+    assert new.unit == "ms"
+    assert sum(len(r) for r in new.runs) == 2500
+
+
+def test_add_runs_duplicate_inside_one_batch_stores_nothing(store, db_path):
+    batch = [run(version="x", run_index=0), run(version="y", run_index=0), run(version="x", run_index=0)]
+    with pytest.raises(StoreError, match=r"would be duplicated"):
+        store.add_runs(batch)
+    assert n_runs(db_path) == 0
+    assert store.versions() == []
+    assert store.add_runs(batch[:2]) == 2
+    assert names(store.versions()) == ["x", "y"]
+
+
+def test_add_run_after_a_failed_add_runs_reuses_no_stale_ids(store, db_path):
+    store.add_run(run(version="v0"))
+    with pytest.raises(StoreError):
+        store.add_runs([run(benchmark="fresh", version="fresh-v"), run(version="v0")])
+    # A stale cached id of the rolled-back "fresh"/"fresh-v" rows would break the foreign key.
+    store.add_run(run(benchmark="fresh", version="fresh-v"))
+    (s,) = store.load_series("fresh")
+    assert names(s.versions) == ["fresh-v"]
+
+
+def test_existing_run_keys(store):
+    store.add_run(run(benchmark="a", version="v1", run_index=0))
+    store.add_run(run(benchmark="a", version="v1", run_index=3, status="crashed", samples=[]))
+    store.add_run(run(benchmark="a", version="v2", run_index=0, config="c2"))
+    store.add_run(run(benchmark="b", version="v1", run_index=1, machine="m2"))
+    assert store.existing_run_keys(config="default", machine="local") == {("a", "v1", 0), ("a", "v1", 3)}
+    assert store.existing_run_keys(config="c2", machine="local") == {("a", "v2", 0)}
+    assert store.existing_run_keys(config="default", machine="m2") == {("b", "v1", 1)}
+    assert store.existing_run_keys(config="c2", machine="m2") == set()
+    assert store.existing_run_keys(config="nope", machine="local") == set()
