@@ -48,7 +48,7 @@ def test_config_runs_the_program_with_this_interpreter(demo):
     assert config.build == (sys.executable, "-m", "compileall", "-q", ".")
     [bench] = config.benchmarks
     assert bench.name == BENCHMARK and bench.command == (sys.executable, "pageviews.py")
-    assert (bench.runs, bench.iterations, bench.warmup, bench.timeout) == (6, 15, 3, 60.0)
+    assert (bench.runs, bench.iterations, bench.warmup, bench.timeout) == (10, 20, 3, 60.0)
     assert os.path.isabs(bench.command[0])
 
 

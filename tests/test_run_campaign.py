@@ -23,6 +23,7 @@ from regbench.config import EXAMPLE, load_config
 from regbench.demo_project import git_commit, git_init
 from regbench.errors import ConfigError, VersionError
 from regbench.run.campaign import NullReporter, Trial, rmit_order, run_campaign
+from regbench.model import RunRecord
 from regbench.store import Store, decode_samples
 from regbench.store import schema as t
 
@@ -270,6 +271,25 @@ def test_working_tree_campaign_outside_git(tmp_path):
     result = run_campaign(load_config(cfg), store, seed=1)
     assert result.versions == ("worktree",) and result.counts["ok"] == 2
     assert {r.version for r in store.runs()} == {"worktree"}
+
+
+def test_a_trial_stored_meanwhile_by_another_campaign_is_kept_not_a_crash(tmp_path):
+    cfg = write_config(tmp_path, "", [{"name": "b", "command": printer("2.5")}], "runs = 3\niterations = 3\n")
+    store = Store(tmp_path / ".regbench" / "results.db")
+    other = Store(tmp_path / ".regbench" / "results.db")
+
+    class Racer(NullReporter):
+        """Another campaign on the same store stores run 1 while this one is executing it."""
+
+        def trial_started(self, benchmark, version, run_index):
+            if run_index == 1:
+                other.add_run(RunRecord(benchmark, version, 1, np.array([9.0, 9.0, 9.0]), machine="m1"))
+
+    result = run_campaign(load_config(cfg), store, seed=1, machine="m1", reporter=Racer())
+    assert result.counts["ok"] == 2 and result.trials_skipped == 1
+    runs = {r.run_index: r for r in store.runs()}
+    assert sorted(runs) == [0, 1, 2] and runs[1].campaign_id is None  # the other campaign's run stays
+    other.close()
 
 
 # ------------------------------------------------------------------------------- CLI

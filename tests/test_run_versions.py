@@ -81,8 +81,15 @@ def test_working_tree_version_names(repo, tmp_path):
     assert working_tree_version(path, ignore=[store_dir]).name == shas[3][:ABBREV]
     (path / "f.txt").write_text("edited\n")
     dirty = working_tree_version(path, ignore=[store_dir])
-    assert dirty.name == shas[3][:ABBREV] + "-dirty"
+    assert dirty.name.startswith(shas[3][:ABBREV] + "-dirty-") and len(dirty.name) == ABBREV + 7 + 8
     assert dirty.version_info()["timestamp"] > clean.version_info()["timestamp"]
+    # the same edit is the same version; another edit (or a new file) is another version
+    assert working_tree_version(path, ignore=[store_dir]).name == dirty.name
+    (path / "f.txt").write_text("edited again\n")
+    again = working_tree_version(path, ignore=[store_dir]).name
+    assert again != dirty.name
+    (path / "new.txt").write_text("untracked\n")
+    assert working_tree_version(path, ignore=[store_dir]).name not in (again, dirty.name)
     plain = tmp_path / "plain"
     plain.mkdir()
     outside = working_tree_version(plain)

@@ -31,7 +31,8 @@ repo = "."
 # build = ["make", "-j2"]
 # build_timeout = 600
 # Where results go: a path or a SQLAlchemy URL (default .regbench/results.db; --store and
-# REGBENCH_STORE override it).
+# REGBENCH_STORE override it).  Add .regbench/ to .gitignore: it holds the store and the
+# worktrees of benchmarked commits.
 # store = ".regbench/results.db"
 
 # Repetition levels (seed 004 s.2) used by every benchmark unless it sets its own:

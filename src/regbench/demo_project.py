@@ -102,8 +102,8 @@ build_timeout = 120
 store = ".regbench/results.db"
 
 [defaults]
-runs = 6
-iterations = 15
+runs = 10
+iterations = 20
 warmup = 3
 timeout = 60
 

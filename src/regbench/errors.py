@@ -6,6 +6,7 @@
      ├── ConfigError              regbench.toml or a command-line option is wrong
      ├── InputError               a file given to regbench is wrong (carries file and line)
      ├── StoreError               the results store cannot be opened or is inconsistent
+     │    └── DuplicateRunError      a run with the same key is already stored
      ├── VersionError             a git revision cannot be resolved or checked out
      └── NotFoundError            a benchmark, version or other named thing is not in the store
 
@@ -43,6 +44,10 @@ class InputError(RegbenchError):
 
 class StoreError(RegbenchError):
     """The results store cannot be opened, migrated or is inconsistent."""
+
+
+class DuplicateRunError(StoreError):
+    """A run with the same (benchmark, version, config, machine, run index) is already stored."""
 
 
 class VersionError(RegbenchError):

@@ -9,7 +9,8 @@ from rich.console import Console
 
 # Tables piped to a file or a CI log are not squeezed into 80 columns.
 _WIDTH = shutil.get_terminal_size((160, 24)).columns
-console = Console(highlight=False, soft_wrap=False, width=_WIDTH)
+# soft_wrap: messages with long paths stay on one line (copy-pasteable); tables still fit the width.
+console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 err_console = Console(stderr=True, highlight=False)
 
 

@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 
 from ..config import BenchmarkSpec, ProjectConfig
-from ..errors import ConfigError
+from ..errors import ConfigError, DuplicateRunError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord
 from .execute import execute_run
 from .fingerprint import default_machine_name, machine_fingerprint
@@ -307,13 +307,19 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
         reporter.trial_started(trial.benchmark, trial.version, trial.run_index)
         outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
                               run_index=trial.run_index, version=trial.version)
-        store.add_run(RunRecord(
-            benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
-            samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
-            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-            started_at=outcome.started_at, duration=outcome.duration, warmup=spec.warmup,
-            campaign_id=campaign_id,
-        ), version_info=info[trial.version], unit=spec.unit, direction=spec.direction)
+        try:
+            store.add_run(RunRecord(
+                benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
+                samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
+                exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+                started_at=outcome.started_at, duration=outcome.duration, warmup=spec.warmup,
+                campaign_id=campaign_id,
+            ), version_info=info[trial.version], unit=spec.unit, direction=spec.direction)
+        except DuplicateRunError:
+            # Another campaign on the same store stored this trial meanwhile: keep the first.
+            skipped += 1
+            reporter.trial_done(trial.benchmark, trial.version, trial.run_index, "already stored")
+            continue
         counts[outcome.status] += 1
         reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
 

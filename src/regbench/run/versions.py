@@ -198,7 +198,26 @@ def working_tree_version(path: Path, *, ignore: Iterable[Path] = ()) -> WorkingT
         if p.is_relative_to(top) and p != top:
             pathspecs.append(f":(top,exclude){p.relative_to(top).as_posix()}")
     dirty = bool(git(path, "status", "--porcelain", "--", *pathspecs).strip())
-    return WorkingTree(head.short + ("-dirty" if dirty else ""), path, head, dirty)
+    if not dirty:
+        return WorkingTree(head.short, path, head, False)
+    return WorkingTree(f"{head.short}-dirty-{_changes_digest(top, pathspecs)}", path, head, True)
+
+
+def _changes_digest(top: Path, pathspecs: list[str]) -> str:
+    """A short hash of the uncommitted changes (tracked diff and untracked files' contents).
+
+    Two different edits of the same commit are two versions: without it, re-running after an
+    edit would skip every run as "already stored" under one ``-dirty`` name.
+    """
+    h = hashlib.sha256(git(top, "diff", "HEAD", "--binary", "--", *pathspecs).encode())
+    untracked = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs).split("\0")
+    untracked = sorted(u for u in untracked if u)
+    if untracked:
+        blobs = subprocess.run(["git", "-C", str(top), "hash-object", "--stdin-paths"],
+                               input="\n".join(untracked), capture_output=True, text=True, check=True).stdout
+        h.update("\n".join(untracked).encode())
+        h.update(blobs.encode())
+    return h.hexdigest()[:8]
 
 
 # -------------------------------------------------------------------------- worktrees

@@ -19,7 +19,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import NotFoundError, StoreError
+from ..errors import DuplicateRunError, NotFoundError, StoreError
 from ..model import DEFAULT_CONFIG, RunRecord, Series, VersionInfo
 from . import schema as t
 
@@ -238,10 +238,19 @@ class Store:
     # -------------------------------------------------------------------- runs
     def add_run(self, rec: RunRecord, *, version_info: dict | None = None,
                 unit: str | None = None, direction: str | None = None) -> int:
-        """Store one run in one transaction and return its id."""
+        """Store one run in one transaction and return its id.
+
+        Raises :class:`DuplicateRunError` when a run with the same key is already stored (for
+        example by another campaign on the same store).
+        """
         try:
             with self.engine.begin() as conn:
                 return self._insert_run(conn, rec, version_info=version_info, unit=unit, direction=direction)
+        except sa.exc.IntegrityError as exc:
+            self._forget()
+            raise DuplicateRunError(
+                f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} "
+                f"({rec.config}, {rec.machine}) is already in the store") from exc
         except Exception:
             self._forget()
             raise
@@ -300,7 +309,7 @@ class Store:
                     n += len(rows)
         except sa.exc.IntegrityError as exc:
             self._forget()
-            raise StoreError(f"runs already in the store would be duplicated ({exc.orig})") from exc
+            raise DuplicateRunError(f"runs already in the store would be duplicated ({exc.orig})") from exc
         except Exception:
             self._forget()
             raise
