@@ -125,9 +125,6 @@ def test_open_without_create_on_an_existing_store(db_path):
         assert [r.benchmark for r in s.runs()] == ["b"]
 
 
-@pytest.mark.xfail(strict=True, raises=sa.exc.DatabaseError, reason=(
-    "BUG: Store._migrate catches only OperationalError; a file that is not SQLite raises "
-    "sqlalchemy DatabaseError ('file is not a database') from the connect pragmas"))
 def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path):
     # e.g. `regbench --store results.csv summary`: the CSV given where the store was meant.
     path = tmp_path / "results.csv"
@@ -386,3 +383,26 @@ def test_existing_run_keys(store):
     assert store.existing_run_keys(config="default", machine="m2") == {("b", "v1", 1)}
     assert store.existing_run_keys(config="c2", machine="m2") == set()
     assert store.existing_run_keys(config="nope", machine="local") == set()
+
+
+def test_a_run_with_another_unit_does_not_relabel_the_benchmark(store):
+    store.add_run(RunRecord("b", "v1", 0, np.array([1.0, 2.0])), unit="ms", direction="lower")
+    with pytest.raises(StoreError, match="benchmark 'b' is stored with unit 'ms', not 's'"):
+        store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="s", direction="lower")
+    with pytest.raises(StoreError, match="stored with direction 'lower', not 'higher'"):
+        store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="ms", direction="higher")
+    assert [(b["unit"], b["direction"]) for b in store.benchmarks()] == [("ms", "lower")]
+    assert [r.version for r in store.runs()] == ["v1"]
+    store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="ms", direction="lower")
+    assert [r.version for r in store.runs()] == ["v1", "v2"]
+
+
+def test_add_run_twice_is_a_duplicate_run_error(store):
+    from regbench.errors import DuplicateRunError
+
+    store.add_run(RunRecord("b", "v1", 0, np.array([1.0])))
+    with pytest.raises(DuplicateRunError, match="run 0 of 'b' at version 'v1' .* is already in the store"):
+        store.add_run(RunRecord("b", "v1", 0, np.array([2.0])))
+    with store.engine.connect() as conn:
+        blobs = [r for (r,) in conn.execute(sa.text("SELECT samples FROM run"))]
+    assert [decode_samples(b, "f8").tolist() for b in blobs] == [[1.0]]

@@ -23,6 +23,12 @@ def import_file(store: Store, path: str, *, fmt: str = "auto") -> ImportReport:
     A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate.
     """
     batch = parse_file(path, fmt=fmt)
+    stored = {b["name"]: b for b in store.benchmarks()}
+    for name, info in batch.benchmarks.items():
+        for key, value in info.items():
+            if name in stored and stored[name][key] != value:
+                raise InputError(f"benchmark {name!r} is stored with {key} {stored[name][key]!r}, the file says "
+                                 f"{value!r}", path=str(path), line=batch.benchmark_line.get(name))
     existing: dict[tuple[str, str], set] = {}
     for rec in batch.records:
         key = (rec.config, rec.machine)

@@ -39,6 +39,7 @@ class ImportBatch:
     versions: dict[str, dict] = field(default_factory=dict)  # name -> version info, in history order
     benchmarks: dict[str, dict] = field(default_factory=dict)  # name -> unit/direction
     first_line: dict[tuple, int] = field(default_factory=dict)  # run key -> first line in the file
+    benchmark_line: dict[str, int] = field(default_factory=dict)  # benchmark -> its first line
     n_samples: int = 0
 
 
@@ -70,8 +71,11 @@ def _read_csv(p: Path):
     where = str(p)
     if p.stat().st_size == 0:
         raise InputError("empty file (expected a header row: " + ",".join(REQUIRED) + ")", path=where, line=1)
-    with p.open("r", encoding="utf-8", errors="replace") as fh:
-        header = [h.strip() for h in fh.readline().rstrip("\r\n").split(",")]
+    import csv
+
+    # utf-8-sig: spreadsheets' "CSV UTF-8" starts with a byte-order mark.
+    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        header = [h.strip() for h in next(csv.reader(fh), [])]
     for col in REQUIRED:
         if col not in header:
             raise InputError(f"missing column `{col}` (header must contain {','.join(REQUIRED)})",
@@ -87,7 +91,7 @@ def _read_csv(p: Path):
     names = [*header, "__extra__"]
     dtypes["__extra__"] = "str"
     kwargs = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False, keep_default_na=False,
-                  na_values={c: [""] for c in names}, skipinitialspace=True)
+                  na_values={c: [""] for c in names}, skipinitialspace=True, encoding="utf-8-sig")
     try:
         frame = pd.read_csv(p, dtype=dtypes, **kwargs)
     except pd.errors.ParserError as exc:
@@ -98,7 +102,8 @@ def _read_csv(p: Path):
         # A column that should be numeric holds text: find the first such line.
         for col in ("run", "iteration", "value"):
             raw = pd.read_csv(p, usecols=[col], dtype=str, index_col=False, skip_blank_lines=False,
-                              keep_default_na=False, na_values=[""], skipinitialspace=True)[col]
+                              keep_default_na=False, na_values=[""], skipinitialspace=True,
+                              encoding="utf-8-sig", names=header, header=None, skiprows=1)[col]
             num = pd.to_numeric(raw, errors="coerce")
             bad = np.flatnonzero(num.isna().to_numpy() & raw.notna().to_numpy())
             if bad.size:
@@ -108,7 +113,16 @@ def _read_csv(p: Path):
     extra = np.flatnonzero(frame["__extra__"].notna().to_numpy())
     if extra.size:
         raise InputError(f"expected {len(header)} fields, found more", path=where, line=int(extra[0]) + 2)
-    return frame.drop(columns="__extra__")
+    frame = frame.drop(columns="__extra__")
+    for col in header:
+        if col in _TEXT and frame[col].cat.categories.dtype.kind not in "OT":
+            # pandas turns categories that all look like numbers or booleans into numbers
+            # (versions '1.1' and '1.10' would become one); read such a column again as text.
+            text = pd.read_csv(p, usecols=[col], dtype=str, index_col=False, skip_blank_lines=False,
+                               keep_default_na=False, na_values=[""], skipinitialspace=True,
+                               encoding="utf-8-sig", names=header, header=None, skiprows=1)[col]
+            frame[col] = text.astype("category")
+    return frame
 
 
 def _parser_line(msg: str) -> int | None:
@@ -152,22 +166,26 @@ def _read_jsonl(p: Path):
             present.update(obj)
             for c in COLUMNS:
                 v = obj.get(c)
-                if c in ("run", "iteration", "value") and v is not None and (
-                        isinstance(v, bool) or not isinstance(v, int | float)):
-                    raise InputError(f"`{c}` is not a number: {v!r}", path=where, line=n)
+                if c in ("run", "iteration", "value") and v is not None:
+                    if isinstance(v, bool) or not isinstance(v, int | float):
+                        raise InputError(f"`{c}` is not a number: {v!r}", path=where, line=n)
+                    if not np.isfinite(v):
+                        raise InputError(f"`{c}` must be a finite number, got {v!r}", path=where, line=n)
                 cols[c].append(v)
     if n == 0:
         raise InputError("empty file", path=where, line=1)
     for c in REQUIRED:
         if c not in present:
             raise InputError(f"missing field `{c}`", path=where, line=1)
-    frame = pd.DataFrame({c: cols[c] for c in COLUMNS if c in present})
-    for c in ("run", "iteration", "value"):
-        frame[c] = frame[c].astype("float64")
-    for c in _TEXT:
-        if c in frame:
-            frame[c] = frame[c].map(lambda v: None if v is None else str(v)).astype("category")
-    return frame
+    data = {}
+    for c in COLUMNS:
+        if c not in present:
+            continue
+        if c in ("run", "iteration", "value"):
+            data[c] = np.array([np.nan if v is None else v for v in cols[c]], dtype=float)
+        else:  # text: a missing field stays missing (code -1), anything else is its text
+            data[c] = pd.Categorical([None if v is None else str(v) for v in cols[c]])
+    return pd.DataFrame(data)
 
 
 def _validate(frame, where: str, offset: int) -> ImportBatch:
@@ -226,7 +244,7 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     dirs = _per_key_attribute(frame, b_code, b_names, "direction", lines, where, "benchmark")
     for name, d in dirs.items():
         if d is not None and d not in DIRECTIONS:
-            row = np.flatnonzero(b_code == b_names.index(name))[0]
+            row = np.flatnonzero(b_code == b_names.index(name))[0]  # only on the error path
             raise InputError(f"`direction` must be 'lower' or 'higher', got {d!r}", path=where,
                              line=int(lines[row]))
 
@@ -263,16 +281,17 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     ends = np.concatenate((starts[1:], [len(order)]))
     value_s = value[order]
     # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
-    first_seen = {}
-    for code in v_code[np.sort(np.unique(v_code, return_index=True)[1])]:
-        first_seen[v_names[code]] = versions[v_names[code]]
+    v_seen, v_first = np.unique(v_code, return_index=True)
     batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
-    for name, ts_text in first_seen.items():
+    for pos in np.argsort(v_first, kind="stable"):
+        name = v_names[v_seen[pos]]
+        ts_text = versions[name]
         info: dict = {}
         if ts_text is not None:
-            info = {"timestamp": _parse_time(ts_text, where, lines[np.flatnonzero(v_code == v_names.index(name))[0]]),
-                    "timestamp_text": ts_text}
+            info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
         batch.versions[name] = info
+    b_seen, b_first = np.unique(b_code, return_index=True)
+    batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
     for name in b_names:
         info = {}
         if units.get(name):

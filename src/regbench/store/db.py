@@ -114,7 +114,7 @@ class Store:
                 current = None
                 if insp.has_table("alembic_version"):
                     current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
-        except sa.exc.OperationalError as exc:
+        except sa.exc.DatabaseError as exc:  # OperationalError, or "file is not a database"
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
         if current == t.SCHEMA_REVISION:
             return
@@ -143,13 +143,17 @@ class Store:
         cached = self._ids.get(key)
         if cached is not None:
             return cached
-        row = conn.execute(sa.select(table.c.id).where(table.c.name == name)).first()
+        row = conn.execute(sa.select(table).where(table.c.name == name)).first()
         if row is None:
             ident = conn.execute(table.insert().values(name=name, **values)).inserted_primary_key[0]
         else:
-            ident = row[0]
-            if values and table is t.benchmark:
-                conn.execute(table.update().where(table.c.id == ident).values(**values))
+            ident = row.id
+            if table is t.benchmark:
+                for key, value in values.items():
+                    if row._mapping[key] != value:
+                        # Relabelling would silently change the meaning of every stored run.
+                        raise StoreError(f"benchmark {name!r} is stored with {key} {row._mapping[key]!r}, "
+                                         f"not {value!r}: use another benchmark name for the new {key}")
         # Ids are cached only outside of explicit transactions' rollbacks: callers that roll back
         # call :meth:`_forget` (a rolled-back insert must not leave a stale id behind).
         self._ids[key] = ident
@@ -161,7 +165,8 @@ class Store:
     def ensure_benchmark(self, conn: Connection, name: str, *, unit: str | None = None,
                          direction: str | None = None) -> int:
         values = {k: v for k, v in (("unit", unit), ("direction", direction)) if v is not None}
-        self._ids.pop(("benchmark", name), None) if values else None
+        if values:
+            self._ids.pop(("benchmark", name), None)  # check the stored unit and direction again
         return self._get_or_create(conn, t.benchmark, name, **values)
 
     def ensure_version(self, conn: Connection, name: str, *, commit: str | None = None,
@@ -449,7 +454,18 @@ class Store:
 
     # ------------------------------------------------------------------ export
     def iter_raw_runs(self) -> Iterator[tuple]:
-        """Every run with all samples (warm-up included), for export, in a stable order."""
+        """Every run with all samples (warm-up included), for export.
+
+        Versions come in history order, then benchmark, config, machine and run index: the order
+        does not depend on how the store was filled, and the first appearance of each version in
+        an export is its place in history, so re-importing a file without timestamps keeps it.
+        """
+        rank = {v.id: k for k, v in enumerate(self.versions())}
+        rows = list(self._raw_runs())
+        rows.sort(key=lambda r: (rank[r[4]], r[0], r[5], r[6], r[9]))
+        yield from rows
+
+    def _raw_runs(self) -> Iterator[tuple]:
         q = (sa.select(t.benchmark.c.name, t.version.c.name, t.version.c.timestamp,
                        t.version.c.timestamp_text, t.version.c.id, t.config.c.name, t.machine.c.name,
                        t.benchmark.c.unit, t.benchmark.c.direction, t.run.c.run_index,
