@@ -53,9 +53,7 @@ def summarize_series(series_list: Iterable[Series], *, confidence_level: float =
         for k in range(len(s)):
             slots.append((s, k, len(flat), len(flat) + len(s.runs[k])))
             flat.extend(s.runs[k])
-    sizes = np.array([a.size for a in flat], dtype=float)
-    means = np.array([a.mean() if a.size else np.nan for a in flat])
-    variances = np.array([a.var(ddof=1) if a.size > 1 else np.nan for a in flat])
+    sizes, means, variances = run_moments(flat)
     if robust and flat:
         r_means, r_vars = resampled_run_stats(flat, rng=rng)
     out = []
@@ -74,6 +72,24 @@ def summarize_series(series_list: Iterable[Series], *, confidence_level: float =
             out.append(ExperimentSummary(s.benchmark, s.versions[k].name, s.config, s.machine, s.unit,
                                          s.direction, s.failed[k], s.warmup[k], plain, rob))
     return out
+
+
+def run_moments(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Size, mean and variance (ddof=1) of every run; runs of equal length in one numpy call."""
+    sizes = np.array([a.size for a in runs], dtype=float)
+    means = np.full(len(runs), np.nan)
+    variances = np.full(len(runs), np.nan)
+    by_len: dict[int, list[int]] = {}
+    for j, a in enumerate(runs):
+        by_len.setdefault(a.size, []).append(j)
+    for k, idx in by_len.items():
+        if k == 0:
+            continue
+        x = np.stack([runs[j] for j in idx])
+        means[idx] = x.mean(axis=1)
+        if k > 1:
+            variances[idx] = x.var(axis=1, ddof=1)
+    return sizes, means, variances
 
 
 def summarize(store: Store, *, benchmark: str | None = None, version: str | None = None,

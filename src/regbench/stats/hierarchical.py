@@ -15,6 +15,7 @@ Regressions: The Mono Experience":
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class HierarchicalSummary:
         return self.half_width / abs(self.mean) if self.mean else float("nan")
 
 
+@functools.lru_cache(maxsize=256)  # one scipy ppf per (level, runs), not one per experiment
 def _quantile(confidence_level: float, m: int, quantile: str) -> float:
     if quantile == "normal":
         # The paper's u_{1-alpha/2}: right for large m.
