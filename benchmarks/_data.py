@@ -44,18 +44,23 @@ def make_dataset(n_versions: int, n_runs: int, n_samples: int, *, seed: int = 20
     return Dataset(names, stamps, values)
 
 
-def write_canonical_csv(data: Dataset, path: Path) -> int:
+MINIMAL_COLUMNS = "benchmark,version,run,iteration,value"
+
+
+def write_canonical_csv(data: Dataset, path: Path, *, minimal: bool = False) -> int:
     """Write the data as canonical CSV with every column (as ``regbench export`` does).
 
-    Rows come in history order, version by version and run by run, as a campaign log would.
-    Floats are written with ``repr`` (exact).  Returns the file size in bytes.
+    With ``minimal``, only the five required columns (no timestamps: versions are then ordered
+    by first appearance, which is history order here).  Rows come in history order, version by
+    version and run by run, as a campaign log would.  Floats are written with ``repr`` (exact).
+    Returns the file size in bytes.
     """
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(COLUMNS + "\n")
+        fh.write((MINIMAL_COLUMNS if minimal else COLUMNS) + "\n")
         n_versions, n_runs, _ = data.values.shape
         for v in range(n_versions):
-            tail = f",{data.timestamps[v]},default,local,s,lower\n"
+            tail = "\n" if minimal else f",{data.timestamps[v]},default,local,s,lower\n"
             for r in range(n_runs):
                 head = f"{BENCHMARK},{data.versions[v]},{r},"
                 fh.write("".join([f"{head}{i},{x!r}{tail}" for i, x in enumerate(data.values[v, r].tolist())]))

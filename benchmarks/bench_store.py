@@ -20,6 +20,7 @@ import io
 import os
 import platform
 import pstats
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -49,7 +50,10 @@ TARGETS = {"load": 1.0, "import": 15.0, "summary": 2.0}  # seconds, for FULL (--
 
 @dataclass
 class Timing:
+    """Wall-clock seconds per repetition, and CPU seconds (this process's threads + children)."""
+
     times: list[float]
+    cpu: list[float]
 
     @property
     def median(self) -> float:
@@ -59,17 +63,29 @@ class Timing:
     def min(self) -> float:
         return min(self.times)
 
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def _cpu_seconds() -> float:
+    # CPU time is what other load on a shared machine disturbs least; children = subprocesses.
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
 
 def timeit(fn: Callable[[int], object], reps: int, *, setup: Callable[[int], object] | None = None) -> Timing:
     """Time ``fn(rep)`` ``reps`` times; ``setup(rep)`` runs before each, untimed."""
-    times = []
+    times, cpu = [], []
     for rep in range(reps):
         if setup is not None:
             setup(rep)
+        c0 = _cpu_seconds()
         t0 = time.perf_counter()
         fn(rep)
         times.append(time.perf_counter() - t0)
-    return Timing(times)
+        cpu.append(_cpu_seconds() - c0)
+    return Timing(times, cpu)
 
 
 # --------------------------------------------------------------------------- the naive references
@@ -176,16 +192,60 @@ def profile(fn: Callable[[], object], out: Path, top: int) -> str:
 
 
 # -------------------------------------------------------------------------------------------- main
+def git_head() -> str:
+    """The commit of the regbench source measured, with ``+dirty`` if src/ has changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def import_times(top: int) -> str:
+    """``python -X importtime`` of what ``regbench summary`` imports, largest cumulative first."""
+    code = "import regbench.cli.main, regbench.cli.cmd_summary, regbench.analysis, regbench.cli._output, rich.table"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    rows.sort(reverse=True)
+    return "\n".join(f"{us / 1e6:7.3f} s  {name}" for us, name in rows[:top])
+
+
+def profile_cli(db: Path, out: Path, top: int) -> str:
+    """cProfile of ``regbench --store DB summary`` run in this process (modules already imported)."""
+    import contextlib
+
+    from regbench.cli.main import main as cli_main
+
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        cli_main(["--help"])  # registers the commands outside the profile
+        text = profile(lambda: cli_main(["--store", str(db), "summary"]), out, top)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="100x smaller data (a smoke check)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each timed step [3]")
     ap.add_argument("--ref-reps", type=int, default=None, help="repetitions of the naive references [1; 3 with --quick]")
+    ap.add_argument("--steps", default="import,load,summary",
+                    help="comma-separated subset of import,load,summary [all]; without import, the store "
+                         "of an earlier run in --workdir is used")
     ap.add_argument("--workdir", default=None, help="where data and stores go [$TMPDIR/regbench-bench]")
     ap.add_argument("--profile", action="store_true", help="cProfile each step that misses its target")
     ap.add_argument("--profile-all", action="store_true", help="cProfile every step")
     ap.add_argument("--seed", type=int, default=20240101)
     args = ap.parse_args(argv)
+    steps = set(args.steps.split(","))
+    if not steps <= {"import", "load", "summary"}:
+        ap.error(f"unknown step in --steps: {sorted(steps - {'import', 'load', 'summary'})}")
 
     size = QUICK if args.quick else FULL
     ref_reps = args.ref_reps or (3 if args.quick else 1)
@@ -193,55 +253,79 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     tag = f"{size['n_versions']}x{size['n_runs']}x{size['n_samples']}-s{args.seed}"
     csv_path = work / f"canonical-{tag}.csv"
+    min_path = work / f"canonical-{tag}-minimal.csv"
+    db = work / f"store-{tag}" / "results.db"  # the imported store, used by load and summary
 
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
     data = make_dataset(**size, seed=args.seed)
     if not csv_path.exists():
         write_canonical_csv(data, csv_path)
+    if not min_path.exists():
+        write_canonical_csv(data, min_path, minimal=True)
     print(f"data: {data.n_samples:,} samples, {csv_path} ({csv_path.stat().st_size / 1e6:.0f} MB), "
           f"ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
-    def fresh(name: str) -> Path:
-        d = work / name
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir()
-        return d / "results.db"
+    def fresh(path: Path) -> Path:
+        shutil.rmtree(path.parent, ignore_errors=True)
+        path.parent.mkdir(parents=True)
+        return path
 
     results: dict[str, dict] = {}
     notes: list[str] = []
+    diag: dict[str, Timing] = {}
 
     # 1. import: `regbench import FILE` = a fresh store + ingest.import_file.
-    db = work / "import" / "results.db"
-    t_import = timeit(lambda rep: import_file(Store(db), str(csv_path)), args.reps,
-                      setup=lambda rep: fresh("import"))
-    ref_db = work / "import-naive" / "results.db"
-    t_import_ref = timeit(lambda rep: naive_import(Store(ref_db), csv_path), ref_reps,
-                          setup=lambda rep: fresh("import-naive"))
-    results["import"] = dict(label=f"import {data.n_samples:,}-sample CSV into a fresh SQLite store "
-                                   "(`Store(path)` + `ingest.import_file`)",
-                             t=t_import, ref=t_import_ref,
-                             ref_label="`csv.reader` loop + one `Store.add_run` per run")
-    shutil.rmtree(work / "import-naive", ignore_errors=True)
+    if "import" in steps:
+        t_import = timeit(lambda rep: import_file(Store(db), str(csv_path)), args.reps,
+                          setup=lambda rep: fresh(db))
+        ref_db = work / "import-naive" / "results.db"
+        t_import_ref = timeit(lambda rep: naive_import(Store(ref_db), csv_path), ref_reps,
+                              setup=lambda rep: fresh(ref_db))
+        shutil.rmtree(ref_db.parent, ignore_errors=True)
+        results["import"] = dict(label=f"import {data.n_samples:,}-sample CSV (all 10 columns) into a fresh "
+                                       "SQLite store (`Store(path)` + `ingest.import_file`)",
+                                 t=t_import, ref=t_import_ref,
+                                 ref_label="`csv.reader` loop + one `Store.add_run` per run")
+        db_min = work / "import-min" / "results.db"
+        t_import_min = timeit(lambda rep: import_file(Store(db_min), str(min_path)), args.reps,
+                              setup=lambda rep: fresh(db_min))
+        shutil.rmtree(db_min.parent, ignore_errors=True)
+        results["import-min"] = dict(label="the same with only the 5 required columns (no timestamps)",
+                                     t=t_import_min, ref=t_import_ref, ref_label="same reference (all columns)",
+                                     target_key="import")
+    elif not db.exists():
+        ap.error(f"no store at {db}: run the import step first")
 
-    # 2. load: Store.load_series of the one series, from the store just imported.
     store = Store(db, create=False)
     check_loaded(store.load_series(BENCHMARK), data)
-    t_load = timeit(lambda rep: store.load_series(BENCHMARK), args.reps + 2)
-    t_load_ref = timeit(lambda rep: naive_blob_fetch(db), args.reps + 2)
-    results["load"] = dict(label="`Store.load_series(benchmark)` -> numpy arrays", t=t_load, ref=t_load_ref,
-                           ref_label="`sqlite3` fetch of the sample blobs alone")
+
+    # 2. load: Store.load_series of the one series, from the store just imported.
+    if "load" in steps:
+        t_load = timeit(lambda rep: store.load_series(BENCHMARK), args.reps + 2)
+        t_load_ref = timeit(lambda rep: naive_blob_fetch(db), args.reps + 2)
+        results["load"] = dict(label="`Store.load_series(benchmark)` -> numpy arrays", t=t_load, ref=t_load_ref,
+                               ref_label="`sqlite3` fetch of the sample blobs alone")
 
     # 3. summary: the real CLI end to end, as a subprocess.
-    argv, note = summary_command(db)
-    if note:
-        notes.append(note)
-    t_cli = timeit(lambda rep: run_cli(argv), args.reps)
-    t_sum = timeit(lambda rep: summarize(store), args.reps)
-    t_sum_ref = timeit(lambda rep: naive_summary(store), ref_reps)
-    results["summary"] = dict(label="`regbench --store X summary > /dev/null` (subprocess)", t=t_cli,
-                              ref=t_sum_ref, ref_label="load + per-run Python loop of the same statistics")
-    results["summarize"] = dict(label="`analysis.summarize(store)` in process (load included)", t=t_sum,
-                                ref=t_sum_ref, ref_label="same reference", target_key="summary")
+    if "summary" in steps:
+        argv, note = summary_command(db)
+        if note:
+            notes.append(note)
+        t_cli = timeit(lambda rep: run_cli(argv), args.reps)
+        # Where the CLI's time goes: interpreter start + command registration, and without rich.
+        if not note:
+            diag["`regbench --help` (start-up floor)"] = timeit(lambda rep: run_cli([argv[0], "--help"]), args.reps)
+            diag["`regbench --store X summary --format json` (no rich table)"] = timeit(
+                lambda rep: run_cli([*argv, "--format", "json"]), args.reps)
+            diag["`regbench --store X summary --no-robust`"] = timeit(
+                lambda rep: run_cli([*argv, "--no-robust"]), args.reps)
+        t_sum = timeit(lambda rep: summarize(store), args.reps)
+        t_sum_ref = timeit(lambda rep: naive_summary(store), ref_reps)
+        results["summary"] = dict(label="`regbench --store X summary > /dev/null` (subprocess)", t=t_cli,
+                                  ref=t_sum_ref, ref_label="load + per-run Python loop of the same statistics")
+        results["summarize"] = dict(label="`analysis.summarize(store)` in process (load included)", t=t_sum,
+                                    ref=t_sum_ref, ref_label="same reference", target_key="summary")
 
     # ------------------------------------------------------------------------------ the report
     import pandas
@@ -250,14 +334,15 @@ def main(argv: list[str] | None = None) -> int:
     la = os.getloadavg()
     print(f"\n## regbench store benchmark ({'--quick, ' if args.quick else ''}{data.n_samples:,} samples: "
           f"{size['n_versions']} versions x {size['n_runs']} runs x {size['n_samples']} iterations)\n")
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, pandas {pandas.__version__}, "
-          f"SQLAlchemy {sqlalchemy.__version__}, SQLite {sqlite3.sqlite_version}; {os.cpu_count()} CPUs, "
-          f"{platform.machine()} {platform.system()} {platform.release()}; load average at end "
-          f"{la[0]:.2f}/{la[1]:.2f}/{la[2]:.2f}. Median (min) of {args.reps} reps "
+    print(f"regbench {git_head()}; Python {platform.python_version()}, numpy {np.__version__}, "
+          f"pandas {pandas.__version__}, SQLAlchemy {sqlalchemy.__version__}, SQLite {sqlite3.sqlite_version}; "
+          f"{os.cpu_count()} CPUs, {platform.machine()} {platform.system()} {platform.release()}; load average "
+          f"before/at end {load_before[0]:.2f}/{la[0]:.2f} (a shared machine: compare CPU s when they differ). "
+          f"Median (min) of {args.reps} reps "
           f"({args.reps + 2} for load), references {ref_reps}.\n")
-    print("| step | target | measured median (min) | measured/target | | naive reference | median (min) "
+    print("| step | target | measured median (min) | measured/target | | CPU s | naive reference | median (min) "
           "| measured/reference |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     missed = []
     for key, r in results.items():
         target = TARGETS[r.get("target_key", key)]
@@ -269,10 +354,14 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "smoke" if args.quick else ("pass" if ok else "**miss**")
         ratio = "—" if args.quick else f"{t.median / target:.2f}"
         print(f"| {r['label']} | < {target:g} s | {t.median:.3f} s ({t.min:.3f}) | {ratio} "
-              f"| {verdict} | {r['ref_label']} | {ref.median:.3f} s ({ref.min:.3f}) "
+              f"| {verdict} | {t.cpu_median:.2f} | {r['ref_label']} | {ref.median:.3f} s ({ref.min:.3f}) "
               f"| {t.median / ref.median:.2f} |")
     for n in notes:
         print(f"\nNote: {n}")
+    if diag:
+        print("\n| diagnostic (where the CLI's time goes) | median (min) | CPU s |\n|---|---|---|")
+        for label, t in diag.items():
+            print(f"| {label} | {t.median:.3f} s ({t.min:.3f}) | {t.cpu_median:.2f} |")
     csv_mb = csv_path.stat().st_size / 1e6
     db_mb = sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6  # with -wal
     print(f"\nCSV {csv_mb:.0f} MB; SQLite store {db_mb:.0f} MB; raw samples {data.values.nbytes / 1e6:.0f} MB.")
@@ -280,23 +369,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         print("\n--quick: 100x less data; the targets apply to the full size only.")
     to_profile = list(results) if args.profile_all else (missed if args.profile and not args.quick else [])
-    steps = {
-        "import": lambda: import_file(Store(fresh("import-prof")), str(csv_path)),
+    prof_db = work / "import-prof" / "results.db"
+    runners = {
+        "import": lambda: import_file(Store(fresh(prof_db)), str(csv_path)),
+        "import-min": lambda: import_file(Store(fresh(prof_db)), str(min_path)),
         "load": lambda: store.load_series(BENCHMARK),
-        "summary": lambda: summarize(store),
         "summarize": lambda: summarize(store),
     }
-    done = set()
     for key in to_profile:
-        fn_key = "summary" if key == "summarize" else key
-        if fn_key in done:
-            continue
-        done.add(fn_key)
-        out = work / f"profile-{fn_key}.pstats"
-        print(f"\n### cProfile: {fn_key} (in process; full stats in {out})\n\n```")
-        print(profile(steps[fn_key], out, 18).strip())
+        out = work / f"profile-{key}.pstats"
+        if key == "summary":
+            print(f"\n### cProfile: `regbench summary` run in process (imports excluded; {out})\n\n```")
+            print(profile_cli(db, out, 22).strip())
+            print("```\n\n### `python -X importtime`: what `regbench summary` imports (cumulative)\n\n```")
+            print(import_times(12))
+        else:
+            print(f"\n### cProfile: {key} (in process; full stats in {out})\n\n```")
+            print(profile(runners[key], out, 18).strip())
         print("```")
-    shutil.rmtree(work / "import-prof", ignore_errors=True)
+    shutil.rmtree(prof_db.parent, ignore_errors=True)
     return 0
 
 
