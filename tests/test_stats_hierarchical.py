@@ -139,3 +139,45 @@ def test_stats_layer_imports_no_store_cli_or_dask():
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_plan_reaches_the_target_at_the_least_cost_found_by_brute_force():
+    from regbench.stats.hierarchical import plan_repetitions
+
+    rng = np.random.default_rng(8)
+    pilot = list(_simulate(rng, 1, m=10, n=50, mu=100.0, rho=1.0, sigma=5.0)[0])
+    plan = plan_repetitions(pilot, target_relative_half_width=0.01, warmup=10, max_iterations=2000)
+    s = plan.pilot
+    assert plan.predicted_relative_half_width <= 0.01
+
+    # Brute force over every (m, n): the cheapest plan whose predicted half-width meets the target.
+    m = np.arange(3, 200)[:, None]
+    n = np.arange(2, 400)[None, :]
+    hw = stats.t.ppf(0.995, m - 1) * np.sqrt(s.rho2 / m + s.s2_sigma / (m * n))
+    cost = np.where(hw <= s.mean / 100, (10 + n) * m, np.iinfo(np.int64).max)
+    best = (int(cost.min()),)
+    assert plan.cost == best[0]
+    assert plan.cost == (plan.warmup + plan.iterations) * plan.runs
+    # the paper's n_opt = sqrt(w S_sigma^2 / rho^2) is where the search starts
+    assert plan.n_opt == pytest.approx(math.sqrt(10 * s.s2_sigma / s.rho2))
+
+
+def test_plan_achieves_its_precision_on_new_data():
+    from regbench.stats.hierarchical import plan_repetitions
+
+    rng = np.random.default_rng(9)
+    pilot = list(_simulate(rng, 1, m=8, n=40, mu=50.0, rho=0.5, sigma=3.0)[0])
+    plan = plan_repetitions(pilot, target_relative_half_width=0.02, warmup=5)
+    widths = [hierarchical_summary(list(exp)).relative_half_width
+              for exp in _simulate(rng, 200, m=plan.runs, n=plan.iterations, mu=50.0, rho=0.5, sigma=3.0)]
+    # The pilot's components are estimates, so the typical realised width is near the target.
+    assert 0.012 < float(np.median(widths)) < 0.026
+
+
+def test_plan_validation():
+    from regbench.stats.hierarchical import plan_repetitions
+
+    with pytest.raises(ValueError, match="`target_relative_half_width` must be in"):
+        plan_repetitions(TABLE, target_relative_half_width=0)
+    with pytest.raises(ValueError, match="`min_runs` must be"):
+        plan_repetitions(TABLE, min_runs=1)

@@ -87,7 +87,7 @@ class HierarchicalSummary:
         return self.half_width / abs(self.mean) if self.mean else float("nan")
 
 
-@functools.lru_cache(maxsize=256)  # one scipy ppf per (level, runs), not one per experiment
+@functools.lru_cache(maxsize=4096)  # one scipy ppf per (level, runs), not one per experiment
 def _quantile(confidence_level: float, m: int, quantile: str) -> float:
     if quantile == "normal":
         # The paper's u_{1-alpha/2}: right for large m.
@@ -231,3 +231,116 @@ def robust_summary(runs: Sequence[np.ndarray], *, confidence_level: float = 0.99
     sizes = np.array([a.size for a in arrays], dtype=float)
     return components(means, variances, sizes, confidence_level=confidence_level, warmup=warmup,
                       quantile=quantile)
+
+
+@dataclass(frozen=True)
+class RepetitionPlan:
+    """Runs x iterations that reach a target precision at the least cost (seed 000 s.3.1).
+
+    Attributes
+    ----------
+    runs, iterations, warmup : int
+        ``m``, ``n`` and ``w`` of the recommended plan.
+    cost : int
+        Iterations executed, warm-up included: ``(w + n) m``.
+    predicted_half_width, predicted_relative_half_width : float
+        Half-width of the interval the plan is expected to give (absolute, and relative to the
+        pilot mean).
+    target_relative_half_width : float
+    n_opt : float
+        The continuous optimum ``sqrt(w S_sigma^2 / rho^2)`` the integer search started from.
+    pilot : HierarchicalSummary
+        The pilot's summary whose variance components the plan rests on.
+    """
+
+    runs: int
+    iterations: int
+    warmup: int
+    cost: int
+    predicted_half_width: float
+    predicted_relative_half_width: float
+    target_relative_half_width: float
+    n_opt: float
+    pilot: HierarchicalSummary
+
+
+def plan_repetitions(pilot_runs: Sequence[np.ndarray], *, target_relative_half_width: float = 0.01,
+                     confidence_level: float = 0.99, warmup: int = 0, min_runs: int = 3,
+                     max_iterations: int = 100_000, quantile: str = "t") -> RepetitionPlan:
+    """Recommend runs x iterations for a target relative CI half-width at minimal cost.
+
+    From pilot runs, the variance components ``rho^2`` (between runs) and ``S_sigma^2`` (within
+    runs) predict the half-width of a plan ``(m, n)`` by formula (4):
+    ``q * sqrt(rho^2 / m + S_sigma^2 / (m n))``.  The cost of a plan is ``(w + n) m`` iterations
+    (seed 000 s.3.1), minimised over integer ``n`` (starting from the paper's
+    ``n_opt = sqrt(w S_sigma^2 / rho^2)``) with, for each ``n``, the fewest runs that reach the
+    target; ``q`` is Student's t with ``m - 1`` degrees of freedom, so ``m`` is found by a
+    bisection.
+
+    Parameters
+    ----------
+    pilot_runs : sequence of 1-D arrays
+        Measured samples (warm-up removed) of at least two pilot runs.
+    target_relative_half_width : float, keyword-only
+        Wanted half-width relative to the mean (0.01 = +-1%).
+    confidence_level : float, keyword-only
+    warmup : int, keyword-only
+        Warm-up iterations ``w`` every run pays.
+    min_runs : int, keyword-only
+        Never fewer runs than this (at least 2: the between-run variance needs them).
+    max_iterations : int, keyword-only
+        Upper bound of ``n``.
+    quantile : {"t", "normal"}, keyword-only
+
+    Returns
+    -------
+    RepetitionPlan
+    """
+    check_confidence(confidence_level)
+    if not 0 < target_relative_half_width < 1:
+        raise ValueError("`target_relative_half_width` must be in (0, 1)")
+    check_positive_int(max_iterations, "max_iterations")
+    if not isinstance(min_runs, int) or min_runs < 2:
+        raise ValueError("`min_runs` must be an integer >= 2")
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError("`warmup` must be a non-negative integer")
+    pilot = hierarchical_summary(pilot_runs, confidence_level=confidence_level, warmup=warmup,
+                                 quantile=quantile)
+    if not np.isfinite(pilot.half_width) or pilot.mean == 0:
+        raise ValueError("`pilot_runs` must hold at least two runs of two samples with a non-zero mean")
+    target = target_relative_half_width * abs(pilot.mean)
+    rho2, s2 = pilot.rho2, pilot.s2_sigma
+
+    def runs_for(n: int) -> int:
+        # The fewest runs m with m >= q(m)^2 (rho^2 + S_sigma^2/n) / target^2: the right side
+        # shrinks as m grows (q is t with m-1 degrees of freedom), so bisect between min_runs
+        # and the bound the right side gives at min_runs.
+        v = (rho2 + s2 / n) / target**2
+
+        def ok(m: int) -> bool:
+            return m >= _quantile(confidence_level, m, quantile) ** 2 * v
+
+        lo, hi = min_runs, max(min_runs, int(np.ceil(_quantile(confidence_level, min_runs, quantile) ** 2 * v)))
+        if ok(lo):
+            return lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+        return hi
+
+    if rho2 > 0 and warmup > 0:
+        n_opt = float(np.sqrt(warmup * s2 / rho2))
+    else:
+        n_opt = float("inf") if rho2 == 0 else 1.0
+    # The cost (w + n) m(n) is unimodal in n up to the integer steps of m: scan a geometric grid
+    # around n_opt, then every n near the best grid point.
+    centre = int(min(max(n_opt, 2), max_iterations)) if np.isfinite(n_opt) else max_iterations
+    grid = sorted({int(x) for x in np.unique(np.geomspace(2, max_iterations, 60).astype(int))} | {centre})
+    best = min(grid, key=lambda n: ((warmup + n) * runs_for(n), n))
+    lo, hi = max(2, int(best / 1.5)), min(max_iterations, int(best * 1.5) + 1)
+    best = min(range(lo, hi + 1), key=lambda n: ((warmup + n) * runs_for(n), n))
+    m = runs_for(best)
+    hw = _quantile(confidence_level, m, quantile) * float(np.sqrt(rho2 / m + s2 / (m * best)))
+    return RepetitionPlan(runs=m, iterations=best, warmup=warmup, cost=(warmup + best) * m,
+                          predicted_half_width=hw, predicted_relative_half_width=hw / abs(pilot.mean),
+                          target_relative_half_width=target_relative_half_width, n_opt=n_opt, pilot=pilot)
