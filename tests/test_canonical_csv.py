@@ -255,9 +255,6 @@ def test_jsonl_nan_value_is_reported_as_not_finite(store, tmp_path):
     assert str(info.value) == f"{p}:1: `value` must be a finite number, got nan"
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "BUG: a timestamp that parses but leaves the datetime range in UTC (year 1 at +01:00) raises "
-    "OverflowError from Store.ensure_version instead of an InputError"))
 def test_timestamp_out_of_range_in_utc_is_an_input_error(store, tmp_path):
     p = write(tmp_path, HEADER + ",timestamp\nb,v1,0,0,1.0,0001-01-01T00:00:00+01:00\n")
     expect_error(store, p, 2, "`timestamp` is out of range in UTC: '0001-01-01T00:00:00+01:00'")

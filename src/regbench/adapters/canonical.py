@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -85,13 +85,16 @@ def _read_csv(p: Path):
         raise InputError(f"unknown column `{unknown[0]}` (known: {','.join(COLUMNS)})", path=where, line=1)
     if len(set(header)) != len(header):
         raise InputError("a column appears twice in the header", path=where, line=1)
-    dtypes = {c: "category" for c in header if c in _TEXT}
+    # Text columns are read as plain objects and factorized below: pandas' "category" reading is
+    # twice as slow here and turns names that look like numbers into numbers ('1.10' -> 1.1).
+    dtypes = {c: object for c in header if c in _TEXT}
     dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
     # One spare column catches rows with too many fields (pandas would drop them silently).
     names = [*header, "__extra__"]
-    dtypes["__extra__"] = "str"
+    dtypes["__extra__"] = object
     kwargs = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False, keep_default_na=False,
-                  na_values={c: [""] for c in names}, skipinitialspace=True, encoding="utf-8-sig")
+                  na_values={c: [""] for c in ("run", "iteration", "value")}, skipinitialspace=True,
+                  encoding="utf-8-sig")
     try:
         frame = pd.read_csv(p, dtype=dtypes, **kwargs)
     except pd.errors.ParserError as exc:
@@ -110,19 +113,27 @@ def _read_csv(p: Path):
                 i = int(bad[0])
                 raise InputError(f"`{col}` is not a number: {raw.iloc[i]!r}", path=where, line=i + 2) from None
         raise
-    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy())
+    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy() & (frame["__extra__"] != "").to_numpy())
     if extra.size:
         raise InputError(f"expected {len(header)} fields, found more", path=where, line=int(extra[0]) + 2)
     frame = frame.drop(columns="__extra__")
     for col in header:
-        if col in _TEXT and frame[col].cat.categories.dtype.kind not in "OT":
-            # pandas turns categories that all look like numbers or booleans into numbers
-            # (versions '1.1' and '1.10' would become one); read such a column again as text.
-            text = pd.read_csv(p, usecols=[col], dtype=str, index_col=False, skip_blank_lines=False,
-                               keep_default_na=False, na_values=[""], skipinitialspace=True,
-                               encoding="utf-8-sig", names=header, header=None, skiprows=1)[col]
-            frame[col] = text.astype("category")
+        if col in _TEXT:
+            frame[col] = _factorize_text(frame[col])
     return frame
+
+
+def _factorize_text(column):
+    """A text column as a categorical with exact string categories; a blank cell is missing."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    names = [str(u) for u in uniques]
+    if "" in names:
+        k = names.index("")
+        codes = np.where(codes == k, -1, np.where(codes > k, codes - 1, codes))
+        del names[k]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object))
 
 
 def _parser_line(msg: str) -> int | None:
@@ -317,31 +328,34 @@ def _per_key_attribute(frame, code, names, col, lines, where, owner) -> dict[str
     attr = frame[col]
     a_code = attr.cat.codes.to_numpy(np.int64)  # -1 for a blank cell
     a_names = [str(x) for x in attr.cat.categories]
-    pair = code * (len(a_names) + 1) + (a_code + 1)
-    uniq, idx = np.unique(pair, return_index=True)
-    out: dict[str, str | None] = {}
-    for p, i in zip(uniq, idx, strict=True):
-        name = names[code[i]]
-        val = None if a_code[i] < 0 else a_names[a_code[i]]
-        if name in out and out[name] != val:
-            rows = np.flatnonzero(code == code[i])
-            first, conflict = rows[0], rows[np.flatnonzero(pair[rows] != pair[rows[0]])[0]]
+    owners, first = np.unique(code, return_index=True)
+    first_of = np.zeros(len(names), dtype=np.int64)
+    first_of[owners] = first
+    # One pass: every row against the first row of its owner.
+    conflict = np.flatnonzero(a_code != a_code[first_of[code]])
 
-            def show(row):
-                return None if a_code[row] < 0 else a_names[a_code[row]]
+    def show(row):
+        return None if a_code[row] < 0 else a_names[a_code[row]]
 
-            raise InputError(f"{owner} {name!r} has two values of `{col}`: {show(first)!r} (line "
-                             f"{int(lines[first])}) and {show(conflict)!r}", path=where,
-                             line=int(lines[conflict]))
-        out[name] = val
-    return out
+    if conflict.size:
+        row = conflict[0]
+        name, ref = names[code[row]], first_of[code[row]]
+        raise InputError(f"{owner} {name!r} has two values of `{col}`: {show(ref)!r} (line "
+                         f"{int(lines[ref])}) and {show(row)!r}", path=where, line=int(lines[row]))
+    return {names[o]: show(f) for o, f in zip(owners, first, strict=True)}
 
 
 def _parse_time(text: str, where: str, line) -> datetime:
     try:
-        return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        stamp = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"`timestamp` is not ISO 8601: {text!r}", path=where, line=int(line)) from None
+    if stamp.tzinfo is not None:
+        try:  # the store orders versions in UTC
+            stamp = stamp.astimezone(UTC).replace(tzinfo=None)
+        except OverflowError:
+            raise InputError(f"`timestamp` is out of range in UTC: {text!r}", path=where, line=int(line)) from None
+    return stamp
 
 
 def _fmt(x: float) -> str:

@@ -27,10 +27,10 @@ def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> Non
     interval worse than --threshold), improvement, no change, inconclusive.
     Exit status 1 when any benchmark regressed, so CI can gate on it.
     """
-    from rich.table import Table
+    from rich.markup import escape
 
     from ..analysis import compare_versions
-    from ._output import console, fmt_pct, fmt_value
+    from ._output import emit_table, fmt_pct, fmt_value
 
     store = click_ctx.obj.open_store(create=False)
     rows = compare_versions(store, a, b, benchmark=benchmark, threshold=threshold,
@@ -45,16 +45,16 @@ def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> Non
         } for r in rows], indent=1))
     else:
         a, b = rows[0].a, rows[0].b
-        t = Table(title=f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", title_justify="left")
-        for col in ("benchmark", a, b, "change", "CI", "runs", "verdict"):
-            t.add_column(col, justify="left" if col in ("benchmark", "verdict") else "right")
         style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
+        table = []
         for r in rows:
             c = r.comparison
-            t.add_row(r.benchmark, fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
-                      f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
-                      f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict)
-        console.print(t)
+            table.append([escape(r.benchmark), fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
+                          f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                          f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
+        columns = ["benchmark", escape(a), escape(b), "change", "CI", "runs", "verdict"]
+        emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", columns, table,
+                   right={escape(a), escape(b), "change", "CI", "runs"})
     if any(r.verdict == "regression" for r in rows):
         click_ctx.exit(1)
 

@@ -56,7 +56,7 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
                                   reporter=reporter, command="regbench demo")
         console.print(summary(result, str(store_path)))
         changes = detect_changes(store, min_change=DEMO_MIN_CHANGE)
-    console.print(change_table(changes, method="ci-overlap", confidence=0.99, min_change=DEMO_MIN_CHANGE))
+    change_table(changes, method="ci-overlap", confidence=0.99, min_change=DEMO_MIN_CHANGE)
     by_sha = {sha[:7]: (k, subj) for k, (sha, subj) in enumerate(zip(demo.commits, subjects, strict=True))}
     for c in changes:
         k, subject = by_sha.get(c.version[:7], (None, ""))

@@ -36,24 +36,24 @@ def command(click_ctx, method, min_change, benchmark, confidence, fmt, fail_on_r
     if fmt == "json":
         click.echo(json.dumps([c.to_json() for c in changes], indent=1))
     else:
-        console.print(change_table(changes, method=method, confidence=confidence, min_change=min_change))
+        change_table(changes, method=method, confidence=confidence, min_change=min_change)
         console.print(f"{len(changes)} change(s) in {len(store.series_keys())} series")
     if fail_on_regression and any(c.kind == "regression" for c in changes):
         click_ctx.exit(1)
 
 
-def change_table(changes, *, method: str, confidence: float, min_change: float):
-    """The change table of seed 000 fig. 6: newer version, older version, change (with its CI)."""
-    from rich.table import Table
+def change_table(changes, *, method: str, confidence: float, min_change: float) -> None:
+    """Print the change table of seed 000 fig. 6: newer version, older version, change (and its CI)."""
+    from rich.markup import escape
 
-    from ._output import fmt_pct
+    from ._output import emit_table, fmt_pct
 
-    t = Table(title=f"Changes ({method}, {confidence:.0%} CI"
-                    + (f", min change {min_change:.1%}" if min_change else "") + ")", title_justify="left")
-    for col in ("benchmark", "newer version", "older version", "change", "CI", "kind"):
-        t.add_column(col, justify="right" if col in ("change", "CI") else "left")
+    rows = []
     for c in changes:
         colour = "red" if c.kind == "regression" else "green"
-        t.add_row(c.benchmark + ("" if c.config == "default" else f" [{c.config}]"), c.version, c.previous,
-                  fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"[{colour}]{c.kind}[/]")
-    return t
+        rows.append([escape(c.benchmark + ("" if c.config == "default" else f" [{c.config}]")), escape(c.version),
+                     escape(c.previous),
+                     fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"[{colour}]{c.kind}[/]"])
+    emit_table(f"Changes ({method}, {confidence:.0%} CI" + (f", min change {min_change:.1%}" if min_change else "") + ")",
+               ["benchmark", "newer version", "older version", "change", "CI", "kind"], rows,
+               right={"change", "CI"})

@@ -29,10 +29,10 @@ def command(ctx, benchmark, version_name, confidence, warmup_cost, no_robust, fm
     impact      spread of run means / spread within-run noise alone would give (~1: runs alike)
     n_opt       iterations per run minimising (w + n) m for the same precision
     """
-    from rich.table import Table
+    from rich.markup import escape
 
     from ..analysis import summarize
-    from ._output import console, fmt_num, fmt_pct, fmt_value
+    from ._output import emit_table, fmt_num, fmt_pct, fmt_value
 
     store = ctx.open_store(create=False)
     rows = summarize(store, benchmark=benchmark, version=version_name, confidence_level=confidence,
@@ -53,21 +53,21 @@ def command(ctx, benchmark, version_name, confidence, warmup_cost, no_robust, fm
             out.append(d)
         click.echo(json.dumps(out, indent=1))
         return
-    t = Table(title=f"Summary ({confidence:.0%} confidence)", title_justify="left")
-    for col in ("benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"):
-        t.add_column(col, justify="left" if col in ("benchmark", "version") else "right")
+    columns = ["benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"]
+    table = []
     for r in rows:
         p, q = r.plain, r.robust
         if p is None:
-            t.add_row(r.benchmark, r.version, "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", "")
+            table.append([escape(r.benchmark), escape(r.version), "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
             continue
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
-        t.add_row(r.benchmark, r.version, runs, fmt_num(p.n_iterations, 4),
-                  f"{fmt_value(p.mean, r.unit)} ± {fmt_num(p.half_width)}",
-                  fmt_pct(p.relative_half_width, sign=False),
-                  f"{fmt_value(q.mean, r.unit)} ± {fmt_num(q.half_width)}" if q else "—",
-                  fmt_num(p.impact_factor), fmt_num(p.n_opt))
-    console.print(t)
+        table.append([escape(r.benchmark), escape(r.version), runs, fmt_num(p.n_iterations, 4),
+                      f"{fmt_value(p.mean, r.unit)} ± {fmt_num(p.half_width)}",
+                      fmt_pct(p.relative_half_width, sign=False),
+                      f"{fmt_value(q.mean, r.unit)} ± {fmt_num(q.half_width)}" if q else "—",
+                      fmt_num(p.impact_factor), fmt_num(p.n_opt)])
+    emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
+               right={c for c in columns if c not in ("benchmark", "version")})
 
 
 def _j(x: float):

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 from ._validate import check_confidence, check_positive_int, make_rng
 
@@ -76,6 +75,8 @@ def compare_runs(a_run_means: Sequence[float], b_run_means: Sequence[float], *,
         With NaN interval and a :class:`RuntimeWarning` when either side has fewer than two
         runs: such a comparison is undecidable, never "significant" (STYLE.md habit 5).
     """
+    from scipy import stats as _st  # imported here: scipy.stats costs ~1 s of CLI start-up
+
     check_confidence(confidence_level)
     check_positive_int(n_resamples, "n_resamples")
     a = np.asarray(a_run_means, dtype=float)
@@ -148,8 +149,10 @@ def delta_ratio_interval(mean_a: float, se_a: float, mean_b: float, se_b: float,
     ``se_a`` and ``se_b``; used where a bootstrap per pair would be too slow (detection over long
     histories).  Returns ``(change, low, high)``.
     """
+    from scipy.special import ndtri
+
     check_confidence(confidence_level)
     change = mean_b / mean_a - 1.0
     se = np.sqrt((se_b / mean_a) ** 2 + (mean_b * se_a / mean_a**2) ** 2)
-    z = _st.norm.ppf(0.5 + confidence_level / 2)
+    z = ndtri(0.5 + confidence_level / 2)
     return float(change), float(change - z * se), float(change + z * se)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
+from scipy import special as _special
 
 from ._validate import check_confidence, check_positive_int, make_rng
 
@@ -91,11 +91,11 @@ class HierarchicalSummary:
 def _quantile(confidence_level: float, m: int, quantile: str) -> float:
     if quantile == "normal":
         # The paper's u_{1-alpha/2}: right for large m.
-        return float(_st.norm.ppf(0.5 + confidence_level / 2))
+        return float(_special.ndtri(0.5 + confidence_level / 2))
     if quantile == "t":
         # With few runs the variance of the run means is estimated with m-1 degrees of freedom,
         # so Student's t keeps the coverage the normal quantile promises only asymptotically.
-        return float(_st.t.ppf(0.5 + confidence_level / 2, m - 1))
+        return float(_special.stdtrit(m - 1, 0.5 + confidence_level / 2))
     raise ValueError("`quantile` must be 't' or 'normal'")
 
 
