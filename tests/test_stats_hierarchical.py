@@ -181,3 +181,12 @@ def test_plan_validation():
         plan_repetitions(TABLE, target_relative_half_width=0)
     with pytest.raises(ValueError, match="`min_runs` must be"):
         plan_repetitions(TABLE, min_runs=1)
+
+
+def test_every_public_stats_name_resolves():
+    import regbench.stats as st
+
+    for name in st.__all__:
+        assert getattr(st, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        st.nope  # noqa: B018

@@ -1,18 +1,76 @@
 """Pure statistics on numpy arrays: no store, no CLI, no I/O (STYLE.md habit 1).
 
 Each function cites the paper and section it implements (the papers are in ``shared/seeds``).
+The precision core (:mod:`.hierarchical`, :mod:`.compare`) is imported eagerly; the other modules
+load on first use of one of their names, because they import ``scipy.stats`` (about a second)
+and most commands do not need them.
+
+=================  ==========================================================================
+module             contents
+=================  ==========================================================================
+``hierarchical``   result and precision over runs x iterations, impact factor, ``n_opt``,
+                   robust variant, repetition planner (seed 000 s.2-4)
+``compare``        two versions compared with runs as replicates; verdicts
+``bootstrap``      vectorized bootstrap (percentile, BCa; run-level, hierarchical, batched);
+                   stability metrics CV, RMAD, RCIW1-3 (seed 004 s.2)
+``battery``        KS, Wilcoxon, Kruskal-Wallis, t on transformed data, Shapiro-Wilk, Welch,
+                   Levene, Brown-Forsythe, Cliff's delta (seed 001 s.3.3, seed 003 s.3.3)
+``samplesize``     sample size for a quantile (Chen and Kelton, seed 001 s.3.2)
+``clusters``       modes by mixtures or k-means, clustering additive filter, cluster-by-cluster
+                   comparison (seed 000 s.4.1, seed 001 s.4.2)
+``dependence``     autocorrelation, lag plots, Ljung-Box, runs test, reordering (seed 000 s.4.1)
+``outliers``       Tukey fences and MAD classification (seed 000 s.4.2)
+``warmup``         steady-state detection, MSER-5 and change point (seed 001 s.2.2)
+=================  ==========================================================================
 """
+
+from __future__ import annotations
+
+import importlib
 
 from .compare import VERDICTS, Comparison, compare_runs, delta_ratio_interval, verdict
 from .hierarchical import (
     HierarchicalSummary,
+    RepetitionPlan,
     components,
     hierarchical_summary,
+    plan_repetitions,
     resampled_run_stats,
     robust_summary,
 )
 
+_LAZY = {
+    "bootstrap": ("BootstrapResult", "BootstrapBatchResult", "StabilityMetrics", "StabilityMetricsBatch",
+                  "bootstrap_ci", "resample_runs", "hierarchical_bootstrap", "bootstrap_many",
+                  "stability_metrics", "stability_metrics_many"),
+    "battery": ("TestResult", "NormalityResult", "BatteryResult", "cliffs_delta", "cliffs_magnitude",
+                "compare_battery"),
+    "samplesize": ("quantile_sample_size", "quantile_confidence"),
+    "outliers": ("TukeyOutliers", "MadOutliers", "tukey_outliers", "mad_outliers"),
+    "clusters": ("find_clusters", "Clusters", "clustering_additive_filter", "AdditiveFilterResult",
+                 "compare_clusters", "ClusterComparison", "ClusterShift"),
+    "dependence": ("autocorrelation", "Autocorrelation", "lag_plot", "LagPlot", "ljung_box", "LjungBoxResult",
+                   "runs_test", "RunsTestResult", "reordering_comparison", "ReorderingComparison"),
+    "warmup": ("warmup_mser", "warmup_changepoint", "detect_warmup", "WarmupResult", "WarmupSummary"),
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
-    "VERDICTS", "Comparison", "HierarchicalSummary", "compare_runs", "components",
-    "delta_ratio_interval", "hierarchical_summary", "resampled_run_stats", "robust_summary", "verdict",
+    "VERDICTS", "Comparison", "HierarchicalSummary", "RepetitionPlan", "compare_runs", "components",
+    "delta_ratio_interval", "hierarchical_summary", "plan_repetitions", "resampled_run_stats",
+    "robust_summary", "verdict", *_WHERE,
 ]

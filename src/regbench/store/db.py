@@ -452,6 +452,27 @@ class Store:
         out.sort(key=lambda s: (s.benchmark, s.config, s.machine))
         return out
 
+    def raw_runs(self, benchmark: str, version: str, *, config: str | None = None,
+                 machine: str | None = None) -> list[tuple[int, str, int, np.ndarray]]:
+        """(run index, status, warm-up count, all samples) of every run of one experiment.
+
+        Unlike :meth:`load_series` the warm-up iterations are kept, for warm-up diagnostics.
+        """
+        q = (sa.select(t.run.c.run_index, t.run.c.status, t.run.c.warmup, t.run.c.encoding, t.run.c.samples)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .where(t.benchmark.c.name == benchmark, t.version.c.name == version)
+             .order_by(t.config.c.name, t.machine.c.name, t.run.c.run_index))
+        if config is not None:
+            q = q.where(t.config.c.name == config)
+        if machine is not None:
+            q = q.where(t.machine.c.name == machine)
+        with self.engine.connect() as conn:
+            return [(r.run_index, r.status, r.warmup, decode_samples(r.samples, r.encoding)) for r in conn.execute(q)]
+
     # ------------------------------------------------------------------ export
     def iter_raw_runs(self) -> Iterator[tuple]:
         """Every run with all samples (warm-up included), for export.

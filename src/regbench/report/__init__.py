@@ -1,0 +1,1 @@
+"""Presentation: plots (PNG) and other reports built from analysis results."""

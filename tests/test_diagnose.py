@@ -1,0 +1,80 @@
+"""`regbench diagnose` on a store with known structure: warm-up, run effects, modes, an outlier."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.diagnosis import diagnose
+from regbench.model import RunRecord
+from regbench.store import Store
+
+WARMUP = 15
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    """8 runs x (15 warm-up + 200) iterations per version, with random run effects of 5%.
+
+    v1: warm-up decaying exponentially from 3x, one extreme outlier (3x), one mode.
+    v2: bimodal (30% of iterations in a fast mode 20% below the slow one), no warm-up.
+    Only 2 warm-up iterations are configured, so the diagnosis must find v1's real warm-up.
+    """
+    rng = np.random.default_rng(42)
+    path = tmp_path_factory.mktemp("diag") / "r.db"
+    with Store(path) as store:
+        for v in ("v1", "v2"):
+            for r in range(8):
+                level = 1 + rng.normal(0, 0.05)
+                x = level * (1 + rng.normal(0, 0.005, WARMUP + 200))
+                if v == "v1":
+                    x[:WARMUP] *= 1 + 2 * np.exp(-np.arange(WARMUP) / 3)
+                    if r == 3:
+                        x[100] *= 3
+                else:
+                    x *= np.where(rng.random(WARMUP + 200) < 0.3, 0.8, 1.0)
+                store.add_run(RunRecord("bench", v, r, x, warmup=2))
+    return path
+
+
+def test_diagnosis_finds_the_planted_structure(store_path):
+    with Store(store_path) as store:
+        latest = diagnose(store, "bench", target=0.01, rng=1)
+        d = diagnose(store, "bench", version="v1", target=0.01, rng=1)
+    assert latest.version == "v2" and latest.clusters >= 2  # the latest version; two modes per run, shifted by run
+    assert latest.summary.impact_factor > 3  # run effects of 5% against within-run noise
+    assert d.summary.n_runs == 8 and d.summary.n_iterations == WARMUP + 200 - 2
+    assert d.outliers_extreme >= 1 and d.largest_outlier_ratio > 2.5
+    assert WARMUP - 4 <= d.warmup_detected <= 2 * WARMUP  # MSER-5 minima are flat: a high quantile over runs
+    assert any("set warmup" in a for a in d.advice)
+    assert any("runs" in a and "impact factor" in a for a in d.advice)
+    assert d.plan is not None and d.plan.predicted_relative_half_width <= 0.01
+    assert not d.trustworthy  # 8 runs with 5% run effects cannot give +-1% at 99%
+
+
+def test_cli_diagnose_writes_plots_and_json(store_path, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "bench",
+                          "--version", "v1", "--plots", str(tmp_path / "plots"), "--format", "json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["version"] == "v1" and report["runs"] == 8
+    assert report["warmup_configured"] == 2 and report["warmup_detected"] > 2
+    assert len(report["plots"]) == 3
+    for p in report["plots"]:
+        data = Path(p).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    text = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "bench",
+                           "--no-plots"], capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0 and "impact factor" in text.stdout and "What to change" in text.stdout
+
+
+def test_diagnose_unknown_benchmark_is_one_line(store_path):
+    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "nope"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and out.stderr.strip() == "error: no benchmark named 'nope' in the store"
