@@ -292,6 +292,37 @@ def test_a_trial_stored_meanwhile_by_another_campaign_is_kept_not_a_crash(tmp_pa
     other.close()
 
 
+WARMING = (
+    "import os, random\n"
+    "n = int(os.environ['REGBENCH_ITERATIONS'])\n"
+    "assert os.environ['REGBENCH_WARMUP'] == '0'\n"
+    "for i in range(n):\n"
+    "    slow = 3.0 if i < 12 else 1.0  # 12 warm-up iterations, then a steady state\n"
+    "    print(slow * (1 + random.gauss(0, 0.01)))\n"
+)
+
+
+def test_warmup_auto_detects_each_runs_warmup_and_keeps_the_samples(tmp_path):
+    cfg = write_config(tmp_path, "", [{"name": "w", "command": [PY, "-c", WARMING], "warmup": "auto"}],
+                       "runs = 3\niterations = 80\n")
+    config = load_config(cfg)
+    assert config.benchmarks[0].warmup_auto and config.benchmarks[0].warmup == 0
+    store = Store(tmp_path / ".regbench" / "results.db")
+    run_campaign(config, store, seed=1, machine="m1")
+    runs = store.runs()
+    assert [r.n_samples for r in runs] == [80, 80, 80]  # every sample is kept
+    assert all(12 <= r.warmup <= 15 for r in runs), [r.warmup for r in runs]
+    (series,) = store.load_series()
+    assert all(abs(x.mean() - 1.0) < 0.02 for x in series.runs[0])  # analyses see the steady state only
+    assert store.campaigns()[0]["plan"]["benchmarks"]["w"]["warmup"] == "auto"
+
+
+def test_warmup_must_be_a_count_or_auto(tmp_path):
+    cfg = write_config(tmp_path, "", [{"name": "w", "command": printer(), "warmup": "some"}])
+    with pytest.raises(ConfigError, match=r"`warmup` must be a non-negative integer or \"auto\""):
+        load_config(cfg)
+
+
 # ------------------------------------------------------------------------------- CLI
 def cli(*args: str, cwd: Path, **kw) -> subprocess.Popen:
     return subprocess.Popen([PY, "-m", "regbench.cli.main", *args], cwd=cwd, stdout=subprocess.PIPE,

@@ -39,7 +39,8 @@ repo = "."
 [defaults]
 runs = 10          # fresh processes per version: the unit of replication (seed 000 s.2)
 iterations = 20    # measured iterations per run
-warmup = 2         # leading iterations of every run discarded as warm-up
+warmup = 2         # leading iterations of every run discarded as warm-up, or "auto": each run's
+                   # steady state is detected (MSER-5, seed 001 s.2.2) and what precedes it discarded
 timeout = 60       # seconds before a run is killed (its whole process group) and recorded as "timeout"
 unit = "s"
 direction = "lower"  # "lower" or "higher" is better
@@ -84,6 +85,7 @@ class BenchmarkSpec:
     runs: int = 10
     iterations: int = 20
     warmup: int = 0
+    warmup_auto: bool = False  # warmup = "auto": detected per run from its samples
     min_time: float = 0.01
 
 
@@ -233,8 +235,11 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
     if not isinstance(cwd, str):
         fail(f"{label}: `cwd` must be a path string")
     warmup = get("warmup", 0)
-    if not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
-        fail(f"{label}: `warmup` must be a non-negative integer")
+    warmup_auto = warmup == "auto"
+    if warmup_auto:
+        warmup = 0
+    elif not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        fail(f"{label}: `warmup` must be a non-negative integer or \"auto\"")
     return BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
         env={str(k): str(v) for k, v in env.items()}, output=output, unit=unit, direction=direction,
@@ -242,6 +247,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         runs=_positive(get("runs", 10), f"{label} `runs`", fail, int),
         iterations=_positive(get("iterations", 20), f"{label} `iterations`", fail, int),
         warmup=warmup,
+        warmup_auto=warmup_auto,
         min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
     )
 

@@ -24,6 +24,7 @@ import contextlib
 import secrets
 import shlex
 import sys
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -234,7 +235,7 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
         "build": list(config.build) if config.build else None,
         "python": config.python,
         "benchmarks": {s.name: {"kind": s.kind, "runs": runs_of[s.name], "iterations": s.iterations,
-                                "warmup": s.warmup, "timeout": s.timeout} for s in specs},
+                                "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout} for s in specs},
     }
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv),
@@ -312,7 +313,8 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                 benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
                 samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
                 exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-                started_at=outcome.started_at, duration=outcome.duration, warmup=spec.warmup,
+                started_at=outcome.started_at, duration=outcome.duration,
+                warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
                 campaign_id=campaign_id,
             ), version_info=info[trial.version], unit=spec.unit, direction=spec.direction)
         except DuplicateRunError:
@@ -327,6 +329,23 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                           builds_failed=tuple(failed), trials_skipped=skipped,
                           trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                           order=tuple(order))
+
+
+def auto_warmup(samples: np.ndarray) -> int:
+    """Warm-up iterations of one run found from its samples (``warmup = "auto"``).
+
+    MSER-5 with its outlier clipping and bias check (:func:`regbench.stats.warmup.warmup_mser`,
+    seed 001 s.2.2: no trial and error); at least two measured samples are always kept.  The
+    samples are stored whole, so a later analysis can decide differently.
+    """
+    from ..stats.warmup import warmup_mser
+
+    if samples.size < 10:
+        return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        found = warmup_mser(samples).n_warmup
+    return int(min(max(found, 0), samples.size - 2))
 
 
 def _select(config: ProjectConfig, names: Sequence[str] | None) -> list[BenchmarkSpec]:
