@@ -294,6 +294,7 @@ def test_a_trial_stored_meanwhile_by_another_campaign_is_kept_not_a_crash(tmp_pa
 
 WARMING = (
     "import os, random\n"
+    "random.seed(int(os.environ['REGBENCH_RUN_INDEX']))\n"
     "n = int(os.environ['REGBENCH_ITERATIONS'])\n"
     "assert os.environ['REGBENCH_WARMUP'] == '0'\n"
     "for i in range(n):\n"
@@ -311,7 +312,9 @@ def test_warmup_auto_detects_each_runs_warmup_and_keeps_the_samples(tmp_path):
     run_campaign(config, store, seed=1, machine="m1")
     runs = store.runs()
     assert [r.n_samples for r in runs] == [80, 80, 80]  # every sample is kept
-    assert all(12 <= r.warmup <= 15 for r in runs), [r.warmup for r in runs]
+    # Never short (no warm-up sample reaches the analyses); MSER-5 may cut later on a flat
+    # steady state, but not past half the run (its search range).
+    assert all(12 <= r.warmup <= 40 for r in runs), [r.warmup for r in runs]
     (series,) = store.load_series()
     assert all(abs(x.mean() - 1.0) < 0.02 for x in series.runs[0])  # analyses see the steady state only
     assert store.campaigns()[0]["plan"]["benchmarks"]["w"]["warmup"] == "auto"
