@@ -143,3 +143,42 @@ def test_main_returns_exit_codes_without_exiting(store_with_step, capsys):
     assert main(["--store", str(store_with_step), "compare", "v1", "v2"]) == 1
     assert main(["--store", str(store_with_step), "compare", "v0", "v1"]) == 0
     capsys.readouterr()
+
+
+def _no_nan(text: str):
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_compare_json_is_strict_when_a_side_has_no_successful_run(tmp_path):
+    from regbench.model import RunRecord
+    from regbench.store import Store
+
+    store_path = tmp_path / "r.db"
+    with Store(store_path) as store:
+        for r in range(3):
+            store.add_run(RunRecord("b", "v1", r, np.array([1.0, 1.1]), warmup=1))
+            store.add_run(RunRecord("b", "v2", r, np.empty(0), status="failed", exit_code=3, warmup=1))
+    out = run(["--store", str(store_path), "compare", "v1", "v2", "--format", "json"])
+    assert out.returncode == 0
+    (row,) = _no_nan(out.stdout)
+    assert row["verdict"] == "inconclusive" and row["mean_b"] is None and row["runs_b"] == 0
+    shown = run(["--store", str(store_path), "show"])
+    failed = [line.split() for line in shown.stdout.splitlines() if line.startswith("b ") and "failed" in line]
+    assert len(failed) == 3 and all(cols[5] == "0" for cols in failed)  # samples: 0, not -1
+
+
+def test_export_into_a_missing_folder_is_one_line(store_with_step, tmp_path):
+    out = run(["--store", str(store_with_step), "export", "-o", str(tmp_path / "nope" / "x.csv")])
+    assert out.returncode == 1
+    assert out.stderr.strip() == f"error: {tmp_path / 'nope' / 'x.csv'}: no folder {tmp_path / 'nope'}"
+
+
+def test_reading_commands_do_not_turn_a_foreign_file_into_a_store(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    out = run(["--store", str(empty), "summary"])
+    assert out.returncode == 1 and "is not a regbench store" in out.stderr
+    assert empty.read_bytes() == b""

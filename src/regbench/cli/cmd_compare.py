@@ -38,7 +38,7 @@ def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> Non
     if fmt == "json":
         click.echo(json.dumps([{
             "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
-            "mean_a": r.comparison.mean_a, "mean_b": r.comparison.mean_b, "change": _j(r.comparison.change),
+            "mean_a": _j(r.comparison.mean_a), "mean_b": _j(r.comparison.mean_b), "change": _j(r.comparison.change),
             "ci_low": _j(r.comparison.ci_low), "ci_high": _j(r.comparison.ci_high),
             "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b, "verdict": r.verdict,
             "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,

@@ -18,7 +18,7 @@ import numpy as np
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for the PNG plots [default: .regbench/diagnose/BENCHMARK beside the store].")
+              help="Folder for the PNG plots [default: diagnose/BENCHMARK in the store's folder].")
 @click.option("--no-plots", is_flag=True, help="Do not draw plots.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_obj

@@ -12,9 +12,11 @@ import click
               show_default=True, help="Output file ('-' for standard output).")
 @click.pass_obj
 def command(ctx, output: str) -> None:
-    """Export every measured sample as canonical CSV (re-importable exactly).
+    """Export every measured sample as canonical CSV.
 
-    Warm-up iterations and failed runs (which have no samples) are left out.
+    Warm-up iterations and failed runs (which have no samples) are left out, so a re-import
+    reproduces every analysed sample (but not the warm-up count: give `summary --warmup-cost`
+    for n_opt); exporting the re-imported store gives the same bytes.
     """
     import os
     import tempfile
@@ -27,7 +29,11 @@ def command(ctx, output: str) -> None:
         n = write_csv(store.iter_raw_runs(), sys.stdout)
         return
     # Write beside the target and rename: an interrupted export never leaves half a file.
+    from ..errors import InputError
+
     folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise InputError(f"no folder {folder}", path=output)
     fd, tmp = tempfile.mkstemp(prefix=".regbench-export-", dir=folder)
     os.close(fd)
     try:

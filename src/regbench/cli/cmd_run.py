@@ -120,8 +120,9 @@ def _sigterm_as_interrupt():
 
 @click.command("run")
 @click.option("--versions", "revisions", metavar="REV_RANGE",
-              help="Git versions to benchmark: A..B (oldest first), a revision, or a "
-                   "comma-separated list [default: the working tree as it is].")
+              help="Git versions to benchmark: A..B (the commits after A up to B, as `git log A..B`; "
+                   "write A^..B to include A), a revision, or a comma-separated list; run oldest "
+                   "first [default: the working tree as it is].")
 @click.option("--benchmark", "benchmarks", multiple=True, metavar="NAME",
               help="Run only this benchmark (repeatable) [default: all].")
 @click.option("--seed", type=click.IntRange(min=0), metavar="INT",

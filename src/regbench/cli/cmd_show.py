@@ -63,7 +63,7 @@ def command(ctx, list_runs: bool, benchmark: str | None, version_name: str | Non
         for r in shown:
             tail = (r.stderr_tail or "").strip().splitlines()
             rows.append([escape(r.benchmark), escape(r.version), str(r.run_index), r.status,
-                         "" if r.exit_code is None else str(r.exit_code), str(r.n_samples - r.warmup),
+                         "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
                          str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}",
                          escape(tail[-1][:80]) if tail else ""])
         emit_table("Runs" if list_runs else "Failed runs",

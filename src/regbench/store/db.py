@@ -94,7 +94,7 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._ids: dict[tuple[str, str], int] = {}
-        self._migrate()
+        self._migrate(create=create)
 
     def close(self) -> None:
         """Close every pooled connection (PostgreSQL connections otherwise linger to exit)."""
@@ -107,7 +107,7 @@ class Store:
         self.close()
 
     # ------------------------------------------------------------------ schema
-    def _migrate(self) -> None:
+    def _migrate(self, *, create: bool = True) -> None:
         try:
             with self.engine.connect() as conn:
                 insp = sa.inspect(conn)
@@ -117,7 +117,12 @@ class Store:
         except sa.exc.DatabaseError as exc:  # OperationalError, or "file is not a database"
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
         if current == t.SCHEMA_REVISION:
+            self._wal()
             return
+        if current is None and not create:
+            # A reading command must not turn an empty or foreign database into a store.
+            raise StoreError(f"{self.url} is not a regbench store (no schema); "
+                             "`regbench run` or `regbench import` creates one")
         known = _known_revisions()
         if current is not None and current not in known:
             raise StoreError(
@@ -132,6 +137,17 @@ class Store:
         with self.engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
+        self._wal()
+
+    def _wal(self) -> None:
+        """WAL lets readers (show, summary, a dashboard) work while a campaign writes.
+
+        Set only on a file that is a regbench store: the mode is persistent and changes the file.
+        """
+        if self.engine.dialect.name == "sqlite" and self.url != "sqlite:///:memory:":
+            with self.engine.connect() as conn:
+                if conn.exec_driver_sql("PRAGMA journal_mode").scalar() != "wal":
+                    conn.exec_driver_sql("PRAGMA journal_mode=WAL")
 
     def schema_revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -518,9 +534,8 @@ def _known_revisions() -> set[str]:
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
-    # WAL lets readers (show, summary, a dashboard) work while a campaign writes; NORMAL
-    # synchronous keeps every committed run across a process kill.
-    cur.execute("PRAGMA journal_mode=WAL")
+    # NORMAL synchronous with WAL (set once per file in _migrate) keeps every committed run
+    # across a process kill.
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
