@@ -83,3 +83,23 @@ def test_registry_rejects_unknown_and_duplicate_names():
 def test_detector_validation(opts, match):
     with pytest.raises(ValueError, match=match):
         get_detector("ci-overlap", **opts)
+
+
+def test_bootstrap_ci_finds_relevant_steps_and_ignores_small_ones():
+    # seed 004 s.4.5: non-overlapping 99% bootstrap intervals and at least 3%.
+    levels = [1.0] * 4 + [1.10] * 4 + [1.11] * 4 + [0.95] * 4
+    changes = get_detector("bootstrap-ci").detect(make_series(levels, runs=10, run_sd=0.003, iter_sd=0.01))
+    assert [(c.version, c.previous, c.kind) for c in changes] == [
+        ("v4", "v3", "regression"), ("v12", "v11", "improvement")]
+    assert changes[0].change == pytest.approx(0.10, abs=0.01)
+    assert changes[0].ci_low < changes[0].change < changes[0].ci_high
+    assert all(c.method == "bootstrap-ci" for c in changes)
+
+
+def test_bootstrap_ci_quiet_series_and_reproducibility():
+    s = make_series([1.0] * 40, runs=10, seed=5)
+    assert get_detector("bootstrap-ci").detect(s) == []
+    step = make_series([1.0, 1.0, 1.2, 1.2], runs=10)
+    a = get_detector("bootstrap-ci").detect(step)
+    b = get_detector("bootstrap-ci").detect(step)
+    assert a == b and len(a) == 1

@@ -12,8 +12,9 @@ from ..detect import DEFAULT_METHOD, available_methods
 @click.command("detect")
 @click.option("--method", type=click.Choice(available_methods()), default=DEFAULT_METHOD, show_default=True,
               help="Detection method.")
-@click.option("--min-change", default=0.0, show_default=True, type=click.FloatRange(0),
-              help="Smallest relative change worth reporting (0.03 = 3%).")
+@click.option("--min-change", default=None, type=click.FloatRange(0),
+              help="Smallest relative change worth reporting (0.03 = 3%) [default: 0 for ci-overlap, "
+                   "0.03 for bootstrap-ci].")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
@@ -26,11 +27,15 @@ def command(click_ctx, method, min_change, benchmark, confidence, fmt, fail_on_r
 
     ci-overlap (seed 000 s.5): the 99% confidence intervals of two consecutive versions do not
     overlap; the change is the distance of the centres relative to the older one.
+    bootstrap-ci (seed 004 s.4.5): the 99% bootstrap intervals over runs do not overlap and the
+    change is at least 3%.
     """
     from ..analysis import detect_changes
     from ._output import console
 
     store = click_ctx.obj.open_store(create=False)
+    if min_change is None:
+        min_change = 0.03 if method == "bootstrap-ci" else 0.0
     changes = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
                              confidence_level=confidence)
     if fmt == "json":

@@ -71,7 +71,7 @@ REGISTRY: dict[str, type[Detector]] = {}
 
 #: Built-in detectors by name -> module in this package, imported on first use so that the CLI
 #: starts without importing scipy.
-BUILTIN = {"ci-overlap": "ci_overlap"}
+BUILTIN = {"ci-overlap": "ci_overlap", "bootstrap-ci": "bootstrap_ci"}
 
 
 def available_methods() -> list[str]:
