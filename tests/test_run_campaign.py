@@ -22,31 +22,15 @@ from regbench.cli.main import Context
 from regbench.config import EXAMPLE, load_config
 from regbench.demo_project import git_commit, git_init
 from regbench.errors import ConfigError, VersionError
-from regbench.run.campaign import NullReporter, Trial, rmit_order, run_campaign
 from regbench.model import RunRecord
+from regbench.run.campaign import NullReporter, Trial, rmit_order, run_campaign
 from regbench.store import Store, decode_samples
 from regbench.store import schema as t
 
+from proctools import alive, wait_dead
+
 PY = sys.executable
 T0 = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)
-
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie is dead
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def write_config(path: Path, project: str, benchmarks: list[dict], defaults: str = "") -> Path:

@@ -19,24 +19,7 @@ from regbench.model import RUN_STATUSES
 from regbench.run import worker
 from regbench.run.execute import STDERR_TAIL, execute_run, parse_samples, with_note
 
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting for its reaper counts as dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    """Poll until ``pid`` is dead (a SIGKILL is delivered asynchronously); True if it died."""
-    deadline = time.monotonic() + seconds
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+from proctools import alive, wait_dead
 
 
 def script(tmp_path: Path, body: str, name: str = "bench.py") -> Path:

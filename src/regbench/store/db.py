@@ -278,19 +278,23 @@ class Store:
 
     def _insert_run(self, conn: Connection, rec: RunRecord, *, version_info: dict | None = None,
                     unit: str | None = None, direction: str | None = None) -> int:
-        bid = self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
-        vid = self.ensure_version(conn, rec.version, **(version_info or {}))
-        cid = self.ensure_config(conn, rec.config)
-        mid = self.ensure_machine(conn, rec.machine)
+        self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
+        self.ensure_version(conn, rec.version, **(version_info or {}))
+        return conn.execute(t.run.insert().values(**self._run_row(conn, rec))).inserted_primary_key[0]
+
+    def _run_row(self, conn: Connection, rec: RunRecord) -> dict:
+        """The ``run`` table row of a record (named rows created as needed)."""
         samples = np.asarray(rec.samples, dtype=float)
         blob, enc = encode_samples(samples)
-        return conn.execute(t.run.insert().values(
-            benchmark_id=bid, version_id=vid, config_id=cid, machine_id=mid,
+        return dict(
+            benchmark_id=self.ensure_benchmark(conn, rec.benchmark),
+            version_id=self.ensure_version(conn, rec.version),
+            config_id=self.ensure_config(conn, rec.config),
+            machine_id=self.ensure_machine(conn, rec.machine),
             run_index=int(rec.run_index), campaign_id=rec.campaign_id, status=rec.status,
             exit_code=rec.exit_code, stderr_tail=rec.stderr_tail, started_at=rec.started_at,
             duration=rec.duration, warmup=int(rec.warmup), first_iteration=int(rec.first_iteration),
-            n_samples=int(samples.size), encoding=enc, samples=blob,
-        )).inserted_primary_key[0]
+            n_samples=int(samples.size), encoding=enc, samples=blob)
 
     def add_runs(self, records: Iterable[RunRecord], *, versions: dict[str, dict] | None = None,
                  benchmarks: dict[str, dict] | None = None) -> int:
@@ -309,18 +313,7 @@ class Store:
                     self.ensure_benchmark(conn, name, **info)
                 rows = []
                 for rec in records:
-                    samples = np.asarray(rec.samples, dtype=float)
-                    blob, enc = encode_samples(samples)
-                    rows.append(dict(
-                        benchmark_id=self.ensure_benchmark(conn, rec.benchmark),
-                        version_id=self.ensure_version(conn, rec.version),
-                        config_id=self.ensure_config(conn, rec.config),
-                        machine_id=self.ensure_machine(conn, rec.machine),
-                        run_index=int(rec.run_index), campaign_id=rec.campaign_id, status=rec.status,
-                        exit_code=rec.exit_code, stderr_tail=rec.stderr_tail, started_at=rec.started_at,
-                        duration=rec.duration, warmup=int(rec.warmup),
-                        first_iteration=int(rec.first_iteration), n_samples=int(samples.size),
-                        encoding=enc, samples=blob))
+                    rows.append(self._run_row(conn, rec))
                     if len(rows) >= 2000:
                         conn.execute(t.run.insert(), rows)
                         n += len(rows)
