@@ -140,12 +140,120 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     return out
 
 
+#: Detection's default false discovery rate across series (Benjamini-Hochberg).
+DEFAULT_FDR = 0.05
+
+
+@dataclass(frozen=True)
+class DetectionResult:
+    """Changes found over a store, with what the false-discovery-rate control did.
+
+    ``changes`` are the reported changes (those that survived the control, or all of them when
+    ``fdr`` is None or the method gives no p-values); ``dropped`` the candidates the control
+    removed; ``n_series`` the series examined and ``n_tests`` the hypotheses tested across them.
+    """
+
+    method: str
+    changes: tuple[Change, ...]
+    dropped: tuple[Change, ...]
+    n_series: int
+    n_tests: int
+    fdr: float | None
+    fdr_applied: bool
+
+
+def _detect_many(detector, series_list: Iterable[Series]) -> tuple[list[Change], int, int]:
+    changes: list[Change] = []
+    n_tests = n_series = 0
+    for s in series_list:
+        found, tests = detector.detect_counted(s)
+        changes.extend(found)
+        n_tests += tests
+        n_series += 1
+    return changes, n_tests, n_series
+
+
+def _finish(method: str, changes: list[Change], n_tests: int, n_series: int, fdr: float | None) -> DetectionResult:
+    from .detect.fdr import control_fdr
+
+    if fdr is None:
+        return DetectionResult(method, tuple(changes), (), n_series, n_tests, None, False)
+    res = control_fdr(changes, n_tests, q=fdr)
+    return DetectionResult(method, res.kept, res.dropped, n_series, res.n_tests, fdr, res.applicable)
+
+
+def _options(min_change: float | None, confidence_level: float, options: dict) -> dict:
+    if min_change is not None:
+        options = {**options, "min_change": min_change}
+    return {**options, "confidence_level": confidence_level}
+
+
+def detect_series(series_list: Iterable[Series], *, method: str, min_change: float | None = None,
+                  confidence_level: float = 0.99, fdr: float | None = DEFAULT_FDR, **options) -> DetectionResult:
+    """Run one detector over many series and control the false discovery rate across them.
+
+    ``min_change`` None keeps the detector's own default.  With ``fdr`` set and a detector that
+    gives p-values, Benjamini-Hochberg at that level runs over every hypothesis the detector
+    tested in every series (:func:`regbench.detect.fdr.control_fdr`).
+    """
+    detector = get_detector(method, **_options(min_change, confidence_level, options))
+    return _finish(method, *_detect_many(detector, series_list), fdr)
+
+
+def _detect_chunk(url: str, names: list[str], config: str | None, machine: str | None, method: str,
+                  options: dict) -> tuple[list[Change], int, int]:
+    """Worker of :func:`detect_store`: load some benchmarks from the store and detect on them."""
+    with Store(url, create=False) as store:
+        return _detect_many(get_detector(method, **options),
+                            store.load_series(names, config=config, machine=machine))
+
+
+def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = None, config: str | None = None,
+                 machine: str | None = None, min_change: float | None = None, confidence_level: float = 0.99,
+                 fdr: float | None = DEFAULT_FDR, jobs: int = 1, batch: int = 50, progress=None,
+                 **options) -> DetectionResult:
+    """:func:`detect_series` over every series of a store (or those the filters select).
+
+    Benchmarks are loaded ``batch`` at a time, so memory stays bounded whatever the store's size,
+    and with ``jobs`` > 1 the batches are spread over that many worker processes (each opens the
+    store itself; only changes travel back).  The false discovery rate is controlled once, over
+    all series.  ``progress(done, total)`` is called after each batch.
+    """
+    options = _options(min_change, confidence_level, options)
+    detector = get_detector(method, **options)  # validate options before any work
+    names = [benchmark] if benchmark is not None else [b["name"] for b in store.benchmarks()]
+    chunks = [names[i:i + batch] for i in range(0, len(names), batch)] if names else []
+    changes: list[Change] = []
+    n_tests = n_series = 0
+    if jobs <= 1 or len(chunks) <= 1 or store.url == "sqlite:///:memory:":
+        for k, chunk in enumerate(chunks):
+            found, tests, count = _detect_many(detector, store.load_series(chunk, config=config, machine=machine))
+            changes += found
+            n_tests += tests
+            n_series += count
+            if progress:
+                progress(k + 1, len(chunks))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_detect_chunk, store.url, chunk, config, machine, method, options)
+                       for chunk in chunks]
+            for k, fut in enumerate(futures):  # in submission order: the output does not depend on timing
+                found, tests, count = fut.result()
+                changes += found
+                n_tests += tests
+                n_series += count
+                if progress:
+                    progress(k + 1, len(chunks))
+    changes.sort(key=lambda c: (c.benchmark, c.config, c.machine))
+    return _finish(method, changes, n_tests, n_series, fdr)
+
+
 def detect_changes(store: Store, *, method: str = "ci-overlap", benchmark: str | None = None,
                    config: str | None = None, machine: str | None = None, min_change: float = 0.0,
-                   confidence_level: float = 0.99) -> list[Change]:
+                   confidence_level: float = 0.99, fdr: float | None = None) -> list[Change]:
     """Changes between consecutive versions of every series (benchmark x config x machine)."""
-    detector = get_detector(method, min_change=min_change, confidence_level=confidence_level)
-    changes: list[Change] = []
-    for s in store.load_series(benchmark, config=config, machine=machine):
-        changes.extend(detector.detect(s))
-    return changes
+    return list(detect_store(store, method=method, benchmark=benchmark, config=config, machine=machine,
+                             min_change=min_change, confidence_level=confidence_level, fdr=fdr).changes)

@@ -1,8 +1,12 @@
-"""``regbench detect``: changes between consecutive versions of every series."""
+"""``regbench detect``: changes between versions of every series, with the false discovery rate
+controlled across series."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
 
 import click
 
@@ -11,54 +15,104 @@ from ..detect import DEFAULT_METHOD, available_methods
 
 @click.command("detect")
 @click.option("--method", type=click.Choice(available_methods()), default=DEFAULT_METHOD, show_default=True,
-              help="Detection method.")
+              help="Detection method (see docs/detection.md for each one and its evaluation).")
 @click.option("--min-change", default=None, type=click.FloatRange(0),
-              help="Smallest relative change worth reporting (0.03 = 3%) [default: 0 for ci-overlap, "
-                   "0.03 for bootstrap-ci].")
+              help="Smallest relative change worth reporting (0.03 = 3%) [default: the method's own; "
+                   "3% for auto and bootstrap-ci, 0 for ci-overlap].")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
+@click.option("--fdr", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="False discovery rate controlled across all series (Benjamini-Hochberg) for methods "
+                   "that give p-values.")
+@click.option("--no-fdr", is_flag=True, help="Report every change the method finds, without FDR control.")
+@click.option("--jobs", default=None, type=click.IntRange(1),
+              help="Worker processes for large stores [default: the number of CPUs].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
 @click.pass_context
-def command(click_ctx, method, min_change, benchmark, confidence, fmt, fail_on_regression) -> None:
+def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, jobs, fmt, fail_on_regression) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
-    significant changes between consecutive versions.
+    significant changes, each with its magnitude, interval, first version and p-value.
 
-    ci-overlap (seed 000 s.5): the 99% confidence intervals of two consecutive versions do not
-    overlap; the change is the distance of the centres relative to the older one.
-    bootstrap-ci (seed 004 s.4.5): the 99% bootstrap intervals over runs do not overlap and the
-    change is at least 3%.
+    auto (default): a change-point search over the whole history confirmed by a hierarchical
+    test (runs within versions within segments) and a 3% minimum change. Other methods:
+    ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
+    (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2).
     """
-    from ..analysis import detect_changes
+    from ..analysis import detect_store
     from ._output import console
 
     store = click_ctx.obj.open_store(create=False)
-    if min_change is None:
-        min_change = 0.03 if method == "bootstrap-ci" else 0.0
-    changes = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
-                             confidence_level=confidence)
+    with batch_progress("Detecting") as progress:
+        result = detect_store(store, method=method, benchmark=benchmark, min_change=min_change,
+                              confidence_level=confidence, fdr=None if no_fdr else fdr,
+                              jobs=jobs or os.cpu_count() or 1, progress=progress)
+    changes = result.changes
     if fmt == "json":
         click.echo(json.dumps([c.to_json() for c in changes], indent=1))
     else:
         change_table(changes, method=method, confidence=confidence, min_change=min_change)
-        console.print(f"{len(changes)} change(s) in {len(store.series_keys())} series")
+        console.print(f"{len(changes)} change(s) in {result.n_series} series")
+        console.print(fdr_note(result))
     if fail_on_regression and any(c.kind == "regression" for c in changes):
         click_ctx.exit(1)
 
 
-def change_table(changes, *, method: str, confidence: float, min_change: float) -> None:
+@contextlib.contextmanager
+def batch_progress(what: str):
+    """A progress bar on stderr (only on a terminal) fed by ``progress(done, total)`` calls."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield progress
+
+
+def fdr_note(result) -> str:
+    """One line saying what the false-discovery-rate control did."""
+    if result.fdr is None:
+        return "No false-discovery-rate control (--no-fdr): every change the method found is listed."
+    if not result.fdr_applied:
+        return f"FDR control not applicable: {result.method} decides by intervals and gives no p-values."
+    return (f"False discovery rate controlled at {result.fdr:.0%} across {result.n_series} series "
+            f"(Benjamini-Hochberg over {result.n_tests} hypotheses tested); "
+            f"{len(result.dropped)} candidate(s) dropped by it.")
+
+
+def change_table(changes, *, method: str, confidence: float, min_change: float | None) -> None:
     """Print the change table of seed 000 fig. 6: newer version, older version, change (and its CI)."""
     from rich.markup import escape
 
     from ._output import emit_table, fmt_pct
 
     rows = []
+    with_p = any(c.p_value is not None for c in changes)
     for c in changes:
         colour = "red" if c.kind == "regression" else "green"
-        rows.append([escape(c.benchmark + ("" if c.config == "default" else f" [{c.config}]")), escape(c.version),
-                     escape(c.previous),
-                     fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"[{colour}]{c.kind}[/]"])
+        row = [escape(c.benchmark + ("" if c.config == "default" else f" [{c.config}]")), escape(c.version),
+               escape(c.previous), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
+               f"[{colour}]{c.kind}[/]"]
+        if with_p:
+            row.append(_fmt_p(c.q_value if c.q_value is not None else c.p_value))
+        rows.append(row)
+    columns = ["benchmark", "newer version", "older version", "change", "CI", "kind"]
+    if with_p:
+        columns.append("q" if any(c.q_value is not None for c in changes) else "p")
     emit_table(f"Changes ({method}, {confidence:.0%} CI" + (f", min change {min_change:.1%}" if min_change else "") + ")",
-               ["benchmark", "newer version", "older version", "change", "CI", "kind"], rows,
-               right={"change", "CI"})
+               columns, rows, right={"change", "CI", "p", "q"})
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return ""
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"

@@ -6,7 +6,7 @@ Built-in detectors are imported on first use (:data:`base.BUILTIN`); third-party
 
 from .base import BUILTIN, JSON_FIELDS, REGISTRY, Change, Detector, available_methods, get_detector, kind_of, register
 
-DEFAULT_METHOD = "ci-overlap"
+DEFAULT_METHOD = "auto"
 
 __all__ = ["BUILTIN", "DEFAULT_METHOD", "JSON_FIELDS", "REGISTRY", "Change", "Detector", "available_methods",
            "get_detector", "kind_of", "register"]

@@ -24,7 +24,9 @@ class Change:
     ``version`` is the first version that shows it and ``previous`` the last one before it;
     ``change`` is the relative change of the central value (0.034 = +3.4%) with its interval
     ``[ci_low, ci_high]``; ``kind`` is ``regression`` or ``improvement`` by the benchmark's
-    direction; ``method`` names the detector.
+    direction; ``method`` names the detector.  ``p_value`` is the test's p-value when the method
+    has one, and ``q_value`` its Benjamini-Hochberg adjustment across series
+    (:mod:`regbench.detect.fdr`) once detection over a whole store has applied it.
     """
 
     benchmark: str
@@ -38,6 +40,7 @@ class Change:
     kind: str
     method: str
     p_value: float | None = None
+    q_value: float | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -66,12 +69,29 @@ class Detector(abc.ABC):
     def detect(self, series: Series) -> list[Change]:
         """Changes found in one series, oldest first."""
 
+    def detect_counted(self, series: Series) -> tuple[list[Change], int]:
+        """Changes found in one series and the number of hypotheses tested to find them.
+
+        The count is the size of the family for false-discovery-rate control across series
+        (:mod:`regbench.detect.fdr`).  By default every pair of consecutive versions with data is
+        one hypothesis; detectors that test differently override this.
+        """
+        return self.detect(series), max(0, sum(1 for r in series.runs if len(r)) - 1)
+
 
 REGISTRY: dict[str, type[Detector]] = {}
 
 #: Built-in detectors by name -> module in this package, imported on first use so that the CLI
 #: starts without importing scipy.
-BUILTIN = {"ci-overlap": "ci_overlap", "bootstrap-ci": "bootstrap_ci"}
+BUILTIN = {
+    "ci-overlap": "ci_overlap",
+    "bootstrap-ci": "bootstrap_ci",
+    "talos-ttest": "talos_ttest",
+    "forecast": "forecast",
+    "edivisive": "edivisive",
+    "clusters": "clusters",
+    "auto": "auto",
+}
 
 
 def available_methods() -> list[str]:

@@ -396,11 +396,12 @@ class Store:
             return sorted(tuple(r) for r in conn.execute(q))
 
     # ------------------------------------------------------------------ series
-    def load_series(self, benchmark: str | None = None, *, config: str | None = None,
+    def load_series(self, benchmark: str | Iterable[str] | None = None, *, config: str | None = None,
                     machine: str | None = None, versions: Iterable[str] | None = None) -> list[Series]:
         """Load series with samples as numpy arrays, versions in history order.
 
-        Filters narrow the result; with none, every series in the store is returned.  Only runs
+        Filters narrow the result (``benchmark`` may be one name or several); with none, every
+        series in the store is returned.  Only runs
         with status ``ok`` contribute samples (warm-up removed); the others are counted in
         ``Series.failed``.
         """
@@ -417,10 +418,12 @@ class Store:
                                       timestamp_text=r.timestamp_text)
                     for r in conn.execute(sa.select(t.version))}
             if benchmark is not None:
-                ids = [i for i, r in bench.items() if r.name == benchmark]
-                if not ids:
-                    raise NotFoundError(f"no benchmark named {benchmark!r} in the store")
-                q = q.where(t.run.c.benchmark_id == ids[0])
+                names = {benchmark} if isinstance(benchmark, str) else set(benchmark)
+                ids = [i for i, r in bench.items() if r.name in names]
+                if len(ids) < len(names):
+                    missing = sorted(names - {bench[i].name for i in ids})[0]
+                    raise NotFoundError(f"no benchmark named {missing!r} in the store")
+                q = q.where(t.run.c.benchmark_id.in_(ids)) if len(ids) > 1 else q.where(t.run.c.benchmark_id == ids[0])
             if config is not None:
                 ids = [i for i, n in cfgs.items() if n == config]
                 if not ids:
