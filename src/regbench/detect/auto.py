@@ -3,10 +3,10 @@
 What the evaluation (``regbench evaluate``, docs/detection.md) showed works best, put together:
 
 1. **Robust run means.**  Runs, not iterations, are the unit of replication (seed 000,
-   000_833974a369fcaf36.txt, s.2), so each run is reduced to its mean; samples beyond very wide
-   Tukey fences of their run (``fence`` x IQR, 10 by default) are left out first, because one
-   outlier "several orders of magnitude" long (seed 001, 001_0c28a3a14a5fab8a.txt, s.2.1) moves a
-   run mean more than any real change does.
+   000_833974a369fcaf36.txt, s.2), so each run is reduced to its mean; samples more than
+   ``fence`` (10) times beyond the 90th (or below the 10th) percentile of their version are left
+   out first, because one outlier "several orders of magnitude" long (seed 001,
+   001_0c28a3a14a5fab8a.txt, s.2.1) moves a run mean more than any real change does.
 2. **Change-point search over the whole history.**  Binary segmentation with the energy
    statistic of E-Divisive (Matteson and James 2014; seed 001 s.2.3 for why a whole-history
    search matters: it also finds a creeping degradation whose steps are each negligible) on the
@@ -56,46 +56,88 @@ class VersionStats:
     n: np.ndarray
 
 
-def robust_run_means(runs: list[np.ndarray], *, fence: float = 10.0) -> np.ndarray:
-    """Mean of each run after dropping samples beyond ``fence`` x IQR from its quartiles.
+def robust_run_means(runs: list[np.ndarray], *, group: np.ndarray | None = None, fence: float = 10.0) -> np.ndarray:
+    """Mean of each run after dropping samples an order of magnitude away from their version.
+
+    A sample is left out when it is more than ``fence`` times the 90th percentile of its version's
+    samples, or less than the 10th percentile divided by ``fence`` (positive data only).  The
+    percentile of a version is the median over its runs (``group`` gives each run's version) of
+    the runs' percentiles, so a few outliers cannot move it.  Percentiles rather than quartiles,
+    because the slow mode of a bimodal benchmark (a cache miss, seed 001 s.4.2) may hold only
+    10-25% of the samples and is not an outlier; seed 001 s.2.1's outliers are "several orders of
+    magnitude" away, which a fence of 10 times catches.
 
     Runs of equal length are stacked and handled at once (the usual case: a plan fixes the
     iterations), so a series of thousands of runs costs a few numpy calls.
     """
-    out = np.empty(len(runs))
-    by_len: dict[int, list[int]] = {}
-    for i, r in enumerate(runs):
-        by_len.setdefault(r.size, []).append(i)
+    n = len(runs)
+    group = np.zeros(n, dtype=int) if group is None else np.asarray(group)
+    sizes = np.array([r.size for r in runs])
+    q = np.full((n, 2), np.nan)
+    positive = np.ones(n, dtype=bool)
+    by_len: dict[int, np.ndarray] = {int(L): np.flatnonzero(sizes == L) for L in np.unique(sizes)}
+    blocks = {}
     for size, idx in by_len.items():
         if size == 0:
-            out[idx] = np.nan
             continue
         block = np.stack([runs[i] for i in idx])
-        if size >= 4 and np.isfinite(fence):
-            q1, q3 = np.quantile(block, [0.25, 0.75], axis=1)
-            iqr = q3 - q1
-            keep = (block >= (q1 - fence * iqr)[:, None]) & (block <= (q3 + fence * iqr)[:, None])
-            out[idx] = np.where(keep, block, 0.0).sum(axis=1) / keep.sum(axis=1)
-        else:
-            out[idx] = block.mean(axis=1)
+        blocks[size] = block
+        q[idx] = np.quantile(block, [0.1, 0.9], axis=1).T
+        positive[idx] = block.min(axis=1) > 0
+    out = np.full(n, np.nan)
+    if not np.isfinite(fence):
+        for size, idx in by_len.items():
+            if size:
+                out[idx] = blocks[size].mean(axis=1)
+        return out
+    # Per-version thresholds: the median of the runs' percentiles.
+    order = np.argsort(group, kind="stable")
+    per = np.bincount(group)
+    per = per[per > 0]
+    if np.all(per == per[0]):  # the same number of runs in every version: one vectorised median
+        med = np.nanmedian(q[order].reshape(per.size, per[0], 2), axis=1)
+        version_q = np.repeat(med, per[0], axis=0)
+    else:
+        version_q = np.empty((n, 2))
+        for part in np.split(np.arange(n), np.cumsum(per)[:-1]):
+            version_q[part] = np.nanmedian(q[order[part]], axis=0)
+    lo = np.empty(n)
+    hi = np.empty(n)
+    lo[order] = version_q[:, 0] / fence
+    hi[order] = version_q[:, 1] * fence
+    for size, idx in by_len.items():
+        if size == 0:
+            continue
+        block = blocks[size]
+        keep = (block >= lo[idx, None]) & (block <= hi[idx, None]) | ~(positive[idx] & (lo[idx] > 0))[:, None]
+        kept = keep.sum(axis=1)
+        out[idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
     return out
 
 
 def version_stats(series: Series, *, fence: float = 10.0) -> VersionStats:
+    """Per-version summaries of the robust run means of a series."""
     counts = np.array([len(r) for r in series.runs], dtype=int)
     index = np.flatnonzero(counts > 0)
     flat = [r for k in index for r in series.runs[k]]
+    group = np.repeat(np.arange(index.size), counts[index])
     if not flat:
-        empty = np.empty(0)
-        return VersionStats(index, empty, empty, np.empty(0, dtype=int))
-    rm = robust_run_means(flat, fence=fence)
-    n = counts[index]
-    group = np.repeat(np.arange(index.size), n)
-    mean = np.bincount(group, weights=rm) / n
-    dev2 = np.bincount(group, weights=(rm - mean[group]) ** 2)
+        return stats_of_runs(np.empty(0), group, index)
+    return stats_of_runs(robust_run_means(flat, group=group, fence=fence), group, index)
+
+
+def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray) -> VersionStats:
+    """Summaries of one value per run (``group[i]`` = position in ``index`` of run i's version);
+    NaN values are left out, and so are versions left without any."""
+    ok = np.isfinite(values)
+    values, group = values[ok], group[ok]
+    n = np.bincount(group, minlength=index.size)
+    has = n > 0
     with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(group, weights=values, minlength=index.size) / n
+        dev2 = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=index.size)
         var = np.where(n > 1, dev2 / np.maximum(n - 1, 1), np.nan)
-    return VersionStats(index, mean, var, n)
+    return VersionStats(index[has], mean[has], var[has], n[has])
 
 
 @dataclass(frozen=True)
@@ -198,8 +240,7 @@ class Auto(Detector):
     name = "auto"
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
-                 fence: float = 10.0, clusters: bool = True, cluster_versions: int = 3, ramp: int = 10,
-                 rng: int = 0):
+                 fence: float = 10.0, clusters: bool = True, ramp: int = 10, rng: int = 0):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -208,12 +249,11 @@ class Auto(Detector):
         self.alpha = alpha
         self.fence = fence
         self.clusters = clusters
-        self.cluster_versions = cluster_versions
         self.rng = rng
         self.ramp = ramp
 
     # ------------------------------------------------------------------ search
-    def change_points(self, vs: VersionStats) -> tuple[list[int], int]:
+    def change_points(self, vs: VersionStats, *, factor: int = 1) -> tuple[list[int], int]:
         """Binary segmentation: split points (indices into ``vs``) and the number of tests run."""
         found: list[int] = []
         tests = 0
@@ -227,7 +267,7 @@ class Auto(Detector):
                 continue
             tests += 1
             res = segment_test(vs, s, tau, e)
-            p = min(1.0, res.p_value * (e - s - 1))  # Bonferroni over the positions searched
+            p = min(1.0, res.p_value * (e - s - 1) * factor)  # Bonferroni over the positions searched
             if np.isfinite(p) and p < self.alpha:
                 found.append(tau)
                 stack.append((s, tau))
@@ -244,14 +284,29 @@ class Auto(Detector):
             vs = version_stats(series, fence=self.fence)
             if vs.mean.size < 2 or not np.all(np.isfinite(vs.mean)):
                 return [], 0
-            cps, n_tests = self.change_points(vs)
-            changes = []
-            for first, last in self._groups(vs, cps):
-                c = self._change(series, vs, cps, first, last)
-                if c is not None:
-                    changes.append(c)
+            changes, n_tests = self._search(series, vs)
+            modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
+            if modes is not None:
+                for j, per_mode in enumerate(mode_stats(series, modes)):
+                    if per_mode.mean.size < 2:
+                        continue
+                    detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
+                    found, tests = self._search(series, per_mode, factor=len(modes) - 1, detail=detail)
+                    n_tests += tests
+                    taken = {series.index(c.version) for c in changes}
+                    changes += [c for c in found if not taken & {series.index(c.version) + d for d in (-1, 0, 1)}]
+                changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests
-        return changes
+
+    def _search(self, series: Series, vs: VersionStats, *, factor: int = 1,
+                detail: str | None = None) -> tuple[list[Change], int]:
+        cps, n_tests = self.change_points(vs, factor=factor)
+        changes = []
+        for first, last in self._groups(vs, cps):
+            c = self._change(series, vs, cps, first, last, factor=factor, detail=detail)
+            if c is not None:
+                changes.append(c)
+        return changes, n_tests
 
     def _groups(self, vs: VersionStats, cps: list[int]) -> list[tuple[int, int]]:
         """Change points to report, as ``(first, last)`` positions in ``cps``.
@@ -279,7 +334,8 @@ class Auto(Detector):
             i = j + 1
         return groups
 
-    def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int) -> Change | None:
+    def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
+                factor: int = 1, detail: str | None = None) -> Change | None:
         from ..stats import delta_ratio_interval
 
         bounds = [0, *cps, vs.mean.size]
@@ -288,46 +344,99 @@ class Auto(Detector):
             res = segment_test(vs, s, tau, e)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
             res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau))
-        p = min(1.0, res.p_value * (e - s - 1))
+        p = min(1.0, res.p_value * (e - s - 1) * factor)
         rel = res.mean_right / res.mean_left - 1.0
+        if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:
+            return None
         change, lo, hi = delta_ratio_interval(res.mean_left, res.se_left, res.mean_right, res.se_right,
                                               confidence_level=self.confidence_level)
-        if not (np.isfinite(rel) and np.isfinite(p)):
-            return None
-        if abs(rel) < self.min_change or p >= self.alpha:
-            mode = self._mode_shift(series, vs, s, tau, e) if (self.clusters and first == last) else None
-            if mode is None:
-                return None
-            change, lo, hi, p = mode
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,
             version=series.versions[int(vs.index[tau])].name,
             previous=series.versions[int(vs.index[tau - 1])].name,
             change=float(change), ci_low=float(lo), ci_high=float(hi),
-            kind=kind_of(change, series.direction), method=self.name, p_value=float(p))
+            kind=kind_of(change, series.direction), method=self.name, p_value=float(p), detail=detail)
 
-    def _mode_shift(self, series: Series, vs: VersionStats, s: int, tau: int, e: int):
-        """A mode that moved by at least ``min_change`` across the split (seed 001 s.4.2), or None."""
-        from ..stats import compare_clusters
 
-        w = self.cluster_versions
-        left = [r for k in vs.index[max(s, tau - w):tau] for r in series.runs[k]]
-        right = [r for k in vs.index[tau:min(e, tau + w)] for r in series.runs[k]]
-        if len(left) < 2 or len(right) < 2:
-            return None
-        try:
-            cmp = compare_clusters(left, right, confidence_level=self.confidence_level, rng=self.rng)
-        except (ValueError, np.linalg.LinAlgError):
-            return None
-        best = None
-        for shift in cmp.shifts:
-            rel, p = shift.change, shift.p_value
-            if not (np.isfinite(rel) and np.isfinite(p)):
-                continue
-            p_adj = min(1.0, p * max(1, len(cmp.shifts)) * (e - s - 1))
-            if abs(rel) >= self.min_change and p_adj < self.alpha and (best is None or abs(rel) > abs(best[0])):
-                best = (float(rel), float(shift.ci_low), float(shift.ci_high), p_adj)
-        return best
+def bimodality_coefficient(x: np.ndarray) -> float:
+    """Sarle's bimodality coefficient; above 5/9 suggests more than one mode (SAS/STAT manual,
+    PROC CLUSTER; Pfister et al., Front. Psychol. 4 (2013) 700).
+
+    From the bias-corrected sample skewness G1 and excess kurtosis G2 (the formulas of scipy's
+    ``skew``/``kurtosis`` with ``bias=False``, which the tests use as the reference), written out
+    because this screen runs on every series and scipy's wrappers cost more than the arithmetic.
+    """
+    n = x.size
+    if n < 4:
+        return 0.0
+    d = x - x.mean()
+    m2 = float(np.mean(d * d))
+    if m2 == 0:
+        return 0.0
+    g1 = float(np.mean(d**3)) / m2**1.5
+    g2 = float(np.mean(d**4)) / m2**2 - 3
+    G1 = np.sqrt(n * (n - 1)) / (n - 2) * g1
+    G2 = ((n + 1) * g2 + 6) * (n - 1) / ((n - 2) * (n - 3))
+    return float((G1**2 + 1) / (G2 + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
+
+
+def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int = 4000,
+                n_versions: int = 8) -> np.ndarray | None:
+    """Boundaries between the modes of a multimodal series, or None when it has one mode.
+
+    Up to ``n_versions`` versions spread over the history are screened, each on its own (a
+    seeded subsample of at most ``max_samples`` of its samples, far outliers dropped as in
+    :func:`robust_run_means`), by a cheap statistic, the bimodality coefficient; when most of them
+    look multimodal, the clustering of seed 000 s.4.1 / seed 001 s.4.2
+    (:func:`regbench.stats.find_clusters`) runs on the most clearly multimodal one.  Modes holding under 5% of the samples are ignored.  The boundaries are
+    ``[-inf, b_1, ..., inf]``, each ``b`` halfway between neighbouring modes.
+    """
+    from ..stats import find_clusters
+
+    have = [k for k, r in enumerate(series.runs) if r]
+    if len(have) < 2:
+        return None
+    picks = sorted({have[int(i)] for i in np.linspace(0, len(have) - 1, min(n_versions, len(have)))})
+    gen = np.random.default_rng(rng)
+    pools, coefficients = [], []
+    for k in picks:  # one version at a time: pooling versions across a step would make two modes
+        pool = np.concatenate(series.runs[k])
+        if pool.size > max_samples:
+            pool = gen.choice(pool, max_samples, replace=False)
+        if pool.size and pool.min() > 0:
+            q10, q90 = np.quantile(pool, [0.1, 0.9])
+            pool = pool[(pool >= q10 / fence) & (pool <= q90 * fence)]
+        pools.append(pool)
+        coefficients.append(bimodality_coefficient(pool) if pool.size >= 20 else 0.0)
+    if np.median(coefficients) <= 5 / 9:
+        return None
+    pool = pools[int(np.argmax(coefficients))]
+    cl = find_clusters(pool, rng=gen)
+    big = [j for j in range(cl.n_clusters) if cl.weights[j] >= 0.05]
+    if len(big) < 2:
+        return None
+    cuts = []
+    for a, b in zip(big[:-1], big[1:], strict=True):
+        hi_a = pool[cl.labels == a].max()
+        lo_b = pool[cl.labels == b].min()
+        cuts.append(float(np.sqrt(hi_a * lo_b)) if cl.log_scale and hi_a > 0 else (hi_a + lo_b) / 2)
+    return np.array([-np.inf, *cuts, np.inf])
+
+
+def mode_stats(series: Series, bounds: np.ndarray) -> list[VersionStats]:
+    """Per mode, the per-version summaries of each run's mean of its samples in that mode."""
+    counts = np.array([len(r) for r in series.runs], dtype=int)
+    index = np.flatnonzero(counts > 0)
+    flat = [r for k in index for r in series.runs[k]]
+    group = np.repeat(np.arange(index.size), counts[index])
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        values = np.empty(len(flat))
+        for i, r in enumerate(flat):
+            inside = r[(r > lo) & (r <= hi)]
+            values[i] = inside.mean() if inside.size else np.nan
+        out.append(stats_of_runs(values, group, index))
+    return out
 
 
 def _without(vs: VersionStats, start: int, stop: int) -> VersionStats:

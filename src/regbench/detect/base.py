@@ -26,7 +26,8 @@ class Change:
     ``[ci_low, ci_high]``; ``kind`` is ``regression`` or ``improvement`` by the benchmark's
     direction; ``method`` names the detector.  ``p_value`` is the test's p-value when the method
     has one, and ``q_value`` its Benjamini-Hochberg adjustment across series
-    (:mod:`regbench.detect.fdr`) once detection over a whole store has applied it.
+    (:mod:`regbench.detect.fdr`) once detection over a whole store has applied it; ``detail``
+    says more where the method has more to say (which mode of a multimodal benchmark moved).
     """
 
     benchmark: str
@@ -41,6 +42,7 @@ class Change:
     method: str
     p_value: float | None = None
     q_value: float | None = None
+    detail: str | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)

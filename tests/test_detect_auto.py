@@ -1,0 +1,226 @@
+"""The ``auto`` policy: change-point search, hierarchical confirmation, ramps, mode shifts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from regbench.detect import get_detector
+from regbench.detect.auto import SegmentStats, VersionStats, compare_segments, robust_run_means, version_stats
+from regbench.model import Series, VersionInfo
+
+
+def series_from_levels(levels, *, runs=10, iters=20, run_sd=0.01, iter_sd=0.01, version_sd=0.0, seed=0,
+                       direction="lower", sampler=None):
+    """Versions at the given levels; each run has a random run effect (seed 000 s.2)."""
+    rng = np.random.default_rng(seed)
+    s = Series("bench", "default", "m1", "s", direction)
+    for k, level in enumerate(levels):
+        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
+        vlevel = level * (1 + rng.normal(0, version_sd)) if version_sd else level
+        if sampler is not None:
+            s.runs.append([sampler(rng, k) for _ in range(runs)])
+        else:
+            s.runs.append([vlevel * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters))
+                           for _ in range(runs)])
+        s.failed.append(0)
+        s.warmup.append(0)
+    return s
+
+
+def test_steps_up_and_down_are_found_at_their_versions_with_intervals_around_the_truth():
+    levels = [1.0] * 60 + [1.05] * 60 + [0.95] * 60
+    changes = get_detector("auto").detect(series_from_levels(levels))
+    assert [(c.version, c.previous, c.kind) for c in changes] == [
+        ("v60", "v59", "regression"), ("v120", "v119", "improvement")]
+    for c, truth in zip(changes, [0.05, 0.95 / 1.05 - 1], strict=True):
+        assert c.ci_low < truth < c.ci_high
+        assert c.p_value < 1e-6
+        assert c.method == "auto"
+
+
+def test_quiet_series_stay_quiet():
+    det = get_detector("auto")
+    alarms = sum(len(det.detect(series_from_levels([1.0] * 100, seed=seed))) for seed in range(40))
+    assert alarms == 0  # 3,960 version pairs
+
+
+def test_version_to_version_jitter_is_not_a_change():
+    # Builds that differ by 1% (sd) from version to version, no step: a test that took runs as the
+    # only replicates would see many "changes"; the two-level model does not.
+    det = get_detector("auto", min_change=0.0)
+    alarms = sum(len(det.detect(series_from_levels([1.0] * 80, version_sd=0.01, run_sd=0.002, seed=seed)))
+                 for seed in range(20))
+    assert alarms <= 1
+
+
+def test_small_significant_change_is_dropped_by_the_minimum_change_and_kept_without_it():
+    levels = [1.0] * 50 + [1.015] * 50
+    s = series_from_levels(levels, run_sd=0.002, iter_sd=0.002)
+    assert get_detector("auto").detect(s) == []
+    [c] = get_detector("auto", min_change=0.0).detect(s)
+    assert c.version == "v50" and c.change == pytest.approx(0.015, abs=0.002)
+
+
+def test_creeping_degradation_is_reported_once_with_its_total():
+    # Ten steps of +0.5%, each far below the noise of a version (seed 001 s.2.3).
+    levels = [1.0] * 80 + [1.005**i for i in range(1, 11)] + [1.005**10] * 80
+    changes = get_detector("auto").detect(series_from_levels(levels, run_sd=0.02, iter_sd=0.02))
+    assert len(changes) == 1
+    c = changes[0]
+    assert 80 <= int(c.version[1:]) <= 90
+    assert c.kind == "regression"
+    # The magnitude compares the segments on either side of the split(s), which may still hold
+    # part of the ramp: at least the 3% floor, at most the whole creep.
+    assert 0.03 <= c.change <= 1.005**10 - 1 + 0.01
+
+
+def test_one_huge_outlier_moves_nothing_and_hides_nothing():
+    levels = [1.0] * 50 + [1.06] * 50
+
+    def sampler(rng, k, _state={"n": 0}):
+        x = levels[k] * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 20))
+        _state["n"] += 1
+        if _state["n"] in (100, 700):  # two samples 1000x too long, in versions 9 and 69
+            x[3] *= 1000
+        return x
+
+    changes = get_detector("auto").detect(series_from_levels(levels, sampler=sampler))
+    assert [c.version for c in changes] == ["v50"]
+    assert changes[0].change == pytest.approx(0.06, abs=0.01)
+
+
+def test_robust_run_means_drop_only_far_outliers():
+    rng = np.random.default_rng(1)
+    runs = [rng.normal(10, 0.1, 20) for _ in range(3)]
+    runs[1][5] = 1e4
+    means = robust_run_means(runs)
+    assert means == pytest.approx([r.mean() for r in (runs[0], np.delete(runs[1], 5), runs[2])])
+    # A 20% mode of a bimodal benchmark is not an outlier, even 8x slower.
+    bimodal = [np.r_[np.full(16, 1.0), np.full(4, 8.0)] + rng.normal(0, 0.01, 20)]
+    assert robust_run_means(bimodal)[0] == pytest.approx(bimodal[0].mean())
+    # Non-positive data is never trimmed.
+    signed = [np.r_[rng.normal(0, 1, 19), 1e6]]
+    assert robust_run_means(signed)[0] == pytest.approx(signed[0].mean())
+
+
+def test_a_moved_mode_of_a_bimodal_benchmark_is_found_though_the_mean_barely_moves():
+    # Cache hit (80%, ~1.0) and miss (20%, ~5.0); from v40 only the hit mode is 10% slower, so the
+    # mean moves by 0.8 * 0.1 / (0.8 + 1.0) = 4.4%... make the miss mode heavier so it moves < 3%.
+    def sampler(rng, k):
+        hit = 1.0 * (1.10 if k >= 40 else 1.0)
+        n_hit = rng.binomial(40, 0.5)
+        x = np.r_[hit * (1 + rng.normal(0, 0.01, n_hit)), 8.0 * (1 + rng.normal(0, 0.01, 40 - n_hit))]
+        return rng.permutation(x)
+
+    s = series_from_levels([1.0] * 80, sampler=sampler)
+    means = version_stats(s).mean
+    assert abs(means[40:].mean() / means[:40].mean() - 1) < 0.03
+    changes = get_detector("auto").detect(s)
+    assert [c.version for c in changes] == ["v40"]
+    assert changes[0].change == pytest.approx(0.10, abs=0.02)
+    assert changes[0].kind == "regression"
+    assert get_detector("auto", clusters=False).detect(s) == []
+
+
+def test_direction_higher_flips_the_kind():
+    s = series_from_levels([1.0] * 30 + [1.1] * 30, direction="higher")
+    assert [c.kind for c in get_detector("auto").detect(s)] == ["improvement"]
+
+
+def test_versions_without_runs_are_bridged():
+    s = series_from_levels([1.0] * 30 + [1.1] * 30)
+    s.runs[30] = []
+    s.failed[30] = 10
+    [c] = get_detector("auto").detect(s)
+    assert (c.version, c.previous) == ("v31", "v29")
+
+
+def test_too_short_histories_give_nothing():
+    assert get_detector("auto").detect(series_from_levels([1.0])) == []
+    s = series_from_levels([1.0, 1.0])
+    s.runs = [[], []]
+    assert get_detector("auto").detect_counted(s) == ([], 0)
+
+
+def _stats(means_per_version):
+    """VersionStats from run means given per version (a list of arrays)."""
+    return VersionStats(np.arange(len(means_per_version)), np.array([m.mean() for m in means_per_version]),
+                        np.array([m.var(ddof=1) for m in means_per_version]),
+                        np.array([m.size for m in means_per_version]))
+
+
+def test_segment_test_is_the_two_sample_t_on_version_means_when_versions_vary():
+    # Balanced runs and a real version component: the segment mean's variance is MS_between / k,
+    # so t is the pooled two-sample t statistic on version means (scipy as the reference).
+    rng = np.random.default_rng(5)
+    vm = [rng.normal(1 + 0.02 * (k >= 6) + rng.normal(0, 0.02), 0.005, 8) for k in range(14)]
+    vs = _stats(vm)
+    res = compare_segments(SegmentStats.of(vs, 0, 6), SegmentStats.of(vs, 6, 14))
+    ref = st.ttest_ind(vs.mean[6:], vs.mean[:6], equal_var=True)
+    assert res.t == pytest.approx(ref.statistic, rel=1e-10)
+    assert res.mean_left == pytest.approx(vs.mean[:6].mean())
+
+
+def test_segment_test_pools_runs_when_versions_do_not_vary():
+    # No version component (the ANOVA estimate is clipped to 0): the variance of a segment mean is
+    # the within-version variance of run means over all its runs, as in a t-test on run means.
+    rng = np.random.default_rng(6)
+    vm = [np.full(10, 1.0 + 0.01 * (k >= 5)) + rng.normal(0, 0.05, 10) for k in range(10)]
+    vs = _stats(vm)
+    res = compare_segments(SegmentStats.of(vs, 0, 5), SegmentStats.of(vs, 5, 10))
+    s2w = np.mean([m.var(ddof=1) for m in vm])
+    se = np.sqrt(s2w / 50 + s2w / 50)
+    assert res.t == pytest.approx((vs.mean[5:].mean() - vs.mean[:5].mean()) / se, rel=1e-10)
+    assert res.df == pytest.approx(90)  # the within-version degrees of freedom
+
+
+def test_segment_stats_add_up():
+    rng = np.random.default_rng(2)
+    vs = _stats([rng.normal(1, 0.1, 5) for _ in range(9)])
+    a, b = SegmentStats.of(vs, 0, 4) + SegmentStats.of(vs, 4, 9), SegmentStats.of(vs, 0, 9)
+    for field in ("k", "sum_m", "sum_m2", "ss_within", "df_within", "sum_inv_n"):
+        assert getattr(a, field) == pytest.approx(getattr(b, field))
+
+
+def test_p_values_are_valid_under_no_change():
+    # With min_change 0 and a loose alpha, the search + Bonferroni p-value of the first split of
+    # a quiet series must not be small more often than it should: P(p <= 0.05) <= 0.05 (+ noise).
+    det = get_detector("auto", min_change=0.0, alpha=0.05, clusters=False)
+    hits = sum(bool(det.detect(series_from_levels([1.0] * 40, runs=5, iters=5, seed=seed))) for seed in range(200))
+    assert hits <= 0.05 * 200 + 3 * np.sqrt(200 * 0.05 * 0.95)
+
+
+@pytest.mark.parametrize("bad, match", [({"alpha": 0}, "`alpha`"), ({"fence": -1}, "`fence`"),
+                                        ({"min_change": -0.1}, "`min_change`")])
+def test_validation(bad, match):
+    with pytest.raises(ValueError, match=match):
+        get_detector("auto", **bad)
+
+
+def test_bimodality_coefficient_matches_scipy_moments():
+    from regbench.detect.auto import bimodality_coefficient
+
+    rng = np.random.default_rng(3)
+    for x in (rng.normal(size=300), np.r_[rng.normal(0, 1, 150), rng.normal(6, 1, 150)], rng.lognormal(size=50)):
+        n = x.size
+        g, k = st.skew(x, bias=False), st.kurtosis(x, bias=False)
+        ref = (g**2 + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+        assert bimodality_coefficient(x) == pytest.approx(ref, rel=1e-9)
+    assert bimodality_coefficient(np.r_[rng.normal(0, 1, 150), rng.normal(6, 1, 150)]) > 5 / 9
+    assert bimodality_coefficient(rng.normal(size=300)) < 5 / 9
+
+
+def test_unequal_run_counts_give_the_same_trimming_as_a_per_version_loop():
+    rng = np.random.default_rng(4)
+    runs = [rng.lognormal(0, 0.1, 12) for _ in range(7)]
+    runs[2][0] = 500.0
+    group = np.array([0, 0, 0, 1, 1, 2, 2])
+    got = robust_run_means(runs, group=group)
+    for v in range(3):
+        members = [runs[i] for i in np.flatnonzero(group == v)]
+        q = np.median([np.quantile(r, [0.1, 0.9]) for r in members], axis=0)
+        for i in np.flatnonzero(group == v):
+            r = runs[i]
+            assert got[i] == pytest.approx(r[(r >= q[0] / 10) & (r <= q[1] * 10)].mean())
