@@ -224,3 +224,47 @@ def test_unequal_run_counts_give_the_same_trimming_as_a_per_version_loop():
         for i in np.flatnonzero(group == v):
             r = runs[i]
             assert got[i] == pytest.approx(r[(r >= q[0] / 10) & (r <= q[1] * 10)].mean())
+
+
+def _split_series(s: Series, k: int) -> tuple[Series, Series]:
+    head = Series(s.benchmark, s.config, s.machine, s.unit, s.direction, s.versions[:k], s.runs[:k], s.failed[:k],
+                  s.warmup[:k])
+    tail = Series(s.benchmark, s.config, s.machine, s.unit, s.direction, s.versions[k:], s.runs[k:], s.failed[k:],
+                  s.warmup[k:])
+    return head, tail
+
+
+def test_incremental_check_finds_a_new_step_once_and_starts_a_new_segment():
+    det = get_detector("auto")
+    s = series_from_levels([1.0] * 100 + [1.08] * 5)
+    head, tail = _split_series(s, 100)
+    changes, _, state = det.detect_with_state(head)
+    assert changes == [] and state["last_version"] == "v99" and state["segment"]["k"] == 100
+    found, n_tests, state = det.check_new(state, tail)
+    assert n_tests == 5
+    assert [(c.version, c.previous, c.kind) for c in found] == [("v100", "v99", "regression")]
+    assert found[0].ci_low < 0.08 < found[0].ci_high
+    assert state["segment_start"] == "v100" and state["segment"]["k"] == 5 and state["last_version"] == "v104"
+
+
+def test_incremental_state_equals_the_full_pass_state_on_a_quiet_history():
+    det = get_detector("auto")
+    s = series_from_levels([1.0] * 60, seed=9)
+    head, tail = _split_series(s, 50)
+    _, _, state = det.detect_with_state(head)
+    found, _, state = det.check_new(state, tail)
+    _, _, full = det.detect_with_state(s)
+    assert found == []
+    assert state["last_version"] == full["last_version"] == "v59"
+    for key, value in full["segment"].items():
+        assert state["segment"][key] == pytest.approx(value)
+
+
+def test_incremental_false_alarms_are_rare():
+    det = get_detector("auto")
+    alarms = 0
+    for seed in range(30):
+        head, tail = _split_series(series_from_levels([1.0] * 70, seed=100 + seed), 40)
+        _, _, state = det.detect_with_state(head)
+        alarms += len(det.check_new(state, tail)[0])
+    assert alarms == 0  # 900 new versions checked

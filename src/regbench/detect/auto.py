@@ -33,7 +33,7 @@ feeds to Benjamini-Hochberg across all series (:mod:`regbench.detect.fdr`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -279,12 +279,22 @@ class Auto(Detector):
 
     def detect_counted(self, series: Series) -> tuple[list[Change], int]:
         """Changes and the number of hypotheses tested: one per split the search tried."""
+        changes, n_tests, _ = self.detect_with_state(series)
+        return changes, n_tests
+
+    incremental = True
+
+    def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
+        """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             vs = version_stats(series, fence=self.fence)
-            if vs.mean.size < 2 or not np.all(np.isfinite(vs.mean)):
-                return [], 0
-            changes, n_tests = self._search(series, vs)
+            if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
+                return [], 0, None
+            if vs.mean.size < 2:
+                return [], 0, self._state(series, vs, 0)
+            changes, n_tests, cps = self._search(series, vs, with_cps=True)
+            state = self._state(series, vs, cps[-1] if cps else 0)
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
             if modes is not None:
                 for j, per_mode in enumerate(mode_stats(series, modes)):
@@ -296,17 +306,59 @@ class Auto(Detector):
                     taken = {series.index(c.version) for c in changes}
                     changes += [c for c in found if not taken & {series.index(c.version) + d for d in (-1, 0, 1)}]
                 changes.sort(key=lambda c: series.index(c.version))
-        return changes, n_tests
+        return changes, n_tests, state
 
-    def _search(self, series: Series, vs: VersionStats, *, factor: int = 1,
-                detail: str | None = None) -> tuple[list[Change], int]:
+    def _state(self, series: Series, vs: VersionStats, start: int) -> dict:
+        seg = SegmentStats.of(vs, start, vs.mean.size)
+        return {"last_version": series.versions[int(vs.index[-1])].name,
+                "segment_start": series.versions[int(vs.index[start])].name,
+                "segment": asdict(seg)}
+
+    def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
+        """Test each new version, in history order, against the segment since the last change.
+
+        One hypothesis per new version (no search, so no Bonferroni factor): the hierarchical
+        test of :func:`compare_segments` between the saved segment's sufficient statistics and
+        the new version, and the minimum relevant change.  A change starts a new segment; a
+        version without one joins the current segment.  Creeping degradations and moved modes
+        are left to the next full pass, which alerts de-duplicate against this one.
+        """
+        from ..stats import delta_ratio_interval
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            vs = version_stats(series, fence=self.fence)
+            seg = SegmentStats(**state["segment"])
+            last, start = state["last_version"], state["segment_start"]
+            changes, n_tests = [], 0
+            for j in range(vs.mean.size):
+                new = SegmentStats.of(vs, j, j + 1)
+                name = series.versions[int(vs.index[j])].name
+                res = compare_segments(seg, new)
+                n_tests += 1
+                rel = res.mean_right / res.mean_left - 1.0
+                if np.isfinite(res.p_value) and res.p_value < self.alpha and abs(rel) >= self.min_change:
+                    change, lo, hi = delta_ratio_interval(res.mean_left, res.se_left, res.mean_right, res.se_right,
+                                                          confidence_level=self.confidence_level)
+                    changes.append(Change(
+                        benchmark=series.benchmark, config=series.config, machine=series.machine,
+                        version=name, previous=last, change=float(change), ci_low=float(lo), ci_high=float(hi),
+                        kind=kind_of(change, series.direction), method=self.name, p_value=float(res.p_value)))
+                    seg, start = new, name
+                else:
+                    seg = seg + new
+                last = name
+        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": asdict(seg)}
+
+    def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
+                with_cps: bool = False):
         cps, n_tests = self.change_points(vs, factor=factor)
         changes = []
         for first, last in self._groups(vs, cps):
             c = self._change(series, vs, cps, first, last, factor=factor, detail=detail)
             if c is not None:
                 changes.append(c)
-        return changes, n_tests
+        return (changes, n_tests, cps) if with_cps else (changes, n_tests)
 
     def _groups(self, vs: VersionStats, cps: list[int]) -> list[tuple[int, int]]:
         """Change points to report, as ``(first, last)`` positions in ``cps``.

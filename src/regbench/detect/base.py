@@ -80,6 +80,21 @@ class Detector(abc.ABC):
         """
         return self.detect(series), max(0, sum(1 for r in series.runs if len(r)) - 1)
 
+    #: Whether :meth:`check_new` can re-check new versions from a saved state (incremental detection).
+    incremental = False
+
+    def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
+        """:meth:`detect_counted` plus a JSON-able state from which :meth:`check_new` goes on."""
+        changes, n_tests = self.detect_counted(series)
+        return changes, n_tests, None
+
+    def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
+        """Check versions newer than a saved state; ``series`` holds only those versions.
+
+        Returns the changes, the hypotheses tested and the new state.
+        """
+        raise NotImplementedError(f"{self.name} does not detect incrementally")
+
 
 REGISTRY: dict[str, type[Detector]] = {}
 
