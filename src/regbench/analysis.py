@@ -173,13 +173,15 @@ def _detect_many(detector, series_list: Iterable[Series]) -> tuple[list[Change],
     return changes, n_tests, n_series
 
 
-def _finish(method: str, changes: list[Change], n_tests: int, n_series: int, fdr: float | None) -> DetectionResult:
+def _finish(detector, changes: list[Change], n_tests: int, n_series: int, fdr: float | None) -> DetectionResult:
     from .detect.fdr import control_fdr
 
+    method = detector.name
     if fdr is None:
         return DetectionResult(method, tuple(changes), (), n_series, n_tests, None, False)
     res = control_fdr(changes, n_tests, q=fdr)
-    return DetectionResult(method, res.kept, res.dropped, n_series, res.n_tests, fdr, res.applicable)
+    return DetectionResult(method, res.kept, res.dropped, n_series, res.n_tests, fdr,
+                           res.applicable or detector.p_values)
 
 
 def _options(min_change: float | None, confidence_level: float, options: dict) -> dict:
@@ -197,7 +199,7 @@ def detect_series(series_list: Iterable[Series], *, method: str, min_change: flo
     tested in every series (:func:`regbench.detect.fdr.control_fdr`).
     """
     detector = get_detector(method, **_options(min_change, confidence_level, options))
-    return _finish(method, *_detect_many(detector, series_list), fdr)
+    return _finish(detector, *_detect_many(detector, series_list), fdr)
 
 
 def _detect_chunk(url: str, names: list[str], config: str | None, machine: str | None, method: str,
@@ -248,7 +250,7 @@ def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = 
                 if progress:
                     progress(k + 1, len(chunks))
     changes.sort(key=lambda c: (c.benchmark, c.config, c.machine))
-    return _finish(method, changes, n_tests, n_series, fdr)
+    return _finish(detector, changes, n_tests, n_series, fdr)
 
 
 def detect_changes(store: Store, *, method: str = "ci-overlap", benchmark: str | None = None,

@@ -192,13 +192,18 @@ class SegmentTest:
     p_value: float
 
 
-def compare_segments(left: SegmentStats, right: SegmentStats) -> SegmentTest:
+def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tuple[float, float] | None = None
+                     ) -> SegmentTest:
     """Two-level comparison of segment means: versions within segments, runs within versions.
 
     The variance of a segment mean is ``s2v / k + s2w * sum(1/n) / k**2``, with ``s2w`` the
     pooled within-version variance of run means and ``s2v = max(0, MS_between - s2w * mean(1/n))``
     the version-to-version component (one-way random-effects ANOVA, method of moments).  The t
     statistic gets Satterthwaite's degrees of freedom from the two variance terms.
+
+    ``version_var`` = ``(s2v, df)`` supplies the version component instead (as
+    :func:`version_variance` estimates it for a whole series, robustly to the steps that a
+    segment may still contain).
     """
     from scipy import stats as st
 
@@ -206,12 +211,11 @@ def compare_segments(left: SegmentStats, right: SegmentStats) -> SegmentTest:
     df_w = left.df_within + right.df_within
     s2w = (left.ss_within + right.ss_within) / df_w if df_w > 0 else 0.0
     mean_inv_n = (left.sum_inv_n + right.sum_inv_n) / (kl + kr)
-    df_b = kl + kr - 2
-    if df_b > 0:
-        ms_b = (left.ss_between + right.ss_between) / df_b
-        s2v = max(0.0, ms_b - s2w * mean_inv_n)
+    if version_var is not None:
+        s2v, df_b = version_var
     else:
-        s2v = 0.0
+        df_b = kl + kr - 2
+        s2v = max(0.0, (left.ss_between + right.ss_between) / df_b - s2w * mean_inv_n) if df_b > 0 else 0.0
     var_l = s2v / kl + s2w * left.sum_inv_n / kl**2
     var_r = s2v / kr + s2w * right.sum_inv_n / kr**2
     vv = s2v * (1 / kl + 1 / kr)
@@ -228,9 +232,32 @@ def compare_segments(left: SegmentStats, right: SegmentStats) -> SegmentTest:
     return SegmentTest(float(ml), float(mr), float(np.sqrt(var_l)), float(np.sqrt(var_r)), float(t), float(df), p)
 
 
-def segment_test(vs: VersionStats, s: int, tau: int, e: int) -> SegmentTest:
+def version_variance(vs: VersionStats) -> tuple[float, float]:
+    """Version-to-version variance component of a series and its approximate degrees of freedom.
+
+    Half the squared MAD-scale of successive differences of version means estimates the variance
+    of a version mean about its local level; a few steps in the history barely move a median, so
+    undetected changes do not inflate it the way a segment's ANOVA would (which would hide a
+    second change in the segment of the first).  Subtracting the runs' share (pooled
+    within-version variance / n) leaves the version component.  A MAD-based variance has about
+    37% of the efficiency of the sample variance under normality (Rousseeuw and Croux, JASA 88
+    (1993)), which sets the degrees of freedom.
+    """
+    k = vs.mean.size
+    if k < 3:
+        return 0.0, 1.0
+    d = np.diff(vs.mean)
+    total = (1.482602218505602 * float(np.median(np.abs(d - np.median(d))))) ** 2 / 2
+    multi = vs.n > 1
+    df_w = float((vs.n[multi] - 1).sum())
+    s2w = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df_w) if df_w > 0 else 0.0
+    return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.37 * (k - 2))
+
+
+def segment_test(vs: VersionStats, s: int, tau: int, e: int,
+                 version_var: tuple[float, float] | None = None) -> SegmentTest:
     """Compare versions ``[s, tau)`` with ``[tau, e)`` of ``vs`` (indices into its arrays)."""
-    return compare_segments(SegmentStats.of(vs, s, tau), SegmentStats.of(vs, tau, e))
+    return compare_segments(SegmentStats.of(vs, s, tau), SegmentStats.of(vs, tau, e), version_var=version_var)
 
 
 @register
@@ -238,6 +265,7 @@ class Auto(Detector):
     """Change-point search plus hierarchical confirmation and a minimum relevant change."""
 
     name = "auto"
+    p_values = True
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, rng: int = 0):
@@ -257,6 +285,7 @@ class Auto(Detector):
         """Binary segmentation: split points (indices into ``vs``) and the number of tests run."""
         found: list[int] = []
         tests = 0
+        vv = version_variance(vs)
         stack = [(0, vs.mean.size)]
         while stack:
             s, e = stack.pop()
@@ -266,7 +295,7 @@ class Auto(Detector):
             if tau is None:
                 continue
             tests += 1
-            res = segment_test(vs, s, tau, e)
+            res = segment_test(vs, s, tau, e, vv)
             p = min(1.0, res.p_value * (e - s - 1) * factor)  # Bonferroni over the positions searched
             if np.isfinite(p) and p < self.alpha:
                 found.append(tau)
@@ -312,7 +341,7 @@ class Auto(Detector):
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
-                "segment": asdict(seg)}
+                "segment": asdict(seg), "version_var": list(version_variance(vs))}
 
     def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
         """Test each new version, in history order, against the segment since the last change.
@@ -334,7 +363,7 @@ class Auto(Detector):
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
                 name = series.versions[int(vs.index[j])].name
-                res = compare_segments(seg, new)
+                res = compare_segments(seg, new, version_var=tuple(state["version_var"]))
                 n_tests += 1
                 rel = res.mean_right / res.mean_left - 1.0
                 if np.isfinite(res.p_value) and res.p_value < self.alpha and abs(rel) >= self.min_change:
@@ -348,7 +377,8 @@ class Auto(Detector):
                 else:
                     seg = seg + new
                 last = name
-        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": asdict(seg)}
+        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": asdict(seg),
+                                  "version_var": state["version_var"]}
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
                 with_cps: bool = False):
@@ -370,8 +400,9 @@ class Auto(Detector):
         """
         bounds = [0, *cps, vs.mean.size]
         small, sign = [], []
+        vv = version_variance(vs)
         for i, tau in enumerate(cps):
-            res = segment_test(vs, bounds[i], tau, bounds[i + 2])
+            res = segment_test(vs, bounds[i], tau, bounds[i + 2], vv)
             rel = res.mean_right / res.mean_left - 1.0
             small.append(abs(rel) < self.min_change)
             sign.append(np.sign(rel))
@@ -392,10 +423,11 @@ class Auto(Detector):
 
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
+        vv = version_variance(vs)
         if first == last:
-            res = segment_test(vs, s, tau, e)
+            res = segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
-            res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau))
+            res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
         p = min(1.0, res.p_value * (e - s - 1) * factor)
         rel = res.mean_right / res.mean_left - 1.0
         if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:

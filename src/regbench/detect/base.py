@@ -58,6 +58,8 @@ class Detector(abc.ABC):
     """A change detector; subclasses set :attr:`name` and implement :meth:`detect`."""
 
     name: str = ""
+    #: Whether the changes carry p-values (and so can take part in false-discovery-rate control).
+    p_values: bool = False
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.0):
         if not 0 < confidence_level < 1:
