@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from regbench.errors import NotFoundError, StoreError
 from regbench.model import RunRecord
-from regbench.store import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, resolve_url
+from regbench.store import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, resolve_url, schema
 
 # Floats that a lossy encoding would get wrong: signed zero, subnormals, extremes, and values
 # whose shortest repr has 17 significant digits.
@@ -55,12 +55,12 @@ def same_bits(a, b) -> bool:
 # ---------------------------------------------------------------------------------- open / migrate
 def test_new_store_is_at_schema_revision_0001(db_path):
     with Store(db_path) as s:
-        assert s.schema_revision() == "0001"
+        assert s.schema_revision() == schema.SCHEMA_REVISION
         tables = set(sa.inspect(s.engine).get_table_names())
     assert {"benchmark", "version", "config", "machine", "campaign", "build", "run", "alembic_version"} <= tables
     con = sqlite3.connect(db_path)
     try:
-        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [(schema.SCHEMA_REVISION,)]
     finally:
         con.close()
 
@@ -80,7 +80,7 @@ def test_reopening_a_current_store_does_not_run_alembic(db_path, monkeypatch):
         s.add_run(run())
     assert len(calls) == 1  # a new store is migrated once
     with Store(db_path) as s:
-        assert s.schema_revision() == "0001"
+        assert s.schema_revision() == schema.SCHEMA_REVISION
         assert len(s.runs()) == 1
     with Store(db_path, create=False) as s:
         assert len(s.runs()) == 1
@@ -149,7 +149,7 @@ def test_store_at_a_sqlite_url(tmp_path):
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_store_in_memory(url):
     with Store(url) as s:
-        assert s.schema_revision() == "0001"
+        assert s.schema_revision() == schema.SCHEMA_REVISION
         s.add_run(run())
         assert len(s.load_series()) == 1
 

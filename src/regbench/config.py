@@ -6,7 +6,9 @@ Parsed with :mod:`tomllib` into frozen dataclasses; every problem is a one-line
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -65,6 +67,19 @@ direction = "lower"
 # name = "fib"
 # python = "benchmarks.fib:fib20"
 # min_time = 0.01
+# alerts = false                                           # never alert on this benchmark
+
+# Alerts: every change found by `regbench detect` becomes an alert once (`regbench alerts`).
+# [alerts]
+# suppress = ["experimental-*"]     # globs of benchmark names whose changes are not alerts
+
+# Where `regbench alerts notify` sends new alerts (each alert once per sink):
+# [[notify]]
+# type = "markdown"                 # or "terminal", "json", "webhook", "email"
+# path = "regbench-alerts.md"       # e.g. for a pull-request comment
+# [[notify]]
+# type = "webhook"                  # Slack-compatible POST
+# url_env = "SLACK_WEBHOOK_URL"     # or url = "https://..."
 '''
 
 
@@ -87,6 +102,23 @@ class BenchmarkSpec:
     warmup: int = 0
     warmup_auto: bool = False  # warmup = "auto": detected per run from its samples
     min_time: float = 0.01
+    alerts: bool = True  # False: changes of this benchmark never become alerts
+
+
+#: Sink types of ``[[notify]]`` (regbench.notify has one class per type).
+NOTIFY_TYPES = ("terminal", "json", "markdown", "webhook", "email")
+ALERT_KINDS = ("regression", "improvement")
+
+
+@dataclass(frozen=True)
+class NotifySpec:
+    """One ``[[notify]]`` table: a sink's type, its unique name, the alert kinds it gets, and its
+    options (validated, defaults filled in, paths absolute, TOML ``from`` as ``sender``)."""
+
+    type: str
+    name: str
+    kinds: tuple[str, ...] = ALERT_KINDS
+    options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,16 @@ class ProjectConfig:
     store: str | None = None
     python: str = sys.executable
     benchmarks: tuple[BenchmarkSpec, ...] = ()
+    #: Globs of benchmark names whose changes are not alerts (``[alerts] suppress``).
+    alert_suppress: tuple[str, ...] = ()
+    notify: tuple[NotifySpec, ...] = ()
+
+    def alerts_suppressed(self, benchmark: str) -> bool:
+        """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
+        ``[[benchmark]]`` table, or a match of an ``[alerts] suppress`` glob, case-sensitive)."""
+        if any(not b.alerts and b.name == benchmark for b in self.benchmarks):
+            return True
+        return any(fnmatch.fnmatchcase(benchmark, pattern) for pattern in self.alert_suppress)
 
     def benchmark(self, name: str) -> BenchmarkSpec:
         for b in self.benchmarks:
@@ -111,7 +153,7 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time"}
-_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output"}
+_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
 
 
@@ -148,9 +190,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     def fail(msg: str):
         raise ConfigError(f"{where}: {msg}")
 
-    unknown = set(data) - {"project", "defaults", "benchmark"}
+    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify"}
     if unknown:
-        fail(f"unknown table [{sorted(unknown)[0]}] (expected [project], [defaults], [[benchmark]])")
+        fail(f"unknown table [{sorted(unknown)[0]}] "
+             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -194,6 +237,8 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         store=proj.get("store"),
         python=str(proj.get("python", sys.executable)),
         benchmarks=tuple(specs),
+        alert_suppress=_alerts_table(data.get("alerts", {}), fail),
+        notify=_notify_tables(data.get("notify", []), root, fail),
     )
 
 
@@ -234,6 +279,9 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
     cwd = b.get("cwd", ".")
     if not isinstance(cwd, str):
         fail(f"{label}: `cwd` must be a path string")
+    alerts = b.get("alerts", True)
+    if not isinstance(alerts, bool):
+        fail(f"{label}: `alerts` must be true or false, got {alerts!r}")
     warmup = get("warmup", 0)
     warmup_auto = warmup == "auto"
     if warmup_auto:
@@ -249,6 +297,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         warmup=warmup,
         warmup_auto=warmup_auto,
         min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
+        alerts=alerts,
     )
 
 
@@ -267,3 +316,127 @@ def _positive(value, label: str, fail, typ):
     if not ok:
         fail(f"{label} must be a positive {'integer' if typ is int else 'number'}, got {value!r}")
     return typ(value)
+
+
+def _alerts_table(table, fail) -> tuple[str, ...]:
+    if not isinstance(table, dict):
+        fail("[alerts] must be a table")
+    bad = set(table) - {"suppress"}
+    if bad:
+        fail(f"[alerts]: unknown key `{sorted(bad)[0]}`")
+    suppress = table.get("suppress", [])
+    if isinstance(suppress, str):
+        suppress = [suppress]
+    if not isinstance(suppress, list) or not all(isinstance(p, str) and p for p in suppress):
+        fail("[alerts] `suppress` must be a list of benchmark names or globs (strings)")
+    return tuple(suppress)
+
+
+# Options of each sink type: key -> (checker, default); a default of _REQUIRED marks a required key.
+_REQUIRED = object()
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _str(v):
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _pos(v):
+    return isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+
+
+def _count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _port(v):
+    return isinstance(v, int) and not isinstance(v, bool) and 0 < v < 65536
+
+
+def _url(v):
+    return isinstance(v, str) and v.split("://", 1)[0] in ("http", "https") and len(v.split("://", 1)) == 2
+
+
+def _env(v):
+    return isinstance(v, str) and bool(_ENV_NAME.match(v))
+
+
+def _addresses(v):
+    return _str(v) or (isinstance(v, list) and bool(v) and all(_str(a) for a in v))
+
+
+def _headers(v):
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+_NOTIFY_OPTIONS = {
+    "terminal": {},
+    "json": {"path": (_str, _REQUIRED, "a path string")},
+    "markdown": {"path": (_str, _REQUIRED, "a path string"),
+                 "title": (_str, "regbench: performance alerts", "a non-empty string")},
+    "webhook": {"url": (_url, None, "an http:// or https:// URL"),
+                "url_env": (_env, None, "the name of an environment variable"),
+                "timeout": (_pos, 10.0, "a positive number of seconds"),
+                "retries": (_count, 3, "a non-negative integer"),
+                "headers": (_headers, {}, "a table of strings")},
+    "email": {"host": (_str, _REQUIRED, "a host name"),
+              "port": (_port, 25, "a port number"),
+              "from": (_str, _REQUIRED, "an e-mail address"),
+              "to": (_addresses, _REQUIRED, "an e-mail address or a list of them"),
+              "starttls": (lambda v: isinstance(v, bool), False, "true or false"),
+              "user": (_str, None, "a user name"),
+              "password_env": (_env, None, "the name of an environment variable"),
+              "timeout": (_pos, 10.0, "a positive number of seconds"),
+              "subject_prefix": (lambda v: isinstance(v, str), "[regbench]", "a string")},
+}
+
+
+def _notify_tables(tables, root: Path, fail) -> tuple[NotifySpec, ...]:
+    if not isinstance(tables, list):
+        fail("`notify` must be an array of tables: write [[notify]]")
+    specs: list[NotifySpec] = []
+    for k, table in enumerate(tables, start=1):
+        if not isinstance(table, dict):
+            fail(f"[[notify]] #{k} must be a table")
+        kind = table.get("type")
+        if kind not in NOTIFY_TYPES:
+            fail(f"[[notify]] #{k}: `type` must be one of {', '.join(NOTIFY_TYPES)}, got {kind!r}")
+        label = f"[[notify]] #{k} ({kind})"
+        allowed = _NOTIFY_OPTIONS[kind]
+        bad = set(table) - {"type", "name", "kinds"} - set(allowed)
+        if bad:
+            fail(f"{label}: unknown key `{sorted(bad)[0]}`")
+        name = table.get("name", kind)
+        if not _str(name) or len(name) > 100:
+            fail(f"{label}: `name` must be a non-empty string of at most 100 characters")
+        if any(s.name == name for s in specs):
+            fail(f"{label}: another sink is named {name!r}: give each [[notify]] of one type a `name`")
+        kinds = table.get("kinds", list(ALERT_KINDS))
+        if not isinstance(kinds, list) or not kinds or not all(x in ALERT_KINDS for x in kinds):
+            fail(f"{label}: `kinds` must be a non-empty list of \"regression\" and \"improvement\"")
+        options = {}
+        for key, (ok, default, what) in allowed.items():
+            if key in table:
+                if not ok(table[key]):
+                    fail(f"{label}: `{key}` must be {what}, got {table[key]!r}")
+                options[key] = table[key]
+            elif default is _REQUIRED:
+                fail(f"{label}: `{key}` is required")
+            elif default is not None:
+                options[key] = default
+        if kind == "webhook" and ("url" in options) == ("url_env" in options):
+            fail(f"{label}: give exactly one of `url` or `url_env` (an environment variable holding the URL)")
+        if kind == "email":
+            if ("user" in options) != ("password_env" in options):
+                fail(f"{label}: give `user` and `password_env` together (the password is read from that "
+                     "environment variable, never from the file)")
+            options["sender"] = options.pop("from")
+            to = options["to"]
+            options["to"] = (to,) if isinstance(to, str) else tuple(to)
+        if kind in ("json", "markdown"):
+            options["path"] = (root / options["path"]).resolve()
+        if kind == "webhook":
+            options["timeout"] = float(options["timeout"])
+            options["headers"] = dict(options["headers"])
+        specs.append(NotifySpec(type=kind, name=name, kinds=tuple(dict.fromkeys(kinds)), options=options))
+    return tuple(specs)

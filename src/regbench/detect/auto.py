@@ -232,6 +232,10 @@ def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tu
     return SegmentTest(float(ml), float(mr), float(np.sqrt(var_l)), float(np.sqrt(var_r)), float(t), float(df), p)
 
 
+#: Versions a series needs before its version-to-version variance is estimated (see below).
+MIN_VERSIONS_FOR_VERSION_VAR = 12
+
+
 def version_variance(vs: VersionStats) -> tuple[float, float]:
     """Version-to-version variance component of a series and its approximate degrees of freedom.
 
@@ -241,10 +245,12 @@ def version_variance(vs: VersionStats) -> tuple[float, float]:
     second change in the segment of the first).  Subtracting the runs' share (pooled
     within-version variance / n) leaves the version component.  A MAD-based variance has about
     37% of the efficiency of the sample variance under normality (Rousseeuw and Croux, JASA 88
-    (1993)), which sets the degrees of freedom.
+    (1993)), which sets the degrees of freedom.  With fewer than
+    :data:`MIN_VERSIONS_FOR_VERSION_VAR` versions the component cannot be estimated and is taken
+    as 0: runs are then the only replicates, as in seed 000 s.5's comparison of two versions.
     """
     k = vs.mean.size
-    if k < 3:
+    if k < MIN_VERSIONS_FOR_VERSION_VAR:
         return 0.0, 1.0
     d = np.diff(vs.mean)
     total = (1.482602218505602 * float(np.median(np.abs(d - np.median(d))))) ** 2 / 2

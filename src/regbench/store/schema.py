@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 metadata = sa.MetaData()
 
@@ -105,3 +105,72 @@ run = sa.Table(
 )
 
 sa.Index("ix_run_series", run.c.benchmark_id, run.c.config_id, run.c.machine_id, run.c.version_id)
+
+
+# ---------------------------------------------------------------------------------------- alerts
+# The notification repository of seed 001 fig. 1 ("to avoid repetitive or redundant notifications,
+# the analysis module consults the notification repository"), added by migration 0002.
+# See regbench.detect.alerts for the rules that fill it and regbench.notify for the outbox.
+
+#: Lifecycle of an alert (Perfherder-like triage; ``expected`` is seed 004 s.5's intended slowdown).
+ALERT_STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
+#: State of one alert's delivery to one sink.
+DELIVERY_STATES = ("pending", "sent", "failed")
+
+alert = sa.Table(
+    "alert",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    # A random, globally unique key: the idempotency key sent with every delivery of the alert.
+    sa.Column("uid", sa.String(32), nullable=False, unique=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("previous_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("kind", sa.String(12), nullable=False),
+    sa.Column("change", sa.Float, nullable=False),
+    sa.Column("ci_low", sa.Float, nullable=True),
+    sa.Column("ci_high", sa.Float, nullable=True),
+    sa.Column("p_value", sa.Float, nullable=True),
+    sa.Column("methods", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False, server_default="new"),
+    sa.Column("fixed_by_id", sa.Integer, sa.ForeignKey("version.id"), nullable=True),
+    sa.Column("fixed_by_alert_id", sa.Integer, sa.ForeignKey("alert.id"), nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    # Two alerts for exactly the same step can never be right (the second would have been merged):
+    # this makes a concurrent second detection fail and retry instead of duplicating.
+    sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "kind", "version_id", "previous_id",
+                        name="uq_alert_step"),
+)
+
+sa.Index("ix_alert_status", alert.c.status)
+
+alert_event = sa.Table(
+    "alert_event",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("alert_id", sa.Integer, sa.ForeignKey("alert.id"), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),  # the status after the event
+    sa.Column("who", sa.String(200), nullable=False),
+    sa.Column("at", sa.DateTime, nullable=False),  # "when" (UTC, naive); WHEN is an SQL keyword
+    sa.Column("why", sa.Text, nullable=True),
+)
+
+sa.Index("ix_alert_event_alert", alert_event.c.alert_id)
+
+alert_delivery = sa.Table(
+    "alert_delivery",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("alert_id", sa.Integer, sa.ForeignKey("alert.id"), nullable=False),
+    sa.Column("sink", sa.String(100), nullable=False),
+    sa.Column("state", sa.String(8), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("last_error", sa.Text, nullable=True),
+    # pending: when the claim of the attempt in flight expires; failed: when to try again.
+    sa.Column("next_attempt_at", sa.DateTime, nullable=True),
+    sa.Column("sent_at", sa.DateTime, nullable=True),
+    sa.UniqueConstraint("alert_id", "sink", name="uq_alert_delivery"),
+)

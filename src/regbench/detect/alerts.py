@@ -1,0 +1,327 @@
+"""From changes to alerts: told once, with a lifecycle (seed 001 fig. 1, the notification repository).
+
+Detection may run again and again over a growing history, with several methods and overlapping
+windows; people must hear about each performance change once.  :func:`record_alerts` turns the
+:class:`~regbench.detect.Change` objects of a detection into alerts in the store, in one
+transaction, by these rules:
+
+**Same step** (de-duplication).  The *candidate versions* of a change are those after
+``previous`` up to and including ``version`` in history order (one version for consecutive
+versions; more when a series skips versions).  A change is the same step as a stored alert when
+they belong to the same series (benchmark, configuration, machine), have the same kind, and
+their candidate versions overlap or are adjacent in history (at most :data:`SPAN_TOLERANCE`
+version apart: two methods that place one step one version apart agree).  Alerts of every status
+match, so a re-run never resurrects an alert that was marked invalid.  The alert keeps its
+``version``/``previous`` as first recorded (notifications already sent name them); the change's
+method is added to ``methods``, and the narrower interval wins (``change``, ``ci_low``,
+``ci_high`` and ``p_value`` are replaced together, so they always come from one method).  When a
+change matches several alerts the one it overlaps most is taken.  A change that matches nothing
+creates a ``new`` alert; re-running the same detection writes nothing at all.
+
+**Fixed.**  When an improvement is recorded as a new alert and an earlier *open* regression
+alert (``new`` or ``acknowledged``) of the same series has its step before it, the improvement
+restores that alert when ``|(1 + a)(1 + b) - 1| <= max(1%, |a| / 2)``, where ``a`` is the
+alert's relative change and ``b`` the new change's: the level is back within half the original
+change (and never asked closer than 1%, the noise floor of most benchmarks).  The latest such
+alert becomes ``fixed``, with ``fixed_by`` = the restoring version and ``fixed_by_alert`` = the
+restoring alert.  The restoring change is itself recorded as an alert (an improvement is worth
+telling, like Perfherder's improvement alerts), whose history says which alert it restored.
+Only regressions are fixed: an improvement undone by a later regression is told by that
+regression's own alert.
+Fixing happens once, when the restoring step is first recorded: re-running detection, or a person
+reopening the alert, never fixes it again.  Changes are processed in history order, so a
+regression and its fix found by one detection come out right.
+
+**Suppressed.**  Changes of a benchmark with ``alerts = false`` in its ``[[benchmark]]`` table,
+or whose name matches a glob of ``[alerts] suppress`` in ``regbench.toml``, are counted in
+:attr:`AlertOutcome.suppressed` and not stored (nor fix anything).
+
+**Lifecycle** (:func:`set_status`): an alert is ``new`` when created; a person may set any alert
+to ``acknowledged``, ``invalid`` (noise, a broken benchmark), ``expected`` (an intended slowdown,
+seed 004 s.5: "a confirmation mechanism can be used to ignore or overwrite detected performance
+drops if ... the change ... was expected") or back to ``new`` (reopen), with who, when and why;
+setting the status it already has is an error, and ``fixed`` is set by detection only.  Every
+step is an event in the alert's history.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..errors import ConfigError, NotFoundError
+from ..store.alerts import (ALERT_KINDS, OPEN_STATUSES, SYSTEM_ACTOR, Alert, AlertError, AlertTransaction,
+                            alert_transaction, as_utc, run_in_transaction)
+from .base import Change
+
+#: Candidate versions at most this many versions apart are the same step.
+SPAN_TOLERANCE = 1
+#: The smallest tolerance of "performance is restored" (relative level).
+FIX_FLOOR = 0.01
+#: Statuses a person may set with :func:`set_status`.
+TRIAGE_STATUSES = ("new", "acknowledged", "invalid", "expected")
+
+
+@dataclass(frozen=True)
+class AlertOutcome:
+    """What :func:`record_alerts` did.
+
+    Attributes
+    ----------
+    created : tuple of Alert
+        Alerts created by this call (as stored at its end).
+    merged : tuple of Alert
+        Alerts that existed before this call and that a change was found to be (each once; an
+        alert whose methods or interval did not change is here too).
+    suppressed : tuple of Change
+        Changes not recorded because their benchmark's alerts are suppressed.
+    fixed : tuple of Alert
+        Alerts this call marked ``fixed``.
+    """
+
+    created: tuple[Alert, ...] = ()
+    merged: tuple[Alert, ...] = ()
+    suppressed: tuple[Change, ...] = ()
+    fixed: tuple[Alert, ...] = ()
+
+
+# ------------------------------------------------------------------------------- the pure rules
+def candidate_span(previous_pos: int, version_pos: int) -> tuple[int, int]:
+    """The history positions (first, last) of the versions that may first show a change."""
+    lo, hi = sorted((previous_pos, version_pos))
+    return (lo + 1, hi)
+
+
+def span_gap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """Versions between two candidate spans: <= 0 when they overlap, 1 when adjacent."""
+    return max(a[0], b[0]) - min(a[1], b[1])
+
+
+def same_step(a: tuple[int, int], b: tuple[int, int], *, tolerance: int = SPAN_TOLERANCE) -> bool:
+    """Whether two candidate spans are one step (they overlap or are ``tolerance`` apart)."""
+    return span_gap(a, b) <= tolerance
+
+
+def restores(earlier: float, later: float, *, floor: float = FIX_FLOOR) -> bool:
+    """Whether a ``later`` relative change undoes an ``earlier`` one.
+
+    True when ``|(1 + earlier)(1 + later) - 1| <= max(floor, |earlier| / 2)``: after both changes
+    the level is back within half of the first change of where it was.
+    """
+    return abs((1 + earlier) * (1 + later) - 1) <= max(floor, abs(earlier) / 2)
+
+
+def _width(lo: float | None, hi: float | None) -> float:
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return math.inf
+    return hi - lo
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def is_suppressed(config, benchmark: str) -> bool:
+    """Whether ``regbench.toml`` suppresses the alerts of a benchmark (False without a config)."""
+    return config is not None and config.alerts_suppressed(benchmark)
+
+
+# ------------------------------------------------------------------------------ record_alerts
+def record_alerts(store, changes: Iterable[Change], *, config=None, now: datetime | None = None) -> AlertOutcome:
+    """Record the changes of a detection as alerts, idempotently, in one transaction.
+
+    Parameters
+    ----------
+    store : regbench.store.Store
+        The results store (it holds the notification repository).
+    changes : iterable of Change
+        Changes from any detectors, in any order; versions must be in the store.
+    config : regbench.config.ProjectConfig, optional
+        For suppression (``[alerts] suppress``, ``alerts = false``); nothing is suppressed without.
+    now : datetime, optional
+        The time written into the alerts and their history (UTC; default: the current time).
+
+    Returns
+    -------
+    AlertOutcome
+
+    Raises
+    ------
+    NotFoundError
+        A change names a benchmark, configuration, machine or version that is not in the store.
+    StoreError
+        Concurrent detections kept conflicting (after three attempts).
+    ValueError
+        A change's kind is not ``regression``/``improvement`` or its change is not finite.
+
+    References
+    ----------
+    Seed 001 s.2 and fig. 1 (the notification repository); seed 004 s.5 (expected changes).
+    The rules are in this module's docstring.
+    """
+    now = as_utc(now)
+    changes = list(changes)
+    for c in changes:
+        if c.kind not in ALERT_KINDS:
+            raise ValueError(f"`kind` of a change must be 'regression' or 'improvement', got {c.kind!r}")
+        if not math.isfinite(c.change):
+            raise ValueError(f"`change` of a change must be finite, got {c.change!r} "
+                             f"({c.benchmark} at {c.version})")
+    return run_in_transaction(store, lambda tx: _record(tx, changes, config=config, now=now))
+
+
+def _record(tx: AlertTransaction, changes: list[Change], *, config, now: datetime) -> AlertOutcome:
+    created: dict[int, Alert] = {}
+    merged: dict[int, Alert] = {}
+    fixed: dict[int, Alert] = {}
+    suppressed: list[Change] = []
+    by_series: dict[tuple[str, str, str], list[Alert]] = {}
+
+    def span(version: str, previous: str) -> tuple[int, int]:
+        return candidate_span(tx.position(previous), tx.position(version))
+
+    order = sorted(changes, key=lambda c: (c.benchmark, c.config, c.machine, span(c.version, c.previous),
+                                           c.method, c.kind))
+    for c in order:
+        if is_suppressed(config, c.benchmark):
+            suppressed.append(c)
+            continue
+        key = (c.benchmark, c.config, c.machine)
+        if key not in by_series:
+            by_series[key] = tx.series_alerts(*key)
+        alerts = by_series[key]
+        here = span(c.version, c.previous)
+        matches = [a for a in alerts if a.kind == c.kind and same_step(span(a.version, a.previous), here)]
+        if matches:
+            target = min(matches, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
+            updated = _merge(tx, target, c, now=now)
+            alerts[alerts.index(target)] = updated
+            if updated.id in created:
+                created[updated.id] = updated
+            else:
+                merged[updated.id] = updated
+            continue
+        alert = tx.create(benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
+                          previous=c.previous, kind=c.kind, change=float(c.change),
+                          ci_low=_finite_or_none(c.ci_low), ci_high=_finite_or_none(c.ci_high),
+                          p_value=_finite_or_none(c.p_value), methods=[c.method], now=now,
+                          why=f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})")
+        alerts.append(alert)
+        created[alert.id] = alert
+        restored = _restored_alert(alerts, alert, span)
+        if restored is not None:
+            tx.update(restored.id, now=now, status="fixed", fixed_by=alert.version, fixed_by_alert_id=alert.id)
+            tx.add_event(restored.id, "fixed", who=SYSTEM_ACTOR, now=now,
+                         why=f"restored by {alert.version} ({alert.change:+.2%}, alert #{alert.id}, {c.method})")
+            tx.add_event(alert.id, "new", who=SYSTEM_ACTOR, now=now,
+                         why=f"restores alert #{restored.id} ({restored.kind} {restored.change:+.2%} "
+                             f"at {restored.version})")
+            fresh = {a.id: a for a in tx.alerts([restored.id, alert.id])}
+            restored, alert = fresh[restored.id], fresh[alert.id]
+            ids = [a.id for a in alerts]
+            alerts[ids.index(restored.id)] = restored
+            alerts[ids.index(alert.id)] = created[alert.id] = alert
+            fixed[restored.id] = restored
+            for table in (created, merged):
+                if restored.id in table:
+                    table[restored.id] = restored
+    return AlertOutcome(created=tuple(created.values()), merged=tuple(merged.values()),
+                        suppressed=tuple(suppressed), fixed=tuple(fixed.values()))
+
+
+def _merge(tx: AlertTransaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
+    """Fold a change into the alert it is the same step as; write only what changes."""
+    values: dict = {}
+    reasons = []
+    if c.method not in alert.methods:
+        values["methods"] = [*alert.methods, c.method]
+        reasons.append(f"also found by {c.method}")
+    lo, hi = _finite_or_none(c.ci_low), _finite_or_none(c.ci_high)
+    if _width(lo, hi) < _width(alert.ci_low, alert.ci_high):
+        values.update(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value))
+        reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
+    if not values:
+        return alert
+    tx.update(alert.id, now=now, **values)
+    tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
+    return tx.alerts([alert.id])[0]
+
+
+def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
+    """The latest open regression alert before the improvement ``new`` that ``new`` restores."""
+    if new.kind != "improvement":
+        return None
+    first = span(new.version, new.previous)[0]
+    best = None
+    for a in alerts:
+        if a.kind != "regression" or a.status not in OPEN_STATUSES:
+            continue
+        if span(a.version, a.previous)[1] >= first:  # not strictly before the restoring step
+            continue
+        if restores(a.change, new.change) and (best is None or span(a.version, a.previous)[1] > span(
+                best.version, best.previous)[1]):
+            best = a
+    return best
+
+
+# --------------------------------------------------------------------------------- lifecycle
+def set_status(store, ids: Iterable[int], status: str, *, who: str, why: str | None = None,
+               now: datetime | None = None) -> list[Alert]:
+    """Triage alerts: set ``status`` on every alert of ``ids``, all or none, with who/when/why.
+
+    Parameters
+    ----------
+    store : regbench.store.Store
+    ids : iterable of int
+        Alert ids.
+    status : {"new", "acknowledged", "invalid", "expected"}
+        ``new`` reopens an alert (a fixed one loses its ``fixed_by``).
+    who : str
+        The person (or tool) deciding.
+    why : str, optional
+        The reason, kept in the alert's history.
+    now : datetime, optional
+        When (UTC; default: the current time).
+
+    Returns
+    -------
+    list of Alert
+        The alerts as updated, in the order of ``ids``.
+
+    Raises
+    ------
+    ConfigError
+        Unknown status, no ids, or an empty ``who``.
+    NotFoundError
+        An id is not an alert.
+    AlertError
+        An alert already has ``status`` (nothing is changed then).
+    """
+    ids = list(dict.fromkeys(int(i) for i in ids))
+    if status == "fixed":
+        raise ConfigError("`fixed` is set by detection when a later change restores performance, not by hand")
+    if status not in TRIAGE_STATUSES:
+        raise ConfigError(f"unknown alert status {status!r} (known: {', '.join(TRIAGE_STATUSES)})")
+    if not ids:
+        raise ConfigError("no alert ids given")
+    if not who or not who.strip():
+        raise ConfigError("`who` must name the person deciding")
+    now = as_utc(now)
+    with alert_transaction(store) as tx:
+        found = {a.id: a for a in tx.alerts(ids)}
+        for i in ids:
+            if i not in found:
+                raise NotFoundError(f"no alert #{i} in the store")
+            if found[i].status == status:
+                raise AlertError(f"alert #{i} is already {status}")
+        for i in ids:
+            tx.update(i, now=now, status=status, clear_fix=found[i].status == "fixed")
+            tx.add_event(i, status, who=who.strip(), why=why, now=now)
+        out = {a.id: a for a in tx.alerts(ids)}
+    return [out[i] for i in ids]
+
+
+__all__ = ["AlertError", "AlertOutcome", "FIX_FLOOR", "SPAN_TOLERANCE", "TRIAGE_STATUSES", "candidate_span",
+           "is_suppressed", "record_alerts", "restores", "same_step", "set_status", "span_gap"]

@@ -1,0 +1,113 @@
+"""Sinks: where alerts are told, behind a small ABC and a string registry (STYLE.md habit 7).
+
+A sink delivers alerts or raises; it never touches the store.  Which alerts a sink gets, and
+the record of what it was sent, is the outbox's job (:mod:`regbench.notify.outbox`).  The texts
+built here are plain (no rich): terminals, files, chat and e-mail all read them.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import ClassVar
+
+from ..errors import ConfigError, RegbenchError
+from ..store.alerts import ALERT_KINDS, Alert
+
+#: Version of the JSON that sinks write or post (the JSON file, the webhook's ``regbench`` field).
+FORMAT_VERSION = 1
+
+
+class SinkError(RegbenchError):
+    """A sink could not deliver (the message says what, on one line, without secrets)."""
+
+
+class Sink(abc.ABC):
+    """A destination of alerts; subclasses set :attr:`type` and implement :meth:`send`.
+
+    Parameters
+    ----------
+    name : str, optional
+        The sink's name in the store's delivery records (default: its type).  Renaming a sink
+        makes it a new sink, which then gets every alert that is still ``new``.
+    kinds : sequence of str
+        The alert kinds it gets (``regression``, ``improvement``).
+    """
+
+    type: ClassVar[str] = ""
+    #: True: :meth:`send` gets one alert per call (one message, one idempotency key each).
+    #: False: every alert due in one call (a file or a screen shows them together).
+    per_alert: ClassVar[bool] = True
+
+    def __init__(self, name: str | None = None, *, kinds: Sequence[str] = ALERT_KINDS):
+        self.name = name or self.type
+        self.kinds = tuple(kinds)
+
+    @abc.abstractmethod
+    def send(self, alerts: Sequence[Alert], *, now: datetime) -> None:
+        """Deliver ``alerts`` (one when :attr:`per_alert`); raise when they were not delivered."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+REGISTRY: dict[str, type[Sink]] = {}
+#: Built-in sink types -> module in this package, imported on first use.
+BUILTIN = {"terminal": "terminal", "json": "jsonfile", "markdown": "markdown", "webhook": "webhook",
+           "email": "smtp"}
+
+
+def register(cls: type[Sink]) -> type[Sink]:
+    builtin = BUILTIN.get(cls.type)
+    if not cls.type or cls.type in REGISTRY or (builtin and cls.__module__ != f"{__package__}.{builtin}"):
+        raise ValueError(f"sink type {cls.type!r} is empty or taken")
+    REGISTRY[cls.type] = cls
+    return cls
+
+
+def sink_class(type_: str) -> type[Sink]:
+    if type_ not in REGISTRY and type_ in BUILTIN:
+        importlib.import_module(f".{BUILTIN[type_]}", __package__)
+    try:
+        return REGISTRY[type_]
+    except KeyError:
+        known = ", ".join(sorted(set(BUILTIN) | set(REGISTRY)))
+        raise ConfigError(f"unknown sink type {type_!r} (known: {known})") from None
+
+
+def build_sinks(specs) -> list[Sink]:
+    """Sinks from the ``[[notify]]`` tables of a config (:class:`regbench.config.NotifySpec`)."""
+    return [sink_class(s.type)(s.name, kinds=s.kinds, **s.options) for s in specs]
+
+
+# ------------------------------------------------------------------------------------- texts
+def pct(x: float | None) -> str:
+    return "?" if x is None else f"{x * 100:+.2f}%"
+
+
+def series_label(a: Alert) -> str:
+    """``benchmark [config] on machine`` (the default configuration is not named)."""
+    return a.benchmark + ("" if a.config == "default" else f" [{a.config}]") + f" on {a.machine}"
+
+
+def headline(a: Alert) -> str:
+    """One line: what changed, where, how much (with its interval), since when, and what it fixed."""
+    ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
+    return (f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {a.version} (since {a.previous}), "
+            f"alert #{a.id}" + (f", restores alert #{a.restores}" if a.restores is not None else ""))
+
+
+def details(a: Alert) -> list[str]:
+    """Further lines for a message body: methods, p-value, status, fix."""
+    lines = [f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
+             f"status: {a.status}" + (f" (fixed by {a.fixed_by}, alert #{a.fixed_by_alert})" if a.fixed_by else ""),
+             f"unit: {a.unit} ({a.direction} is better)",
+             f"alert key: {a.uid}"]
+    return lines
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, SinkError) else f"{type(exc).__name__}: {text}"

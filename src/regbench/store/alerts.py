@@ -1,0 +1,394 @@
+"""The notification repository (seed 001 fig. 1): alerts, their history and their deliveries.
+
+Seed 001 s.2: "to avoid repetitive or redundant notifications, the analysis module consults the
+notification repository for a history of notifications".  This module is that repository's
+storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_delivery`` tables
+(:mod:`regbench.store.schema`, migration 0002).  The *rules* (what is the same alert, what fixes
+one, which status may follow which) live in :mod:`regbench.detect.alerts`; the outbox that sends
+alerts to sinks lives in :mod:`regbench.notify.outbox`.  Both use only the functions here.
+
+Every time is UTC without a time zone, as elsewhere in the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from ..errors import NotFoundError, RegbenchError, StoreError
+from ..model import VersionInfo
+from . import schema as t
+from .db import Store, _history_key, utcnow
+
+R = TypeVar("R")
+
+ALERT_STATUSES = t.ALERT_STATUSES
+#: Statuses an alert is still "open" in: detection may still mark it fixed.
+OPEN_STATUSES = ("new", "acknowledged")
+ALERT_KINDS = ("regression", "improvement")
+
+#: Who the events written by detection itself are attributed to.
+SYSTEM_ACTOR = "regbench"
+
+
+class AlertError(RegbenchError):
+    """An alert cannot take the status asked for (e.g. it already has it)."""
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert as stored, with its series and versions by name.
+
+    ``version`` is the first version that shows the change and ``previous`` the last one before
+    it (as in a :class:`~regbench.detect.Change`); ``change`` is the relative change of the
+    central value with its interval ``[ci_low, ci_high]`` (the tightest any method gave);
+    ``methods`` are every detector that found it.  ``uid`` is a random key, unique across
+    stores, sent with every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is
+    the version whose change restored performance and ``fixed_by_alert`` that change's alert;
+    on that restoring alert, ``restores`` is the alert it fixed.
+    """
+
+    id: int
+    uid: str
+    benchmark: str
+    config: str
+    machine: str
+    unit: str
+    direction: str
+    version: str
+    previous: str
+    kind: str
+    change: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    methods: tuple[str, ...]
+    status: str
+    fixed_by: str | None
+    fixed_by_alert: int | None
+    created_at: datetime
+    updated_at: datetime
+    restores: int | None = None
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        return (self.benchmark, self.config, self.machine)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (times in ISO 8601 with ``Z``); the key order is stable."""
+        return {
+            "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
+            "machine": self.machine, "unit": self.unit, "direction": self.direction,
+            "version": self.version, "previous": self.previous, "kind": self.kind,
+            "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high,
+            "p_value": self.p_value, "methods": list(self.methods), "status": self.status,
+            "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
+            "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+        }
+
+
+@dataclass(frozen=True)
+class AlertEvent:
+    """One step of an alert's history: the status it got, who did it, when and why."""
+
+    alert_id: int
+    status: str
+    who: str
+    at: datetime
+    why: str | None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The delivery of one alert to one sink (at most one row per alert and sink).
+
+    ``state`` is ``pending`` while an attempt is in flight (``next_attempt_at`` is then when that
+    claim expires), ``failed`` after a failed attempt (``next_attempt_at`` is when it may be tried
+    again) or ``sent``.  ``attempts`` counts the notify calls that tried it.
+    """
+
+    alert_id: int
+    sink: str
+    state: str
+    attempts: int
+    last_error: str | None
+    next_attempt_at: datetime | None
+    sent_at: datetime | None
+
+
+def iso(when: datetime | None) -> str | None:
+    return None if when is None else when.isoformat(timespec="seconds") + "Z"
+
+
+def as_utc(now: datetime | None) -> datetime:
+    """``now`` as naive UTC (the store's convention); the current time when None."""
+    if now is None:
+        return utcnow()
+    if now.tzinfo is not None:
+        return now.astimezone(UTC).replace(tzinfo=None)
+    return now
+
+
+# ------------------------------------------------------------------------------------ reading
+def _alert_query() -> sa.Select:
+    v, p, f = t.version.alias("v"), t.version.alias("p"), t.version.alias("f")
+    a, r = t.alert, t.alert.alias("r")
+    return (sa.select(a.c.id, a.c.uid, t.benchmark.c.name.label("benchmark"), t.config.c.name.label("config"),
+                      t.machine.c.name.label("machine"), t.benchmark.c.unit, t.benchmark.c.direction,
+                      v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
+                      a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
+                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, r.c.id.label("restores"))
+            .select_from(a)
+            .join(t.benchmark, t.benchmark.c.id == a.c.benchmark_id)
+            .join(t.config, t.config.c.id == a.c.config_id)
+            .join(t.machine, t.machine.c.id == a.c.machine_id)
+            .join(v, v.c.id == a.c.version_id)
+            .join(p, p.c.id == a.c.previous_id)
+            .outerjoin(f, f.c.id == a.c.fixed_by_id)
+            # an improvement fixes at most one alert, once (regbench.detect.alerts): at most one row
+            .outerjoin(r, r.c.fixed_by_alert_id == a.c.id)
+            .order_by(a.c.id))
+
+
+def _alert(row) -> Alert:
+    m = row._mapping
+    return Alert(id=m["id"], uid=m["uid"], benchmark=m["benchmark"], config=m["config"], machine=m["machine"],
+                 unit=m["unit"], direction=m["direction"], version=m["version"], previous=m["previous"],
+                 kind=m["kind"], change=m["change"], ci_low=m["ci_low"], ci_high=m["ci_high"],
+                 p_value=m["p_value"], methods=tuple(m["methods"] or ()), status=m["status"],
+                 fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
+                 updated_at=m["updated_at"], restores=m["restores"])
+
+
+def list_alerts(store: Store, *, status: str | Iterable[str] | None = None, benchmark: str | None = None,
+                ids: Iterable[int] | None = None) -> list[Alert]:
+    """Stored alerts, oldest first, optionally only some statuses, one benchmark or some ids."""
+    q = _alert_query()
+    if status is not None:
+        statuses = [status] if isinstance(status, str) else list(status)
+        q = q.where(t.alert.c.status.in_(statuses))
+    if benchmark is not None:
+        q = q.where(t.benchmark.c.name == benchmark)
+    if ids is not None:
+        q = q.where(t.alert.c.id.in_(list(ids)))
+    with store.engine.connect() as conn:
+        return [_alert(r) for r in conn.execute(q)]
+
+
+def get_alert(store: Store, alert_id: int) -> Alert:
+    """One alert; :class:`NotFoundError` when there is no such id."""
+    found = list_alerts(store, ids=[alert_id])
+    if not found:
+        raise NotFoundError(f"no alert #{alert_id} in the store")
+    return found[0]
+
+
+def alert_history(store: Store, alert_id: int) -> list[AlertEvent]:
+    """Every event of an alert, oldest first."""
+    q = (sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id)
+         .order_by(t.alert_event.c.at, t.alert_event.c.id))
+    with store.engine.connect() as conn:
+        return [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why) for r in conn.execute(q)]
+
+
+def deliveries(store: Store, *, alert_id: int | None = None, sink: str | None = None) -> list[Delivery]:
+    """Delivery rows, by alert then sink."""
+    d = t.alert_delivery
+    q = sa.select(d).order_by(d.c.alert_id, d.c.sink)
+    if alert_id is not None:
+        q = q.where(d.c.alert_id == alert_id)
+    if sink is not None:
+        q = q.where(d.c.sink == sink)
+    with store.engine.connect() as conn:
+        return [Delivery(r.alert_id, r.sink, r.state, r.attempts, r.last_error, r.next_attempt_at, r.sent_at)
+                for r in conn.execute(q)]
+
+
+# ------------------------------------------------------------------- writing, in a transaction
+class AlertTransaction:
+    """The alert tables inside one open transaction (see :func:`alert_transaction`).
+
+    :mod:`regbench.detect.alerts` applies its rules through these methods only, so that every
+    change of one detection (or one triage command) commits together or not at all.
+    """
+
+    def __init__(self, store: Store, conn: Connection):
+        self.store = store
+        self.conn = conn
+        self._positions: dict[str, int] | None = None
+        self._version_ids: dict[str, int] = {}
+
+    # --- history
+    def positions(self) -> dict[str, int]:
+        """Version name -> its position in history order (as :meth:`Store.versions`)."""
+        if self._positions is None:
+            rows = self.conn.execute(sa.select(t.version)).all()
+            infos = sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                                        timestamp_text=r.timestamp_text) for r in rows), key=_history_key)
+            self._positions = {v.name: k for k, v in enumerate(infos)}
+            self._version_ids = {v.name: v.id for v in infos}
+        return self._positions
+
+    def position(self, version: str) -> int:
+        try:
+            return self.positions()[version]
+        except KeyError:
+            raise NotFoundError(f"no version named {version!r} in the store") from None
+
+    def _id(self, table: sa.Table, name: str, what: str) -> int:
+        if table is t.version:
+            self.positions()
+            ident = self._version_ids.get(name)
+        else:
+            ident = self.conn.execute(sa.select(table.c.id).where(table.c.name == name)).scalar()
+        if ident is None:
+            raise NotFoundError(f"no {what} named {name!r} in the store")
+        return ident
+
+    # --- alerts
+    def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
+        """Every alert of one series (any status), oldest first."""
+        q = _alert_query().where(t.benchmark.c.name == benchmark, t.config.c.name == config,
+                                 t.machine.c.name == machine)
+        return [_alert(r) for r in self.conn.execute(q)]
+
+    def alerts(self, ids: Sequence[int]) -> list[Alert]:
+        q = _alert_query().where(t.alert.c.id.in_(list(ids)))
+        return [_alert(r) for r in self.conn.execute(q)]
+
+    def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
+               change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
+               methods: Sequence[str], now: datetime, why: str) -> Alert:
+        """Insert a ``new`` alert and its first event."""
+        ident = self.conn.execute(t.alert.insert().values(
+            uid=uuid.uuid4().hex,
+            benchmark_id=self._id(t.benchmark, benchmark, "benchmark"),
+            config_id=self._id(t.config, config, "configuration"),
+            machine_id=self._id(t.machine, machine, "machine"),
+            version_id=self._id(t.version, version, "version"),
+            previous_id=self._id(t.version, previous, "version"),
+            kind=kind, change=change, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
+            methods=sorted(set(methods)), status="new", created_at=now, updated_at=now,
+        )).inserted_primary_key[0]
+        self.add_event(ident, "new", who=SYSTEM_ACTOR, why=why, now=now)
+        return self.alerts([ident])[0]
+
+    def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
+               **values) -> None:
+        """Change columns of one alert (``fixed_by`` by version name) and its ``updated_at``."""
+        if "methods" in values:
+            values["methods"] = sorted(set(values["methods"]))
+        if fixed_by is not None:
+            values["fixed_by_id"] = self._id(t.version, fixed_by, "version")
+        if clear_fix:
+            values.update(fixed_by_id=None, fixed_by_alert_id=None)
+        self.conn.execute(t.alert.update().where(t.alert.c.id == alert_id).values(updated_at=now, **values))
+
+    def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
+        self.conn.execute(t.alert_event.insert().values(alert_id=alert_id, status=status, who=who, at=now,
+                                                        why=why))
+
+
+@contextlib.contextmanager
+def alert_transaction(store: Store) -> Iterator[AlertTransaction]:
+    """One transaction over the alert tables: committed on success, rolled back on any error."""
+    with store.engine.begin() as conn:
+        yield AlertTransaction(store, conn)
+
+
+def run_in_transaction(store: Store, work: Callable[[AlertTransaction], R], *, attempts: int = 3) -> R:
+    """``work(tx)`` in one transaction, run again from scratch when a unique constraint fails.
+
+    Two detections at once may both decide to create the same alert; the unique constraint on
+    the step makes the later commit fail, and running its work again (now seeing the other's
+    alert) merges instead of duplicating.
+    """
+    for attempt in range(attempts):
+        try:
+            with alert_transaction(store) as tx:
+                return work(tx)
+        except sa.exc.IntegrityError as exc:
+            if attempt == attempts - 1:
+                raise StoreError(f"cannot record alerts (concurrent writers?): {exc.orig}") from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# --------------------------------------------------------------------- deliveries (the outbox)
+def due_alerts(store: Store, sink: str, *, now: datetime, kinds: Sequence[str] = ALERT_KINDS,
+               ) -> tuple[list[Alert], list[Alert]]:
+    """Alerts to send to ``sink`` now, and those whose attempt is in flight.
+
+    Due: status ``new``, of one of ``kinds``, and either never tried on this sink, or failed
+    with ``next_attempt_at`` reached, or claimed by an attempt whose claim has expired (a notify
+    that died mid-send).  Never-tried alerts come first (oldest first), then retries: one alert a
+    sink keeps refusing does not hold back the others.
+    """
+    d = t.alert_delivery
+    with store.engine.connect() as conn:
+        rows = {r.alert_id: r for r in conn.execute(sa.select(d).where(d.c.sink == sink))}
+    alerts = list_alerts(store, status="new")
+    fresh, retry, flight = [], [], []
+    for a in alerts:
+        if a.kind not in kinds:
+            continue
+        row = rows.get(a.id)
+        if row is None:
+            fresh.append(a)
+        elif row.state == "sent":
+            continue
+        elif row.next_attempt_at is None or row.next_attempt_at <= now:
+            retry.append(a)
+        elif row.state == "pending":
+            flight.append(a)
+    return fresh + retry, flight
+
+
+def claim(store: Store, alert_id: int, sink: str, *, now: datetime, lease: timedelta) -> int:
+    """Take the delivery of one alert to one sink for this attempt: the attempt's number (1, 2,
+    ...), or 0 when it is not to be sent now (sent already, claimed by someone else, not due).
+
+    The claim is committed before anything is sent: a second notify running at the same time
+    skips the alert (the unique (alert, sink) row, or the compare-and-set on its state), and a
+    notify that dies mid-send leaves a ``pending`` row that becomes due again once ``lease`` has
+    passed.
+    """
+    d = t.alert_delivery
+    until = now + lease
+    try:
+        with store.engine.begin() as conn:
+            row = conn.execute(sa.select(d).where(d.c.alert_id == alert_id, d.c.sink == sink)).first()
+            if row is None:
+                conn.execute(d.insert().values(alert_id=alert_id, sink=sink, state="pending", attempts=1,
+                                               next_attempt_at=until))
+                return 1
+            if row.state == "sent" or (row.next_attempt_at is not None and row.next_attempt_at > now):
+                return 0
+            taken = conn.execute(
+                d.update().where(d.c.id == row.id, d.c.state == row.state, d.c.attempts == row.attempts)
+                .values(state="pending", attempts=row.attempts + 1, next_attempt_at=until)).rowcount
+            return row.attempts + 1 if taken == 1 else 0
+    except sa.exc.IntegrityError:  # another notify inserted the row first: it owns the attempt
+        return 0
+
+
+def mark_sent(store: Store, alert_ids: Sequence[int], sink: str, *, now: datetime) -> None:
+    """Record that the sink accepted these alerts (only rows this attempt claimed)."""
+    d = t.alert_delivery
+    with store.engine.begin() as conn:
+        conn.execute(d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
+                     .values(state="sent", sent_at=now, last_error=None, next_attempt_at=None))
+
+
+def mark_failed(store: Store, alert_ids: Sequence[int], sink: str, *, error: str, retry_at: datetime) -> None:
+    """Record a failed attempt; the alerts are due again from ``retry_at``."""
+    d = t.alert_delivery
+    with store.engine.begin() as conn:
+        conn.execute(d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
+                     .values(state="failed", last_error=error[:2000], next_attempt_at=retry_at))
