@@ -160,28 +160,39 @@ class DetectionResult:
     n_tests: int
     fdr: float | None
     fdr_applied: bool
+    states: tuple = ()  # ((benchmark, config, machine), state) for incremental detection
+    incremental: bool = False
 
 
-def _detect_many(detector, series_list: Iterable[Series]) -> tuple[list[Change], int, int]:
+def _detect_many(detector, series_list: Iterable[Series], states: list | None = None
+                 ) -> tuple[list[Change], int, int]:
+    """Detect on each series; with ``states`` (a list), also collect each series' saved state."""
     changes: list[Change] = []
     n_tests = n_series = 0
     for s in series_list:
-        found, tests = detector.detect_counted(s)
+        if states is not None and detector.incremental:
+            found, tests, state = detector.detect_with_state(s)
+            if state is not None:
+                states.append(((s.benchmark, s.config, s.machine), state))
+        else:
+            found, tests = detector.detect_counted(s)
         changes.extend(found)
         n_tests += tests
         n_series += 1
     return changes, n_tests, n_series
 
 
-def _finish(detector, changes: list[Change], n_tests: int, n_series: int, fdr: float | None) -> DetectionResult:
+def _finish(detector, changes: list[Change], n_tests: int, n_series: int, fdr: float | None, *,
+            states: list | None = None, incremental: bool = False) -> DetectionResult:
     from .detect.fdr import control_fdr
 
     method = detector.name
+    extra = dict(states=tuple(states or ()), incremental=incremental)
     if fdr is None:
-        return DetectionResult(method, tuple(changes), (), n_series, n_tests, None, False)
+        return DetectionResult(method, tuple(changes), (), n_series, n_tests, None, False, **extra)
     res = control_fdr(changes, n_tests, q=fdr)
     return DetectionResult(method, res.kept, res.dropped, n_series, res.n_tests, fdr,
-                           res.applicable or detector.p_values)
+                           res.applicable or detector.p_values, **extra)
 
 
 def _options(min_change: float | None, confidence_level: float, options: dict) -> dict:
@@ -203,11 +214,13 @@ def detect_series(series_list: Iterable[Series], *, method: str, min_change: flo
 
 
 def _detect_chunk(url: str, names: list[str], config: str | None, machine: str | None, method: str,
-                  options: dict) -> tuple[list[Change], int, int]:
+                  options: dict) -> tuple[list[Change], int, int, list]:
     """Worker of :func:`detect_store`: load some benchmarks from the store and detect on them."""
+    states: list = []
     with Store(url, create=False) as store:
-        return _detect_many(get_detector(method, **options),
-                            store.load_series(names, config=config, machine=machine))
+        found = _detect_many(get_detector(method, **options), store.load_series(names, config=config, machine=machine),
+                             states)
+    return (*found, states)
 
 
 def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = None, config: str | None = None,
@@ -226,10 +239,12 @@ def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = 
     names = [benchmark] if benchmark is not None else [b["name"] for b in store.benchmarks()]
     chunks = [names[i:i + batch] for i in range(0, len(names), batch)] if names else []
     changes: list[Change] = []
+    states: list = []
     n_tests = n_series = 0
     if jobs <= 1 or len(chunks) <= 1 or store.url == "sqlite:///:memory:":
         for k, chunk in enumerate(chunks):
-            found, tests, count = _detect_many(detector, store.load_series(chunk, config=config, machine=machine))
+            found, tests, count = _detect_many(detector, store.load_series(chunk, config=config, machine=machine),
+                                               states)
             changes += found
             n_tests += tests
             n_series += count
@@ -243,14 +258,99 @@ def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = 
             futures = [pool.submit(_detect_chunk, store.url, chunk, config, machine, method, options)
                        for chunk in chunks]
             for k, fut in enumerate(futures):  # in submission order: the output does not depend on timing
-                found, tests, count = fut.result()
+                found, tests, count, chunk_states = fut.result()
+                states += chunk_states
                 changes += found
                 n_tests += tests
                 n_series += count
                 if progress:
                     progress(k + 1, len(chunks))
     changes.sort(key=lambda c: (c.benchmark, c.config, c.machine))
-    return _finish(detector, changes, n_tests, n_series, fdr)
+    return _finish(detector, changes, n_tests, n_series, fdr, states=states)
+
+
+def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
+    """The detector options a saved state depends on, as a canonical string."""
+    import json
+
+    return json.dumps({"method": method, **_options(min_change, confidence_level, options)}, sort_keys=True)
+
+
+def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | None = None,
+                       config: str | None = None, machine: str | None = None, min_change: float | None = None,
+                       confidence_level: float = 0.99, fdr: float | None = DEFAULT_FDR, progress=None,
+                       **options) -> DetectionResult:
+    """Check only the versions that arrived since the last saved state of each series.
+
+    Series with a state saved by an earlier pass with the same options load just their newer
+    versions (in history order) and go on from the state (:meth:`Detector.check_new`); series
+    without one get a full pass.  A version stored *before* a series' last checked version in
+    history (a back-filled old commit) is not looked at: a full pass covers it.  The returned
+    states are those to save.
+    """
+    from .store.state import load_states
+
+    opts = _options(min_change, confidence_level, options)
+    detector = get_detector(method, **opts)
+    if not detector.incremental:
+        from .errors import ConfigError
+
+        raise ConfigError(f"method {method!r} has no incremental mode (auto has)")
+    saved = load_states(store, method, options_key(method, min_change, confidence_level, options))
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    keys = [k for k in store.series_keys()
+            if (benchmark is None or k[0] == benchmark) and (config is None or k[1] == config)
+            and (machine is None or k[2] == machine)]
+    known = [k for k in keys if k in saved and saved[k]["last_version"] in order]
+    fresh_keys = set(keys) - set(known)
+    changes: list[Change] = []
+    states: list = []
+    n_tests = n_series = 0
+    if known:
+        oldest = min(order[saved[k]["last_version"]] for k in known)
+        newer = [name for name, pos in order.items() if pos > oldest]
+        wanted = set(known)
+        if newer:
+            for s in store.load_series(sorted({k[0] for k in known}) if benchmark is None else benchmark,
+                                       config=config, machine=machine, versions=newer):
+                key = (s.benchmark, s.config, s.machine)
+                if key not in wanted:
+                    continue
+                last = order[saved[key]["last_version"]]
+                keep = [j for j, v in enumerate(s.versions) if order[v.name] > last]
+                if not keep:
+                    continue
+                tail = Series(s.benchmark, s.config, s.machine, s.unit, s.direction, [s.versions[j] for j in keep],
+                              [s.runs[j] for j in keep], [s.failed[j] for j in keep], [s.warmup[j] for j in keep])
+                found, tests, state = detector.check_new(saved[key], tail)
+                changes += found
+                n_tests += tests
+                n_series += 1
+                states.append((key, state))
+        if progress:
+            progress(1, 2)
+    if fresh_keys:
+        loaded = store.load_series(sorted({k[0] for k in fresh_keys}), config=config, machine=machine)
+        found, tests, count = _detect_many(
+            detector, (s for s in loaded if (s.benchmark, s.config, s.machine) in fresh_keys), states)
+        changes += found
+        n_tests += tests
+        n_series += count
+    if progress:
+        progress(2, 2)
+    changes.sort(key=lambda c: (c.benchmark, c.config, c.machine))
+    return _finish(detector, changes, n_tests, n_series, fdr, states=states, incremental=True)
+
+
+def save_detection_state(store: Store, result: DetectionResult, *, min_change: float | None = None,
+                         confidence_level: float = 0.99, **options) -> int:
+    """Save the states of a detection result for the next ``--incremental`` run."""
+    from .store.state import save_states
+
+    if not result.states:
+        return 0
+    return save_states(store, result.method, options_key(result.method, min_change, confidence_level, options),
+                       result.states)
 
 
 def detect_changes(store: Store, *, method: str = "ci-overlap", benchmark: str | None = None,

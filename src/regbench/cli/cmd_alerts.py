@@ -146,6 +146,13 @@ def notify_command(click_ctx) -> None:
         return
     store = ctx.open_store(create=False, config=config)
     report = notify_pending(store, build_sinks(config.notify))
+    print_notify_report(report)
+    if not report.ok:
+        click_ctx.exit(1)
+
+
+def print_notify_report(report) -> None:
+    """One line per sink: sent, failed (on stderr), deferred, in flight."""
     for s in report.sinks:
         line = f"{s.sink} ({s.type}): {len(s.sent)} sent"
         if s.failed:
@@ -155,5 +162,3 @@ def notify_command(click_ctx) -> None:
         if s.in_flight:
             line += f", {len(s.in_flight)} in flight elsewhere"
         click.echo(line + (f": {s.error}" if s.error else ""), err=not s.ok)
-    if not report.ok:
-        click_ctx.exit(1)

@@ -11,6 +11,7 @@ import sys
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
+from ..errors import ConfigError
 
 
 @click.command("detect")
@@ -28,10 +29,15 @@ from ..detect import DEFAULT_METHOD, available_methods
 @click.option("--no-fdr", is_flag=True, help="Report every change the method finds, without FDR control.")
 @click.option("--jobs", default=None, type=click.IntRange(1),
               help="Worker processes for large stores [default: the number of CPUs].")
+@click.option("--incremental", is_flag=True,
+              help="Check only versions newer than the last pass (auto): cheap enough for every new commit.")
+@click.option("--dry-run", is_flag=True, help="Only report: record no alerts and save no detection state.")
+@click.option("--notify", is_flag=True, help="Send new alerts to the sinks of regbench.toml ([[notify]]).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
 @click.pass_context
-def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, jobs, fmt, fail_on_regression) -> None:
+def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run, notify, fmt,
+            fail_on_regression) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
@@ -40,21 +46,46 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
     ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
     (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2).
     """
-    from ..analysis import detect_store
+    from ..analysis import detect_incremental, detect_store, save_detection_state
+    from ..config import find_config
     from ._output import console
 
-    store = click_ctx.obj.open_store(create=False)
+    ctx = click_ctx.obj
+    config = ctx.load_config() if (ctx.config_path or find_config()) else None
+    if notify and (config is None or not config.notify):
+        raise ConfigError("--notify needs [[notify]] sinks in regbench.toml (see docs/configuration.md)")
+    store = ctx.open_store(create=False, config=config)
+    common = dict(method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
+                  fdr=None if no_fdr else fdr)
     with batch_progress("Detecting") as progress:
-        result = detect_store(store, method=method, benchmark=benchmark, min_change=min_change,
-                              confidence_level=confidence, fdr=None if no_fdr else fdr,
-                              jobs=jobs or os.cpu_count() or 1, progress=progress)
+        if incremental:
+            result = detect_incremental(store, progress=progress, **common)
+        else:
+            result = detect_store(store, jobs=jobs or os.cpu_count() or 1, progress=progress, **common)
     changes = result.changes
+    outcome = None
+    if not dry_run:
+        from ..detect.alerts import record_alerts
+
+        outcome = record_alerts(store, list(changes), config=config)
+        save_detection_state(store, result, min_change=min_change, confidence_level=confidence)
     if fmt == "json":
         click.echo(json.dumps([c.to_json() for c in changes], indent=1))
     else:
         change_table(changes, method=method, confidence=confidence, min_change=min_change)
-        console.print(f"{len(changes)} change(s) in {result.n_series} series")
+        what = "series with new versions" if result.incremental else "series"
+        console.print(f"{len(changes)} change(s) in {result.n_series} {what}")
         console.print(fdr_note(result))
+        if outcome is not None:
+            console.print(alerts_note(outcome))
+    if notify:
+        from ..notify import build_sinks, notify_pending
+        from .cmd_alerts import print_notify_report
+
+        report = notify_pending(store, build_sinks(config.notify))
+        print_notify_report(report)
+        if not report.ok:
+            click_ctx.exit(1)
     if fail_on_regression and any(c.kind == "regression" for c in changes):
         click_ctx.exit(1)
 
@@ -76,6 +107,16 @@ def batch_progress(what: str):
             bar.update(task, completed=done, total=total)
 
         yield progress
+
+
+def alerts_note(outcome) -> str:
+    """One line saying what became of the changes as alerts."""
+    parts = [f"{len(outcome.created)} new alert(s)", f"{len(outcome.merged)} already known"]
+    if outcome.fixed:
+        parts.append(f"{len(outcome.fixed)} earlier alert(s) now fixed")
+    if outcome.suppressed:
+        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
+    return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
 
 
 def fdr_note(result) -> str:

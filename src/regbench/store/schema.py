@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 metadata = sa.MetaData()
 
@@ -173,4 +173,22 @@ alert_delivery = sa.Table(
     sa.Column("next_attempt_at", sa.DateTime, nullable=True),
     sa.Column("sent_at", sa.DateTime, nullable=True),
     sa.UniqueConstraint("alert_id", "sink", name="uq_alert_delivery"),
+)
+
+
+# Incremental detection: per series and method, the state a detector goes on from (0003).
+detect_state = sa.Table(
+    "detect_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("method", sa.String(40), nullable=False),
+    # The detector options the state was computed with; a state saved with others is not used.
+    sa.Column("options", sa.String(400), nullable=False),
+    sa.Column("last_version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("state", sa.JSON, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "method", name="uq_detect_state"),
 )

@@ -1,0 +1,59 @@
+"""Saved detector states, for incremental detection (table ``detect_state``, migration 0003).
+
+A full detection pass saves, per series, the state a detector goes on from (for ``auto``: the
+sufficient statistics of the segment since the last change); ``regbench detect --incremental``
+then loads only the versions after each series' last one and the saved state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlalchemy as sa
+
+from . import schema as t
+from .db import Store, utcnow
+
+SeriesKey = tuple[str, str, str]  # benchmark, config, machine
+
+
+def save_states(store: Store, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
+    """Replace the saved states of these series for ``method`` in one transaction; return how many."""
+    now = utcnow()
+    n = 0
+    with store.engine.begin() as conn:
+        ids = _ids(conn)
+        rows = []
+        for (bench, cfg, mach), state in states:
+            key = (ids["benchmark"][bench], ids["config"][cfg], ids["machine"][mach])
+            rows.append(dict(benchmark_id=key[0], config_id=key[1], machine_id=key[2], method=method,
+                             options=options, last_version_id=ids["version"][state["last_version"]],
+                             state=state, updated_at=now))
+        for chunk in range(0, len(rows), 500):
+            part = rows[chunk:chunk + 500]
+            for r in part:
+                conn.execute(t.detect_state.delete().where(
+                    (t.detect_state.c.benchmark_id == r["benchmark_id"]) & (t.detect_state.c.config_id == r["config_id"])
+                    & (t.detect_state.c.machine_id == r["machine_id"]) & (t.detect_state.c.method == method)))
+            if part:
+                conn.execute(t.detect_state.insert(), part)
+            n += len(part)
+    return n
+
+
+def load_states(store: Store, method: str, options: str) -> dict[SeriesKey, dict]:
+    """Saved states of ``method`` computed with the same ``options``, by series."""
+    q = (sa.select(t.benchmark.c.name, t.config.c.name, t.machine.c.name, t.detect_state.c.state)
+         .select_from(t.detect_state)
+         .join(t.benchmark, t.benchmark.c.id == t.detect_state.c.benchmark_id)
+         .join(t.config, t.config.c.id == t.detect_state.c.config_id)
+         .join(t.machine, t.machine.c.id == t.detect_state.c.machine_id)
+         .where((t.detect_state.c.method == method) & (t.detect_state.c.options == options)))
+    with store.engine.connect() as conn:
+        return {(b, c, m): state for b, c, m, state in conn.execute(q)}
+
+
+def _ids(conn) -> dict[str, dict[str, int]]:
+    return {name: {r.name: r.id for r in conn.execute(sa.select(table.c.id, table.c.name))}
+            for name, table in (("benchmark", t.benchmark), ("config", t.config), ("machine", t.machine),
+                                ("version", t.version))}

@@ -1,0 +1,182 @@
+"""Detection over a store: alerts recorded once, saved states, incremental passes, workers, FDR."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from regbench.analysis import detect_incremental, detect_store, save_detection_state
+from regbench.detect import Change
+from regbench.detect.fdr import control_fdr
+from regbench.model import RunRecord
+from regbench.store import Store
+from regbench.store.state import load_states
+
+
+def fill(store: Store, levels_by_bench: dict[str, list[float]], *, start: int = 0, runs: int = 6, iters: int = 10,
+         seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    n = max(len(v) for v in levels_by_bench.values())
+    versions = {f"v{k:03d}": {"timestamp_text": f"2024-01-01T{k // 60:02d}:{k % 60:02d}:00Z"}
+                for k in range(start, start + n)}
+    records = []
+    for bench, levels in levels_by_bench.items():
+        for k, level in enumerate(levels):
+            for r in range(runs):
+                x = level * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, iters))
+                records.append(RunRecord(benchmark=bench, version=f"v{start + k:03d}", run_index=r, samples=x))
+    store.add_runs(records, versions=versions)
+
+
+def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+@pytest.fixture
+def stepped(tmp_path):
+    path = tmp_path / "r.db"
+    with Store(path) as s:
+        fill(s, {"a": [1.0] * 30 + [1.1] * 20, "b": [1.0] * 50, "c": [1.0] * 20 + [0.9] * 30})
+    return path
+
+
+def test_detect_records_alerts_once_and_saves_states(stepped):
+    first = run_cli("--store", str(stepped), "detect")
+    assert first.returncode == 0, first.stderr
+    assert "Alerts: 2 new alert(s), 0 already known" in first.stdout
+    again = run_cli("--store", str(stepped), "detect")
+    assert "Alerts: 0 new alert(s), 2 already known" in again.stdout
+    other = run_cli("--store", str(stepped), "detect", "--method", "ci-overlap", "--min-change", "0.05")
+    assert "0 new alert(s)" in other.stdout  # the same two steps, found by another method
+    listed = json.loads(run_cli("--store", str(stepped), "alerts", "list", "--format", "json").stdout)
+    assert sorted((a["benchmark"], a["version"], a["kind"]) for a in listed) == [
+        ("a", "v030", "regression"), ("c", "v020", "improvement")]
+    with Store(stepped, create=False) as s:
+        from regbench.analysis import options_key
+
+        states = load_states(s, "auto", options_key("auto", None, 0.99, {}))
+    assert set(states) == {("a", "default", "local"), ("b", "default", "local"), ("c", "default", "local")}
+    assert states[("a", "default", "local")]["segment_start"] == "v030"
+    assert states[("a", "default", "local")]["last_version"] == "v049"
+
+
+def test_dry_run_writes_nothing(stepped):
+    out = run_cli("--store", str(stepped), "detect", "--dry-run")
+    assert out.returncode == 0 and "Alerts:" not in out.stdout
+    assert json.loads(run_cli("--store", str(stepped), "alerts", "list", "--format", "json").stdout) == []
+
+
+def test_incremental_pass_checks_only_new_versions_and_matches_truth(stepped):
+    with Store(stepped, create=False) as s:
+        full = detect_store(s)
+        save_detection_state(s, full)
+        fill(s, {"a": [1.1] * 3, "b": [1.0, 1.0, 1.08], "c": [0.9] * 3}, start=50, seed=5)
+        inc = detect_incremental(s)
+    assert inc.incremental and inc.n_tests == 9  # 3 series x 3 new versions, one hypothesis each
+    assert [(c.benchmark, c.version, c.previous, c.kind) for c in inc.changes] == [("b", "v052", "v051", "regression")]
+    assert {k: st["last_version"] for k, st in inc.states} == {
+        ("a", "default", "local"): "v052", ("b", "default", "local"): "v052", ("c", "default", "local"): "v052"}
+
+
+def test_incremental_without_saved_state_is_a_full_pass(stepped):
+    with Store(stepped, create=False) as s:
+        inc = detect_incremental(s)
+        full = detect_store(s)
+    assert [c.to_json() for c in inc.changes] == [c.to_json() for c in full.changes]
+    assert inc.n_tests == full.n_tests
+
+
+def test_incremental_cli_and_a_method_without_it(stepped):
+    assert run_cli("--store", str(stepped), "detect").returncode == 0
+    out = run_cli("--store", str(stepped), "detect", "--incremental")
+    assert out.returncode == 0, out.stderr
+    assert "0 change(s) in 0 series with new versions" in out.stdout
+    bad = run_cli("--store", str(stepped), "detect", "--incremental", "--method", "ci-overlap")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "no incremental mode" in bad.stderr
+
+
+def test_workers_give_the_same_answer_as_one_process(tmp_path):
+    path = tmp_path / "many.db"
+    rng = np.random.default_rng(1)
+    levels = {}
+    for b in range(60):
+        lv = [1.0] * 25
+        if b % 7 == 0:
+            lv = [1.0] * 12 + [1.0 + rng.choice([-1, 1]) * rng.uniform(0.05, 0.2)] * 13
+        levels[f"bench{b:02d}"] = lv
+    with Store(path) as s:
+        fill(s, levels, runs=4, iters=5)
+        one = detect_store(s, jobs=1, batch=20)
+        two = detect_store(s, jobs=2, batch=20)
+    assert one.n_series == two.n_series == 60
+    assert [c.to_json() for c in one.changes] == [c.to_json() for c in two.changes]
+    assert {c.benchmark for c in one.changes} == {f"bench{b:02d}" for b in range(0, 60, 7)}
+    assert len(one.states) == len(two.states) == 60
+
+
+def test_notify_needs_sinks(stepped):
+    out = run_cli("--store", str(stepped), "detect", "--notify", cwd=stepped.parent)
+    assert out.returncode == 1 and "--notify needs [[notify]] sinks" in out.stderr
+
+
+def _change(p):
+    return Change("b", "default", "m", "v1", "v0", 0.1, 0.05, 0.15, "regression", "auto", p_value=p)
+
+
+def test_benjamini_hochberg_against_the_step_up_rule_by_hand():
+    p = [0.0001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205]
+    res = control_fdr([_change(x) for x in p], 8, q=0.05)
+    # Step-up: largest i with p_(i) <= i q / m = 2 (0.008 <= 0.0125; 0.039 > 0.01875, ...).
+    assert [c.p_value for c in res.kept] == [0.0001, 0.008]
+    # Adjusted p-values: min over j >= i of p_(j) m / j, computed here without statsmodels.
+    ranks = np.arange(1, 9)
+    q_ref = np.minimum.accumulate((np.array(p) * 8 / ranks)[::-1])[::-1]
+    assert [c.q_value for c in res.kept] == pytest.approx(q_ref[:2])
+    assert [c.q_value for c in res.dropped] == pytest.approx(q_ref[2:])
+
+
+def test_untested_hypotheses_count_as_p_equal_one():
+    kept_small_family = control_fdr([_change(0.004)], 1, q=0.05)
+    kept_large_family = control_fdr([_change(0.004)], 100, q=0.05)
+    assert len(kept_small_family.kept) == 1 and len(kept_large_family.kept) == 0
+    assert kept_large_family.dropped[0].q_value == pytest.approx(0.4)
+
+
+def test_changes_without_p_values_pass_through():
+    c = Change("b", "default", "m", "v1", "v0", 0.1, 0.05, 0.15, "regression", "ci-overlap")
+    res = control_fdr([c], 10)
+    assert res.kept == (c,) and not res.applicable
+    with pytest.raises(ValueError, match="`q`"):
+        control_fdr([c], 10, q=1.5)
+
+
+def test_fdr_holds_over_many_quiet_and_some_stepped_series():
+    # 400 series, 40 with a real 5-15% step: the fraction of reported changes that are false stays
+    # below q (here none at all should be), and every real step is reported.
+    from regbench.analysis import detect_series
+    from regbench.model import Series, VersionInfo
+
+    rng = np.random.default_rng(11)
+    series, truth = [], {}
+    for b in range(400):
+        s = Series(f"b{b}", "default", "m", "s", "lower")
+        at = 20 if b % 10 == 0 else None
+        step = 0.05 + 0.1 * rng.random()
+        for k in range(40):
+            level = 1.0 + (step if at is not None and k >= at else 0.0)
+            s.versions.append(VersionInfo(f"v{k}", k + 1))
+            s.runs.append([level * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 5)) for _ in range(4)])
+            s.failed.append(0)
+            s.warmup.append(0)
+        if at is not None:
+            truth[s.benchmark] = "v20"
+        series.append(s)
+    res = detect_series(series, method="auto", fdr=0.05)
+    found = {(c.benchmark, c.version) for c in res.changes}
+    assert found == set(truth.items())
+    assert res.fdr_applied and res.n_series == 400 and res.n_tests >= 400
