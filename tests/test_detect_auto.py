@@ -268,3 +268,10 @@ def test_incremental_false_alarms_are_rare():
         _, _, state = det.detect_with_state(head)
         alarms += len(det.check_new(state, tail)[0])
     assert alarms == 0  # 900 new versions checked
+
+
+def test_a_change_in_the_newest_version_is_found_by_a_full_pass():
+    s = series_from_levels([1.0] * 40 + [1.07])
+    [c] = get_detector("auto").detect(s)
+    assert (c.version, c.previous, c.kind) == ("v40", "v39", "regression")
+    assert get_detector("auto").detect(series_from_levels([1.0] * 41)) == []

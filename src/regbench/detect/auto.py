@@ -288,25 +288,42 @@ class Auto(Detector):
 
     # ------------------------------------------------------------------ search
     def change_points(self, vs: VersionStats, *, factor: int = 1) -> tuple[list[int], int]:
-        """Binary segmentation: split points (indices into ``vs``) and the number of tests run."""
+        """Binary segmentation: split points (indices into ``vs``) and the number of tests run.
+
+        Each segment's candidate is the split maximising E-Divisive's energy statistic
+        (:func:`regbench.stats.best_split`, at least two versions a side); it is kept when the
+        hierarchical test, Bonferroni-adjusted for the positions searched, is below ``alpha``.
+        The energy statistic needs two values a side, so the newest version alone is tested
+        against the segment before it as well (one more hypothesis): a change in the latest
+        commit is found by a full pass, as by an incremental one.
+        """
+        from ..stats.changepoint import best_split
+
         found: list[int] = []
         tests = 0
         vv = version_variance(vs)
         stack = [(0, vs.mean.size)]
         while stack:
             s, e = stack.pop()
-            if e - s < 2:
+            split = best_split(vs.mean, s, e, min_size=2) if e - s >= 4 else None
+            if split is None:
                 continue
-            tau = _best_split(vs.mean, s, e)
-            if tau is None:
-                continue
+            tau = split.index
             tests += 1
             res = segment_test(vs, s, tau, e, vv)
-            p = min(1.0, res.p_value * (e - s - 1) * factor)  # Bonferroni over the positions searched
+            p = min(1.0, res.p_value * _positions(s, tau, e) * factor)  # Bonferroni over the positions searched
             if np.isfinite(p) and p < self.alpha:
                 found.append(tau)
                 stack.append((s, tau))
                 stack.append((tau, e))
+        k = vs.mean.size
+        last = max(found, default=0)
+        if k - last >= 3:  # the newest version against the segment it would end
+            tests += 1
+            res = segment_test(vs, last, k - 1, k, vv)
+            p = min(1.0, res.p_value * factor)
+            if np.isfinite(p) and p < self.alpha:
+                found.append(k - 1)
         return sorted(found), tests
 
     def detect(self, series: Series) -> list[Change]:
@@ -434,7 +451,7 @@ class Auto(Detector):
             res = segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
             res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
-        p = min(1.0, res.p_value * (e - s - 1) * factor)
+        p = min(1.0, res.p_value * _positions(s, tau, e) * factor)
         rel = res.mean_right / res.mean_left - 1.0
         if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:
             return None
@@ -529,29 +546,13 @@ def mode_stats(series: Series, bounds: np.ndarray) -> list[VersionStats]:
     return out
 
 
+def _positions(s: int, tau: int, e: int) -> int:
+    """Positions the search chose ``tau`` from in ``[s, e)``: the splits with two versions a side,
+    or 1 for the newest version tested alone (see :meth:`Auto.change_points`)."""
+    return 1 if tau == e - 1 else max(1, e - s - 3)
+
+
 def _without(vs: VersionStats, start: int, stop: int) -> VersionStats:
     """``vs`` without the versions ``[start, stop)`` (the inside of a ramp)."""
     keep = np.r_[0:start, stop:vs.mean.size]
     return VersionStats(vs.index[keep], vs.mean[keep], vs.var[keep], vs.n[keep])
-
-
-def _best_split(x: np.ndarray, s: int, e: int) -> int | None:
-    """TEMPORARY: E-statistic (alpha=1) argmax over splits of x[s:e]; to be replaced by stats.changepoint."""
-    y = x[s:e]
-    n = y.size
-    if n < 2:
-        return None
-    d = np.abs(y[:, None] - y[None, :])
-    p = np.zeros((n + 1, n + 1))
-    p[1:, 1:] = d.cumsum(0).cumsum(1)
-    taus = np.arange(1, n)
-    tot = p[n, n]
-    within_l = p[taus, taus] / 2
-    within_r = (tot - 2 * p[taus, n] + p[taus, taus]) / 2
-    between = p[taus, n] - p[taus, taus]
-    m, k = taus, n - taus
-    with np.errstate(invalid="ignore", divide="ignore"):
-        wl = np.where(m > 1, within_l / (m * (m - 1) / 2), 0.0)
-        wr = np.where(k > 1, within_r / (k * (k - 1) / 2), 0.0)
-        q = m * k / n * (2 * between / (m * k) - wl - wr)
-    return s + int(taus[np.argmax(q)])

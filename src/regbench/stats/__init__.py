@@ -21,6 +21,8 @@ module             contents
 ``dependence``     autocorrelation, lag plots, Ljung-Box, runs test, reordering (seed 000 s.4.1)
 ``outliers``       Tukey fences and MAD classification (seed 000 s.4.2)
 ``warmup``         steady-state detection, MSER-5 and change point (seed 001 s.2.2)
+``changepoint``    E-Divisive: energy-statistic splits and the permutation test (Matteson and
+                   James 2014; creeping degradations, seed 001 s.2.3)
 =================  ==========================================================================
 """
 
@@ -52,6 +54,7 @@ _LAZY = {
     "dependence": ("autocorrelation", "Autocorrelation", "lag_plot", "LagPlot", "ljung_box", "LjungBoxResult",
                    "runs_test", "RunsTestResult", "reordering_comparison", "ReorderingComparison"),
     "warmup": ("warmup_mser", "warmup_changepoint", "detect_warmup", "WarmupResult", "WarmupSummary"),
+    "changepoint": ("e_divisive", "EDivisiveResult", "best_split", "edivisive_candidates", "SplitCandidate"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
