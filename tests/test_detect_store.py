@@ -180,3 +180,15 @@ def test_fdr_holds_over_many_quiet_and_some_stepped_series():
     found = {(c.benchmark, c.version) for c in res.changes}
     assert found == set(truth.items())
     assert res.fdr_applied and res.n_series == 400 and res.n_tests >= 400
+
+
+def test_bh_adjust_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from regbench.detect.fdr import bh_adjust
+
+    rng = np.random.default_rng(3)
+    for p in (rng.uniform(size=50), np.r_[rng.uniform(0, 1e-4, 10), rng.uniform(size=990)], np.array([0.2, 0.2, 0.01])):
+        reject, ref, _, _ = multipletests(p, alpha=0.05, method="fdr_bh")
+        assert bh_adjust(p) == pytest.approx(ref, rel=1e-12)
+        assert list(bh_adjust(p) <= 0.05) == list(reject)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -283,8 +283,9 @@ def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | N
     """Check only the versions that arrived since the last saved state of each series.
 
     Series with a state saved by an earlier pass with the same options load just their newer
-    versions (in history order) and go on from the state (:meth:`Detector.check_new`); series
-    without one get a full pass.  A version stored *before* a series' last checked version in
+    versions (in history order) and go on from the state (:meth:`Detector.check_new`); a series
+    without one gets a full pass once it has a new version, and a store without any saved state
+    a full pass of everything.  A version stored *before* a series' last checked version in
     history (a back-filled old commit) is not looked at: a full pass covers it.  The returned
     states are those to save.
     """
@@ -297,42 +298,51 @@ def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | N
 
         raise ConfigError(f"method {method!r} has no incremental mode (auto has)")
     saved = load_states(store, method, options_key(method, min_change, confidence_level, options))
+    saved = {k: v for k, v in saved.items()
+             if (benchmark is None or k[0] == benchmark) and (config is None or k[1] == config)
+             and (machine is None or k[2] == machine)}
+    if not saved:  # nothing checked before: a full pass
+        result = detect_store(store, method=method, benchmark=benchmark, config=config, machine=machine,
+                              min_change=min_change, confidence_level=confidence_level, fdr=fdr, progress=progress,
+                              **options)
+        return replace(result, incremental=True)
     order = {v.name: k for k, v in enumerate(store.versions())}
-    keys = [k for k in store.series_keys()
-            if (benchmark is None or k[0] == benchmark) and (config is None or k[1] == config)
-            and (machine is None or k[2] == machine)]
-    known = [k for k in keys if k in saved and saved[k]["last_version"] in order]
-    fresh_keys = set(keys) - set(known)
+    saved = {k: v for k, v in saved.items() if v["last_version"] in order}
     changes: list[Change] = []
     states: list = []
     n_tests = n_series = 0
-    if known:
-        oldest = min(order[saved[k]["last_version"]] for k in known)
-        newer = [name for name, pos in order.items() if pos > oldest]
-        wanted = set(known)
-        if newer:
-            for s in store.load_series(sorted({k[0] for k in known}) if benchmark is None else benchmark,
-                                       config=config, machine=machine, versions=newer):
-                key = (s.benchmark, s.config, s.machine)
-                if key not in wanted:
-                    continue
-                last = order[saved[key]["last_version"]]
-                keep = [j for j, v in enumerate(s.versions) if order[v.name] > last]
-                if not keep:
-                    continue
-                tail = Series(s.benchmark, s.config, s.machine, s.unit, s.direction, [s.versions[j] for j in keep],
-                              [s.runs[j] for j in keep], [s.failed[j] for j in keep], [s.warmup[j] for j in keep])
-                found, tests, state = detector.check_new(saved[key], tail)
-                changes += found
-                n_tests += tests
-                n_series += 1
-                states.append((key, state))
-        if progress:
-            progress(1, 2)
-    if fresh_keys:
-        loaded = store.load_series(sorted({k[0] for k in fresh_keys}), config=config, machine=machine)
+    oldest = min((order[v["last_version"]] for v in saved.values()), default=-1)
+    newer = [name for name, pos in order.items() if pos > oldest]
+    tails, fresh = [], set()
+    if newer:
+        for s in store.load_series(benchmark, config=config, machine=machine, versions=newer):
+            key = (s.benchmark, s.config, s.machine)
+            if key not in saved:
+                fresh.add(s.benchmark)  # a series never checked: a full pass when it has new data
+                continue
+            last = order[saved[key]["last_version"]]
+            keep = [j for j, v in enumerate(s.versions) if order[v.name] > last and s.runs[j]]
+            if keep:
+                tails.append((key, Series(s.benchmark, s.config, s.machine, s.unit, s.direction,
+                                          [s.versions[j] for j in keep], [s.runs[j] for j in keep],
+                                          [s.failed[j] for j in keep], [s.warmup[j] for j in keep])))
+    if progress:
+        progress(1, 2)
+    from .detect.auto import version_stats_many
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        all_stats = version_stats_many([tail for _, tail in tails], fence=getattr(detector, "fence", 10.0))
+    for (key, tail), vs in zip(tails, all_stats, strict=True):
+        found, tests, state = detector.check_new(saved[key], tail, stats=vs)
+        changes += found
+        n_tests += tests
+        n_series += 1
+        states.append((key, state))
+    if fresh:
+        loaded = store.load_series(sorted(fresh), config=config, machine=machine)
         found, tests, count = _detect_many(
-            detector, (s for s in loaded if (s.benchmark, s.config, s.machine) in fresh_keys), states)
+            detector, (s for s in loaded if (s.benchmark, s.config, s.machine) not in saved), states)
         changes += found
         n_tests += tests
         n_series += count

@@ -33,7 +33,7 @@ feeds to Benjamini-Hochberg across all series (:mod:`regbench.detect.fdr`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -126,6 +126,35 @@ def version_stats(series: Series, *, fence: float = 10.0) -> VersionStats:
     return stats_of_runs(robust_run_means(flat, group=group, fence=fence), group, index)
 
 
+def version_stats_many(series_list: list[Series], *, fence: float = 10.0) -> list[VersionStats]:
+    """:func:`version_stats` of many series with one call of :func:`robust_run_means`.
+
+    For many short series (an incremental pass: one new version each) the per-call overhead of
+    numpy, not the arithmetic, is the cost; pooling the runs of all series removes it.
+    """
+    flats, groups, indexes = [], [], []
+    offset = 0
+    for s in series_list:
+        counts = np.array([len(r) for r in s.runs], dtype=int)
+        index = np.flatnonzero(counts > 0)
+        flats += [r for k in index for r in s.runs[k]]
+        groups.append(np.repeat(np.arange(index.size), counts[index]) + offset)
+        indexes.append(index)
+        offset += index.size
+    if not flats:
+        return [version_stats(s, fence=fence) for s in series_list]
+    group = np.concatenate(groups)
+    means = robust_run_means(flats, group=group, fence=fence)
+    out, start = [], 0
+    base = 0
+    for g, index in zip(groups, indexes, strict=True):
+        part = slice(start, start + g.size)
+        out.append(stats_of_runs(means[part], g - base, index))
+        start += g.size
+        base += index.size
+    return out
+
+
 def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray) -> VersionStats:
     """Summaries of one value per run (``group[i]`` = position in ``index`` of run i's version);
     NaN values are left out, and so are versions left without any."""
@@ -205,7 +234,7 @@ def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tu
     :func:`version_variance` estimates it for a whole series, robustly to the steps that a
     segment may still contain).
     """
-    from scipy import stats as st
+    from scipy.special import stdtr  # Student's t CDF, without importing all of scipy.stats
 
     kl, kr = left.k, right.k
     df_w = left.df_within + right.df_within
@@ -228,7 +257,7 @@ def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tu
         t, p = np.nan, np.nan
     else:
         t = (mr - ml) / se
-        p = float(2 * st.t.sf(abs(t), df))
+        p = float(2 * stdtr(df, -abs(t)))
     return SegmentTest(float(ml), float(mr), float(np.sqrt(var_l)), float(np.sqrt(var_r)), float(t), float(df), p)
 
 
@@ -364,9 +393,10 @@ class Auto(Detector):
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
-                "segment": asdict(seg), "version_var": list(version_variance(vs))}
+                "segment": dict(vars(seg)), "version_var": list(version_variance(vs))}
 
-    def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
+    def check_new(self, state: dict, series: Series, *, stats: VersionStats | None = None
+                  ) -> tuple[list[Change], int, dict]:
         """Test each new version, in history order, against the segment since the last change.
 
         One hypothesis per new version (no search, so no Bonferroni factor): the hierarchical
@@ -379,7 +409,7 @@ class Auto(Detector):
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            vs = version_stats(series, fence=self.fence)
+            vs = stats if stats is not None else version_stats(series, fence=self.fence)
             seg = SegmentStats(**state["segment"])
             last, start = state["last_version"], state["segment_start"]
             changes, n_tests = [], 0
@@ -400,7 +430,7 @@ class Auto(Detector):
                 else:
                     seg = seg + new
                 last = name
-        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": asdict(seg),
+        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": dict(vars(seg)),
                                   "version_var": state["version_var"]}
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,

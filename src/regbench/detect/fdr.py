@@ -8,7 +8,10 @@ step-up procedure bounds the expected fraction of false discoveries among the re
 is every hypothesis the detector tested (:meth:`Detector.detect_counted`), not only the changes it
 reported: the untested-as-significant ones enter with p = 1, which is what makes the control hold.
 
-The adjustment itself is statsmodels' ``multipletests(method="fdr_bh")``.
+The adjustment is written out here (a sort and a cumulative minimum) rather than taken from
+statsmodels' ``multipletests(method="fdr_bh")``, because importing statsmodels (and through it
+scipy.stats) takes about a second, which would be most of an incremental detection pass; the
+tests check it against statsmodels and against the step-up rule by hand.
 """
 
 from __future__ import annotations
@@ -64,8 +67,6 @@ def control_fdr(changes: list[Change], n_tests: int, *, q: float = 0.05) -> FDRR
     FDRResult
         Kept changes carry their adjusted p-value in ``q_value``; order is preserved.
     """
-    from statsmodels.stats.multitest import multipletests
-
     if not 0 < q < 1:
         raise ValueError("`q` must be in (0, 1)")
     with_p = [i for i, c in enumerate(changes) if c.p_value is not None and np.isfinite(c.p_value)]
@@ -74,7 +75,8 @@ def control_fdr(changes: list[Change], n_tests: int, *, q: float = 0.05) -> FDRR
         return FDRResult(tuple(changes), (), n_tests, q, False)
     p = np.ones(n_tests)
     p[: len(with_p)] = [changes[i].p_value for i in with_p]
-    reject, adjusted, _, _ = multipletests(p, alpha=q, method="fdr_bh")
+    adjusted = bh_adjust(p)
+    reject = adjusted <= q
     verdict = {i: (bool(reject[j]), float(adjusted[j])) for j, i in enumerate(with_p)}
     kept, dropped = [], []
     for i, c in enumerate(changes):
@@ -84,3 +86,18 @@ def control_fdr(changes: list[Change], n_tests: int, *, q: float = 0.05) -> FDRR
         ok, qv = verdict[i]
         (kept if ok else dropped).append(replace(c, q_value=qv))
     return FDRResult(tuple(kept), tuple(dropped), n_tests, q, True)
+
+
+def bh_adjust(p_values) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values: ``min over j >= i of p_(j) m / j``, capped at 1,
+    in the input order (what statsmodels' ``multipletests(method="fdr_bh")`` returns)."""
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted_sorted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    out = np.empty(m)
+    out[order] = adjusted_sorted
+    return out

@@ -192,3 +192,5 @@ detect_state = sa.Table(
     sa.Column("updated_at", sa.DateTime, nullable=False),
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "method", name="uq_detect_state"),
 )
+# The runs of a few versions (an incremental pass loads only the new ones) without a full scan (0003).
+sa.Index("ix_run_version", run.c.version_id)

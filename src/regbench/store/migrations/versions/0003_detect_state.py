@@ -3,7 +3,9 @@
 Revision ID: 0003
 Revises: 0002
 
-Only a table is added: stores at 0002 keep every row, and are upgraded when first opened.
+A table and an index on ``run.version_id`` (so that the runs of the newest versions load
+without a scan of the whole table) are added: stores at 0002 keep every row, and are upgraded
+when first opened.
 """
 
 import sqlalchemy as sa
@@ -27,7 +29,9 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime, nullable=False),
         sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "method", name="uq_detect_state"),
     )
+    op.create_index("ix_run_version", "run", ["version_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_run_version", "run")
     op.drop_table("detect_state")
