@@ -71,25 +71,40 @@ def robust_run_means(runs: list[np.ndarray], *, group: np.ndarray | None = None,
     iterations), so a series of thousands of runs costs a few numpy calls.
     """
     n = len(runs)
+    out = np.full(n, np.nan)
+    sizes = np.array([r.size for r in runs])
+    lo, hi = fence_bounds(runs, group=group, fence=fence)
+    for size in np.unique(sizes):
+        if size == 0:
+            continue
+        idx = np.flatnonzero(sizes == size)
+        block = np.stack([runs[i] for i in idx])
+        keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
+        kept = keep.sum(axis=1)
+        out[idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
+    return out
+
+
+def fence_bounds(runs: list[np.ndarray], *, group: np.ndarray | None = None, fence: float = 10.0
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, the lowest and highest sample :func:`robust_run_means` keeps (-inf/inf: no
+    trimming, for data that is not all positive or ``fence`` = inf)."""
+    n = len(runs)
     group = np.zeros(n, dtype=int) if group is None else np.asarray(group)
     sizes = np.array([r.size for r in runs])
     q = np.full((n, 2), np.nan)
     positive = np.ones(n, dtype=bool)
-    by_len: dict[int, np.ndarray] = {int(L): np.flatnonzero(sizes == L) for L in np.unique(sizes)}
-    blocks = {}
-    for size, idx in by_len.items():
+    for size in np.unique(sizes):
         if size == 0:
             continue
+        idx = np.flatnonzero(sizes == size)
         block = np.stack([runs[i] for i in idx])
-        blocks[size] = block
         q[idx] = np.quantile(block, [0.1, 0.9], axis=1).T
         positive[idx] = block.min(axis=1) > 0
-    out = np.full(n, np.nan)
-    if not np.isfinite(fence):
-        for size, idx in by_len.items():
-            if size:
-                out[idx] = blocks[size].mean(axis=1)
-        return out
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    if not np.isfinite(fence) or n == 0:
+        return lo, hi
     # Per-version thresholds: the median of the runs' percentiles.
     order = np.argsort(group, kind="stable")
     per = np.bincount(group)
@@ -101,18 +116,12 @@ def robust_run_means(runs: list[np.ndarray], *, group: np.ndarray | None = None,
         version_q = np.empty((n, 2))
         for part in np.split(np.arange(n), np.cumsum(per)[:-1]):
             version_q[part] = np.nanmedian(q[order[part]], axis=0)
-    lo = np.empty(n)
-    hi = np.empty(n)
     lo[order] = version_q[:, 0] / fence
     hi[order] = version_q[:, 1] * fence
-    for size, idx in by_len.items():
-        if size == 0:
-            continue
-        block = blocks[size]
-        keep = (block >= lo[idx, None]) & (block <= hi[idx, None]) | ~(positive[idx] & (lo[idx] > 0))[:, None]
-        kept = keep.sum(axis=1)
-        out[idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
-    return out
+    trim = positive & (lo > 0)
+    lo[~trim] = -np.inf
+    hi[~trim] = np.inf
+    return lo, hi
 
 
 def version_stats(series: Series, *, fence: float = 10.0) -> VersionStats:
@@ -378,7 +387,7 @@ class Auto(Detector):
             state = self._state(series, vs, cps[-1] if cps else 0)
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
             if modes is not None:
-                for j, per_mode in enumerate(mode_stats(series, modes)):
+                for j, per_mode in enumerate(mode_stats(series, modes, fence=self.fence)):
                     if per_mode.mean.size < 2:
                         continue
                     detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
@@ -560,17 +569,22 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
     return np.array([-np.inf, *cuts, np.inf])
 
 
-def mode_stats(series: Series, bounds: np.ndarray) -> list[VersionStats]:
-    """Per mode, the per-version summaries of each run's mean of its samples in that mode."""
+def mode_stats(series: Series, bounds: np.ndarray, *, fence: float = 10.0) -> list[VersionStats]:
+    """Per mode, the per-version summaries of each run's mean of its samples in that mode.
+
+    Samples outside the fences of :func:`robust_run_means` are left out first: far outliers
+    would otherwise land in the slowest mode.
+    """
     counts = np.array([len(r) for r in series.runs], dtype=int)
     index = np.flatnonzero(counts > 0)
     flat = [r for k in index for r in series.runs[k]]
     group = np.repeat(np.arange(index.size), counts[index])
+    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence)
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         values = np.empty(len(flat))
         for i, r in enumerate(flat):
-            inside = r[(r > lo) & (r <= hi)]
+            inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
             values[i] = inside.mean() if inside.size else np.nan
         out.append(stats_of_runs(values, group, index))
     return out
