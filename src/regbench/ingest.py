@@ -40,3 +40,71 @@ def import_file(store: Store, path: str, *, fmt: str = "auto") -> ImportReport:
                              "already in the store", path=str(path), line=line)
     n = store.add_runs(batch.records, versions=batch.versions, benchmarks=batch.benchmarks)
     return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions))
+
+
+def sniff_file(path: str) -> str:
+    """The format of a file: ``csv`` or ``jsonl`` for the canonical formats, else the name of the
+    one adapter that recognises it (:func:`regbench.adapters.base.sniff_format`)."""
+    from pathlib import Path
+
+    from .adapters.base import sniff_format
+
+    p = Path(path)
+    if p.is_dir():
+        return "criterion"  # a target/criterion folder: the only format that is a folder
+    if not p.is_file():
+        raise InputError("no such file", path=str(p))
+    with open(p, "rb") as fh:
+        first = fh.readline(65536).decode("utf-8", errors="replace").strip()
+    header = [c.strip().lower() for c in first.split(",")]
+    if {"benchmark", "version", "value"} <= set(header):
+        return "csv"
+    if first.startswith("{") and first.endswith("}"):
+        import json
+
+        try:
+            obj = json.loads(first)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and {"benchmark", "version", "value"} <= set(obj):
+            return "jsonl"
+    return sniff_format(p)
+
+
+def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
+                     machine: str = "local", timestamp=None, commit: str | None = None) -> ImportReport:
+    """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
+
+    The file's runs are appended after the runs already stored for the same benchmark, version,
+    configuration and machine, so importing a second invocation of the tool adds runs.
+    """
+    from pathlib import Path
+
+    from .adapters.base import get_adapter
+    from .model import RunRecord
+
+    if not version:
+        raise InputError(f"--version is needed: a {fmt} file does not say which version it measured", path=str(path))
+    runs = get_adapter(fmt).parse(Path(path))
+    if not runs:
+        raise InputError(f"no benchmark results in this {fmt} file", path=str(path))
+    stored = {b["name"]: b for b in store.benchmarks()}
+    benchmarks: dict[str, dict] = {}
+    for r in runs:
+        info = {"unit": r.unit, "direction": r.direction}
+        if benchmarks.setdefault(r.benchmark, info) != info:
+            raise InputError(f"benchmark {r.benchmark!r} has two units or directions in the file", path=str(path))
+        if r.benchmark in stored:
+            for key, value in info.items():
+                if stored[r.benchmark][key] != value:
+                    raise InputError(f"benchmark {r.benchmark!r} is stored with {key} {stored[r.benchmark][key]!r}, "
+                                     f"the file says {value!r}", path=str(path))
+    taken: dict[str, int] = {}
+    for bench, ver, index in store.existing_run_keys(config=config, machine=machine):
+        if ver == version:
+            taken[bench] = max(taken.get(bench, -1), index)
+    records = [RunRecord(benchmark=r.benchmark, version=version, run_index=taken.get(r.benchmark, -1) + 1 + r.run,
+                         samples=r.samples, config=config, machine=machine, warmup=r.warmup) for r in runs]
+    info = {k: v for k, v in (("timestamp", timestamp), ("commit", commit)) if v is not None}
+    n = store.add_runs(records, versions={version: info}, benchmarks=benchmarks)
+    return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)

@@ -1,28 +1,77 @@
-"""``regbench import FILE``: load measurements from the canonical CSV or JSON lines."""
+"""``regbench import FILE``: load measurements from the canonical CSV or JSON lines, or from
+another benchmark tool's output (go test, JMH, Google Benchmark, criterion, pytest-benchmark, ...)."""
 
 from __future__ import annotations
 
 import click
 
+CANONICAL = ("csv", "jsonl")
+
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["auto", "csv", "jsonl"]), default="auto",
-              show_default=True, help="File format (auto: by extension or content).")
+@click.argument("file", type=click.Path(dir_okay=True))
+@click.option("--format", "fmt", default="auto", show_default=True, metavar="NAME",
+              help="File format: auto (sniffed from the content), csv or jsonl (canonical), or a tool's "
+                   "format (see `regbench import --list-formats`).")
+@click.option("--version", "version", metavar="NAME",
+              help="The version a tool's output measured (needed for every format but the canonical ones, "
+                   "whose rows name their versions).")
+@click.option("--timestamp", metavar="ISO-8601", help="When that version was made (orders versions).")
+@click.option("--config", "config_name", default="default", show_default=True,
+              help="Configuration the tool's output belongs to.")
+@click.option("--machine", default="local", show_default=True, help="Machine the tool's output was measured on.")
+@click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False,
+              callback=lambda ctx, _p, value: _list_formats(ctx) if value else None,
+              help="List the formats and exit.")
 @click.pass_obj
-def command(ctx, file: str, fmt: str) -> None:
-    """Import measurements from FILE (canonical CSV or JSON lines).
+def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None, config_name: str,
+            machine: str) -> None:
+    """Import measurements from FILE, in one transaction: on any error nothing is stored and the
+    error names the line (FILE:LINE: what is wrong).
 
     \b
-    Required columns: benchmark,version,run,iteration,value
-    Optional columns: timestamp,config,machine,unit,direction
-    The whole file is imported in one transaction: on any error nothing is stored and the
-    error names the line (FILE:LINE: what is wrong).
+    Canonical CSV columns: benchmark,version,run,iteration,value
+    optional: timestamp,config,machine,unit,direction
+    Another tool's output is imported as runs of --version: each invocation of the tool is one
+    run (a JMH fork is one), every sample it reports is kept, and runs are added after those
+    already stored for that version.
     """
-    from ..ingest import import_file
+    from ..errors import InputError
+    from ..ingest import import_file, import_tool_file, sniff_file
     from ._output import console
 
-    store = ctx.open_store()
-    rep = import_file(store, file, fmt=fmt)
+    if fmt == "auto":
+        fmt = sniff_file(file)
+    if fmt in CANONICAL:
+        if version or timestamp:
+            raise InputError("--version and --timestamp are for other tools' output; canonical rows name their "
+                             "versions", path=file)
+        store = ctx.open_store()
+        rep = import_file(store, file, fmt=fmt)
+    else:
+        from ..adapters.base import get_adapter
+
+        get_adapter(fmt)  # an unknown format is an error before the store is touched
+        ts = None
+        if timestamp:
+            from datetime import datetime
+
+            try:
+                ts = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+            except ValueError:
+                raise InputError(f"--timestamp {timestamp!r} is not ISO 8601", path=file) from None
+        store = ctx.open_store()
+        rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name, machine=machine,
+                               timestamp=ts)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
-                  f"and {rep.versions} versions into {store.url}")
+                  f"and {rep.versions} versions ({fmt}) into {store.url}")
+
+
+def _list_formats(ctx: click.Context) -> None:
+    from ..adapters.base import REGISTRY, available_formats
+
+    click.echo("csv\tcanonical CSV (docs/formats.md)")
+    click.echo("jsonl\tcanonical JSON lines (docs/formats.md)")
+    for name in available_formats():
+        click.echo(f"{name}\t{REGISTRY[name].description}")
+    ctx.exit(0)

@@ -1,0 +1,139 @@
+"""Adapters: pure parsers of other benchmark tools' output, behind a small ABC and a registry.
+
+An adapter reads one file a tool wrote (``go test -bench``, JMH's ``-rf json``, Google
+Benchmark's ``--benchmark_format=json``, ...) and returns :class:`ToolRun` objects: every value
+the tool reported, grouped into runs the way the tool ran them (a JMH fork, one ``go test``
+invocation), so that the statistics keep runs as the unit of replication (seed 000 s.2).  It
+never runs the tool, stores or notifies (STYLE.md habit 8); the version, configuration and
+machine come from the caller (``regbench import --format NAME --version V``).
+
+Third-party adapters register themselves with :func:`register`, or through the entry-point group
+``regbench.adapters`` (each entry point names an :class:`Adapter` subclass), loaded on first use.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError, InputError
+
+#: Entry-point group of third-party adapters.
+ENTRY_POINT_GROUP = "regbench.adapters"
+#: How much of a file :meth:`Adapter.sniff` sees.
+SNIFF_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """One run of one benchmark as a tool reported it.
+
+    Attributes
+    ----------
+    benchmark : str
+        The benchmark's name as the tool gives it; a secondary metric of the same benchmark
+        (Go's ``B/op``, a JMH secondary result) is its own benchmark, ``NAME [metric]``.
+    samples : numpy.ndarray
+        Every value the tool reported for this run, in order (float64), warm-up included.
+    unit : str
+        Unit of the samples, as the tool names it (``ns``, ``ns/op``, ``ops/s``, ``B/op``, ``s``).
+    direction : str
+        ``lower`` or ``higher`` is better.
+    run : int
+        Index of the run within the file (a JMH fork, a repetition, an invocation), from 0.
+    warmup : int
+        How many leading ``samples`` are warm-up iterations the tool reported (kept, excluded
+        from analyses).
+    params : dict
+        What else the tool says about the run (parameters, aggregates it computed), for people.
+    """
+
+    benchmark: str
+    samples: np.ndarray
+    unit: str
+    direction: str = "lower"
+    run: int = 0
+    warmup: int = 0
+    params: dict = field(default_factory=dict)
+
+
+class Adapter(abc.ABC):
+    """A parser of one tool's output; subclasses set :attr:`name` and :attr:`description`."""
+
+    name: str = ""
+    description: str = ""
+
+    @abc.abstractmethod
+    def sniff(self, head: str, path: Path) -> bool:
+        """Whether the file (its first :data:`SNIFF_BYTES`, decoded leniently) is this tool's."""
+
+    @abc.abstractmethod
+    def parse(self, path: Path) -> list[ToolRun]:
+        """Every run in the file.  Raise :class:`~regbench.errors.InputError` with the file and
+        line (when known) on anything it cannot read; never return a partial result."""
+
+
+REGISTRY: dict[str, Adapter] = {}
+
+#: Built-in adapters by name -> module in this package, imported on first use.
+BUILTIN: dict[str, str] = {}
+_entry_points_loaded = False
+
+
+def register(cls: type[Adapter]) -> type[Adapter]:
+    """Class decorator: add an adapter to the registry under its :attr:`~Adapter.name`."""
+    if not cls.name or cls.name in REGISTRY:
+        raise ValueError(f"adapter name {cls.name!r} is empty or taken")
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def _load_all() -> None:
+    global _entry_points_loaded
+    import importlib
+
+    for name, module in BUILTIN.items():
+        if name not in REGISTRY:
+            importlib.import_module(f".{module}", __package__)
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            cls = ep.load()
+            if getattr(cls, "name", None) not in REGISTRY:
+                register(cls)
+
+
+def available_formats() -> list[str]:
+    _load_all()
+    return sorted(REGISTRY)
+
+
+def get_adapter(name: str) -> Adapter:
+    _load_all()
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown format {name!r} (known: {', '.join(sorted(REGISTRY))})") from None
+
+
+def sniff_format(path: str | Path) -> str:
+    """The name of the one adapter that recognises the file; an InputError when none or several do."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(p)) from exc
+    _load_all()
+    hits = [name for name, adapter in sorted(REGISTRY.items()) if adapter.sniff(head, p)]
+    if not hits:
+        raise InputError("not a format regbench knows (give --format; known: "
+                         f"{', '.join(sorted(REGISTRY))})", path=str(p))
+    if len(hits) > 1:
+        raise InputError(f"could be {' or '.join(hits)}: give --format", path=str(p))
+    return hits[0]
