@@ -270,11 +270,71 @@ def test_incremental_false_alarms_are_rare():
     assert alarms == 0  # 900 new versions checked
 
 
-def test_a_change_in_the_newest_version_is_found_by_a_full_pass():
-    s = series_from_levels([1.0] * 40 + [1.07])
-    [c] = get_detector("auto").detect(s)
-    assert (c.version, c.previous, c.kind) == ("v40", "v39", "regression")
-    assert get_detector("auto").detect(series_from_levels([1.0] * 41)) == []
+@pytest.mark.parametrize("n_versions", [3, 20, 41])
+def test_a_change_in_the_newest_version_is_found_there_by_a_full_pass(n_versions):
+    det = get_detector("auto")
+    for seed in range(15):
+        changes = det.detect(series_from_levels([1.0] * (n_versions - 1) + [1.2], seed=seed))
+        assert [(c.version, c.kind) for c in changes] == [(f"v{n_versions - 1}", "regression")], seed
+        assert changes[0].change == pytest.approx(0.2, abs=0.02)
+
+
+def test_a_change_in_the_second_version_and_two_adjacent_steps_are_placed_exactly():
+    det = get_detector("auto")
+    for seed in range(15):
+        first = det.detect(series_from_levels([1.0] + [1.1] * 30, seed=seed))
+        assert [c.version for c in first] == ["v1"], seed
+        two = det.detect(series_from_levels([1.0] * 20 + [1.1] + [1.21] * 20, seed=seed))
+        assert [(c.version, c.previous) for c in two] == [("v20", "v19"), ("v21", "v20")], seed
+        assert two[0].change == pytest.approx(0.1, abs=0.02) and two[1].change == pytest.approx(0.1, abs=0.02)
+
+
+def test_short_histories_with_build_jitter_stay_quiet():
+    # 11 versions whose builds differ by 1% (sd) and runs by 0.5%: below 12 versions the version
+    # component comes from each test's own segments (ANOVA), not from nothing.
+    det = get_detector("auto")
+    alarms = sum(bool(det.detect(series_from_levels([1.0] * 11, version_sd=0.01, run_sd=0.005, seed=s)))
+                 for s in range(200))
+    assert alarms <= 4
+
+
+def test_a_step_without_any_noise_is_certain_not_undecidable():
+    def sampler(rng, k):
+        return np.full(10, 5.0 if k < 10 else 6.0)
+
+    [c] = get_detector("auto").detect(series_from_levels([1.0] * 20, sampler=sampler))
+    assert (c.version, c.change, c.p_value) == ("v10", pytest.approx(0.2), 0.0)
+    assert c.ci_low == pytest.approx(0.2) and c.ci_high == pytest.approx(0.2)
+
+
+def test_negative_levels_are_undecidable_not_misread():
+    def sampler(rng, k):
+        return (-100.0 if k < 15 else -80.0) * (1 + rng.normal(0, 0.01, 10))
+
+    assert get_detector("auto").detect(series_from_levels([1.0] * 30, sampler=sampler)) == []
+
+
+def test_99_percent_intervals_cover_the_true_step():
+    det = get_detector("auto")
+    covered = total = 0
+    for seed in range(150):
+        s = series_from_levels([1.0] * 10 + [1.1] * 10, run_sd=0.02, iter_sd=0.01, version_sd=0.005, seed=seed)
+        for c in det.detect(s):
+            if c.version == "v10":
+                total += 1
+                covered += c.ci_low <= 0.1 <= c.ci_high
+    assert total >= 140
+    assert covered / total >= 0.97  # 99% nominal; 150 draws
+
+
+def test_excursion_p_value_carries_the_scan_s_bonferroni_factor():
+    from regbench.detect.auto import segment_test, version_stats
+
+    levels = [1.0] * 40 + [1.15] + [1.0] * 39
+    s = series_from_levels(levels)
+    changes = get_detector("auto").detect(s)
+    raw = segment_test(version_stats(s), 0, 40, 41).p_value
+    assert changes[0].version == "v40" and changes[0].p_value >= min(1.0, raw * 50)
 
 
 def test_a_short_excursion_is_found_at_both_edges():

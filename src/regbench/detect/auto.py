@@ -250,8 +250,11 @@ def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tu
     if version_var is not None:
         s2v, df_b = version_var
     else:
+        # One-way ANOVA of the versions within the two segments; with fewer than 3 degrees of
+        # freedom the estimate is too rough to use, and runs are the only replicates (as in
+        # seed 000 s.5's comparison of two versions).
         df_b = kl + kr - 2
-        s2v = max(0.0, (left.ss_between + right.ss_between) / df_b - s2w * mean_inv_n) if df_b > 0 else 0.0
+        s2v = max(0.0, (left.ss_between + right.ss_between) / df_b - s2w * mean_inv_n) if df_b >= 3 else 0.0
     ml, mr, var_l, var_r, t, df, p = _two_level_t(left.mean, right.mean, kl, kr, left.sum_inv_n, right.sum_inv_n,
                                                   s2w, df_w, s2v, df_b)
     return SegmentTest(float(ml), float(mr), float(np.sqrt(var_l)), float(np.sqrt(var_r)), float(t), float(df),
@@ -275,6 +278,12 @@ def _two_level_t(ml, mr, kl, kr, inv_l, inv_r, s2w, df_w, s2v, df_b):
         ok = (se > 0) & np.isfinite(df)
         t = np.where(ok, (mr - ml) / np.where(se > 0, se, 1.0), np.nan)
         p = np.where(ok, 2 * stdtr(np.where(ok, df, 1.0), -np.abs(np.where(ok, t, 0.0))), np.nan)
+        # No noise at all (an instruction count, a constant output) and different means: the
+        # difference is certain, not undecidable.
+        exact = (se == 0) & (np.asarray(mr) != np.asarray(ml))
+        t = np.where(exact, np.sign(np.asarray(mr) - np.asarray(ml)) * np.inf, t)
+        p = np.where(exact, 0.0, p)
+        df = np.where(exact & ~np.isfinite(df), np.inf, df)
     return ml, mr, var_l, var_r, t, df, p
 
 
@@ -282,7 +291,25 @@ def _two_level_t(ml, mr, kl, kr, inv_l, inv_r, s2w, df_w, s2v, df_b):
 MIN_VERSIONS_FOR_VERSION_VAR = 12
 
 
-def version_variance(vs: VersionStats) -> tuple[float, float]:
+def ratio_interval(res: SegmentTest, confidence_level: float) -> tuple[float, float, float]:
+    """Relative change ``right / left - 1`` of a segment test and its interval.
+
+    Delta method, with the test's Student quantile and Satterthwaite degrees of freedom (a normal
+    quantile under-covers with few versions).  Only for positive levels: a ratio of levels of
+    different or negative sign means nothing, and gives NaN (undecidable).
+    """
+    from scipy.special import stdtrit
+
+    ml, mr = res.mean_left, res.mean_right
+    if not (ml > 0 and mr > 0):
+        return np.nan, np.nan, np.nan
+    rel = mr / ml - 1.0
+    q = float(stdtrit(res.df, (1 + confidence_level) / 2)) if np.isfinite(res.df) else 0.0
+    se = float(np.sqrt(res.se_right**2 / ml**2 + mr**2 * res.se_left**2 / ml**4))
+    return float(rel), float(rel - q * se), float(rel + q * se)
+
+
+def version_variance(vs: VersionStats) -> tuple[float, float] | None:
     """Version-to-version variance component of a series and its approximate degrees of freedom.
 
     Half the squared MAD-scale of successive differences of version means estimates the variance
@@ -292,14 +319,15 @@ def version_variance(vs: VersionStats) -> tuple[float, float]:
     within-version variance / n) leaves the version component.  A MAD-based variance has about
     37% of the efficiency of the sample variance under normality (Rousseeuw and Croux, JASA 88
     (1993)), which sets the degrees of freedom.  With fewer than
-    :data:`MIN_VERSIONS_FOR_VERSION_VAR` versions the component cannot be estimated and is taken
-    as 0: runs are then the only replicates, as in seed 000 s.5's comparison of two versions.
+    :data:`MIN_VERSIONS_FOR_VERSION_VAR` versions this estimate is not used (None): each test
+    then estimates the component from its own two segments by one-way ANOVA
+    (:func:`compare_segments` without ``version_var``).
     """
     k = vs.mean.size
     if k < MIN_VERSIONS_FOR_VERSION_VAR:
-        return 0.0, 1.0
+        return None
     d = np.diff(vs.mean)
-    total = (1.482602218505602 * float(np.median(np.abs(d - np.median(d))))) ** 2 / 2
+    total = float((np.float64(1.482602218505602) * np.median(np.abs(d - np.median(d)))) ** 2 / 2)
     multi = vs.n > 1
     df_w = float((vs.n[multi] - 1).sum())
     s2w = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df_w) if df_w > 0 else 0.0
@@ -334,50 +362,73 @@ class Auto(Detector):
         self.excursion = excursion
 
     # ------------------------------------------------------------------ search
-    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool = True) -> tuple[list[int], int]:
-        """Binary segmentation: split points (indices into ``vs``) and the number of tests run.
+    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool = True
+                      ) -> tuple[list[int], int, dict[int, int]]:
+        """Split points (indices into ``vs``), the number of tests run, and for each split the
+        number of positions it was chosen from (its Bonferroni factor).
 
-        Each segment's candidate is the split maximising E-Divisive's energy statistic
-        (:func:`regbench.stats.best_split`, at least two versions a side); it is kept when the
-        hierarchical test, Bonferroni-adjusted for the positions searched, is below ``alpha``.
-        The energy statistic needs two values a side, so the newest version alone is tested
-        against the segment before it as well (one more hypothesis): a change in the latest
-        commit is found by a full pass, as by an incremental one.
+        Binary segmentation: each segment's candidate is the split maximising E-Divisive's energy
+        statistic (:func:`regbench.stats.best_split`, at least two versions a side), or its
+        first or last version alone, which the energy statistic cannot isolate (so a change in
+        the latest commit is found by a full pass, as by an incremental one); the candidate with
+        the smallest p-value, Bonferroni-adjusted for the positions it was chosen from, is kept
+        when below ``alpha``, and both halves are searched again.  Each candidate tested is one
+        hypothesis of the count.  Kept splits are then moved, within two versions and between
+        their neighbours, to where the t statistic is largest (the energy statistic can sit a
+        version or two off a step).
         """
         from ..stats.changepoint import best_split
 
-        found: list[int] = []
+        found: dict[int, int] = {}
         tests = 0
         vv = version_variance(vs)
         stack = [(0, vs.mean.size)]
         while stack:
             s, e = stack.pop()
+            # Candidates: the energy statistic's best split (two versions a side, chosen from
+            # e - s - 3 positions), and the segment's first and last version alone (which the
+            # energy statistic cannot isolate; no search, one position each).
+            candidates = []
             split = best_split(vs.mean, s, e, min_size=2) if e - s >= 4 else None
-            if split is None:
-                continue
-            tau = split.index
-            tests += 1
-            res = segment_test(vs, s, tau, e, vv)
-            p = min(1.0, res.p_value * _positions(s, tau, e) * factor)  # Bonferroni over the positions searched
-            if np.isfinite(p) and p < self.alpha:
-                found.append(tau)
-                stack.append((s, tau))
-                stack.append((tau, e))
-        if excursions:
-            found, extra = self._excursions(vs, sorted(found), vv, factor)
-            tests += extra
-        k = vs.mean.size
-        last = max(found, default=0)
-        if k - last >= 3:  # the newest version against the segment it would end
-            tests += 1
-            res = segment_test(vs, last, k - 1, k, vv)
-            p = min(1.0, res.p_value * factor)
-            if np.isfinite(p) and p < self.alpha:
-                found.append(k - 1)
-        return sorted(found), tests
+            if split is not None:
+                candidates.append((split.index, max(1, e - s - 3)))
+            if e - s >= 3:
+                candidates += [(e - 1, 1), (s + 1, 1)]
+            best = None
+            for tau, positions in candidates:
+                tests += 1
+                res = segment_test(vs, s, tau, e, vv)
+                p = min(1.0, res.p_value * positions * factor)  # Bonferroni over the positions searched
+                if np.isfinite(p) and p < self.alpha and (best is None or p < best[0]):
+                    best = (p, tau, positions)
+            if best is not None:
+                found[best[1]] = best[2]
+                stack.append((s, best[1]))
+                stack.append((best[1], e))
+        found = self._refine(vs, found, vv)
+        if excursions and vv is not None:
+            extra, n = self._excursions(vs, sorted(found), vv, factor)
+            tests += n
+            found = {**extra, **found}
+        return sorted(found), tests, found
+
+    def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = 2) -> dict[int, int]:
+        taus = sorted(found)
+        out: dict[int, int] = {}
+        for i, tau in enumerate(taus):
+            s = taus[i - 1] if i else 0
+            e = taus[i + 1] if i + 1 < len(taus) else vs.mean.size
+            best, best_t = tau, -1.0
+            for cand in range(max(s + 1, tau - reach), min(e - 1, tau + reach) + 1):
+                res = segment_test(vs, s, cand, e, vv)
+                if abs(res.t) > best_t:  # NaN compares False and is never chosen
+                    best, best_t = cand, abs(res.t)
+            taus[i] = best
+            out[best] = max(out.get(best, 0), found[tau])
+        return out
 
     def _excursions(self, vs: VersionStats, cps: list[int], vv: tuple[float, float], factor: int
-                    ) -> tuple[list[int], int]:
+                    ) -> tuple[dict[int, int], int]:
         """Short excursions inside the segments: a step undone 1 to ``excursion`` versions later.
 
         Binary segmentation looks for one split at a time, and a short excursion in the middle of
@@ -390,7 +441,7 @@ class Auto(Detector):
         revert, seed 003 s.5.3).  One hypothesis per segment scanned.
         """
         if self.excursion < 1 or vs.mean.size < 5:
-            return cps, 0
+            return {}, 0
         m, n, var = vs.mean, vs.n, vs.var
         multi = n > 1
         cols = {"k": np.ones(m.size), "m": m, "inv": 1.0 / n,
@@ -401,7 +452,8 @@ class Auto(Detector):
             return {key: pre[key][b] - pre[key][a] for key in pre}
 
         s2v, df_b = vv
-        out, tests = list(cps), 0
+        out: dict[int, int] = {}
+        tests = 0
         bounds = [0, *cps, m.size]
         for s, e in zip(bounds[:-1], bounds[1:], strict=True):
             best = None
@@ -428,8 +480,8 @@ class Auto(Detector):
                 continue
             tests += 1
             if best is not None and min(1.0, best[0] * positions * factor) < self.alpha:
-                out += [best[1], best[1] + best[2]]
-        return sorted(set(out)), tests
+                out[best[1]] = out[best[1] + best[2]] = positions
+        return out, tests
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]
@@ -470,7 +522,7 @@ class Auto(Detector):
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
-                "segment": dict(vars(seg)), "version_var": list(version_variance(vs))}
+                "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs))}
 
     def check_new(self, state: dict, series: Series, *, stats: VersionStats | None = None
                   ) -> tuple[list[Change], int, dict]:
@@ -482,8 +534,6 @@ class Auto(Detector):
         version without one joins the current segment.  Creeping degradations and moved modes
         are left to the next full pass, which alerts de-duplicate against this one.
         """
-        from ..stats import delta_ratio_interval
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             vs = stats if stats is not None else version_stats(series, fence=self.fence)
@@ -493,16 +543,16 @@ class Auto(Detector):
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
                 name = series.versions[int(vs.index[j])].name
-                res = compare_segments(seg, new, version_var=tuple(state["version_var"]))
+                vv = state.get("version_var")
+                res = compare_segments(seg, new, version_var=tuple(vv) if vv else None)
                 n_tests += 1
-                rel = res.mean_right / res.mean_left - 1.0
-                if np.isfinite(res.p_value) and res.p_value < self.alpha and abs(rel) >= self.min_change:
-                    change, lo, hi = delta_ratio_interval(res.mean_left, res.se_left, res.mean_right, res.se_right,
-                                                          confidence_level=self.confidence_level)
+                rel, lo, hi = ratio_interval(res, self.confidence_level)
+                if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
+                        and abs(rel) >= self.min_change:
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
-                        version=name, previous=last, change=float(change), ci_low=float(lo), ci_high=float(hi),
-                        kind=kind_of(change, series.direction), method=self.name, p_value=float(res.p_value)))
+                        version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
+                        kind=kind_of(rel, series.direction), method=self.name, p_value=float(res.p_value)))
                     seg, start = new, name
                 else:
                     seg = seg + new
@@ -516,10 +566,10 @@ class Auto(Detector):
         # the mean jumps with the share of each mode from run to run, and in the location of one
         # mode, measured from few samples per run, short stretches raised false alarms
         # (measured with `regbench evaluate`).
-        cps, n_tests = self.change_points(vs, factor=factor, excursions=excursions)
+        cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions)
         changes = []
         for first, last in self._groups(vs, cps):
-            c = self._change(series, vs, cps, first, last, factor=factor, detail=detail)
+            c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -553,8 +603,8 @@ class Auto(Detector):
 
     def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
                 factor: int = 1, detail: str | None = None) -> Change | None:
-        from ..stats import delta_ratio_interval
-
+        """The change at split ``cps[first]`` (through ``cps[last]`` for a ramp); ``factor`` is its
+        Bonferroni factor (positions searched x modes)."""
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
         vv = version_variance(vs)
@@ -562,18 +612,16 @@ class Auto(Detector):
             res = segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
             res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
-        p = min(1.0, res.p_value * _positions(s, tau, e) * factor)
-        rel = res.mean_right / res.mean_left - 1.0
+        p = min(1.0, res.p_value * factor)
+        rel, lo, hi = ratio_interval(res, self.confidence_level)
         if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:
             return None
-        change, lo, hi = delta_ratio_interval(res.mean_left, res.se_left, res.mean_right, res.se_right,
-                                              confidence_level=self.confidence_level)
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,
             version=series.versions[int(vs.index[tau])].name,
             previous=series.versions[int(vs.index[tau - 1])].name,
-            change=float(change), ci_low=float(lo), ci_high=float(hi),
-            kind=kind_of(change, series.direction), method=self.name, p_value=float(p), detail=detail)
+            change=rel, ci_low=lo, ci_high=hi,
+            kind=kind_of(rel, series.direction), method=self.name, p_value=float(p), detail=detail)
 
 
 def bimodality_coefficient(x: np.ndarray) -> float:
@@ -662,10 +710,8 @@ def mode_stats(series: Series, bounds: np.ndarray, *, fence: float = 10.0) -> li
     return out
 
 
-def _positions(s: int, tau: int, e: int) -> int:
-    """Positions the search chose ``tau`` from in ``[s, e)``: the splits with two versions a side,
-    or 1 for the newest version tested alone (see :meth:`Auto.change_points`)."""
-    return 1 if tau == e - 1 else max(1, e - s - 3)
+def _listed(vv: tuple[float, float] | None) -> list[float] | None:
+    return None if vv is None else [float(vv[0]), float(vv[1])]
 
 
 def _without(vs: VersionStats, start: int, stop: int) -> VersionStats:
