@@ -290,8 +290,8 @@ def test_a_change_in_the_second_version_and_two_adjacent_steps_are_placed_exactl
 
 
 def test_short_histories_with_build_jitter_stay_quiet():
-    # 11 versions whose builds differ by 1% (sd) and runs by 0.5%: below 12 versions the version
-    # component comes from each test's own segments (ANOVA), not from nothing.
+    # 11 versions whose builds differ by 1% (sd) and runs by 0.5%: the version component is
+    # estimated (robustly from 10 successive differences), not taken as nothing.
     det = get_detector("auto")
     alarms = sum(bool(det.detect(series_from_levels([1.0] * 11, version_sd=0.01, run_sd=0.005, seed=s)))
                  for s in range(200))

@@ -288,7 +288,7 @@ def _two_level_t(ml, mr, kl, kr, inv_l, inv_r, s2w, df_w, s2v, df_b):
 
 
 #: Versions a series needs before its version-to-version variance is estimated (see below).
-MIN_VERSIONS_FOR_VERSION_VAR = 12
+MIN_VERSIONS_FOR_VERSION_VAR = 6
 
 
 def ratio_interval(res: SegmentTest, confidence_level: float) -> tuple[float, float, float]:
