@@ -122,6 +122,16 @@ def test_steps_one_version_apart_are_one_alert_two_apart_are_two(store):
     assert (get_alert(store, a.id).version, get_alert(store, a.id).previous) == ("v3", "v2")
 
 
+def test_one_method_reporting_adjacent_versions_saw_two_steps(store):
+    # +10% in one commit and another +10% in the next, found by one method (in one pass or in two
+    # incremental passes): two alerts, the second not swallowed by the first.
+    first = record_alerts(store, [change("v3", "v2", method="auto")], now=T0)
+    second = record_alerts(store, [change("v4", "v3", method="auto")], now=T0)
+    assert len(first.created) == 1 and len(second.created) == 1 and second.merged == ()
+    both = record_alerts(store, [change("v6", "v5", method="auto"), change("v7", "v6", method="auto")], now=T0)
+    assert len(both.created) == 2
+
+
 def test_overlapping_windows_merge(store):
     (a,) = record_alerts(store, [change("v4", "v1", method="forecast")], now=T0).created  # candidates v2..v4
     out = record_alerts(store, [change("v3", "v2"), change("v2", "v1", method="x"), change("v5", "v4", method="y")],

@@ -192,3 +192,50 @@ def test_bh_adjust_matches_statsmodels():
         reject, ref, _, _ = multipletests(p, alpha=0.05, method="fdr_bh")
         assert bh_adjust(p) == pytest.approx(ref, rel=1e-12)
         assert list(bh_adjust(p) <= 0.05) == list(reject)
+
+
+def test_incremental_checks_a_benchmark_added_later_with_old_versions(stepped):
+    with Store(stepped, create=False) as s:
+        save_detection_state(s, detect_store(s))
+        fill(s, {"late": [1.0] * 10 + [1.2] * 10}, start=0, seed=8)  # versions v000-v019: all old
+        inc = detect_incremental(s)
+    assert [(c.benchmark, c.version) for c in inc.changes] == [("late", "v010")]
+    assert {k[0] for k, _ in inc.states} == {"late"}
+
+
+def test_dry_run_and_notify_do_not_mix(stepped):
+    out = run_cli("--store", str(stepped), "detect", "--dry-run", "--notify")
+    assert out.returncode == 1 and "--dry-run records no alerts" in out.stderr
+    with Store(stepped, create=False) as s:
+        from regbench.store import schema as t
+        import sqlalchemy as sa
+
+        with s.engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(t.detect_state)).scalar() == 0
+            assert conn.execute(sa.select(sa.func.count()).select_from(t.alert)).scalar() == 0
+
+
+def test_benjamini_hochberg_binds_across_many_series():
+    # 300 quiet series and a per-test level loose enough (alpha 0.05 in the search) for a few
+    # false candidates: without FDR control some are reported, with it (q = 5%) none survive,
+    # while a real 20% step still does.
+    from regbench.analysis import detect_series
+    from regbench.model import Series, VersionInfo
+
+    rng = np.random.default_rng(21)
+    series = []
+    for b in range(301):
+        s = Series(f"b{b}", "default", "m", "s", "lower")
+        for k in range(30):
+            level = 1.2 if (b == 300 and k >= 15) else 1.0
+            s.versions.append(VersionInfo(f"v{k}", k + 1))
+            s.runs.append([level * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 5)) for _ in range(4)])
+            s.failed.append(0)
+            s.warmup.append(0)
+        series.append(s)
+    loose = dict(method="auto", min_change=0.0, alpha=0.05)
+    without = detect_series(series, fdr=None, **loose)
+    with_fdr = detect_series(series, fdr=0.05, **loose)
+    assert len([c for c in without.changes if c.benchmark != "b300"]) >= 3
+    assert [(c.benchmark, c.version) for c in with_fdr.changes] == [("b300", "v15")]
+    assert len(with_fdr.dropped) >= 3

@@ -339,6 +339,12 @@ def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | N
         n_tests += tests
         n_series += 1
         states.append((key, state))
+    # Benchmarks never checked at all get a full pass whatever their versions (a benchmark added
+    # with old versions only has nothing "newer" to load above).  The benchmark table is small;
+    # a new configuration or machine of a checked benchmark is found when it gets a new version.
+    checked = {k[0] for k in saved}
+    fresh |= {b["name"] for b in store.benchmarks()
+              if b["name"] not in checked and (benchmark is None or b["name"] == benchmark)}
     if fresh:
         loaded = store.load_series(sorted(fresh), config=config, machine=machine)
         found, tests, count = _detect_many(

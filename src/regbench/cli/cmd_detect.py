@@ -52,6 +52,8 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
 
     ctx = click_ctx.obj
     config = ctx.load_config() if (ctx.config_path or find_config()) else None
+    if notify and dry_run:
+        raise ConfigError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them")
     if notify and (config is None or not config.notify):
         raise ConfigError("--notify needs [[notify]] sinks in regbench.toml (see docs/configuration.md)")
     store = ctx.open_store(create=False, config=config)
@@ -138,9 +140,11 @@ def change_table(changes, *, method: str, confidence: float, min_change: float |
 
     rows = []
     with_p = any(c.p_value is not None for c in changes)
+    machines = len({c.machine for c in changes}) > 1
     for c in changes:
         colour = "red" if c.kind == "regression" else "green"
-        row = [escape(c.benchmark + ("" if c.config == "default" else f" [{c.config}]")), escape(c.version),
+        where = ", ".join(x for x in (None if c.config == "default" else c.config, c.machine if machines else None) if x)
+        row = [escape(c.benchmark + (f" [{where}]" if where else "")), escape(c.version),
                escape(c.previous), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
                f"[{colour}]{c.kind}[/]"]
         if with_p:

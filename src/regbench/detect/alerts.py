@@ -9,8 +9,10 @@ transaction, by these rules:
 ``previous`` up to and including ``version`` in history order (one version for consecutive
 versions; more when a series skips versions).  A change is the same step as a stored alert when
 they belong to the same series (benchmark, configuration, machine), have the same kind, and
-their candidate versions overlap or are adjacent in history (at most :data:`SPAN_TOLERANCE`
-version apart: two methods that place one step one version apart agree).  Alerts of every status
+their candidate versions overlap, or are adjacent in history (at most :data:`SPAN_TOLERANCE`
+version apart) and the change comes from a method that is not already among the alert's (two
+methods that place one step one version apart agree; one method that reports two adjacent
+versions saw two steps, such as +10% in one commit and another +10% in the next).  Alerts of every status
 match, so a re-run never resurrects an alert that was marked invalid.  The alert keeps its
 ``version``/``previous`` as first recorded (notifications already sent name them); the change's
 method is added to ``methods``, and the narrower interval wins (``change``, ``ci_low``,
@@ -193,7 +195,10 @@ def _record(tx: AlertTransaction, changes: list[Change], *, config, now: datetim
             by_series[key] = tx.series_alerts(*key)
         alerts = by_series[key]
         here = span(c.version, c.previous)
-        matches = [a for a in alerts if a.kind == c.kind and same_step(span(a.version, a.previous), here)]
+        # Overlapping spans are one step; spans one version apart are one step only when another
+        # method placed it there: the same method reporting adjacent versions saw two steps.
+        matches = [a for a in alerts if a.kind == c.kind and same_step(span(a.version, a.previous), here)
+                   and (span_gap(span(a.version, a.previous), here) <= 0 or c.method not in a.methods)]
         if matches:
             target = min(matches, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
             updated = _merge(tx, target, c, now=now)

@@ -42,6 +42,7 @@ from .base import Change, Detector, kind_of, register
 @register
 class EDivisive(Detector):
     name = "edivisive"
+    p_values = True
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.0, sig_level: float = 0.05,
                  n_permutations: int = 199, min_size: int = DEFAULT_MIN_SIZE, span: str = "end",
@@ -74,9 +75,15 @@ class EDivisive(Detector):
         return np.random.default_rng([int(self.rng), ident])
 
     def detect(self, series: Series) -> list[Change]:
+        return self.detect_counted(series)[0]
+
+    def detect_counted(self, series: Series) -> tuple[list[Change], int]:
+        """Changes and the number of hypotheses tested: one per permutation test run (each kept
+        change point, plus the one that stopped the division), which is the family for
+        false-discovery-rate control across series."""
         values, where, _ = self.observations(series)
         if values.size < 2 * self.min_size:
-            return []
+            return [], 0
         res = e_divisive(values, alpha=self.alpha, min_size=self.min_size, sig_level=self.sig_level,
                          n_permutations=self.n_permutations, span=self.span, rng=self._generator(series))
         bounds = [0, *(int(c) for c in res.change_points), values.size]
@@ -97,7 +104,7 @@ class EDivisive(Detector):
                 version=series.versions[where[cp]].name, previous=series.versions[where[cp - 1]].name,
                 change=change, ci_low=lo, ci_high=hi, kind=kind_of(change, series.direction),
                 method=self.name, p_value=float(p)))
-        return changes
+        return changes, len(res.tested)
 
 
 def _ratio_interval(a: np.ndarray, b: np.ndarray, confidence_level: float) -> tuple[float, float, float]:
