@@ -71,23 +71,32 @@ def sniff_file(path: str) -> str:
     return sniff_format(p)
 
 
-def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
-                     machine: str = "local", timestamp=None, commit: str | None = None) -> ImportReport:
-    """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
-
-    The file's runs are appended after the runs already stored for the same benchmark, version,
-    configuration and machine, so importing a second invocation of the tool adds runs.
-    """
+def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
+    """Parse another tool's output with its adapter, checking what an import needs."""
     from pathlib import Path
 
     from .adapters.base import get_adapter
-    from .model import RunRecord
 
     if not version:
         raise InputError(f"--version is needed: a {fmt} file does not say which version it measured", path=str(path))
     runs = get_adapter(fmt).parse(Path(path))
     if not runs:
         raise InputError(f"no benchmark results in this {fmt} file", path=str(path))
+    return runs
+
+
+def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
+                     machine: str = "local", timestamp=None, commit: str | None = None, runs=None) -> ImportReport:
+    """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
+
+    The file's runs are appended after the runs already stored for the same benchmark, version,
+    configuration and machine, so importing a second invocation of the tool adds runs.  ``runs``
+    may hold the file already parsed (:func:`parse_tool_file`).
+    """
+    from .model import RunRecord
+
+    if runs is None:
+        runs = parse_tool_file(path, fmt=fmt, version=version)
     stored = {b["name"]: b for b in store.benchmarks()}
     benchmarks: dict[str, dict] = {}
     for r in runs:

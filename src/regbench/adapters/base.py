@@ -79,7 +79,11 @@ class Adapter(abc.ABC):
 REGISTRY: dict[str, Adapter] = {}
 
 #: Built-in adapters by name -> module in this package, imported on first use.
-BUILTIN: dict[str, str] = {}
+BUILTIN: dict[str, str] = {
+    "go": "gotest", "go-json": "gotest", "google-benchmark": "googlebench", "hyperfine": "hyperfine",
+    "jmh": "jmh", "criterion": "criterion", "cargo-bench": "cargobench", "pytest-benchmark": "pytest_benchmark",
+    "pyperf": "pyperf", "asv": "asv", "bmf": "bmf",
+}
 _entry_points_loaded = False
 
 

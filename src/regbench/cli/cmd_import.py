@@ -37,7 +37,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, sniff_file
+    from ..ingest import import_file, import_tool_file, parse_tool_file, sniff_file
     from ._output import console
 
     if fmt == "auto":
@@ -49,9 +49,6 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         store = ctx.open_store()
         rep = import_file(store, file, fmt=fmt)
     else:
-        from ..adapters.base import get_adapter
-
-        get_adapter(fmt)  # an unknown format is an error before the store is touched
         ts = None
         if timestamp:
             from datetime import datetime
@@ -60,9 +57,10 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                 ts = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
             except ValueError:
                 raise InputError(f"--timestamp {timestamp!r} is not ISO 8601", path=file) from None
+        runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name, machine=machine,
-                               timestamp=ts)
+                               timestamp=ts, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
 

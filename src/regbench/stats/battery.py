@@ -194,7 +194,10 @@ def _call(fn: Callable, *args, **kwargs) -> tuple[float, float, str]:
     """Run one scipy test; a warning from scipy (degenerate data) makes it NaN with the reason."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = fn(*args, **kwargs)
+        try:
+            res = fn(*args, **kwargs)
+        except ValueError as exc:  # some scipy versions raise on degenerate data instead of warning
+            return float("nan"), float("nan"), str(exc).splitlines()[0]
     degenerate = [w for w in caught if issubclass(w.category, (RuntimeWarning, UserWarning))]
     for w in caught:
         if w not in degenerate:  # not about the data: pass on untouched

@@ -1,0 +1,223 @@
+"""Go's benchmark output: ``go test -bench`` text (``go``) and ``go test -json`` events (``go-json``).
+
+The text is what ``go test -run '^$' -bench . -count N -benchmem`` prints: per package a header
+(``goos:``, ``goarch:``, ``pkg:``, ``cpu:``), then one result line per benchmark and repetition::
+
+    BenchmarkJoin-8   	 1000000	       103.4 ns/op	      16 B/op	       1 allocs/op
+
+that is the name (with the ``-GOMAXPROCS`` suffix, omitted when it is 1), ``b.N`` and then pairs
+of value and unit: ``ns/op``, ``MB/s`` (``b.SetBytes``), ``B/op`` and ``allocs/op``
+(``-benchmem``) and the custom metrics of ``b.ReportMetric`` (units never hold blanks).
+``go test -json`` wraps the same text in ``{"Action": "output", "Package": ..., "Output": ...}``
+events; a result line is often split over two events (the name is printed before the benchmark
+runs, the numbers after) and the repetitions after the first carry no ``Test``, so the text is
+reassembled per ``Package`` in event order, then read like the plain text.
+
+Mapping to runs (one invocation is one run; the ``-count`` repetitions are its samples):
+
+* the benchmark is the name as printed, ``-GOMAXPROCS`` suffix kept: it is part of the
+  configuration (``-cpu 1,8`` gives two benchmarks);
+* ``ns/op`` is the primary value, ``NAME``; every other unit is ``NAME [UNIT]``
+  (``NAME [B/op]``, ``NAME [allocs/op]``, ``NAME [MB/s]``, ``NAME [bytes/iter]``);
+* units ending in ``/s`` are higher-is-better, every other one lower-is-better;
+* ``params`` keep the package, ``b.N`` of each sample and the header (goos, goarch, cpu);
+* a second header (text) or ``start`` event (JSON) of a package already seen starts a new run.
+
+The same benchmark name in two packages of one file is an error (the names would collide):
+import one package per file.  A result line that cannot be read (a value that is no number, a
+value without unit, a line cut short) is an :class:`~regbench.errors.InputError` with its line
+(for ``go-json``, the line of the event that starts it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .base import Adapter, ToolRun, register
+
+_RESULT = re.compile(r"Benchmark\S*\s+\d+(?:\s|$)")
+_HEADER = re.compile(r"(goos|goarch|pkg|cpu): (.*)")
+_SNIFF_RESULT = re.compile(r"^Benchmark\S*[ \t]+\d+[ \t]+\S+ \S+", re.MULTILINE)
+_SNIFF_HEADER = re.compile(r"^goos: \S+\s*^goarch: \S+", re.MULTILINE)
+PRIMARY_UNIT = "ns/op"
+
+
+def direction_of(unit: str) -> str:
+    """``higher`` for rates (units ending in ``/s``), ``lower`` for everything else."""
+    return "higher" if unit.endswith("/s") else "lower"
+
+
+@dataclass
+class _Series:
+    package: str
+    run: int
+    unit: str
+    values: list[float] = field(default_factory=list)
+    ns: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Results:
+    """Result lines read so far, in order; fed line by line by both adapters."""
+
+    where: str
+    series: dict[tuple[str, int], _Series] = field(default_factory=dict)  # (benchmark, run) -> values
+    package_of: dict[str, tuple[str, int]] = field(default_factory=dict)  # base name -> (package, line)
+    headers: dict[str, dict[str, str]] = field(default_factory=dict)  # package -> goos, goarch, cpu
+    runs: dict[str, int] = field(default_factory=dict)  # package -> current run index
+
+    def start(self, package: str) -> None:
+        """A new invocation of ``package``'s test binary."""
+        self.runs[package] = self.runs[package] + 1 if package in self.runs else 0
+
+    def line(self, text: str, package: str, lineno: int, *, complete: bool = True) -> None:
+        text = text.rstrip("\r")
+        if not _RESULT.match(text):
+            return
+        if not complete:
+            raise InputError("result line cut short (the file is truncated)", path=self.where, line=lineno)
+        fields = text.split()
+        name, n = fields[0], int(fields[1])
+        pairs = fields[2:]
+        if not pairs:
+            raise InputError(f"{name}: no measurement after b.N ({n})", path=self.where, line=lineno)
+        if len(pairs) % 2:
+            raise InputError(f"{name}: value {pairs[-1]!r} has no unit", path=self.where, line=lineno)
+        seen = self.package_of.setdefault(name, (package, lineno))
+        if seen[0] != package:
+            raise InputError(f"benchmark {name} is in two packages, {seen[0]!r} (line {seen[1]}) and "
+                             f"{package!r}: import one package per file", path=self.where, line=lineno)
+        run = self.runs.setdefault(package, 0)
+        for value, unit in zip(pairs[::2], pairs[1::2], strict=True):
+            try:
+                x = float(value)
+            except ValueError:
+                raise InputError(f"{name}: {value!r} before {unit!r} is not a number",
+                                 path=self.where, line=lineno) from None
+            if not math.isfinite(x):
+                raise InputError(f"{name}: {value!r} before {unit!r} is not finite", path=self.where, line=lineno)
+            bench = name if unit == PRIMARY_UNIT else f"{name} [{unit}]"
+            s = self.series.setdefault((bench, run), _Series(package, run, unit))
+            s.values.append(x)
+            s.ns.append(n)
+
+    def header(self, key: str, value: str, package: str) -> None:
+        if key == "pkg":  # already params["package"]
+            return
+        self.headers.setdefault(package, {})[key] = value
+
+    def tool_runs(self) -> list[ToolRun]:
+        out = []
+        for (bench, run), s in self.series.items():
+            params = {"package": s.package, **self.headers.get(s.package, {}), "iterations": s.ns}
+            out.append(ToolRun(bench, np.asarray(s.values, dtype=np.float64), s.unit, direction_of(s.unit),
+                               run=run, params=params))
+        return out
+
+
+def _open_text(path: Path):
+    try:
+        return open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+
+
+@register
+class GoTextAdapter(Adapter):
+    name = "go"
+    description = "go test -bench text output; each -count repetition is a sample"
+
+    def sniff(self, head: str, path: Path) -> bool:
+        if head.lstrip().startswith(("{", "[")):
+            return False
+        return bool(_SNIFF_RESULT.search(head) or _SNIFF_HEADER.search(head))
+
+    def parse(self, path: Path) -> list[ToolRun]:
+        results = _Results(str(path))
+        package = ""
+        early: dict[str, str] = {}  # goos and goarch come before the pkg line they belong to
+        with _open_text(path) as fh:
+            for lineno, raw in enumerate(fh, 1):
+                text = raw.rstrip("\n")
+                m = _HEADER.fullmatch(text.rstrip("\r"))
+                if m:
+                    key, value = m.groups()
+                    if key == "pkg":
+                        package = value
+                        results.start(package)
+                        for k, v in early.items():
+                            results.header(k, v, package)
+                        early.clear()
+                    elif key == "cpu":
+                        results.header(key, value, package)
+                    else:
+                        early[key] = value
+                    continue
+                results.line(text, package, lineno, complete=raw.endswith("\n"))
+        return results.tool_runs()
+
+
+@register
+class GoJsonAdapter(Adapter):
+    name = "go-json"
+    description = "go test -bench -json events; each -count repetition is a sample"
+
+    def sniff(self, head: str, path: Path) -> bool:
+        first = head.lstrip().split("\n", 1)[0].strip()
+        if not first.startswith("{"):
+            return False
+        try:
+            obj = json.loads(first)
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and isinstance(obj.get("Action"), str) and (
+            "Package" in obj or "Time" in obj)
+
+    def parse(self, path: Path) -> list[ToolRun]:
+        where = str(path)
+        results = _Results(where)
+        pending: dict[str, tuple[str, int]] = {}  # package -> (text of an unfinished line, its line)
+        with _open_text(path) as fh:
+            for lineno, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                if not raw.endswith("\n") and not raw.rstrip().endswith("}"):
+                    raise InputError("event cut short (the file is truncated)", path=where, line=lineno)
+                try:
+                    event = json.loads(raw)
+                except ValueError as exc:
+                    raise InputError(f"not a go test -json event: {exc}", path=where, line=lineno) from None
+                if not isinstance(event, dict) or not isinstance(event.get("Action"), str):
+                    raise InputError("not a go test -json event (no `Action`)", path=where, line=lineno)
+                package = event.get("Package", "")
+                if not isinstance(package, str):
+                    raise InputError("`Package` is not a string", path=where, line=lineno)
+                action = event["Action"]
+                if action == "start":
+                    results.start(package)
+                    continue
+                if action != "output":
+                    continue
+                output = event.get("Output")
+                if not isinstance(output, str):
+                    raise InputError("output event without a string `Output`", path=where, line=lineno)
+                before, first_line = pending.pop(package, ("", lineno))
+                pieces = (before + output).split("\n")
+                for i, piece in enumerate(pieces[:-1]):
+                    m = _HEADER.fullmatch(piece.rstrip("\r"))
+                    if m:
+                        results.header(m.group(1), m.group(2), package)
+                    else:
+                        results.line(piece, package, first_line if i == 0 else lineno)
+                if pieces[-1]:
+                    pending[package] = (pieces[-1], first_line if len(pieces) == 1 else lineno)
+        for package, (text, line) in pending.items():
+            results.line(text, package, line, complete=False)
+        return results.tool_runs()

@@ -1,0 +1,1 @@
+//! Nothing here: the benchmark lives in benches/sum.rs.

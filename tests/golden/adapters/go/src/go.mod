@@ -1,0 +1,3 @@
+module example.com/regbenchgolden
+
+go 1.18

@@ -1,0 +1,97 @@
+"""`regbench import` of every tool's golden output, end to end: sniffed, stored as runs, appended."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from regbench.store import Store
+
+GOLDEN = Path(__file__).parent / "golden" / "adapters"
+FILES = {
+    "asv": GOLDEN / "asv" / "results" / "golden" / "samples.json",
+    "bmf": GOLDEN / "bmf" / "bench.json",
+    "cargo-bench": GOLDEN / "cargo-bench" / "repeated.txt",
+    "criterion": GOLDEN / "criterion" / "results",
+    "go": GOLDEN / "go" / "bench.txt",
+    "go-json": GOLDEN / "go" / "bench.json",
+    "google-benchmark": GOLDEN / "google-benchmark" / "repetitions.json",
+    "hyperfine": GOLDEN / "hyperfine" / "two-commands.json",
+    "jmh": GOLDEN / "jmh" / "thrpt_avgt_gc.json",
+    "pyperf": GOLDEN / "pyperf" / "suite.json",
+    "pytest-benchmark": GOLDEN / "pytest-benchmark" / "benchmark-json.json",
+}
+
+
+def regbench(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_every_format_has_a_golden_file():
+    out = regbench("import", "--list-formats")
+    names = [line.split("\t")[0] for line in out.stdout.splitlines()]
+    assert set(names) - {"csv", "jsonl"} == set(FILES)
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_auto_import_of_real_output_stores_its_runs_and_a_second_import_appends(tmp_path, fmt):
+    from regbench.adapters.base import get_adapter
+
+    path = FILES[fmt]
+    expected = get_adapter(fmt).parse(path)
+    store = tmp_path / "r.db"
+    first = regbench("--store", str(store), "import", str(path), "--version", "v1", "--timestamp", "2026-01-01T00:00:00Z")
+    assert first.returncode == 0, first.stderr
+    assert f"({fmt})" in first.stdout  # the sniffed format is said
+    again = regbench("--store", str(store), "import", str(path), "--format", fmt, "--version", "v1")
+    assert again.returncode == 0, again.stderr
+    with Store(store, create=False) as s:
+        series = {x.benchmark: x for x in s.load_series()}
+        per_bench = {}
+        for r in expected:
+            per_bench.setdefault(r.benchmark, []).append(r)
+        assert set(series) == set(per_bench)
+        for name, runs in per_bench.items():
+            assert [v.name for v in series[name].versions] == ["v1"]
+            stored = series[name].runs[0]
+            assert len(stored) == 2 * len(runs)  # the second import added runs after the first's
+            assert sum(a.size for a in stored) == 2 * sum(r.samples.size - r.warmup for r in runs)
+
+
+def test_tool_output_needs_a_version_and_touches_nothing_without_one(tmp_path):
+    store = tmp_path / "r.db"
+    out = regbench("--store", str(store), "import", str(FILES["go"]))
+    assert out.returncode == 1 and "--version is needed" in out.stderr and out.stderr.count("\n") == 1
+    assert not store.exists()
+
+
+def test_a_broken_file_names_its_line_and_stores_nothing(tmp_path):
+    bad = tmp_path / "jmh.json"
+    text = FILES["jmh"].read_text()
+    bad.write_text(text[: len(text) // 2])
+    store = tmp_path / "r.db"
+    out = regbench("--store", str(store), "import", str(bad), "--format", "jmh", "--version", "v1")
+    assert out.returncode == 1 and out.stderr.startswith(f"regbench: error: {bad}:") or out.stderr.startswith(f"{bad}:") \
+        or f"{bad}:" in out.stderr
+    assert out.stderr.count("\n") == 1
+    assert not store.exists()
+
+
+def test_unknown_content_asks_for_a_format(tmp_path):
+    odd = tmp_path / "odd.txt"
+    odd.write_text("hello\n")
+    out = regbench("--store", str(tmp_path / "r.db"), "import", str(odd), "--version", "v1")
+    assert out.returncode == 1 and "not a format regbench knows" in out.stderr
+
+
+def test_canonical_rows_refuse_a_version_option(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
+    out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--version", "v9")
+    assert out.returncode == 1 and "canonical rows name their versions" in out.stderr
+    json.loads("{}")
