@@ -95,3 +95,12 @@ def test_canonical_rows_refuse_a_version_option(tmp_path):
     out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--version", "v9")
     assert out.returncode == 1 and "canonical rows name their versions" in out.stderr
     json.loads("{}")
+
+
+def test_a_bad_canonical_file_creates_no_store(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("benchmark,version,run,iteration,value\n")
+    store = tmp_path / "r.db"
+    out = regbench("--store", str(store), "import", str(csv))
+    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert not store.exists()

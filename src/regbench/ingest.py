@@ -17,12 +17,14 @@ class ImportReport:
     versions: int
 
 
-def import_file(store: Store, path: str, *, fmt: str = "auto") -> ImportReport:
+def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None) -> ImportReport:
     """Import a canonical CSV / JSON-lines file in one transaction (all or nothing).
 
     A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate.
+    ``batch`` may hold the file already parsed (:func:`regbench.adapters.parse_file`).
     """
-    batch = parse_file(path, fmt=fmt)
+    if batch is None:
+        batch = parse_file(path, fmt=fmt)
     stored = {b["name"]: b for b in store.benchmarks()}
     for name, info in batch.benchmarks.items():
         for key, value in info.items():

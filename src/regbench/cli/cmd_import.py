@@ -46,8 +46,11 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         if version or timestamp:
             raise InputError("--version and --timestamp are for other tools' output; canonical rows name their "
                              "versions", path=file)
+        from ..adapters import parse_file
+
+        batch = parse_file(file, fmt=fmt)  # every error before the store is touched (or created)
         store = ctx.open_store()
-        rep = import_file(store, file, fmt=fmt)
+        rep = import_file(store, file, fmt=fmt, batch=batch)
     else:
         ts = None
         if timestamp:
