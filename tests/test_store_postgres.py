@@ -18,7 +18,7 @@ from regbench.analysis import detect_changes, summarize
 from regbench.errors import StoreError
 from regbench.ingest import import_file
 from regbench.model import RunRecord
-from regbench.store import Store
+from regbench.store import Store, schema
 
 PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL is not set (no PostgreSQL server)")
