@@ -103,6 +103,7 @@ class BenchmarkSpec:
     warmup_auto: bool = False  # warmup = "auto": detected per run from its samples
     min_time: float = 0.01
     alerts: bool = True  # False: changes of this benchmark never become alerts
+    format: str | None = None  # a tool's output format (regbench.adapters): each invocation is one run
 
 
 #: Sink types of ``[[notify]]`` (regbench.notify has one class per type).
@@ -153,7 +154,7 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time"}
-_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts"}
+_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
 
 
@@ -282,6 +283,16 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
     alerts = b.get("alerts", True)
     if not isinstance(alerts, bool):
         fail(f"{label}: `alerts` must be true or false, got {alerts!r}")
+    fmt = b.get("format")
+    if fmt is not None:
+        from .adapters.base import available_formats
+
+        if kind != "command":
+            fail(f"{label}: `format` is for command benchmarks (a tool such as go test or JMH)")
+        if fmt not in available_formats():
+            fail(f"{label}: `format` must be one of {', '.join(available_formats())}, got {fmt!r}")
+        if "output" in b:
+            fail(f"{label}: give `format` (a tool's output) or `output` (samples), not both")
     warmup = get("warmup", 0)
     warmup_auto = warmup == "auto"
     if warmup_auto:
@@ -298,6 +309,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         warmup_auto=warmup_auto,
         min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
         alerts=alerts,
+        format=fmt,
     )
 
 

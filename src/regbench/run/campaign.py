@@ -286,6 +286,8 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
         trees[v.name] = tree
 
     existing = store.existing_run_keys(config=config_name, machine=machine)
+    # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
+    done = {(b.split("/", 1)[0], v, r) for b, v, r in existing if "/" in b} | existing
     todo: list[Trial] = []
     skipped = unbuilt = 0
     for spec in specs:
@@ -293,7 +295,7 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
             for r in range(runs_of[spec.name]):
                 if v.name not in trees:
                     unbuilt += 1
-                elif (spec.name, v.name, r) in existing:
+                elif (spec.name, v.name, r) in (done if spec.format else existing):
                     skipped += 1
                 else:
                     todo.append(Trial(spec.name, v.name, r))
@@ -309,6 +311,12 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
         outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
                               run_index=trial.run_index, version=trial.version)
         try:
+            if spec.format is not None and outcome.status == "ok":
+                _store_tool_runs(store, spec, trial, outcome, config_name=config_name, machine=machine,
+                                 campaign_id=campaign_id, version_info=info[trial.version])
+                counts[outcome.status] += 1
+                reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
+                continue
             store.add_run(RunRecord(
                 benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
                 samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
@@ -329,6 +337,28 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                           builds_failed=tuple(failed), trials_skipped=skipped,
                           trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                           order=tuple(order))
+
+
+def _store_tool_runs(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
+                     campaign_id: int, version_info: dict) -> None:
+    """One invocation of a benchmark tool, stored in one transaction: each benchmark the tool
+    reported is the series ``SPEC/NAME`` (its unit and direction from the tool), and its samples
+    in this invocation are one run (forks or repetitions inside one invocation are concatenated:
+    regbench repeats the invocations itself, as fresh processes)."""
+    grouped: dict[str, list] = {}
+    for tr in outcome.tool_runs:
+        grouped.setdefault(tr.benchmark, []).append(tr)
+    records, benchmarks = [], {}
+    for name, runs in grouped.items():
+        full = f"{spec.name}/{name}"
+        benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
+        warm = sum(r.warmup for r in runs[:1])  # only a leading warm-up stays one
+        records.append(RunRecord(
+            benchmark=full, version=trial.version, run_index=trial.run_index,
+            samples=np.concatenate([r.samples for r in runs]), config=config_name, machine=machine,
+            status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            started_at=outcome.started_at, duration=outcome.duration, warmup=warm, campaign_id=campaign_id))
+    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
 
 
 def auto_warmup(samples: np.ndarray) -> int:

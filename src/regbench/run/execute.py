@@ -79,6 +79,12 @@ class RunOutcome:
     stderr_tail: str
     duration: float
     started_at: datetime
+    tool_runs: tuple = ()  # with spec.format: what the tool reported (regbench.adapters.ToolRun)
+
+
+#: In a command benchmark with ``format``, this argument is replaced by the path of a file the
+#: tool writes its results to (JMH ``-rff {output}``, pytest-benchmark ``--benchmark-json={output}``).
+OUTPUT_PLACEHOLDER = "{output}"
 
 
 @dataclass(frozen=True)
@@ -132,10 +138,16 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                     "--output", str(samples_file), "--path", str(tree)]
         else:
             argv = list(spec.command)
+        result_file = Path(tmp) / "result"
+        if spec.format is not None:
+            argv = [a.replace(OUTPUT_PLACEHOLDER, str(result_file)) for a in argv]
         with open(Path(tmp) / "stdout", "w+b") as out, open(Path(tmp) / "stderr", "w+b") as err:
             proc = run_process(argv, cwd=tree / spec.cwd, env=env, timeout=spec.timeout,
                                stdout=out, stderr=err)
             stderr = read_tail(err, STDERR_TAIL)
+            if spec.format is not None:
+                uses_file = any(OUTPUT_PLACEHOLDER in a for a in spec.command)
+                return _classify_tool(proc, stderr, result_file if uses_file else Path(tmp) / "stdout", spec)
             if spec.kind == "python":
                 text = samples_file.read_text("utf-8", "replace") if samples_file.exists() else ""
                 fmt = "jsonl"
@@ -166,6 +178,43 @@ def _classify(proc: ProcessResult, stderr: str, text: str, fmt: str, spec: Bench
     return RunOutcome(status=status, samples=samples, exit_code=proc.returncode,
                       stderr_tail=with_note(stderr, note), duration=proc.duration,
                       started_at=proc.started_at)
+
+
+def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: BenchmarkSpec) -> RunOutcome:
+    """The outcome of one invocation of a benchmark tool whose output an adapter reads.
+
+    The tool's results are parsed whatever the exit status (some tools exit non-zero when one
+    benchmark fails); a status other than ``ok`` comes from the process first, then from the
+    parse: output the adapter cannot read, or no results, is ``garbage`` with the adapter's
+    message.
+    """
+    from ..adapters.base import get_adapter
+    from ..errors import InputError
+
+    runs: list = []
+    problem = None
+    if path.exists():
+        try:
+            runs = get_adapter(spec.format).parse(path)
+        except InputError as exc:
+            problem = f"{spec.format} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
+    if proc.start_error is not None:
+        status, note = "failed", proc.start_error
+    elif proc.timed_out:
+        status, note = "timeout", f"killed after {spec.timeout:g} s (timeout); its process group was killed"
+    elif proc.returncode < 0:
+        status, note = "crashed", f"killed by signal {_signal_name(-proc.returncode)}"
+    elif proc.returncode > 0:
+        status, note = "failed", f"exit status {proc.returncode}"
+    elif problem is not None:
+        status, note = "garbage", problem
+    elif not runs:
+        status, note = "garbage", f"no {spec.format} results in the tool's output"
+    else:
+        status, note = "ok", None
+    return RunOutcome(status=status, samples=np.empty(0), exit_code=proc.returncode,
+                      stderr_tail=with_note(stderr, note), duration=proc.duration,
+                      started_at=proc.started_at, tool_runs=tuple(runs) if status == "ok" else ())
 
 
 def run_environment(spec: BenchmarkSpec, *, run_index: int, version: str) -> dict[str, str]:
