@@ -123,6 +123,10 @@ def _sigterm_as_interrupt():
               help="Git versions to benchmark: A..B (the commits after A up to B, as `git log A..B`; "
                    "write A^..B to include A), a revision, or a comma-separated list; run oldest "
                    "first [default: the working tree as it is].")
+@click.option("--releases", metavar="PACKAGE==A..B",
+              help="Benchmark a package across its releases on PyPI instead of git versions: "
+                   "PACKAGE==A..B (every final release from A to B) or PACKAGE==A,B,C; each release is "
+                   "installed in its own cached virtual environment.")
 @click.option("--benchmark", "benchmarks", multiple=True, metavar="NAME",
               help="Run only this benchmark (repeatable) [default: all].")
 @click.option("--seed", type=click.IntRange(min=0), metavar="INT",
@@ -132,7 +136,7 @@ def _sigterm_as_interrupt():
               help="Runs per benchmark and version, overriding regbench.toml.")
 @click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
 @click.pass_obj
-def command(ctx, revisions, benchmarks, seed, machine, runs, rebuild) -> None:
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
     Runs are fresh processes executed in randomized interleaved order (RMIT), so that machine
@@ -152,7 +156,8 @@ def command(ctx, revisions, benchmarks, seed, machine, runs, rebuild) -> None:
     reporter = ProgressReporter(console)
     try:
         with _sigterm_as_interrupt(), reporter:
-            result = run_campaign(config, store, revisions=revisions, benchmarks=list(benchmarks) or None,
+            result = run_campaign(config, store, revisions=revisions, releases=releases,
+                                  benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,
                                   rebuild=rebuild)
     except KeyboardInterrupt:

@@ -135,6 +135,7 @@ class _Version:
     commit: Commit | None  # None: the working tree, used in place
     tree: Path | None  # the working tree's path, or None until checked out
     reusable_build: bool  # whether a recorded build result can describe this tree
+    release: object = None  # a regbench.run.releases.Release: run in its own virtual environment
 
 
 def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
@@ -164,7 +165,7 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  runs: int | None = None, reporter: CampaignReporter | None = None,
                  rebuild: bool = False, command: str | None = None,
-                 cache_dir: Path | None = None) -> CampaignResult:
+                 cache_dir: Path | None = None, releases: str | None = None) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -196,6 +197,10 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     cache_dir : Path, optional
         Where worktrees of commits go (default: ``worktrees/`` beside a SQLite store, else
         ``.regbench/worktrees`` in the config's folder).
+    releases : str, optional
+        Versions from package releases instead of git (``PACKAGE==A..B`` or ``PACKAGE==A,B``,
+        :mod:`regbench.run.releases`): the working tree's benchmarks run once per release, each
+        release installed in its own cached virtual environment (``venvs/`` beside the store).
 
     Returns
     -------
@@ -222,7 +227,15 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     repo = Path(config.repo or config.root)
     store_dir = _store_dir(store)
     cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
-    versions = _versions(repo, revisions, ignore=[p for p in (store_dir, cache_dir) if p is not None])
+    if releases is not None:
+        if revisions is not None:
+            raise ConfigError("give --versions (git) or --releases (a package's releases), not both")
+        from .releases import resolve_releases
+
+        versions = [_Version(r.name, {"timestamp": r.uploaded}, None, config.root, False, r)
+                    for r in resolve_releases(releases)]
+    else:
+        versions = _versions(repo, revisions, ignore=[p for p in (store_dir, cache_dir) if p is not None])
 
     machine = machine or default_machine_name()
     seed = int(seed) if seed is not None else secrets.randbits(32)
@@ -231,6 +244,7 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
         "schedule": SCHEDULE,
         "config": config_name,
         "revisions": revisions,
+        "releases": releases,
         "versions": [v.name for v in versions],
         "build": list(config.build) if config.build else None,
         "python": config.python,
@@ -269,7 +283,21 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
     reporter.builds_started(len(versions) if config.build else 0)
     trees: dict[str, Path] = {}
     failed: list[str] = []
+    envs: dict[str, Path] = {}
     for v in versions:
+        if v.release is not None:
+            from .releases import release_environment
+
+            env, log = release_environment(v.release, cache_dir.parent / "venvs", python=config.python)
+            store.record_build(v.name, "release-venv", status="ok" if env else "failed", exit_code=None,
+                               log_tail=log or None, duration=None, **v.info)
+            reporter.build_done(v.name, "ok" if env else "failed", False)
+            if env is None:
+                failed.append(v.name)
+                continue
+            envs[v.name] = env
+            trees[v.name] = v.tree
+            continue
         if v.commit is None:
             tree, reusable = v.tree, v.reusable_build
         else:
@@ -308,8 +336,16 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
     for trial in order:
         spec = by_name[trial.benchmark]
         reporter.trial_started(trial.benchmark, trial.version, trial.run_index)
-        outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
-                              run_index=trial.run_index, version=trial.version)
+        env = envs.get(trial.version)
+        if env is not None:
+            from .releases import environment_variables, interpreter
+
+            outcome = execute_run(spec, tree=trees[trial.version], python=interpreter(env),
+                                  run_index=trial.run_index, version=trial.version,
+                                  extra_env=environment_variables(env))
+        else:
+            outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
+                                  run_index=trial.run_index, version=trial.version)
         try:
             if spec.format is not None and outcome.status == "ok":
                 _store_tool_runs(store, spec, trial, outcome, config_name=config_name, machine=machine,

@@ -99,7 +99,7 @@ class ProcessResult:
 
 
 def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
-                version: str) -> RunOutcome:
+                version: str, extra_env: dict[str, str] | None = None) -> RunOutcome:
     """Run one benchmark once, in a fresh process, and classify the result.
 
     Parameters
@@ -130,6 +130,7 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
     """
     tree = Path(tree).resolve()
     env = run_environment(spec, run_index=run_index, version=version)
+    env.update(extra_env or {})  # a release's virtual environment (regbench.run.releases)
     with tempfile.TemporaryDirectory(prefix="regbench-run-") as tmp:
         samples_file = Path(tmp) / "samples.jsonl"
         if spec.kind == "python":
