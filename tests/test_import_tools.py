@@ -104,3 +104,20 @@ def test_a_bad_canonical_file_creates_no_store(tmp_path):
     out = regbench("--store", str(store), "import", str(csv))
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert not store.exists()
+
+
+def test_unknown_format_is_said_before_the_version_and_timestamps_must_agree(tmp_path):
+    store = tmp_path / "r.db"
+    out = regbench("--store", str(store), "import", str(FILES["go"]), "--format", "nope")
+    assert out.returncode == 1 and "unknown format 'nope'" in out.stderr
+    ok = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2024-01-01T00:00:00Z")
+    assert ok.returncode == 0, ok.stderr
+    clash = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2025-01-01T00:00:00Z")
+    assert clash.returncode == 1 and "is stored with timestamp 2024-01-01" in clash.stderr
+
+
+def test_canonical_files_refuse_config_and_machine_options(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
+    out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--machine", "m2")
+    assert out.returncode == 1 and "--machine are for other tools' output" in out.stderr

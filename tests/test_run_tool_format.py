@@ -71,3 +71,29 @@ def test_format_is_checked_in_the_config(tmp_path):
                                                    "command": ["true"]}])
     with pytest.raises(ConfigError, match="not both"):
         load_config(cfg)
+
+
+def test_pyperf_worker_processes_join_one_run_without_their_warmups(tmp_path):
+    from regbench.adapters.base import get_adapter
+
+    golden = GOLDEN / "pyperf" / "suite.json"
+    parts = get_adapter("pyperf").parse(golden)
+    first = parts[0].benchmark
+    mine = [r for r in parts if r.benchmark == first]
+    assert len(mine) >= 2 and all(r.warmup >= 1 for r in mine)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cfg = write_config(proj, 'name = "x"\n', [{
+        "name": "pp", "format": "pyperf", "runs": 1,
+        "command": [sys.executable, "-c", f"import sys; sys.stdout.write(open({str(golden)!r}).read())"]}])
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        [row] = [r for r in store.runs() if r.benchmark == f"pp/{first}"]
+        assert row.warmup == mine[0].warmup
+        assert row.n_samples == mine[0].samples.size + sum(r.samples.size - r.warmup for r in mine[1:])
+
+
+def test_a_format_benchmark_name_cannot_hold_a_slash(tmp_path):
+    cfg = write_config(tmp_path, 'name = "x"\n', [{"name": "a/b", "format": "go", "command": ["true"]}])
+    with pytest.raises(ConfigError, match="cannot contain '/'"):
+        load_config(cfg)

@@ -293,6 +293,9 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
             fail(f"{label}: `format` must be one of {', '.join(available_formats())}, got {fmt!r}")
         if "output" in b:
             fail(f"{label}: give `format` (a tool's output) or `output` (samples), not both")
+        if "/" in name:
+            fail(f"{label}: a benchmark with `format` names its tool's benchmarks NAME/..., so its name "
+                 f"cannot contain '/' ({name!r})")
     warmup = get("warmup", 0)
     warmup_auto = warmup == "auto"
     if warmup_auto:

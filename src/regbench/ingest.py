@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC
 
 from .adapters import parse_file
 from .errors import InputError
@@ -79,9 +80,10 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
 
     from .adapters.base import get_adapter
 
+    adapter = get_adapter(fmt)  # an unknown format is said first
     if not version:
         raise InputError(f"--version is needed: a {fmt} file does not say which version it measured", path=str(path))
-    runs = get_adapter(fmt).parse(Path(path))
+    runs = adapter.parse(Path(path))
     if not runs:
         raise InputError(f"no benchmark results in this {fmt} file", path=str(path))
     return runs
@@ -110,6 +112,14 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
                 if stored[r.benchmark][key] != value:
                     raise InputError(f"benchmark {r.benchmark!r} is stored with {key} {stored[r.benchmark][key]!r}, "
                                      f"the file says {value!r}", path=str(path))
+    if timestamp is not None:
+        known = {v.name: v for v in store.versions()}
+        if version in known and known[version].timestamp is not None:
+            stored = known[version].timestamp
+            given = timestamp.astimezone(UTC).replace(tzinfo=None) if timestamp.tzinfo else timestamp
+            if stored != given:
+                raise InputError(f"version {version!r} is stored with timestamp {stored.isoformat()}, "
+                                 f"not {given.isoformat()}", path=str(path))
     taken: dict[str, int] = {}
     for bench, ver, index in store.existing_run_keys(config=config, machine=machine):
         if ver == version:

@@ -17,9 +17,9 @@ CANONICAL = ("csv", "jsonl")
               help="The version a tool's output measured (needed for every format but the canonical ones, "
                    "whose rows name their versions).")
 @click.option("--timestamp", metavar="ISO-8601", help="When that version was made (orders versions).")
-@click.option("--config", "config_name", default="default", show_default=True,
-              help="Configuration the tool's output belongs to.")
-@click.option("--machine", default="local", show_default=True, help="Machine the tool's output was measured on.")
+@click.option("--config", "config_name", default=None,
+              help="Configuration the tool's output belongs to [default: default].")
+@click.option("--machine", default=None, help="Machine the tool's output was measured on [default: local].")
 @click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False,
               callback=lambda ctx, _p, value: _list_formats(ctx) if value else None,
               help="List the formats and exit.")
@@ -43,9 +43,9 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     if fmt == "auto":
         fmt = sniff_file(file)
     if fmt in CANONICAL:
-        if version or timestamp:
-            raise InputError("--version and --timestamp are for other tools' output; canonical rows name their "
-                             "versions", path=file)
+        if version or timestamp or config_name or machine:
+            raise InputError("--version, --timestamp, --config and --machine are for other tools' output; "
+                             "canonical rows name their versions (and config and machine columns)", path=file)
         from ..adapters import parse_file
 
         batch = parse_file(file, fmt=fmt)  # every error before the store is touched (or created)
@@ -62,8 +62,8 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                 raise InputError(f"--timestamp {timestamp!r} is not ISO 8601", path=file) from None
         runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
-        rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name, machine=machine,
-                               timestamp=ts, runs=runs)
+        rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
+                               machine=machine or "local", timestamp=ts, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
 

@@ -315,7 +315,8 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
 
     existing = store.existing_run_keys(config=config_name, machine=machine)
     # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
-    done = {(b.split("/", 1)[0], v, r) for b, v, r in existing if "/" in b} | existing
+    tool_specs = [s.name for s in specs if s.format is not None]
+    done = set(existing) | {(name, v, r) for b, v, r in existing for name in tool_specs if b.startswith(name + "/")}
     todo: list[Trial] = []
     skipped = unbuilt = 0
     for spec in specs:
@@ -388,12 +389,15 @@ def _store_tool_runs(store, spec: BenchmarkSpec, trial: Trial, outcome, *, confi
     for name, runs in grouped.items():
         full = f"{spec.name}/{name}"
         benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
-        warm = sum(r.warmup for r in runs[:1])  # only a leading warm-up stays one
+        # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
+        # warm-up of later parts (pyperf's other worker processes) is left out.
+        samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
         records.append(RunRecord(
             benchmark=full, version=trial.version, run_index=trial.run_index,
-            samples=np.concatenate([r.samples for r in runs]), config=config_name, machine=machine,
+            samples=samples, config=config_name, machine=machine,
             status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-            started_at=outcome.started_at, duration=outcome.duration, warmup=warm, campaign_id=campaign_id))
+            started_at=outcome.started_at, duration=outcome.duration, warmup=runs[0].warmup,
+            campaign_id=campaign_id))
     store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
 
 

@@ -110,12 +110,16 @@ def release_environment(release: Release, cache_dir: Path, *, python: str | None
     Returns the environment's folder, or None and pip's output tail when installing failed (a
     release that does not install is a failed build, recorded, and the campaign goes on).
     """
-    env = Path(cache_dir) / f"{release.package}-{release.version}"
+    py = python or sys.executable
+    # One environment per release and interpreter: another `python` in regbench.toml is another one.
+    import hashlib
+
+    tag = hashlib.sha256(str(Path(py).resolve()).encode()).hexdigest()[:10]
+    env = Path(cache_dir) / f"{release.package}-{release.version}-{tag}"
     if (env / MARKER).exists():
         return env, ""
     if env.exists():
         shutil.rmtree(env)  # a half-made environment from an interrupted install
-    py = python or sys.executable
     steps = [[py, "-m", "venv", str(env)],
              [str(_bin(env) / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
               f"{release.package}=={release.version}"]]
