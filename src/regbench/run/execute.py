@@ -159,16 +159,24 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
     return _classify(proc, stderr, text, fmt, spec)
 
 
+def _process_status(proc: ProcessResult, spec: BenchmarkSpec) -> tuple[str, str] | None:
+    """``(status, note)`` when the process itself did not end well, else None (then its output decides)."""
+    if proc.start_error is not None:
+        return "failed", proc.start_error
+    if proc.timed_out:
+        return "timeout", f"killed after {spec.timeout:g} s (timeout); its process group was killed"
+    if proc.returncode < 0:
+        return "crashed", f"killed by signal {_signal_name(-proc.returncode)}"
+    if proc.returncode > 0:
+        return "failed", f"exit status {proc.returncode}"
+    return None
+
+
 def _classify(proc: ProcessResult, stderr: str, text: str, fmt: str, spec: BenchmarkSpec) -> RunOutcome:
     samples, problem = parse_samples(text, fmt)
-    if proc.start_error is not None:
-        status, note = "failed", proc.start_error
-    elif proc.timed_out:
-        status, note = "timeout", f"killed after {spec.timeout:g} s (timeout); its process group was killed"
-    elif proc.returncode < 0:
-        status, note = "crashed", f"killed by signal {_signal_name(-proc.returncode)}"
-    elif proc.returncode > 0:
-        status, note = "failed", f"exit status {proc.returncode}"
+    ended = _process_status(proc, spec)
+    if ended is not None:
+        status, note = ended
     elif problem is not None:
         status, note = "garbage", problem
     elif samples.size == 0:
@@ -199,14 +207,9 @@ def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: Benchmark
             runs = get_adapter(spec.format).parse(path)
         except InputError as exc:
             problem = f"{spec.format} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
-    if proc.start_error is not None:
-        status, note = "failed", proc.start_error
-    elif proc.timed_out:
-        status, note = "timeout", f"killed after {spec.timeout:g} s (timeout); its process group was killed"
-    elif proc.returncode < 0:
-        status, note = "crashed", f"killed by signal {_signal_name(-proc.returncode)}"
-    elif proc.returncode > 0:
-        status, note = "failed", f"exit status {proc.returncode}"
+    ended = _process_status(proc, spec)
+    if ended is not None:
+        status, note = ended
     elif problem is not None:
         status, note = "garbage", problem
     elif not runs:
