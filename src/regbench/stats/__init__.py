@@ -23,6 +23,10 @@ module             contents
 ``warmup``         steady-state detection, MSER-5 and change point (seed 001 s.2.2)
 ``changepoint``    E-Divisive: energy-statistic splits and the permutation test (Matteson and
                    James 2014; creeping degradations, seed 001 s.2.3)
+``sequential``     interleaved A/B pairs monitored after every pair: always-valid t-mixture
+                   confidence sequence and the changed / no change decision (Lai 1976; Wang and
+                   Ramdas 2024)
+``variance``       whether the spread changed: Brown-Forsythe / Levene (seed 003 s.3.3.1)
 =================  ==========================================================================
 """
 
@@ -55,6 +59,9 @@ _LAZY = {
                    "runs_test", "RunsTestResult", "reordering_comparison", "ReorderingComparison"),
     "warmup": ("warmup_mser", "warmup_changepoint", "detect_warmup", "WarmupResult", "WarmupSummary"),
     "changepoint": ("e_divisive", "EDivisiveResult", "best_split", "edivisive_candidates", "SplitCandidate"),
+    "sequential": ("ConfidenceSequence", "SequentialDecision", "SimulationResult", "DECISIONS",
+                   "t_mixture_cs", "t_mixture_path", "sequential_decision", "simulate_error_rates"),
+    "variance": ("VarianceComparison", "variance_change", "VARIANCE_VERDICTS"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 
