@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The real benchmark tools that the adapters' live tests run (tests/test_adapters_*.py), from
-# Debian's packages: Google Benchmark and hyperfine. Go, a JDK with Maven and Rust (stable and
-# nightly) are on this kind of machine already; a live test whose tool is missing is skipped with
-# the reason. Then warm Go's build cache, so the live go test stays well inside its time.
+# Debian's packages: Google Benchmark and hyperfine; and the instruction counters of
+# `measures = ["instructions"]` (tests/test_run_measures.py): valgrind (callgrind) and perf
+# (linux-perf). Go, a JDK with Maven and Rust (stable and nightly) are on this kind of machine
+# already; a live test whose tool is missing is skipped with the reason. Then warm Go's build
+# cache, so the live go test stays well inside its time.
 set -euo pipefail
 need=()
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
 command -v hyperfine >/dev/null || need+=(hyperfine)
 command -v g++ >/dev/null || need+=(g++)
+command -v valgrind >/dev/null || need+=(valgrind)
+command -v perf >/dev/null || need+=(linux-perf)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >&2

@@ -284,3 +284,54 @@ def test_slow_function_gets_one_call_per_batch():
 def test_worker_target_must_name_a_function():
     with pytest.raises(ValueError, match="module:function"):
         worker.load_target("just_a_module")
+
+
+# ------------------------------------------------------------------- reaping with wait4
+@pytest.mark.parametrize("spawner", [False, True])
+@pytest.mark.parametrize("pidfd", [True, False])
+def test_run_process_reaps_with_wait4_and_reports_rusage(tmp_path, monkeypatch, pidfd, spawner):
+    from regbench.run import execute
+
+    if not pidfd:  # an old kernel or not Linux: reaped while waiting, by polling wait4
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    with open(tmp_path / "out", "w+b") as out:
+        done = execute.run_process([sys.executable, "-c", "import sys; sum(range(10**6)); sys.exit(4)"],
+                                   cwd=tmp_path, env=os.environ, timeout=30, stdout=out, stderr=out,
+                                   spawner=spawner)
+        assert done.returncode == 4 and not done.timed_out
+        assert 0 < done.cpu_time <= done.duration + 0.05
+        assert (done.max_rss > 1e6) if spawner else done.max_rss is None
+        hung = execute.run_process([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path,
+                                   env=os.environ, timeout=0.3, stdout=out, stderr=out, spawner=spawner)
+        assert hung.timed_out and hung.returncode is None and hung.cpu_time is not None
+        assert 0.3 <= hung.duration < 10
+
+
+def test_spawner_reports_the_process_s_own_peak_memory_not_regbench_s(tmp_path):
+    from regbench.run import execute
+
+    ballast = bytearray(b"\x01") * 200_000_000  # regbench grown big: a forked child starts at this peak
+    with open(tmp_path / "out", "w+b") as out:
+        spawned = execute.run_process(["true"], cwd=tmp_path, env=os.environ, timeout=30, stdout=out,
+                                      stderr=out, spawner=True)
+    assert spawned.returncode == 0 and spawned.max_rss < 50e6
+    del ballast
+
+
+def test_spawner_passes_the_environment_exactly_and_reports_start_errors(tmp_path):
+    from regbench.run import execute
+
+    env = {"PATH": os.environ["PATH"], "ONLY": "this", "EMPTY": "", "EQ": "a=b"}
+    with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
+        # `env` prints its environment; a Python would add LC_CTYPE to its own (PEP 538).
+        done = execute.run_process(["env"], cwd=tmp_path, env=env, timeout=30, stdout=out, stderr=err,
+                                   spawner=True)
+        assert done.returncode == 0
+        out.seek(0)
+        assert dict(line.split("=", 1) for line in out.read().decode().splitlines()) == env
+        missing = execute.run_process([str(tmp_path / "nothing")], cwd=tmp_path, env=env, timeout=30,
+                                      stdout=out, stderr=err, spawner=True)
+        assert missing.start_error == f"cannot start {str(tmp_path / 'nothing')!r}: No such file or directory"
+        crash = execute.run_process(["sh", "-c", "kill -SEGV $$"], cwd=tmp_path, env=env, timeout=30,
+                                    stdout=out, stderr=err, spawner=True)
+        assert crash.returncode == -signal.SIGSEGV

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ConfigError
@@ -19,6 +19,11 @@ from .model import DIRECTIONS
 
 CONFIG_NAME = "regbench.toml"
 OUTPUT_FORMATS = ("lines", "jsonl")
+#: What a run can measure beyond its samples (``measures`` of a benchmark): each becomes the
+#: series ``NAME:MEASURE`` with one sample per run (:mod:`regbench.run.measures`).
+MEASURES = ("cpu", "maxrss", "instructions", "wall")
+#: What the quiet-system gate does when the machine stays busy (``[noise] quiet``).
+QUIET_MODES = ("wait", "warn")
 
 EXAMPLE = '''\
 # regbench.toml: what regbench measures.  Every key is optional unless marked "required".
@@ -67,7 +72,19 @@ direction = "lower"
 # name = "fib"
 # python = "benchmarks.fib:fib20"
 # min_time = 0.01
+# measures = ["cpu", "maxrss"]                             # also the series fib:cpu and fib:maxrss
 # alerts = false                                           # never alert on this benchmark
+
+# Noise control for every run (seed 003 s.3, seed 001 s.3.1); all off unless set here or by
+# `regbench run` options.  What was used is recorded with each campaign.
+# [noise]
+# pin = [1]             # CPUs the benchmark process runs on ("0,1" or "1-3" also work)
+# aslr = false          # no address-space randomization for the benchmark process (setarch -R)
+# ramdisk = true        # run in a copy of the benchmark's cwd on a tmpfs (/dev/shm)
+# env_size = 4096       # pad the environment to exactly this many bytes
+# quiet_load = 0.5      # before each run, wait until at most this share of the CPUs is busy
+# quiet_wait = 60       # ... for at most this many seconds
+# quiet = "wait"        # or "warn": do not wait, note a busy system in the run's stderr tail
 
 # Alerts: every change found by `regbench detect` becomes an alert once (`regbench alerts`).
 # [alerts]
@@ -104,6 +121,60 @@ class BenchmarkSpec:
     min_time: float = 0.01
     alerts: bool = True  # False: changes of this benchmark never become alerts
     format: str | None = None  # a tool's output format (regbench.adapters): each invocation is one run
+    measures: tuple[str, ...] = ()  # of MEASURES: one more series NAME:MEASURE each, one sample per run
+
+
+@dataclass(frozen=True)
+class NoiseControl:
+    """How runs are shielded from external noise (``[noise]``); every control is off by default.
+
+    Seed 003 (003_17e43d4a143bef6e.txt) s.3 measured how much address-space randomization, CPU
+    migration, disk I/O and other processes add to run-to-run variation, and seed 001 s.3.1 lists
+    the platform settings a benchmark must fix.  These controls need no root: they act on the
+    benchmark process only (:mod:`regbench.run.noise` applies them).
+
+    Attributes
+    ----------
+    pin : tuple of int or None
+        CPUs the benchmark process (and what it starts) may run on; None leaves its affinity as
+        regbench's.
+    aslr : bool
+        False runs the benchmark process without address-space randomization
+        (``personality(ADDR_NO_RANDOMIZE)``, what ``setarch -R`` does).
+    ramdisk : bool
+        Run in a copy of the benchmark's working directory on a tmpfs.
+    env_size : int or None
+        Pad the environment with ``REGBENCH_ENV_PAD`` to exactly this many bytes.
+    quiet_load : float or None
+        The quiet-system gate before each run: the busy share of the CPUs and the load average
+        per CPU (regbench's own runs left out) must be at most this.  None: no gate.
+    quiet_wait : float
+        Seconds the gate waits at most, per run, for a quiet system.
+    quiet : str
+        ``"wait"`` (poll until quiet or ``quiet_wait`` is over) or ``"warn"`` (check once).
+    """
+
+    pin: tuple[int, ...] | None = None
+    aslr: bool = True
+    ramdisk: bool = False
+    env_size: int | None = None
+    quiet_load: float | None = None
+    quiet_wait: float = 60.0
+    quiet: str = "wait"
+
+    @property
+    def active(self) -> bool:
+        """Whether any control is on."""
+        return (self.pin is not None or not self.aslr or self.ramdisk or self.env_size is not None
+                or self.quiet_load is not None)
+
+    def to_json(self) -> dict:
+        """The settings as recorded in a campaign's plan (``quiet_*`` only with a gate)."""
+        out: dict = {"pin": list(self.pin) if self.pin is not None else None, "aslr": self.aslr,
+                     "ramdisk": self.ramdisk, "env_size": self.env_size, "quiet_load": self.quiet_load}
+        if self.quiet_load is not None:
+            out.update(quiet_wait=self.quiet_wait, quiet=self.quiet)
+        return out
 
 
 #: Sink types of ``[[notify]]`` (regbench.notify has one class per type).
@@ -138,6 +209,7 @@ class ProjectConfig:
     #: Globs of benchmark names whose changes are not alerts (``[alerts] suppress``).
     alert_suppress: tuple[str, ...] = ()
     notify: tuple[NotifySpec, ...] = ()
+    noise: NoiseControl = NoiseControl()
 
     def alerts_suppressed(self, benchmark: str) -> bool:
         """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
@@ -154,7 +226,8 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time"}
-_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format"}
+_BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
+                               "measures"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
 
 
@@ -191,10 +264,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     def fail(msg: str):
         raise ConfigError(f"{where}: {msg}")
 
-    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify"}
+    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise"}
     if unknown:
         fail(f"unknown table [{sorted(unknown)[0]}] "
-             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]])")
+             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -228,6 +301,15 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         if specs[-1].name in seen:
             fail(f"{label}: duplicate benchmark name {specs[-1].name!r}")
         seen.add(specs[-1].name)
+    for spec in specs:
+        for m in spec.measures:
+            if f"{spec.name}:{m}" in seen:
+                fail(f"[[benchmark]] {spec.name!r}: its measure {m!r} is stored as the series "
+                     f"'{spec.name}:{m}', which is also the name of a benchmark")
+
+    noise = data.get("noise", {})
+    if not isinstance(noise, dict):
+        fail("[noise] must be a table")
 
     return ProjectConfig(
         path=path, root=root,
@@ -240,6 +322,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         benchmarks=tuple(specs),
         alert_suppress=_alerts_table(data.get("alerts", {}), fail),
         notify=_notify_tables(data.get("notify", []), root, fail),
+        noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
     )
 
 
@@ -296,6 +379,13 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         if "/" in name:
             fail(f"{label}: a benchmark with `format` names its tool's benchmarks NAME/..., so its name "
                  f"cannot contain '/' ({name!r})")
+    measures = b.get("measures", [])
+    if (not isinstance(measures, list) or not all(isinstance(m, str) for m in measures)
+            or len(set(measures)) != len(measures)):
+        fail(f"{label}: `measures` must be a list of distinct names of {', '.join(MEASURES)}")
+    for m in measures:
+        if m not in MEASURES:
+            fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
     warmup = get("warmup", 0)
     warmup_auto = warmup == "auto"
     if warmup_auto:
@@ -313,7 +403,90 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
         alerts=alerts,
         format=fmt,
+        measures=tuple(measures),
     )
+
+
+def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
+                  where: str | None = None) -> NoiseControl:
+    """Validate noise settings and lay them over ``base`` (default: every control off).
+
+    Parameters
+    ----------
+    values : dict
+        Keys of :class:`NoiseControl` (a ``[noise]`` table, or the options given to
+        ``regbench run``); ``pin`` may be a list of CPU numbers, one number, or a CPU list string
+        like ``taskset`` takes (``"0,1"``, ``"1-3"``) and ``"none"`` (no pinning).
+    base : NoiseControl, optional
+        Settings the values override (``regbench.toml``'s, for command-line options).
+    label : callable, optional
+        ``label(key)`` names a key in messages (default ``[noise] `key```).
+    where : str, optional
+        Prefix of messages (the file).
+
+    Raises
+    ------
+    ConfigError
+        One line naming the key and what is wrong.  Whether the pinned CPUs exist and a tmpfs is
+        at hand is checked when a campaign starts (:func:`regbench.run.noise.check_noise`).
+    """
+    label = label or (lambda key: f"[noise] `{key}`")
+
+    def fail(msg: str):
+        raise ConfigError(f"{where}: {msg}" if where else msg)
+
+    fields = {"pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet"}
+    bad = set(values) - fields
+    if bad:
+        fail(f"{label(sorted(bad)[0])}: unknown key (expected {', '.join(sorted(fields))})")
+    out: dict = {}
+    for key, value in values.items():
+        if key == "pin":
+            out[key] = parse_cpu_list(value, label(key), fail)
+        elif key in ("aslr", "ramdisk"):
+            if not isinstance(value, bool):
+                fail(f"{label(key)} must be true or false, got {value!r}")
+            out[key] = value
+        elif key == "env_size":
+            out[key] = _positive(value, label(key), fail, int)
+        elif key == "quiet_load":
+            out[key] = _positive(value, label(key), fail, float)
+        elif key == "quiet_wait":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+                fail(f"{label(key)} must be a non-negative number of seconds, got {value!r}")
+            out[key] = float(value)
+        else:
+            if value not in QUIET_MODES:
+                fail(f"{label(key)} must be one of {', '.join(QUIET_MODES)}, got {value!r}")
+            out[key] = value
+    return replace(base if base is not None else NoiseControl(), **out)
+
+
+def parse_cpu_list(value, label: str = "`pin`", fail=None) -> tuple[int, ...] | None:
+    """CPU numbers from ``[0, 1]``, ``1``, ``"0,1"``, ``"1-3"`` or ``"0-1,4"`` (sorted, unique);
+    None from ``"none"``.  Raises :class:`ConfigError` naming ``label``."""
+    if fail is None:
+        def fail(msg: str):
+            raise ConfigError(msg)
+    what = f"{label} must be a list of CPU numbers or a CPU list such as \"0,1\" or \"1-3\", got {value!r}"
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    cpus: set[int] = set()
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, list) and value:
+        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
+            fail(what)
+        cpus.update(value)
+    elif isinstance(value, str) and value.strip():
+        for part in value.split(","):
+            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+            if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+                fail(what)
+            cpus.update(range(int(m[1]), int(m[2] or m[1]) + 1))
+    else:
+        fail(what)
+    return tuple(sorted(cpus))
 
 
 def _argv(value, label: str, fail) -> list[str]:

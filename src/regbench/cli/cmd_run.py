@@ -135,22 +135,47 @@ def _sigterm_as_interrupt():
 @click.option("--runs", type=click.IntRange(min=1), metavar="INT",
               help="Runs per benchmark and version, overriding regbench.toml.")
 @click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
+@click.option("--pin", metavar="CPUS",
+              help="Pin every benchmark process to these CPUs (a list like taskset's: 0,1 or 1-3; "
+                   "'none' turns [noise] pin off).")
+@click.option("--aslr/--no-aslr", default=None,
+              help="--no-aslr runs benchmark processes without address-space randomization "
+                   "(as setarch -R) [default: [noise] aslr, else on].")
+@click.option("--ramdisk/--no-ramdisk", default=None,
+              help="Run in a copy of each version's tree on a tmpfs (/dev/shm) [default: [noise] ramdisk, else off].")
+@click.option("--env-size", type=click.IntRange(min=1), metavar="BYTES",
+              help="Pad every run's environment to exactly this many bytes.")
+@click.option("--quiet-load", type=click.FloatRange(min=0, min_open=True), metavar="X",
+              help="Before each run, wait until at most this share of the CPUs is busy and the load "
+                   "average per CPU (regbench's own runs left out) is at most X.")
+@click.option("--quiet-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Longest wait for a quiet machine before each run [default: [noise] quiet_wait, else 60].")
+@click.option("--quiet", "quiet_mode", type=click.Choice(["wait", "warn"]),
+              help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
+                   "stderr tail [default: wait].")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild) -> None:
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, pin, aslr, ramdisk,
+            env_size, quiet_load, quiet_wait, quiet_mode) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
     Runs are fresh processes executed in randomized interleaved order (RMIT), so that machine
     drift cannot look like a change between versions.  A crash, hang or garbage output is
     recorded as the run's status; a version that fails to build is recorded and skipped.
     Runs already stored are not run again: after an interruption, run the same command again
-    to resume.
+    to resume.  Noise control options override the [noise] table of regbench.toml; what was
+    used is recorded with the campaign.
     """
     # Imported here: every command module is imported whenever `regbench` starts.
     from rich.console import Console
 
+    from ..config import noise_control
     from ..run.campaign import run_campaign
 
     config = ctx.load_config()
+    given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
+             "quiet_wait": quiet_wait, "quiet": quiet_mode}
+    noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
+                          label=lambda key: "--" + key.replace("_", "-"))
     store = ctx.open_store(config=config)
     console = Console(stderr=True)
     reporter = ProgressReporter(console)
@@ -159,7 +184,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild) 
             result = run_campaign(config, store, revisions=revisions, releases=releases,
                                   benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                  rebuild=rebuild)
+                                  rebuild=rebuild, noise=noise)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)

@@ -16,11 +16,18 @@ configuration and machine, whatever their status, are not run again.
 Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is
 stored with that status; a version that fails to build is recorded in the ``build`` table and its
 trials are skipped; the campaign goes on.
+
+Noise control (``[noise]``, seed 003 s.3) is checked before anything is written and recorded in
+the campaign's plan (``plan["noise"]``), so that results carry how they were measured.  With
+``ramdisk``, each version's tree is copied to a tmpfs once per campaign, after the builds and
+before the first run (see :func:`run_campaign`).  A benchmark's ``measures`` are stored with
+each run, in its transaction, as the series ``NAME:MEASURE`` (:func:`record_outcome`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shlex
 import sys
@@ -33,10 +40,12 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import BenchmarkSpec, ProjectConfig
+from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord
-from .execute import execute_run
+from . import measures as _measures
+from . import noise as _noise
+from .execute import _NOTE, execute_run, no_counter_message, ramdisk_dir, run_environment
 from .fingerprint import default_machine_name, machine_fingerprint
 from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
 
@@ -165,7 +174,8 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  runs: int | None = None, reporter: CampaignReporter | None = None,
                  rebuild: bool = False, command: str | None = None,
-                 cache_dir: Path | None = None, releases: str | None = None) -> CampaignResult:
+                 cache_dir: Path | None = None, releases: str | None = None,
+                 noise: NoiseControl | None = None) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -201,6 +211,16 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
         Versions from package releases instead of git (``PACKAGE==A..B`` or ``PACKAGE==A,B``,
         :mod:`regbench.run.releases`): the working tree's benchmarks run once per release, each
         release installed in its own cached virtual environment (``venvs/`` beside the store).
+    noise : NoiseControl, optional
+        Noise control of every run (default: ``config.noise``, the ``[noise]`` table).  It is
+        checked here, before anything is written, and recorded in the plan with what was
+        found (the tmpfs used, the system's ASLR setting).  With ``ramdisk``, what the runs of
+        a version need (the benchmarks' ``cwd``, the whole tree for Python benchmarks) is copied
+        to the tmpfs once per version and campaign, after the builds, and removed at the end:
+        copying per run would add a copy to every trial and disturb the timings around it,
+        while a copy per version keeps what runs in place without a ramdisk do (runs of one
+        version share its tree).  The copies of every version are held at once, RMIT
+        interleaving them.
 
     Returns
     -------
@@ -209,7 +229,9 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     Raises
     ------
     ConfigError
-        An unknown benchmark, no benchmark at all, or a bad ``runs``.
+        An unknown benchmark, no benchmark at all, or a bad ``runs``; noise control that cannot
+        be applied here; ``instructions`` to measure and neither perf nor callgrind to count
+        them; a measure's series stored earlier in another unit.
     VersionError
         A revision cannot be resolved or checked out (before anything is written for the first,
         and the campaign is then marked ``failed`` for the second).
@@ -237,9 +259,16 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     else:
         versions = _versions(repo, revisions, ignore=[p for p in (store_dir, cache_dir) if p is not None])
 
+    noise = noise if noise is not None else config.noise
+    noise_facts = _noise.check_noise(noise)
+    counter = _instruction_counter(specs)
+    _check_measure_units(store, specs, counter)
+    runs_of = {s.name: runs if runs is not None else s.runs for s in specs}
+    if noise.env_size is not None:
+        _check_env_size(specs, versions, runs_of, noise.env_size)
+
     machine = machine or default_machine_name()
     seed = int(seed) if seed is not None else secrets.randbits(32)
-    runs_of = {s.name: runs if runs is not None else s.runs for s in specs}
     plan = {
         "schedule": SCHEDULE,
         "config": config_name,
@@ -249,15 +278,20 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
         "build": list(config.build) if config.build else None,
         "python": config.python,
         "benchmarks": {s.name: {"kind": s.kind, "runs": runs_of[s.name], "iterations": s.iterations,
-                                "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout} for s in specs},
+                                "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
+                                "measures": list(s.measures)} for s in specs},
+        "noise": {**noise.to_json(), **noise_facts},
     }
+    if counter is not None:
+        plan["instruction_counter"] = counter
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
     try:
         result = _execute(config, store, campaign_id=campaign_id, seed=seed, machine=machine,
                           config_name=config_name, specs=specs, runs_of=runs_of, versions=versions,
-                          repo=repo, cache_dir=cache_dir, reporter=reporter, rebuild=rebuild)
+                          repo=repo, cache_dir=cache_dir, reporter=reporter, rebuild=rebuild,
+                          noise=noise, ramdisk_base=noise_facts.get("ramdisk_dir"))
     except KeyboardInterrupt:
         _finish_quietly(store, campaign_id, "interrupted")
         raise
@@ -272,7 +306,7 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
 def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machine: str,
              config_name: str, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
              versions: Sequence[_Version], repo: Path, cache_dir: Path, reporter: CampaignReporter,
-             rebuild: bool) -> CampaignResult:
+             rebuild: bool, noise: NoiseControl, ramdisk_base: str | None) -> CampaignResult:
     # Version rows first, in history order, so that versions are ordered by history even where
     # timestamps tie.
     with store.engine.begin() as conn:
@@ -313,6 +347,20 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                 continue
         trees[v.name] = tree
 
+    if noise.env_size is not None and envs:  # a release's virtual environment adds variables
+        _check_env_size(specs, [v for v in versions if v.name in envs], runs_of, noise.env_size, envs)
+    with contextlib.ExitStack() as cleanup:
+        return _run_trials(config, store, campaign_id=campaign_id, seed=seed, machine=machine,
+                           config_name=config_name, specs=specs, runs_of=runs_of, versions=versions,
+                           reporter=reporter, noise=noise, trees=trees, envs=envs, failed=failed,
+                           ramdisk_base=ramdisk_base, cleanup=cleanup)
+
+
+def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, machine: str,
+                config_name: str, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
+                versions: Sequence[_Version], reporter: CampaignReporter, noise: NoiseControl,
+                trees: Mapping[str, Path], envs: Mapping[str, Path], failed: Sequence[str],
+                ramdisk_base: str | None, cleanup: contextlib.ExitStack) -> CampaignResult:
     existing = store.existing_run_keys(config=config_name, machine=machine)
     # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
     tool_specs = [s.name for s in specs if s.format is not None]
@@ -329,6 +377,8 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                 else:
                     todo.append(Trial(spec.name, v.name, r))
     order = rmit_order(todo, seed)
+    if ramdisk_base is not None:  # the versions that still have runs to do, copied before the first run
+        trees = _ramdisk_trees({t.version: trees[t.version] for t in order}, specs, Path(ramdisk_base), cleanup)
     reporter.trials_started(len(order), skipped)
 
     by_name = {s.name: s for s in specs}
@@ -343,25 +393,13 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
 
             outcome = execute_run(spec, tree=trees[trial.version], python=interpreter(env),
                                   run_index=trial.run_index, version=trial.version,
-                                  extra_env=environment_variables(env))
+                                  extra_env=environment_variables(env), noise=noise)
         else:
             outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
-                                  run_index=trial.run_index, version=trial.version)
+                                  run_index=trial.run_index, version=trial.version, noise=noise)
         try:
-            if spec.format is not None and outcome.status == "ok":
-                _store_tool_runs(store, spec, trial, outcome, config_name=config_name, machine=machine,
-                                 campaign_id=campaign_id, version_info=info[trial.version])
-                counts[outcome.status] += 1
-                reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
-                continue
-            store.add_run(RunRecord(
-                benchmark=trial.benchmark, version=trial.version, run_index=trial.run_index,
-                samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
-                exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-                started_at=outcome.started_at, duration=outcome.duration,
-                warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
-                campaign_id=campaign_id,
-            ), version_info=info[trial.version], unit=spec.unit, direction=spec.direction)
+            record_outcome(store, spec, trial, outcome, config_name=config_name, machine=machine,
+                           campaign_id=campaign_id, version_info=info[trial.version])
         except DuplicateRunError:
             # Another campaign on the same store stored this trial meanwhile: keep the first.
             skipped += 1
@@ -376,11 +414,86 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
                           order=tuple(order))
 
 
-def _store_tool_runs(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
-                     campaign_id: int, version_info: dict) -> None:
-    """One invocation of a benchmark tool, stored in one transaction: each benchmark the tool
-    reported is the series ``SPEC/NAME`` (its unit and direction from the tool), and its samples
-    in this invocation are one run (forks or repetitions inside one invocation are concatenated:
+def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
+                   campaign_id: int | None, version_info: dict) -> None:
+    """Store what one run produced, in one transaction.
+
+    Parameters
+    ----------
+    store : regbench.store.Store
+    spec : BenchmarkSpec
+        The benchmark that ran.
+    trial : Trial
+        Its benchmark (``spec.name``), version and run index.
+    outcome : regbench.run.execute.RunOutcome
+        What :func:`regbench.run.execute.execute_run` returned.
+    config_name, machine : str
+        The configuration and machine the run is stored under.
+    campaign_id : int or None
+        The campaign (or session) it belongs to.
+    version_info : dict
+        The version's ``commit``/``timestamp``/``timestamp_text``.
+
+    Notes
+    -----
+    What is stored:
+
+    - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
+      the series ``SPEC/NAME``, with the tool's unit and direction;
+    - otherwise the run itself, with its samples and status (a failed tool invocation too);
+    - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
+      :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
+      of the whole process.  When the run did not succeed, its measures are stored with the
+      run's status and no sample (a failure shows in every series of the benchmark, and
+      analyses count it); when the run succeeded but a measure could not be taken (a callgrind
+      run that failed), that measure is stored with the measuring process's status and a note.
+
+    Raises
+    ------
+    DuplicateRunError
+        A run with the same key is already stored (nothing of this run is then written).
+    """
+    records: list[RunRecord] = []
+    benchmarks: dict[str, dict] = {}
+    if spec.format is not None and outcome.status == "ok":
+        records, benchmarks = _tool_records(spec, trial, outcome, config_name=config_name, machine=machine,
+                                            campaign_id=campaign_id)
+    else:
+        records.append(RunRecord(
+            benchmark=spec.name, version=trial.version, run_index=trial.run_index,
+            samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
+            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            started_at=outcome.started_at, duration=outcome.duration,
+            warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
+            campaign_id=campaign_id))
+        benchmarks[spec.name] = {"unit": spec.unit, "direction": spec.direction}
+    for m in spec.measures:
+        name = f"{spec.name}:{m}"
+        if m == "instructions" and outcome.instruction_counter is None:
+            continue  # nothing counted them (the outcome does not come from execute_run)
+        benchmarks[name] = {"unit": _measures.measure_unit(m, outcome.instruction_counter), "direction": "lower"}
+        exit_code = outcome.exit_code
+        if outcome.status != "ok":
+            status, samples = outcome.status, ()
+            note = f"the run of {spec.name!r} was {outcome.status}: see its stderr tail"
+        elif m in outcome.measures:
+            status, note, samples = "ok", None, (outcome.measures[m],)
+        else:  # the run was fine; the process that measures it was not (its status and note)
+            status, note = outcome.measure_failures.get(m, ("failed", f"{m} was not measured"))
+            samples, exit_code = (), None
+        records.append(RunRecord(
+            benchmark=name, version=trial.version, run_index=trial.run_index,
+            samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,
+            exit_code=exit_code, stderr_tail=_NOTE + note if note else None,
+            started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
+    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
+
+
+def _tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
+                  campaign_id: int | None) -> tuple[list[RunRecord], dict[str, dict]]:
+    """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
+    series ``SPEC/NAME`` (its unit and direction from the tool), and its samples in this
+    invocation are one run (forks or repetitions inside one invocation are concatenated:
     regbench repeats the invocations itself, as fresh processes)."""
     grouped: dict[str, list] = {}
     for tr in outcome.tool_runs:
@@ -398,7 +511,67 @@ def _store_tool_runs(store, spec: BenchmarkSpec, trial: Trial, outcome, *, confi
             status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
             started_at=outcome.started_at, duration=outcome.duration, warmup=runs[0].warmup,
             campaign_id=campaign_id))
-    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
+    return records, benchmarks
+
+
+def _instruction_counter(specs: Sequence[BenchmarkSpec]) -> str | None:
+    """What counts instructions here, when a benchmark measures them (probed once per process)."""
+    wanting = [s.name for s in specs if "instructions" in s.measures]
+    if not wanting:
+        return None
+    counter = _measures.instruction_counter()
+    if counter is None:
+        raise ConfigError(no_counter_message(wanting[0]))
+    return counter
+
+
+def _check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
+    """A measure's series stored in another unit (instructions counted by perf on one machine and
+    by callgrind on another) would fail at the first run: say so before any."""
+    stored = {b["name"]: b.get("unit") for b in store.benchmarks()}
+    for spec in specs:
+        for m in spec.measures:
+            name = f"{spec.name}:{m}"
+            unit = _measures.measure_unit(m, counter)
+            if stored.get(name) not in (None, unit):
+                raise ConfigError(f"benchmark {spec.name!r}: its measure series {name!r} is stored in unit "
+                                  f"{stored[name]!r}, but this machine measures {m} in {unit!r}"
+                                  + (f" ({counter})" if m == "instructions" else "")
+                                  + ": the counts are not comparable; use another benchmark name here")
+
+
+def _check_env_size(specs: Sequence[BenchmarkSpec], versions: Sequence[_Version], runs_of: Mapping[str, int],
+                    size: int, envs: Mapping[str, Path] | None = None) -> None:
+    """Every run's environment fits in ``env_size`` (before the first run, not at the one that
+    does not fit): checked with the longest run index."""
+    envs = envs or {}
+    for spec in specs:
+        for v in versions:
+            env = run_environment(spec, run_index=max(runs_of[spec.name] - 1, 0), version=v.name)
+            if v.name in envs:
+                from .releases import environment_variables
+
+                env.update(environment_variables(envs[v.name]))
+            try:
+                _noise.pad_environment(env, size)
+            except ConfigError as exc:
+                raise ConfigError(f"benchmark {spec.name!r} at version {v.name!r}: {exc}") from None
+
+
+def _ramdisk_trees(trees: Mapping[str, Path], specs: Sequence[BenchmarkSpec], base: Path,
+                   cleanup: contextlib.ExitStack) -> dict[str, Path]:
+    """Each distinct version tree copied once to the tmpfs ``base`` (what the benchmarks need of
+    it); the copies are removed when ``cleanup`` closes."""
+    dirs = sorted({ramdisk_dir(s) for s in specs})
+    copies: dict[Path, Path] = {}
+    out = {}
+    for name, tree in trees.items():
+        key = Path(os.path.realpath(tree))
+        if key not in copies:
+            copies[key] = _noise.ramdisk_copy(key, dirs, base=base)
+            cleanup.callback(_noise.remove_tree, copies[key])
+        out[name] = copies[key]
+    return out
 
 
 def auto_warmup(samples: np.ndarray) -> int:
