@@ -140,6 +140,114 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     return out
 
 
+#: What :func:`compare_variance` compares: one mean per run, or every measured iteration pooled.
+VARIANCE_DATA = ("runs", "samples")
+
+
+@dataclass(frozen=True)
+class BenchmarkVariance:
+    """Spread of side B against side A for one benchmark (seed 003 s.3.3.1, tables 3-4).
+
+    A side is a version measured on one configuration and machine; the sides may be the same
+    version under two setups.  ``of`` says what was compared: ``"runs"`` (run means) or
+    ``"samples"`` (all measured iterations pooled).
+    """
+
+    benchmark: str
+    unit: str
+    of: str
+    a: str
+    config_a: str
+    machine_a: str
+    b: str
+    config_b: str
+    machine_b: str
+    comparison: VarianceComparison  # regbench.stats.variance (imported in compare_variance)
+
+
+def compare_variance(store: Store, a: str, b: str, *, benchmark: str | None = None,
+                     config: str | None = None, machine: str | None = None,
+                     b_config: str | None = None, b_machine: str | None = None,
+                     of: str = "runs", center: str = "median", alpha: float = 0.05,
+                     ) -> list[BenchmarkVariance]:
+    """Whether the variance of every benchmark changed from side A to side B.
+
+    Side A is version ``a`` on ``config`` and ``machine`` (None: every one); side B is version
+    ``b`` on ``b_config`` and ``b_machine``, which default to A's.  ``a`` and ``b`` may be the
+    same version when B's configuration or machine differs: that is the noise-control experiment
+    of seed 003 s.3 (one version, setup X against setup Y).  Series are paired by benchmark and by
+    the configuration and machine that B does not override.
+
+    ``of="runs"`` compares the run means (runs are the replicates, seed 000 s.2): the variance
+    that decides how many runs a result needs; ``of="samples"`` pools every measured iteration,
+    as seed 003 tables 3-4 do, and so mixes between-run and within-run variance.
+
+    Raises
+    ------
+    ConfigError
+        When both sides are the same (same version, configuration and machine).
+    NotFoundError
+        For an unknown version, benchmark, configuration or machine, or when no benchmark has
+        runs on both sides.
+    ValueError
+        For an invalid ``of``, ``center`` or ``alpha``.
+    """
+    from .errors import ConfigError
+    from .stats.variance import variance_change
+
+    if of not in VARIANCE_DATA:
+        raise ValueError("`of` must be 'runs' or 'samples'")
+    a, b = store.resolve_version(a), store.resolve_version(b)
+    cfg_b = config if b_config is None else b_config
+    mach_b = machine if b_machine is None else b_machine
+    if a == b and cfg_b == config and mach_b == machine:
+        raise ConfigError("the variance comparison needs two different versions, or a B side on another "
+                          "configuration or machine (--b-config, --b-machine)")
+    if cfg_b == config and mach_b == machine:
+        pairs = [(s, s) for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b])]
+    else:
+        side_b: dict[tuple, list[Series]] = {}
+        for s in store.load_series(benchmark, config=cfg_b, machine=mach_b, versions=[b]):
+            side_b.setdefault(_variance_key(s, b_config, b_machine), []).append(s)
+        pairs = [(sa, sb) for sa in store.load_series(benchmark, config=config, machine=machine, versions=[a])
+                 for sb in side_b.get(_variance_key(sa, b_config, b_machine), [])
+                 if (a, sa.config, sa.machine) != (b, sb.config, sb.machine)]
+
+    out = []
+    for sa, sb in pairs:
+        names_a, names_b = [v.name for v in sa.versions], [v.name for v in sb.versions]
+        if a not in names_a or b not in names_b:
+            continue
+        runs_a = [r for r in sa.runs[names_a.index(a)] if r.size]
+        runs_b = [r for r in sb.runs[names_b.index(b)] if r.size]
+        if of == "runs":
+            xa, xb = [r.mean() for r in runs_a], [r.mean() for r in runs_b]
+        else:
+            xa = np.concatenate(runs_a) if runs_a else np.empty(0)
+            xb = np.concatenate(runs_b) if runs_b else np.empty(0)
+        with warnings.catch_warnings():
+            # An undecidable comparison is reported as such; the warning is for library users.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            cmp = variance_change(xa, xb, center=center, alpha=alpha)
+        out.append(BenchmarkVariance(sa.benchmark, sa.unit, of, a, sa.config, sa.machine,
+                                     b, sb.config, sb.machine, cmp))
+    if not out:
+        raise NotFoundError(f"no benchmark has runs of both {_side(a, config, machine)} "
+                            f"and {_side(b, cfg_b, mach_b)}")
+    out.sort(key=lambda r: (r.benchmark, r.config_a, r.machine_a, r.config_b, r.machine_b))
+    return out
+
+
+def _side(version: str, config: str | None, machine: str | None) -> str:
+    where = [f"{k} {v!r}" for k, v in (("config", config), ("machine", machine)) if v is not None]
+    return f"{version!r}" + (f" ({', '.join(where)})" if where else "")
+
+
+def _variance_key(s: Series, b_config: str | None, b_machine: str | None) -> tuple:
+    """What pairs a series of side A with one of side B: what B's side does not override."""
+    return (s.benchmark, s.config if b_config is None else None, s.machine if b_machine is None else None)
+
+
 #: Detection's default false discovery rate across series (Benjamini-Hochberg).
 DEFAULT_FDR = 0.05
 

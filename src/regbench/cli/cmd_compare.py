@@ -1,4 +1,8 @@
-"""``regbench compare A B``: version B against version A, runs as replicates; CI gate."""
+"""``regbench compare A B``: version B against version A, runs as replicates; CI gate.
+
+With ``--variance``: whether the spread changed (Brown-Forsythe test, seed 003 s.3.3.1), between
+two versions or one version under two setups (``--b-config``, ``--b-machine``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,18 @@ import json
 import math
 
 import click
+from click.core import ParameterSource
+
+from ._sequential import DURATION
+
+#: Options of the mean comparison only, and of the variance comparison only.
+_MEAN_ONLY = ("threshold", "confidence", "seed")
+_VARIANCE_ONLY = ("variance_of", "alpha", "b_config", "b_machine")
+#: Options of the live sequential comparison (--run) only, and what it shares with the others.
+_RUN_ONLY = ("budget", "max_pairs")
+_RUN_ALLOWED = ("threshold", "seed", "alpha")
+#: --threshold of --run when not given: "no change" then means none of 3% or more.
+RUN_THRESHOLD = 0.03
 
 
 @click.command("compare")
@@ -14,27 +30,76 @@ import click
 @click.option("--threshold", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%).")
 @click.option("--benchmark", help="Only this benchmark.")
+@click.option("--config", "config_name", metavar="NAME", help="Only this configuration (both sides).")
+@click.option("--machine", metavar="NAME", help="Only this machine (both sides).")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@click.option("--variance", is_flag=True,
+              help="Compare the spread instead of the mean: Brown-Forsythe test (Levene with the median).")
+@click.option("--variance-of", type=click.Choice(["runs", "samples"]), default="runs", show_default=True,
+              help="With --variance: the run means (runs are the replicates) or all measured iterations pooled.")
+@click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="With --variance: significance level of the verdict.")
+@click.option("--b-config", metavar="NAME", help="With --variance: B's configuration, when it differs from A's.")
+@click.option("--b-machine", metavar="NAME", help="With --variance: B's machine, when it differs from A's.")
+@click.option("--run", "live", is_flag=True,
+              help="Run A and B (git revisions) now, in interleaved pairs of fresh processes, until an "
+                   "always-valid confidence sequence settles each benchmark: a change, or none of "
+                   f"--threshold's size [default threshold with --run: {RUN_THRESHOLD:.0%}].")
+@click.option("--budget", type=DURATION, metavar="DURATION",
+              help="With --run: benchmark time per benchmark, e.g. 90s or 10m [default: --max-pairs only].")
+@click.option("--max-pairs", default=100, show_default=True, type=click.IntRange(3),
+              help="With --run: pairs of runs per benchmark at most.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_context
-def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> None:
+def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
+            alpha, b_config, b_machine, live, budget, max_pairs, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication). Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive.
     Exit status 1 when any benchmark regressed, so CI can gate on it.
+
+    With --variance: whether the spread changed, by the Brown-Forsythe test (seed 003).
+    A and B may name the same version when --b-config or --b-machine puts B on another
+    setup. Verdicts: variance increased, variance decreased, no evidence of a change,
+    undecidable. Exit status 0: the variance comparison informs, it does not gate.
     """
+    given = {name for name in (*_MEAN_ONLY, *_VARIANCE_ONLY, *_RUN_ONLY)
+             if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+    if live and variance:
+        raise click.UsageError("--run and --variance do not go together", ctx=click_ctx)
+    if live:
+        wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
+        if wrong:
+            raise click.UsageError(f"--{wrong[0].replace('_', '-')} does not apply to --run", ctx=click_ctx)
+        _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
+              threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
+              seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs, fmt=fmt)
+        return
+    wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
+    wrong += [n for n in _RUN_ONLY if n in given]
+    if wrong:
+        opt = "--" + wrong[0].replace("_", "-")
+        if wrong[0] in _RUN_ONLY:
+            raise click.UsageError(f"{opt} needs --run", ctx=click_ctx)
+        raise click.UsageError(f"{opt} does not apply to --variance" if variance else f"{opt} needs --variance",
+                               ctx=click_ctx)
+    if variance:
+        _variance(click_ctx, a, b, benchmark=benchmark, config=config_name, machine=machine, b_config=b_config,
+                  b_machine=b_machine, of=variance_of, alpha=alpha, fmt=fmt)
+        return
+
     from rich.markup import escape
 
     from ..analysis import compare_versions
     from ._output import emit_table, fmt_pct, fmt_value
 
     store = click_ctx.obj.open_store(create=False)
-    rows = compare_versions(store, a, b, benchmark=benchmark, threshold=threshold,
-                            confidence_level=confidence, rng=seed)
+    rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
+                            threshold=threshold, confidence_level=confidence, rng=seed)
     if fmt == "json":
         click.echo(json.dumps([{
             "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
@@ -59,5 +124,87 @@ def command(click_ctx, a, b, threshold, benchmark, confidence, seed, fmt) -> Non
         click_ctx.exit(1)
 
 
+def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:
+    """``--variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    from rich.markup import escape
+
+    from ..analysis import compare_variance
+    from ._output import emit_table, fmt_num, fmt_value
+
+    store = click_ctx.obj.open_store(create=False)
+    rows = compare_variance(store, a, b, benchmark=benchmark, config=config, machine=machine,
+                            b_config=b_config, b_machine=b_machine, of=of, alpha=alpha)
+    if fmt == "json":
+        click.echo(json.dumps([{
+            "benchmark": r.benchmark, "unit": r.unit, "of": r.of,
+            "a": {"version": r.a, "config": r.config_a, "machine": r.machine_a},
+            "b": {"version": r.b, "config": r.config_b, "machine": r.machine_b},
+            "n_a": c.n_a, "n_b": c.n_b, "sd_a": _j(c.sd_a), "sd_b": _j(c.sd_b), "cv_a": _j(c.cv_a),
+            "cv_b": _j(c.cv_b), "sd_ratio": _j(c.ratio), "sd_ratio_ci_low": _j(c.ratio_ci_low),
+            "sd_ratio_ci_high": _j(c.ratio_ci_high), "sd_ratio_ci_method": c.ratio_ci_method,
+            "confidence_level": c.confidence_level, "test": c.test, "center": c.center,
+            "statistic": _j(c.statistic), "p": _j(c.pvalue), "alpha": c.alpha, "verdict": c.verdict,
+        } for r in rows for c in (r.comparison,)], indent=1))
+        return
+    style = {"variance increased": "red", "variance decreased": "green", "no evidence of a change": "",
+             "undecidable": "yellow"}
+    # A row names its configuration/machine only where the rows differ in them.
+    shown = [k for k, get in (("config", lambda r: (r.config_a, r.config_b)),
+                              ("machine", lambda r: (r.machine_a, r.machine_b))) if len({get(r) for r in rows}) > 1]
+    table = []
+    for r in rows:
+        c = r.comparison
+        where = []
+        if "config" in shown:
+            where.append(r.config_a if r.config_a == r.config_b else f"{r.config_a} → {r.config_b}")
+        if "machine" in shown:
+            where.append(r.machine_a if r.machine_a == r.machine_b else f"{r.machine_a} → {r.machine_b}")
+        name = r.benchmark + (f" [{', '.join(where)}]" if where else "")
+        table.append([escape(name), f"{c.n_a}/{c.n_b}", fmt_value(c.sd_a, r.unit), fmt_value(c.sd_b, r.unit),
+                      fmt_num(c.cv_a), fmt_num(c.cv_b), fmt_num(c.ratio), c.test, _fmt_p(c.pvalue),
+                      f"[{style[c.verdict]}]{c.verdict}[/]" if style[c.verdict] else c.verdict])
+    r0 = rows[0]
+    title = (f"variance of {'run means' if of == 'runs' else 'all samples'}: "
+             f"{_side(r0.b, r0.config_b, r0.machine_b, rows, 'b')} against "
+             f"{_side(r0.a, r0.config_a, r0.machine_a, rows, 'a')} (alpha {alpha:g})")
+    columns = ["benchmark", "n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "test", "p", "verdict"]
+    emit_table(title, columns, table, right={"n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "p"})
+
+
+def _side(version: str, config: str, machine: str, rows, which: str) -> str:
+    """A side for the title: its version, with configuration and machine when all rows share them."""
+    shared = [value for attr, value in (("config", config), ("machine", machine))
+              if all(getattr(r, f"{attr}_{which}") == value for r in rows)]
+    return f"{version} ({', '.join(shared)})" if shared else version
+
+
+def _fmt_p(p: float) -> str:
+    if not math.isfinite(p):
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _j(x: float):
     return x if math.isfinite(x) else None
+
+
+def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs, fmt) -> None:
+    """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
+    from ..model import DEFAULT_CONFIG
+    from ..run.sequential import compare_live
+    from ._sequential import LiveReporter, print_settled, settled_row
+
+    ctx = click_ctx.obj
+    config = ctx.load_config()
+    store = ctx.open_store(config=config)
+    with LiveReporter() as reporter:
+        rows = compare_live(config, store, a, b, benchmarks=[benchmark] if benchmark else None, threshold=threshold,
+                            alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
+                            config_name=config_name or DEFAULT_CONFIG, reporter=reporter)
+    if fmt == "json":
+        click.echo(json.dumps([settled_row(r) for r in rows], indent=1))
+    else:
+        print_settled(rows, title=f"{rows[0].b} against {rows[0].a} (run until settled: error rate {alpha:.0%} "
+                                  f"under optional stopping, threshold {threshold:.1%})")
+    if any(r.verdict == "regression" for r in rows):
+        click_ctx.exit(1)

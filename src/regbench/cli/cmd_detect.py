@@ -35,9 +35,13 @@ from ..errors import ConfigError
 @click.option("--notify", is_flag=True, help="Send new alerts to the sinks of regbench.toml ([[notify]]).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
+@click.option("--bisect", "do_bisect", is_flag=True,
+              help="For each change between versions that are not adjacent commits (nightly snapshots), "
+                   "build and benchmark the commits between them to find the one that made it "
+                   "(`regbench bisect`, with its defaults).")
 @click.pass_context
 def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run, notify, fmt,
-            fail_on_regression) -> None:
+            fail_on_regression, do_bisect) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
@@ -71,8 +75,24 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
 
         outcome = record_alerts(store, list(changes), config=config)
         save_detection_state(store, result, min_change=min_change, confidence_level=confidence)
+    bisected = []
+    if do_bisect and changes:
+        if config is None:
+            raise ConfigError("--bisect needs regbench.toml (the benchmarks and the repository to build)")
+        from ..run.bisect import bisect_changes
+        from ._sequential import LiveReporter
+
+        with LiveReporter() as reporter:
+            bisected = bisect_changes(config, store, list(changes), reporter=reporter)
     if fmt == "json":
-        click.echo(json.dumps([c.to_json() for c in changes], indent=1))
+        if do_bisect:
+            from .cmd_bisect import bisect_json
+
+            by_change = {id(c): r for c, r in bisected}
+            click.echo(json.dumps([dict(c.to_json(), bisect=bisect_json(by_change[id(c)]) if id(c) in by_change else None)
+                                   for c in changes], indent=1))
+        else:
+            click.echo(json.dumps([c.to_json() for c in changes], indent=1))
     else:
         change_table(changes, method=method, confidence=confidence, min_change=min_change)
         what = "series with new versions" if result.incremental else "series"
@@ -80,6 +100,17 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
         console.print(fdr_note(result))
         if outcome is not None:
             console.print(alerts_note(outcome))
+        if do_bisect:
+            from rich.markup import escape
+
+            from ._output import fmt_pct
+            from .cmd_bisect import print_bisect
+
+            if not bisected:
+                console.print("Bisect: no change lies between versions that are not adjacent commits.")
+            for change, result in bisected:
+                console.print(f"Bisecting {escape(change.benchmark)} between {change.previous} and {change.version}:")
+                print_bisect(result, console, fmt_pct, escape)
     if notify:
         from ..notify import build_sinks, notify_pending
         from .cmd_alerts import print_notify_report

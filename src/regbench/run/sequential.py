@@ -1,0 +1,372 @@
+"""Run two versions interleaved, pair after pair, until the comparison is settled.
+
+``regbench compare A B --run`` and ``regbench bisect`` do not fix the number of runs in
+advance.  They run one fresh process of A and one of B (in random order: RMIT within the pair,
+seed 004 s.2), take the log ratio of the two runs' means as one observation (runs are the
+replicates, seed 000 s.2; pairing cancels slow drift of the machine), and after every pair ask
+the always-valid confidence sequence of :mod:`regbench.stats.sequential` whether the answer is
+settled: a change (the sequence excludes 0) or no change of the threshold's size (the sequence
+lies inside ``+-threshold``).  Because the sequence holds uniformly over time, looking after
+every pair and stopping at the first answer keeps the error rate at ``alpha`` (seed 000 s.3
+compares versions by confidence intervals; the sequence is what makes that comparison safe to
+repeat).
+
+Every run is stored as it ends, like any campaign's (a session is a campaign whose plan says
+``"schedule": "sequential-pairs"``), so nothing measured is thrown away: a later
+``regbench compare A B`` or ``regbench detect`` sees these runs too.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config import BenchmarkSpec, ProjectConfig
+from ..errors import ConfigError, DuplicateRunError
+from ..model import DEFAULT_CONFIG
+from .fingerprint import default_machine_name, machine_fingerprint
+
+SCHEDULE = "sequential-pairs"
+#: Stop a benchmark whose runs keep failing: more failed pairs than this (and than a fifth of
+#: the pairs) mean the comparison cannot be settled by running more.
+MAX_FAILED_PAIRS = 3
+
+
+class SessionReporter:
+    """What a sequential session tells about its progress (the CLI shows it); silent here."""
+
+    def version_ready(self, version: str, status: str) -> None:
+        pass
+
+    def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The outcome of one sequential comparison of ``b`` against ``a`` for one benchmark.
+
+    Attributes
+    ----------
+    benchmark, a, b : str
+    direction : str
+        ``"lower"`` or ``"higher"`` is better (from the benchmark's configuration).
+    decision : regbench.stats.sequential.SequentialDecision or None
+        The last decision (None when no pair succeeded).
+    stopped : str
+        ``"settled"``, ``"budget"`` (time spent), ``"max-pairs"``, ``"failed"`` (runs keep
+        failing) or ``"unbuilt"`` (a version did not build).
+    pairs : int
+        Pairs whose two runs both succeeded (the observations).
+    failed_pairs : int
+    seconds : float
+        Wall-clock seconds the benchmark's runs took.
+    more_pairs : int or None
+        When not settled: about how many more pairs would settle it, from the current estimate
+        and spread (None when it cannot be told).
+    log_ratios : tuple of float
+        The observations, in order.
+    """
+
+    benchmark: str
+    a: str
+    b: str
+    direction: str
+    decision: object
+    stopped: str
+    pairs: int
+    failed_pairs: int
+    seconds: float
+    more_pairs: int | None = None
+    log_ratios: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def verdict(self) -> str:
+        """``regression`` / ``improvement`` (a change at least the threshold's size, by the
+        point estimate), ``small regression`` / ``small improvement`` (a real change below it),
+        ``no change`` (none of the threshold's size), or ``inconclusive``."""
+        d = self.decision
+        if d is None or self.stopped != "settled" or d.decision == "undecided":
+            return "inconclusive"
+        if d.decision == "no change":
+            return "no change"
+        worse = d.change > 0 if self.direction == "lower" else d.change < 0
+        big = abs(d.change) >= d.threshold if d.change >= 0 else abs(d.change) >= d.threshold / (1 + d.threshold)
+        return ("" if big else "small ") + ("regression" if worse else "improvement")
+
+
+class Session:
+    """Versions checked out and built on demand, and runs stored under one campaign.
+
+    Parameters
+    ----------
+    config : ProjectConfig
+    store : regbench.store.Store
+    machine, config_name : str
+        Where runs are stored.
+    seed : int, optional
+        Seed of the order within pairs (recorded with the campaign).
+    cache_dir : Path, optional
+        Worktrees of commits (default as for campaigns: ``worktrees/`` beside a SQLite store).
+    plan : dict
+        Recorded with the campaign (what the session is for).
+    clock : callable
+        Seconds, monotonic (injectable for tests of the budget).
+    """
+
+    def __init__(self, config: ProjectConfig, store, *, machine: str | None = None,
+                 config_name: str = DEFAULT_CONFIG, seed: int | None = None,
+                 cache_dir: Path | None = None, plan: dict | None = None, command: str | None = None,
+                 rebuild: bool = False, reporter: SessionReporter | None = None,
+                 noise=None, clock: Callable[[], float] = time.monotonic):
+        from .campaign import _store_dir
+
+        self.config, self.store = config, store
+        self.machine = machine or default_machine_name()
+        self.config_name = config_name
+        self.seed = int(seed) if seed is not None else secrets.randbits(32)
+        self.rng = np.random.default_rng(self.seed)
+        self.repo = Path(config.repo or config.root)
+        store_dir = _store_dir(store)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
+        self.rebuild = rebuild
+        self.reporter = reporter or SessionReporter()
+        self.noise = noise
+        self.clock = clock
+        self._trees: dict[str, Path | None] = {}
+        self._info: dict[str, dict] = {}
+        self._next_index: dict[tuple[str, str], int] = {}
+        self._existing = None
+        self.campaign_id = store.start_campaign(
+            seed=self.seed, machine=self.machine, fingerprint=machine_fingerprint(),
+            command=command if command is not None else shlex.join(sys.argv),
+            plan=dict(plan or {}, schedule=SCHEDULE, config=config_name))
+
+    # ------------------------------------------------------------------ versions
+    def prepare(self, commit) -> Path | None:
+        """Check out (and build) a commit once; its tree, or None when the build failed."""
+        from .versions import build_version, prepare_tree
+
+        name = commit.short
+        if name in self._trees:
+            return self._trees[name]
+        info = commit.version_info()
+        with self.store.engine.begin() as conn:
+            self.store.ensure_version(conn, name, **info)
+        reusable = (self.cache_dir / commit.sha).is_dir()
+        tree = prepare_tree(self.repo, commit, self.cache_dir)
+        status = "ok"
+        if self.config.build:
+            built = build_version(self.store, version=name, tree=tree, argv=self.config.build,
+                                  timeout=self.config.build_timeout, version_info=info,
+                                  rebuild=self.rebuild, use_cache=reusable)
+            status = built.status
+        self._trees[name] = tree if status == "ok" else None
+        self._info[name] = info
+        self.reporter.version_ready(name, status)
+        return self._trees[name]
+
+    def finish(self, status: str = "finished") -> None:
+        self.store.finish_campaign(self.campaign_id, status)
+
+    # ---------------------------------------------------------------------- runs
+    def _run_index(self, benchmark: str, version: str) -> int:
+        """The next free run index of (benchmark, version): after any stored run of it."""
+        if self._existing is None:
+            self._existing = {}
+            for b, v, r in self.store.existing_run_keys(config=self.config_name, machine=self.machine):
+                self._existing[(b, v)] = max(self._existing.get((b, v), -1), r)
+        key = (benchmark, version)
+        k = self._next_index.get(key, self._existing.get(key, -1) + 1)
+        self._next_index[key] = k + 1
+        return k
+
+    def run_once(self, spec: BenchmarkSpec, version: str) -> float | None:
+        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed)."""
+        from .campaign import Trial, auto_warmup, record_outcome
+        from .execute import execute_run
+
+        tree = self._trees[version]
+        while True:
+            trial = Trial(spec.name, version, self._run_index(spec.name, version))
+            outcome = execute_run(spec, tree=tree, python=self.config.python, run_index=trial.run_index,
+                                  version=version, **({"noise": self.noise} if self.noise is not None else {}))
+            try:
+                record_outcome(self.store, spec, trial, outcome, config_name=self.config_name,
+                               machine=self.machine, campaign_id=self.campaign_id,
+                               version_info=self._info[version])
+            except DuplicateRunError:
+                continue  # another campaign took this index meanwhile: take the next one
+            break
+        if outcome.status != "ok":
+            return None
+        warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
+        measured = outcome.samples[warm:]
+        if measured.size == 0:
+            return None
+        value = float(np.mean(measured))
+        return value if value > 0 and math.isfinite(value) else None
+
+    def settle(self, spec: BenchmarkSpec, a, b, *, threshold: float, alpha: float = 0.05,
+               budget: float | None = None, max_pairs: int = 100, min_pairs: int = 3) -> Settled:
+        """Run ``a`` and ``b`` (commits) in pairs until the comparison of ``spec`` is settled.
+
+        Parameters
+        ----------
+        spec : BenchmarkSpec
+            A benchmark with its own samples (not a tool ``format``: one tool invocation holds
+            many benchmarks).
+        a, b : regbench.run.versions.Commit
+        threshold : float
+            Relative change of interest (0.03 = 3%): "no change" means none this large.
+        alpha : float
+            Error rate of the decision, valid under the stopping after every pair.
+        budget : float, optional
+            Seconds of benchmark time after which it stops, settled or not.
+        max_pairs : int
+            Pairs after which it stops, settled or not.
+        min_pairs : int
+            Pairs before any decision.
+
+        Returns
+        -------
+        Settled
+        """
+        from ..stats.sequential import sequential_decision
+
+        if spec.format is not None:
+            raise ConfigError(f"benchmark {spec.name!r} reports through a tool (format = {spec.format!r}); "
+                              "a sequential comparison needs a benchmark with its own samples")
+        ta, tb = self.prepare(a), self.prepare(b)
+        if ta is None or tb is None:
+            return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0)
+        x: list[float] = []
+        failed = 0
+        start = self.clock()
+        decision = None
+        stopped = "max-pairs"
+        while len(x) < max_pairs:
+            if budget is not None and self.clock() - start >= budget:
+                stopped = "budget"
+                break
+            first_a = bool(self.rng.integers(2))
+            order = (a.short, b.short) if first_a else (b.short, a.short)
+            means = {v: self.run_once(spec, v) for v in order}
+            if means[a.short] is None or means[b.short] is None:
+                failed += 1
+                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
+                    stopped = "failed"
+                    break
+                continue
+            x.append(math.log(means[b.short] / means[a.short]))
+            decision = sequential_decision(np.asarray(x), threshold=threshold, alpha=alpha, min_n=min_pairs)
+            self.reporter.pair_done(spec.name, a.short, b.short, len(x), decision)
+            if decision.decision != "undecided":
+                stopped = "settled"
+                break
+        more = None if stopped == "settled" else more_pairs_needed(x, threshold=threshold, alpha=alpha)
+        return Settled(spec.name, a.short, b.short, spec.direction, decision, stopped, len(x), failed,
+                       self.clock() - start, more, tuple(x))
+
+
+def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05,
+                      limit: int = 100_000) -> int | None:
+    """About how many more pairs would settle a comparison, if the estimate and spread held.
+
+    The confidence sequence's half-width after ``n`` pairs is computed with the present mean
+    and standard deviation; it settles when the half-width is below the distance from the mean
+    to 0 (a change) or to the nearer edge of ``+-threshold`` (no change), whichever comes first.
+    None with fewer than two observations, no spread, or beyond ``limit``.
+    """
+    from ..stats.sequential import t_mixture_cs
+
+    x = np.asarray(x, dtype=float)
+    if x.size < 2:
+        return None
+    m, s = float(np.mean(x)), float(np.std(x, ddof=1))
+    if not s > 0:
+        return None
+    band = math.log1p(threshold) if threshold > 0 else 0.0
+    room = max(abs(m), band - abs(m))
+    if room <= 0:
+        return None
+    # A synthetic sample of size n with exactly this mean and sd has the same interval as the
+    # real one would if the estimates held: search n by doubling, then bisection.
+    def width(n: int) -> float:
+        z = np.full(n, m)
+        z[0] -= s * math.sqrt((n - 1) / 2)
+        z[1] += s * math.sqrt((n - 1) / 2)
+        cs = t_mixture_cs(z, alpha=alpha)
+        return (cs.high - cs.low) / 2
+
+    lo, hi = x.size, x.size
+    while width(hi) >= room:
+        lo, hi = hi, hi * 2
+        if hi > limit:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if width(mid) >= room else (lo, mid)
+    return max(hi - x.size, 1)
+
+
+def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Sequence[str] | None = None,
+                 threshold: float = 0.03, alpha: float = 0.05, budget: float | None = None,
+                 max_pairs: int = 100, min_pairs: int = 3, seed: int | None = None,
+                 machine: str | None = None, config_name: str = DEFAULT_CONFIG,
+                 cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
+                 reporter: SessionReporter | None = None, noise=None) -> list[Settled]:
+    """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
+
+    ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
+    settled in turn; ``budget`` (seconds) applies to each benchmark.  See :class:`Session`.
+    """
+    from .campaign import _select
+    from .versions import resolve_revisions
+
+    if not 0 < alpha < 1:
+        raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
+    specs = _select(config, benchmarks)
+    tools = [s.name for s in specs if s.format is not None]
+    if tools and benchmarks:
+        raise ConfigError(f"benchmark {tools[0]!r} reports through a tool; a sequential comparison "
+                          "needs benchmarks with their own samples")
+    specs = [s for s in specs if s.format is None]
+    if not specs:
+        raise ConfigError("no benchmark with its own samples to compare (tool benchmarks cannot be run sequentially)")
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise ConfigError(f"`threshold` must be a finite number >= 0, got {threshold!r}")
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
+        raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
+        raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+    repo = Path(config.repo or config.root)
+    ca = resolve_revisions(repo, a)
+    cb = resolve_revisions(repo, b)
+    if len(ca) != 1 or len(cb) != 1:
+        raise ConfigError("compare --run needs two single revisions, not ranges")
+    session = Session(config, store, machine=machine, config_name=config_name, seed=seed, cache_dir=cache_dir,
+                      command=command, rebuild=rebuild, reporter=reporter, noise=noise,
+                      plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
+                            "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
+    out = []
+    try:
+        for spec in specs:
+            out.append(session.settle(spec, ca[0], cb[0], threshold=threshold, alpha=alpha, budget=budget,
+                                      max_pairs=max_pairs, min_pairs=min_pairs))
+    except KeyboardInterrupt:
+        session.finish("interrupted")
+        raise
+    except BaseException:
+        session.finish("failed")
+        raise
+    session.finish()
+    return out

@@ -1,0 +1,194 @@
+"""Bisection and live sequential comparison on generated git repositories with real processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from regbench.cli.main import main
+from regbench.config import load_config
+from regbench.demo_project import git_commit, git_init
+from regbench.errors import ConfigError, VersionError
+from regbench.run.bisect import bisect, bisect_changes, commits_between
+from regbench.run.fingerprint import default_machine_name
+from regbench.run.sequential import Session, compare_live, more_pairs_needed
+from regbench.store import Store
+
+PY = sys.executable
+T0 = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)
+
+# A benchmark whose level is read from the tree: each process draws its own run effect (3%) and
+# per-iteration noise (5%), as a real benchmark's fresh processes do (seed 000 s.2).  The draws
+# are seeded by the version and run index, so that a test sees the same numbers every time.
+NOISY = ("import os, random\n"
+         "level = float(open('level.txt').read())\n"
+         "r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])\n"
+         "run = r.lognormvariate(0, 0.03)\n"
+         "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+         "    print(level * run * r.lognormvariate(0, 0.05))\n")
+
+
+def make_repo(path: Path, *, commits: int = 30, culprit: int = 17, factor: float = 1.10,
+              program: str = NOISY, extra: str = "") -> list[str]:
+    """A repository of ``commits`` commits; commit number ``culprit`` (1-based) multiplies the level."""
+    git_init(path)
+    (path / "regbench.toml").write_text(
+        '[project]\nname = "p"\n[defaults]\nruns = 3\niterations = 5\nwarmup = 0\n'
+        f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([PY, "bench.py"])}\n{extra}', encoding="utf-8")
+    shas = []
+    for k in range(1, commits + 1):
+        files = {f"notes/{k}.txt": f"commit {k}\n"}
+        if k == 1:
+            files |= {"bench.py": program, "level.txt": "1.0", "regbench.toml": (path / "regbench.toml").read_text()}
+        if k == culprit:
+            files["level.txt"] = repr(factor)
+        shas.append(git_commit(path, files, f"commit {k}", when=T0 + timedelta(hours=k)))
+    return shas
+
+
+@pytest.fixture
+def repo30(tmp_path):
+    repo = tmp_path / "repo"
+    return repo, make_repo(repo)
+
+
+def test_bisect_finds_the_culprit_among_30_commits(repo30, tmp_path):
+    repo, shas = repo30
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    result = bisect(config, store, shas[0], shas[-1], benchmark="b", threshold=0.03, seed=1)
+    assert result.status == "found"
+    assert result.culprit == shas[16][:len(result.culprit)]
+    assert result.commits == 29
+    # The culprit's own change, against its parent, is about +10% and its interval says so.
+    c = result.culprit_change.decision
+    assert c.decision == "changed" and 0.05 < c.change < 0.16 and c.ci_low > 0
+    # log2(29) steps, each decided; every run is stored under one campaign.
+    assert 4 <= len(result.steps) <= 6 and all(s.verdict in ("good", "bad") for s in result.steps)
+    with store.engine.connect() as conn:
+        n_runs = conn.exec_driver_sql("select count(*) from run where campaign_id = ?", (result.campaign_id,)).scalar()
+    assert n_runs == 2 * result.pairs
+
+
+def test_bisect_says_no_change_when_good_and_bad_are_alike(tmp_path):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=6, culprit=99)
+    config = load_config(repo / "regbench.toml")
+    result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", threshold=0.10,
+                    seed=2, max_pairs=200)
+    assert result.status == "no change" and result.culprit is None and not result.steps
+
+
+def test_a_step_that_cannot_settle_stops_with_the_open_range(tmp_path):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=8, culprit=5, factor=1.5)
+    config = load_config(repo / "regbench.toml")
+    # Too few pairs to settle anything: the first comparison stays open, and it says so.
+    result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", seed=3,
+                    max_pairs=3, min_pairs=3, alpha=1e-6)
+    assert result.status == "undecided" and result.culprit is None
+    assert result.total.stopped == "max-pairs" and result.total.more_pairs and result.total.more_pairs > 0
+    assert set(result.candidates) == {s[:len(result.candidates[0])] for s in shas[1:]}
+
+
+def test_bisect_errors_are_clear(repo30, tmp_path):
+    repo, shas = repo30
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    with pytest.raises(ConfigError, match="no benchmark named 'nope'"):
+        bisect(config, store, shas[0], shas[-1], benchmark="nope")
+    with pytest.raises(VersionError, match="no commits in this range"):
+        bisect(config, store, shas[-1], shas[0], benchmark="b")
+
+
+def test_compare_run_settles_a_big_change_quickly_and_stores_every_run(repo30, tmp_path):
+    repo, shas = repo30
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    (res,) = compare_live(config, store, shas[0], shas[-1], threshold=0.03, seed=4)
+    assert res.stopped == "settled" and res.verdict == "regression"
+    assert res.decision.ci_low > 0 and res.pairs < 30
+    # Same version on both sides of the change: no change of 3% or more.
+    (same,) = compare_live(config, store, shas[0], shas[10], threshold=0.05, seed=5, max_pairs=200)
+    assert same.stopped == "settled" and same.verdict == "no change"
+    assert abs(same.decision.change) < 0.05
+    # Every run is kept; the sessions are campaigns with their plan.
+    keys = store.existing_run_keys(config="default", machine=default_machine_name())
+    assert {k[0] for k in keys} == {"b"} and len(keys) == 2 * (res.pairs + same.pairs)
+    plans = [c["plan"]["schedule"] for c in store.campaigns()]
+    assert plans == ["sequential-pairs", "sequential-pairs"]
+
+
+def test_budget_stops_and_estimates_the_pairs_still_needed(repo30, tmp_path):
+    repo, shas = repo30
+    config = load_config(repo / "regbench.toml")
+    ticks = iter(range(0, 10_000, 10))  # every clock reading is 10 s later: a 25 s budget allows 2 pairs
+    session = Session(config, Store(tmp_path / "r.db"), seed=6, clock=lambda: next(ticks))
+    from regbench.run.versions import resolve_revisions
+
+    a, b = (resolve_revisions(repo, s)[0] for s in (shas[0], shas[-1]))
+    res = session.settle(config.benchmark("b"), a, b, threshold=0.03, budget=25)
+    assert res.stopped == "budget" and res.verdict == "inconclusive" and res.pairs < 3
+
+
+def test_more_pairs_needed_shrinks_with_a_bigger_effect():
+    noisy = [0.01, 0.03, -0.01, 0.02]
+    clear = [0.10, 0.12, 0.08, 0.11]
+    assert more_pairs_needed(noisy, threshold=0.03) > more_pairs_needed(clear, threshold=0.03)
+    assert more_pairs_needed([0.1], threshold=0.03) is None
+
+
+def test_detect_bisect_localizes_a_change_between_nightly_snapshots(repo30, tmp_path):
+    repo, shas = repo30
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    from regbench.detect.base import Change
+
+    from regbench.run.campaign import run_campaign
+
+    # "Nightlies": every 6th commit is benchmarked by a campaign; detection puts the change
+    # between two snapshots 6 commits apart, and --bisect finds the commit itself.
+    nightly = ",".join(shas[k] for k in (0, 6, 12, 18, 24, 29))
+    run_campaign(config, store, revisions=nightly, runs=3, seed=7)
+    commit_of = {v.name: v.commit for v in store.versions()}
+    before = next(n for n, c in commit_of.items() if c == shas[12])
+    after = next(n for n, c in commit_of.items() if c == shas[18])
+    change = Change("b", "default", "m", after, before, 0.1, 0.05, 0.15, "regression", "auto")
+    assert commits_between(repo, shas[12], shas[18]) == 6
+    (pair,) = bisect_changes(config, store, [change], seed=8)
+    assert pair[1].status == "found" and pair[1].culprit == shas[16][:len(pair[1].culprit)]
+    # Adjacent commits are not bisected.
+    adjacent = Change("b", "default", "m", after, after, 0.1, 0.05, 0.15, "regression", "auto")
+    assert bisect_changes(config, store, [adjacent]) == []
+
+
+def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):
+    repo, shas = repo30
+    store = str(tmp_path / "r.db")
+    code = main(["--store", store, "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
+                 "--benchmark", "b", "--seed", "9", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["status"] == "found" and shas[16].startswith(out["culprit"])
+    assert out["culprit_change"]["ci_low"] > 0
+    code = main(["--store", store, "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
+                 "--benchmark", "b", "--max-pairs", "2"])
+    captured = capsys.readouterr()
+    assert code == 1 and "Undecided" in captured.out
+
+
+def test_bisect_with_real_timing_finds_a_50_percent_slowdown(tmp_path):
+    """Real time, not printed numbers: a busy loop whose length the culprit makes 1.5x."""
+    program = ("import os, time\n"
+               "n = int(float(open('level.txt').read()) * 200000)\n"
+               "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+               "    t = time.perf_counter(); sum(i * i for i in range(n)); print(time.perf_counter() - t)\n")
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=12, culprit=7, factor=1.5, program=program)
+    config = load_config(repo / "regbench.toml")
+    result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", seed=10)
+    assert result.status == "found" and shas[6].startswith(result.culprit)
+    assert 0.3 < result.culprit_change.decision.change < 0.8
