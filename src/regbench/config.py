@@ -122,6 +122,10 @@ class BenchmarkSpec:
     alerts: bool = True  # False: changes of this benchmark never become alerts
     format: str | None = None  # a tool's output format (regbench.adapters): each invocation is one run
     measures: tuple[str, ...] = ()  # of MEASURES: one more series NAME:MEASURE each, one sample per run
+    plan: str = "fixed"  # "adaptive": runs until the interval reaches `target` (regbench.run.adaptive)
+    target_width: float = 0.01  # adaptive (`target`): wanted relative half-width of the 99% interval
+    budget: float | None = None  # adaptive: seconds of runs per benchmark and version
+    pilot: int = 3  # adaptive: runs with the configured iterations before the plan is chosen
 
 
 @dataclass(frozen=True)
@@ -225,7 +229,9 @@ class ProjectConfig:
         raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}")
 
 
-_DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time"}
+_DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time",
+                 "plan", "target", "budget", "pilot"}
+PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
@@ -386,6 +392,20 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
     for m in measures:
         if m not in MEASURES:
             fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
+    plan = get("plan", "fixed")
+    if plan not in PLANS:
+        fail(f"{label}: `plan` must be 'fixed' or 'adaptive', got {plan!r}")
+    width = get("target", 0.01)
+    if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width < 1:
+        fail(f"{label}: `target` must be a relative half-width in (0, 1) such as 0.01, got {width!r}")
+    budget = get("budget", None)
+    if budget is not None:
+        budget = _positive(budget, f"{label} `budget`", fail, float)
+    pilot = _positive(get("pilot", 3), f"{label} `pilot`", fail, int)
+    if pilot < 2:
+        fail(f"{label}: `pilot` must be at least 2 (the between-run variance needs two runs)")
+    if plan == "adaptive" and fmt is not None:
+        fail(f"{label}: `plan = \"adaptive\"` needs a benchmark with its own samples, not a tool `format`")
     warmup = get("warmup", 0)
     warmup_auto = warmup == "auto"
     if warmup_auto:
@@ -404,6 +424,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         alerts=alerts,
         format=fmt,
         measures=tuple(measures),
+        plan=plan, target_width=float(width), budget=budget, pilot=pilot,
     )
 
 

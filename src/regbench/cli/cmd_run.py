@@ -97,7 +97,19 @@ def summary(result: CampaignResult, where: str) -> str:
     if result.builds_failed:
         text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
                  f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
-    return text + f" Results are in {where}."
+    text += f" Results are in {where}."
+    for a in result.adaptive:
+        what = f"{a.benchmark}@{a.version}: "
+        if a.status == "met":
+            text += (f"\n{what}+-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} of {a.iterations} "
+                     f"iterations (target +-{a.target:.2%}).")
+        else:
+            why = {"budget": "its time budget was spent", "max-runs": "the run limit was reached",
+                   "failed": "its runs kept failing"}[a.status]
+            more = f"; about {_n(a.more_runs, 'more run')} needed" if a.more_runs else ""
+            text += (f"\n{what}inconclusive: +-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} "
+                     f"(target +-{a.target:.2%}): {why}{more}.")
+    return text
 
 
 @contextlib.contextmanager
@@ -135,6 +147,9 @@ def _sigterm_as_interrupt():
 @click.option("--runs", type=click.IntRange(min=1), metavar="INT",
               help="Runs per benchmark and version, overriding regbench.toml.")
 @click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
+@click.option("--config", "config_name", default="default", show_default=True, metavar="NAME",
+              help="Configuration the runs are stored under: measure a setup (say, with noise control) "
+                   "apart from the default one, then `regbench compare V V --variance --b-config NAME`.")
 @click.option("--pin", metavar="CPUS",
               help="Pin every benchmark process to these CPUs (a list like taskset's: 0,1 or 1-3; "
                    "'none' turns [noise] pin off).")
@@ -154,7 +169,7 @@ def _sigterm_as_interrupt():
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
                    "stderr tail [default: wait].")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, pin, aslr, ramdisk,
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, config_name, pin, aslr, ramdisk,
             env_size, quiet_load, quiet_wait, quiet_mode) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
@@ -184,7 +199,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
             result = run_campaign(config, store, revisions=revisions, releases=releases,
                                   benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                  rebuild=rebuild, noise=noise)
+                                  rebuild=rebuild, noise=noise, config_name=config_name)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)

@@ -120,6 +120,8 @@ class CampaignResult:
         Version names in history order.
     order : tuple of Trial
         The trials in the order they were executed.
+    adaptive : tuple of AdaptiveOutcome
+        Where each experiment of a ``plan = "adaptive"`` benchmark ended.
     """
 
     campaign_id: int
@@ -131,6 +133,7 @@ class CampaignResult:
     trials_unbuilt: int
     versions: tuple[str, ...]
     order: tuple[Trial, ...] = field(repr=False)
+    adaptive: tuple = ()
 
     @property
     def runs_stored(self) -> int:
@@ -263,7 +266,7 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     noise_facts = _noise.check_noise(noise)
     counter = _instruction_counter(specs)
     _check_measure_units(store, specs, counter)
-    runs_of = {s.name: runs if runs is not None else s.runs for s in specs}
+    runs_of = {s.name: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for s in specs}
     if noise.env_size is not None:
         _check_env_size(specs, versions, runs_of, noise.env_size)
 
@@ -279,7 +282,9 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
         "python": config.python,
         "benchmarks": {s.name: {"kind": s.kind, "runs": runs_of[s.name], "iterations": s.iterations,
                                 "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
-                                "measures": list(s.measures)} for s in specs},
+                                "measures": list(s.measures),
+                                **({"plan": "adaptive", "target": s.target_width, "budget": s.budget, "pilot": s.pilot}
+                                   if s.plan == "adaptive" else {})} for s in specs},
         "noise": {**noise.to_json(), **noise_facts},
     }
     if counter is not None:
@@ -384,8 +389,12 @@ def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, ma
     by_name = {s.name: s for s in specs}
     info = {v.name: v.info for v in versions}
     counts = dict.fromkeys(RUN_STATUSES, 0)
-    for trial in order:
-        spec = by_name[trial.benchmark]
+    executed: list[Trial] = []
+
+    def run_trial(trial: Trial, spec: BenchmarkSpec):
+        """Run and store one trial; its outcome, or None when another campaign stored it first."""
+        nonlocal skipped
+        executed.append(trial)
         reporter.trial_started(trial.benchmark, trial.version, trial.run_index)
         env = envs.get(trial.version)
         if env is not None:
@@ -404,14 +413,30 @@ def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, ma
             # Another campaign on the same store stored this trial meanwhile: keep the first.
             skipped += 1
             reporter.trial_done(trial.benchmark, trial.version, trial.run_index, "already stored")
-            continue
+            return None
         counts[outcome.status] += 1
         reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
+        return outcome
+
+    durations: dict[tuple[str, str], list[float]] = {}
+    for trial in order:
+        outcome = run_trial(trial, by_name[trial.benchmark])
+        if outcome is not None:
+            durations.setdefault((trial.benchmark, trial.version), []).append(outcome.duration)
+
+    adaptive = [s for s in specs if s.plan == "adaptive"]
+    outcomes = ()
+    if adaptive:
+        from .adaptive import run_adaptive_rounds
+
+        outcomes = run_adaptive_rounds(store, adaptive, [v.name for v in versions if v.name in trees],
+                                       run_trial=run_trial, config_name=config_name, machine=machine,
+                                       seed=seed, durations=durations, existing=existing)
 
     return CampaignResult(campaign_id=campaign_id, seed=seed, machine=machine, counts=counts,
                           builds_failed=tuple(failed), trials_skipped=skipped,
                           trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
-                          order=tuple(order))
+                          order=tuple(executed), adaptive=tuple(outcomes))
 
 
 def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,

@@ -139,7 +139,12 @@ class Session:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
         self.rebuild = rebuild
         self.reporter = reporter or SessionReporter()
-        self.noise = noise
+        # Noise control as in campaigns: the [noise] table unless given, checked before anything
+        # is written and recorded with the session (a RAM disk is then copied per run).
+        from . import noise as _noise
+
+        self.noise = noise if noise is not None else config.noise
+        noise_facts = _noise.check_noise(self.noise)
         self.clock = clock
         self._trees: dict[str, Path | None] = {}
         self._info: dict[str, dict] = {}
@@ -148,7 +153,8 @@ class Session:
         self.campaign_id = store.start_campaign(
             seed=self.seed, machine=self.machine, fingerprint=machine_fingerprint(),
             command=command if command is not None else shlex.join(sys.argv),
-            plan=dict(plan or {}, schedule=SCHEDULE, config=config_name))
+            plan=dict(plan or {}, schedule=SCHEDULE, config=config_name,
+                      noise={**self.noise.to_json(), **noise_facts}))
 
     # ------------------------------------------------------------------ versions
     def prepare(self, commit) -> Path | None:
@@ -198,7 +204,7 @@ class Session:
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
             outcome = execute_run(spec, tree=tree, python=self.config.python, run_index=trial.run_index,
-                                  version=version, **({"noise": self.noise} if self.noise is not None else {}))
+                                  version=version, noise=self.noise)
             try:
                 record_outcome(self.store, spec, trial, outcome, config_name=self.config_name,
                                machine=self.machine, campaign_id=self.campaign_id,
