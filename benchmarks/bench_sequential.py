@@ -1,0 +1,304 @@
+"""Benchmark time to a correct decision: regbench's sequential comparison against fixed plans.
+
+Usage::
+
+    python benchmarks/bench_sequential.py               # 200 runs per version, 1000 replays per cell
+    python benchmarks/bench_sequential.py --quick       # 40 runs, 200 replays: a smoke check
+
+Real benchmarks of this machine, run by regbench's own runner (fresh processes):
+
+* ``py-sort``: CPython sorting a fresh list of random floats (5 measured values per process,
+  1 warm-up);
+* ``c-hash``: a C loop (gcc -O2) hashing integers, timed with ``clock_gettime``.
+
+Each has four versions: the base, and the work made 1%, 3% and 10% larger.  Runs of all versions are collected interleaved in random order
+(so drift hits all alike), then each decision procedure is *replayed* many times on runs drawn
+at random from those real runs, the time of a replay being the wall-clock time of the runs it
+used (a run with fewer values is charged its start-up plus the values it keeps).  The
+procedures:
+
+``regbench``  pairs of runs until the always-valid confidence sequence settles
+              (:mod:`regbench.stats.sequential`, alpha = 0.05, threshold = the effect asked
+              about): "changed" or "no change of that size".  At most 1000 pairs; unsettled
+              counts as wrong.  Run at alpha = 0.01 ... 0.5.
+``pyperf``    pyperf's default plan, 20 processes x 3 values (+1 warm-up) per version, decided
+              by pyperf's own ``is_significant`` (Student's t on all 60 values, 95%).
+``asv``       asv's defaults, 2 processes x up to 5 values per version, decided by asv's own
+              rule: ``_stats.is_different`` (Mann-Whitney, p < 0.002) and a ratio beyond the
+              default factor 1.1.
+``fixed-t``   runs as replicates (seed 000): Welch's t-test on run means, at alpha = regbench's
+              measured false-alarm rate, with the fewest runs per version that miss the change
+              no more often than regbench: the best fixed plan at the same accuracy, sized with
+              hindsight for this one effect.
+
+regbench and fixed-t use runs of pyperf's shape (1 warm-up + 3 values); asv its own (5 values).
+A decision is correct when it says "changed" (in the right direction) for a real change, and
+"no change" when the base is compared with itself (both sides drawn independently from the base's
+runs: the truth is then exactly no change).  Printed: mean benchmark seconds per decision, the rate of
+wrong decisions, and, for the largest alpha at which regbench is wrong no more often than pyperf
+(both when the change is real and when there is none), how much less time regbench needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from regbench.config import BenchmarkSpec
+from regbench.run.execute import execute_run
+
+EFFECTS = (0.01, 0.03, 0.10)
+FACTORS = {"base": 1.0, "+1%": 1.01, "+3%": 1.03, "+10%": 1.10}
+ALPHA = 0.05
+ALPHAS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
+MAX_PAIRS = 1000
+RUN_VALUES = 3  # values of a run regbench and the fixed t plan use (pyperf's shape)
+WARMUP, VALUES = 1, 5
+
+PY_SORT = ("import random, sys, time\n"
+           "n = int(20000 * float(sys.argv[1]))\n"
+           "for _ in range(int(sys.argv[2])):\n"
+           "    x = [random.random() for _ in range(n)]\n"
+           "    t = time.perf_counter(); x.sort(); print(time.perf_counter() - t)\n")
+C_HASH = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <time.h>
+int main(int argc, char **argv) {
+    long n = (long)(3000000 * atof(argv[1]));
+    int reps = atoi(argv[2]);
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < reps; r++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        uint64_t h = 1469598103934665603ULL;
+        for (long i = 0; i < n; i++) { h ^= (uint64_t)i; h *= 1099511628211ULL; }
+        sink += h;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("%.9f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9);
+    }
+    return sink == 42;
+}
+"""
+
+
+def workloads(workdir: Path) -> dict[str, list[str]]:
+    (workdir / "sort.py").write_text(PY_SORT)
+    out = {"py-sort": [sys.executable, str(workdir / "sort.py")]}
+    if shutil.which("gcc"):
+        (workdir / "hash.c").write_text(C_HASH)
+        subprocess.run(["gcc", "-O2", "-o", str(workdir / "hash"), str(workdir / "hash.c")], check=True)
+        out["c-hash"] = [str(workdir / "hash")]
+    return out
+
+
+def collect(argv: list[str], runs: int, rng: np.random.Generator, tree: Path) -> dict[str, list[dict]]:
+    """``runs`` runs of every version, in randomized rounds; each: samples and duration."""
+    pool: dict[str, list[dict]] = {v: [] for v in FACTORS}
+    for r in range(runs):
+        for v in rng.permutation(list(FACTORS)):
+            spec = BenchmarkSpec(name="b", kind="command", command=(*argv, repr(FACTORS[v]), str(WARMUP + VALUES)),
+                                 iterations=VALUES, warmup=WARMUP, timeout=60)
+            out = execute_run(spec, tree=tree, python=sys.executable, run_index=r, version=v)
+            if out.status == "ok" and out.samples.size == WARMUP + VALUES:
+                pool[v].append({"samples": out.samples.tolist(), "duration": out.duration})
+        print(f"\r  collected round {r + 1}/{runs}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return pool
+
+
+class Pool:
+    """Real runs of one version, as arrays for fast replay."""
+
+    def __init__(self, runs: list[dict]):
+        s = np.array([r["samples"] for r in runs])
+        self.warm = s[:, :WARMUP].sum(axis=1)
+        self.values = s[:, WARMUP:]
+        self.duration = np.array([r["duration"] for r in runs])
+        self.startup = np.maximum(self.duration - s.sum(axis=1), 0)
+        self.mean = self.values.mean(axis=1)
+
+    def cost(self, idx: np.ndarray, k: int = VALUES) -> np.ndarray:
+        """Seconds of runs ``idx`` keeping ``k`` values each."""
+        return self.startup[idx] + self.warm[idx] + self.values[idx, :k].sum(axis=-1)
+
+
+def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: str, n_rep: int,
+                    max_pairs: int, rng: np.random.Generator) -> tuple[float, float]:
+    """Mean seconds to a decision and the rate of wrong (or unsettled) decisions."""
+    from regbench.stats.sequential import t_mixture_path
+
+    band = math.log1p(threshold)
+    times, wrong = [], 0
+    for _ in range(n_rep):
+        ia = rng.integers(len(a.mean), size=max_pairs)
+        ib = rng.integers(len(b.mean), size=max_pairs)
+        # The same run shape as pyperf's plan (1 warm-up + 3 values), so that only the number
+        # of runs differs.
+        x = np.log(b.values[ib, :RUN_VALUES].mean(axis=1) / a.values[ia, :RUN_VALUES].mean(axis=1))
+        low, high = t_mixture_path(x, alpha=alpha)
+        n = np.arange(1, max_pairs + 1)
+        changed = ((low > 0) | (high < 0)) & (n >= 3)
+        no_change = (low > -band) & (high < band) & (n >= 3)
+        settled = changed | no_change
+        stop = int(np.argmax(settled)) if settled.any() else max_pairs - 1
+        times.append(float(a.cost(ia[:stop + 1], RUN_VALUES).sum() + b.cost(ib[:stop + 1], RUN_VALUES).sum()))
+        if not settled.any():
+            wrong += 1
+        elif changed[stop]:
+            wrong += truth != ("up" if low[stop] > 0 else "down")
+        else:
+            wrong += truth != "same"
+    return float(np.mean(times)), wrong / n_rep
+
+
+def replay_pyperf(a: Pool, b: Pool, *, truth: str, n_rep: int, rng: np.random.Generator) -> tuple[float, float]:
+    from pyperf._utils import is_significant
+
+    times, wrong = [], 0
+    for _ in range(n_rep):
+        ia, ib = rng.integers(len(a.mean), size=20), rng.integers(len(b.mean), size=20)
+        va, vb = a.values[ia, :3].ravel(), b.values[ib, :3].ravel()
+        sig, _ = is_significant(va, vb)
+        said = ("up" if vb.mean() > va.mean() else "down") if sig else "same"
+        wrong += said != truth
+        times.append(float(a.cost(ia, 3).sum() + b.cost(ib, 3).sum()))
+    return float(np.mean(times)), wrong / n_rep
+
+
+def replay_asv(a: Pool, b: Pool, *, truth: str, n_rep: int, rng: np.random.Generator) -> tuple[float, float]:
+    from asv import _stats
+    from asv_runner.statistics import compute_stats
+
+    times, wrong = [], 0
+    for _ in range(n_rep):
+        ia, ib = rng.integers(len(a.mean), size=2), rng.integers(len(b.mean), size=2)
+        va, vb = a.values[ia].ravel(), b.values[ib].ravel()
+        ma, mb = float(np.median(va)), float(np.median(vb))
+        sa, sb = compute_stats(va.tolist(), 1)[1], compute_stats(vb.tolist(), 1)[1]
+        different = _stats.is_different(va.tolist(), vb.tolist(), sa, sb)
+        if different and mb > ma * 1.1:
+            said = "up"
+        elif different and mb < ma / 1.1:
+            said = "down"
+        else:
+            said = "same"
+        wrong += said != truth
+        times.append(float(a.cost(ia).sum() + b.cost(ib).sum()))
+    return float(np.mean(times)), wrong / n_rep
+
+
+def fixed_t(a: Pool, b: Pool, k: int, *, alpha: float, truth: str, n_rep: int, rng) -> tuple[float, float]:
+    """Welch's t-test on run means (runs as replicates, seed 000) with k runs per version."""
+    from scipy import stats
+
+    ia, ib = rng.integers(len(a.mean), size=(n_rep, k)), rng.integers(len(b.mean), size=(n_rep, k))
+    ma, mb = a.values[ia, :RUN_VALUES].mean(axis=-1), b.values[ib, :RUN_VALUES].mean(axis=-1)
+    p = stats.ttest_ind(mb, ma, axis=1, equal_var=False).pvalue
+    said = np.where(p < alpha, np.where(mb.mean(axis=1) > ma.mean(axis=1), "up", "down"), "same")
+    cost = a.cost(ia, RUN_VALUES).sum(axis=1) + b.cost(ib, RUN_VALUES).sum(axis=1)
+    return float(cost.mean()), float(np.mean(said != truth))
+
+
+def fixed_t_matching(base: Pool, changed: Pool, *, wrong_change: float, wrong_null: float, n_rep: int,
+                     rng) -> tuple[int, float, float]:
+    """The fewest runs per version for which Welch's t-test, at alpha = regbench's measured rate of
+    false alarms, misses the change no more often than regbench: the best fixed plan at the same
+    accuracy.  Returns (runs per version, seconds per decision, its miss rate); 0 runs if no plan
+    up to 1000 runs per version matches."""
+    alpha = max(wrong_null, 0.005)
+    ks = [*range(2, 40), *range(40, 200, 5), *range(200, 1001, 50)]
+    for k in ks:
+        t, w = fixed_t(base, changed, k, alpha=alpha, truth="up", n_rep=n_rep, rng=rng)
+        if w <= wrong_change + 0.01:
+            return k, t, w
+    return 0, math.nan, math.nan
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--runs", type=int, default=None, help="runs per version to collect")
+    ap.add_argument("--replays", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--pool", type=Path, default=None, help="reuse (or save) collected runs here (JSON)")
+    args = ap.parse_args()
+    runs = args.runs or (40 if args.quick else 200)
+    n_rep = args.replays or (200 if args.quick else 1000)
+    rng = np.random.default_rng(args.seed)
+    pools: dict[str, dict[str, list[dict]]]
+    if args.pool and args.pool.exists():
+        pools = json.loads(args.pool.read_text())
+    else:
+        pools = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, argv in workloads(Path(tmp)).items():
+                print(f"{name}: collecting {runs} runs x {len(FACTORS)} versions", file=sys.stderr)
+                t0 = time.perf_counter()
+                pools[name] = collect(argv, runs, rng, Path(tmp))
+                print(f"  {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        if args.pool:
+            args.pool.write_text(json.dumps(pools))
+    rows = []
+    for name, pool in pools.items():
+        p = {v: Pool(r) for v, r in pool.items()}
+        base = p["base"]
+        spread = float(np.std(np.log(base.mean), ddof=1))
+        print(f"{name}: {len(base.mean)} runs per version, run-to-run CV {spread:.2%}, "
+              f"mean run {base.duration.mean() * 1000:.0f} ms", flush=True)
+        for effect in EFFECTS:
+            label = f"+{effect:.0%}"
+            changed = p[label]
+            real = float(np.mean(changed.mean) / np.mean(base.mean) - 1)
+            row = dict(workload=name, effect=label, measured_change=real, run_cv=spread)
+            # The fixed plans, each with its own rule, on the change and on no change at all (base
+            # against itself: runs drawn independently from the same real runs).
+            for plan, replay in (("pyperf", replay_pyperf), ("asv", replay_asv)):
+                t, w = replay(base, changed, truth="up", n_rep=n_rep, rng=rng)
+                _, w0 = replay(base, base, truth="same", n_rep=n_rep, rng=rng)
+                row |= {f"{plan}_s": t, f"{plan}_wrong_change": w, f"{plan}_wrong_null": w0}
+            # regbench at several error rates: the nominal 5%, and the largest alpha whose wrong
+            # decisions are no more frequent than pyperf's (the same accuracy, measured).
+            for alpha in ALPHAS:
+                t, w = replay_regbench(base, changed, threshold=effect, alpha=alpha, truth="up", n_rep=n_rep,
+                                       max_pairs=MAX_PAIRS, rng=rng)
+                t0, w0 = replay_regbench(base, base, threshold=effect, alpha=alpha, truth="same", n_rep=n_rep,
+                                         max_pairs=MAX_PAIRS, rng=rng)
+                row[f"regbench_{alpha}"] = dict(s_change=t, wrong_change=w, s_null=t0, wrong_null=w0)
+            nominal = row[f"regbench_{ALPHA}"]
+            same = [a for a in ALPHAS if row[f"regbench_{a}"]["wrong_change"] <= row["pyperf_wrong_change"]
+                    and row[f"regbench_{a}"]["wrong_null"] <= row["pyperf_wrong_null"]]
+            matched = max(same) if same else None
+            row["alpha_matching_pyperf"] = matched
+            k, ft, fw = (fixed_t_matching(base, changed, wrong_change=nominal["wrong_change"],
+                                          wrong_null=nominal["wrong_null"], n_rep=n_rep, rng=rng)
+                         if nominal["wrong_change"] < 0.5 else (0, math.nan, math.nan))  # nothing to match
+            row |= {"fixed_t_runs": k, "fixed_t_s": ft, "fixed_t_wrong_change": fw}
+            rows.append(row)
+            m = row[f"regbench_{matched}"] if matched else None
+            print(f"  {label:5s} (measured {real:+.2%}): regbench(a=5%) change {nominal['s_change']:6.2f} s "
+                  f"wrong {nominal['wrong_change']:.3f}, no change {nominal['s_null']:6.2f} s wrong "
+                  f"{nominal['wrong_null']:.3f} | pyperf {row['pyperf_s']:5.2f} s wrong "
+                  f"{row['pyperf_wrong_change']:.3f}/{row['pyperf_wrong_null']:.3f} | asv {row['asv_s']:5.2f} s wrong "
+                  f"{row['asv_wrong_change']:.3f}/{row['asv_wrong_null']:.3f}"
+                  + (f" | at pyperf's accuracy (a={matched}): change {m['s_change']:.2f} s "
+                     f"({row['pyperf_s'] / m['s_change']:.1f}x less), no change {m['s_null']:.2f} s "
+                     f"({row['pyperf_s'] / m['s_null']:.1f}x)" if m else " | no alpha matches pyperf's accuracy")
+                  + (f" | best fixed plan at regbench's error rates: {k} runs/version, {ft:.2f} s" if k
+                     else " | no fixed plan to match"),
+                  flush=True)
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
