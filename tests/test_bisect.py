@@ -71,7 +71,7 @@ def test_bisect_finds_the_culprit_among_30_commits(repo30, tmp_path):
     assert 4 <= len(result.steps) <= 6 and all(s.verdict in ("good", "bad") for s in result.steps)
     with store.engine.connect() as conn:
         n_runs = conn.exec_driver_sql("select count(*) from run where campaign_id = ?", (result.campaign_id,)).scalar()
-    assert n_runs == 2 * result.pairs
+    assert n_runs == result.runs
 
 
 def test_bisect_says_no_change_when_good_and_bad_are_alike(tmp_path):

@@ -57,10 +57,10 @@ def bisect_json(result) -> dict:
     from ._sequential import settled_row
 
     return {"benchmark": result.benchmark, "good": result.good, "bad": result.bad, "status": result.status,
-            "culprit": result.culprit, "commits": result.commits, "pairs": result.pairs,
+            "culprit": result.culprit, "commits": result.commits, "runs": result.runs,
             "campaign_id": result.campaign_id, "total": settled_row(result.total),
             "culprit_change": settled_row(result.culprit_change) if result.culprit_change else None,
-            "steps": [{"commit": s.commit, "verdict": s.verdict, "pairs": s.pairs,
+            "steps": [{"commit": s.commit, "verdict": s.verdict, "triples": s.triples,
                        "position": s.position if s.position == s.position else None,
                        "seconds": round(s.seconds, 3)} for s in result.steps],
             "candidates": list(result.candidates)}
@@ -77,12 +77,12 @@ def print_bisect(result, console, fmt_pct, escape) -> None:
         where = f", level {s.position:.0%} of the way from GOOD to BAD" if s.position == s.position else ""
         console.print(f"  {s.commit}: like {s.verdict}" if s.verdict in ("good", "bad") else f"  {s.commit}: {s.verdict}",
                       end="")
-        console.print(f" ({s.pairs} pairs{where})")
+        console.print(f" ({s.triples} triples of runs{where})")
     if result.status == "found":
         c = result.culprit_change.decision
         console.print(f"First bad commit: [bold]{result.culprit}[/]: {fmt_pct(c.change)} "
                       f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
-                      f"({result.culprit_change.pairs} pairs); {result.pairs} pairs of runs in all.")
+                      f"({result.culprit_change.pairs} pairs); {result.runs} runs in all.")
     elif result.status == "no change":
         console.print(f"No change of {t.decision.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
     elif result.status == "unbuilt":

@@ -5,9 +5,9 @@ order (like ``git bisect``, history is taken as a line: ``git rev-list --topo-or
 
 1. GOOD and BAD are compared pair by pair until settled (:meth:`Session.settle`): there must be
    a change, and its estimate ``D`` (a log ratio) is the size the search looks for.
-2. Each step takes the middle commit M of the range still open and runs M and GOOD in pairs.
-   Every pair gives ``log(M/GOOD) - D/2``: its mean is below zero when M is like GOOD and above
-   when M is like BAD (for ``D > 0``).  The always-valid confidence sequence of
+2. Each step takes the middle commit M of the range still open and runs GOOD, M and BAD in
+   triples (random order).  Every triple gives ``log(M/GOOD) - log(BAD/M)``: its mean is ``-D``
+   when M is like GOOD and ``+D`` when M is like BAD.  The always-valid confidence sequence of
    :mod:`regbench.stats.sequential` on those values decides as soon as it excludes zero, so a
    noisy commit costs more runs, never a silent wrong turn: when the budget of a step is spent
    unsettled, the bisection stops and says which range is left and which commit could not be
@@ -39,11 +39,12 @@ STEP_ALPHA = 0.01
 
 @dataclass(frozen=True)
 class BisectStep:
-    """One classification: ``commit`` was found like ``good`` or ``bad``, or ``undecided``."""
+    """One classification: ``commit`` was found like ``good`` or ``bad``, or ``undecided``, after
+    ``triples`` triples of runs (GOOD, the commit, BAD)."""
 
     commit: str
     verdict: str
-    pairs: int
+    triples: int
     position: float  # the commit's level on the GOOD (0) .. BAD (1) scale, estimated
     seconds: float
 
@@ -85,10 +86,10 @@ class BisectResult:
     campaign_id: int
 
     @property
-    def pairs(self) -> int:
-        """Pairs of runs used in all."""
-        return (self.total.pairs + sum(s.pairs for s in self.steps)
-                + (self.culprit_change.pairs if self.culprit_change else 0))
+    def runs(self) -> int:
+        """Successful runs used in all (failed ones are stored too, but not counted here)."""
+        return (2 * self.total.pairs + 3 * sum(s.triples for s in self.steps)
+                + (2 * self.culprit_change.pairs if self.culprit_change else 0))
 
 
 def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
@@ -166,7 +167,8 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
         steps: list[BisectStep] = []
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            step = _classify(session, spec, history[0], history[mid], shift, sequential_decision, **settle)
+            step = _classify(session, spec, history[0], history[mid], history[-1], shift, sequential_decision,
+                             **settle)
             steps.append(step)
             if step.verdict == "good":
                 lo = mid
@@ -190,40 +192,46 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
         raise
 
 
-def _classify(session: Session, spec, good, commit, shift: float, decide, *, alpha: float,
+def _classify(session: Session, spec, good, commit, bad, shift: float, decide, *, alpha: float,
               budget: float | None, max_pairs: int, min_pairs: int) -> BisectStep:
-    """Whether ``commit`` sits below or above the halfway level between GOOD and BAD.
+    """Whether ``commit`` is like GOOD or like BAD, from triples of runs.
 
-    Observations are ``log(commit/GOOD) - shift/2`` for each pair; the confidence sequence on
-    their mean (threshold 0: only "changed" can settle it) excludes zero on GOOD's side or
-    BAD's side.
+    Each observation is one run of GOOD, of the commit and of BAD, in random order:
+    ``w = log(M/GOOD) - log(BAD/M)``, whose mean is ``-D`` when the commit is like GOOD and
+    ``+D`` when it is like BAD (``D`` the GOOD-to-BAD log change).  The confidence sequence on
+    the mean of ``w`` (threshold 0: only "changed" settles it) decides as soon as it excludes
+    zero.  No estimate of ``D`` enters the observations, so the decision keeps its error rate
+    exactly (an estimate taken when the first comparison stopped is biased away from zero), and
+    drift of the machine cancels within each triple.  ``shift`` only gives the sign of ``D`` and
+    the scale of the reported position.
     """
-    if session.prepare(commit) is None or session.prepare(good) is None:
+    if session.prepare(commit) is None or session.prepare(good) is None or session.prepare(bad) is None:
         return BisectStep(commit.short, "unbuilt", 0, math.nan, 0.0)
     start = session.clock()
     x: list[float] = []
     failed = 0
+    names = (good.short, commit.short, bad.short)
     while len(x) < max_pairs:
         if budget is not None and session.clock() - start >= budget:
             break
-        first = bool(session.rng.integers(2))
-        order = (good.short, commit.short) if first else (commit.short, good.short)
-        means = {v: session.run_once(spec, v) for v in order}
-        if means[good.short] is None or means[commit.short] is None:
+        means = {v: session.run_once(spec, v) for v in (names[k] for k in session.rng.permutation(3))}
+        if any(means[v] is None for v in names):
             failed += 1
             if failed > 3 and failed > 0.2 * (len(x) + failed):
                 break
             continue
-        x.append(math.log(means[commit.short] / means[good.short]) - shift / 2)
+        x.append(math.log(means[commit.short] ** 2 / (means[good.short] * means[bad.short])))
         d = decide(np.asarray(x), threshold=0.0, alpha=alpha, min_n=min_pairs)
         session.reporter.pair_done(spec.name, good.short, commit.short, len(x), d)
         if d.decision == "changed":
-            above = d.cs.estimate > 0
-            verdict = "bad" if above == (shift > 0) else "good"
-            return BisectStep(commit.short, verdict, len(x), 0.5 + float(np.mean(x)) / shift,
-                              session.clock() - start)
-    position = 0.5 + float(np.mean(x)) / shift if x else math.nan
-    return BisectStep(commit.short, "undecided", len(x), position, session.clock() - start)
+            verdict = "bad" if (d.cs.estimate > 0) == (shift > 0) else "good"
+            return BisectStep(commit.short, verdict, len(x), _position(x, shift), session.clock() - start)
+    return BisectStep(commit.short, "undecided", len(x), _position(x, shift), session.clock() - start)
+
+
+def _position(x: Sequence[float], shift: float) -> float:
+    """The commit's level on the GOOD (0) .. BAD (1) scale: mean(w) = (2 p - 1) D."""
+    return 0.5 + float(np.mean(x)) / (2 * shift) if x and shift else math.nan
 
 
 def commits_between(repo, older: str, newer: str) -> int:
