@@ -157,13 +157,20 @@ def test_detect_bisect_localizes_a_change_between_nightly_snapshots(repo30, tmp_
     commit_of = {v.name: v.commit for v in store.versions()}
     before = next(n for n, c in commit_of.items() if c == shas[12])
     after = next(n for n, c in commit_of.items() if c == shas[18])
-    change = Change("b", "default", "m", after, before, 0.1, 0.05, 0.15, "regression", "auto")
+    here = default_machine_name()
+    change = Change("b", "default", here, after, before, 0.1, 0.05, 0.15, "regression", "auto")
     assert commits_between(repo, shas[12], shas[18]) == 6
-    (pair,) = bisect_changes(config, store, [change], seed=8)
+    (pair,), skipped = bisect_changes(config, store, [change], seed=8)
+    assert not skipped
     assert pair[1].status == "found" and pair[1].culprit == shas[16][:len(pair[1].culprit)]
-    # Adjacent commits are not bisected.
-    adjacent = Change("b", "default", "m", after, after, 0.1, 0.05, 0.15, "regression", "auto")
-    assert bisect_changes(config, store, [adjacent]) == []
+    # Not bisected, each with its reason: adjacent commits, another machine, a measure series.
+    others = [Change("b", "default", here, after, after, 0.1, 0.05, 0.15, "regression", "auto"),
+              Change("b", "default", "elsewhere", after, before, 0.1, 0.05, 0.15, "regression", "auto"),
+              Change("b:cpu", "default", here, after, before, 0.1, 0.05, 0.15, "regression", "auto")]
+    bisected, skipped = bisect_changes(config, store, others)
+    assert bisected == []
+    reasons = [s.reason for s in skipped]
+    assert "adjacent" in reasons[0] and "'elsewhere'" in reasons[1] and "measure or tool series of 'b'" in reasons[2]
 
 
 def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):
@@ -175,7 +182,7 @@ def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):
     assert code == 0 and out["status"] == "found" and shas[16].startswith(out["culprit"])
     assert out["culprit_change"]["ci_low"] > 0
     code = main(["--store", store, "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
-                 "--benchmark", "b", "--max-pairs", "2"])
+                 "--benchmark", "b", "--max-pairs", "3", "--alpha", "0.000001"])
     captured = capsys.readouterr()
     assert code == 1 and "Undecided" in captured.out
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -233,10 +232,8 @@ def test_noise_models_have_unit_sd_and_are_symmetric(noise):
         assert stats.kurtosis(z) > 3
 
 
-def test_simulation_is_reproducible_and_fast_enough():
-    start = time.perf_counter()
+def test_simulation_is_reproducible():
     a = simulate_error_rates(effect=0.0, threshold=0.03, rng=3)
-    assert time.perf_counter() - start < 1.0  # 2000 x 200 takes about 0.05 s
     b = simulate_error_rates(effect=0.0, threshold=0.03, rng=3)
     assert a.wrong_rate == b.wrong_rate and np.array_equal(a.n_used, b.n_used)
     assert (a.n_sim, a.max_n, a.noise, a.sigma) == (2000, 200, "normal", 0.02)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+import threading
 
 import click
 
@@ -27,6 +30,24 @@ class DurationType(click.ParamType):
 
 
 DURATION = DurationType()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    # `kill PID` then cleans up like Ctrl-C: the run's process group is killed and the campaign
+    # is marked interrupted.
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class LiveReporter(SessionReporter):
@@ -82,6 +103,9 @@ def settled_text(s) -> str:
     why = {"budget": "the time budget was spent", "max-pairs": "the pair limit was reached",
            "failed": "its runs kept failing", "unbuilt": "a version did not build"}[s.stopped]
     more = f"; about {s.more_pairs} more pairs needed" if s.more_pairs else ""
+    if s.decision is not None and s.decision.decision == "changed":
+        return (f"{s.benchmark}: the change is certain, but not whether it reaches the threshold "
+                f"({s.decision.threshold:.1%}) after {s.pairs} pair(s): {why}{more}.")
     return f"{s.benchmark}: inconclusive after {s.pairs} pair(s): {why}{more}."
 
 
@@ -91,7 +115,8 @@ def print_settled(rows, *, title: str) -> None:
     from ._output import console, emit_table, fmt_pct
 
     style = {"regression": "red", "improvement": "green", "small regression": "yellow",
-             "small improvement": "yellow", "no change": "", "inconclusive": "yellow"}
+             "small improvement": "yellow", "regression (size uncertain)": "yellow",
+             "improvement (size uncertain)": "yellow", "no change": "", "inconclusive": "yellow"}
     table = []
     for s in rows:
         d = s.decision

@@ -19,8 +19,8 @@ from ._sequential import DURATION
               help="Error rate of each decision (valid when stopping after any pair).")
 @click.option("--budget", type=DURATION, metavar="DURATION",
               help="Benchmark time per decision, e.g. 90s or 10m [default: no limit, --max-pairs only].")
-@click.option("--max-pairs", default=60, show_default=True, type=click.IntRange(2),
-              help="Pairs of runs per decision at most.")
+@click.option("--max-pairs", default=200, show_default=True, type=click.IntRange(3),
+              help="Pairs (or, for a step, triples) of runs per decision at most.")
 @click.option("--seed", type=click.IntRange(min=0), metavar="INT", help="Seed of the run order [default: random, recorded].")
 @click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -38,11 +38,11 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
 
     from ..run.bisect import bisect
     from ._output import console, fmt_pct
-    from ._sequential import LiveReporter, settled_row
+    from ._sequential import LiveReporter, sigterm_as_interrupt
 
     config = ctx.load_config()
     store = ctx.open_store(config=config)
-    with LiveReporter() as reporter:
+    with sigterm_as_interrupt(), LiveReporter() as reporter:
         result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
                         budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter)
     if fmt == "json":
@@ -80,13 +80,16 @@ def print_bisect(result, console, fmt_pct, escape) -> None:
         console.print(f" ({s.triples} triples of runs{where})")
     if result.status == "found":
         c = result.culprit_change.decision
-        console.print(f"First bad commit: [bold]{result.culprit}[/]: {fmt_pct(c.change)} "
-                      f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
-                      f"({result.culprit_change.pairs} pairs); {result.runs} runs in all.")
+        own = (f"{fmt_pct(c.change)} [{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
+               f"({result.culprit_change.pairs} pairs, {c.decision})" if c is not None
+               else "its own change against its predecessor could not be measured")
+        console.print(f"First bad commit: [bold]{result.culprit}[/]: {own}; {result.runs} runs in all.")
     elif result.status == "no change":
         console.print(f"No change of {t.decision.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
     elif result.status == "unbuilt":
         console.print("GOOD or BAD did not build: nothing to bisect.")
     else:
-        console.print(f"Undecided: the first bad commit is one of {', '.join(result.candidates)} "
-                      "(a step did not settle within its budget; raise --budget or --max-pairs).")
+        unbuilt = [s.commit for s in result.steps if s.verdict == "unbuilt"]
+        why = (f"{', '.join(unbuilt)} did not build" if unbuilt and not any(s.verdict == "undecided" for s in result.steps)
+               else "a step did not settle within its budget; raise --budget or --max-pairs")
+        console.print(f"Undecided: the first bad commit is one of {', '.join(result.candidates)} ({why}).")

@@ -192,12 +192,12 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
     """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
     from ..model import DEFAULT_CONFIG
     from ..run.sequential import compare_live
-    from ._sequential import LiveReporter, print_settled, settled_row
+    from ._sequential import LiveReporter, print_settled, settled_row, sigterm_as_interrupt
 
     ctx = click_ctx.obj
     config = ctx.load_config()
     store = ctx.open_store(config=config)
-    with LiveReporter() as reporter:
+    with sigterm_as_interrupt(), LiveReporter() as reporter:
         rows = compare_live(config, store, a, b, benchmarks=[benchmark] if benchmark else None, threshold=threshold,
                             alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
                             config_name=config_name or DEFAULT_CONFIG, reporter=reporter)

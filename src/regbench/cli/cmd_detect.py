@@ -60,6 +60,8 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
         raise ConfigError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them")
     if notify and (config is None or not config.notify):
         raise ConfigError("--notify needs [[notify]] sinks in regbench.toml (see docs/configuration.md)")
+    if do_bisect and config is None:
+        raise ConfigError("--bisect needs regbench.toml (the benchmarks and the repository to build)")
     store = ctx.open_store(create=False, config=config)
     common = dict(method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
                   fdr=None if no_fdr else fdr)
@@ -75,21 +77,21 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
 
         outcome = record_alerts(store, list(changes), config=config)
         save_detection_state(store, result, min_change=min_change, confidence_level=confidence)
-    bisected = []
+    bisected, skipped = [], []
     if do_bisect and changes:
-        if config is None:
-            raise ConfigError("--bisect needs regbench.toml (the benchmarks and the repository to build)")
         from ..run.bisect import bisect_changes
-        from ._sequential import LiveReporter
+        from ._sequential import LiveReporter, sigterm_as_interrupt
 
-        with LiveReporter() as reporter:
-            bisected = bisect_changes(config, store, list(changes), reporter=reporter)
+        with sigterm_as_interrupt(), LiveReporter() as reporter:
+            bisected, skipped = bisect_changes(config, store, list(changes), reporter=reporter)
     if fmt == "json":
         if do_bisect:
             from .cmd_bisect import bisect_json
 
             by_change = {id(c): r for c, r in bisected}
-            click.echo(json.dumps([dict(c.to_json(), bisect=bisect_json(by_change[id(c)]) if id(c) in by_change else None)
+            why = {id(s.change): s.reason for s in skipped}
+            click.echo(json.dumps([dict(c.to_json(), bisect=bisect_json(by_change[id(c)]) if id(c) in by_change else None,
+                                        **({"bisect_skipped": why[id(c)]} if id(c) in why else {}))
                                    for c in changes], indent=1))
         else:
             click.echo(json.dumps([c.to_json() for c in changes], indent=1))
@@ -106,8 +108,9 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
             from ._output import fmt_pct
             from .cmd_bisect import print_bisect
 
-            if not bisected:
-                console.print("Bisect: no change lies between versions that are not adjacent commits.")
+            for s in skipped:
+                console.print(f"Not bisected: {escape(s.change.benchmark)} between {s.change.previous} and "
+                              f"{s.change.version}: {escape(s.reason)}.")
             for change, result in bisected:
                 console.print(f"Bisecting {escape(change.benchmark)} between {change.previous} and {change.version}:")
                 print_bisect(result, console, fmt_pct, escape)

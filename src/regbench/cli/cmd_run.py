@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
 from typing import TYPE_CHECKING
 
 import click
@@ -112,24 +109,6 @@ def summary(result: CampaignResult, where: str) -> str:
     return text
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    # `kill PID` then cleans up like Ctrl-C: the run's process group is killed and the campaign
-    # is marked interrupted.
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @click.command("run")
 @click.option("--versions", "revisions", metavar="REV_RANGE",
               help="Git versions to benchmark: A..B (the commits after A up to B, as `git log A..B`; "
@@ -185,6 +164,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
 
     from ..config import noise_control
     from ..run.campaign import run_campaign
+    from ._sequential import sigterm_as_interrupt
 
     config = ctx.load_config()
     given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
@@ -195,7 +175,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
     console = Console(stderr=True)
     reporter = ProgressReporter(console)
     try:
-        with _sigterm_as_interrupt(), reporter:
+        with sigterm_as_interrupt(), reporter:
             result = run_campaign(config, store, revisions=revisions, releases=releases,
                                   benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,

@@ -69,21 +69,25 @@ class Assessment:
         return max(self.runs_needed - self.runs, 1)
 
 
-def overhead_iterations(samples: Sequence[np.ndarray], durations: Sequence[float], *, warmup: int,
+def overhead_iterations(samples: Sequence[np.ndarray], durations: Sequence[float | None], *, warmup: int,
                         unit: str) -> int:
     """The cost ``w`` of a run beyond its measured iterations, in iterations (seed 000 s.3.1).
 
-    ``samples`` are each run's measured samples; ``durations`` the runs' wall-clock seconds.
-    When samples are seconds, ``w`` is the mean of (duration - measured time) / mean sample:
-    process start, imports and warm-up all count, which is what makes one more run dearer than
-    one more iteration.  Otherwise the configured ``warmup`` (at least 1: a run always costs
-    something more than its iterations).
+    ``samples`` are the measured samples of the successful runs; ``durations`` the wall-clock
+    seconds of successful runs (not necessarily the same ones: only means are used).  When
+    samples are seconds, ``w`` is (mean duration - mean measured time) / mean sample: process
+    start, imports and warm-up all count, which is what makes one more run dearer than one more
+    iteration.  Otherwise the configured ``warmup`` (at least 1: a run always costs something
+    more than its iterations).
     """
-    if unit == "s" and samples and len(samples) == len(durations):
-        extra = [(d - float(np.sum(s))) / float(np.mean(s)) for s, d in zip(samples, durations, strict=True)
-                 if s.size and np.mean(s) > 0 and d is not None and math.isfinite(d)]
-        if extra:
-            return max(int(round(float(np.mean(extra)))), warmup, 1)
+    known = [d for d in durations if d is not None and math.isfinite(d)]
+    runs = [s for s in samples if s.size]
+    if unit == "s" and known and runs:
+        per_sample = float(np.mean([s.mean() for s in runs]))
+        measured = float(np.mean([s.sum() for s in runs]))
+        if per_sample > 0:
+            extra = (float(np.mean(known)) - measured) / per_sample
+            return max(int(round(extra)), warmup, 1)
     return max(warmup, 1)
 
 
@@ -97,7 +101,7 @@ def assess(samples: Sequence[np.ndarray], durations: Sequence[float], *, target:
     samples : sequence of 1-D arrays
         Measured samples (warm-up removed) of each successful run so far.
     durations : sequence of float
-        Wall-clock seconds of those runs (for the cost of a run).
+        Wall-clock seconds of successful runs (for the cost of a run; only their mean is used).
     target : float
         Wanted relative half-width of the interval (0.01 = +-1%).
     confidence_level : float
@@ -190,7 +194,7 @@ class AdaptiveOutcome:
 
 
 def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, machine: str, seed: int,
-                        durations: dict, existing) -> list[AdaptiveOutcome]:
+                        existing) -> list[AdaptiveOutcome]:
     """After the pilots (run with the campaign's other trials), add runs round by round.
 
     Each round holds one more run of every experiment still short of its target and within its
@@ -217,16 +221,18 @@ def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, 
             return [], 0
         return series[0].runs[0], series[0].failed[0]
 
-    def seconds(key):
-        return float(sum(d for d in durations.get(key, []) if d is not None))
+    def timing(key):
+        rows = store.run_durations(key[0], key[1], config=config_name, machine=machine)
+        spent = float(sum(d for _, d in rows if d is not None))
+        return spent, [d for status, d in rows if status == "ok"]
 
     while active:
         finished = []
         for key, st in active.items():
             spec = st["spec"]
             runs, failed = measured(spec, key[1])
-            a = assess(runs, durations.get(key, [])[-len(runs):] if runs else [], target=spec.target_width,
-                       warmup=spec.warmup, unit=spec.unit)
+            spent, ok_durations = timing(key)
+            a = assess(runs, ok_durations, target=spec.target_width, warmup=spec.warmup, unit=spec.unit)
             if a.iterations is not None and st["iterations"] == spec.iterations and len(runs) >= spec.pilot:
                 # seed 000 s.3.1: the later runs' iterations, chosen once from the pilot; kept
                 # inside the timeout with room to spare.
@@ -238,13 +244,13 @@ def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, 
                 status = "met"
             elif failed > MAX_FAILED and failed > 0.2 * (failed + len(runs)):
                 status = "failed"
-            elif spec.budget is not None and seconds(key) >= spec.budget:
+            elif spec.budget is not None and spent >= spec.budget:
                 status = "budget"
             elif spec.budget is None and len(runs) + failed >= MAX_RUNS:
                 status = "max-runs"
             if status is not None:
                 done.append(AdaptiveOutcome(spec.name, key[1], status, len(runs), st["iterations"],
-                                            a.relative_half_width, spec.target_width, seconds(key), a.more_runs))
+                                            a.relative_half_width, spec.target_width, spent, a.more_runs))
                 finished.append(key)
         for key in finished:
             del active[key]
@@ -255,7 +261,5 @@ def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, 
             spec = dataclasses.replace(st["spec"], iterations=st["iterations"])
             trial = Trial(spec.name, key[1], st["next"])
             st["next"] += 1
-            outcome = run_trial(trial, spec)
-            if outcome is not None:
-                durations.setdefault(key, []).append(outcome.duration)
+            run_trial(trial, spec)
     return sorted(done, key=lambda o: (o.benchmark, versions.index(o.version)))

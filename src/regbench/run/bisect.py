@@ -35,6 +35,9 @@ from .sequential import Session, SessionReporter, Settled
 
 #: Error rate of each step of a bisection: over log2(30) + 2 = 7 steps, about 7% at most in all.
 STEP_ALPHA = 0.01
+#: Pairs (or triples) of runs per decision at most, by default: a commit that needs more is
+#: reported undecided rather than guessed (``--budget`` bounds the time instead).
+MAX_OBSERVATIONS = 200
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,9 @@ class BisectResult:
     benchmark, good, bad : str
     status : str
         ``"found"``: ``culprit`` is the first commit like BAD; ``"no change"``: GOOD and BAD do
-        not differ by the threshold; ``"undecided"``: noise or the budget left the range
-        ``first_bad_candidates`` open; ``"unbuilt"``: GOOD or BAD did not build.
+        not differ by the threshold; ``"undecided"``: noise or the budget left the commits
+        ``candidates`` open, or commits that did not build lie just before the first bad one
+        (any of them may be the culprit); ``"unbuilt"``: GOOD or BAD did not build.
     total : Settled
         The comparison of BAD against GOOD.
     culprit : str or None
@@ -94,7 +98,7 @@ class BisectResult:
 
 def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
            threshold: float = 0.03, alpha: float = STEP_ALPHA, budget: float | None = None,
-           max_pairs: int = 60, min_pairs: int = 3, seed: int | None = None,
+           max_pairs: int = MAX_OBSERVATIONS, min_pairs: int = 3, seed: int | None = None,
            machine: str | None = None, config_name: str = DEFAULT_CONFIG, cache_dir=None,
            command: str | None = None, rebuild: bool = False,
            reporter: SessionReporter | None = None, noise=None) -> BisectResult:
@@ -132,6 +136,10 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
     from ..stats.sequential import sequential_decision
     from .versions import resolve_revisions
 
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
+        raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
+        raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
     spec = config.benchmark(benchmark)
     if spec.format is not None:
         raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
@@ -141,14 +149,19 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
     if len(g) != 1:
         raise VersionError(f"{good!r}: GOOD must be one revision")
     line = resolve_revisions(repo, f"{good}..{bad}")  # raises when empty
+    if commits_between(repo, g[0].sha, line[-1].sha) is None:
+        raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
     history = [g[0], *line]
+    from .sequential import check_environment_size
+
+    check_environment_size(config, noise, [spec], [c.short for c in history])
     session = Session(config, store, machine=machine, config_name=config_name, seed=seed, cache_dir=cache_dir,
                       command=command, rebuild=rebuild, reporter=reporter, noise=noise,
                       plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line)}})
     settle = dict(alpha=alpha, budget=budget, max_pairs=max_pairs, min_pairs=min_pairs)
     try:
-        total = session.settle(spec, history[0], history[-1], threshold=threshold, **settle)
+        total = session.settle(spec, history[0], history[-1], threshold=threshold, resolve_size=False, **settle)
 
         def done(status, culprit=None, change=None, steps=(), candidates=()):
             session.finish()
@@ -164,9 +177,13 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
             return done("undecided", candidates=[c.short for c in line])
         shift = math.log1p(total.decision.change)  # D: the log ratio BAD/GOOD
         lo, hi = 0, len(history) - 1  # history[lo] is like GOOD, history[hi] like BAD
+        skipped: set[int] = set()  # commits that did not build (like `git bisect skip`)
         steps: list[BisectStep] = []
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
+        while True:
+            open_ = [k for k in range(lo + 1, hi) if k not in skipped]
+            if not open_:
+                break
+            mid = open_[len(open_) // 2]
             step = _classify(session, spec, history[0], history[mid], history[-1], shift, sequential_decision,
                              **settle)
             steps.append(step)
@@ -175,14 +192,16 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
             elif step.verdict == "bad":
                 hi = mid
             elif step.verdict == "unbuilt":
-                # A commit that does not build cannot be classified; try its neighbours first
-                # (as `git bisect skip`): here simply narrow from the other side when possible.
-                history.pop(mid)
-                hi -= 1
+                skipped.add(mid)
             else:
                 return done("undecided", steps=steps, candidates=[c.short for c in history[lo + 1:hi + 1]])
+        # Commits between the last good and the first bad one that did not build may be the
+        # culprit as well: then the answer is the set, not a guess.
+        candidates = [history[k].short for k in range(lo + 1, hi + 1)]
+        if len(candidates) > 1:
+            return done("undecided", steps=steps, candidates=candidates)
         culprit = history[hi]
-        change = session.settle(spec, history[lo], culprit, threshold=threshold, **settle)
+        change = session.settle(spec, history[lo], culprit, threshold=threshold, resolve_size=False, **settle)
         return done("found", culprit.short, change, steps, [culprit.short])
     except KeyboardInterrupt:
         session.finish("interrupted")
@@ -234,38 +253,83 @@ def _position(x: Sequence[float], shift: float) -> float:
     return 0.5 + float(np.mean(x)) / (2 * shift) if x and shift else math.nan
 
 
-def commits_between(repo, older: str, newer: str) -> int:
-    """How many commits ``older..newer`` holds (1 when adjacent; 0 when not an ancestor)."""
+def commits_between(repo, older: str, newer: str) -> int | None:
+    """How many commits ``older..newer`` holds (1 when adjacent), or None when ``older`` is not
+    an ancestor of ``newer`` (diverged branches: no line of history to bisect)."""
+    import subprocess
+
     from .versions import git
 
+    ancestor = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
+                              capture_output=True, check=False)
+    if ancestor.returncode != 0:
+        return None
     out = git(repo, "rev-list", "--count", f"{older}..{newer}")
     return int(out.strip())
 
 
-def bisect_changes(config: ProjectConfig, store, changes: Sequence, **kwargs) -> list[tuple[object, BisectResult]]:
+@dataclass(frozen=True)
+class Skipped:
+    """A detected change ``detect --bisect`` did not bisect, and why."""
+
+    change: object
+    reason: str
+
+
+def bisect_changes(config: ProjectConfig, store, changes: Sequence, *, machine: str | None = None,
+                   **kwargs) -> tuple[list[tuple[object, BisectResult]], list[Skipped]]:
     """Bisect every detected change whose two versions are not adjacent commits (``detect --bisect``).
 
-    ``changes`` are :class:`regbench.detect.base.Change` objects; a change is bisected when both
-    its versions are stored with a commit of ``config.repo`` and more than one commit lies
-    between them (nightly snapshots, seeds 000 and 002).  A change is bisected once even when
-    several series show it at the same versions and benchmark.  Returns (change, result) pairs.
+    ``changes`` are :class:`regbench.detect.base.Change` objects.  A change is bisected when both
+    its versions are stored with commits of ``config.repo``, the older is an ancestor of the
+    newer with more than one commit between them (nightly snapshots, seeds 000 and 002), its
+    benchmark is configured with its own samples, and it was measured on this machine; the
+    runs are stored under the change's configuration.  Several series showing the same change
+    (benchmark and versions) are bisected once, and share the result.
+
+    Returns
+    -------
+    (bisected, skipped)
+        ``(change, result)`` pairs, and the changes left alone with the reason.
     """
+    from .fingerprint import default_machine_name
+
+    here = machine or default_machine_name()
     commit_of = {v.name: v.commit for v in store.versions()}
     repo = config.repo or config.root
-    out, seen = [], set()
+    names = {b.name: b for b in config.benchmarks}
+    done: dict[tuple, BisectResult] = {}
+    out, skipped = [], []
     for ch in changes:
         a, b = commit_of.get(ch.previous), commit_of.get(ch.version)
-        key = (ch.benchmark, a, b)
-        if a is None or b is None or key in seen:
+        spec = names.get(ch.benchmark)
+        reason = None
+        if a is None or b is None:
+            reason = "its versions are not stored with commits"
+        elif spec is None:
+            base = ch.benchmark.split(":")[0].split("/")[0]
+            reason = (f"{ch.benchmark!r} is a measure or tool series of {base!r}; bisect {base!r} itself"
+                      if base in names else f"no benchmark {ch.benchmark!r} in regbench.toml")
+        elif spec.format is not None:
+            reason = "it reports through a tool (format); bisect needs a benchmark with its own samples"
+        elif ch.machine != here:
+            reason = f"it was measured on {ch.machine!r}, not on this machine ({here!r})"
+        if reason is None:
+            try:
+                between = commits_between(repo, a, b)
+            except VersionError as exc:
+                between, reason = None, f"its commits are not in this repository ({exc})"
+            else:
+                if between is None:
+                    reason = "the older version is not an ancestor of the newer"
+                elif between <= 1:
+                    reason = "its versions are adjacent commits: nothing between them"
+        if reason is not None:
+            skipped.append(Skipped(ch, reason))
             continue
-        seen.add(key)
-        try:
-            if commits_between(repo, a, b) <= 1:
-                continue
-            spec = config.benchmark(ch.benchmark)
-        except (VersionError, ConfigError):
-            continue  # not a commit of this repository, or not a benchmark of this config
-        if spec.format is not None:
-            continue
-        out.append((ch, bisect(config, store, a, b, benchmark=ch.benchmark, **kwargs)))
-    return out
+        key = (ch.benchmark, ch.config, a, b)
+        if key not in done:
+            done[key] = bisect(config, store, a, b, benchmark=ch.benchmark, machine=here, config_name=ch.config,
+                               **kwargs)
+        out.append((ch, done[key]))
+    return out, skipped

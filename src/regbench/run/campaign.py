@@ -27,6 +27,7 @@ each run, in its transaction, as the series ``NAME:MEASURE`` (:func:`record_outc
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import shlex
@@ -382,8 +383,14 @@ def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, ma
                 else:
                     todo.append(Trial(spec.name, v.name, r))
     order = rmit_order(todo, seed)
-    if ramdisk_base is not None:  # the versions that still have runs to do, copied before the first run
-        trees = _ramdisk_trees({t.version: trees[t.version] for t in order}, specs, Path(ramdisk_base), cleanup)
+    if ramdisk_base is not None:
+        # The versions that still have runs to do, copied before the first run: those with trials,
+        # and every built version of an adaptive benchmark (its rounds may add runs even when
+        # the pilot is already stored).
+        needed = {t.version for t in order}
+        if any(s.plan == "adaptive" for s in specs):
+            needed |= set(trees)
+        trees = _ramdisk_trees({v: trees[v] for v in trees if v in needed}, specs, Path(ramdisk_base), cleanup)
     reporter.trials_started(len(order), skipped)
 
     by_name = {s.name: s for s in specs}
@@ -418,11 +425,8 @@ def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, ma
         reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
         return outcome
 
-    durations: dict[tuple[str, str], list[float]] = {}
     for trial in order:
-        outcome = run_trial(trial, by_name[trial.benchmark])
-        if outcome is not None:
-            durations.setdefault((trial.benchmark, trial.version), []).append(outcome.duration)
+        run_trial(trial, by_name[trial.benchmark])
 
     adaptive = [s for s in specs if s.plan == "adaptive"]
     outcomes = ()
@@ -431,7 +435,7 @@ def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, ma
 
         outcomes = run_adaptive_rounds(store, adaptive, [v.name for v in versions if v.name in trees],
                                        run_trial=run_trial, config_name=config_name, machine=machine,
-                                       seed=seed, durations=durations, existing=existing)
+                                       seed=seed, existing=existing)
 
     return CampaignResult(campaign_id=campaign_id, seed=seed, machine=machine, counts=counts,
                           builds_failed=tuple(failed), trials_skipped=skipped,
@@ -572,7 +576,15 @@ def _check_env_size(specs: Sequence[BenchmarkSpec], versions: Sequence[_Version]
     envs = envs or {}
     for spec in specs:
         for v in versions:
-            env = run_environment(spec, run_index=max(runs_of[spec.name] - 1, 0), version=v.name)
+            if spec.plan == "adaptive":
+                # Its rounds add runs and choose the iterations: the longest index and count it
+                # can reach (budgets aside) are what must fit.
+                from .adaptive import MAX_RUNS
+
+                spec = dataclasses.replace(spec, iterations=max(spec.iterations, 10**6))
+                env = run_environment(spec, run_index=10 ** 6 if spec.budget else MAX_RUNS, version=v.name)
+            else:
+                env = run_environment(spec, run_index=max(runs_of[spec.name] - 1, 0), version=v.name)
             if v.name in envs:
                 from .releases import environment_variables
 

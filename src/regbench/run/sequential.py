@@ -90,17 +90,38 @@ class Settled:
 
     @property
     def verdict(self) -> str:
-        """``regression`` / ``improvement`` (a change at least the threshold's size, by the
-        point estimate), ``small regression`` / ``small improvement`` (a real change below it),
-        ``no change`` (none of the threshold's size), or ``inconclusive``."""
+        """What the confidence sequence says, by the benchmark's direction:
+
+        ``regression`` / ``improvement``: a change of at least the threshold (the whole sequence
+        beyond it, as the stored-runs ``compare`` requires of its interval); ``small regression``
+        / ``small improvement``: a real change, all of it below the threshold; ``regression
+        (size uncertain)`` / ``improvement (size uncertain)``: a real change that may or may not
+        reach the threshold (the budget ran out before that was settled); ``no change``: none
+        of the threshold's size; ``inconclusive``: not even the direction is settled.
+        """
         d = self.decision
-        if d is None or self.stopped != "settled" or d.decision == "undecided":
+        if d is None or d.decision == "undecided":
             return "inconclusive"
         if d.decision == "no change":
             return "no change"
         worse = d.change > 0 if self.direction == "lower" else d.change < 0
-        big = abs(d.change) >= d.threshold if d.change >= 0 else abs(d.change) >= d.threshold / (1 + d.threshold)
-        return ("" if big else "small ") + ("regression" if worse else "improvement")
+        word = "regression" if worse else "improvement"
+        size = size_settled(d)
+        return word if size == "beyond" else f"small {word}" if size == "within" else f"{word} (size uncertain)"
+
+
+def size_settled(decision) -> str | None:
+    """For a "changed" decision: ``beyond`` the threshold, ``within`` it, or None (the sequence
+    straddles the threshold).  A threshold of 0 makes every change ``beyond``."""
+    if decision.threshold == 0:
+        return "beyond"
+    band = math.log1p(decision.threshold)
+    low, high = decision.cs.low, decision.cs.high
+    if low > band or high < -band:
+        return "beyond"
+    if -band < low and high < band:
+        return "within"
+    return None
 
 
 class Session:
@@ -222,7 +243,8 @@ class Session:
         return value if value > 0 and math.isfinite(value) else None
 
     def settle(self, spec: BenchmarkSpec, a, b, *, threshold: float, alpha: float = 0.05,
-               budget: float | None = None, max_pairs: int = 100, min_pairs: int = 3) -> Settled:
+               budget: float | None = None, max_pairs: int = 100, min_pairs: int = 3,
+               resolve_size: bool = True) -> Settled:
         """Run ``a`` and ``b`` (commits) in pairs until the comparison of ``spec`` is settled.
 
         Parameters
@@ -241,6 +263,10 @@ class Session:
             Pairs after which it stops, settled or not.
         min_pairs : int
             Pairs before any decision.
+        resolve_size : bool
+            Once a change is certain, go on until it is also certain whether it reaches the
+            threshold (the sequence holds at every time, so going on keeps its error rate).
+            False stops at the first decision (bisection only needs the direction).
 
         Returns
         -------
@@ -275,15 +301,19 @@ class Session:
             x.append(math.log(means[b.short] / means[a.short]))
             decision = sequential_decision(np.asarray(x), threshold=threshold, alpha=alpha, min_n=min_pairs)
             self.reporter.pair_done(spec.name, a.short, b.short, len(x), decision)
-            if decision.decision != "undecided":
+            if decision.decision == "no change" or (decision.decision == "changed" and (
+                    not resolve_size or size_settled(decision) is not None)):
                 stopped = "settled"
                 break
-        more = None if stopped == "settled" else more_pairs_needed(x, threshold=threshold, alpha=alpha)
+        more = None
+        if stopped != "settled":
+            size_only = decision is not None and decision.decision == "changed"
+            more = more_pairs_needed(x, threshold=threshold, alpha=alpha, size=size_only)
         return Settled(spec.name, a.short, b.short, spec.direction, decision, stopped, len(x), failed,
                        self.clock() - start, more, tuple(x))
 
 
-def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05,
+def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05, size: bool = False,
                       limit: int = 100_000) -> int | None:
     """About how many more pairs would settle a comparison, if the estimate and spread held.
 
@@ -301,7 +331,7 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
     if not s > 0:
         return None
     band = math.log1p(threshold) if threshold > 0 else 0.0
-    room = max(abs(m), band - abs(m))
+    room = abs(abs(m) - band) if size else max(abs(m), band - abs(m))
     if room <= 0:
         return None
     # A synthetic sample of size n with exactly this mean and sd has the same interval as the
@@ -322,6 +352,19 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if width(mid) >= room else (lo, mid)
     return max(hi - x.size, 1)
+
+
+def check_environment_size(config: ProjectConfig, noise, specs: Sequence[BenchmarkSpec], versions: Sequence[str]) -> None:
+    """With ``env_size``, every run a session may make fits (checked before anything is written,
+    with a run index far beyond any session's)."""
+    from types import SimpleNamespace
+
+    from .campaign import _check_env_size
+
+    noise = noise if noise is not None else config.noise
+    if noise.env_size is not None:
+        _check_env_size(list(specs), [SimpleNamespace(name=v) for v in versions],
+                        {s.name: 10**6 for s in specs}, noise.env_size)
 
 
 def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Sequence[str] | None = None,
@@ -359,6 +402,9 @@ def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Se
     cb = resolve_revisions(repo, b)
     if len(ca) != 1 or len(cb) != 1:
         raise ConfigError("compare --run needs two single revisions, not ranges")
+    if ca[0].sha == cb[0].sha:
+        raise ConfigError(f"{a!r} and {b!r} are the same commit ({ca[0].short}): nothing to compare")
+    check_environment_size(config, noise, specs, [ca[0].short, cb[0].short])
     session = Session(config, store, machine=machine, config_name=config_name, seed=seed, cache_dir=cache_dir,
                       command=command, rebuild=rebuild, reporter=reporter, noise=noise,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,

@@ -329,6 +329,20 @@ class Store:
             raise
         return n
 
+    def run_durations(self, benchmark: str, version: str, *, config: str, machine: str) -> list[tuple[str, float | None]]:
+        """(status, duration in seconds) of every stored run of one experiment, by run index."""
+        q = (sa.select(t.run.c.status, t.run.c.duration)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .where(t.benchmark.c.name == benchmark, t.version.c.name == version,
+                    t.config.c.name == config, t.machine.c.name == machine)
+             .order_by(t.run.c.run_index))
+        with self.engine.connect() as conn:
+            return [(r.status, r.duration) for r in conn.execute(q)]
+
     def existing_run_keys(self, *, config: str, machine: str) -> set[tuple[str, str, int]]:
         """(benchmark, version, run_index) of every stored run of a configuration on a machine."""
         q = (sa.select(t.benchmark.c.name, t.version.c.name, t.run.c.run_index)
