@@ -68,6 +68,10 @@ class ProgressReporter:
         self.stored += 1
         if self._trials is not None:
             self.progress.update(self._trials, advance=1)
+            task = next(t for t in self.progress.tasks if t.id == self._trials)
+            if task.total is not None and task.completed > task.total:
+                # Adaptive plans add runs beyond the planned ones: the total grows with them.
+                self.progress.update(self._trials, total=task.completed)
         if status != "ok":
             self.console.print(f"{benchmark}@{version} run {run_index}: {status}",
                                markup=False, highlight=False)
