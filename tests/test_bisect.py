@@ -199,3 +199,18 @@ def test_bisect_with_real_timing_finds_a_50_percent_slowdown(tmp_path):
     result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", seed=10)
     assert result.status == "found" and shas[6].startswith(result.culprit)
     assert 0.3 < result.culprit_change.decision.change < 0.8
+
+
+def test_cli_compare_run_gates_on_a_regression_and_prints_json(repo30, tmp_path, capsys):
+    repo, shas = repo30
+    args = ["--store", str(tmp_path / "r.db"), "--config", str(repo / "regbench.toml"), "compare"]
+    code = main([*args, shas[0], shas[-1], "--run", "--seed", "11", "--format", "json"])
+    (row,) = json.loads(capsys.readouterr().out)
+    assert code == 1 and row["verdict"] == "regression" and row["ci_low"] > 0.03
+    assert row["stopped"] == "settled" and row["pairs"] >= 3 and row["threshold"] == 0.03
+    code = main([*args, shas[0], shas[5], "--run", "--seed", "12", "--threshold", "0.1", "--max-pairs", "200"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no change" in out
+    # Options of the other modes are refused with a usage error.
+    assert main([*args, shas[0], shas[5], "--run", "--confidence", "0.9"]) == 2
+    assert main([*args, shas[0], shas[5], "--budget", "10s"]) == 2
