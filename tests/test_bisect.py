@@ -170,7 +170,7 @@ def test_detect_bisect_localizes_a_change_between_nightly_snapshots(repo30, tmp_
     bisected, skipped = bisect_changes(config, store, others)
     assert bisected == []
     reasons = [s.reason for s in skipped]
-    assert "adjacent" in reasons[0] and "'elsewhere'" in reasons[1] and "measure or tool series of 'b'" in reasons[2]
+    assert "adjacent" in reasons[0] and "'elsewhere'" in reasons[1] and "measure of 'b'" in reasons[2]
 
 
 def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):

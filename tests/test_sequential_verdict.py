@@ -48,4 +48,8 @@ def test_verdict_labels_follow_where_the_sequence_lies():
     # Certain to be a change, not whether it reaches 3%: the budget ran out.
     straddle = _settled(np.log(1.03) + 10 * noise[:12], 0.03, stopped="budget")
     assert straddle.decision.decision == "changed" and straddle.verdict == "regression (size uncertain)"
+    # The gate fails for a regression unless it is shown to be below the threshold.
+    assert straddle.gates and _settled(np.log(1.10) + noise[:50], 0.03).gates
+    assert not _settled(np.log(1.01) + noise[:400], 0.03).gates
+    assert not _settled(np.log(1.10) + noise[:50], 0.03, direction="higher").gates
     assert _settled(noise[:2], 0.03, stopped="budget").verdict == "inconclusive"

@@ -77,7 +77,7 @@ class LiveReporter(SessionReporter):
         from ._output import fmt_pct
 
         if self.status is not None:
-            self.status.update(f"{benchmark}: {b} vs {a}, {pairs} pair(s), change {fmt_pct(decision.change)} "
+            self.status.update(f"{benchmark}: {b} vs {a}, {pairs} observation(s), {fmt_pct(decision.change)} "
                                f"[{fmt_pct(decision.ci_low)}, {fmt_pct(decision.ci_high)}] {decision.decision}")
 
 
@@ -88,7 +88,7 @@ def settled_row(s) -> dict:
     def num(x):
         return x if x is not None and x == x and abs(x) != float("inf") else None
 
-    return {"benchmark": s.benchmark, "a": s.a, "b": s.b, "verdict": s.verdict, "stopped": s.stopped,
+    return {"benchmark": s.benchmark, "a": s.a, "b": s.b, "verdict": s.verdict, "gates": s.gates, "stopped": s.stopped,
             "decision": d.decision if d else None, "change": num(d.change) if d else None,
             "ci_low": num(d.ci_low) if d else None, "ci_high": num(d.ci_high) if d else None,
             "alpha": d.alpha if d else None, "threshold": d.threshold if d else None,

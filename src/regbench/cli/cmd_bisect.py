@@ -29,9 +29,9 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
     """Build and benchmark commits between GOOD and BAD to find the first one that changes
     the benchmark.
 
-    Each step runs a commit and GOOD in interleaved pairs until an always-valid confidence
-    sequence says whether the commit is like GOOD or like BAD, so noise costs more runs instead
-    of a wrong turn; a step that cannot settle within its budget stops the bisection with the
+    Each step runs a commit with GOOD and BAD, in triples of runs in random order, until an
+    always-valid confidence sequence says whether the commit is like GOOD or like BAD, so noise
+    costs more runs instead of a wrong turn; a step that cannot settle within its budget stops the bisection with the
     range still open. Every run is stored. Exit status 1 when no culprit was found.
     """
     from rich.markup import escape
@@ -89,7 +89,11 @@ def print_bisect(result, console, fmt_pct, escape) -> None:
     elif result.status == "unbuilt":
         console.print("GOOD or BAD did not build: nothing to bisect.")
     else:
-        unbuilt = [s.commit for s in result.steps if s.verdict == "unbuilt"]
-        why = (f"{', '.join(unbuilt)} did not build" if unbuilt and not any(s.verdict == "undecided" for s in result.steps)
-               else "a step did not settle within its budget; raise --budget or --max-pairs")
+        unbuilt = [s.commit for s in result.steps if s.verdict == "unbuilt" and s.commit in result.candidates]
+        if t.stopped != "settled":
+            why = "GOOD and BAD could not be told apart within the budget; raise --budget or --max-pairs"
+        elif any(s.verdict == "undecided" for s in result.steps):
+            why = "a step did not settle within its budget; raise --budget or --max-pairs"
+        else:
+            why = f"{', '.join(unbuilt)} did not build"
         console.print(f"Undecided: the first bad commit is one of {', '.join(result.candidates)} ({why}).")

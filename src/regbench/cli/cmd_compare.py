@@ -18,7 +18,7 @@ from ._sequential import DURATION
 _MEAN_ONLY = ("threshold", "confidence", "seed")
 _VARIANCE_ONLY = ("variance_of", "alpha", "b_config", "b_machine")
 #: Options of the live sequential comparison (--run) only, and what it shares with the others.
-_RUN_ONLY = ("budget", "max_pairs")
+_RUN_ONLY = ("budget", "max_pairs", "settle_size")
 _RUN_ALLOWED = ("threshold", "seed", "alpha")
 #: --threshold of --run when not given: "no change" then means none of 3% or more.
 RUN_THRESHOLD = 0.03
@@ -51,10 +51,13 @@ RUN_THRESHOLD = 0.03
               help="With --run: benchmark time per benchmark, e.g. 90s or 10m [default: --max-pairs only].")
 @click.option("--max-pairs", default=100, show_default=True, type=click.IntRange(3),
               help="With --run: pairs of runs per benchmark at most.")
+@click.option("--settle-size/--no-settle-size", default=True, show_default=True,
+              help="With --run: once a change is certain, go on until it is also certain whether it "
+                   "reaches --threshold (--no-settle-size stops at the first decision).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_context
 def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
-            alpha, b_config, b_machine, live, budget, max_pairs, fmt) -> None:
+            alpha, b_config, b_machine, live, budget, max_pairs, settle_size, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
@@ -77,7 +80,8 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
             raise click.UsageError(f"--{wrong[0].replace('_', '-')} does not apply to --run", ctx=click_ctx)
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
-              seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs, fmt=fmt)
+              seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,
+              settle_size=settle_size, fmt=fmt)
         return
     wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
     wrong += [n for n in _RUN_ONLY if n in given]
@@ -188,7 +192,8 @@ def _j(x: float):
     return x if math.isfinite(x) else None
 
 
-def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs, fmt) -> None:
+def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs,
+          settle_size, fmt) -> None:
     """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
     from ..model import DEFAULT_CONFIG
     from ..run.sequential import compare_live
@@ -200,11 +205,11 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
     with sigterm_as_interrupt(), LiveReporter() as reporter:
         rows = compare_live(config, store, a, b, benchmarks=[benchmark] if benchmark else None, threshold=threshold,
                             alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
-                            config_name=config_name or DEFAULT_CONFIG, reporter=reporter)
+                            config_name=config_name or DEFAULT_CONFIG, reporter=reporter, settle_size=settle_size)
     if fmt == "json":
         click.echo(json.dumps([settled_row(r) for r in rows], indent=1))
     else:
         print_settled(rows, title=f"{rows[0].b} against {rows[0].a} (run until settled: error rate {alpha:.0%} "
                                   f"under optional stopping, threshold {threshold:.1%})")
-    if any(r.verdict == "regression" for r in rows):
+    if any(r.gates for r in rows):
         click_ctx.exit(1)

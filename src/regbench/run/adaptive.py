@@ -233,12 +233,15 @@ def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, 
             runs, failed = measured(spec, key[1])
             spent, ok_durations = timing(key)
             a = assess(runs, ok_durations, target=spec.target_width, warmup=spec.warmup, unit=spec.unit)
-            if a.iterations is not None and st["iterations"] == spec.iterations and len(runs) >= spec.pilot:
+            if not st.get("chosen") and len(runs) > spec.pilot and runs[-1].size != spec.iterations:
+                # A resumed experiment keeps the iterations its earlier rounds chose.
+                st["iterations"], st["chosen"] = int(runs[-1].size), True
+            if a.iterations is not None and not st.get("chosen") and len(runs) >= spec.pilot:
                 # seed 000 s.3.1: the later runs' iterations, chosen once from the pilot; kept
                 # inside the timeout with room to spare.
                 mean_it = float(np.mean([r.mean() for r in runs])) if spec.unit == "s" else None
                 cap = int(0.3 * spec.timeout / mean_it) if mean_it and mean_it > 0 else a.iterations
-                st["iterations"] = max(2, min(a.iterations, cap))
+                st["iterations"], st["chosen"] = max(2, min(a.iterations, cap)), True
             status = None
             if a.met:
                 status = "met"

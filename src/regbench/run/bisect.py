@@ -255,15 +255,25 @@ def _position(x: Sequence[float], shift: float) -> float:
 
 def commits_between(repo, older: str, newer: str) -> int | None:
     """How many commits ``older..newer`` holds (1 when adjacent), or None when ``older`` is not
-    an ancestor of ``newer`` (diverged branches: no line of history to bisect)."""
+    an ancestor of ``newer`` (diverged branches: no line of history to bisect).
+
+    Raises
+    ------
+    VersionError
+        A revision git does not know.
+    """
     import subprocess
 
     from .versions import git
 
+    git(repo, "rev-parse", "--verify", "--quiet", f"{older}^{{commit}}")  # one-line error if unknown
+    git(repo, "rev-parse", "--verify", "--quiet", f"{newer}^{{commit}}")
     ancestor = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
                               capture_output=True, check=False)
-    if ancestor.returncode != 0:
+    if ancestor.returncode == 1:
         return None
+    if ancestor.returncode != 0:
+        raise VersionError(f"git merge-base in {repo}: {ancestor.stderr.decode(errors='replace').strip()}")
     out = git(repo, "rev-list", "--count", f"{older}..{newer}")
     return int(out.strip())
 
@@ -307,13 +317,20 @@ def bisect_changes(config: ProjectConfig, store, changes: Sequence, *, machine: 
         if a is None or b is None:
             reason = "its versions are not stored with commits"
         elif spec is None:
-            base = ch.benchmark.split(":")[0].split("/")[0]
-            reason = (f"{ch.benchmark!r} is a measure or tool series of {base!r}; bisect {base!r} itself"
-                      if base in names else f"no benchmark {ch.benchmark!r} in regbench.toml")
+            base, sep, measure = ch.benchmark.partition(":")
+            tool = ch.benchmark.split("/")[0]
+            if sep and base in names:
+                reason = (f"{ch.benchmark!r} is the {measure!r} measure of {base!r}; bisect follows a benchmark's "
+                          f"own samples (`regbench bisect --benchmark {base}` if its samples changed too)")
+            elif tool in names and names[tool].format is not None:
+                reason = f"{ch.benchmark!r} is reported by the tool benchmark {tool!r}; bisect needs a benchmark with its own samples"
+            else:
+                reason = f"no benchmark {ch.benchmark!r} in regbench.toml"
         elif spec.format is not None:
             reason = "it reports through a tool (format); bisect needs a benchmark with its own samples"
         elif ch.machine != here:
-            reason = f"it was measured on {ch.machine!r}, not on this machine ({here!r})"
+            reason = (f"it was measured on {ch.machine!r}, not on this machine ({here!r}); if this machine is "
+                      f"{ch.machine!r}, run `regbench bisect --machine {ch.machine}`")
         if reason is None:
             try:
                 between = commits_between(repo, a, b)

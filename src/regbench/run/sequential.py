@@ -89,6 +89,11 @@ class Settled:
     log_ratios: tuple[float, ...] = field(default=(), repr=False)
 
     @property
+    def gates(self) -> bool:
+        """Whether this fails a CI gate: a regression not shown to be below the threshold."""
+        return self.verdict in ("regression", "regression (size uncertain)")
+
+    @property
     def verdict(self) -> str:
         """What the confidence sequence says, by the benchmark's direction:
 
@@ -307,8 +312,9 @@ class Session:
                 break
         more = None
         if stopped != "settled":
-            size_only = decision is not None and decision.decision == "changed"
-            more = more_pairs_needed(x, threshold=threshold, alpha=alpha, size=size_only)
+            # With the size to settle, either way out (within the band, or beyond it) needs the
+            # half-width below the distance from the estimate to the band's edge.
+            more = more_pairs_needed(x, threshold=threshold, alpha=alpha, size=resolve_size and threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, decision, stopped, len(x), failed,
                        self.clock() - start, more, tuple(x))
 
@@ -372,11 +378,13 @@ def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Se
                  max_pairs: int = 100, min_pairs: int = 3, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
-                 reporter: SessionReporter | None = None, noise=None) -> list[Settled]:
+                 reporter: SessionReporter | None = None, noise=None, settle_size: bool = True) -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
-    settled in turn; ``budget`` (seconds) applies to each benchmark.  See :class:`Session`.
+    settled in turn; ``budget`` (seconds) applies to each benchmark.  With ``settle_size`` (the
+    default) a certain change is followed until it is also certain whether it reaches the
+    threshold; without, the first decision ends it.  See :class:`Session`.
     """
     from .campaign import _select
     from .versions import resolve_revisions
@@ -413,7 +421,7 @@ def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Se
     try:
         for spec in specs:
             out.append(session.settle(spec, ca[0], cb[0], threshold=threshold, alpha=alpha, budget=budget,
-                                      max_pairs=max_pairs, min_pairs=min_pairs))
+                                      max_pairs=max_pairs, min_pairs=min_pairs, resolve_size=settle_size))
     except KeyboardInterrupt:
         session.finish("interrupted")
         raise
