@@ -74,7 +74,8 @@ def print_bisect(result, console, fmt_pct, escape) -> None:
         head += f": {fmt_pct(d.change)} [{fmt_pct(d.ci_low)}, {fmt_pct(d.ci_high)}] after {t.pairs} pairs"
     console.print(head)
     for s in result.steps:
-        where = f", level {s.position:.0%} of the way from GOOD to BAD" if s.position == s.position else ""
+        level = 0.0 if abs(s.position) < 0.005 else s.position  # no "-0%"
+        where = f", level {level:.0%} of the way from GOOD to BAD" if s.position == s.position else ""
         console.print(f"  {s.commit}: like {s.verdict}" if s.verdict in ("good", "bad") else f"  {s.commit}: {s.verdict}",
                       end="")
         console.print(f" ({s.triples} triples of runs{where})")
