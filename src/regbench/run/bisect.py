@@ -133,7 +133,6 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
     VersionError
         An unknown revision, or no commits between ``good`` and ``bad``.
     """
-    from ..stats.sequential import sequential_decision
     from .versions import resolve_revisions
 
     if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
@@ -184,8 +183,7 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
             if not open_:
                 break
             mid = open_[len(open_) // 2]
-            step = _classify(session, spec, history[0], history[mid], history[-1], shift, sequential_decision,
-                             **settle)
+            step = _classify(session, spec, history[0], history[mid], history[-1], shift, **settle)
             steps.append(step)
             if step.verdict == "good":
                 lo = mid
@@ -211,7 +209,7 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
         raise
 
 
-def _classify(session: Session, spec, good, commit, bad, shift: float, decide, *, alpha: float,
+def _classify(session: Session, spec, good, commit, bad, shift: float, *, alpha: float,
               budget: float | None, max_pairs: int, min_pairs: int) -> BisectStep:
     """Whether ``commit`` is like GOOD or like BAD, from triples of runs.
 
@@ -226,26 +224,17 @@ def _classify(session: Session, spec, good, commit, bad, shift: float, decide, *
     """
     if session.prepare(commit) is None or session.prepare(good) is None or session.prepare(bad) is None:
         return BisectStep(commit.short, "unbuilt", 0, math.nan, 0.0)
-    start = session.clock()
-    x: list[float] = []
-    failed = 0
-    names = (good.short, commit.short, bad.short)
-    while len(x) < max_pairs:
-        if budget is not None and session.clock() - start >= budget:
-            break
-        means = {v: session.run_once(spec, v) for v in (names[k] for k in session.rng.permutation(3))}
-        if any(means[v] is None for v in names):
-            failed += 1
-            if failed > 3 and failed > 0.2 * (len(x) + failed):
-                break
-            continue
-        x.append(math.log(means[commit.short] ** 2 / (means[good.short] * means[bad.short])))
-        d = decide(np.asarray(x), threshold=0.0, alpha=alpha, min_n=min_pairs)
-        session.reporter.pair_done(spec.name, good.short, commit.short, len(x), d)
-        if d.decision == "changed":
-            verdict = "bad" if (d.cs.estimate > 0) == (shift > 0) else "good"
-            return BisectStep(commit.short, verdict, len(x), _position(x, shift), session.clock() - start)
-    return BisectStep(commit.short, "undecided", len(x), _position(x, shift), session.clock() - start)
+    def level(means):
+        return math.log(means[commit.short] ** 2 / (means[good.short] * means[bad.short]))
+
+    x, _, d, stopped, seconds = session.observe(
+        spec, (good.short, commit.short, bad.short), level, lambda d: d.decision == "changed",
+        label=(good.short, commit.short), threshold=0.0, alpha=alpha, budget=budget, max_n=max_pairs,
+        min_n=min_pairs)
+    if stopped != "settled":
+        return BisectStep(commit.short, "undecided", len(x), _position(x, shift), seconds)
+    verdict = "bad" if (d.cs.estimate > 0) == (shift > 0) else "good"
+    return BisectStep(commit.short, verdict, len(x), _position(x, shift), seconds)
 
 
 def _position(x: Sequence[float], shift: float) -> float:

@@ -277,46 +277,66 @@ class Session:
         -------
         Settled
         """
-        from ..stats.sequential import sequential_decision
-
         if spec.format is not None:
             raise ConfigError(f"benchmark {spec.name!r} reports through a tool (format = {spec.format!r}); "
                               "a sequential comparison needs a benchmark with its own samples")
         ta, tb = self.prepare(a), self.prepare(b)
         if ta is None or tb is None:
             return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0)
-        x: list[float] = []
-        failed = 0
-        start = self.clock()
-        decision = None
-        stopped = "max-pairs"
-        while len(x) < max_pairs:
-            if budget is not None and self.clock() - start >= budget:
-                stopped = "budget"
-                break
-            first_a = bool(self.rng.integers(2))
-            order = (a.short, b.short) if first_a else (b.short, a.short)
-            means = {v: self.run_once(spec, v) for v in order}
-            if means[a.short] is None or means[b.short] is None:
-                failed += 1
-                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
-                    stopped = "failed"
-                    break
-                continue
-            x.append(math.log(means[b.short] / means[a.short]))
-            decision = sequential_decision(np.asarray(x), threshold=threshold, alpha=alpha, min_n=min_pairs)
-            self.reporter.pair_done(spec.name, a.short, b.short, len(x), decision)
-            if decision.decision == "no change" or (decision.decision == "changed" and (
-                    not resolve_size or size_settled(decision) is not None)):
-                stopped = "settled"
-                break
+        def log_ratio(means):
+            return math.log(means[b.short] / means[a.short])
+
+        def settled(d):
+            return d.decision == "no change" or (d.decision == "changed" and (
+                not resolve_size or size_settled(d) is not None))
+
+        x, failed, decision, stopped, seconds = self.observe(
+            spec, (a.short, b.short), log_ratio, settled, label=(a.short, b.short), threshold=threshold,
+            alpha=alpha, budget=budget, max_n=max_pairs, min_n=min_pairs)
         more = None
         if stopped != "settled":
             # With the size to settle, either way out (within the band, or beyond it) needs the
             # half-width below the distance from the estimate to the band's edge.
             more = more_pairs_needed(x, threshold=threshold, alpha=alpha, size=resolve_size and threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, decision, stopped, len(x), failed,
-                       self.clock() - start, more, tuple(x))
+                       seconds, more, tuple(x))
+
+    def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict], float],
+                settled: Callable[[object], bool], *, label: tuple[str, str], threshold: float, alpha: float,
+                budget: float | None, max_n: int, min_n: int) -> tuple[list[float], int, object, str, float]:
+        """The loop every sequential decision shares: run ``versions`` once each, in random order
+        (a pair, or the triple of a bisection step), turn their run means into one observation,
+        and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
+        observation limit, or runs that keep failing.
+
+        Returns ``(observations, failed groups, last decision, stopped, seconds)``; ``stopped`` is
+        ``settled``, ``budget``, ``max-pairs`` or ``failed``.
+        """
+        from ..stats.sequential import sequential_decision
+
+        x: list[float] = []
+        failed = 0
+        start = self.clock()
+        decision = None
+        stopped = "max-pairs"
+        while len(x) < max_n:
+            if budget is not None and self.clock() - start >= budget:
+                stopped = "budget"
+                break
+            means = {v: self.run_once(spec, v) for v in (versions[k] for k in self.rng.permutation(len(versions)))}
+            if any(means[v] is None for v in versions):
+                failed += 1
+                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
+                    stopped = "failed"
+                    break
+                continue
+            x.append(observation(means))
+            decision = sequential_decision(np.asarray(x), threshold=threshold, alpha=alpha, min_n=min_n)
+            self.reporter.pair_done(spec.name, label[0], label[1], len(x), decision)
+            if settled(decision):
+                stopped = "settled"
+                break
+        return x, failed, decision, stopped, self.clock() - start
 
 
 def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05, size: bool = False,
