@@ -8,7 +8,10 @@
      ├── StoreError               the results store cannot be opened or is inconsistent
      │    └── DuplicateRunError      a run with the same key is already stored
      ├── VersionError             a git revision cannot be resolved or checked out
-     └── NotFoundError            a benchmark, version or other named thing is not in the store
+     ├── NotFoundError            a benchmark, version or other named thing is not in the store
+     ├── AlertError               an alert cannot take the status asked for
+     ├── SinkError                a notification sink could not deliver
+     └── MissingDependency        an optional package a feature needs is not installed
 
 The CLI catches :class:`RegbenchError` once, prints ``str(error)`` on one line and exits with
 status 1.  A failing *benchmark* (crash, hang, garbage output) is not an error: it is a recorded
@@ -56,3 +59,15 @@ class VersionError(RegbenchError):
 
 class NotFoundError(RegbenchError):
     """A named benchmark, version, configuration or machine is not in the store."""
+
+
+class AlertError(RegbenchError):
+    """An alert cannot take the status asked for (e.g. it already has it)."""
+
+
+class SinkError(RegbenchError):
+    """A sink could not deliver (the message says what, on one line, without secrets)."""
+
+
+class MissingDependency(RegbenchError):
+    """A feature needs an optional package that is not installed; the message says how to install it."""

@@ -17,6 +17,58 @@ RUN_STATUSES = ("ok", "failed", "crashed", "timeout", "garbage")
 DIRECTIONS = ("lower", "higher")
 DEFAULT_CONFIG = "default"
 
+#: Kinds of a change, by the benchmark's direction (and so of an alert).
+CHANGE_KINDS = ("regression", "improvement")
+#: An alert's lifecycle: ``new`` when created; a person sets ``acknowledged``, ``invalid``,
+#: ``expected`` (or ``new`` again, to reopen); detection sets ``fixed``.
+ALERT_STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
+#: Alerts still waiting for someone (a later improvement can fix them).
+OPEN_ALERT_STATUSES = ("new", "acknowledged")
+#: Statuses a person may set by hand.
+TRIAGE_STATUSES = ("new", "acknowledged", "invalid", "expected")
+
+
+# ------------------------------------------------------------------------------ series names
+#: A benchmark's measure beyond its samples is the series ``BENCHMARK:MEASURE`` (``cpu``, ...).
+MEASURE_SEPARATOR = ":"
+#: A benchmark that runs a tool (``format = ...``) stores each benchmark the tool reports as the
+#: series ``BENCHMARK/REPORTED``.
+TOOL_SEPARATOR = "/"
+
+
+def measure_series(benchmark: str, measure: str) -> str:
+    """The series name of a benchmark's measure: ``"sort:maxrss"``."""
+    return f"{benchmark}{MEASURE_SEPARATOR}{measure}"
+
+
+def tool_series(benchmark: str, reported: str) -> str:
+    """The series name of a benchmark a tool reported: ``"gobench/BenchmarkSort-2"``."""
+    return f"{benchmark}{TOOL_SEPARATOR}{reported}"
+
+
+@dataclass(frozen=True)
+class SeriesName:
+    """What a stored series name says of where it comes from.
+
+    ``benchmark`` is the configured benchmark's name; ``measure`` is set for ``BENCHMARK:MEASURE``
+    and ``reported`` for ``BENCHMARK/REPORTED`` (a tool's benchmark, whose own name may hold
+    anything).  A name with neither is a benchmark's own samples.
+    """
+
+    benchmark: str
+    measure: str | None = None
+    reported: str | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> SeriesName:
+        base, sep, reported = name.partition(TOOL_SEPARATOR)
+        if sep:  # a tool's benchmark: what follows the first "/" is the tool's, ":" included
+            return cls(base, reported=reported)
+        base, sep, measure = name.rpartition(MEASURE_SEPARATOR)
+        if sep and base and measure:
+            return cls(base, measure=measure)
+        return cls(name)
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -76,3 +128,11 @@ class Series:
             if v.name == version:
                 return k
         raise KeyError(version)
+
+
+# ------------------------------------------------------------------------------ store records
+# (typed records the store returns)
+
+
+# ------------------------------------------------------------------------------------ alerts
+# (the alert record and its vocabulary's helpers)

@@ -34,14 +34,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..detect import Change, Detector, kind_of
-from ..errors import RegbenchError
+from ..errors import MissingDependency
 from ..model import Series
 
 INSTALL_HINT = "pip install 'regbench[evaluate]'"
-
-
-class MissingDependency(RegbenchError):
-    """A baseline needs a package that is not installed."""
 
 
 def _version_values(series: Series, unit: str) -> list[np.ndarray]:

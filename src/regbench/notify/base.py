@@ -13,15 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
 
-from ..errors import ConfigError, RegbenchError
+from ..errors import ConfigError, SinkError
 from ..store.alerts import ALERT_KINDS, Alert
 
 #: Version of the JSON that sinks write or post (the JSON file, the webhook's ``regbench`` field).
 FORMAT_VERSION = 1
-
-
-class SinkError(RegbenchError):
-    """A sink could not deliver (the message says what, on one line, without secrets)."""
 
 
 class Sink(abc.ABC):

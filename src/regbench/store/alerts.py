@@ -22,7 +22,7 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from ..errors import NotFoundError, RegbenchError, StoreError
+from ..errors import AlertError, NotFoundError, StoreError
 from ..model import VersionInfo
 from . import schema as t
 from .db import Store, _history_key, utcnow
@@ -36,10 +36,6 @@ ALERT_KINDS = ("regression", "improvement")
 
 #: Who the events written by detection itself are attributed to.
 SYSTEM_ACTOR = "regbench"
-
-
-class AlertError(RegbenchError):
-    """An alert cannot take the status asked for (e.g. it already has it)."""
 
 
 @dataclass(frozen=True)
