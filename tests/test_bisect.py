@@ -15,7 +15,7 @@ from regbench.demo_project import git_commit, git_init
 from regbench.errors import ConfigError, VersionError
 from regbench.run.bisect import bisect, bisect_changes, commits_between
 from regbench.run.fingerprint import default_machine_name
-from regbench.run.sequential import Session, compare_live, more_pairs_needed
+from regbench.run.sequential import Session, SessionSetup, StopRule, compare_live, more_pairs_needed
 from regbench.store import Store
 
 PY = sys.executable
@@ -127,11 +127,11 @@ def test_budget_stops_and_estimates_the_pairs_still_needed(repo30, tmp_path):
     repo, shas = repo30
     config = load_config(repo / "regbench.toml")
     ticks = iter(range(0, 10_000, 10))  # every clock reading is 10 s later: a 25 s budget allows 2 pairs
-    session = Session(config, Store(tmp_path / "r.db"), seed=6, clock=lambda: next(ticks))
+    session = Session(config, Store(tmp_path / "r.db"), SessionSetup(seed=6), clock=lambda: next(ticks))
     from regbench.run.versions import resolve_revisions
 
     a, b = (resolve_revisions(repo, s)[0] for s in (shas[0], shas[-1]))
-    res = session.settle(config.benchmark("b"), a, b, threshold=0.03, budget=25)
+    res = session.settle(config.benchmark("b"), a, b, StopRule(0.03, budget=25))
     assert res.stopped == "budget" and res.verdict == "inconclusive" and res.pairs < 3
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from regbench.config import NoiseControl, load_config
-from regbench.run import noise as _noise
+from regbench.run import ramdisk
 from regbench.run.campaign import run_campaign
 from regbench.store import Store
 
@@ -29,7 +29,7 @@ def project(tmp_path, target):
     return load_config(tmp_path / "regbench.toml")
 
 
-@pytest.mark.skipif(_noise.find_tmpfs() is None, reason="needs a tmpfs")
+@pytest.mark.skipif(ramdisk.find_tmpfs() is None, reason="needs a tmpfs")
 @pytest.mark.parametrize("ramdisk", [False, True])
 def test_resumed_adaptive_campaign_keeps_its_experiments(tmp_path, ramdisk):
     store = Store(tmp_path / "r.db")

@@ -71,8 +71,10 @@ HANG = """\
 import os, subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
 name = os.environ["REGBENCH_VERSION"] + "-" + os.environ["REGBENCH_RUN_INDEX"] + ".pid"
-with open(os.path.join(os.environ["PID_DIR"], name), "w") as f:
+tmp = os.environ["PID_DIR"] + "-" + name  # beside the folder, renamed into it once written:
+with open(tmp, "w") as f:                  # the test never reads a half-written file
     f.write(str(child.pid))
+os.replace(tmp, os.path.join(os.environ["PID_DIR"], name))
 print(1.0, flush=True)
 time.sleep(120)
 """

@@ -17,7 +17,8 @@ import pytest
 from regbench.config import BenchmarkSpec
 from regbench.model import RUN_STATUSES
 from regbench.run import worker
-from regbench.run.execute import STDERR_TAIL, execute_run, parse_samples, with_note
+from regbench.run.execute import execute_run, parse_samples
+from regbench.run.process import STDERR_TAIL, with_note
 
 from proctools import alive, wait_dead
 
@@ -290,48 +291,104 @@ def test_worker_target_must_name_a_function():
 @pytest.mark.parametrize("spawner", [False, True])
 @pytest.mark.parametrize("pidfd", [True, False])
 def test_run_process_reaps_with_wait4_and_reports_rusage(tmp_path, monkeypatch, pidfd, spawner):
-    from regbench.run import execute
+    from regbench.run import process
 
     if not pidfd:  # an old kernel or not Linux: reaped while waiting, by polling wait4
         monkeypatch.delattr(os, "pidfd_open", raising=False)
     with open(tmp_path / "out", "w+b") as out:
-        done = execute.run_process([sys.executable, "-c", "import sys; sum(range(10**6)); sys.exit(4)"],
+        done = process.run_process([sys.executable, "-c", "import sys; sum(range(10**6)); sys.exit(4)"],
                                    cwd=tmp_path, env=os.environ, timeout=30, stdout=out, stderr=out,
                                    spawner=spawner)
         assert done.returncode == 4 and not done.timed_out
         assert 0 < done.cpu_time <= done.duration + 0.05
         assert (done.max_rss > 1e6) if spawner else done.max_rss is None
-        hung = execute.run_process([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path,
+        hung = process.run_process([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path,
                                    env=os.environ, timeout=0.3, stdout=out, stderr=out, spawner=spawner)
         assert hung.timed_out and hung.returncode is None and hung.cpu_time is not None
         assert 0.3 <= hung.duration < 10
 
 
 def test_spawner_reports_the_process_s_own_peak_memory_not_regbench_s(tmp_path):
-    from regbench.run import execute
+    from regbench.run import process
 
     ballast = bytearray(b"\x01") * 200_000_000  # regbench grown big: a forked child starts at this peak
     with open(tmp_path / "out", "w+b") as out:
-        spawned = execute.run_process(["true"], cwd=tmp_path, env=os.environ, timeout=30, stdout=out,
+        spawned = process.run_process(["true"], cwd=tmp_path, env=os.environ, timeout=30, stdout=out,
                                       stderr=out, spawner=True)
     assert spawned.returncode == 0 and spawned.max_rss < 50e6
     del ballast
 
 
 def test_spawner_passes_the_environment_exactly_and_reports_start_errors(tmp_path):
-    from regbench.run import execute
+    from regbench.run import process
 
     env = {"PATH": os.environ["PATH"], "ONLY": "this", "EMPTY": "", "EQ": "a=b"}
     with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
         # `env` prints its environment; a Python would add LC_CTYPE to its own (PEP 538).
-        done = execute.run_process(["env"], cwd=tmp_path, env=env, timeout=30, stdout=out, stderr=err,
+        done = process.run_process(["env"], cwd=tmp_path, env=env, timeout=30, stdout=out, stderr=err,
                                    spawner=True)
         assert done.returncode == 0
         out.seek(0)
         assert dict(line.split("=", 1) for line in out.read().decode().splitlines()) == env
-        missing = execute.run_process([str(tmp_path / "nothing")], cwd=tmp_path, env=env, timeout=30,
+        missing = process.run_process([str(tmp_path / "nothing")], cwd=tmp_path, env=env, timeout=30,
                                       stdout=out, stderr=err, spawner=True)
         assert missing.start_error == f"cannot start {str(tmp_path / 'nothing')!r}: No such file or directory"
-        crash = execute.run_process(["sh", "-c", "kill -SEGV $$"], cwd=tmp_path, env=env, timeout=30,
+        crash = process.run_process(["sh", "-c", "kill -SEGV $$"], cwd=tmp_path, env=env, timeout=30,
                                     stdout=out, stderr=err, spawner=True)
         assert crash.returncode == -signal.SIGSEGV
+
+
+def test_a_run_inherits_only_the_documented_variables_and_what_the_benchmark_names(tmp_path):
+    from regbench.run.execute import INHERITED_ENV, run_environment
+
+    outside = {"PATH": "/bin", "HOME": "/home/x", "LC_ALL": "C", "OMP_NUM_THREADS": "8",
+               "CI_SECRET_TOKEN": "hunter2", "MYAPP_MODE": "fast"}
+    spec = BenchmarkSpec(name="b", kind="command", command=("true",), env={"PYTHONHASHSEED": "0"})
+    env = run_environment(spec, run_index=3, version="v1", inherited=outside)
+    assert {"PATH", "HOME", "LC_ALL"} <= set(env) and "PATH" in INHERITED_ENV
+    assert "OMP_NUM_THREADS" not in env and "CI_SECRET_TOKEN" not in env and "MYAPP_MODE" not in env
+    assert env["PYTHONHASHSEED"] == "0" and env["REGBENCH_RUN_INDEX"] == "3" and env["REGBENCH_VERSION"] == "v1"
+    wider = BenchmarkSpec(name="b", kind="command", command=("true",), pass_env=("MYAPP_*", "OMP_NUM_THREADS"),
+                          env={"MYAPP_MODE": "slow"})
+    env = run_environment(wider, run_index=0, version="v1", inherited=outside)
+    assert env["OMP_NUM_THREADS"] == "8" and env["MYAPP_MODE"] == "slow"  # `env` wins over what is inherited
+    assert "CI_SECRET_TOKEN" not in env
+
+
+def test_a_real_run_does_not_see_a_variable_it_did_not_ask_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("REGBENCH_TEST_LEAK", "yes")
+    code = "import os\nfor _ in range(3): print(1.0 if 'REGBENCH_TEST_LEAK' in os.environ else 2.0)\n"
+    spec = BenchmarkSpec(name="b", kind="command", command=(sys.executable, "-c", code), iterations=3)
+    assert execute_run(spec, tree=tmp_path, python=sys.executable, run_index=0, version="v").samples.tolist() == [2.0] * 3
+    asked = BenchmarkSpec(name="b", kind="command", command=(sys.executable, "-c", code), iterations=3,
+                          pass_env=("REGBENCH_TEST_*",))
+    assert execute_run(asked, tree=tmp_path, python=sys.executable, run_index=0, version="v").samples.tolist() == [1.0] * 3
+
+
+def test_pass_env_is_validated_with_the_key_named():
+    from regbench.config import parse_config
+    from regbench.errors import ConfigError
+
+    base = {"benchmark": [{"name": "b", "command": ["true"]}]}
+    assert parse_config({**base, "defaults": {"pass_env": ["OMP_*"]}}).benchmarks[0].pass_env == ("OMP_*",)
+    for bad in ("OMP_NUM_THREADS", ["A=1"], [""], [3]):
+        with pytest.raises(ConfigError, match="`pass_env` must be a list of variable names"):
+            parse_config({"benchmark": [{"name": "b", "command": ["true"], "pass_env": bad}]})
+
+
+def test_the_local_executor_runs_requests_in_order_and_says_when_each_starts(tmp_path):
+    from regbench.errors import ConfigError
+    from regbench.run.core import RunRequest, Trial
+    from regbench.run.executor import LocalExecutor, get_executor
+
+    spec = BenchmarkSpec(name="b", kind="command", iterations=2,
+                         command=(sys.executable, "-c", "import os\nfor _ in range(2): print(os.environ['REGBENCH_RUN_INDEX'])"))
+    requests = [RunRequest(spec, Trial("b", "v1", k), tmp_path, sys.executable) for k in (2, 0, 1)]
+    started = []
+    with get_executor("local") as executor:
+        assert isinstance(executor, LocalExecutor)
+        done = list(executor.map(requests, started=lambda r: started.append(r.trial.run_index)))
+    assert started == [2, 0, 1] and [r.trial.run_index for r, _ in done] == [2, 0, 1]
+    assert [o.samples.tolist() for _, o in done] == [[2.0, 2.0], [0.0, 0.0], [1.0, 1.0]]
+    with pytest.raises(ConfigError, match="unknown executor 'grid'"):
+        get_executor("grid")

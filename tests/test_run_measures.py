@@ -16,7 +16,8 @@ import pytest
 from regbench.config import BenchmarkSpec, parse_config
 from regbench.errors import ConfigError, DuplicateRunError
 from regbench.run import measures
-from regbench.run.campaign import Trial, record_outcome, run_campaign
+from regbench.run.campaign import run_campaign
+from regbench.run.core import Trial, record_outcome
 from regbench.run.execute import RunOutcome, execute_run
 from regbench.store import Store
 

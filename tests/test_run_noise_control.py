@@ -15,7 +15,7 @@ import pytest
 from regbench.cli.main import main
 from regbench.config import NoiseControl, noise_control, parse_config, parse_cpu_list
 from regbench.errors import ConfigError
-from regbench.run import noise
+from regbench.run import noise, quiet, ramdisk
 from regbench.run.campaign import run_campaign
 from regbench.run.execute import execute_run
 from regbench.store import Store
@@ -153,10 +153,10 @@ def test_tmpfs_is_found_from_proc_mounts(tmp_path):
     mounts = (f"/dev/sda1 / ext4 rw 0 0\n"
               f"tmpfs {shm} tmpfs rw,nosuid,nodev,noexec 0 0\n"
               f"tmpfs {str(run).replace(' ', chr(92) + '040')} tmpfs rw,nosuid,nodev 0 0\n")
-    assert noise.find_tmpfs([str(shm), str(run)], mounts_text=mounts) == run  # noexec is no use
-    assert noise.find_tmpfs([str(shm)], mounts_text=mounts) is None
-    assert noise.on_tmpfs(run / "a" / "b", mounts_text=mounts)
-    assert not noise.on_tmpfs(tmp_path, mounts_text=mounts)
+    assert ramdisk.find_tmpfs([str(shm), str(run)], mounts_text=mounts) == run  # noexec is no use
+    assert ramdisk.find_tmpfs([str(shm)], mounts_text=mounts) is None
+    assert ramdisk.on_tmpfs(run / "a" / "b", mounts_text=mounts)
+    assert not ramdisk.on_tmpfs(tmp_path, mounts_text=mounts)
 
 
 # ---------------------------------------------------------------------- pin and ASLR
@@ -225,13 +225,13 @@ def test_pad_environment():
 # ----------------------------------------------------------------------------- ramdisk
 @needs_linux
 def test_ramdisk_run_works_on_a_fresh_tmpfs_copy_removed_after(tree, tmp_path):
-    if noise.find_tmpfs() is None:
+    if ramdisk.find_tmpfs() is None:
         pytest.skip("no tmpfs here")
     seen_dir = tmp_path / "seen"
     seen_dir.mkdir()
     seen = probe(tree, NoiseControl(ramdisk=True), seen_dir=seen_dir)
     cwd = Path(seen["cwd"])
-    assert noise.on_tmpfs(cwd) and cwd.name == "bench"
+    assert ramdisk.on_tmpfs(cwd) and cwd.name == "bench"
     assert seen["files"] == ["data.txt", "probe.py"]  # a fresh copy of the cwd only
     assert not cwd.exists() and not cwd.parent.exists()  # removed after the run
     assert not (tree / "bench" / "written-by-the-run").exists()  # the tree is left alone
@@ -239,22 +239,22 @@ def test_ramdisk_run_works_on_a_fresh_tmpfs_copy_removed_after(tree, tmp_path):
 
 @needs_linux
 def test_ramdisk_copy_of_the_whole_tree_leaves_out_git_and_regbench(tree):
-    base = noise.find_tmpfs()
+    base = ramdisk.find_tmpfs()
     if base is None:
         pytest.skip("no tmpfs here")
-    copy = noise.ramdisk_copy(tree, [".", "bench"], base=base)
+    copy = ramdisk.ramdisk_copy(tree, [".", "bench"], base=base)
     try:
         assert sorted(p.name for p in copy.iterdir()) == ["bench"]
         assert (copy / "bench" / "data.txt").read_text() == "data"
     finally:
-        noise.remove_tree(copy)
+        ramdisk.remove_tree(copy)
     assert not copy.exists()
 
 
 def test_ramdisk_copy_that_does_not_fit_is_an_error(tree, tmp_path, monkeypatch):
-    monkeypatch.setattr(noise.shutil, "disk_usage", lambda p: type("U", (), {"free": 10})())
+    monkeypatch.setattr(ramdisk.shutil, "disk_usage", lambda p: type("U", (), {"free": 10})())
     with pytest.raises(ConfigError, match=r"`ramdisk`: .* needs 0 MiB, but only 0 MiB are free"):
-        noise.ramdisk_copy(tree, ["bench"], base=tmp_path)
+        ramdisk.ramdisk_copy(tree, ["bench"], base=tmp_path)
 
 
 def test_remove_tree_removes_read_only_folders(tmp_path):
@@ -262,7 +262,7 @@ def test_remove_tree_removes_read_only_folders(tmp_path):
     d.mkdir(parents=True)
     (d / "f").write_text("1")
     d.chmod(0o500)
-    noise.remove_tree(tmp_path / "x")
+    ramdisk.remove_tree(tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
 
@@ -297,16 +297,16 @@ class FakeMachine:
     def read_load(self):
         return (self.load, 0.0, 0.0)
 
-    def gate(self, limit=0.5, **kw) -> noise.QuietGate:
-        return noise.QuietGate(limit, clock=self.clock, sleep=self.sleep, read_stat=self.read_stat,
-                               read_load=self.read_load, own_load=noise.OwnLoad(), ncpu=2, **kw)
+    def gate(self, limit=0.5, **kw) -> quiet.QuietGate:
+        return quiet.QuietGate(limit, clock=self.clock, sleep=self.sleep, read_stat=self.read_stat,
+                               read_load=self.read_load, own_load=quiet.OwnLoad(), ncpu=2, **kw)
 
 
 def test_quiet_machine_passes_at_once_without_a_note():
     m = FakeMachine([0.1], load=0.4)
     result = m.gate().check()
     assert result.passed and result.checks == 1 and result.note is None
-    assert result.last == noise.Quietness(busy=0.1, load=0.2)
+    assert result.last == quiet.Quietness(busy=0.1, load=0.2)
     assert m.slept == [0.2]  # the two snapshots only
 
 
@@ -343,15 +343,15 @@ def test_warn_mode_checks_once():
 
 def test_gate_watches_the_pinned_cpus_only():
     text0 = "cpu  100 0 0 100 0 0 0 0\ncpu0 100 0 0 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0\n"
-    assert noise.cpu_ticks(text0) == (100, 200)
-    assert noise.cpu_ticks(text0, [1]) == (0, 100)
-    assert noise.cpu_ticks(text0, [0, 1]) == (100, 200)
+    assert quiet.cpu_ticks(text0) == (100, 200)
+    assert quiet.cpu_ticks(text0, [1]) == (0, 100)
+    assert quiet.cpu_ticks(text0, [0, 1]) == (100, 200)
     # iowait is idle; steal (another guest on the host) is busy.
-    assert noise.cpu_ticks("cpu 0 0 0 10 5 0 0 7 3 0\n") == (7, 22)
+    assert quiet.cpu_ticks("cpu 0 0 0 10 5 0 0 7 3 0\n") == (7, 22)
 
 
 def test_own_runs_are_left_out_of_the_load_average():
-    own = noise.OwnLoad()
+    own = quiet.OwnLoad()
     own.add(0.0, 60.0, 60.0)  # one busy process for the last minute
     assert own.estimate(60.0) == pytest.approx(1 - math.exp(-1))
     own.add(60.0, 70.0, 0.0)  # a sleeping one adds nothing
@@ -366,8 +366,8 @@ def test_own_runs_are_left_out_of_the_load_average():
 
 @needs_linux
 def test_gate_note_lands_in_the_stderr_tail_before_the_status_note(tree, monkeypatch):
-    monkeypatch.setattr(noise.QuietGate, "check",
-                        lambda self: noise.GateResult(False, 3.0, 4, noise.Quietness(0.9, 0.7), self.limit, self.mode))
+    monkeypatch.setattr(quiet.QuietGate, "check",
+                        lambda self: quiet.GateResult(False, 3.0, 4, quiet.Quietness(0.9, 0.7), self.limit, self.mode))
     ok = execute_run(probe_spec(), tree=tree, python=PY, run_index=0, version="v1",
                      noise=NoiseControl(quiet_load=0.5, quiet_wait=3))
     assert ok.status == "ok"
@@ -409,7 +409,7 @@ def write_config(root: Path, noise_table: str, runs: int = 2) -> Path:
 
 @needs_linux
 def test_campaign_records_noise_and_runs_each_version_from_one_ramdisk_copy(tree):
-    if noise.find_tmpfs() is None:
+    if ramdisk.find_tmpfs() is None:
         pytest.skip("no tmpfs here")
     from regbench.config import load_config
 
@@ -421,12 +421,12 @@ def test_campaign_records_noise_and_runs_each_version_from_one_ramdisk_copy(tree
         assert result.counts["ok"] == 2
         plan = store.campaigns()[0]["plan"]
     assert plan["noise"] == {"pin": [cpu], "aslr": False, "ramdisk": True, "env_size": size,
-                             "quiet_load": None, "ramdisk_dir": str(noise.find_tmpfs()),
+                             "quiet_load": None, "ramdisk_dir": str(ramdisk.find_tmpfs()),
                              "system_aslr": Path("/proc/sys/kernel/randomize_va_space").read_text().strip()}
     seen = [json.loads(p.read_text()) for p in sorted((tree / "seen").glob("seen-*.json"))]
     assert len(seen) == 2
     assert seen[0]["cwd"] == seen[1]["cwd"]  # one copy per version and campaign
-    assert noise.on_tmpfs(seen[0]["cwd"]) and not Path(seen[0]["cwd"]).exists()
+    assert ramdisk.on_tmpfs(seen[0]["cwd"]) and not Path(seen[0]["cwd"]).exists()
     # run 1 (RMIT round 1) sees what run 0 left in the shared copy, as runs do in a tree; the
     # tree itself is left alone
     assert "written-by-the-run" not in seen[0]["files"] and "written-by-the-run" in seen[1]["files"]

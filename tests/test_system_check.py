@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from regbench.run import noise
+from regbench.run import system_check as checks
 
 
 def tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -31,7 +31,7 @@ def test_a_quiet_well_set_machine_is_all_ok(tmp_path):
         "sys/class/power_supply/AC/type": "Mains\n",
         "proc/cpuinfo": "processor : 0\nflags : fpu vme sse\n",
     })
-    found = {f.name: f for f in noise.system_check(root, busy_interval=0.01)}
+    found = {f.name: f for f in checks.system_check(root, busy_interval=0.01)}
     assert {n: f.status for n, f in found.items() if n != "busy processes"} == {
         "cpu frequency governor": "ok", "turbo boost": "ok", "simultaneous multithreading": "ok",
         "address-space randomization": "ok", "load": "ok", "swap": "ok", "isolated CPUs": "ok",
@@ -52,18 +52,18 @@ def test_a_noisy_machine_gets_advice(tmp_path):
         "sys/class/power_supply/BAT0/status": "Discharging\n",
         "proc/cpuinfo": "flags : fpu hypervisor sse\n",
     })
-    found = {f.name: f for f in noise.system_check(root, busy_interval=0.01)}
+    found = {f.name: f for f in checks.system_check(root, busy_interval=0.01)}
     for name in ("cpu frequency governor", "turbo boost", "simultaneous multithreading", "address-space randomization",
                  "swap", "isolated CPUs", "power source", "virtualization"):
         assert found[name].status == "warn" and found[name].advice, name
     assert found["cpu frequency governor"].value == "powersave"
     assert found["swap"].value == "1024 MiB in use of 2048 MiB"
-    assert noise.check_load(root, cores=2).status == "warn"
-    assert noise.check_load(root, cores=64).status == "ok"
+    assert checks.check_load(root, cores=2).status == "warn"
+    assert checks.check_load(root, cores=64).status == "ok"
 
 
 def test_missing_files_are_unknown_with_a_reason(tmp_path):
-    for f in noise.system_check(tmp_path, busy_interval=0.01):
+    for f in checks.system_check(tmp_path, busy_interval=0.01):
         assert f.status == "unknown" and f.value, f
 
 
@@ -71,7 +71,7 @@ def test_a_busy_process_is_named(tmp_path):
     # A real process burning CPU on this machine, seen through the real /proc.
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        found = noise.check_busy_processes(Path("/"), interval=0.5)
+        found = checks.check_busy_processes(Path("/"), interval=0.5)
     finally:
         burner.kill()
         burner.wait()
@@ -83,7 +83,7 @@ def test_the_command_on_this_machine():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     findings = json.loads(out.stdout)
-    assert len(findings) == 10 and all(f["status"] in noise.STATUSES for f in findings)
+    assert len(findings) == 10 and all(f["status"] in checks.STATUSES for f in findings)
     aslr = next(f for f in findings if f["name"] == "address-space randomization")
     expected = {"0": "ok"}.get(Path("/proc/sys/kernel/randomize_va_space").read_text().strip(), "warn")
     assert aslr["status"] == expected

@@ -59,7 +59,8 @@ direction = "lower"  # "lower" or "higher" is better
 name = "example-sort"                                       # required, unique
 command = ["python3", "-c", "import os,time,random\\nfor _ in range(int(os.environ.get('REGBENCH_ITERATIONS', 22))):\\n    t=time.perf_counter(); sorted(random.random() for _ in range(20000)); print(time.perf_counter()-t)"]
 # cwd = "."                                                 # relative to the version's tree
-# env = { PYTHONHASHSEED = "0" }                            # added to the inherited environment
+# env = { PYTHONHASHSEED = "0" }                            # set for the benchmark process
+# pass_env = ["OMP_NUM_THREADS", "CUDA_*"]                  # inherited too, besides PATH, HOME, locale...
 output = "lines"
 unit = "s"
 direction = "lower"
@@ -110,6 +111,7 @@ class BenchmarkSpec:
     target: str = ""  # module:function for kind == "python"
     cwd: str = "."
     env: dict[str, str] = field(default_factory=dict)
+    pass_env: tuple[str, ...] = ()  # more variables (names or globs) inherited from regbench's environment
     output: str = "lines"
     unit: str = "s"
     direction: str = "lower"
@@ -230,7 +232,7 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time",
-                 "plan", "target", "budget", "pilot"}
+                 "plan", "target", "budget", "pilot", "pass_env"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures"}
@@ -357,6 +359,9 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
         fail(f"{label}: `env` must be a table of strings")
+    pass_env = get("pass_env", [])
+    if not isinstance(pass_env, list) or not all(isinstance(v, str) and v and "=" not in v for v in pass_env):
+        fail(f"{label}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
     output = b.get("output", "lines")
     if output not in OUTPUT_FORMATS:
         fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {output!r}")
@@ -414,7 +419,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
         fail(f"{label}: `warmup` must be a non-negative integer or \"auto\"")
     return BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
-        env={str(k): str(v) for k, v in env.items()}, output=output, unit=unit, direction=direction,
+        env={str(k): str(v) for k, v in env.items()}, pass_env=tuple(pass_env), output=output, unit=unit, direction=direction,
         timeout=_positive(get("timeout", 60.0), f"{label} `timeout`", fail, float),
         runs=_positive(get("runs", 10), f"{label} `runs`", fail, int),
         iterations=_positive(get("iterations", 20), f"{label} `iterations`", fail, int),

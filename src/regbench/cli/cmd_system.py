@@ -19,7 +19,7 @@ def check_command(fmt: str, strict: bool) -> None:
     """Check the noise sources of seed 003 s.3 and seed 001 s.3.1: CPU governor, turbo, SMT,
     address-space randomization, load and busy processes, swap, isolated CPUs, power source and
     virtualization. Each says ok, warn (with what to do) or unknown (with why). Reads only."""
-    from ..run.noise import system_check
+    from ..run.system_check import system_check
     from ._output import console, emit_table
 
     findings = system_check()

@@ -24,12 +24,16 @@ interval uses Student's t (the simulation in tests/test_run_adaptive.py measures
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..config import BenchmarkSpec
+from .core import Trial, TrialResult, TrialRunner
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def assess(samples: Sequence[np.ndarray], durations: Sequence[float], *, target:
 
 def _runs_needed(summary, n: int, target: float, confidence_level: float) -> int | None:
     """Runs in all (of ``n`` iterations) after which formula (4) predicts the target is met."""
-    from ..stats.hierarchical import _quantile
+    from ..stats.hierarchical import interval_quantile
 
     if not summary.mean or not math.isfinite(summary.rho2):
         return None
@@ -150,7 +154,7 @@ def _runs_needed(summary, n: int, target: float, confidence_level: float) -> int
     v = summary.rho2 + summary.s2_sigma / n
 
     def ok(m: int) -> bool:  # the half-width shrinks as m grows: bisection finds the least m
-        return _quantile(confidence_level, m, "t") * math.sqrt(v / m) <= goal
+        return interval_quantile(confidence_level, m, "t") * math.sqrt(v / m) <= goal
 
     lo = hi = max(summary.n_runs, 2)
     if ok(lo):
@@ -193,55 +197,79 @@ class AdaptiveOutcome:
     more_runs: int | None
 
 
-def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, machine: str, seed: int,
-                        existing) -> list[AdaptiveOutcome]:
+def widest_run(spec: BenchmarkSpec) -> tuple[BenchmarkSpec, int]:
+    """The run of an adaptive experiment with the largest environment it can reach: its rounds add
+    runs and choose the iterations, so the most of both (budgets aside) is what must fit
+    (:func:`regbench.run.core.check_env_size`)."""
+    return dataclasses.replace(spec, iterations=max(spec.iterations, 10**6)), 10**6 if spec.budget else MAX_RUNS
+
+
+@dataclass
+class AdaptiveState:
+    """Where one adaptive experiment (benchmark x version) is between rounds.
+
+    ``next_index`` is the run index its next run gets; ``iterations`` the iterations of its
+    later runs, ``chosen`` once the pilot has decided them (seed 000 s.3.1).
+    """
+
+    spec: BenchmarkSpec
+    version: str
+    next_index: int
+    iterations: int
+    chosen: bool = False
+
+
+def run_adaptive_rounds(runner: TrialRunner, specs: Sequence[BenchmarkSpec], versions: Sequence[str], *,
+                        seed: int, existing: Iterable[tuple[str, str, int]]
+                        ) -> tuple[list[AdaptiveOutcome], list[TrialResult]]:
     """After the pilots (run with the campaign's other trials), add runs round by round.
 
     Each round holds one more run of every experiment still short of its target and within its
     budget, shuffled (RMIT, seed 004 s.2); after each round every experiment is assessed again
     from all its stored runs (a resumed campaign counts the runs stored before).
+
+    Returns where each experiment ended, and the trials the rounds ran.
     """
-    import dataclasses
-
-    from .campaign import Trial
-
+    ctx = runner.ctx
     gen = np.random.default_rng([seed, 1])
-    active: dict[tuple[str, str], dict] = {}
+    existing = list(existing)
+    active: dict[tuple[str, str], AdaptiveState] = {}
     for spec in specs:
         for v in versions:
-            key = (spec.name, v)
-            taken = [r for b, vv, r in existing if (b, vv) == key]
-            active[key] = {"spec": spec, "next": max([*taken, *range(spec.pilot)], default=-1) + 1,
-                           "iterations": spec.iterations, "failed": 0}
+            taken = [r for b, vv, r in existing if (b, vv) == (spec.name, v)]
+            active[(spec.name, v)] = AdaptiveState(spec, v, max([*taken, *range(spec.pilot)], default=-1) + 1,
+                                                   spec.iterations)
     done: list[AdaptiveOutcome] = []
+    ran: list[TrialResult] = []
 
-    def measured(spec, version):
-        series = store.load_series(spec.name, config=config_name, machine=machine, versions=[version])
+    def measured(st: AdaptiveState) -> tuple[list[np.ndarray], int]:
+        series = ctx.store.load_series(st.spec.name, config=ctx.config_name, machine=ctx.machine,
+                                       versions=[st.version])
         if not series or not series[0].versions:
             return [], 0
         return series[0].runs[0], series[0].failed[0]
 
-    def timing(key):
-        rows = store.run_durations(key[0], key[1], config=config_name, machine=machine)
+    def timing(st: AdaptiveState) -> tuple[float, list[float]]:
+        rows = ctx.store.run_durations(st.spec.name, st.version, config=ctx.config_name, machine=ctx.machine)
         spent = float(sum(d for _, d in rows if d is not None))
-        return spent, [d for status, d in rows if status == "ok"]
+        return spent, [d for status, d in rows if status == "ok" and d is not None]
 
     while active:
         finished = []
         for key, st in active.items():
-            spec = st["spec"]
-            runs, failed = measured(spec, key[1])
-            spent, ok_durations = timing(key)
+            spec = st.spec
+            runs, failed = measured(st)
+            spent, ok_durations = timing(st)
             a = assess(runs, ok_durations, target=spec.target_width, warmup=spec.warmup, unit=spec.unit)
-            if not st.get("chosen") and len(runs) > spec.pilot and runs[-1].size != spec.iterations:
+            if not st.chosen and len(runs) > spec.pilot and runs[-1].size != spec.iterations:
                 # A resumed experiment keeps the iterations its earlier rounds chose.
-                st["iterations"], st["chosen"] = int(runs[-1].size), True
-            if a.iterations is not None and not st.get("chosen") and len(runs) >= spec.pilot:
+                st.iterations, st.chosen = int(runs[-1].size), True
+            if a.iterations is not None and not st.chosen and len(runs) >= spec.pilot:
                 # seed 000 s.3.1: the later runs' iterations, chosen once from the pilot; kept
                 # inside the timeout with room to spare.
                 mean_it = float(np.mean([r.mean() for r in runs])) if spec.unit == "s" else None
                 cap = int(0.3 * spec.timeout / mean_it) if mean_it and mean_it > 0 else a.iterations
-                st["iterations"], st["chosen"] = max(2, min(a.iterations, cap)), True
+                st.iterations, st.chosen = max(2, min(a.iterations, cap)), True
             status = None
             if a.met:
                 status = "met"
@@ -252,17 +280,17 @@ def run_adaptive_rounds(store, specs, versions, *, run_trial, config_name: str, 
             elif spec.budget is None and len(runs) + failed >= MAX_RUNS:
                 status = "max-runs"
             if status is not None:
-                done.append(AdaptiveOutcome(spec.name, key[1], status, len(runs), st["iterations"],
+                done.append(AdaptiveOutcome(spec.name, st.version, status, len(runs), st.iterations,
                                             a.relative_half_width, spec.target_width, spent, a.more_runs))
                 finished.append(key)
         for key in finished:
             del active[key]
         keys = list(active)
+        work = []
         for k in gen.permutation(len(keys)):
-            key = keys[k]
-            st = active[key]
-            spec = dataclasses.replace(st["spec"], iterations=st["iterations"])
-            trial = Trial(spec.name, key[1], st["next"])
-            st["next"] += 1
-            run_trial(trial, spec)
-    return sorted(done, key=lambda o: (o.benchmark, versions.index(o.version)))
+            st = active[keys[k]]
+            work.append((Trial(st.spec.name, st.version, st.next_index),
+                         dataclasses.replace(st.spec, iterations=st.iterations)))
+            st.next_index += 1
+        ran += runner.run(work)
+    return sorted(done, key=lambda o: (o.benchmark, versions.index(o.version))), ran

@@ -22,16 +22,27 @@ why the default ``alpha`` of a step is smaller than a single comparison's.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import ProjectConfig
+from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, VersionError
-from ..model import DEFAULT_CONFIG
-from .sequential import Session, SessionReporter, Settled
+from ..model import DEFAULT_CONFIG, SeriesName
+from .core import campaign_status
+from .sequential import (Session, SessionReporter, SessionSetup, Settled, StopRule, check_environment_size,
+                         check_pair_limits)
+from .versions import Commit, git, resolve_revisions
+
+if TYPE_CHECKING:
+    from ..detect.base import Change
+    from ..store import Store
 
 #: Error rate of each step of a bisection: over log2(30) + 2 = 7 steps, about 7% at most in all.
 STEP_ALPHA = 0.01
@@ -96,12 +107,12 @@ class BisectResult:
                 + (2 * self.culprit_change.pairs if self.culprit_change else 0))
 
 
-def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
+def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmark: str,
            threshold: float = 0.03, alpha: float = STEP_ALPHA, budget: float | None = None,
            max_pairs: int = MAX_OBSERVATIONS, min_pairs: int = 3, seed: int | None = None,
-           machine: str | None = None, config_name: str = DEFAULT_CONFIG, cache_dir=None,
+           machine: str | None = None, config_name: str = DEFAULT_CONFIG, cache_dir: Path | None = None,
            command: str | None = None, rebuild: bool = False,
-           reporter: SessionReporter | None = None, noise=None) -> BisectResult:
+           reporter: SessionReporter | None = None, noise: NoiseControl | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` that changes ``benchmark`` (see the module doc).
 
     Parameters
@@ -133,12 +144,7 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
     VersionError
         An unknown revision, or no commits between ``good`` and ``bad``.
     """
-    from .versions import resolve_revisions
-
-    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
-        raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
-    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
-        raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+    check_pair_limits(min_pairs, max_pairs)
     spec = config.benchmark(benchmark)
     if spec.format is not None:
         raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
@@ -151,19 +157,17 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
     if commits_between(repo, g[0].sha, line[-1].sha) is None:
         raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
     history = [g[0], *line]
-    from .sequential import check_environment_size
-
     check_environment_size(config, noise, [spec], [c.short for c in history])
-    session = Session(config, store, machine=machine, config_name=config_name, seed=seed, cache_dir=cache_dir,
-                      command=command, rebuild=rebuild, reporter=reporter, noise=noise,
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    session = Session(config, store, setup, reporter=reporter,
                       plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line)}})
-    settle = dict(alpha=alpha, budget=budget, max_pairs=max_pairs, min_pairs=min_pairs)
-    try:
-        total = session.settle(spec, history[0], history[-1], threshold=threshold, resolve_size=False, **settle)
+    rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
+    with campaign_status(store, session.campaign_id):
+        total = session.settle(spec, history[0], history[-1], rule, resolve_size=False)
 
-        def done(status, culprit=None, change=None, steps=(), candidates=()):
-            session.finish()
+        def done(status: str, culprit: str | None = None, change: Settled | None = None,
+                 steps: Sequence[BisectStep] = (), candidates: Sequence[str] = ()) -> BisectResult:
             return BisectResult(benchmark, history[0].short, history[-1].short, status, total,
                                 culprit, change, tuple(steps), tuple(candidates), len(line),
                                 session.campaign_id)
@@ -174,6 +178,7 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
             return done("no change")
         if total.stopped != "settled":
             return done("undecided", candidates=[c.short for c in line])
+        assert total.decision is not None  # settled
         shift = math.log1p(total.decision.change)  # D: the log ratio BAD/GOOD
         lo, hi = 0, len(history) - 1  # history[lo] is like GOOD, history[hi] like BAD
         skipped: set[int] = set()  # commits that did not build (like `git bisect skip`)
@@ -183,7 +188,7 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
             if not open_:
                 break
             mid = open_[len(open_) // 2]
-            step = _classify(session, spec, history[0], history[mid], history[-1], shift, **settle)
+            step = _classify(session, spec, history[0], history[mid], history[-1], shift, rule)
             steps.append(step)
             if step.verdict == "good":
                 lo = mid
@@ -199,18 +204,12 @@ def bisect(config: ProjectConfig, store, good: str, bad: str, *, benchmark: str,
         if len(candidates) > 1:
             return done("undecided", steps=steps, candidates=candidates)
         culprit = history[hi]
-        change = session.settle(spec, history[lo], culprit, threshold=threshold, resolve_size=False, **settle)
+        change = session.settle(spec, history[lo], culprit, rule, resolve_size=False)
         return done("found", culprit.short, change, steps, [culprit.short])
-    except KeyboardInterrupt:
-        session.finish("interrupted")
-        raise
-    except BaseException:
-        session.finish("failed")
-        raise
 
 
-def _classify(session: Session, spec, good, commit, bad, shift: float, *, alpha: float,
-              budget: float | None, max_pairs: int, min_pairs: int) -> BisectStep:
+def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commit, bad: Commit, shift: float,
+              rule: StopRule) -> BisectStep:
     """Whether ``commit`` is like GOOD or like BAD, from triples of runs.
 
     Each observation is one run of GOOD, of the commit and of BAD, in random order:
@@ -224,17 +223,17 @@ def _classify(session: Session, spec, good, commit, bad, shift: float, *, alpha:
     """
     if session.prepare(commit) is None or session.prepare(good) is None or session.prepare(bad) is None:
         return BisectStep(commit.short, "unbuilt", 0, math.nan, 0.0)
-    def level(means):
+
+    def level(means: dict[str, float]) -> float:
         return math.log(means[commit.short] ** 2 / (means[good.short] * means[bad.short]))
 
-    x, _, d, stopped, seconds = session.observe(
-        spec, (good.short, commit.short, bad.short), level, lambda d: d.decision == "changed",
-        label=(good.short, commit.short), threshold=0.0, alpha=alpha, budget=budget, max_n=max_pairs,
-        min_n=min_pairs)
-    if stopped != "settled":
-        return BisectStep(commit.short, "undecided", len(x), _position(x, shift), seconds)
-    verdict = "bad" if (d.cs.estimate > 0) == (shift > 0) else "good"
-    return BisectStep(commit.short, verdict, len(x), _position(x, shift), seconds)
+    seen = session.observe(spec, (good.short, commit.short, bad.short), level, lambda d: d.decision == "changed",
+                           dataclasses.replace(rule, threshold=0.0), label=(good.short, commit.short))
+    x = seen.values
+    if seen.stopped != "settled" or seen.decision is None:
+        return BisectStep(commit.short, "undecided", len(x), _position(x, shift), seen.seconds)
+    verdict = "bad" if (seen.decision.cs.estimate > 0) == (shift > 0) else "good"
+    return BisectStep(commit.short, verdict, len(x), _position(x, shift), seen.seconds)
 
 
 def _position(x: Sequence[float], shift: float) -> float:
@@ -242,7 +241,7 @@ def _position(x: Sequence[float], shift: float) -> float:
     return 0.5 + float(np.mean(x)) / (2 * shift) if x and shift else math.nan
 
 
-def commits_between(repo, older: str, newer: str) -> int | None:
+def commits_between(repo: Path, older: str, newer: str) -> int | None:
     """How many commits ``older..newer`` holds (1 when adjacent), or None when ``older`` is not
     an ancestor of ``newer`` (diverged branches: no line of history to bisect).
 
@@ -251,10 +250,6 @@ def commits_between(repo, older: str, newer: str) -> int | None:
     VersionError
         A revision git does not know.
     """
-    import subprocess
-
-    from .versions import git
-
     git(repo, "rev-parse", "--verify", "--quiet", f"{older}^{{commit}}")  # one-line error if unknown
     git(repo, "rev-parse", "--verify", "--quiet", f"{newer}^{{commit}}")
     ancestor = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
@@ -271,12 +266,12 @@ def commits_between(repo, older: str, newer: str) -> int | None:
 class Skipped:
     """A detected change ``detect --bisect`` did not bisect, and why."""
 
-    change: object
+    change: Change
     reason: str
 
 
-def bisect_changes(config: ProjectConfig, store, changes: Sequence, *, machine: str | None = None,
-                   **kwargs) -> tuple[list[tuple[object, BisectResult]], list[Skipped]]:
+def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change], *, machine: str | None = None,
+                   **kwargs: Any) -> tuple[list[tuple[Change, BisectResult]], list[Skipped]]:
     """Bisect every detected change whose two versions are not adjacent commits (``detect --bisect``).
 
     ``changes`` are :class:`regbench.detect.base.Change` objects.  A change is bisected when both
@@ -306,13 +301,14 @@ def bisect_changes(config: ProjectConfig, store, changes: Sequence, *, machine: 
         if a is None or b is None:
             reason = "its versions are not stored with commits"
         elif spec is None:
-            base, sep, measure = ch.benchmark.partition(":")
-            tool = ch.benchmark.split("/")[0]
-            if sep and base in names:
-                reason = (f"{ch.benchmark!r} is the {measure!r} measure of {base!r}; bisect follows a benchmark's "
+            name = SeriesName.parse(ch.benchmark)
+            base = name.benchmark
+            if name.measure is not None and base in names:
+                reason = (f"{ch.benchmark!r} is the {name.measure!r} measure of {base!r}; bisect follows a benchmark's "
                           f"own samples (`regbench bisect --benchmark {base}` if its samples changed too)")
-            elif tool in names and names[tool].format is not None:
-                reason = f"{ch.benchmark!r} is reported by the tool benchmark {tool!r}; bisect needs a benchmark with its own samples"
+            elif name.reported is not None and base in names and names[base].format is not None:
+                reason = (f"{ch.benchmark!r} is reported by the tool benchmark {base!r}; bisect needs a benchmark "
+                          "with its own samples")
             else:
                 reason = f"no benchmark {ch.benchmark!r} in regbench.toml"
         elif spec.format is not None:

@@ -28,39 +28,40 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import secrets
 import shlex
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
-from ..errors import ConfigError, DuplicateRunError
-from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord
-from . import measures as _measures
+from ..errors import ConfigError
+from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
 from . import noise as _noise
-from .execute import _NOTE, execute_run, no_counter_message, ramdisk_dir, run_environment
+from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner, campaign_status,
+                   check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
+                   prepare_version, select_benchmarks, store_dir)
+from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
-from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
+from .ramdisk import ramdisk_trees
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .adaptive import AdaptiveOutcome
 
 SCHEDULE = "rmit-rounds"
 
 
-class CampaignReporter(Protocol):
+class CampaignReporter(TrialReporter, Protocol):
     """What a campaign tells about its progress (the CLI draws a progress bar with it)."""
 
     def builds_started(self, n: int) -> None: ...
     def build_done(self, version: str, status: str, cached: bool) -> None: ...
     def trials_started(self, total: int, skipped: int) -> None: ...
-    def trial_started(self, benchmark: str, version: str, run_index: int) -> None: ...
-    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None: ...
     def finished(self) -> None: ...
 
 
@@ -84,15 +85,6 @@ class NullReporter:
 
     def finished(self) -> None:
         pass
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One run to do: the ``run_index``-th run of ``benchmark`` on ``version``."""
-
-    benchmark: str
-    version: str
-    run_index: int
 
 
 @dataclass(frozen=True)
@@ -134,21 +126,11 @@ class CampaignResult:
     trials_unbuilt: int
     versions: tuple[str, ...]
     order: tuple[Trial, ...] = field(repr=False)
-    adaptive: tuple = ()
+    adaptive: tuple[AdaptiveOutcome, ...] = ()
 
     @property
     def runs_stored(self) -> int:
         return sum(self.counts.values())
-
-
-@dataclass(frozen=True)
-class _Version:
-    name: str
-    info: dict
-    commit: Commit | None  # None: the working tree, used in place
-    tree: Path | None  # the working tree's path, or None until checked out
-    reusable_build: bool  # whether a recorded build result can describe this tree
-    release: object = None  # a regbench.run.releases.Release: run in its own virtual environment
 
 
 def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
@@ -173,7 +155,7 @@ def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -
     return out
 
 
-def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
+def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None = None,
                  benchmarks: Sequence[str] | None = None, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  runs: int | None = None, reporter: CampaignReporter | None = None,
@@ -247,29 +229,25 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     Seed 004 s.2 (RMIT); seed 000 s.2 (runs as the unit of replication).
     """
     reporter = reporter if reporter is not None else NullReporter()
-    specs = _select(config, benchmarks)
+    specs = select_benchmarks(config, benchmarks)
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
-    repo = Path(config.repo or config.root)
-    store_dir = _store_dir(store)
-    cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
     if releases is not None:
         if revisions is not None:
             raise ConfigError("give --versions (git) or --releases (a package's releases), not both")
-        from .releases import resolve_releases
-
-        versions = [_Version(r.name, {"timestamp": r.uploaded}, None, config.root, False, r)
-                    for r in resolve_releases(releases)]
+        versions = plan_releases(releases, config.root)
     else:
-        versions = _versions(repo, revisions, ignore=[p for p in (store_dir, cache_dir) if p is not None])
+        ignore = [p for p in (store_dir(store), cache_dir) if p is not None]
+        versions = plan_versions(Path(config.repo or config.root), revisions, ignore=ignore)
 
     noise = noise if noise is not None else config.noise
     noise_facts = _noise.check_noise(noise)
-    counter = _instruction_counter(specs)
-    _check_measure_units(store, specs, counter)
+    counter = check_measures(store, specs)
     runs_of = {s.name: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for s in specs}
+    widest = _widest_runs(specs, runs_of)
     if noise.env_size is not None:
-        _check_env_size(specs, versions, runs_of, noise.env_size)
+        check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
 
     machine = machine or default_machine_name()
     seed = int(seed) if seed is not None else secrets.randbits(32)
@@ -293,374 +271,118 @@ def run_campaign(config: ProjectConfig, store, *, revisions: str | None = None,
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
-    try:
-        result = _execute(config, store, campaign_id=campaign_id, seed=seed, machine=machine,
-                          config_name=config_name, specs=specs, runs_of=runs_of, versions=versions,
-                          repo=repo, cache_dir=cache_dir, reporter=reporter, rebuild=rebuild,
-                          noise=noise, ramdisk_base=noise_facts.get("ramdisk_dir"))
-    except KeyboardInterrupt:
-        _finish_quietly(store, campaign_id, "interrupted")
-        raise
-    except BaseException:
-        _finish_quietly(store, campaign_id, "failed")
-        raise
-    store.finish_campaign(campaign_id, "finished")
+    with LocalExecutor() as executor, contextlib.ExitStack() as cleanup:
+        ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
+        campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
+                             noise_facts.get("ramdisk_dir"), cleanup)
+        with campaign_status(store, campaign_id):
+            result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
     return result
 
 
-def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machine: str,
-             config_name: str, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
-             versions: Sequence[_Version], repo: Path, cache_dir: Path, reporter: CampaignReporter,
-             rebuild: bool, noise: NoiseControl, ramdisk_base: str | None) -> CampaignResult:
-    # Version rows first, in history order, so that versions are ordered by history even where
-    # timestamps tie.
-    with store.engine.begin() as conn:
+@dataclass(frozen=True)
+class _Campaign:
+    """What the stages of one campaign share (built once by :func:`run_campaign`)."""
+
+    config: ProjectConfig
+    ctx: RunContext
+    specs: tuple[BenchmarkSpec, ...]
+    runs_of: Mapping[str, int]
+    widest: tuple[tuple[BenchmarkSpec, int], ...]
+    seed: int
+    reporter: CampaignReporter
+    ramdisk_base: str | None
+    cleanup: contextlib.ExitStack
+
+    def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
+        store = self.ctx.store
+        # Version rows first, in history order, so that versions are ordered by history even
+        # where timestamps tie.
+        with store.engine.begin() as conn:
+            for v in versions:
+                store.ensure_version(conn, v.name, **v.info)
+        ready, failed = self.build(versions, cache_dir=cache_dir, rebuild=rebuild)
+        noise = self.ctx.noise
+        added = {v.name: dict(v.env) for v in ready if v.env}
+        if noise.env_size is not None and added:  # a release's virtual environment adds variables
+            check_env_size(self.widest, added, noise.env_size)
+        return self.run_trials(versions, ready, failed)
+
+    def build(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool
+              ) -> tuple[list[ReadyVersion], list[str]]:
+        """Every version checked out and built (releases installed) before any trial: a trial
+        never waits for a build, and timing is not disturbed by one."""
+        self.reporter.builds_started(len(versions) if self.config.build else 0)
+        ready: list[ReadyVersion] = []
+        failed: list[str] = []
         for v in versions:
-            store.ensure_version(conn, v.name, **v.info)
-
-    # Builds before trials: a trial never waits for a build, and timing is not disturbed by one.
-    reporter.builds_started(len(versions) if config.build else 0)
-    trees: dict[str, Path] = {}
-    failed: list[str] = []
-    envs: dict[str, Path] = {}
-    for v in versions:
-        if v.release is not None:
-            from .releases import release_environment
-
-            env, log = release_environment(v.release, cache_dir.parent / "venvs", python=config.python)
-            store.record_build(v.name, "release-venv", status="ok" if env else "failed", exit_code=None,
-                               log_tail=log or None, duration=None, **v.info)
-            reporter.build_done(v.name, "ok" if env else "failed", False)
-            if env is None:
+            prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild)
+            if self.config.build or v.release is not None:
+                self.reporter.build_done(v.name, prepared.status, prepared.cached)
+            if prepared.ready is None:
                 failed.append(v.name)
-                continue
-            envs[v.name] = env
-            trees[v.name] = v.tree
-            continue
-        if v.commit is None:
-            tree, reusable = v.tree, v.reusable_build
-        else:
-            reusable = (cache_dir / v.commit.sha).is_dir()  # a fresh checkout has no build yet
-            tree = prepare_tree(repo, v.commit, cache_dir)
-        if config.build:
-            built = build_version(store, version=v.name, tree=tree, argv=config.build,
-                                  timeout=config.build_timeout, version_info=v.info,
-                                  rebuild=rebuild, use_cache=reusable)
-            reporter.build_done(v.name, built.status, built.cached)
-            if built.status != "ok":
-                failed.append(v.name)
-                continue
-        trees[v.name] = tree
-
-    if noise.env_size is not None and envs:  # a release's virtual environment adds variables
-        _check_env_size(specs, [v for v in versions if v.name in envs], runs_of, noise.env_size, envs)
-    with contextlib.ExitStack() as cleanup:
-        return _run_trials(config, store, campaign_id=campaign_id, seed=seed, machine=machine,
-                           config_name=config_name, specs=specs, runs_of=runs_of, versions=versions,
-                           reporter=reporter, noise=noise, trees=trees, envs=envs, failed=failed,
-                           ramdisk_base=ramdisk_base, cleanup=cleanup)
-
-
-def _run_trials(config: ProjectConfig, store, *, campaign_id: int, seed: int, machine: str,
-                config_name: str, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
-                versions: Sequence[_Version], reporter: CampaignReporter, noise: NoiseControl,
-                trees: Mapping[str, Path], envs: Mapping[str, Path], failed: Sequence[str],
-                ramdisk_base: str | None, cleanup: contextlib.ExitStack) -> CampaignResult:
-    existing = store.existing_run_keys(config=config_name, machine=machine)
-    # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
-    tool_specs = [s.name for s in specs if s.format is not None]
-    done = set(existing) | {(name, v, r) for b, v, r in existing for name in tool_specs if b.startswith(name + "/")}
-    todo: list[Trial] = []
-    skipped = unbuilt = 0
-    for spec in specs:
-        for v in versions:
-            for r in range(runs_of[spec.name]):
-                if v.name not in trees:
-                    unbuilt += 1
-                elif (spec.name, v.name, r) in (done if spec.format else existing):
-                    skipped += 1
-                else:
-                    todo.append(Trial(spec.name, v.name, r))
-    order = rmit_order(todo, seed)
-    if ramdisk_base is not None:
-        # The versions that still have runs to do, copied before the first run: those with trials,
-        # and every built version of an adaptive benchmark (its rounds may add runs even when
-        # the pilot is already stored).
-        needed = {t.version for t in order}
-        if any(s.plan == "adaptive" for s in specs):
-            needed |= set(trees)
-        trees = _ramdisk_trees({v: trees[v] for v in trees if v in needed}, specs, Path(ramdisk_base), cleanup)
-    reporter.trials_started(len(order), skipped)
-
-    by_name = {s.name: s for s in specs}
-    info = {v.name: v.info for v in versions}
-    counts = dict.fromkeys(RUN_STATUSES, 0)
-    executed: list[Trial] = []
-
-    def run_trial(trial: Trial, spec: BenchmarkSpec):
-        """Run and store one trial; its outcome, or None when another campaign stored it first."""
-        nonlocal skipped
-        executed.append(trial)
-        reporter.trial_started(trial.benchmark, trial.version, trial.run_index)
-        env = envs.get(trial.version)
-        if env is not None:
-            from .releases import environment_variables, interpreter
-
-            outcome = execute_run(spec, tree=trees[trial.version], python=interpreter(env),
-                                  run_index=trial.run_index, version=trial.version,
-                                  extra_env=environment_variables(env), noise=noise)
-        else:
-            outcome = execute_run(spec, tree=trees[trial.version], python=config.python,
-                                  run_index=trial.run_index, version=trial.version, noise=noise)
-        try:
-            record_outcome(store, spec, trial, outcome, config_name=config_name, machine=machine,
-                           campaign_id=campaign_id, version_info=info[trial.version])
-        except DuplicateRunError:
-            # Another campaign on the same store stored this trial meanwhile: keep the first.
-            skipped += 1
-            reporter.trial_done(trial.benchmark, trial.version, trial.run_index, "already stored")
-            return None
-        counts[outcome.status] += 1
-        reporter.trial_done(trial.benchmark, trial.version, trial.run_index, outcome.status)
-        return outcome
-
-    for trial in order:
-        run_trial(trial, by_name[trial.benchmark])
-
-    adaptive = [s for s in specs if s.plan == "adaptive"]
-    outcomes = ()
-    if adaptive:
-        from .adaptive import run_adaptive_rounds
-
-        outcomes = run_adaptive_rounds(store, adaptive, [v.name for v in versions if v.name in trees],
-                                       run_trial=run_trial, config_name=config_name, machine=machine,
-                                       seed=seed, existing=existing)
-
-    return CampaignResult(campaign_id=campaign_id, seed=seed, machine=machine, counts=counts,
-                          builds_failed=tuple(failed), trials_skipped=skipped,
-                          trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
-                          order=tuple(executed), adaptive=tuple(outcomes))
-
-
-def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
-                   campaign_id: int | None, version_info: dict) -> None:
-    """Store what one run produced, in one transaction.
-
-    Parameters
-    ----------
-    store : regbench.store.Store
-    spec : BenchmarkSpec
-        The benchmark that ran.
-    trial : Trial
-        Its benchmark (``spec.name``), version and run index.
-    outcome : regbench.run.execute.RunOutcome
-        What :func:`regbench.run.execute.execute_run` returned.
-    config_name, machine : str
-        The configuration and machine the run is stored under.
-    campaign_id : int or None
-        The campaign (or session) it belongs to.
-    version_info : dict
-        The version's ``commit``/``timestamp``/``timestamp_text``.
-
-    Notes
-    -----
-    What is stored:
-
-    - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
-      the series ``SPEC/NAME``, with the tool's unit and direction;
-    - otherwise the run itself, with its samples and status (a failed tool invocation too);
-    - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
-      :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
-      of the whole process.  When the run did not succeed, its measures are stored with the
-      run's status and no sample (a failure shows in every series of the benchmark, and
-      analyses count it); when the run succeeded but a measure could not be taken (a callgrind
-      run that failed), that measure is stored with the measuring process's status and a note.
-
-    Raises
-    ------
-    DuplicateRunError
-        A run with the same key is already stored (nothing of this run is then written).
-    """
-    records: list[RunRecord] = []
-    benchmarks: dict[str, dict] = {}
-    if spec.format is not None and outcome.status == "ok":
-        records, benchmarks = _tool_records(spec, trial, outcome, config_name=config_name, machine=machine,
-                                            campaign_id=campaign_id)
-    else:
-        records.append(RunRecord(
-            benchmark=spec.name, version=trial.version, run_index=trial.run_index,
-            samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
-            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-            started_at=outcome.started_at, duration=outcome.duration,
-            warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
-            campaign_id=campaign_id))
-        benchmarks[spec.name] = {"unit": spec.unit, "direction": spec.direction}
-    for m in spec.measures:
-        name = f"{spec.name}:{m}"
-        if m == "instructions" and outcome.instruction_counter is None:
-            continue  # nothing counted them (the outcome does not come from execute_run)
-        benchmarks[name] = {"unit": _measures.measure_unit(m, outcome.instruction_counter), "direction": "lower"}
-        exit_code = outcome.exit_code
-        if outcome.status != "ok":
-            status, samples = outcome.status, ()
-            note = f"the run of {spec.name!r} was {outcome.status}: see its stderr tail"
-        elif m in outcome.measures:
-            status, note, samples = "ok", None, (outcome.measures[m],)
-        else:  # the run was fine; the process that measures it was not (its status and note)
-            status, note = outcome.measure_failures.get(m, ("failed", f"{m} was not measured"))
-            samples, exit_code = (), None
-        records.append(RunRecord(
-            benchmark=name, version=trial.version, run_index=trial.run_index,
-            samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,
-            exit_code=exit_code, stderr_tail=_NOTE + note if note else None,
-            started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
-    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
-
-
-def _tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
-                  campaign_id: int | None) -> tuple[list[RunRecord], dict[str, dict]]:
-    """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
-    series ``SPEC/NAME`` (its unit and direction from the tool), and its samples in this
-    invocation are one run (forks or repetitions inside one invocation are concatenated:
-    regbench repeats the invocations itself, as fresh processes)."""
-    grouped: dict[str, list] = {}
-    for tr in outcome.tool_runs:
-        grouped.setdefault(tr.benchmark, []).append(tr)
-    records, benchmarks = [], {}
-    for name, runs in grouped.items():
-        full = f"{spec.name}/{name}"
-        benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
-        # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
-        # warm-up of later parts (pyperf's other worker processes) is left out.
-        samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
-        records.append(RunRecord(
-            benchmark=full, version=trial.version, run_index=trial.run_index,
-            samples=samples, config=config_name, machine=machine,
-            status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-            started_at=outcome.started_at, duration=outcome.duration, warmup=runs[0].warmup,
-            campaign_id=campaign_id))
-    return records, benchmarks
-
-
-def _instruction_counter(specs: Sequence[BenchmarkSpec]) -> str | None:
-    """What counts instructions here, when a benchmark measures them (probed once per process)."""
-    wanting = [s.name for s in specs if "instructions" in s.measures]
-    if not wanting:
-        return None
-    counter = _measures.instruction_counter()
-    if counter is None:
-        raise ConfigError(no_counter_message(wanting[0]))
-    return counter
-
-
-def _check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
-    """A measure's series stored in another unit (instructions counted by perf on one machine and
-    by callgrind on another) would fail at the first run: say so before any."""
-    stored = {b["name"]: b.get("unit") for b in store.benchmarks()}
-    for spec in specs:
-        for m in spec.measures:
-            name = f"{spec.name}:{m}"
-            unit = _measures.measure_unit(m, counter)
-            if stored.get(name) not in (None, unit):
-                raise ConfigError(f"benchmark {spec.name!r}: its measure series {name!r} is stored in unit "
-                                  f"{stored[name]!r}, but this machine measures {m} in {unit!r}"
-                                  + (f" ({counter})" if m == "instructions" else "")
-                                  + ": the counts are not comparable; use another benchmark name here")
-
-
-def _check_env_size(specs: Sequence[BenchmarkSpec], versions: Sequence[_Version], runs_of: Mapping[str, int],
-                    size: int, envs: Mapping[str, Path] | None = None) -> None:
-    """Every run's environment fits in ``env_size`` (before the first run, not at the one that
-    does not fit): checked with the longest run index."""
-    envs = envs or {}
-    for spec in specs:
-        for v in versions:
-            if spec.plan == "adaptive":
-                # Its rounds add runs and choose the iterations: the longest index and count it
-                # can reach (budgets aside) are what must fit.
-                from .adaptive import MAX_RUNS
-
-                spec = dataclasses.replace(spec, iterations=max(spec.iterations, 10**6))
-                env = run_environment(spec, run_index=10 ** 6 if spec.budget else MAX_RUNS, version=v.name)
             else:
-                env = run_environment(spec, run_index=max(runs_of[spec.name] - 1, 0), version=v.name)
-            if v.name in envs:
-                from .releases import environment_variables
+                ready.append(prepared.ready)
+        return ready, failed
 
-                env.update(environment_variables(envs[v.name]))
-            try:
-                _noise.pad_environment(env, size)
-            except ConfigError as exc:
-                raise ConfigError(f"benchmark {spec.name!r} at version {v.name!r}: {exc}") from None
+    def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
+                   failed: Sequence[str]) -> CampaignResult:
+        ctx = self.ctx
+        existing = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
+        # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
+        tool_specs = [s.name for s in self.specs if s.format is not None]
+        parsed = {b: SeriesName.parse(b) for b in {b for b, _, _ in existing}}
+        done = set(existing) | {(parsed[b].benchmark, v, r) for b, v, r in existing
+                                if parsed[b].reported is not None and parsed[b].benchmark in tool_specs}
+        built = {v.name for v in ready}
+        todo: list[Trial] = []
+        skipped = unbuilt = 0
+        for spec in self.specs:
+            for v in versions:
+                for r in range(self.runs_of[spec.name]):
+                    if v.name not in built:
+                        unbuilt += 1
+                    elif (spec.name, v.name, r) in (done if spec.format else existing):
+                        skipped += 1
+                    else:
+                        todo.append(Trial(spec.name, v.name, r))
+        order = rmit_order(todo, self.seed)
+        adaptive = [s for s in self.specs if s.plan == "adaptive"]
+        if self.ramdisk_base is not None:
+            # The versions that still have runs to do, copied before the first run: those with
+            # trials, and every built version of an adaptive benchmark (its rounds may add runs
+            # even when the pilot is already stored).
+            needed = {t.version for t in order} | (built if adaptive else set())
+            copies = ramdisk_trees({v.name: v.tree for v in ready if v.name in needed}, self.specs,
+                                   Path(self.ramdisk_base), self.cleanup)
+            ready = [dataclasses.replace(v, tree=copies.get(v.name, v.tree)) for v in ready]
+        self.reporter.trials_started(len(order), skipped)
 
+        runner = TrialRunner(ctx, ready, self.reporter)
+        by_name = {s.name: s for s in self.specs}
+        results = runner.run((t, by_name[t.benchmark]) for t in order)
+        outcomes: list[AdaptiveOutcome] = []
+        if adaptive:
+            from .adaptive import run_adaptive_rounds
 
-def _ramdisk_trees(trees: Mapping[str, Path], specs: Sequence[BenchmarkSpec], base: Path,
-                   cleanup: contextlib.ExitStack) -> dict[str, Path]:
-    """Each distinct version tree copied once to the tmpfs ``base`` (what the benchmarks need of
-    it); the copies are removed when ``cleanup`` closes."""
-    dirs = sorted({ramdisk_dir(s) for s in specs})
-    copies: dict[Path, Path] = {}
-    out = {}
-    for name, tree in trees.items():
-        key = Path(os.path.realpath(tree))
-        if key not in copies:
-            copies[key] = _noise.ramdisk_copy(key, dirs, base=base)
-            cleanup.callback(_noise.remove_tree, copies[key])
-        out[name] = copies[key]
-    return out
-
-
-def auto_warmup(samples: np.ndarray) -> int:
-    """Warm-up iterations of one run found from its samples (``warmup = "auto"``).
-
-    MSER-5 with its outlier clipping and bias check (:func:`regbench.stats.warmup.warmup_mser`,
-    seed 001 s.2.2: no trial and error); at least two measured samples are always kept.  The
-    samples are stored whole, so a later analysis can decide differently.
-    """
-    from ..stats.warmup import warmup_mser
-
-    if samples.size < 10:
-        return 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        found = warmup_mser(samples).n_warmup
-    return int(min(max(found, 0), samples.size - 2))
-
-
-def _select(config: ProjectConfig, names: Sequence[str] | None) -> list[BenchmarkSpec]:
-    if not config.benchmarks:
-        raise ConfigError(f"{config.path or 'regbench.toml'}: no [[benchmark]] is configured")
-    if not names:
-        return list(config.benchmarks)
-    return [config.benchmark(n) for n in dict.fromkeys(names)]
-
-
-def _store_dir(store) -> Path | None:
-    url = str(store.url)
-    if url.startswith("sqlite:///") and not url.endswith(":memory:"):
-        return Path(url[len("sqlite:///"):]).parent
-    return None
+            outcomes, more = run_adaptive_rounds(runner, adaptive, [v.name for v in versions if v.name in built],
+                                                 seed=self.seed, existing=existing)
+            results += more
+        counts = dict.fromkeys(RUN_STATUSES, 0)
+        for r in results:
+            if r.stored:
+                counts[r.outcome.status] += 1
+        return CampaignResult(campaign_id=ctx.campaign_id, seed=self.seed, machine=ctx.machine, counts=counts,
+                              builds_failed=tuple(failed),
+                              trials_skipped=skipped + sum(not r.stored for r in results),
+                              trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
+                              order=tuple(r.trial for r in results), adaptive=tuple(outcomes))
 
 
-def _versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) -> list[_Version]:
-    if revisions is None:
-        wt = working_tree_version(repo, ignore=ignore)
-        reusable = wt.head is not None and not wt.dirty
-        return [_Version(wt.name, wt.version_info(), None, wt.path, reusable)]
-    out: list[_Version] = []
-    previous: datetime | None = None
-    for c in resolve_revisions(repo, revisions):
-        # The store orders versions by timestamp.  Committer clocks can be skewed (a child dated
-        # before its parent); the ordering timestamp is kept non-decreasing along history so
-        # that history, not a wrong clock, decides the order.  timestamp_text keeps git's date.
-        stamp = c.timestamp if previous is None or c.timestamp >= previous else previous
-        previous = stamp
-        out.append(_Version(c.short, dict(c.version_info(), timestamp=stamp), c, None, True))
-    return out
+def _widest_runs(specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int]) -> list[tuple[BenchmarkSpec, int]]:
+    """Per benchmark, the run with the largest environment it can have: its last run index, and
+    for an adaptive plan the most iterations and runs its rounds can reach (budgets aside)."""
+    from .adaptive import widest_run
 
-
-def _finish_quietly(store, campaign_id: int, status: str) -> None:
-    # The original exception matters more than a failure to record how the campaign ended.
-    with contextlib.suppress(Exception):
-        store.finish_campaign(campaign_id, status)
+    return [widest_run(s) if s.plan == "adaptive" else (s, max(runs_of[s.name] - 1, 0)) for s in specs]

@@ -26,13 +26,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import BenchmarkSpec, ProjectConfig
-from ..errors import ConfigError, DuplicateRunError
+from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
+from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG
+from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
+                   check_env_size, default_cache_dir, prepare_version, select_benchmarks)
+from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
+from .noise import check_noise
+from .versions import Commit, resolve_revisions
+
+if TYPE_CHECKING:
+    from ..stats.sequential import SequentialDecision
+    from ..store import Store
 
 SCHEDULE = "sequential-pairs"
 #: Stop a benchmark whose runs keep failing: more failed pairs than this (and than a fifth of
@@ -129,92 +139,122 @@ def size_settled(decision) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class SessionSetup:
+    """Where and how a session's runs are made and stored (as for a campaign).
+
+    Attributes
+    ----------
+    machine : str, optional
+        Machine name the runs are stored under (default: the host name).
+    config_name : str
+        Configuration the runs are stored under.
+    seed : int, optional
+        Seed of the order within pairs (drawn at random, and recorded, when None).
+    cache_dir : Path, optional
+        Worktrees of commits (default as for campaigns: ``worktrees/`` beside a SQLite store).
+    command : str, optional
+        The command line recorded with the session (default: ``sys.argv``).
+    rebuild : bool
+        Build every version again, even if a build result is recorded.
+    noise : NoiseControl, optional
+        Noise control of every run (default: the ``[noise]`` table); checked before anything is
+        written and recorded with the session (a RAM disk is then copied per run).
+    """
+
+    machine: str | None = None
+    config_name: str = DEFAULT_CONFIG
+    seed: int | None = None
+    cache_dir: Path | None = None
+    command: str | None = None
+    rebuild: bool = False
+    noise: NoiseControl | None = None
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a sequential decision stops.
+
+    ``threshold`` is the relative change of interest (0 for "any change"), ``alpha`` the error
+    rate valid under stopping after every observation; it stops settled, after ``budget``
+    seconds of benchmark time, or after ``max_n`` observations, and never decides before
+    ``min_n``.
+    """
+
+    threshold: float
+    alpha: float = 0.05
+    budget: float | None = None
+    max_n: int = 100
+    min_n: int = 3
+
+
 class Session:
     """Versions checked out and built on demand, and runs stored under one campaign.
 
     Parameters
     ----------
     config : ProjectConfig
-    store : regbench.store.Store
-    machine, config_name : str
-        Where runs are stored.
-    seed : int, optional
-        Seed of the order within pairs (recorded with the campaign).
-    cache_dir : Path, optional
-        Worktrees of commits (default as for campaigns: ``worktrees/`` beside a SQLite store).
+    store : Store
+    setup : SessionSetup
+        Where runs are stored, the seed, worktrees, noise control.
     plan : dict
         Recorded with the campaign (what the session is for).
+    reporter : SessionReporter, optional
     clock : callable
         Seconds, monotonic (injectable for tests of the budget).
     """
 
-    def __init__(self, config: ProjectConfig, store, *, machine: str | None = None,
-                 config_name: str = DEFAULT_CONFIG, seed: int | None = None,
-                 cache_dir: Path | None = None, plan: dict | None = None, command: str | None = None,
-                 rebuild: bool = False, reporter: SessionReporter | None = None,
-                 noise=None, clock: Callable[[], float] = time.monotonic):
-        from .campaign import _store_dir
-
+    def __init__(self, config: ProjectConfig, store: Store, setup: SessionSetup = SessionSetup(), *,
+                 plan: dict | None = None, reporter: SessionReporter | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.config, self.store = config, store
-        self.machine = machine or default_machine_name()
-        self.config_name = config_name
-        self.seed = int(seed) if seed is not None else secrets.randbits(32)
+        self.seed = int(setup.seed) if setup.seed is not None else secrets.randbits(32)
         self.rng = np.random.default_rng(self.seed)
-        self.repo = Path(config.repo or config.root)
-        store_dir = _store_dir(store)
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else (store_dir or config.root / ".regbench") / "worktrees"
-        self.rebuild = rebuild
+        self.cache_dir = Path(setup.cache_dir) if setup.cache_dir is not None else default_cache_dir(config, store)
+        self.rebuild = setup.rebuild
         self.reporter = reporter or SessionReporter()
-        # Noise control as in campaigns: the [noise] table unless given, checked before anything
-        # is written and recorded with the session (a RAM disk is then copied per run).
-        from . import noise as _noise
-
-        self.noise = noise if noise is not None else config.noise
-        noise_facts = _noise.check_noise(self.noise)
+        noise = setup.noise if setup.noise is not None else config.noise
+        noise_facts = check_noise(noise)
+        machine = setup.machine or default_machine_name()
         self.clock = clock
-        self._trees: dict[str, Path | None] = {}
-        self._info: dict[str, dict] = {}
+        self._ready: dict[str, ReadyVersion | None] = {}
         self._next_index: dict[tuple[str, str], int] = {}
-        self._existing = None
-        self.campaign_id = store.start_campaign(
-            seed=self.seed, machine=self.machine, fingerprint=machine_fingerprint(),
-            command=command if command is not None else shlex.join(sys.argv),
-            plan=dict(plan or {}, schedule=SCHEDULE, config=config_name,
-                      noise={**self.noise.to_json(), **noise_facts}))
+        self._existing: dict[tuple[str, str], int] | None = None
+        campaign_id = store.start_campaign(
+            seed=self.seed, machine=machine, fingerprint=machine_fingerprint(),
+            command=setup.command if setup.command is not None else shlex.join(sys.argv),
+            plan=dict(plan or {}, schedule=SCHEDULE, config=setup.config_name,
+                      noise={**noise.to_json(), **noise_facts}))
+        self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
+
+    @property
+    def campaign_id(self) -> int:
+        return self.runner.ctx.campaign_id
 
     # ------------------------------------------------------------------ versions
-    def prepare(self, commit) -> Path | None:
-        """Check out (and build) a commit once; its tree, or None when the build failed."""
-        from .versions import build_version, prepare_tree
-
+    def prepare(self, commit: Commit) -> ReadyVersion | None:
+        """Check out (and build) a commit once; the version ready to run, or None when its build
+        failed."""
         name = commit.short
-        if name in self._trees:
-            return self._trees[name]
-        info = commit.version_info()
+        if name in self._ready:
+            return self._ready[name]
+        planned = PlannedVersion.of_commit(commit)
         with self.store.engine.begin() as conn:
-            self.store.ensure_version(conn, name, **info)
-        reusable = (self.cache_dir / commit.sha).is_dir()
-        tree = prepare_tree(self.repo, commit, self.cache_dir)
-        status = "ok"
-        if self.config.build:
-            built = build_version(self.store, version=name, tree=tree, argv=self.config.build,
-                                  timeout=self.config.build_timeout, version_info=info,
-                                  rebuild=self.rebuild, use_cache=reusable)
-            status = built.status
-        self._trees[name] = tree if status == "ok" else None
-        self._info[name] = info
-        self.reporter.version_ready(name, status)
-        return self._trees[name]
-
-    def finish(self, status: str = "finished") -> None:
-        self.store.finish_campaign(self.campaign_id, status)
+            self.store.ensure_version(conn, name, **planned.info)
+        prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild)
+        self._ready[name] = prepared.ready
+        if prepared.ready is not None:
+            self.runner.add(prepared.ready)
+        self.reporter.version_ready(name, prepared.status)
+        return prepared.ready
 
     # ---------------------------------------------------------------------- runs
     def _run_index(self, benchmark: str, version: str) -> int:
         """The next free run index of (benchmark, version): after any stored run of it."""
         if self._existing is None:
             self._existing = {}
-            for b, v, r in self.store.existing_run_keys(config=self.config_name, machine=self.machine):
+            ctx = self.runner.ctx
+            for b, v, r in self.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine):
                 self._existing[(b, v)] = max(self._existing.get((b, v), -1), r)
         key = (benchmark, version)
         k = self._next_index.get(key, self._existing.get(key, -1) + 1)
@@ -223,21 +263,12 @@ class Session:
 
     def run_once(self, spec: BenchmarkSpec, version: str) -> float | None:
         """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed)."""
-        from .campaign import Trial, auto_warmup, record_outcome
-        from .execute import execute_run
-
-        tree = self._trees[version]
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
-            outcome = execute_run(spec, tree=tree, python=self.config.python, run_index=trial.run_index,
-                                  version=version, noise=self.noise)
-            try:
-                record_outcome(self.store, spec, trial, outcome, config_name=self.config_name,
-                               machine=self.machine, campaign_id=self.campaign_id,
-                               version_info=self._info[version])
-            except DuplicateRunError:
-                continue  # another campaign took this index meanwhile: take the next one
-            break
+            (result,) = self.runner.run([(trial, spec)])
+            if result.stored:
+                break  # else another campaign took this index meanwhile: take the next one
+        outcome = result.outcome
         if outcome.status != "ok":
             return None
         warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
@@ -247,27 +278,18 @@ class Session:
         value = float(np.mean(measured))
         return value if value > 0 and math.isfinite(value) else None
 
-    def settle(self, spec: BenchmarkSpec, a, b, *, threshold: float, alpha: float = 0.05,
-               budget: float | None = None, max_pairs: int = 100, min_pairs: int = 3,
-               resolve_size: bool = True) -> Settled:
-        """Run ``a`` and ``b`` (commits) in pairs until the comparison of ``spec`` is settled.
+    def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True) -> Settled:
+        """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
 
         Parameters
         ----------
         spec : BenchmarkSpec
             A benchmark with its own samples (not a tool ``format``: one tool invocation holds
             many benchmarks).
-        a, b : regbench.run.versions.Commit
-        threshold : float
-            Relative change of interest (0.03 = 3%): "no change" means none this large.
-        alpha : float
-            Error rate of the decision, valid under the stopping after every pair.
-        budget : float, optional
-            Seconds of benchmark time after which it stops, settled or not.
-        max_pairs : int
-            Pairs after which it stops, settled or not.
-        min_pairs : int
-            Pairs before any decision.
+        a, b : Commit
+        rule : StopRule
+            ``threshold`` (0.03 = 3%: "no change" means none this large), the error rate, the
+            budget and the bounds on the pairs.
         resolve_size : bool
             Once a change is certain, go on until it is also certain whether it reaches the
             threshold (the sequence holds at every time, so going on keeps its error rate).
@@ -283,34 +305,31 @@ class Session:
         ta, tb = self.prepare(a), self.prepare(b)
         if ta is None or tb is None:
             return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0)
-        def log_ratio(means):
+
+        def log_ratio(means: dict[str, float]) -> float:
             return math.log(means[b.short] / means[a.short])
 
-        def settled(d):
+        def settled(d: SequentialDecision) -> bool:
             return d.decision == "no change" or (d.decision == "changed" and (
                 not resolve_size or size_settled(d) is not None))
 
-        x, failed, decision, stopped, seconds = self.observe(
-            spec, (a.short, b.short), log_ratio, settled, label=(a.short, b.short), threshold=threshold,
-            alpha=alpha, budget=budget, max_n=max_pairs, min_n=min_pairs)
+        seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short))
         more = None
-        if stopped != "settled":
+        if seen.stopped != "settled":
             # With the size to settle, either way out (within the band, or beyond it) needs the
             # half-width below the distance from the estimate to the band's edge.
-            more = more_pairs_needed(x, threshold=threshold, alpha=alpha, size=resolve_size and threshold > 0)
-        return Settled(spec.name, a.short, b.short, spec.direction, decision, stopped, len(x), failed,
-                       seconds, more, tuple(x))
+            more = more_pairs_needed(seen.values, threshold=rule.threshold, alpha=rule.alpha,
+                                     size=resolve_size and rule.threshold > 0)
+        return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.values),
+                       seen.failed, seen.seconds, more, tuple(seen.values))
 
-    def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict], float],
-                settled: Callable[[object], bool], *, label: tuple[str, str], threshold: float, alpha: float,
-                budget: float | None, max_n: int, min_n: int) -> tuple[list[float], int, object, str, float]:
+    def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
+                settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str]
+                ) -> Observed:
         """The loop every sequential decision shares: run ``versions`` once each, in random order
         (a pair, or the triple of a bisection step), turn their run means into one observation,
         and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
         observation limit, or runs that keep failing.
-
-        Returns ``(observations, failed groups, last decision, stopped, seconds)``; ``stopped`` is
-        ``settled``, ``budget``, ``max-pairs`` or ``failed``.
         """
         from ..stats.sequential import sequential_decision
 
@@ -319,24 +338,39 @@ class Session:
         start = self.clock()
         decision = None
         stopped = "max-pairs"
-        while len(x) < max_n:
-            if budget is not None and self.clock() - start >= budget:
+        while len(x) < rule.max_n:
+            if rule.budget is not None and self.clock() - start >= rule.budget:
                 stopped = "budget"
                 break
-            means = {v: self.run_once(spec, v) for v in (versions[k] for k in self.rng.permutation(len(versions)))}
-            if any(means[v] is None for v in versions):
+            order = [versions[k] for k in self.rng.permutation(len(versions))]
+            means = {v: self.run_once(spec, v) for v in order}
+            if any(m is None for m in means.values()):
                 failed += 1
                 if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
                     stopped = "failed"
                     break
                 continue
-            x.append(observation(means))
-            decision = sequential_decision(np.asarray(x), threshold=threshold, alpha=alpha, min_n=min_n)
+            x.append(observation({v: m for v, m in means.items() if m is not None}))
+            decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
+                                           min_n=rule.min_n)
             self.reporter.pair_done(spec.name, label[0], label[1], len(x), decision)
             if settled(decision):
                 stopped = "settled"
                 break
-        return x, failed, decision, stopped, self.clock() - start
+        return Observed(x, failed, decision, stopped, self.clock() - start)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What :meth:`Session.observe` saw: the observations, the groups with a failed run, the
+    last decision (None before any), why it stopped (``settled``, ``budget``, ``max-pairs`` or
+    ``failed``) and the seconds it took."""
+
+    values: list[float]
+    failed: int
+    decision: SequentialDecision | None
+    stopped: str
+    seconds: float
 
 
 def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05, size: bool = False,
@@ -380,38 +414,33 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
     return max(hi - x.size, 1)
 
 
-def check_environment_size(config: ProjectConfig, noise, specs: Sequence[BenchmarkSpec], versions: Sequence[str]) -> None:
+def check_environment_size(config: ProjectConfig, noise: NoiseControl | None, specs: Sequence[BenchmarkSpec],
+                           versions: Sequence[str]) -> None:
     """With ``env_size``, every run a session may make fits (checked before anything is written,
     with a run index far beyond any session's)."""
-    from types import SimpleNamespace
-
-    from .campaign import _check_env_size
-
     noise = noise if noise is not None else config.noise
     if noise.env_size is not None:
-        _check_env_size(list(specs), [SimpleNamespace(name=v) for v in versions],
-                        {s.name: 10**6 for s in specs}, noise.env_size)
+        check_env_size(((s, 10**6) for s in specs), {v: {} for v in versions}, noise.env_size)
 
 
-def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Sequence[str] | None = None,
+def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchmarks: Sequence[str] | None = None,
                  threshold: float = 0.03, alpha: float = 0.05, budget: float | None = None,
                  max_pairs: int = 100, min_pairs: int = 3, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
-                 reporter: SessionReporter | None = None, noise=None, settle_size: bool = True) -> list[Settled]:
+                 reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
+                 settle_size: bool = True) -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
     settled in turn; ``budget`` (seconds) applies to each benchmark.  With ``settle_size`` (the
     default) a certain change is followed until it is also certain whether it reaches the
-    threshold; without, the first decision ends it.  See :class:`Session`.
+    threshold; without, the first decision ends it.  ``seed`` to ``noise`` are those of
+    :class:`SessionSetup`.  See :class:`Session`.
     """
-    from .campaign import _select
-    from .versions import resolve_revisions
-
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
-    specs = _select(config, benchmarks)
+    specs = select_benchmarks(config, benchmarks)
     tools = [s.name for s in specs if s.format is not None]
     if tools and benchmarks:
         raise ConfigError(f"benchmark {tools[0]!r} reports through a tool; a sequential comparison "
@@ -421,10 +450,7 @@ def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Se
         raise ConfigError("no benchmark with its own samples to compare (tool benchmarks cannot be run sequentially)")
     if not (math.isfinite(threshold) and threshold >= 0):
         raise ConfigError(f"`threshold` must be a finite number >= 0, got {threshold!r}")
-    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
-        raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
-    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
-        raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+    check_pair_limits(min_pairs, max_pairs)
     repo = Path(config.repo or config.root)
     ca = resolve_revisions(repo, a)
     cb = resolve_revisions(repo, b)
@@ -433,20 +459,18 @@ def compare_live(config: ProjectConfig, store, a: str, b: str, *, benchmarks: Se
     if ca[0].sha == cb[0].sha:
         raise ConfigError(f"{a!r} and {b!r} are the same commit ({ca[0].short}): nothing to compare")
     check_environment_size(config, noise, specs, [ca[0].short, cb[0].short])
-    session = Session(config, store, machine=machine, config_name=config_name, seed=seed, cache_dir=cache_dir,
-                      command=command, rebuild=rebuild, reporter=reporter, noise=noise,
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
+    session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
-    out = []
-    try:
-        for spec in specs:
-            out.append(session.settle(spec, ca[0], cb[0], threshold=threshold, alpha=alpha, budget=budget,
-                                      max_pairs=max_pairs, min_pairs=min_pairs, resolve_size=settle_size))
-    except KeyboardInterrupt:
-        session.finish("interrupted")
-        raise
-    except BaseException:
-        session.finish("failed")
-        raise
-    session.finish()
-    return out
+    with campaign_status(store, session.campaign_id):
+        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size) for spec in specs]
+
+
+def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
+    """``min_pairs`` and ``max_pairs`` are integers with 2 <= min_pairs <= max_pairs."""
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
+        raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
+        raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")

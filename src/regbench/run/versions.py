@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import VersionError
-from .execute import STDERR_TAIL, read_tail, run_process, with_note
+from .process import STDERR_TAIL, read_tail, run_process, with_note
 
 #: Abbreviated commit names have a fixed minimum length so that a version keeps its name while
 #: the repository grows (git's automatic length grows with the number of objects).

@@ -88,7 +88,9 @@ class HierarchicalSummary:
 
 
 @functools.lru_cache(maxsize=4096)  # one scipy ppf per (level, runs), not one per experiment
-def _quantile(confidence_level: float, m: int, quantile: str) -> float:
+def interval_quantile(confidence_level: float, m: int, quantile: str = "t") -> float:
+    """The quantile of an interval for the mean of ``m`` run means: Student's t with ``m - 1``
+    degrees of freedom (``"t"``) or the normal one of seed 000 s.3.1 (``"normal"``)."""
     if quantile == "normal":
         # The paper's u_{1-alpha/2}: right for large m.
         return float(_special.ndtri(0.5 + confidence_level / 2))
@@ -119,7 +121,7 @@ def components(run_means: np.ndarray, run_vars: np.ndarray, run_sizes: np.ndarra
     dof = float((run_sizes - 1).sum())
     s2_sigma = float(((run_sizes - 1) * run_vars).sum() / dof)
     rho2 = max(s2_rho - s2_sigma / n, 0.0)
-    q = _quantile(confidence_level, m, quantile)
+    q = interval_quantile(confidence_level, m, quantile)
     half = q * np.sqrt((n * rho2 + s2_sigma) / (m * n))
     impact = np.sqrt(s2_rho / (s2_sigma / n)) if s2_sigma > 0 else (np.inf if s2_rho > 0 else np.nan)
     if warmup <= 0:
@@ -318,9 +320,9 @@ def plan_repetitions(pilot_runs: Sequence[np.ndarray], *, target_relative_half_w
         v = (rho2 + s2 / n) / target**2
 
         def ok(m: int) -> bool:
-            return m >= _quantile(confidence_level, m, quantile) ** 2 * v
+            return m >= interval_quantile(confidence_level, m, quantile) ** 2 * v
 
-        lo, hi = min_runs, max(min_runs, int(np.ceil(_quantile(confidence_level, min_runs, quantile) ** 2 * v)))
+        lo, hi = min_runs, max(min_runs, int(np.ceil(interval_quantile(confidence_level, min_runs, quantile) ** 2 * v)))
         if ok(lo):
             return lo
         while hi - lo > 1:
@@ -340,7 +342,7 @@ def plan_repetitions(pilot_runs: Sequence[np.ndarray], *, target_relative_half_w
     lo, hi = max(2, int(best / 1.5)), min(max_iterations, int(best * 1.5) + 1)
     best = min(range(lo, hi + 1), key=lambda n: ((warmup + n) * runs_for(n), n))
     m = runs_for(best)
-    hw = _quantile(confidence_level, m, quantile) * float(np.sqrt(rho2 / m + s2 / (m * best)))
+    hw = interval_quantile(confidence_level, m, quantile) * float(np.sqrt(rho2 / m + s2 / (m * best)))
     return RepetitionPlan(runs=m, iterations=best, warmup=warmup, cost=(warmup + best) * m,
                           predicted_half_width=hw, predicted_relative_half_width=hw / abs(pilot.mean),
                           target_relative_half_width=target_relative_half_width, n_opt=n_opt, pilot=pilot)

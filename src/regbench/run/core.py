@@ -1,0 +1,541 @@
+"""The run core: what every orchestrator shares.
+
+A campaign (:mod:`~regbench.run.campaign`), its adaptive rounds (:mod:`~regbench.run.adaptive`),
+a sequential session (:mod:`~regbench.run.sequential`) and a bisection (:mod:`~regbench.run.bisect`)
+all do the same few things, which live here once:
+
+- name a run to do (:class:`Trial`) and say everything it needs (:class:`RunRequest`), handed to
+  an :class:`Executor` (local now; implementations in :mod:`~regbench.run.executor`);
+- get versions ready to run: checked out, built, or installed from a package index
+  (:class:`PlannedVersion` -> :func:`prepare_version` -> :class:`ReadyVersion`);
+- run trials and store each outcome in its own transaction as it comes back
+  (:class:`TrialRunner`, with its frozen :class:`RunContext`; :func:`record_outcome` decides what
+  a run stores: its samples, a tool's benchmarks, its measures), warm-up found per run
+  (:func:`auto_warmup`);
+- the checks made before anything is written: the benchmarks selected (:func:`select_benchmarks`),
+  the environment's size (:func:`check_env_size`), instruction counting and measure units
+  (:func:`check_measures`); where the store keeps its worktrees (:func:`store_dir`); and how a
+  campaign or session is marked when it ends (:func:`campaign_status`).
+
+Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is an
+outcome with that status, and a version that does not build is recorded and skipped.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import numpy as np
+
+from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
+from ..errors import ConfigError, DuplicateRunError
+from ..model import RunRecord, measure_series, tool_series
+from . import measures as _measures
+from .execute import RunOutcome, execute_run, no_counter_message, run_environment
+from .noise import pad_environment
+from .process import NOTE
+from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .releases import Release
+
+
+# ------------------------------------------------------------------------------------ trials
+@dataclass(frozen=True)
+class Trial:
+    """One run to do: the ``run_index``-th run of ``benchmark`` on ``version``."""
+
+    benchmark: str
+    version: str
+    run_index: int
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything one run needs (see :func:`regbench.run.execute.execute_run`).
+
+    Attributes
+    ----------
+    spec : BenchmarkSpec
+        The benchmark as it is to run (an adaptive plan's chosen iterations included).
+    trial : Trial
+        Which run of which experiment.
+    tree : Path
+        The version's tree, checked out and built.
+    python : str
+        The interpreter of Python benchmarks.
+    env : Mapping[str, str]
+        Variables added last (a release's virtual environment).
+    noise : NoiseControl
+        Noise control for the run.
+    """
+
+    spec: BenchmarkSpec
+    trial: Trial
+    tree: Path
+    python: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    noise: NoiseControl = NoiseControl()
+
+    def execute(self) -> RunOutcome:
+        """Make the run here and now, as one fresh process."""
+        return execute_run(self.spec, tree=self.tree, python=self.python, run_index=self.trial.run_index,
+                           version=self.trial.version, extra_env=dict(self.env) or None, noise=self.noise)
+
+
+#: Called with each request just before its run starts (a progress display).
+Started = Callable[[RunRequest], None]
+
+
+class Executor(abc.ABC):
+    """Runs :class:`RunRequest` objects; subclasses set :attr:`name` and implement :meth:`map`.
+
+    An executor is a context manager: :meth:`close` releases what it holds (workers, a
+    connection to a scheduler).
+    """
+
+    name: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
+            ) -> Iterator[tuple[RunRequest, RunOutcome]]:
+        """Run every request, each as one fresh process; yield ``(request, outcome)`` as each
+        ends.  A benchmark's failure is an outcome, never an exception; ``KeyboardInterrupt``
+        stops the runs in flight and propagates."""
+
+    def close(self) -> None:
+        """Release what the executor holds (nothing for the local one)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------- versions
+@dataclass(frozen=True)
+class PlannedVersion:
+    """A version to benchmark, before it is checked out or built.
+
+    ``commit`` is None for the working tree (used in place, at ``tree``) and for a release
+    (``release``: installed into its own virtual environment); ``reusable_build`` says whether
+    a recorded build result can describe the tree (not for a dirty working tree).
+    """
+
+    name: str
+    info: dict
+    commit: Commit | None = None
+    tree: Path | None = None
+    reusable_build: bool = True
+    release: Release | None = None
+
+    @classmethod
+    def of_commit(cls, commit: Commit, info: dict | None = None) -> PlannedVersion:
+        return cls(commit.short, info if info is not None else commit.version_info(), commit)
+
+
+def plan_versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) -> list[PlannedVersion]:
+    """The versions of ``revisions`` in history order (the working tree when None).
+
+    The store orders versions by timestamp.  Committer clocks can be skewed (a child dated before
+    its parent), so the ordering timestamp is kept non-decreasing along history: history, not a
+    wrong clock, decides the order (``timestamp_text`` keeps git's date).
+    """
+    if revisions is None:
+        wt = working_tree_version(repo, ignore=ignore)
+        reusable = wt.head is not None and not wt.dirty
+        return [PlannedVersion(wt.name, wt.version_info(), None, wt.path, reusable)]
+    out: list[PlannedVersion] = []
+    previous: datetime | None = None
+    for c in resolve_revisions(repo, revisions):
+        stamp = c.timestamp if previous is None or c.timestamp >= previous else previous
+        previous = stamp
+        out.append(PlannedVersion.of_commit(c, dict(c.version_info(), timestamp=stamp)))
+    return out
+
+
+def plan_releases(spec: str, root: Path) -> list[PlannedVersion]:
+    """The releases of ``PACKAGE==A..B`` (:mod:`regbench.run.releases`), oldest first."""
+    from .releases import resolve_releases
+
+    return [PlannedVersion(r.name, {"timestamp": r.uploaded}, None, root, False, r) for r in resolve_releases(spec)]
+
+
+@dataclass(frozen=True)
+class ReadyVersion:
+    """A version whose tree is checked out and built: what its runs need.
+
+    ``python`` runs its Python benchmarks; ``env`` is added to its runs' environment (a
+    release's virtual environment).
+    """
+
+    name: str
+    info: dict
+    tree: Path
+    python: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What :func:`prepare_version` did: ``ready`` is None when the build failed (``status``)."""
+
+    ready: ReadyVersion | None
+    status: str
+    cached: bool
+
+
+def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion, *, cache_dir: Path,
+                    rebuild: bool = False) -> Prepared:
+    """Check out and build one version (a release: install it), recording the build.
+
+    A commit gets its own git worktree under ``cache_dir`` (reused later); the build command of
+    ``config`` runs there once per version unless a recorded result applies
+    (:func:`regbench.run.versions.build_version`).  A release is installed into a virtual
+    environment under ``cache_dir.parent / "venvs"``, recorded as the build ``release-venv``.
+    """
+    if version.release is not None:
+        from .releases import environment_variables, interpreter, release_environment
+
+        env, log = release_environment(version.release, cache_dir.parent / "venvs", python=config.python)
+        status = "ok" if env else "failed"
+        store.record_build(version.name, "release-venv", status=status, exit_code=None, log_tail=log or None,
+                           duration=None, **version.info)
+        if env is None:
+            return Prepared(None, status, False)
+        assert version.tree is not None  # a release runs in the project's folder
+        return Prepared(ReadyVersion(version.name, version.info, version.tree, interpreter(env),
+                                     environment_variables(env)), status, False)
+    if version.commit is None:
+        assert version.tree is not None  # the working tree, in place
+        tree, reusable = version.tree, version.reusable_build
+    else:
+        reusable = (cache_dir / version.commit.sha).is_dir()  # a fresh checkout has no build yet
+        tree = prepare_tree(Path(config.repo or config.root), version.commit, cache_dir)
+    status, cached = "ok", False
+    if config.build:
+        built = build_version(store, version=version.name, tree=tree, argv=config.build,
+                              timeout=config.build_timeout, version_info=version.info,
+                              rebuild=rebuild, use_cache=reusable)
+        status, cached = built.status, built.cached
+    ready = ReadyVersion(version.name, version.info, tree, config.python) if status == "ok" else None
+    return Prepared(ready, status, cached)
+
+
+# ------------------------------------------------------------------------------ running them
+class TrialReporter(Protocol):
+    """What a runner tells about each trial (a progress display listens)."""
+
+    def trial_started(self, benchmark: str, version: str, run_index: int) -> None: ...
+    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where runs are made and stored, and how: one per campaign or session.
+
+    Attributes
+    ----------
+    store : Store
+        Where every run is written, in its own transaction.
+    campaign_id : int
+        The campaign (or session) the runs belong to.
+    machine, config_name : str
+        The machine and configuration the runs are stored under.
+    noise : NoiseControl
+        Noise control for every run.
+    executor : Executor
+        Where the runs are made.
+    """
+
+    store: Store
+    campaign_id: int
+    machine: str
+    config_name: str
+    noise: NoiseControl
+    executor: Executor
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One trial run by a :class:`TrialRunner`: ``stored`` is False when another campaign on the
+    same store stored a run with its key first (this one is then dropped, and the first kept)."""
+
+    trial: Trial
+    spec: BenchmarkSpec
+    outcome: RunOutcome
+    stored: bool
+
+
+class TrialRunner:
+    """Runs trials through the context's executor and stores each outcome as soon as it ends.
+
+    ``versions`` are the ready versions trials may name (more are added with :meth:`add`).
+    """
+
+    def __init__(self, ctx: RunContext, versions: Iterable[ReadyVersion] = (),
+                 reporter: TrialReporter | None = None):
+        self.ctx = ctx
+        self.versions: dict[str, ReadyVersion] = {v.name: v for v in versions}
+        self.reporter = reporter
+
+    def add(self, version: ReadyVersion) -> None:
+        self.versions[version.name] = version
+
+    def request(self, trial: Trial, spec: BenchmarkSpec) -> RunRequest:
+        v = self.versions[trial.version]
+        return RunRequest(spec, trial, v.tree, v.python, v.env, self.ctx.noise)
+
+    def iter_run(self, work: Iterable[tuple[Trial, BenchmarkSpec]]) -> Iterator[TrialResult]:
+        """Run ``(trial, spec)`` pairs in the order given; yield each result once it is stored."""
+        started = None
+        if self.reporter is not None:
+            reporter = self.reporter
+
+            def started(request: RunRequest) -> None:
+                t = request.trial
+                reporter.trial_started(t.benchmark, t.version, t.run_index)
+
+        requests = (self.request(trial, spec) for trial, spec in work)
+        for request, outcome in self.ctx.executor.map(requests, started=started):
+            t = request.trial
+            try:
+                record_outcome(self.ctx.store, request.spec, t, outcome, config_name=self.ctx.config_name,
+                               machine=self.ctx.machine, campaign_id=self.ctx.campaign_id,
+                               version_info=self.versions[t.version].info)
+                stored = True
+            except DuplicateRunError:
+                stored = False  # another campaign on the same store stored this trial meanwhile
+            if self.reporter is not None:
+                self.reporter.trial_done(t.benchmark, t.version, t.run_index,
+                                         outcome.status if stored else "already stored")
+            yield TrialResult(t, request.spec, outcome, stored)
+
+    def run(self, work: Iterable[tuple[Trial, BenchmarkSpec]]) -> list[TrialResult]:
+        """:meth:`iter_run`, all at once."""
+        return list(self.iter_run(work))
+
+
+# ------------------------------------------------------------------------- what a run stores
+def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
+                   campaign_id: int | None, version_info: dict) -> None:
+    """Store what one run produced, in one transaction.
+
+    Parameters
+    ----------
+    store : regbench.store.Store
+    spec : BenchmarkSpec
+        The benchmark that ran.
+    trial : Trial
+        Its benchmark (``spec.name``), version and run index.
+    outcome : regbench.run.execute.RunOutcome
+        What :func:`regbench.run.execute.execute_run` returned.
+    config_name, machine : str
+        The configuration and machine the run is stored under.
+    campaign_id : int or None
+        The campaign (or session) it belongs to.
+    version_info : dict
+        The version's ``commit``/``timestamp``/``timestamp_text``.
+
+    Notes
+    -----
+    What is stored:
+
+    - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
+      the series ``SPEC/NAME``, with the tool's unit and direction;
+    - otherwise the run itself, with its samples and status (a failed tool invocation too);
+    - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
+      :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
+      of the whole process.  When the run did not succeed, its measures are stored with the
+      run's status and no sample (a failure shows in every series of the benchmark, and
+      analyses count it); when the run succeeded but a measure could not be taken (a callgrind
+      run that failed), that measure is stored with the measuring process's status and a note.
+
+    Raises
+    ------
+    DuplicateRunError
+        A run with the same key is already stored (nothing of this run is then written).
+    """
+    records: list[RunRecord] = []
+    benchmarks: dict[str, dict] = {}
+    if spec.format is not None and outcome.status == "ok":
+        records, benchmarks = tool_records(spec, trial, outcome, config_name=config_name, machine=machine,
+                                            campaign_id=campaign_id)
+    else:
+        records.append(RunRecord(
+            benchmark=spec.name, version=trial.version, run_index=trial.run_index,
+            samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
+            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            started_at=outcome.started_at, duration=outcome.duration,
+            warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
+            campaign_id=campaign_id))
+        benchmarks[spec.name] = {"unit": spec.unit, "direction": spec.direction}
+    for m in spec.measures:
+        name = measure_series(spec.name, m)
+        if m == "instructions" and outcome.instruction_counter is None:
+            continue  # nothing counted them (the outcome does not come from execute_run)
+        benchmarks[name] = {"unit": _measures.measure_unit(m, outcome.instruction_counter), "direction": "lower"}
+        exit_code = outcome.exit_code
+        if outcome.status != "ok":
+            status, samples = outcome.status, ()
+            note = f"the run of {spec.name!r} was {outcome.status}: see its stderr tail"
+        elif m in outcome.measures:
+            status, note, samples = "ok", None, (outcome.measures[m],)
+        else:  # the run was fine; the process that measures it was not (its status and note)
+            status, note = outcome.measure_failures.get(m, ("failed", f"{m} was not measured"))
+            samples, exit_code = (), None
+        records.append(RunRecord(
+            benchmark=name, version=trial.version, run_index=trial.run_index,
+            samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,
+            exit_code=exit_code, stderr_tail=NOTE + note if note else None,
+            started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
+    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
+
+
+def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
+                  campaign_id: int | None) -> tuple[list[RunRecord], dict[str, dict]]:
+    """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
+    series ``SPEC/NAME`` (its unit and direction from the tool), and its samples in this
+    invocation are one run (forks or repetitions inside one invocation are concatenated:
+    regbench repeats the invocations itself, as fresh processes)."""
+    grouped: dict[str, list] = {}
+    for tr in outcome.tool_runs:
+        grouped.setdefault(tr.benchmark, []).append(tr)
+    records, benchmarks = [], {}
+    for name, runs in grouped.items():
+        full = tool_series(spec.name, name)
+        benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
+        # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
+        # warm-up of later parts (pyperf's other worker processes) is left out.
+        samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
+        records.append(RunRecord(
+            benchmark=full, version=trial.version, run_index=trial.run_index,
+            samples=samples, config=config_name, machine=machine,
+            status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            started_at=outcome.started_at, duration=outcome.duration, warmup=runs[0].warmup,
+            campaign_id=campaign_id))
+    return records, benchmarks
+
+
+def auto_warmup(samples: np.ndarray) -> int:
+    """Warm-up iterations of one run found from its samples (``warmup = "auto"``).
+
+    MSER-5 with its outlier clipping and bias check (:func:`regbench.stats.warmup.warmup_mser`,
+    seed 001 s.2.2: no trial and error); at least two measured samples are always kept.  The
+    samples are stored whole, so a later analysis can decide differently.
+    """
+    from ..stats.warmup import warmup_mser
+
+    if samples.size < 10:
+        return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        found = warmup_mser(samples).n_warmup
+    return int(min(max(found, 0), samples.size - 2))
+
+
+# ------------------------------------------------------------------------------------ checks
+def select_benchmarks(config: ProjectConfig, names: Sequence[str] | None) -> list[BenchmarkSpec]:
+    """The benchmarks named (each once, in the order given), or all of them."""
+    if not config.benchmarks:
+        raise ConfigError(f"{config.path or 'regbench.toml'}: no [[benchmark]] is configured")
+    if not names:
+        return list(config.benchmarks)
+    return [config.benchmark(n) for n in dict.fromkeys(names)]
+
+
+def store_dir(store: Store) -> Path | None:
+    """The folder of a SQLite store file (where its worktrees go by default); None otherwise."""
+    url = str(store.url)
+    if url.startswith("sqlite:///") and not url.endswith(":memory:"):
+        return Path(url[len("sqlite:///"):]).parent
+    return None
+
+
+def default_cache_dir(config: ProjectConfig, store: Store) -> Path:
+    """Where version worktrees go: ``worktrees/`` beside the store file, or under ``.regbench``."""
+    return (store_dir(store) or config.root / ".regbench") / "worktrees"
+
+
+def check_env_size(runs: Iterable[tuple[BenchmarkSpec, int]], versions: Mapping[str, Mapping[str, str]],
+                   size: int) -> None:
+    """Every run's environment fits in ``env_size``: checked before the first run, not at the run
+    that does not fit.
+
+    ``runs`` are ``(spec, run index)`` pairs standing for the largest environment each benchmark
+    can have (its last run index and its most iterations); ``versions`` maps each version's name
+    to the variables it adds (a release's virtual environment).
+    """
+    runs = list(runs)
+    for name, extra in versions.items():
+        for spec, index in runs:
+            env = run_environment(spec, run_index=index, version=name)
+            env.update(extra)
+            try:
+                pad_environment(env, size)
+            except ConfigError as exc:
+                raise ConfigError(f"benchmark {spec.name!r} at version {name!r}: {exc}") from None
+
+
+def check_measures(store: Store, specs: Sequence[BenchmarkSpec]) -> str | None:
+    """What counts instructions here when a benchmark measures them (None when none does), after
+    checking that every measure's series can be stored in the unit measured here."""
+    counter = instruction_counter_for(specs)
+    check_measure_units(store, specs, counter)
+    return counter
+
+
+def instruction_counter_for(specs: Sequence[BenchmarkSpec]) -> str | None:
+    """What counts instructions here, when a benchmark measures them (probed once per process)."""
+    wanting = [s.name for s in specs if "instructions" in s.measures]
+    if not wanting:
+        return None
+    counter = _measures.instruction_counter()
+    if counter is None:
+        raise ConfigError(no_counter_message(wanting[0]))
+    return counter
+
+
+def check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
+    """A measure's series stored in another unit (instructions counted by perf on one machine and
+    by callgrind on another) would fail at the first run: say so before any."""
+    stored = {b["name"]: b.get("unit") for b in store.benchmarks()}
+    for spec in specs:
+        for m in spec.measures:
+            name = measure_series(spec.name, m)
+            unit = _measures.measure_unit(m, counter)
+            if stored.get(name) not in (None, unit):
+                raise ConfigError(f"benchmark {spec.name!r}: its measure series {name!r} is stored in unit "
+                                  f"{stored[name]!r}, but this machine measures {m} in {unit!r}"
+                                  + (f" ({counter})" if m == "instructions" else "")
+                                  + ": the counts are not comparable; use another benchmark name here")
+
+
+@contextlib.contextmanager
+def campaign_status(store: Store, campaign_id: int) -> Iterator[None]:
+    """Mark a campaign (or session) ``finished`` when the block ends, ``interrupted`` on Ctrl-C
+    and ``failed`` on any other exception, which then propagates unchanged."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        _finish_quietly(store, campaign_id, "interrupted")
+        raise
+    except BaseException:
+        _finish_quietly(store, campaign_id, "failed")
+        raise
+    store.finish_campaign(campaign_id, "finished")
+
+
+def _finish_quietly(store: Store, campaign_id: int, status: str) -> None:
+    # The original exception matters more than a failure to record how the campaign ended.
+    with contextlib.suppress(Exception):
+        store.finish_campaign(campaign_id, status)
