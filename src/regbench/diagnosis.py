@@ -102,6 +102,9 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
     robust = robust_summary(runs, confidence_level=confidence_level, warmup=max(warmups), rng=seed)
     mean = summary.mean
 
+    from .extras import require
+
+    require("statsmodels", what="regbench diagnose (its auto-dependence test)")
     from .stats.clusters import clustering_additive_filter
     from .stats.dependence import reordering_comparison
     from .stats.outliers import mad_outliers, tukey_outliers

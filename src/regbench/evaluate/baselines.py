@@ -144,11 +144,9 @@ class PerfherderRule(Detector):
 
 
 def _load_otava() -> Callable:
-    try:
-        from otava.analysis import compute_change_points
-    except ImportError:
-        raise MissingDependency(f"apache-otava is not installed ({INSTALL_HINT})") from None
-    return compute_change_points
+    from ..extras import require
+
+    return require("otava.analysis", what="the Otava baseline").compute_change_points
 
 
 class OtavaBaseline(Detector):

@@ -19,8 +19,9 @@ import numpy as np
 
 
 def _pyplot():
-    import matplotlib
+    from ..extras import require
 
+    matplotlib = require("matplotlib", what="plots (regbench diagnose without --no-plots)")
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
