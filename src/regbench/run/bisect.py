@@ -292,8 +292,9 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
     commit_of = {v.name: v.commit for v in store.versions()}
     repo = config.repo or config.root
     names = {b.name: b for b in config.benchmarks}
-    done: dict[tuple, BisectResult] = {}
-    out, skipped = [], []
+    done: dict[tuple[str, str, str, str], BisectResult] = {}
+    out: list[tuple[Change, BisectResult]] = []
+    skipped: list[Skipped] = []
     for ch in changes:
         a, b = commit_of.get(ch.previous), commit_of.get(ch.version)
         spec = names.get(ch.benchmark)
@@ -316,7 +317,7 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
         elif ch.machine != here:
             reason = (f"it was measured on {ch.machine!r}, not on this machine ({here!r}); if this machine is "
                       f"{ch.machine!r}, run `regbench bisect --machine {ch.machine}`")
-        if reason is None:
+        if reason is None and a is not None and b is not None:
             try:
                 between = commits_between(repo, a, b)
             except VersionError as exc:
@@ -326,8 +327,8 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
                     reason = "the older version is not an ancestor of the newer"
                 elif between <= 1:
                     reason = "its versions are adjacent commits: nothing between them"
-        if reason is not None:
-            skipped.append(Skipped(ch, reason))
+        if reason is not None or a is None or b is None:
+            skipped.append(Skipped(ch, reason or "its versions are not stored with commits"))
             continue
         key = (ch.benchmark, ch.config, a, b)
         if key not in done:

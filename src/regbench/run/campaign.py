@@ -370,9 +370,9 @@ class _Campaign:
                                                  seed=self.seed, existing=existing)
             results += more
         counts = dict.fromkeys(RUN_STATUSES, 0)
-        for r in results:
-            if r.stored:
-                counts[r.outcome.status] += 1
+        for result in results:
+            if result.stored:
+                counts[result.outcome.status] += 1
         return CampaignResult(campaign_id=ctx.campaign_id, seed=self.seed, machine=ctx.machine, counts=counts,
                               builds_failed=tuple(failed),
                               trials_skipped=skipped + sum(not r.stored for r in results),

@@ -385,14 +385,16 @@ def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_
             continue  # nothing counted them (the outcome does not come from execute_run)
         benchmarks[name] = {"unit": _measures.measure_unit(m, outcome.instruction_counter), "direction": "lower"}
         exit_code = outcome.exit_code
+        samples: tuple[float, ...] = ()
+        note: str | None
         if outcome.status != "ok":
-            status, samples = outcome.status, ()
+            status = outcome.status
             note = f"the run of {spec.name!r} was {outcome.status}: see its stderr tail"
         elif m in outcome.measures:
             status, note, samples = "ok", None, (outcome.measures[m],)
         else:  # the run was fine; the process that measures it was not (its status and note)
             status, note = outcome.measure_failures.get(m, ("failed", f"{m} was not measured"))
-            samples, exit_code = (), None
+            exit_code = None
         records.append(RunRecord(
             benchmark=name, version=trial.version, run_index=trial.run_index,
             samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,

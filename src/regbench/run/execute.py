@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +50,9 @@ from .noise import child_setup, pad_environment
 from .process import STDERR_TAIL, ProcessResult, read_tail, run_process, signal_name, with_note
 from .quiet import QuietGate
 from .ramdisk import find_tmpfs, run_tree
+
+if TYPE_CHECKING:
+    from ..adapters.base import ToolRun
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -109,7 +113,7 @@ class RunOutcome:
     stderr_tail: str
     duration: float
     started_at: datetime
-    tool_runs: tuple = ()
+    tool_runs: tuple[ToolRun, ...] = ()
     measures: dict[str, float] = field(default_factory=dict)
     measure_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     instruction_counter: str | None = None
@@ -178,9 +182,9 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
             raise ConfigError(no_counter_message(spec.name))
     # With a ramdisk, what the run writes (stdout, stderr, result files) goes there too (seed 003 s.3.2).
     scratch = find_tmpfs() if noise.ramdisk else None
-    with tempfile.TemporaryDirectory(prefix="regbench-run-", dir=scratch) as tmp, \
+    with tempfile.TemporaryDirectory(prefix="regbench-run-", dir=scratch) as scratch_dir, \
             run_tree(tree, spec, noise) as tree_used:
-        tmp = Path(tmp)
+        tmp = Path(scratch_dir)
         samples_file = tmp / "samples.jsonl"
         result_file = tmp / "result"
         argv = _argv(spec, tree_used, python, samples_file, result_file)
@@ -196,7 +200,8 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                 stderr = with_note(stderr, gate.note)  # before the status note, which ends the tail
             if spec.format is not None:
                 uses_file = any(OUTPUT_PLACEHOLDER in a for a in spec.command)
-                outcome = _classify_tool(proc, stderr, result_file if uses_file else tmp / "stdout", spec)
+                outcome = _classify_tool(proc, stderr, result_file if uses_file else tmp / "stdout", spec,
+                                         spec.format)
             else:
                 if spec.kind == "python":
                     text = samples_file.read_text("utf-8", "replace") if samples_file.exists() else ""
@@ -222,7 +227,7 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                                                   noise=noise, tmp=tmp, duration=proc.duration)
             if count is not None:
                 measures["instructions"] = float(count)
-            else:
+            elif failure is not None:
                 failures["instructions"] = failure
     return dataclasses.replace(outcome, measures=measures, measure_failures=failures,
                                instruction_counter=counter)
@@ -278,7 +283,7 @@ def _callgrind_count(spec: BenchmarkSpec, *, tree: Path, python: str, env: Mappi
     last = f": {tail[-1]}" if tail else ""
     if proc.start_error is not None:
         return None, ("failed", f"instructions: {proc.start_error}")
-    if proc.timed_out:
+    if proc.timed_out or proc.returncode is None:
         return None, ("timeout", f"instructions: the callgrind run was killed after {timeout:g} s")
     if proc.returncode < 0:
         return None, ("crashed", f"instructions: the callgrind run was killed by signal "
@@ -295,7 +300,7 @@ def _process_status(proc: ProcessResult, spec: BenchmarkSpec) -> tuple[str, str]
     """``(status, note)`` when the process itself did not end well, else None (then its output decides)."""
     if proc.start_error is not None:
         return "failed", proc.start_error
-    if proc.timed_out:
+    if proc.timed_out or proc.returncode is None:
         return "timeout", f"killed after {spec.timeout:g} s (timeout); its process group was killed"
     if proc.returncode < 0:
         return "crashed", f"killed by signal {signal_name(-proc.returncode)}"
@@ -321,7 +326,7 @@ def _classify(proc: ProcessResult, stderr: str, text: str, fmt: str, spec: Bench
                       started_at=proc.started_at)
 
 
-def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: BenchmarkSpec) -> RunOutcome:
+def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: BenchmarkSpec, fmt: str) -> RunOutcome:
     """The outcome of one invocation of a benchmark tool whose output an adapter reads.
 
     The tool's results are parsed whatever the exit status (some tools exit non-zero when one
@@ -332,20 +337,20 @@ def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: Benchmark
     from ..adapters.base import get_adapter
     from ..errors import InputError
 
-    runs: list = []
+    runs: list[ToolRun] = []
     problem = None
     if path.exists():
         try:
-            runs = get_adapter(spec.format).parse(path)
+            runs = get_adapter(fmt).parse(path)
         except InputError as exc:
-            problem = f"{spec.format} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
+            problem = f"{fmt} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
     ended = _process_status(proc, spec)
     if ended is not None:
         status, note = ended
     elif problem is not None:
         status, note = "garbage", problem
     elif not runs:
-        status, note = "garbage", f"no {spec.format} results in the tool's output"
+        status, note = "garbage", f"no {fmt} results in the tool's output"
     else:
         status, note = "ok", None
     return RunOutcome(status=status, samples=np.empty(0), exit_code=proc.returncode,

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from ..config import NoiseControl
@@ -160,7 +161,10 @@ class QuietGate:
         self.ncpu = ncpu or os.cpu_count() or 1
 
     @classmethod
-    def from_noise(cls, noise: NoiseControl, **kw) -> QuietGate:
+    def from_noise(cls, noise: NoiseControl, **kw: Any) -> QuietGate:
+        """The gate ``[noise]`` asks for (``quiet_load`` must be set)."""
+        if noise.quiet_load is None:
+            raise ValueError("`quiet_load` must be set for a quiet-system gate")
         return cls(noise.quiet_load, wait=noise.quiet_wait, mode=noise.quiet, cpus=noise.pin, **kw)
 
     def measure(self) -> Quietness:

@@ -56,7 +56,7 @@ class SessionReporter:
     def version_ready(self, version: str, status: str) -> None:
         pass
 
-    def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
+    def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision: SequentialDecision) -> None:
         pass
 
 
@@ -90,7 +90,7 @@ class Settled:
     a: str
     b: str
     direction: str
-    decision: object
+    decision: SequentialDecision | None
     stopped: str
     pairs: int
     failed_pairs: int
@@ -125,7 +125,7 @@ class Settled:
         return word if size == "beyond" else f"small {word}" if size == "within" else f"{word} (size uncertain)"
 
 
-def size_settled(decision) -> str | None:
+def size_settled(decision: SequentialDecision) -> str | None:
     """For a "changed" decision: ``beyond`` the threshold, ``within`` it, or None (the sequence
     straddles the threshold).  A threshold of 0 makes every change ``beyond``."""
     if decision.threshold == 0:
@@ -384,10 +384,10 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
     """
     from ..stats.sequential import t_mixture_cs
 
-    x = np.asarray(x, dtype=float)
-    if x.size < 2:
+    values = np.asarray(x, dtype=float)
+    if values.size < 2:
         return None
-    m, s = float(np.mean(x)), float(np.std(x, ddof=1))
+    m, s = float(np.mean(values)), float(np.std(values, ddof=1))
     if not s > 0:
         return None
     band = math.log1p(threshold) if threshold > 0 else 0.0
@@ -403,7 +403,7 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
         cs = t_mixture_cs(z, alpha=alpha)
         return (cs.high - cs.low) / 2
 
-    lo, hi = x.size, x.size
+    lo, hi = values.size, values.size
     while width(hi) >= room:
         lo, hi = hi, hi * 2
         if hi > limit:
@@ -411,7 +411,7 @@ def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if width(mid) >= room else (lo, mid)
-    return max(hi - x.size, 1)
+    return max(hi - values.size, 1)
 
 
 def check_environment_size(config: ProjectConfig, noise: NoiseControl | None, specs: Sequence[BenchmarkSpec],
