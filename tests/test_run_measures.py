@@ -314,7 +314,7 @@ def test_record_outcome_stores_each_measure_as_a_series_in_the_same_transaction(
                        outcome(measures={"cpu": 0.25, "maxrss": 2e7, "wall": 0.5, "instructions": 1e6},
                                instruction_counter="callgrind"),
                        config_name="default", machine="m", campaign_id=None, version_info={})
-        units = {b["name"]: (b["unit"], b["direction"]) for b in store.benchmarks()}
+        units = {b.name: (b.unit, b.direction) for b in store.benchmarks()}
         assert units == {"sort": ("s", "lower"), "sort:cpu": ("s", "lower"), "sort:maxrss": ("B", "lower"),
                          "sort:instructions": ("Ir", "lower"), "sort:wall": ("s", "lower")}
         values = {s.benchmark: s.runs[0][0].tolist() for s in store.load_series()}
@@ -359,7 +359,7 @@ def test_campaign_stores_measures_and_records_the_counter(tmp_path, loop_program
     with Store(tmp_path / "r.db") as store:
         result = run_campaign(cfg, store, seed=1, machine="m")
         assert result.counts["ok"] == 2
-        plan = store.campaigns()[0]["plan"]
+        plan = store.campaigns()[0].plan
         assert plan["instruction_counter"] == "callgrind"
         assert plan["benchmarks"]["loop"]["measures"] == ["cpu", "instructions"]
         series = {s.benchmark: s for s in store.load_series()}

@@ -145,7 +145,7 @@ def test_ok_build_is_recorded_and_not_run_again(repo, tmp_path):
     assert not build_version(store, version=commit.short, tree=path, argv=argv, timeout=30,
                              use_cache=False).cached
     [row] = store.builds()
-    assert (row["version"], row["build_key"], row["status"]) == (commit.short, build_key(argv), "ok")
+    assert (row.version, row.build_key, row.status) == (commit.short, build_key(argv), "ok")
     assert store.versions()[0].commit == shas[0]
 
 

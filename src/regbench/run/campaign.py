@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
-from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord
+from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunRecord, VersionInfo
 from . import measures as _measures
 from . import noise as _noise
 from .execute import _NOTE, execute_run, no_counter_message, ramdisk_dir, run_environment
@@ -317,7 +317,7 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
     # timestamps tie.
     with store.engine.begin() as conn:
         for v in versions:
-            store.ensure_version(conn, v.name, **v.info)
+            store.ensure_version(conn, VersionInfo(v.name, **v.info))
 
     # Builds before trials: a trial never waits for a build, and timing is not disturbed by one.
     reporter.builds_started(len(versions) if config.build else 0)
@@ -329,8 +329,8 @@ def _execute(config: ProjectConfig, store, *, campaign_id: int, seed: int, machi
             from .releases import release_environment
 
             env, log = release_environment(v.release, cache_dir.parent / "venvs", python=config.python)
-            store.record_build(v.name, "release-venv", status="ok" if env else "failed", exit_code=None,
-                               log_tail=log or None, duration=None, **v.info)
+            store.record_build(VersionInfo(v.name, **v.info), "release-venv", status="ok" if env else "failed",
+                               exit_code=None, log_tail=log or None, duration=None)
             reporter.build_done(v.name, "ok" if env else "failed", False)
             if env is None:
                 failed.append(v.name)
@@ -515,7 +515,7 @@ def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_
             samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,
             exit_code=exit_code, stderr_tail=_NOTE + note if note else None,
             started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
-    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
+    store.add_runs(records, versions=[VersionInfo(trial.version, **version_info)], benchmarks=benchmarks)
 
 
 def _tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
@@ -557,7 +557,7 @@ def _instruction_counter(specs: Sequence[BenchmarkSpec]) -> str | None:
 def _check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
     """A measure's series stored in another unit (instructions counted by perf on one machine and
     by callgrind on another) would fail at the first run: say so before any."""
-    stored = {b["name"]: b.get("unit") for b in store.benchmarks()}
+    stored = {b.name: b.unit for b in store.benchmarks()}
     for spec in specs:
         for m in spec.measures:
             name = f"{spec.name}:{m}"

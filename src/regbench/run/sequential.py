@@ -31,7 +31,7 @@ import numpy as np
 
 from ..config import BenchmarkSpec, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
-from ..model import DEFAULT_CONFIG
+from ..model import DEFAULT_CONFIG, VersionInfo
 from .fingerprint import default_machine_name, machine_fingerprint
 
 SCHEDULE = "sequential-pairs"
@@ -192,7 +192,7 @@ class Session:
             return self._trees[name]
         info = commit.version_info()
         with self.store.engine.begin() as conn:
-            self.store.ensure_version(conn, name, **info)
+            self.store.ensure_version(conn, VersionInfo(name, **info))
         reusable = (self.cache_dir / commit.sha).is_dir()
         tree = prepare_tree(self.repo, commit, self.cache_dir)
         status = "ok"

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import VersionError
+from ..model import VersionInfo
 from .execute import STDERR_TAIL, read_tail, run_process, with_note
 
 #: Abbreviated commit names have a fixed minimum length so that a version keeps its name while
@@ -281,8 +282,8 @@ def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeo
     if use_cache and not rebuild:
         previous = store.get_build(version, key)
         if previous is not None:
-            return BuildResult(version, previous["status"], True, previous["exit_code"],
-                               previous["log_tail"], previous["duration"])
+            return BuildResult(version, previous.status, True, previous.exit_code,
+                               previous.log_tail, previous.duration)
     with tempfile.TemporaryFile() as log:
         proc = run_process(argv, cwd=Path(tree), env=os.environ, timeout=timeout, stdout=log,
                            stderr=subprocess.STDOUT)
@@ -296,6 +297,6 @@ def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeo
     else:
         status, note = "ok", None
     tail = with_note(tail, note)
-    store.record_build(version, key, status=status, exit_code=proc.returncode, log_tail=tail,
-                       duration=proc.duration, **(version_info or {}))
+    store.record_build(VersionInfo(version, **(version_info or {})), key, status=status, exit_code=proc.returncode,
+                       log_tail=tail, duration=proc.duration)
     return BuildResult(version, status, False, proc.returncode, tail, proc.duration)
