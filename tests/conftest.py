@@ -8,7 +8,9 @@ suite on a second backend, ``pytest --store-url URL`` runs every test that uses 
 
 There each test gets a new, empty PostgreSQL schema of its own (the connections' ``search_path``),
 dropped after the test, so tests neither see each other's rows nor the database's ``public``
-schema.  ``sqlite_store`` is always SQLite, for tests that compare the two backends.
+schema.  Tests that use ``store`` are marked ``store``, so ``-m store --store-url URL`` runs only
+the tests the server changes (CI does, after the whole suite on SQLite).  ``sqlite_store`` is
+always SQLite, for tests that compare the two backends.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "store: uses the `store` fixture (a server's with --store-url)")
     url = config.getoption("--store-url")
     if url is None:
         return
@@ -41,6 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--store-url: {exc}") from None
     if backend != "postgresql":
         raise pytest.UsageError(f"--store-url: a PostgreSQL URL is needed (SQLite is the default), not {backend!r}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "store_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.store)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

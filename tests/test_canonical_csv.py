@@ -10,6 +10,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -17,10 +19,10 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from regbench.adapters import COLUMNS, parse_file
+from regbench.adapters import COLUMNS, parse_file, write_csv
 from regbench.errors import InputError
 from regbench.ingest import import_file
-from regbench.model import RunRecord, VersionInfo
+from regbench.model import RunRecord, StoredRun, VersionInfo
 from regbench.store import Store
 
 from storetools import export_csv
@@ -473,3 +475,29 @@ def test_export_leaves_out_warmup_and_failed_runs_and_keeps_iteration_numbers(tm
         "b,v1,0,5,1.0,,default,local,s,lower",
         "b,v1,0,6,2.0,,default,local,s,lower",
     ]
+
+
+def test_write_csv_needs_records_not_a_store(tmp_path):
+    # The adapter is a pure writer (STYLE.md habit 8): records in, text out, no store involved.
+    def stored(run_index, samples, *, status="ok", warmup=0):
+        return StoredRun(id=run_index + 1, benchmark="sort, quick", version="v1", config="default", machine="m",
+                         run_index=run_index, status=status, exit_code=None, stderr_tail=None,
+                         n_samples=len(samples), warmup=warmup, first_iteration=0, started_at=None, duration=None,
+                         campaign_id=None, samples=np.array(samples), unit="ns", direction="higher",
+                         timestamp_text="2024-01-01T00:00:00Z")
+
+    out = tmp_path / "out.csv"
+    assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
+    assert out.read_text("utf-8").splitlines() == [
+        ",".join(COLUMNS),
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher',
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher',
+    ]
+
+
+def test_adapters_import_neither_the_store_nor_sqlalchemy():
+    code = ("import importlib, pkgutil, sys, regbench.adapters as a\n"
+            "for m in pkgutil.iter_modules(a.__path__): importlib.import_module('regbench.adapters.' + m.name)\n"
+            "print(sorted(k for k in sys.modules if k == 'sqlalchemy' or k.startswith('regbench.store')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from regbench.errors import DuplicateRunError, NotFoundError, StoreError
-from regbench.model import RunRecord, VersionInfo
+from regbench.model import BenchmarkInfo, BuildInfo, CampaignInfo, RunInfo, RunRecord, StoredRun, VersionInfo
 from regbench.store import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, resolve_url, schema
 
 # Floats that a lossy encoding would get wrong: signed zero, subnormals, extremes, and values
@@ -404,3 +404,54 @@ def test_add_run_twice_is_a_duplicate_run_error(store):
     with store.engine.connect() as conn:
         blobs = [r for (r,) in conn.execute(sa.text("SELECT samples FROM run"))]
     assert [decode_samples(b, "f8").tolist() for b in blobs] == [[1.0]]
+
+
+# ------------------------------------------------------------------------------------ records
+def test_listings_are_typed_records(store):
+    store.add_run(run(benchmark="sort", samples=[1.0]), unit="ns", direction="higher")
+    (b,) = store.benchmarks()
+    assert b == BenchmarkInfo(id=b.id, name="sort", unit="ns", direction="higher")
+    cid = store.start_campaign(seed=3, machine="box", fingerprint={"cores": 2}, command="regbench run",
+                               plan={"schedule": "x"})
+    store.finish_campaign(cid, "finished")
+    (c,) = store.campaigns()
+    assert isinstance(c, CampaignInfo)
+    assert (c.id, c.seed, c.machine, c.fingerprint, c.command, c.plan, c.status) == (
+        cid, 3, "box", {"cores": 2}, "regbench run", {"schedule": "x"}, "finished")
+    assert c.finished_at >= c.started_at
+    store.record_build(VersionInfo("v2", commit="abc"), "k1", status="failed", exit_code=2, log_tail="oops",
+                       duration=1.5)
+    (bld,) = store.builds()
+    assert isinstance(bld, BuildInfo)
+    assert (bld.version, bld.build_key, bld.status, bld.exit_code, bld.log_tail, bld.duration) == (
+        "v2", "k1", "failed", 2, "oops", 1.5)
+    assert store.get_build("v2", "k1") == bld
+    assert store.get_build("v2", "other") is None
+    assert [v.commit for v in store.versions() if v.name == "v2"] == ["abc"]
+
+
+def test_raw_runs_are_stored_runs_with_decoded_samples(store):
+    store.add_run(run(samples=TRICKY, warmup=2, first_iteration=4, exit_code=0, duration=0.5),
+                  version_info=VersionInfo("v1", timestamp=datetime(2024, 1, 1), timestamp_text="2024-01-01"),
+                  unit="ms", direction="lower")
+    store.add_run(run(run_index=1, samples=[], status="crashed", exit_code=-11, stderr_tail="boom"))
+    (info, _) = store.runs()
+    assert isinstance(info, RunInfo) and not isinstance(info, StoredRun)
+    raw = store.raw_runs("b", "v1")
+    assert [r.id for r in raw] == [r.id for r in store.iter_raw_runs()]  # the same records as export's
+    ok, crashed = raw
+    assert isinstance(ok, StoredRun)
+    assert (ok.id, ok.run_index, ok.warmup, ok.first_iteration, ok.n_samples, ok.exit_code, ok.duration) == (
+        info.id, 0, 2, 4, TRICKY.size, 0, 0.5)
+    assert (ok.unit, ok.direction, ok.timestamp_text, ok.config, ok.machine) == ("ms", "lower", "2024-01-01",
+                                                                                  "default", "local")
+    assert same_bits(ok.samples, TRICKY)  # warm-up included, bit for bit
+    assert (crashed.status, crashed.exit_code, crashed.stderr_tail, crashed.samples.size) == ("crashed", -11, "boom", 0)
+
+
+def test_version_metadata_must_be_a_version_info_record(store):
+    with pytest.raises(TypeError, match=r"^`versions` must be VersionInfo records, not a mapping$"):
+        store.add_runs([run()], versions={"v1": {}})
+    with pytest.raises(ValueError, match=r"^`version_info` describes version 'v2', not the run's version 'v1'$"):
+        store.add_run(run(version="v1"), version_info=VersionInfo("v2"))
+    assert store.runs() == [] and store.versions() == []

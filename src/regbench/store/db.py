@@ -223,6 +223,8 @@ class Store:
 
         A stored version keeps what it was stored with (its ``id`` in ``version`` is ignored).
         """
+        if not isinstance(version, VersionInfo):  # the keyword arguments this took before
+            raise TypeError(f"`version` must be a VersionInfo, not {type(version).__name__}")
         key = ("version", version.name)
         if key in self._ids:
             return self._ids[key]
@@ -352,6 +354,8 @@ class Store:
         that first appearance orders versions without timestamps.  A version the records name
         that is in neither ``versions`` nor the store is created with its name alone.
         """
+        if isinstance(versions, Mapping):  # the mapping of names to dicts this took before
+            raise TypeError("`versions` must be VersionInfo records, not a mapping")
         n = 0
         try:
             with self.engine.begin() as conn:
