@@ -296,7 +296,7 @@ class StoredRun(RunInfo):
     ----------
     samples : numpy.ndarray
         Every stored sample in order, warm-up included (``samples[warmup:]`` are the measured ones),
-        float64, bit-exact as stored, read-only.
+        float64 bit for bit as stored (the store's arrays are read-only views of the stored bytes).
     unit, direction : str
         The benchmark's (:class:`BenchmarkInfo`).
     timestamp_text : str or None

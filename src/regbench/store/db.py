@@ -555,8 +555,7 @@ class Store:
             yield _stored_run(row)
 
     def _raw_runs(self) -> Iterator[sa.Row]:
-        q = (_runs_query(*_STORED_RUN_COLUMNS)
-             .order_by(t.run.c.id))
+        q = _runs_query(*_STORED_RUN_COLUMNS).order_by(t.run.c.id)
         with self.engine.connect() as conn:
             yield from conn.execute(q)
 
