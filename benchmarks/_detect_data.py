@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 
 
@@ -28,7 +28,7 @@ def build_store(path: Path, *, n_series: int, n_versions: int, n_runs: int, n_it
     rng = np.random.default_rng(seed)
     names = version_names(n_versions)
     t0 = datetime(2024, 1, 1, tzinfo=UTC)
-    versions = {v: {"timestamp": t0 + timedelta(hours=k)} for k, v in enumerate(names)}
+    versions = [VersionInfo(v, timestamp=t0 + timedelta(hours=k)) for k, v in enumerate(names)]
     truth: dict[str, tuple[int, float]] = {}
     with Store(path) as store:
         store.add_runs([], versions=versions)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _detect_data import build_store, version_names  # noqa: E402
 
-from regbench.model import RunRecord  # noqa: E402
+from regbench.model import RunRecord, VersionInfo  # noqa: E402
 from regbench.store import Store  # noqa: E402
 
 FULL = dict(n_series=1000, n_versions=500, n_runs=10, n_iterations=10)
@@ -77,7 +77,7 @@ def add_version(path: Path, name: str, truth: dict[str, tuple[int, float]], *, n
             for r in range(n_runs):
                 samples = level * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.005, n_iterations))
                 records.append(RunRecord(benchmark=bench, version=name, run_index=r, samples=samples))
-        store.add_runs(records, versions={name: {"timestamp": datetime(2099, 1, 1, tzinfo=UTC)}})
+        store.add_runs(records, versions=[VersionInfo(name, timestamp=datetime(2099, 1, 1, tzinfo=UTC))])
     return stepped
 
 

@@ -39,7 +39,7 @@ from _data import BENCHMARK, Dataset, make_dataset, write_canonical_csv  # noqa:
 
 from regbench.analysis import summarize  # noqa: E402
 from regbench.ingest import import_file  # noqa: E402
-from regbench.model import RunRecord  # noqa: E402
+from regbench.model import RunRecord, VersionInfo  # noqa: E402
 from regbench.stats import components  # noqa: E402
 from regbench.store import Store  # noqa: E402
 
@@ -92,7 +92,7 @@ def timeit(fn: Callable[[int], object], reps: int, *, setup: Callable[[int], obj
 def naive_import(store: Store, path: Path) -> int:
     """``csv.reader`` over every row, then one ``Store.add_run`` (one transaction) per run."""
     runs: dict[tuple, list[float]] = {}
-    info: dict[str, dict] = {}
+    info: dict[str, VersionInfo] = {}
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh)
         header = next(reader)
@@ -102,7 +102,7 @@ def naive_import(store: Store, path: Path) -> int:
             key = (row[b], row[v], int(row[r]))
             runs.setdefault(key, []).append(float(row[x]))
             if row[v] not in info:
-                info[row[v]] = {"timestamp_text": row[ts]}
+                info[row[v]] = VersionInfo(row[v], timestamp_text=row[ts])
     for (bench, ver, run), values in runs.items():
         store.add_run(RunRecord(benchmark=bench, version=ver, run_index=run, samples=np.array(values)),
                       version_info=info[ver])

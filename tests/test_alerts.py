@@ -20,7 +20,7 @@ from regbench.detect import Change
 from regbench.detect.alerts import (AlertOutcome, candidate_span, record_alerts, restores, same_step, set_status,
                                     span_gap)
 from regbench.errors import ConfigError, NotFoundError
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 from regbench.store import schema as t
 from regbench.store.alerts import AlertError, alert_history, get_alert, list_alerts
@@ -33,7 +33,7 @@ def fill(store: Store, benchmarks=("fft",), *, configs=("default",), machines=("
     """One run per experiment over v0..v7 (timestamps give the history order)."""
     records = [RunRecord(b, v, 0, np.array([1.0, 1.1]), config=c, machine=m)
                for b in benchmarks for c in configs for m in machines for v in VERSIONS]
-    versions = {v: {"timestamp": T0 + timedelta(days=k)} for k, v in enumerate(VERSIONS)}
+    versions = [VersionInfo(v, timestamp=T0 + timedelta(days=k)) for k, v in enumerate(VERSIONS)]
     store.add_runs(records, versions=versions)
 
 

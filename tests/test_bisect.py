@@ -119,7 +119,7 @@ def test_compare_run_settles_a_big_change_quickly_and_stores_every_run(repo30, t
     # Every run is kept; the sessions are campaigns with their plan.
     keys = store.existing_run_keys(config="default", machine=default_machine_name())
     assert {k[0] for k in keys} == {"b"} and len(keys) == 2 * (res.pairs + same.pairs)
-    plans = [c["plan"]["schedule"] for c in store.campaigns()]
+    plans = [c.plan["schedule"] for c in store.campaigns()]
     assert plans == ["sequential-pairs", "sequential-pairs"]
 
 

@@ -10,39 +10,39 @@ import csv
 import io
 import json
 import re
-import sqlite3
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from regbench.adapters import COLUMNS, parse_file, write_csv
 from regbench.errors import InputError
 from regbench.ingest import import_file
-from regbench.model import RunRecord
-from regbench.store import Store, decode_samples
+from regbench.model import RunRecord, StoredRun, VersionInfo
+from regbench.store import Store
+
+from storetools import export_csv
 
 HEADER = "benchmark,version,run,iteration,value"
 GOOD = "b,v1,0,0,1.5\n"  # line 2 of most files below
 
 
 @pytest.fixture
-def store(tmp_path):
-    """A store that already holds one run, so that "unchanged" means something."""
-    with Store(tmp_path / "results.db") as s:
-        s.add_run(RunRecord("existing", "v0", 0, np.array([1.0, 2.0])), unit="ms", direction="higher")
-        yield s
+def store(store):
+    """A store (``conftest.py``) that already holds one run, so that "unchanged" means something."""
+    store.add_run(RunRecord("existing", "v0", 0, np.array([1.0, 2.0])), unit="ms", direction="higher")
+    return store
 
 
 def snapshot(store: Store) -> tuple:
     """Everything an import could touch, as plain data."""
-    con = sqlite3.connect(store.url[len("sqlite:///"):])
-    try:
-        return tuple(con.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()
+    with store.engine.connect() as conn:
+        return tuple([tuple(row) for row in conn.execute(sa.text(f"SELECT * FROM {t} ORDER BY id"))]
                      for t in ("benchmark", "version", "config", "machine", "run"))
-    finally:
-        con.close()
 
 
 def write(tmp_path: Path, text: str, name: str = "in.csv") -> Path:
@@ -212,7 +212,7 @@ def test_jsonl_imports_what_the_same_csv_imports(tmp_path):
     with Store(tmp_path / "j.db") as sj, Store(tmp_path / "c.db") as sc:
         import_file(sj, str(j))
         import_file(sc, str(c))
-        assert export_text(sj) == export_text(sc)
+        assert export_csv(sj) == export_csv(sc)
         (s,) = sj.load_series("b")
         assert [v.name for v in s.versions] == ["v1", "v2"]
         assert (s.unit, s.direction, s.config, s.machine) == ("ms", "higher", "c", "m")
@@ -323,17 +323,11 @@ def test_import_with_a_conflicting_unit_does_not_relabel_stored_runs(store, tmp_
     p = write(tmp_path, HEADER + ",unit,direction\nexisting,v1,0,0,1500,s,lower\n")
     with pytest.raises(InputError, match=r":2: benchmark 'existing' is stored with unit 'ms', the file says 's'"):
         import_file(store, str(p))
-    (b,) = [b for b in store.benchmarks() if b["name"] == "existing"]
-    assert (b["unit"], b["direction"]) == ("ms", "higher")
+    (b,) = [b for b in store.benchmarks() if b.name == "existing"]
+    assert (b.unit, b.direction) == ("ms", "higher")
 
 
 # --------------------------------------------------------------------------------------- round trips
-def export_text(store: Store) -> str:
-    buf = io.StringIO()
-    write_csv(store.iter_raw_runs(), buf)
-    return buf.getvalue()
-
-
 VALUES = [1.0, -0.0, 5e-324, -2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3, -1e-300,
           123456789.12345679, 2.0 ** 60 + 2.0 ** 8, 6.02214076e23]
 
@@ -341,8 +335,9 @@ VALUES = [1.0, -0.0, 5e-324, -2.2250738585072014e-308, 1.7976931348623157e308, 0
 def rich_store(path: Path) -> Store:
     """Runs over several benchmarks, versions, configs and machines, with odd names and values."""
     s = Store(path)
-    v_info = {"v2.0": {"timestamp": datetime(2024, 3, 1, 12, 0), "timestamp_text": "2024-03-01T14:00:00+02:00"},
-              "v1.0": {"timestamp": datetime(2024, 1, 1), "timestamp_text": "2024-01-01"}}
+    v_info = {"v2.0": VersionInfo("v2.0", timestamp=datetime(2024, 3, 1, 12, 0),
+                                  timestamp_text="2024-03-01T14:00:00+02:00"),
+              "v1.0": VersionInfo("v1.0", timestamp=datetime(2024, 1, 1), timestamp_text="2024-01-01")}
     for k, (bench, ver, cfg, mach) in enumerate([
         ("sort, quick", "v2.0", "default", "local"),
         ('say "hi"', "v1.0", "opt=2,lto", "büro-🖥"),
@@ -365,25 +360,25 @@ def rich_store(path: Path) -> Store:
 
 def test_export_import_export_is_byte_identical(tmp_path):
     with rich_store(tmp_path / "a.db") as a:
-        first = export_text(a)
+        first = export_csv(a)
     f1 = write(tmp_path, first, "first.csv")
     with Store(tmp_path / "b.db") as b:
         import_file(b, str(f1))
-        second = export_text(b)
+        second = export_csv(b)
     assert sorted(second.splitlines()) == sorted(first.splitlines())  # same rows ...
     assert second == first  # ... in the same order
 
 
 def test_export_of_an_imported_store_is_a_fixed_point(tmp_path):
     with rich_store(tmp_path / "a.db") as a:
-        first = export_text(a)
+        first = export_csv(a)
     with Store(tmp_path / "b.db") as b:
         import_file(b, str(write(tmp_path, first, "first.csv")))
-        second = export_text(b)
+        second = export_csv(b)
     assert sorted(second.splitlines()) == sorted(first.splitlines())
     with Store(tmp_path / "c.db") as c:
         import_file(c, str(write(tmp_path, second, "second.csv")))
-        third = export_text(c)
+        third = export_csv(c)
     assert third == second
     assert second.count("\n") == 1 + sum(11 - k % 3 for k in range(4) for _ in range(2))
 
@@ -403,14 +398,14 @@ def parse_export(text: str) -> dict:
 def test_import_export_keeps_every_value_and_attribute(tmp_path):
     with rich_store(tmp_path / "a.db") as a:
         expected = {}
-        for (bench, ver, _ts, ts_text, _vid, cfg, mach, unit, direction, run_index, status, first_it,
-             warmup, enc, blob) in a.iter_raw_runs():
-            if status != "ok":
+        for r in a.iter_raw_runs():
+            if r.status != "ok":
                 continue
-            for i, v in enumerate(decode_samples(blob, enc)[warmup:].tolist()):
-                expected[(bench, ver, cfg, mach, run_index, first_it + warmup + i)] = (v, ts_text, unit, direction)
+            for i, v in enumerate(r.samples[r.warmup:].tolist()):
+                expected[(r.benchmark, r.version, r.config, r.machine, r.run_index, r.first_iteration + r.warmup + i)] = (
+                    v, r.timestamp_text, r.unit, r.direction)
         versions = [(v.name, v.timestamp, v.timestamp_text) for v in a.versions()]
-        f = write(tmp_path, export_text(a), "a.csv")
+        f = write(tmp_path, export_csv(a), "a.csv")
     got = parse_export(f.read_text("utf-8"))
     assert set(got) == set(expected)
     for key, (v, ts_text, unit, direction) in expected.items():
@@ -423,13 +418,13 @@ def test_import_export_keeps_every_value_and_attribute(tmp_path):
     with Store(tmp_path / "b.db") as b:
         import_file(b, str(f))
         assert [(v.name, v.timestamp, v.timestamp_text) for v in b.versions()] == versions
-        assert {(x["name"], x["unit"], x["direction"]) for x in b.benchmarks()} == {
+        assert {(x.name, x.unit, x.direction) for x in b.benchmarks()} == {
             ("sort, quick", "s", "lower"), ('say "hi"', "ns", "lower"), ("  padded  ", "ops/s", "higher")}
         for s in b.load_series():
             for k, runs in enumerate(s.runs):
                 for arr in runs:
                     assert arr.size > 0
-        got_b = parse_export(export_text(b))
+        got_b = parse_export(export_csv(b))
     assert got_b == got
 
 
@@ -442,7 +437,7 @@ def test_import_keeps_file_values_bit_exact(tmp_path):
         (series,) = s.load_series()
         got = series.runs[0][0]
         assert got.tobytes() == np.array([float(v) for v in vals]).tobytes()
-        out = parse_export(export_text(s))
+        out = parse_export(export_csv(s))
     assert [out[("b", "v1", "default", "local", 0, i)]["value"] for i in range(len(vals))] == [
         repr(float(v)) for v in vals]
 
@@ -452,7 +447,7 @@ def test_export_then_import_keeps_version_order_with_timestamps(tmp_path):
     with Store(tmp_path / "a.db") as a:
         import_file(a, str(write(tmp_path, text)))
         order = [v.name for v in a.versions()]
-        f = write(tmp_path, export_text(a), "export.csv")
+        f = write(tmp_path, export_csv(a), "export.csv")
     assert order == ["aa-early", "mm-mid", "zz-late"]
     with Store(tmp_path / "b.db") as b:
         import_file(b, str(f))
@@ -464,7 +459,7 @@ def test_export_then_import_keeps_version_order_without_timestamps(tmp_path):
     with Store(tmp_path / "a.db") as a:
         import_file(a, str(write(tmp_path, text)))
         assert [v.name for v in a.versions()] == ["v9", "v10"]
-        f = write(tmp_path, export_text(a), "export.csv")
+        f = write(tmp_path, export_csv(a), "export.csv")
     with Store(tmp_path / "b.db") as b:
         import_file(b, str(f))
         assert [v.name for v in b.versions()] == ["v9", "v10"]
@@ -474,9 +469,35 @@ def test_export_leaves_out_warmup_and_failed_runs_and_keeps_iteration_numbers(tm
     with Store(tmp_path / "s.db") as s:
         s.add_run(RunRecord("b", "v1", 0, np.array([10.0, 11.0, 1.0, 2.0]), warmup=2, first_iteration=3))
         s.add_run(RunRecord("b", "v1", 1, np.array([5.0]), status="timeout"))
-        text = export_text(s)
+        text = export_csv(s)
     assert text.splitlines() == [
         ",".join(COLUMNS),
         "b,v1,0,5,1.0,,default,local,s,lower",
         "b,v1,0,6,2.0,,default,local,s,lower",
     ]
+
+
+def test_write_csv_needs_records_not_a_store(tmp_path):
+    # The adapter is a pure writer (STYLE.md habit 8): records in, text out, no store involved.
+    def stored(run_index, samples, *, status="ok", warmup=0):
+        return StoredRun(id=run_index + 1, benchmark="sort, quick", version="v1", config="default", machine="m",
+                         run_index=run_index, status=status, exit_code=None, stderr_tail=None,
+                         n_samples=len(samples), warmup=warmup, first_iteration=0, started_at=None, duration=None,
+                         campaign_id=None, samples=np.array(samples), unit="ns", direction="higher",
+                         timestamp_text="2024-01-01T00:00:00Z")
+
+    out = tmp_path / "out.csv"
+    assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
+    assert out.read_text("utf-8").splitlines() == [
+        ",".join(COLUMNS),
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher',
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher',
+    ]
+
+
+def test_adapters_import_neither_the_store_nor_sqlalchemy():
+    code = ("import importlib, pkgutil, sys, regbench.adapters as a\n"
+            "for m in pkgutil.iter_modules(a.__path__): importlib.import_module('regbench.adapters.' + m.name)\n"
+            "print(sorted(k for k in sys.modules if k == 'sqlalchemy' or k.startswith('regbench.store')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from regbench.analysis import compare_variance
 from regbench.cli.main import _register, cli, main
 from regbench.errors import ConfigError, NotFoundError
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 
 RUNS, ITERS = 30, 10
@@ -38,7 +38,7 @@ def store_path(tmp_path_factory):
                 records.append(RunRecord(bench, version, r, level * (1 + rng.normal(0, 0.002, ITERS)),
                                          config=config, machine=machine))
     with Store(path) as store:
-        store.add_runs(records, versions={"v1": {}, "v2": {}})
+        store.add_runs(records, versions=[VersionInfo("v1"), VersionInfo("v2")])
     return path
 
 

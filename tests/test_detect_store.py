@@ -12,7 +12,7 @@ import pytest
 from regbench.analysis import detect_incremental, detect_store, save_detection_state
 from regbench.detect import Change
 from regbench.detect.fdr import control_fdr
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 from regbench.store.state import load_states
 
@@ -21,8 +21,8 @@ def fill(store: Store, levels_by_bench: dict[str, list[float]], *, start: int = 
          seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     n = max(len(v) for v in levels_by_bench.values())
-    versions = {f"v{k:03d}": {"timestamp_text": f"2024-01-01T{k // 60:02d}:{k % 60:02d}:00Z"}
-                for k in range(start, start + n)}
+    versions = [VersionInfo(f"v{k:03d}", timestamp_text=f"2024-01-01T{k // 60:02d}:{k % 60:02d}:00Z")
+                for k in range(start, start + n)]
     records = []
     for bench, levels in levels_by_bench.items():
         for k, level in enumerate(levels):

@@ -21,9 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from regbench.adapters import COLUMNS, parse_file, write_csv
+from regbench.adapters import COLUMNS, parse_file
 from regbench.ingest import import_file
 from regbench.store import Store
+
+from storetools import export_csv
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                      HealthCheck.function_scoped_fixture])
@@ -149,12 +151,6 @@ def fresh_store(template: Path, folder: Path, name: str) -> Store:
     return Store(path, create=False)
 
 
-def export(store: Store) -> str:
-    buf = io.StringIO()
-    write_csv(store.iter_raw_runs(), buf)
-    return buf.getvalue()
-
-
 def exported_rows(text: str) -> dict[tuple, dict]:
     out = {}
     for r in csv.DictReader(io.StringIO(text)):
@@ -221,7 +217,7 @@ def test_csv_store_load_series_and_export_are_bit_exact(template_store, tmp_path
         assert seen == set(table.runs)
 
         # -> export: every sample once, value text = repr, attributes kept.
-        exported = export(store)
+        exported = export_csv(store)
     rows = exported_rows(exported)
     assert len(rows) == n
     for (bench, ver, cfg, mach, run), (first, samples) in table.runs.items():
@@ -237,7 +233,7 @@ def test_csv_store_load_series_and_export_are_bit_exact(template_store, tmp_path
     again.write_bytes(exported.encode("utf-8"))
     with fresh_store(template_store, folder, "b.db") as store_b:
         import_file(store_b, str(again))
-        second = export(store_b)
+        second = export_csv(store_b)
         history_b = [v.name for v in store_b.versions()]
     assert second == exported
     assert history_b == history  # version order survives export, with or without timestamps

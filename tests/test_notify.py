@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from regbench.cli.main import _register, cli, main
 from regbench.detect import Change
 from regbench.detect.alerts import record_alerts, set_status
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.notify import NotifyReport, notify_pending
 from regbench.notify.jsonfile import JsonSink
 from regbench.notify.markdown import MarkdownSink
@@ -45,7 +45,7 @@ def make_store(path, n_alerts=3, *, benchmark="fft"):
     store = Store(path)
     versions = [f"v{k}" for k in range(2 * n_alerts + 2)]
     store.add_runs([RunRecord(benchmark, v, 0, np.array([1.0])) for v in versions],
-                   versions={v: {"timestamp": T0 + timedelta(days=k)} for k, v in enumerate(versions)})
+                   versions=[VersionInfo(v, timestamp=T0 + timedelta(days=k)) for k, v in enumerate(versions)])
     changes = [Change(benchmark, "default", "local", versions[2 * k + 1], versions[2 * k], 0.1 * (k + 1),
                       0.05 * (k + 1), 0.15 * (k + 1), "regression", "ci-overlap") for k in range(n_alerts)]
     record_alerts(store, changes, now=T0)

@@ -50,7 +50,7 @@ def test_adaptive_runs_until_the_target_is_met(tmp_path):
     # later runs are not all of the pilot's 5 iterations.
     sizes = [r.size for r in series.runs[0]]
     assert sizes[:3] == [5, 5, 5] and set(sizes[3:]) == {a.iterations}
-    plan = store.campaigns()[0]["plan"]["benchmarks"]["b"]
+    plan = store.campaigns()[0].plan["benchmarks"]["b"]
     assert plan["plan"] == "adaptive" and plan["target"] == 0.01
 
 

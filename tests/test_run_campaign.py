@@ -141,13 +141,13 @@ def test_every_fault_is_recorded_and_the_campaign_finishes(faulty_project, tmp_p
     np.testing.assert_array_equal(series.runs[0][0], [0.25] * 4)  # warm-up dropped by the store
     assert store.load_series("pyfunc")[0].runs[0][0].shape == (3,)
 
-    builds = {b["version"]: b for b in store.builds()}
-    assert builds[short[1]]["status"] == "failed" and "SyntaxError" in builds[short[1]]["log_tail"]
-    assert builds[short[0]]["status"] == builds[short[2]]["status"] == "ok"
+    builds = {b.version: b for b in store.builds()}
+    assert builds[short[1]].status == "failed" and "SyntaxError" in builds[short[1]].log_tail
+    assert builds[short[0]].status == builds[short[2]].status == "ok"
     [campaign] = store.campaigns()
-    assert campaign["status"] == "finished" and campaign["seed"] == 7 and campaign["machine"] == "m1"
-    assert campaign["fingerprint"]["logical_cores"] == os.cpu_count()
-    assert campaign["plan"]["benchmarks"]["hangs"]["timeout"] == 1.0
+    assert campaign.status == "finished" and campaign.seed == 7 and campaign.machine == "m1"
+    assert campaign.fingerprint["logical_cores"] == os.cpu_count()
+    assert campaign.plan["benchmarks"]["hangs"]["timeout"] == 1.0
 
     if Path("/proc").is_dir():
         pid_files = sorted(pids.glob("*.pid"))
@@ -215,7 +215,7 @@ def test_rmit_order_is_reproduced_by_the_recorded_seed_and_interleaves(three_ver
     assert len(result.order) == 12
     stored = [Trial(r.benchmark, r.version, r.run_index) for r in store.runs()]  # in id order
     assert stored == list(result.order)
-    seed = store.campaigns()[0]["seed"]
+    seed = store.campaigns()[0].seed
     assert seed == result.seed
     assert rmit_order(set(stored), seed) == stored
     # Rounds: every experiment once per round, in a shuffled position.
@@ -303,7 +303,7 @@ def test_warmup_auto_detects_each_runs_warmup_and_keeps_the_samples(tmp_path):
     assert all(12 <= r.warmup <= 40 for r in runs), [r.warmup for r in runs]
     (series,) = store.load_series()
     assert all(abs(x.mean() - 1.0) < 0.02 for x in series.runs[0])  # analyses see the steady state only
-    assert store.campaigns()[0]["plan"]["benchmarks"]["w"]["warmup"] == "auto"
+    assert store.campaigns()[0].plan["benchmarks"]["w"]["warmup"] == "auto"
 
 
 def test_warmup_must_be_a_count_or_auto(tmp_path):
@@ -373,7 +373,7 @@ def test_kill_9_then_the_same_command_resumes(tmp_path):
     assert f"{len(before)} runs already stored were not run again" in out  # 3 <= len(before) < 10
     n = 10 - len(before)
     assert f"{n} run{'s' if n != 1 else ''} stored ({n} ok)" in out
-    assert [c["status"] for c in store.campaigns()] == ["running", "finished"]
+    assert [c.status for c in store.campaigns()] == ["running", "finished"]
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see processes")
@@ -399,7 +399,7 @@ def test_ctrl_c_kills_the_run_and_marks_the_campaign_interrupted(tmp_path):
     assert "interrupted: 0 runs stored; run the same command again to resume" in err
     [pid_file] = pids.iterdir()
     assert wait_dead(int(pid_file.read_text()))
-    assert [c["status"] for c in store.campaigns()] == ["interrupted"]
+    assert [c.status for c in store.campaigns()] == ["interrupted"]
     assert store.runs() == []
 
 

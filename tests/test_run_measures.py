@@ -314,8 +314,8 @@ def test_record_outcome_stores_each_measure_as_a_series_in_the_same_transaction(
         record_outcome(store, spec, Trial("sort", "v1", 0),
                        outcome(measures={"cpu": 0.25, "maxrss": 2e7, "wall": 0.5, "instructions": 1e6},
                                instruction_counter="callgrind"),
-                       config_name="default", machine="m", campaign_id=None, version_info={})
-        units = {b["name"]: (b["unit"], b["direction"]) for b in store.benchmarks()}
+                       config_name="default", machine="m", campaign_id=None)
+        units = {b.name: (b.unit, b.direction) for b in store.benchmarks()}
         assert units == {"sort": ("s", "lower"), "sort:cpu": ("s", "lower"), "sort:maxrss": ("B", "lower"),
                          "sort:instructions": ("Ir", "lower"), "sort:wall": ("s", "lower")}
         values = {s.benchmark: s.runs[0][0].tolist() for s in store.load_series()}
@@ -325,7 +325,7 @@ def test_record_outcome_stores_each_measure_as_a_series_in_the_same_transaction(
         # The same key again: nothing of it is written (one transaction).
         with pytest.raises(DuplicateRunError):
             record_outcome(store, spec, Trial("sort", "v1", 0), outcome(), config_name="default", machine="m",
-                           campaign_id=None, version_info={})
+                           campaign_id=None)
         assert len(store.runs()) == 5
 
 
@@ -334,7 +334,7 @@ def test_a_failed_run_stores_its_measures_with_its_status_and_no_sample(tmp_path
     with Store(tmp_path / "r.db") as store:
         record_outcome(store, spec, Trial("sort", "v1", 0),
                        outcome("failed", measures={"cpu": 0.1}, instruction_counter="perf"),
-                       config_name="default", machine="m", campaign_id=None, version_info={})
+                       config_name="default", machine="m", campaign_id=None)
         rows = stored(store)
         assert rows["sort"] == ("failed", 0, "boom")
         assert rows["sort:cpu"][:2] == ("failed", 0)
@@ -348,7 +348,7 @@ def test_a_measure_that_could_not_be_taken_has_the_status_of_its_process(tmp_pat
         record_outcome(store, spec, Trial("sort", "v1", 0),
                        outcome(measures={"cpu": 0.1}, instruction_counter="callgrind",
                                measure_failures={"instructions": ("timeout", "instructions: killed after 9 s")}),
-                       config_name="default", machine="m", campaign_id=None, version_info={})
+                       config_name="default", machine="m", campaign_id=None)
         rows = stored(store)
         assert rows["sort"][:2] == ("ok", 2) and rows["sort:cpu"][:2] == ("ok", 1)
         assert rows["sort:instructions"] == ("timeout", 0, "[regbench] instructions: killed after 9 s")
@@ -360,7 +360,7 @@ def test_campaign_stores_measures_and_records_the_counter(tmp_path, loop_program
     with Store(tmp_path / "r.db") as store:
         result = run_campaign(cfg, store, seed=1, machine="m")
         assert result.counts["ok"] == 2
-        plan = store.campaigns()[0]["plan"]
+        plan = store.campaigns()[0].plan
         assert plan["instruction_counter"] == "callgrind"
         assert plan["benchmarks"]["loop"]["measures"] == ["cpu", "instructions"]
         series = {s.benchmark: s for s in store.load_series()}

@@ -419,7 +419,7 @@ def test_campaign_records_noise_and_runs_each_version_from_one_ramdisk_copy(tree
     with Store(tree / "results.db") as store:
         result = run_campaign(cfg, store, seed=3, machine="m")
         assert result.counts["ok"] == 2
-        plan = store.campaigns()[0]["plan"]
+        plan = store.campaigns()[0].plan
     assert plan["noise"] == {"pin": [cpu], "aslr": False, "ramdisk": True, "env_size": size,
                              "quiet_load": None, "ramdisk_dir": str(ramdisk.find_tmpfs()),
                              "system_aslr": Path("/proc/sys/kernel/randomize_va_space").read_text().strip()}
@@ -454,7 +454,7 @@ def test_campaign_noise_argument_overrides_the_config(tree):
     with Store(tree / "results.db") as store:
         run_campaign(cfg, store, seed=1, machine="m", noise=NoiseControl())
         run_campaign(cfg, store, seed=1, machine="n")
-        plans = [c["plan"]["noise"] for c in store.campaigns()]
+        plans = [c.plan["noise"] for c in store.campaigns()]
     assert plans[0]["quiet_load"] is None
     assert plans[1]["quiet_load"] == 100 and plans[1]["quiet"] == "warn" and plans[1]["quiet_wait"] == 60
 
@@ -467,7 +467,7 @@ def test_cli_options_reach_the_campaign(tree, capsys):
     assert main([*args, "--pin", str(cpu), "--no-aslr", "--env-size", str(noise.environment_size(os.environ) + 4000),
                  "--quiet-load", "50", "--quiet-wait", "0", "--quiet", "warn"]) == 0
     with Store(tree / "r.db") as store:
-        plan = store.campaigns()[0]["plan"]["noise"]
+        plan = store.campaigns()[0].plan["noise"]
     assert plan["pin"] == [cpu] and plan["aslr"] is False and plan["quiet_load"] == 50
     assert plan["quiet_wait"] == 0 and plan["quiet"] == "warn"
     capsys.readouterr()

@@ -68,7 +68,7 @@ def test_each_release_runs_in_its_own_environment(tmp_path):
         assert (env / ".regbench-installed").exists()
         again = run_campaign(load_config(cfg), store, releases="six==1.15.0..1.16.0", seed=4)
         assert again.trials_skipped == 6  # resumed; the environments are reused
-        builds = {b["version"]: b["status"] for b in store.builds()}
+        builds = {b.version: b.status for b in store.builds()}
         assert builds == {"six==1.15.0": "ok", "six==1.16.0": "ok"}
 
 

@@ -135,7 +135,7 @@ def test_ok_build_is_recorded_and_not_run_again(repo, tmp_path):
     commit = resolve_revisions(path, shas[0])[0]
     argv = _counting_build(tmp_path, fail=False)
     first = build_version(store, version=commit.short, tree=path, argv=argv, timeout=30,
-                          version_info=commit.version_info())
+                          version_info=commit.version())
     assert (first.status, first.cached, first.exit_code) == ("ok", False, 0)
     assert "building" in first.log_tail
     again = build_version(store, version=commit.short, tree=path, argv=argv, timeout=30)
@@ -145,7 +145,7 @@ def test_ok_build_is_recorded_and_not_run_again(repo, tmp_path):
     assert not build_version(store, version=commit.short, tree=path, argv=argv, timeout=30,
                              use_cache=False).cached
     [row] = store.builds()
-    assert (row["version"], row["build_key"], row["status"]) == (commit.short, build_key(argv), "ok")
+    assert (row.version, row.build_key, row.status) == (commit.short, build_key(argv), "ok")
     assert store.versions()[0].commit == shas[0]
 
 

@@ -1,6 +1,8 @@
-"""The results store (SQLite): open and migrate, write runs, read series in history order.
+"""The results store: open and migrate, write runs, read series in history order.
 
-Every test opens its own store in ``tmp_path`` (or in memory) and closes it.
+Every test opens its own store and closes it: the tests of files, paths and URLs on SQLite (in
+``tmp_path`` or in memory), the others through the ``store`` fixture (``conftest.py``), which
+``pytest --store-url URL`` moves to a PostgreSQL server.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from regbench.errors import NotFoundError, StoreError
-from regbench.model import RunRecord
+from regbench.errors import DuplicateRunError, NotFoundError, StoreError
+from regbench.model import BenchmarkInfo, BuildInfo, CampaignInfo, RunInfo, RunRecord, StoredRun, VersionInfo
 from regbench.store import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, resolve_url, schema
 
 # Floats that a lossy encoding would get wrong: signed zero, subnormals, extremes, and values
@@ -28,18 +30,16 @@ def db_path(tmp_path) -> Path:
     return tmp_path / "results.db"
 
 
-@pytest.fixture
-def store(db_path):
-    with Store(db_path) as s:
-        yield s
-
-
 def run(benchmark="b", version="v1", run_index=0, samples=(1.0, 2.0, 3.0), **kw) -> RunRecord:
     return RunRecord(benchmark=benchmark, version=version, run_index=run_index,
                      samples=np.asarray(samples, dtype=float), **kw)
 
 
-def n_runs(db: Path) -> int:
+def n_runs(db: Path | Store) -> int:
+    """Rows in the ``run`` table: of a SQLite file (read with sqlite3, not regbench), or of a store."""
+    if isinstance(db, Store):
+        with db.engine.connect() as conn:
+            return conn.execute(sa.text("SELECT count(*) FROM run")).scalar_one()
     con = sqlite3.connect(db)
     try:
         return con.execute("SELECT count(*) FROM run").fetchone()[0]
@@ -219,7 +219,7 @@ def test_load_series_removes_warmup_and_raw_runs_keep_it(store):
     assert s.warmup == [3]
     raw = list(store.iter_raw_runs())
     assert len(raw) == 2
-    assert same_bits(decode_samples(raw[0].samples, raw[0].encoding), samples)  # nothing thrown away
+    assert same_bits(raw[0].samples, samples)  # nothing thrown away
     assert [(r.run_index, r.warmup, r.n_samples) for r in store.runs()] == [(0, 3, 10), (1, 3, 10)]
 
 
@@ -271,16 +271,16 @@ def test_timestamps_order_versions_not_insertion(store):
     t0 = datetime(2024, 1, 1)
     for k, (name, days) in enumerate([("c", 30), ("a", 10), ("b", 20)]):
         store.add_run(run(version=name, run_index=0, samples=[float(k)]),
-                      version_info={"timestamp": t0 + timedelta(days=days)})
+                      version_info=VersionInfo(name, timestamp=t0 + timedelta(days=days)))
     assert names(store.versions()) == ["a", "b", "c"]
     assert names(store.load_series("b")[0].versions) == ["a", "b", "c"]
 
 
 def test_timezones_are_compared_in_utc(store):
     # 02:00 at +02:00 is 00:00 UTC: earlier than 01:00 UTC although its wall clock is later.
-    store.add_run(run(version="late"), version_info={"timestamp": datetime(2024, 1, 1, 1, tzinfo=UTC)})
-    store.add_run(run(version="early"), version_info={
-        "timestamp": datetime(2024, 1, 1, 2, tzinfo=timezone(timedelta(hours=2)))})
+    store.add_run(run(version="late"), version_info=VersionInfo("late", timestamp=datetime(2024, 1, 1, 1, tzinfo=UTC)))
+    store.add_run(run(version="early"), version_info=VersionInfo(
+        "early", timestamp=datetime(2024, 1, 1, 2, tzinfo=timezone(timedelta(hours=2)))))
     assert names(store.versions()) == ["early", "late"]
     assert store.versions()[0].timestamp == datetime(2024, 1, 1, 0, 0)
 
@@ -294,34 +294,34 @@ def test_without_timestamps_first_appearance_orders_versions(store):
 
 
 def test_equal_timestamps_keep_first_appearance(store):
-    ts = {"timestamp": datetime(2024, 5, 1, 12)}
+    ts = datetime(2024, 5, 1, 12)
     for name in ["zeta", "alpha", "mid"]:
-        store.add_run(run(version=name), version_info=ts)
-    store.add_run(run(version="earliest"), version_info={"timestamp": datetime(2024, 4, 1)})
+        store.add_run(run(version=name), version_info=VersionInfo(name, timestamp=ts))
+    store.add_run(run(version="earliest"), version_info=VersionInfo("earliest", timestamp=datetime(2024, 4, 1)))
     assert names(store.versions()) == ["earliest", "zeta", "alpha", "mid"]
     assert names(store.load_series()[0].versions) == ["earliest", "zeta", "alpha", "mid"]
 
 
 def test_add_runs_creates_versions_in_the_order_given(store):
     recs = [run(version="b2"), run(version="a1")]
-    store.add_runs(recs, versions={"c3": {}, "a1": {}, "b2": {}})
+    store.add_runs(recs, versions=[VersionInfo("c3"), VersionInfo("a1"), VersionInfo("b2")])
     assert names(store.versions()) == ["c3", "a1", "b2"]
     assert names(store.load_series()[0].versions) == ["a1", "b2"]
 
 
 # ---------------------------------------------------------------- unique key and all-or-nothing
-def test_a_run_inserted_twice_violates_the_unique_key(store, db_path):
+def test_a_run_inserted_twice_violates_the_unique_key(store):
     store.add_run(run(samples=[1.0]))
-    with pytest.raises((StoreError, sa.exc.IntegrityError)):
+    with pytest.raises(DuplicateRunError):
         store.add_run(run(samples=[2.0]))
-    assert n_runs(db_path) == 1
+    assert n_runs(store) == 1
     (s,) = store.load_series()
     assert same_bits(s.runs[0][0], [1.0])
     # Another run index, config or machine is another key.
     store.add_run(run(run_index=1))
     store.add_run(run(config="other"))
     store.add_run(run(machine="other"))
-    assert n_runs(db_path) == 4
+    assert n_runs(store) == 4
 
 
 def test_add_run_duplicate_is_a_store_error(store):
@@ -333,37 +333,37 @@ def test_add_run_duplicate_is_a_store_error(store):
     assert len(store.runs()) == 2
 
 
-def test_add_runs_duplicate_with_the_store_is_all_or_nothing(store, db_path):
+def test_add_runs_duplicate_with_the_store_is_all_or_nothing(store):
     store.add_run(run(benchmark="old", version="v0", run_index=0, samples=[1.0]))
-    before = n_runs(db_path)
+    before = n_runs(store)
     # More than one insert chunk (2000 rows), new names, and the clash in the last record.
     batch = [run(benchmark="new", version=f"n{k % 7}", run_index=k, samples=[float(k)]) for k in range(2500)]
     batch.append(run(benchmark="old", version="v0", run_index=0, samples=[2.0]))
     with pytest.raises(StoreError, match=r"^runs already in the store would be duplicated \("):
-        store.add_runs(batch, versions={"n_first": {}}, benchmarks={"new": {"unit": "ms"}})
-    assert n_runs(db_path) == before
-    assert [b["name"] for b in store.benchmarks()] == ["old"]
+        store.add_runs(batch, versions=[VersionInfo("n_first")], benchmarks={"new": {"unit": "ms"}})
+    assert n_runs(store) == before
+    assert [b.name for b in store.benchmarks()] == ["old"]
     assert names(store.versions()) == ["v0"]
     # The same names can be stored afterwards (no stale cached ids).
-    assert store.add_runs(batch[:-1], versions={"n_first": {}}, benchmarks={"new": {"unit": "ms"}}) == 2500
-    assert n_runs(db_path) == before + 2500
+    assert store.add_runs(batch[:-1], versions=[VersionInfo("n_first")], benchmarks={"new": {"unit": "ms"}}) == 2500
+    assert n_runs(store) == before + 2500
     assert names(store.versions()) == ["v0", "n_first"] + [f"n{k}" for k in range(7)]
     new = store.load_series("new")[0]
     assert new.unit == "ms"
     assert sum(len(r) for r in new.runs) == 2500
 
 
-def test_add_runs_duplicate_inside_one_batch_stores_nothing(store, db_path):
+def test_add_runs_duplicate_inside_one_batch_stores_nothing(store):
     batch = [run(version="x", run_index=0), run(version="y", run_index=0), run(version="x", run_index=0)]
     with pytest.raises(StoreError, match=r"would be duplicated"):
         store.add_runs(batch)
-    assert n_runs(db_path) == 0
+    assert n_runs(store) == 0
     assert store.versions() == []
     assert store.add_runs(batch[:2]) == 2
     assert names(store.versions()) == ["x", "y"]
 
 
-def test_add_run_after_a_failed_add_runs_reuses_no_stale_ids(store, db_path):
+def test_add_run_after_a_failed_add_runs_reuses_no_stale_ids(store):
     store.add_run(run(version="v0"))
     with pytest.raises(StoreError):
         store.add_runs([run(benchmark="fresh", version="fresh-v"), run(version="v0")])
@@ -391,18 +391,67 @@ def test_a_run_with_another_unit_does_not_relabel_the_benchmark(store):
         store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="s", direction="lower")
     with pytest.raises(StoreError, match="stored with direction 'lower', not 'higher'"):
         store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="ms", direction="higher")
-    assert [(b["unit"], b["direction"]) for b in store.benchmarks()] == [("ms", "lower")]
+    assert [(b.unit, b.direction) for b in store.benchmarks()] == [("ms", "lower")]
     assert [r.version for r in store.runs()] == ["v1"]
     store.add_run(RunRecord("b", "v2", 0, np.array([1.0])), unit="ms", direction="lower")
     assert [r.version for r in store.runs()] == ["v1", "v2"]
 
 
 def test_add_run_twice_is_a_duplicate_run_error(store):
-    from regbench.errors import DuplicateRunError
-
     store.add_run(RunRecord("b", "v1", 0, np.array([1.0])))
     with pytest.raises(DuplicateRunError, match="run 0 of 'b' at version 'v1' .* is already in the store"):
         store.add_run(RunRecord("b", "v1", 0, np.array([2.0])))
     with store.engine.connect() as conn:
         blobs = [r for (r,) in conn.execute(sa.text("SELECT samples FROM run"))]
     assert [decode_samples(b, "f8").tolist() for b in blobs] == [[1.0]]
+
+
+# ------------------------------------------------------------------------------------ records
+def test_listings_are_typed_records(store):
+    store.add_run(run(benchmark="sort", samples=[1.0]), unit="ns", direction="higher")
+    (b,) = store.benchmarks()
+    assert b == BenchmarkInfo(id=b.id, name="sort", unit="ns", direction="higher")
+    cid = store.start_campaign(seed=3, machine="box", fingerprint={"cores": 2}, command="regbench run",
+                               plan={"schedule": "x"})
+    store.finish_campaign(cid, "finished")
+    (c,) = store.campaigns()
+    assert isinstance(c, CampaignInfo)
+    assert (c.id, c.seed, c.machine, c.fingerprint, c.command, c.plan, c.status) == (
+        cid, 3, "box", {"cores": 2}, "regbench run", {"schedule": "x"}, "finished")
+    assert c.finished_at >= c.started_at
+    store.record_build(VersionInfo("v2", commit="abc"), "k1", status="failed", exit_code=2, log_tail="oops",
+                       duration=1.5)
+    (bld,) = store.builds()
+    assert isinstance(bld, BuildInfo)
+    assert (bld.version, bld.build_key, bld.status, bld.exit_code, bld.log_tail, bld.duration) == (
+        "v2", "k1", "failed", 2, "oops", 1.5)
+    assert store.get_build("v2", "k1") == bld
+    assert store.get_build("v2", "other") is None
+    assert [v.commit for v in store.versions() if v.name == "v2"] == ["abc"]
+
+
+def test_raw_runs_are_stored_runs_with_decoded_samples(store):
+    store.add_run(run(samples=TRICKY, warmup=2, first_iteration=4, exit_code=0, duration=0.5),
+                  version_info=VersionInfo("v1", timestamp=datetime(2024, 1, 1), timestamp_text="2024-01-01"),
+                  unit="ms", direction="lower")
+    store.add_run(run(run_index=1, samples=[], status="crashed", exit_code=-11, stderr_tail="boom"))
+    (info, _) = store.runs()
+    assert isinstance(info, RunInfo) and not isinstance(info, StoredRun)
+    raw = store.raw_runs("b", "v1")
+    assert [r.id for r in raw] == [r.id for r in store.iter_raw_runs()]  # the same records as export's
+    ok, crashed = raw
+    assert isinstance(ok, StoredRun)
+    assert (ok.id, ok.run_index, ok.warmup, ok.first_iteration, ok.n_samples, ok.exit_code, ok.duration) == (
+        info.id, 0, 2, 4, TRICKY.size, 0, 0.5)
+    assert (ok.unit, ok.direction, ok.timestamp_text, ok.config, ok.machine) == ("ms", "lower", "2024-01-01",
+                                                                                  "default", "local")
+    assert same_bits(ok.samples, TRICKY)  # warm-up included, bit for bit
+    assert (crashed.status, crashed.exit_code, crashed.stderr_tail, crashed.samples.size) == ("crashed", -11, "boom", 0)
+
+
+def test_version_metadata_must_be_a_version_info_record(store):
+    with pytest.raises(TypeError, match=r"^`versions` must be VersionInfo records, not a mapping$"):
+        store.add_runs([run()], versions={"v1": {}})
+    with pytest.raises(ValueError, match=r"^`version_info` describes version 'v2', not the run's version 'v1'$"):
+        store.add_run(run(version="v1"), version_info=VersionInfo("v2"))
+    assert store.runs() == [] and store.versions() == []

@@ -6,19 +6,19 @@ Runs when ``REGBENCH_TEST_POSTGRES_URL`` names a server (``.ci/run`` starts one 
 
 from __future__ import annotations
 
-import io
 import os
 
 import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from regbench.adapters import write_csv
 from regbench.analysis import detect_changes, summarize
 from regbench.errors import StoreError
 from regbench.ingest import import_file
 from regbench.model import RunRecord
 from regbench.store import Store, schema
+
+from storetools import export_csv
 
 PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL is not set (no PostgreSQL server)")
@@ -32,13 +32,6 @@ def pg_store():
         conn.execute(sa.text("CREATE SCHEMA public"))
     engine.dispose()
     store = Store(PG_URL)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    store = Store(tmp_path / "r.db")
     yield store
     store.close()
 
@@ -61,12 +54,6 @@ def csv_file(tmp_path):
     return p
 
 
-def _export(store) -> str:
-    buf = io.StringIO()
-    write_csv(store.iter_raw_runs(), buf)
-    return buf.getvalue()
-
-
 def test_schema_is_migrated_to_the_current_revision(pg_store):
     assert pg_store.schema_revision() == schema.SCHEMA_REVISION
     with Store(PG_URL) as again:  # reopening is a no-op
@@ -76,8 +63,8 @@ def test_schema_is_migrated_to_the_current_revision(pg_store):
 def test_import_export_summary_and_detection_agree_with_sqlite(pg_store, sqlite_store, csv_file):
     for store in (pg_store, sqlite_store):
         import_file(store, str(csv_file))
-    assert _export(pg_store) == _export(sqlite_store)
-    assert _export(pg_store).count("\n") == 1 + 2 * 6 * 5 * 20
+    assert export_csv(pg_store) == export_csv(sqlite_store)
+    assert export_csv(pg_store).count("\n") == 1 + 2 * 6 * 5 * 20
     pg_series, lite_series = pg_store.load_series(), sqlite_store.load_series()
     assert [s.benchmark for s in pg_series] == [s.benchmark for s in lite_series] == ["fft", "ping,tcp"]
     for a, b in zip(pg_series, lite_series, strict=True):

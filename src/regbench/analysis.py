@@ -344,7 +344,7 @@ def detect_store(store: Store, *, method: str = "auto", benchmark: str | None = 
     """
     options = _options(min_change, confidence_level, options)
     detector = get_detector(method, **options)  # validate options before any work
-    names = [benchmark] if benchmark is not None else [b["name"] for b in store.benchmarks()]
+    names = [benchmark] if benchmark is not None else [b.name for b in store.benchmarks()]
     chunks = [names[i:i + batch] for i in range(0, len(names), batch)] if names else []
     changes: list[Change] = []
     states: list = []
@@ -451,8 +451,8 @@ def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | N
     # with old versions only has nothing "newer" to load above).  The benchmark table is small;
     # a new configuration or machine of a checked benchmark is found when it gets a new version.
     checked = {k[0] for k in saved}
-    fresh |= {b["name"] for b in store.benchmarks()
-              if b["name"] not in checked and (benchmark is None or b["name"] == benchmark)}
+    fresh |= {b.name for b in store.benchmarks()
+              if b.name not in checked and (benchmark is None or b.name == benchmark)}
     if fresh:
         loaded = store.load_series(sorted(fresh), config=config, machine=machine)
         found, tests, count = _detect_many(

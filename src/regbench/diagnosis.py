@@ -87,8 +87,8 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
     else:
         version = store.resolve_version(version)
     raw = store.raw_runs(benchmark, version, config=s.config, machine=s.machine)
-    ok = [(w, x) for _, status, w, x in raw if status == "ok" and x.size - w >= 2]
-    failed = sum(1 for _, status, _, _ in raw if status != "ok")
+    ok = [(r.warmup, r.samples) for r in raw if r.status == "ok" and r.samples.size - r.warmup >= 2]
+    failed = sum(1 for r in raw if r.status != "ok")
     if len(ok) < 2:
         raise NotFoundError(f"{benchmark!r} at {version!r} needs at least two successful runs of two "
                             f"measured samples to be diagnosed ({len(ok)} found)")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC
 
 from .adapters import parse_file
 from .errors import InputError
+from .model import BenchmarkInfo, VersionInfo
 from .store import Store
 
 
@@ -26,12 +28,10 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None) -> Im
     """
     if batch is None:
         batch = parse_file(path, fmt=fmt)
-    stored = {b["name"]: b for b in store.benchmarks()}
+    stored = {b.name: b for b in store.benchmarks()}
     for name, info in batch.benchmarks.items():
-        for key, value in info.items():
-            if name in stored and stored[name][key] != value:
-                raise InputError(f"benchmark {name!r} is stored with {key} {stored[name][key]!r}, the file says "
-                                 f"{value!r}", path=str(path), line=batch.benchmark_line.get(name))
+        if name in stored:
+            _check_stored(stored[name], info, path=str(path), line=batch.benchmark_line.get(name))
     existing: dict[tuple[str, str], set] = {}
     for rec in batch.records:
         key = (rec.config, rec.machine)
@@ -41,8 +41,19 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None) -> Im
             line = batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)]
             raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is "
                              "already in the store", path=str(path), line=line)
-    n = store.add_runs(batch.records, versions=batch.versions, benchmarks=batch.benchmarks)
+    versions = [VersionInfo(name, **info) for name, info in batch.versions.items()]
+    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks)
     return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions))
+
+
+def _check_stored(stored: BenchmarkInfo, info: Mapping[str, str], *, path: str, line: int | None = None) -> None:
+    """A file must not relabel a stored benchmark: another ``unit`` or ``direction`` in ``info``
+    would change the meaning of every run stored under its name."""
+    have = {"unit": stored.unit, "direction": stored.direction}
+    for key, value in info.items():
+        if have[key] != value:
+            raise InputError(f"benchmark {stored.name!r} is stored with {key} {have[key]!r}, the file says "
+                             f"{value!r}", path=path, line=line)
 
 
 def sniff_file(path: str) -> str:
@@ -81,8 +92,7 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
     from .adapters.base import get_adapter
 
     adapter = get_adapter(fmt)  # an unknown format is said first
-    if not version:
-        raise InputError(f"--version is needed: a {fmt} file does not say which version it measured", path=str(path))
+    _needed_version(version, fmt=fmt, path=path)
     runs = adapter.parse(Path(path))
     if not runs:
         raise InputError(f"no benchmark results in this {fmt} file", path=str(path))
@@ -101,24 +111,22 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
 
     if runs is None:
         runs = parse_tool_file(path, fmt=fmt, version=version)
-    stored = {b["name"]: b for b in store.benchmarks()}
+    version = _needed_version(version, fmt=fmt, path=path)
+    stored = {b.name: b for b in store.benchmarks()}
     benchmarks: dict[str, dict] = {}
     for r in runs:
         info = {"unit": r.unit, "direction": r.direction}
         if benchmarks.setdefault(r.benchmark, info) != info:
             raise InputError(f"benchmark {r.benchmark!r} has two units or directions in the file", path=str(path))
         if r.benchmark in stored:
-            for key, value in info.items():
-                if stored[r.benchmark][key] != value:
-                    raise InputError(f"benchmark {r.benchmark!r} is stored with {key} {stored[r.benchmark][key]!r}, "
-                                     f"the file says {value!r}", path=str(path))
+            _check_stored(stored[r.benchmark], info, path=str(path))
     if timestamp is not None:
         known = {v.name: v for v in store.versions()}
-        if version in known and known[version].timestamp is not None:
-            stored = known[version].timestamp
+        stored_at = known[version].timestamp if version in known else None
+        if stored_at is not None:
             given = timestamp.astimezone(UTC).replace(tzinfo=None) if timestamp.tzinfo else timestamp
-            if stored != given:
-                raise InputError(f"version {version!r} is stored with timestamp {stored.isoformat()}, "
+            if stored_at != given:
+                raise InputError(f"version {version!r} is stored with timestamp {stored_at.isoformat()}, "
                                  f"not {given.isoformat()}", path=str(path))
     taken: dict[str, int] = {}
     for bench, ver, index in store.existing_run_keys(config=config, machine=machine):
@@ -126,6 +134,12 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
             taken[bench] = max(taken.get(bench, -1), index)
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=taken.get(r.benchmark, -1) + 1 + r.run,
                          samples=r.samples, config=config, machine=machine, warmup=r.warmup) for r in runs]
-    info = {k: v for k, v in (("timestamp", timestamp), ("commit", commit)) if v is not None}
-    n = store.add_runs(records, versions={version: info}, benchmarks=benchmarks)
+    n = store.add_runs(records, versions=[VersionInfo(version, commit=commit, timestamp=timestamp)],
+                       benchmarks=benchmarks)
     return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)
+
+
+def _needed_version(version: str | None, *, fmt: str, path: str) -> str:
+    if not version:
+        raise InputError(f"--version is needed: a {fmt} file does not say which version it measured", path=str(path))
+    return version

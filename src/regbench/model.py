@@ -92,7 +92,14 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class VersionInfo:
-    """A version of the software under test, in history order."""
+    """A version of the software under test, in history order.
+
+    What the store reads (:meth:`regbench.store.Store.versions`) and what a writer gives it
+    (:meth:`~regbench.store.Store.ensure_version`, ``add_run(version_info=...)``...).  ``id`` is the
+    store's key, 0 for a version not read from a store (a writer's id is ignored); ``timestamp``
+    orders versions (the store keeps it in UTC, naive) and ``timestamp_text`` is the timestamp as
+    it was given, so that an export reproduces an import.
+    """
 
     name: str
     id: int = 0
@@ -131,7 +138,179 @@ class Series:
 
 
 # ------------------------------------------------------------------------------ store records
-# (typed records the store returns)
+# What :class:`regbench.store.Store` returns: frozen records with named fields, never rows or
+# dicts (STYLE.md habit 18).  ``id`` fields are the store's own keys, stable for the life of a store.
+
+
+@dataclass(frozen=True)
+class BenchmarkInfo:
+    """A stored benchmark.
+
+    Attributes
+    ----------
+    id : int
+        Its key in the store.
+    name : str
+        The series name (``sort``, ``sort:maxrss``, ``gobench/BenchmarkSort-2``; see :class:`SeriesName`).
+    unit : str
+        Unit of its samples (``s``, ``ns``, ``ops/s``...).
+    direction : str
+        ``lower`` or ``higher`` (:data:`DIRECTIONS`): which way is better.
+    """
+
+    id: int
+    name: str
+    unit: str
+    direction: str
+
+
+@dataclass(frozen=True)
+class CampaignInfo:
+    """A stored campaign: one schedule of runs, as ``regbench run`` (or bisect, compare) started it.
+
+    Attributes
+    ----------
+    id : int
+        Its key in the store (a run's ``campaign_id``).
+    started_at, finished_at : datetime
+        UTC, naive; ``finished_at`` is None while it runs (or when it was killed).
+    seed : int
+        The seed of its randomized order, so that the schedule can be reproduced.
+    machine_id, machine : int, str
+        The machine it ran on, by key and by name.
+    fingerprint : dict or None
+        The machine's fingerprint when it started (CPU, kernel, governor...).
+    command : str or None
+        The command line that started it.
+    plan : dict or None
+        What it was asked to do (schedule, noise control, per-benchmark plans), as JSON.
+    status : str
+        ``running``, ``finished``, ``interrupted``...
+    """
+
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+    seed: int
+    machine_id: int
+    machine: str
+    fingerprint: dict | None
+    command: str | None
+    plan: dict | None
+    status: str
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """The recorded build of one version with one build command.
+
+    Attributes
+    ----------
+    id : int
+        Its key in the store.
+    version_id, version : int, str
+        The version built, by key and by name.
+    build_key : str
+        A short hash of the build command (:func:`regbench.run.versions.build_key`).
+    status : str
+        ``ok``, ``failed`` or ``timeout``.
+    exit_code : int or None
+        The build's exit status (None when it never ran to an exit, e.g. a release's environment).
+    log_tail : str or None
+        The end of its output.
+    duration : float or None
+        Seconds.
+    created_at : datetime
+        When it was recorded (UTC, naive).
+    """
+
+    id: int
+    version_id: int
+    version: str
+    build_key: str
+    status: str
+    exit_code: int | None
+    log_tail: str | None
+    duration: float | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run's metadata, without its samples (cheap to list: ``regbench show``).
+
+    Attributes
+    ----------
+    id : int
+        Its key in the store (runs are listed in this order: the order they were stored).
+    benchmark, version, config, machine : str
+        The experiment, by name.
+    run_index : int
+        Its index among the runs of the experiment.
+    status : str
+        One of :data:`RUN_STATUSES`; only ``ok`` runs have samples that analyses use.
+    exit_code : int or None
+        The process's exit status.
+    stderr_tail : str or None
+        The end of its standard error (or a note on why it failed).
+    n_samples : int
+        Number of samples stored, warm-up included.
+    warmup : int
+        How many of them are warm-up iterations.
+    first_iteration : int
+        The number of its first stored iteration (an imported file may start elsewhere than 0).
+    started_at : datetime or None
+        When it started (UTC, naive).
+    duration : float or None
+        Seconds the process took.
+    campaign_id : int or None
+        The campaign that ran it (None for imported runs).
+    """
+
+    id: int
+    benchmark: str
+    version: str
+    config: str
+    machine: str
+    run_index: int
+    status: str
+    exit_code: int | None
+    stderr_tail: str | None
+    n_samples: int
+    warmup: int
+    first_iteration: int
+    started_at: datetime | None
+    duration: float | None
+    campaign_id: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class StoredRun(RunInfo):
+    """A stored run with its decoded samples and what a reader of raw runs (export, diagnosis) needs.
+
+    A :class:`RunInfo` with more: :meth:`regbench.store.Store.runs` lists the metadata alone, and
+    :meth:`~regbench.store.Store.raw_runs` / :meth:`~regbench.store.Store.iter_raw_runs` give these.
+    Records holding arrays compare by identity.
+
+    Attributes
+    ----------
+    samples : numpy.ndarray
+        Every stored sample in order, warm-up included (``samples[warmup:]`` are the measured ones),
+        float64 bit for bit as stored (the store's arrays are read-only views of the stored bytes).
+    unit, direction : str
+        The benchmark's (:class:`BenchmarkInfo`).
+    timestamp_text : str or None
+        The version's timestamp as it was given (:attr:`VersionInfo.timestamp_text`), for export.
+    """
+
+    samples: np.ndarray
+    unit: str
+    direction: str
+    timestamp_text: str | None
+
+    # RunInfo's generated __eq__ would compare metadata alone, and ``==`` on arrays is ambiguous.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
 
 # ------------------------------------------------------------------------------------ alerts

@@ -15,14 +15,16 @@ validated as whole arrays with numpy.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO, cast
 
 import numpy as np
 
 from ..errors import InputError
-from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord
+from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord, StoredRun
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
 OPTIONAL = ("timestamp", "config", "machine", "unit", "direction")
@@ -66,7 +68,7 @@ def _starts_with_brace(p: Path) -> bool:
 
 
 def _read_csv(p: Path):
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     where = str(p)
     if p.stat().st_size == 0:
@@ -87,7 +89,7 @@ def _read_csv(p: Path):
         raise InputError("a column appears twice in the header", path=where, line=1)
     # Text columns are read as plain objects and factorized below: pandas' "category" reading is
     # twice as slow here and turns names that look like numbers into numbers ('1.10' -> 1.1).
-    dtypes = {c: object for c in header if c in _TEXT}
+    dtypes: dict[str, type | str] = {c: object for c in header if c in _TEXT}
     dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
     # One spare column catches rows with too many fields (pandas would drop them silently).
     names = [*header, "__extra__"]
@@ -362,40 +364,43 @@ def _fmt(x: float) -> str:
     return str(int(x)) if np.isfinite(x) and x == int(x) else repr(float(x))
 
 
-def write_csv(rows, path_or_buffer) -> int:
-    """Write runs as canonical CSV; ``rows`` come from :meth:`Store.iter_raw_runs`.
+def write_csv(runs: Iterable[StoredRun], path_or_buffer: str | Path | TextIO) -> int:
+    """Write runs as canonical CSV, in the order given; return the number of samples written.
+
+    Parameters
+    ----------
+    runs : iterable of StoredRun
+        Runs with their samples, warm-up included (:meth:`regbench.store.Store.iter_raw_runs`
+        gives every stored run in history order).
+    path_or_buffer : str, Path or text file
+        Where to write.
 
     Only measured samples are written (warm-up iterations are left out, the first written
     iteration keeps its number), so importing the file reproduces every analysis; runs without
     samples (failed runs) have nothing to write.  Floats are written with ``repr``, which
-    round-trips exactly.  Returns the number of samples written.
+    round-trips exactly.
     """
-    from ..store import decode_samples
-
-    out = path_or_buffer
-    close = False
     if isinstance(path_or_buffer, str | Path):
-        out = open(path_or_buffer, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        close = True
+        with open(path_or_buffer, "w", encoding="utf-8", newline="") as out:
+            return _write_runs(runs, out)
+    return _write_runs(runs, path_or_buffer)
+
+
+def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
+    out.write(",".join(COLUMNS) + "\n")
     n = 0
-    try:
-        out.write(",".join(COLUMNS) + "\n")
-        for r in rows:
-            (bench, ver, _ts, ts_text, _vid, cfg, mach, unit, direction, run_index, status, first_it,
-             warmup, enc, blob) = r
-            if status != "ok":
-                continue
-            vals = decode_samples(blob, enc)[warmup:]
-            if not vals.size:
-                continue
-            fixed = ",".join((_csv(ts_text or ""), _csv(cfg), _csv(mach), _csv(unit), _csv(direction)))
-            head = f"{_csv(bench)},{_csv(ver)},{run_index},"
-            start = first_it + warmup
-            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals.tolist())))
-            n += vals.size
-    finally:
-        if close:
-            out.close()
+    for r in runs:
+        if r.status != "ok":
+            continue
+        vals = cast("list[float]", r.samples[r.warmup:].tolist())
+        if not vals:
+            continue
+        fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
+                          _csv(r.direction)))
+        head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
+        start = r.first_iteration + r.warmup
+        out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals)))
+        n += len(vals)
     return n
 
 

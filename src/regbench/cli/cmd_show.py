@@ -27,17 +27,17 @@ def command(ctx, list_runs: bool, benchmark: str | None, version_name: str | Non
 
     rows = []
     for b in store.benchmarks():
-        if benchmark and b["name"] != benchmark:
+        if benchmark and b.name != benchmark:
             continue
-        ok = by_bench[(b["name"], "ok")]
-        bad = sum(n for (name, st), n in by_bench.items() if name == b["name"] and st != "ok")
-        rows.append([escape(b["name"]), escape(b["unit"]), b["direction"], str(ok), str(bad)])
+        ok = by_bench[(b.name, "ok")]
+        bad = sum(n for (name, st), n in by_bench.items() if name == b.name and st != "ok")
+        rows.append([escape(b.name), escape(b.unit), b.direction, str(ok), str(bad)])
     emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed"], rows,
                right={"runs ok", "runs failed"})
 
     builds = {}
     for bld in store.builds():
-        builds[bld["version"]] = bld
+        builds[bld.version] = bld
     rows = []
     for v in store.versions():
         if version_name and v.name != version_name:
@@ -47,14 +47,14 @@ def command(ctx, list_runs: bool, benchmark: str | None, version_name: str | Non
         bld = builds.get(v.name)
         rows.append([escape(v.name), (v.commit or "")[:10],
                      escape(v.timestamp_text or (str(v.timestamp) if v.timestamp else "")),
-                     bld["status"] if bld else "", str(ok), str(bad)])
+                     bld.status if bld else "", str(ok), str(bad)])
     emit_table("Versions (history order)", ["version", "commit", "timestamp", "build", "runs ok", "runs failed"],
                rows, right={"runs ok", "runs failed"})
 
-    failed_builds = [b for b in builds.values() if b["status"] != "ok"]
+    failed_builds = [b for b in builds.values() if b.status != "ok"]
     for b in failed_builds:
-        tail = (b["log_tail"] or "").strip().splitlines()
-        console.print(f"[red]build failed[/red] at {escape(b['version'])} (exit {b['exit_code']}): "
+        tail = (b.log_tail or "").strip().splitlines()
+        console.print(f"[red]build failed[/red] at {escape(b.version)} (exit {b.exit_code}): "
                       f"{escape(tail[-1]) if tail else ''}")
 
     shown = runs if list_runs else [r for r in runs if r.status != "ok"]

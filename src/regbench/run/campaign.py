@@ -301,7 +301,7 @@ class _Campaign:
         # where timestamps tie.
         with store.engine.begin() as conn:
             for v in versions:
-                store.ensure_version(conn, v.name, **v.info)
+                store.ensure_version(conn, v.info)
         ready, failed = self.build(versions, cache_dir=cache_dir, rebuild=rebuild)
         noise = self.ctx.noise
         added = {v.name: dict(v.env) for v in ready if v.env}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
-from ..model import RunRecord, measure_series, tool_series
+from ..model import RunRecord, VersionInfo, measure_series, tool_series
 from . import measures as _measures
 from .execute import RunOutcome, execute_run, no_counter_message, run_environment
 from .noise import pad_environment
@@ -131,16 +132,19 @@ class PlannedVersion:
     a recorded build result can describe the tree (not for a dirty working tree).
     """
 
-    name: str
-    info: dict
+    info: VersionInfo
     commit: Commit | None = None
     tree: Path | None = None
     reusable_build: bool = True
     release: Release | None = None
 
+    @property
+    def name(self) -> str:
+        return self.info.name
+
     @classmethod
-    def of_commit(cls, commit: Commit, info: dict | None = None) -> PlannedVersion:
-        return cls(commit.short, info if info is not None else commit.version_info(), commit)
+    def of_commit(cls, commit: Commit, info: VersionInfo | None = None) -> PlannedVersion:
+        return cls(info if info is not None else commit.version(), commit)
 
 
 def plan_versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) -> list[PlannedVersion]:
@@ -153,13 +157,13 @@ def plan_versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) 
     if revisions is None:
         wt = working_tree_version(repo, ignore=ignore)
         reusable = wt.head is not None and not wt.dirty
-        return [PlannedVersion(wt.name, wt.version_info(), None, wt.path, reusable)]
+        return [PlannedVersion(wt.version(), None, wt.path, reusable)]
     out: list[PlannedVersion] = []
     previous: datetime | None = None
     for c in resolve_revisions(repo, revisions):
         stamp = c.timestamp if previous is None or c.timestamp >= previous else previous
         previous = stamp
-        out.append(PlannedVersion.of_commit(c, dict(c.version_info(), timestamp=stamp)))
+        out.append(PlannedVersion.of_commit(c, dataclasses.replace(c.version(), timestamp=stamp)))
     return out
 
 
@@ -167,7 +171,8 @@ def plan_releases(spec: str, root: Path) -> list[PlannedVersion]:
     """The releases of ``PACKAGE==A..B`` (:mod:`regbench.run.releases`), oldest first."""
     from .releases import resolve_releases
 
-    return [PlannedVersion(r.name, {"timestamp": r.uploaded}, None, root, False, r) for r in resolve_releases(spec)]
+    return [PlannedVersion(VersionInfo(r.name, timestamp=r.uploaded), None, root, False, r)
+            for r in resolve_releases(spec)]
 
 
 @dataclass(frozen=True)
@@ -178,11 +183,14 @@ class ReadyVersion:
     release's virtual environment).
     """
 
-    name: str
-    info: dict
+    info: VersionInfo
     tree: Path
     python: str
     env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
 
 @dataclass(frozen=True)
@@ -208,13 +216,13 @@ def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion
 
         env, log = release_environment(version.release, cache_dir.parent / "venvs", python=config.python)
         status = "ok" if env else "failed"
-        store.record_build(version.name, "release-venv", status=status, exit_code=None, log_tail=log or None,
-                           duration=None, **version.info)
+        store.record_build(version.info, "release-venv", status=status, exit_code=None, log_tail=log or None,
+                           duration=None)
         if env is None:
             return Prepared(None, status, False)
         assert version.tree is not None  # a release runs in the project's folder
-        return Prepared(ReadyVersion(version.name, version.info, version.tree, interpreter(env),
-                                     environment_variables(env)), status, False)
+        return Prepared(ReadyVersion(version.info, version.tree, interpreter(env), environment_variables(env)),
+                        status, False)
     if version.commit is None:
         assert version.tree is not None  # the working tree, in place
         tree, reusable = version.tree, version.reusable_build
@@ -227,7 +235,7 @@ def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion
                               timeout=config.build_timeout, version_info=version.info,
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
-    ready = ReadyVersion(version.name, version.info, tree, config.python) if status == "ok" else None
+    ready = ReadyVersion(version.info, tree, config.python) if status == "ok" else None
     return Prepared(ready, status, cached)
 
 
@@ -326,8 +334,8 @@ class TrialRunner:
 
 
 # ------------------------------------------------------------------------- what a run stores
-def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
-                   campaign_id: int | None, version_info: dict) -> None:
+def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: RunOutcome, *, config_name: str,
+                   machine: str, campaign_id: int | None, version_info: VersionInfo | None = None) -> None:
     """Store what one run produced, in one transaction.
 
     Parameters
@@ -343,8 +351,9 @@ def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_
         The configuration and machine the run is stored under.
     campaign_id : int or None
         The campaign (or session) it belongs to.
-    version_info : dict
-        The version's ``commit``/``timestamp``/``timestamp_text``.
+    version_info : VersionInfo, optional
+        The version's record, created with the run if it is not stored yet (named
+        ``trial.version``; default: the name alone).
 
     Notes
     -----
@@ -400,7 +409,7 @@ def record_outcome(store, spec: BenchmarkSpec, trial: Trial, outcome, *, config_
             samples=np.asarray(samples, dtype=float), config=config_name, machine=machine, status=status,
             exit_code=exit_code, stderr_tail=NOTE + note if note else None,
             started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
-    store.add_runs(records, versions={trial.version: version_info}, benchmarks=benchmarks)
+    store.add_runs(records, versions=[version_info or VersionInfo(trial.version)], benchmarks=benchmarks)
 
 
 def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
@@ -510,7 +519,7 @@ def instruction_counter_for(specs: Sequence[BenchmarkSpec]) -> str | None:
 def check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
     """A measure's series stored in another unit (instructions counted by perf on one machine and
     by callgrind on another) would fail at the first run: say so before any."""
-    stored = {b["name"]: b.get("unit") for b in store.benchmarks()}
+    stored = {b.name: b.unit for b in store.benchmarks()}
     for spec in specs:
         for m in spec.measures:
             name = measure_series(spec.name, m)

@@ -25,9 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import VersionError
+from ..model import VersionInfo
 from .process import STDERR_TAIL, read_tail, run_process, with_note
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 #: Abbreviated commit names have a fixed minimum length so that a version keeps its name while
 #: the repository grows (git's automatic length grows with the number of objects).
@@ -51,8 +56,12 @@ class Commit:
     subject: str
 
     def version_info(self) -> dict:
-        """Keyword arguments for ``Store.ensure_version`` / ``Store.record_build``."""
+        """What git says of the commit: the keyword arguments of :class:`~regbench.model.VersionInfo`."""
         return {"commit": self.sha, "timestamp": self.timestamp, "timestamp_text": self.timestamp_text}
+
+    def version(self) -> VersionInfo:
+        """The commit as the store's version record (named by its short hash)."""
+        return VersionInfo(self.short, **self.version_info())
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,12 @@ class WorkingTree:
     head: Commit | None
     dirty: bool
 
+    def version(self) -> VersionInfo:
+        """The working tree as the store's version record."""
+        return VersionInfo(self.name, **self.version_info())
+
     def version_info(self) -> dict:
+        """The keyword arguments of :class:`~regbench.model.VersionInfo` (see :meth:`Commit.version_info`)."""
         if self.head is None or self.dirty:
             # Uncommitted state is newer than its HEAD: it sorts after it.
             now = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
@@ -248,8 +262,8 @@ def build_key(argv: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(list(argv)).encode()).hexdigest()[:16]
 
 
-def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeout: float,
-                  version_info: dict | None = None, rebuild: bool = False,
+def build_version(store: Store, *, version: str, tree: Path, argv: Sequence[str], timeout: float,
+                  version_info: VersionInfo | None = None, rebuild: bool = False,
                   use_cache: bool = True) -> BuildResult:
     """Build ``version`` in ``tree`` with ``argv`` (no shell) unless a recorded result applies.
 
@@ -265,8 +279,8 @@ def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeo
         The build command, never modified.
     timeout : float
         Seconds before the build's process group is killed; the build is then ``timeout``.
-    version_info : dict, optional
-        ``commit``/``timestamp``/``timestamp_text`` for a version row created by the record.
+    version_info : VersionInfo, optional
+        The version row to create with the record if it is not stored yet (named ``version``).
     rebuild : bool
         Build even if a result is recorded (failures are otherwise not retried).
     use_cache : bool
@@ -281,8 +295,8 @@ def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeo
     if use_cache and not rebuild:
         previous = store.get_build(version, key)
         if previous is not None:
-            return BuildResult(version, previous["status"], True, previous["exit_code"],
-                               previous["log_tail"], previous["duration"])
+            return BuildResult(version, previous.status, True, previous.exit_code,
+                               previous.log_tail, previous.duration)
     with tempfile.TemporaryFile() as log:
         proc = run_process(argv, cwd=Path(tree), env=os.environ, timeout=timeout, stdout=log,
                            stderr=subprocess.STDOUT)
@@ -296,6 +310,6 @@ def build_version(store, *, version: str, tree: Path, argv: Sequence[str], timeo
     else:
         status, note = "ok", None
     tail = with_note(tail, note)
-    store.record_build(version, key, status=status, exit_code=proc.returncode, log_tail=tail,
-                       duration=proc.duration, **(version_info or {}))
+    store.record_build(version_info or VersionInfo(version), key, status=status, exit_code=proc.returncode,
+                       log_tail=tail, duration=proc.duration)
     return BuildResult(version, status, False, proc.returncode, tail, proc.duration)

@@ -7,11 +7,11 @@ flight (DESIGN.md "Data").
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +20,17 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from ..errors import DuplicateRunError, NotFoundError, StoreError
-from ..model import DEFAULT_CONFIG, RunRecord, Series, VersionInfo
+from ..model import (
+    DEFAULT_CONFIG,
+    BenchmarkInfo,
+    BuildInfo,
+    CampaignInfo,
+    RunInfo,
+    RunRecord,
+    Series,
+    StoredRun,
+    VersionInfo,
+)
 from . import schema as t
 
 DEFAULT_LOCATION = ".regbench/results.db"
@@ -58,23 +68,46 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """A stored run's metadata (samples not loaded)."""
+def _runs_query(*extra: sa.ColumnElement) -> sa.Select:
+    """Runs with their experiment's names: the columns of :class:`RunInfo` (by name), then ``extra``."""
+    return (sa.select(t.run.c.id, t.benchmark.c.name.label("benchmark"), t.version.c.name.label("version"),
+                      t.config.c.name.label("config"), t.machine.c.name.label("machine"), t.run.c.run_index,
+                      t.run.c.status, t.run.c.exit_code, t.run.c.stderr_tail, t.run.c.n_samples, t.run.c.warmup,
+                      t.run.c.first_iteration, t.run.c.started_at, t.run.c.duration, t.run.c.campaign_id, *extra)
+            .select_from(t.run)
+            .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+            .join(t.version, t.version.c.id == t.run.c.version_id)
+            .join(t.config, t.config.c.id == t.run.c.config_id)
+            .join(t.machine, t.machine.c.id == t.run.c.machine_id))
 
-    id: int
-    benchmark: str
-    version: str
-    config: str
-    machine: str
-    run_index: int
-    status: str
-    exit_code: int | None
-    stderr_tail: str | None
-    n_samples: int
-    warmup: int
-    duration: float | None
-    campaign_id: int | None
+
+#: What :class:`StoredRun` adds to :func:`_runs_query`'s columns (and the version's id, to sort by).
+_STORED_RUN_COLUMNS = (t.benchmark.c.unit, t.benchmark.c.direction, t.version.c.timestamp_text,
+                       t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"))
+
+
+def _new_id(result: sa.CursorResult) -> int:
+    """The primary key of the row an INSERT of one row created."""
+    key = result.inserted_primary_key
+    if key is None:  # not for an INSERT of one row, on any database regbench supports
+        raise StoreError("the database did not return the key of the new row")
+    return int(key[0])
+
+
+#: The fields of :class:`RunInfo`, which :func:`_runs_query` selects under the same names.
+_RUN_INFO_FIELDS = tuple(f.name for f in dataclasses.fields(RunInfo))
+
+
+def _run_info(row: sa.Row) -> RunInfo:
+    m = row._mapping
+    return RunInfo(**{name: m[name] for name in _RUN_INFO_FIELDS})
+
+
+def _stored_run(row: sa.Row) -> StoredRun:
+    m = row._mapping
+    return StoredRun(**{name: m[name] for name in _RUN_INFO_FIELDS},
+                     samples=decode_samples(m["samples"], m["encoding"]), unit=m["unit"],
+                     direction=m["direction"], timestamp_text=m["timestamp_text"])
 
 
 class Store:
@@ -161,15 +194,15 @@ class Store:
             return cached
         row = conn.execute(sa.select(table).where(table.c.name == name)).first()
         if row is None:
-            ident = conn.execute(table.insert().values(name=name, **values)).inserted_primary_key[0]
+            ident = _new_id(conn.execute(table.insert().values(name=name, **values)))
         else:
             ident = row.id
             if table is t.benchmark:
-                for key, value in values.items():
-                    if row._mapping[key] != value:
+                for column, value in values.items():
+                    if row._mapping[column] != value:
                         # Relabelling would silently change the meaning of every stored run.
-                        raise StoreError(f"benchmark {name!r} is stored with {key} {row._mapping[key]!r}, "
-                                         f"not {value!r}: use another benchmark name for the new {key}")
+                        raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
+                                         f"not {value!r}: use another benchmark name for the new {column}")
         # Ids are cached only outside of explicit transactions' rollbacks: callers that roll back
         # call :meth:`_forget` (a rolled-back insert must not leave a stale id behind).
         self._ids[key] = ident
@@ -185,21 +218,26 @@ class Store:
             self._ids.pop(("benchmark", name), None)  # check the stored unit and direction again
         return self._get_or_create(conn, t.benchmark, name, **values)
 
-    def ensure_version(self, conn: Connection, name: str, *, commit: str | None = None,
-                       timestamp: datetime | None = None, timestamp_text: str | None = None) -> int:
-        key = ("version", name)
+    def ensure_version(self, conn: Connection, version: VersionInfo) -> int:
+        """The id of ``version.name``, created with ``version``'s commit and timestamps if new.
+
+        A stored version keeps what it was stored with (its ``id`` in ``version`` is ignored).
+        """
+        if not isinstance(version, VersionInfo):  # the keyword arguments this took before
+            raise TypeError(f"`version` must be a VersionInfo, not {type(version).__name__}")
+        key = ("version", version.name)
         if key in self._ids:
             return self._ids[key]
-        row = conn.execute(sa.select(t.version.c.id).where(t.version.c.name == name)).first()
+        row = conn.execute(sa.select(t.version.c.id).where(t.version.c.name == version.name)).first()
         if row is not None:
             self._ids[key] = row[0]
             return row[0]
+        timestamp = version.timestamp
         if timestamp is not None and timestamp.tzinfo is not None:
             timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
-        ident = conn.execute(
-            t.version.insert().values(name=name, commit_sha=commit, timestamp=timestamp,
-                                      timestamp_text=timestamp_text)
-        ).inserted_primary_key[0]
+        ident = _new_id(conn.execute(
+            t.version.insert().values(name=version.name, commit_sha=version.commit, timestamp=timestamp,
+                                      timestamp_text=version.timestamp_text)))
         self._ids[key] = ident
         return ident
 
@@ -217,53 +255,64 @@ class Store:
                        plan: dict | None = None) -> int:
         with self.engine.begin() as conn:
             mid = self.ensure_machine(conn, machine, fingerprint)
-            return conn.execute(
+            return _new_id(conn.execute(
                 t.campaign.insert().values(started_at=utcnow(), seed=int(seed), machine_id=mid,
-                                           fingerprint=fingerprint, command=command, plan=plan)
-            ).inserted_primary_key[0]
+                                           fingerprint=fingerprint, command=command, plan=plan)))
 
     def finish_campaign(self, campaign_id: int, status: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(t.campaign.update().where(t.campaign.c.id == campaign_id)
                          .values(finished_at=utcnow(), status=status))
 
-    def campaigns(self) -> list[dict]:
+    def campaigns(self) -> list[CampaignInfo]:
+        """Every campaign, in the order they started."""
         q = (sa.select(t.campaign, t.machine.c.name.label("machine"))
              .join(t.machine, t.machine.c.id == t.campaign.c.machine_id).order_by(t.campaign.c.id))
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(q)]
+            return [CampaignInfo(**r._mapping) for r in conn.execute(q)]
 
     # ------------------------------------------------------------------ builds
-    def get_build(self, version: str, build_key: str) -> dict | None:
-        q = (sa.select(t.build).join(t.version, t.version.c.id == t.build.c.version_id)
+    def get_build(self, version: str, build_key: str) -> BuildInfo | None:
+        """The recorded build of the version called ``version`` with the command ``build_key``."""
+        q = (sa.select(t.build, t.version.c.name.label("version"))
+             .join(t.version, t.version.c.id == t.build.c.version_id)
              .where(t.version.c.name == version, t.build.c.build_key == build_key))
         with self.engine.connect() as conn:
             row = conn.execute(q).first()
-        return dict(row._mapping) if row else None
+        return BuildInfo(**row._mapping) if row else None
 
-    def record_build(self, version: str, build_key: str, *, status: str, exit_code: int | None,
-                     log_tail: str | None, duration: float | None, **version_info) -> None:
+    def record_build(self, version: VersionInfo, build_key: str, *, status: str, exit_code: int | None,
+                     log_tail: str | None, duration: float | None) -> None:
+        """Record (or replace) the build of ``version`` with ``build_key``; the version row is
+        created from ``version`` if it is new."""
         with self.engine.begin() as conn:
-            vid = self.ensure_version(conn, version, **version_info)
+            vid = self.ensure_version(conn, version)
             conn.execute(t.build.delete().where(t.build.c.version_id == vid, t.build.c.build_key == build_key))
             conn.execute(t.build.insert().values(
                 version_id=vid, build_key=build_key, status=status, exit_code=exit_code,
                 log_tail=log_tail, duration=duration, created_at=utcnow()))
 
-    def builds(self) -> list[dict]:
+    def builds(self) -> list[BuildInfo]:
+        """Every recorded build, in the order they were recorded."""
         q = (sa.select(t.build, t.version.c.name.label("version"))
              .join(t.version, t.version.c.id == t.build.c.version_id).order_by(t.build.c.id))
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(q)]
+            return [BuildInfo(**r._mapping) for r in conn.execute(q)]
 
     # -------------------------------------------------------------------- runs
-    def add_run(self, rec: RunRecord, *, version_info: dict | None = None,
+    def add_run(self, rec: RunRecord, *, version_info: VersionInfo | None = None,
                 unit: str | None = None, direction: str | None = None) -> int:
         """Store one run in one transaction and return its id.
+
+        ``version_info`` describes ``rec.version`` (its commit and timestamps) if the version is
+        new; ``unit`` and ``direction`` the benchmark's, checked against a stored benchmark.
 
         Raises :class:`DuplicateRunError` when a run with the same key is already stored (for
         example by another campaign on the same store).
         """
+        if version_info is not None and version_info.name != rec.version:
+            raise ValueError(f"`version_info` describes version {version_info.name!r}, "
+                             f"not the run's version {rec.version!r}")
         try:
             with self.engine.begin() as conn:
                 return self._insert_run(conn, rec, version_info=version_info, unit=unit, direction=direction)
@@ -276,11 +325,11 @@ class Store:
             self._forget()
             raise
 
-    def _insert_run(self, conn: Connection, rec: RunRecord, *, version_info: dict | None = None,
+    def _insert_run(self, conn: Connection, rec: RunRecord, *, version_info: VersionInfo | None = None,
                     unit: str | None = None, direction: str | None = None) -> int:
         self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
-        self.ensure_version(conn, rec.version, **(version_info or {}))
-        return conn.execute(t.run.insert().values(**self._run_row(conn, rec))).inserted_primary_key[0]
+        self.ensure_version(conn, version_info or VersionInfo(rec.version))
+        return _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
 
     def _run_row(self, conn: Connection, rec: RunRecord) -> dict:
         """The ``run`` table row of a record (named rows created as needed)."""
@@ -288,7 +337,7 @@ class Store:
         blob, enc = encode_samples(samples)
         return dict(
             benchmark_id=self.ensure_benchmark(conn, rec.benchmark),
-            version_id=self.ensure_version(conn, rec.version),
+            version_id=self.ensure_version(conn, VersionInfo(rec.version)),
             config_id=self.ensure_config(conn, rec.config),
             machine_id=self.ensure_machine(conn, rec.machine),
             run_index=int(rec.run_index), campaign_id=rec.campaign_id, status=rec.status,
@@ -296,19 +345,22 @@ class Store:
             duration=rec.duration, warmup=int(rec.warmup), first_iteration=int(rec.first_iteration),
             n_samples=int(samples.size), encoding=enc, samples=blob)
 
-    def add_runs(self, records: Iterable[RunRecord], *, versions: dict[str, dict] | None = None,
-                 benchmarks: dict[str, dict] | None = None) -> int:
+    def add_runs(self, records: Iterable[RunRecord], *, versions: Iterable[VersionInfo] = (),
+                 benchmarks: Mapping[str, Mapping[str, str]] | None = None) -> int:
         """Store many runs in one transaction (all or nothing); return how many.
 
-        ``versions`` maps a version name to its ``commit``/``timestamp``/``timestamp_text``, and
-        ``benchmarks`` a benchmark name to its ``unit``/``direction``; versions are created in the
-        order of that mapping first, so that first appearance orders versions without timestamps.
+        ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
+        name to its ``unit``/``direction``; the versions are created first, in the order given, so
+        that first appearance orders versions without timestamps.  A version the records name
+        that is in neither ``versions`` nor the store is created with its name alone.
         """
+        if isinstance(versions, Mapping):  # the mapping of names to dicts this took before
+            raise TypeError("`versions` must be VersionInfo records, not a mapping")
         n = 0
         try:
             with self.engine.begin() as conn:
-                for name, info in (versions or {}).items():
-                    self.ensure_version(conn, name, **info)
+                for version in versions:
+                    self.ensure_version(conn, version)
                 for name, info in (benchmarks or {}).items():
                     self.ensure_benchmark(conn, name, **info)
                 rows = []
@@ -355,28 +407,22 @@ class Store:
         with self.engine.connect() as conn:
             return {(b, v, int(i)) for b, v, i in conn.execute(q)}
 
-    def runs(self, *, benchmark: str | None = None, version: str | None = None) -> list[RunRow]:
-        q = (sa.select(t.run.c.id, t.benchmark.c.name, t.version.c.name, t.config.c.name,
-                       t.machine.c.name, t.run.c.run_index, t.run.c.status, t.run.c.exit_code,
-                       t.run.c.stderr_tail, t.run.c.n_samples, t.run.c.warmup, t.run.c.duration,
-                       t.run.c.campaign_id)
-             .select_from(t.run)
-             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
-             .join(t.version, t.version.c.id == t.run.c.version_id)
-             .join(t.config, t.config.c.id == t.run.c.config_id)
-             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
-             .order_by(t.run.c.id))
+    def runs(self, *, benchmark: str | None = None, version: str | None = None) -> list[RunInfo]:
+        """Every stored run's metadata (samples not loaded), in the order they were stored."""
+        q = _runs_query().order_by(t.run.c.id)
         if benchmark is not None:
             q = q.where(t.benchmark.c.name == benchmark)
         if version is not None:
             q = q.where(t.version.c.name == version)
         with self.engine.connect() as conn:
-            return [RunRow(*r) for r in conn.execute(q)]
+            return [_run_info(r) for r in conn.execute(q)]
 
     # ----------------------------------------------------------------- listing
-    def benchmarks(self) -> list[dict]:
+    def benchmarks(self) -> list[BenchmarkInfo]:
+        """Every stored benchmark, by name."""
         with self.engine.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(sa.select(t.benchmark).order_by(t.benchmark.c.name))]
+            return [BenchmarkInfo(**r._mapping)
+                    for r in conn.execute(sa.select(t.benchmark).order_by(t.benchmark.c.name))]
 
     def versions(self) -> list[VersionInfo]:
         """Every version in history order (timestamp, then first appearance)."""
@@ -451,9 +497,9 @@ class Store:
             if versions is not None:
                 wanted = set(versions)
                 vids = [i for i, v in vers.items() if v.name in wanted]
-                missing = wanted - {vers[i].name for i in vids}
-                if missing:
-                    raise NotFoundError(f"no version named {sorted(missing)[0]!r} in the store")
+                unknown = wanted - {vers[i].name for i in vids}
+                if unknown:
+                    raise NotFoundError(f"no version named {sorted(unknown)[0]!r} in the store")
                 q = q.where(t.run.c.version_id.in_(vids))
             rows = conn.execute(q).all()
 
@@ -479,17 +525,12 @@ class Store:
         return out
 
     def raw_runs(self, benchmark: str, version: str, *, config: str | None = None,
-                 machine: str | None = None) -> list[tuple[int, str, int, np.ndarray]]:
-        """(run index, status, warm-up count, all samples) of every run of one experiment.
+                 machine: str | None = None) -> list[StoredRun]:
+        """Every run of one experiment with all its samples, by configuration, machine and run index.
 
         Unlike :meth:`load_series` the warm-up iterations are kept, for warm-up diagnostics.
         """
-        q = (sa.select(t.run.c.run_index, t.run.c.status, t.run.c.warmup, t.run.c.encoding, t.run.c.samples)
-             .select_from(t.run)
-             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
-             .join(t.version, t.version.c.id == t.run.c.version_id)
-             .join(t.config, t.config.c.id == t.run.c.config_id)
-             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+        q = (_runs_query(*_STORED_RUN_COLUMNS)
              .where(t.benchmark.c.name == benchmark, t.version.c.name == version)
              .order_by(t.config.c.name, t.machine.c.name, t.run.c.run_index))
         if config is not None:
@@ -497,10 +538,10 @@ class Store:
         if machine is not None:
             q = q.where(t.machine.c.name == machine)
         with self.engine.connect() as conn:
-            return [(r.run_index, r.status, r.warmup, decode_samples(r.samples, r.encoding)) for r in conn.execute(q)]
+            return [_stored_run(r) for r in conn.execute(q)]
 
     # ------------------------------------------------------------------ export
-    def iter_raw_runs(self) -> Iterator[tuple]:
+    def iter_raw_runs(self) -> Iterator[StoredRun]:
         """Every run with all samples (warm-up included), for export.
 
         Versions come in history order, then benchmark, config, machine and run index: the order
@@ -509,21 +550,12 @@ class Store:
         """
         rank = {v.id: k for k, v in enumerate(self.versions())}
         rows = list(self._raw_runs())
-        rows.sort(key=lambda r: (rank[r[4]], r[0], r[5], r[6], r[9]))
-        yield from rows
+        rows.sort(key=lambda r: (rank[r.version_id], r.benchmark, r.config, r.machine, r.run_index))
+        for row in rows:
+            yield _stored_run(row)
 
-    def _raw_runs(self) -> Iterator[tuple]:
-        q = (sa.select(t.benchmark.c.name, t.version.c.name, t.version.c.timestamp,
-                       t.version.c.timestamp_text, t.version.c.id, t.config.c.name, t.machine.c.name,
-                       t.benchmark.c.unit, t.benchmark.c.direction, t.run.c.run_index,
-                       t.run.c.status, t.run.c.first_iteration, t.run.c.warmup, t.run.c.encoding,
-                       t.run.c.samples)
-             .select_from(t.run)
-             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
-             .join(t.version, t.version.c.id == t.run.c.version_id)
-             .join(t.config, t.config.c.id == t.run.c.config_id)
-             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
-             .order_by(t.run.c.id))
+    def _raw_runs(self) -> Iterator[sa.Row]:
+        q = _runs_query(*_STORED_RUN_COLUMNS).order_by(t.run.c.id)
         with self.engine.connect() as conn:
             yield from conn.execute(q)
 

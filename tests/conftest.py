@@ -1,0 +1,99 @@
+"""Fixtures shared by the test files: a fresh results store per test, on SQLite or on a server.
+
+By default ``store`` is a new SQLite file in the test's ``tmp_path``.  As sqlite-utils re-runs its
+suite on a second backend, ``pytest --store-url URL`` runs every test that uses ``store`` (or
+``store_url``) on the database server at the SQLAlchemy ``URL`` instead, e.g.::
+
+    pytest tests/test_store.py --store-url postgresql+psycopg://postgres@127.0.0.1:5432/regbench_test
+
+There each test gets a new, empty PostgreSQL schema of its own (the connections' ``search_path``),
+dropped after the test, so tests neither see each other's rows nor the database's ``public``
+schema.  Tests that use ``store`` are marked ``store``, so ``-m store --store-url URL`` runs only
+the tests the server changes (CI does, after the whole suite on SQLite).  ``sqlite_store`` is
+always SQLite, for tests that compare the two backends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from regbench.store import Store
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-url", metavar="URL", default=None,
+        help="run the tests that use the `store` fixture on this PostgreSQL server (a SQLAlchemy URL), "
+             "each in a fresh schema dropped afterwards; default: a SQLite file per test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "store: uses the `store` fixture (a server's with --store-url)")
+    url = config.getoption("--store-url")
+    if url is None:
+        return
+    try:
+        backend = sa.make_url(url).get_backend_name()
+    except sa.exc.ArgumentError as exc:
+        raise pytest.UsageError(f"--store-url: {exc}") from None
+    if backend != "postgresql":
+        raise pytest.UsageError(f"--store-url: a PostgreSQL URL is needed (SQLite is the default), not {backend!r}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "store_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.store)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    url = config.getoption("--store-url")
+    where = sa.make_url(url).render_as_string(hide_password=True) if url else "SQLite files in tmp_path"
+    return f"regbench stores: {where}"
+
+
+@contextlib.contextmanager
+def fresh_schema(server_url: str) -> Iterator[str]:
+    """A URL whose connections use a new, empty schema on ``server_url``; the schema is dropped after."""
+    schema = f"regbench_test_{uuid.uuid4().hex[:16]}"
+    admin = sa.create_engine(server_url)
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        url = sa.make_url(server_url).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a fresh store for this test is: a SQLite file, or a new schema under ``--store-url``."""
+    server = request.config.getoption("--store-url")
+    if server is None:
+        yield f"sqlite:///{tmp_path / 'results.db'}"
+        return
+    with fresh_schema(server) as url:
+        yield url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """A fresh, empty results store (SQLite unless ``--store-url`` names a server), closed after the test."""
+    with Store(store_url) as s:
+        yield s
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh, empty SQLite store whatever ``--store-url`` says (to compare a server with SQLite)."""
+    with Store(tmp_path / "sqlite" / "results.db") as s:
+        yield s
