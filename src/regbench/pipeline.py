@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -194,8 +194,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     if notify:
         from .notify import build_sinks, notify_pending
 
-        outcome = DetectOutcome(result, alerts, entries, bisect=bisect,
-                                notified=notify_pending(store, build_sinks(config.notify)))
+        outcome = replace(outcome, notified=notify_pending(store, build_sinks(config.notify)))
     return outcome
 
 
