@@ -13,8 +13,8 @@ statistics of the papers that tell whether its results are trustworthy:
 - normality of run means under the transformations of seed 001 s.3.3;
 - the cheapest runs x iterations for a target precision (seed 000 s.3.1).
 
-Pure computation over arrays from the store; the CLI prints it and :mod:`regbench.report.plots`
-draws it.
+Pure computation over arrays from the store; :mod:`regbench.report.diagnosis` prints it and
+draws its plots (with :mod:`regbench.report.plots`).
 """
 
 from __future__ import annotations

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import subprocess
 
 import click
 
-STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
+from ..model import ALERT_STATUSES
 
 
 def default_actor() -> str:
@@ -38,40 +37,18 @@ def command() -> None:
 
 
 @command.command("list")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
+@click.option("--status", "statuses", multiple=True, type=click.Choice(ALERT_STATUSES),
               help="Only alerts with this status (repeatable) [default: all].")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
 def list_command(ctx, statuses, benchmark, fmt) -> None:
     """List alerts, oldest first."""
+    from ..report.alerts import print_alert_list
     from ..store.alerts import list_alerts
 
     store = ctx.open_store(create=False)
-    alerts = list_alerts(store, status=statuses or None, benchmark=benchmark)
-    if fmt == "json":
-        click.echo(json.dumps([a.to_json() for a in alerts], indent=1, allow_nan=False))
-        return
-    _alert_table(alerts)
-
-
-def _alert_table(alerts) -> None:
-    from rich.markup import escape
-
-    from ._output import console, emit_table, fmt_pct
-
-    colours = {"regression": "red", "improvement": "green"}
-    rows = []
-    for a in alerts:
-        series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
-        ci = f"[{fmt_pct(a.ci_low)}, {fmt_pct(a.ci_high)}]"
-        status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
-        rows.append([str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series), escape(a.machine),
-                     escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods)),
-                     a.created_at.strftime("%Y-%m-%d %H:%M")])
-    emit_table("Alerts", ["id", "status", "kind", "benchmark", "machine", "version", "previous", "change", "CI",
-                          "methods", "created (UTC)"], rows, right={"id", "change", "CI"})
-    console.print(f"{len(alerts)} alert(s)")
+    print_alert_list(list_alerts(store, status=statuses or None, benchmark=benchmark), fmt=fmt)
 
 
 @command.command("show")
@@ -80,32 +57,12 @@ def _alert_table(alerts) -> None:
 @click.pass_obj
 def show_command(ctx, alert_id, fmt) -> None:
     """Show one alert with its history and deliveries."""
-    from ..store.alerts import alert_history, deliveries, get_alert, iso
+    from ..report.alerts import print_alert
+    from ..store.alerts import alert_history, deliveries, get_alert
 
     store = ctx.open_store(create=False)
     alert = get_alert(store, alert_id)
-    history = alert_history(store, alert_id)
-    sent = deliveries(store, alert_id=alert_id)
-    if fmt == "json":
-        doc = alert.to_json()
-        doc["history"] = [{"status": e.status, "who": e.who, "at": iso(e.at), "why": e.why} for e in history]
-        doc["deliveries"] = [{"sink": d.sink, "state": d.state, "attempts": d.attempts, "last_error": d.last_error,
-                              "next_attempt_at": iso(d.next_attempt_at), "sent_at": iso(d.sent_at)} for d in sent]
-        click.echo(json.dumps(doc, indent=1, allow_nan=False))
-        return
-    from ..notify.base import details, headline
-
-    click.echo(headline(alert))
-    for line in details(alert):
-        click.echo(f"  {line}")
-    click.echo("history:")
-    for e in history:
-        click.echo(f"  {iso(e.at)}  {e.status:<12} {e.who}" + (f": {e.why}" if e.why else ""))
-    click.echo("deliveries:" + ("" if sent else " none yet"))
-    for d in sent:
-        when = f" at {iso(d.sent_at)}" if d.sent_at else ""
-        err = f": {d.last_error}" if d.last_error and d.state != "sent" else ""
-        click.echo(f"  {d.sink:<12} {d.state}{when} ({d.attempts} attempt(s)){err}")
+    print_alert(alert, alert_history(store, alert_id), deliveries(store, alert_id=alert_id), fmt=fmt)
 
 
 def _triage(status: str, verb: str):
@@ -115,10 +72,10 @@ def _triage(status: str, verb: str):
     @click.pass_obj
     def triage(ctx, ids, who, reason) -> None:
         from ..detect.alerts import set_status
+        from ..report.alerts import print_triaged
 
         store = ctx.open_store(create=False)
-        done = set_status(store, ids, status, who=who or default_actor(), why=reason)
-        click.echo(f"{verb} " + ", ".join(f"#{a.id}" for a in done))
+        print_triaged(verb, set_status(store, ids, status, who=who or default_actor(), why=reason))
 
     return triage
 
@@ -138,6 +95,7 @@ def notify_command(click_ctx) -> None:
     sink; report what was sent and what failed (failed ones are tried again by the next call).
     Exits with status 1 when a sink failed."""
     from ..notify import build_sinks, notify_pending
+    from ..report.alerts import print_notify_report
 
     ctx = click_ctx.obj
     config = ctx.load_config()
@@ -150,15 +108,3 @@ def notify_command(click_ctx) -> None:
     if not report.ok:
         click_ctx.exit(1)
 
-
-def print_notify_report(report) -> None:
-    """One line per sink: sent, failed (on stderr), deferred, in flight."""
-    for s in report.sinks:
-        line = f"{s.sink} ({s.type}): {len(s.sent)} sent"
-        if s.failed:
-            line += f", {len(s.failed)} failed ({', '.join(f'#{i}' for i in s.failed)})"
-        if s.deferred:
-            line += f", {len(s.deferred)} left for the next call"
-        if s.in_flight:
-            line += f", {len(s.in_flight)} in flight elsewhere"
-        click.echo(line + (f": {s.error}" if s.error else ""), err=not s.ok)

@@ -6,13 +6,10 @@ two versions or one version under two setups (``--b-config``, ``--b-machine``).
 
 from __future__ import annotations
 
-import json
-import math
-
 import click
 from click.core import ParameterSource
 
-from ._sequential import DURATION
+from ._common import DURATION
 
 #: Options of the mean comparison only, and of the variance comparison only.
 _MEAN_ONLY = ("threshold", "confidence", "seed")
@@ -96,108 +93,36 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
                   b_machine=b_machine, of=variance_of, alpha=alpha, fmt=fmt)
         return
 
-    from rich.markup import escape
-
     from ..analysis import compare_versions
-    from ._output import emit_table, fmt_pct, fmt_value
+    from ..report.results import print_comparison
 
     store = click_ctx.obj.open_store(create=False)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
-    if fmt == "json":
-        click.echo(json.dumps([{
-            "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
-            "mean_a": _j(r.comparison.mean_a), "mean_b": _j(r.comparison.mean_b), "change": _j(r.comparison.change),
-            "ci_low": _j(r.comparison.ci_low), "ci_high": _j(r.comparison.ci_high),
-            "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b, "verdict": r.verdict,
-            "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
-        } for r in rows], indent=1))
-    else:
-        a, b = rows[0].a, rows[0].b
-        style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
-        table = []
-        for r in rows:
-            c = r.comparison
-            table.append([escape(r.benchmark), fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
-                          f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
-                          f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
-        columns = ["benchmark", escape(a), escape(b), "change", "CI", "runs", "verdict"]
-        emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", columns, table,
-                   right={escape(a), escape(b), "change", "CI", "runs"})
+    print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
     if any(r.verdict == "regression" for r in rows):
         click_ctx.exit(1)
 
 
 def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:
     """``--variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
-    from rich.markup import escape
-
     from ..analysis import compare_variance
-    from ._output import emit_table, fmt_num, fmt_value
+    from ..report.results import print_variance
 
     store = click_ctx.obj.open_store(create=False)
     rows = compare_variance(store, a, b, benchmark=benchmark, config=config, machine=machine,
                             b_config=b_config, b_machine=b_machine, of=of, alpha=alpha)
-    if fmt == "json":
-        click.echo(json.dumps([{
-            "benchmark": r.benchmark, "unit": r.unit, "of": r.of,
-            "a": {"version": r.a, "config": r.config_a, "machine": r.machine_a},
-            "b": {"version": r.b, "config": r.config_b, "machine": r.machine_b},
-            "n_a": c.n_a, "n_b": c.n_b, "sd_a": _j(c.sd_a), "sd_b": _j(c.sd_b), "cv_a": _j(c.cv_a),
-            "cv_b": _j(c.cv_b), "sd_ratio": _j(c.ratio), "sd_ratio_ci_low": _j(c.ratio_ci_low),
-            "sd_ratio_ci_high": _j(c.ratio_ci_high), "sd_ratio_ci_method": c.ratio_ci_method,
-            "confidence_level": c.confidence_level, "test": c.test, "center": c.center,
-            "statistic": _j(c.statistic), "p": _j(c.pvalue), "alpha": c.alpha, "verdict": c.verdict,
-        } for r in rows for c in (r.comparison,)], indent=1))
-        return
-    style = {"variance increased": "red", "variance decreased": "green", "no evidence of a change": "",
-             "undecidable": "yellow"}
-    # A row names its configuration/machine only where the rows differ in them.
-    shown = [k for k, get in (("config", lambda r: (r.config_a, r.config_b)),
-                              ("machine", lambda r: (r.machine_a, r.machine_b))) if len({get(r) for r in rows}) > 1]
-    table = []
-    for r in rows:
-        c = r.comparison
-        where = []
-        if "config" in shown:
-            where.append(r.config_a if r.config_a == r.config_b else f"{r.config_a} → {r.config_b}")
-        if "machine" in shown:
-            where.append(r.machine_a if r.machine_a == r.machine_b else f"{r.machine_a} → {r.machine_b}")
-        name = r.benchmark + (f" [{', '.join(where)}]" if where else "")
-        table.append([escape(name), f"{c.n_a}/{c.n_b}", fmt_value(c.sd_a, r.unit), fmt_value(c.sd_b, r.unit),
-                      fmt_num(c.cv_a), fmt_num(c.cv_b), fmt_num(c.ratio), c.test, _fmt_p(c.pvalue),
-                      f"[{style[c.verdict]}]{c.verdict}[/]" if style[c.verdict] else c.verdict])
-    r0 = rows[0]
-    title = (f"variance of {'run means' if of == 'runs' else 'all samples'}: "
-             f"{_side(r0.b, r0.config_b, r0.machine_b, rows, 'b')} against "
-             f"{_side(r0.a, r0.config_a, r0.machine_a, rows, 'a')} (alpha {alpha:g})")
-    columns = ["benchmark", "n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "test", "p", "verdict"]
-    emit_table(title, columns, table, right={"n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "p"})
-
-
-def _side(version: str, config: str, machine: str, rows, which: str) -> str:
-    """A side for the title: its version, with configuration and machine when all rows share them."""
-    shared = [value for attr, value in (("config", config), ("machine", machine))
-              if all(getattr(r, f"{attr}_{which}") == value for r in rows)]
-    return f"{version} ({', '.join(shared)})" if shared else version
-
-
-def _fmt_p(p: float) -> str:
-    if not math.isfinite(p):
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _j(x: float):
-    return x if math.isfinite(x) else None
+    print_variance(rows, of=of, alpha=alpha, fmt=fmt)
 
 
 def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs,
           settle_size, fmt) -> None:
     """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
     from ..model import DEFAULT_CONFIG
+    from ..report.console import emit_json
+    from ..report.sequential import LiveReporter, live_title, print_settled, settled_row
     from ..run.sequential import compare_live
-    from ._sequential import LiveReporter, print_settled, settled_row, sigterm_as_interrupt
+    from ._common import sigterm_as_interrupt
 
     ctx = click_ctx.obj
     config = ctx.load_config()
@@ -207,9 +132,8 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
                             alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
                             config_name=config_name or DEFAULT_CONFIG, reporter=reporter, settle_size=settle_size)
     if fmt == "json":
-        click.echo(json.dumps([settled_row(r) for r in rows], indent=1))
+        emit_json([settled_row(r) for r in rows])
     else:
-        print_settled(rows, title=f"{rows[0].b} against {rows[0].a} (run until settled: error rate {alpha:.0%} "
-                                  f"under optional stopping, threshold {threshold:.1%})")
+        print_settled(rows, title=live_title(rows, alpha=alpha, threshold=threshold))
     if any(r.gates for r in rows):
         click_ctx.exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -57,9 +56,10 @@ def command(methods, n_series, n_versions, n_runs, n_iterations, seed, tolerance
     A detection matches a true change of the same sign at its version or up to --tolerance
     versions later; the rest are false alarms.
     """
-    from ..evaluate import evaluate, make_corpus, render
-    from ..evaluate.runner import COLUMNS, RIGHT, default_jobs, describe_corpus, table_rows
-    from ._output import console, emit_table, err_console
+    from ..evaluate import evaluate, make_corpus
+    from ..evaluate.runner import default_jobs
+    from ..report.console import echo
+    from ..report.evaluation import EvaluationProgress, evaluation_text, print_evaluation_table
 
     names = _methods(methods)
     if output is not None:
@@ -67,51 +67,17 @@ def command(methods, n_series, n_versions, n_runs, n_iterations, seed, tolerance
         if not parent.is_dir():
             raise ConfigError(f"--output: folder {parent} does not exist")
     jobs = jobs or default_jobs()
-
-    progress = None
-    bars: dict[str, object] = {}
-    if err_console.is_terminal:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=err_console, transient=True)
-        progress.start()
-    try:
-        if progress is not None:
-            gen_task = progress.add_task("corpus", total=None)
-        corpus = make_corpus(n_series=n_series, n_versions=n_versions, n_runs=n_runs, n_iterations=n_iterations,
-                             rng=seed)
-        if progress is not None:
-            progress.remove_task(gen_task)
-
-        def report(method: str, done: int, total: int) -> None:
-            if progress is None:
-                return
-            if method not in bars:
-                bars[method] = progress.add_task(method, total=total)
-            progress.update(bars[method], completed=done)
-
-        result = evaluate(corpus, names, jobs=jobs, tolerance=tolerance, progress=report)
-    finally:
-        if progress is not None:
-            progress.stop()
-
-    if fmt == "json":
-        text = json.dumps(result.to_json(), indent=1) + "\n"
-    elif fmt == "markdown":
-        text = render(result, "markdown")
-    elif output is not None:
-        text = render(result, "text")
-    else:
-        emit_table(f"Detectors on the labelled corpus ({describe_corpus(result)})", list(COLUMNS),
-                   table_rows(result), right=set(RIGHT))
-        for note in result.notes:
-            console.print(f"note: {note}", markup=False)
-        console.print(f"recall by kind is of relevant changes (>= 3%); wall time {result.seconds:.1f} s "
-                      f"with {result.jobs} job(s)", markup=False)
+    with EvaluationProgress() as progress:
+        with progress.corpus():
+            corpus = make_corpus(n_series=n_series, n_versions=n_versions, n_runs=n_runs,
+                                 n_iterations=n_iterations, rng=seed)
+        result = evaluate(corpus, names, jobs=jobs, tolerance=tolerance, progress=progress)
+    if output is None and fmt == "table":
+        print_evaluation_table(result)
         return
+    text = evaluation_text(result, "text" if fmt == "table" else fmt)
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     tmp = f"{output}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -22,7 +22,7 @@ def command(ctx, output: str) -> None:
     import tempfile
 
     from ..adapters import write_csv
-    from ._output import err_console
+    from ..report.console import err_console
 
     store = ctx.open_store(create=False)
     if output == "-":

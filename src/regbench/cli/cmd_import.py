@@ -38,7 +38,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     """
     from ..errors import InputError
     from ..ingest import import_file, import_tool_file, parse_tool_file, sniff_file
-    from ._output import console
+    from ..report.console import console
 
     if fmt == "auto":
         fmt = sniff_file(file)

@@ -2,115 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
-
-from ..model import RUN_STATUSES
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from ..run.campaign import CampaignResult
-
-
-class ProgressReporter:
-    """A :class:`~regbench.run.campaign.CampaignReporter` drawing a rich progress bar on stderr."""
-
-    def __init__(self, console: Console):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn)
-
-        self.console = console
-        self.stored = 0
-        self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("{task.fields[current]}"), console=console,
-        )
-        self._builds = None
-        self._trials = None
-
-    def __enter__(self) -> ProgressReporter:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        # Started at the first task only: an error before any work prints no empty display.
-        if self.progress.live.is_started:
-            self.progress.stop()
-
-    def _task(self, label: str, total: int):
-        if not self.progress.live.is_started:
-            self.progress.start()
-        return self.progress.add_task(label, total=total, current="")
-
-    def builds_started(self, n: int) -> None:
-        if n:
-            self._builds = self._task("build", n)
-
-    def build_done(self, version: str, status: str, cached: bool) -> None:
-        if self._builds is not None:
-            self.progress.update(self._builds, advance=1, current=version)
-        if status != "ok":
-            earlier = " (recorded earlier; --rebuild retries it)" if cached else ""
-            self.console.print(f"build of {version}: {status}{earlier}; its runs are skipped",
-                               markup=False, highlight=False)
-
-    def trials_started(self, total: int, skipped: int) -> None:
-        label = "run" if not skipped else f"run ({skipped} already stored)"
-        self._trials = self._task(label, total)
-
-    def trial_started(self, benchmark: str, version: str, run_index: int) -> None:
-        if self._trials is not None:
-            self.progress.update(self._trials, current=f"{benchmark}@{version} #{run_index}")
-
-    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None:
-        self.stored += 1
-        if self._trials is not None:
-            self.progress.update(self._trials, advance=1)
-            task = next(t for t in self.progress.tasks if t.id == self._trials)
-            if task.total is not None and task.completed > task.total:
-                # Adaptive plans add runs beyond the planned ones: the total grows with them.
-                self.progress.update(self._trials, total=task.completed)
-        if status != "ok":
-            self.console.print(f"{benchmark}@{version} run {run_index}: {status}",
-                               markup=False, highlight=False)
-
-    def finished(self) -> None:
-        if self._trials is not None:
-            self.progress.update(self._trials, current="")
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def summary(result: CampaignResult, where: str) -> str:
-    """The one-paragraph account of a campaign printed at its end."""
-    parts = [f"{result.counts.get('ok', 0)} ok"]
-    parts += [f"{result.counts[s]} {s}" for s in RUN_STATUSES if s != "ok" and result.counts.get(s)]
-    text = (f"Campaign {result.campaign_id} on {result.machine} (seed {result.seed}): "
-            f"{_n(result.runs_stored, 'run')} stored ({', '.join(parts)}) over "
-            f"{_n(len(result.versions), 'version')}.")
-    if result.trials_skipped:
-        text += (f" {_n(result.trials_skipped, 'run')} already stored "
-                 f"{'was' if result.trials_skipped == 1 else 'were'} not run again.")
-    if result.builds_failed:
-        text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
-                 f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
-    text += f" Results are in {where}."
-    for a in result.adaptive:
-        what = f"{a.benchmark}@{a.version}: "
-        if a.status == "met":
-            text += (f"\n{what}+-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} of {a.iterations} "
-                     f"iterations (target +-{a.target:.2%}).")
-        else:
-            why = {"budget": "its time budget was spent", "max-runs": "the run limit was reached",
-                   "failed": "its runs kept failing"}[a.status]
-            more = f"; about {_n(a.more_runs, 'more run')} needed" if a.more_runs else ""
-            text += (f"\n{what}inconclusive: +-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} "
-                     f"(target +-{a.target:.2%}): {why}{more}.")
-    return text
 
 
 @click.command("run")
@@ -164,11 +56,10 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
     used is recorded with the campaign.
     """
     # Imported here: every command module is imported whenever `regbench` starts.
-    from rich.console import Console
-
     from ..config import noise_control
+    from ..report.campaign import ProgressReporter, campaign_summary, store_location
     from ..run.campaign import run_campaign
-    from ._sequential import sigterm_as_interrupt
+    from ._common import sigterm_as_interrupt
 
     config = ctx.load_config()
     given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
@@ -176,8 +67,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
     noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
                           label=lambda key: "--" + key.replace("_", "-"))
     store = ctx.open_store(config=config)
-    console = Console(stderr=True)
-    reporter = ProgressReporter(console)
+    reporter = ProgressReporter()
     try:
         with sigterm_as_interrupt(), reporter:
             result = run_campaign(config, store, revisions=revisions, releases=releases,
@@ -188,6 +78,4 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)
         raise click.exceptions.Exit(130) from None
-    where = (store.url[len("sqlite:///"):] if store.url.startswith("sqlite:///")
-             else store.engine.url.render_as_string(hide_password=True))
-    click.echo(summary(result, where))
+    click.echo(campaign_summary(result, store_location(store)))

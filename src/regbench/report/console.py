@@ -1,10 +1,19 @@
-"""Shared presentation helpers of the CLI (rich lives here and in the command modules only)."""
+"""Where text goes and how numbers look: the consoles, number formats, tables, JSON and a batch
+progress bar.
+
+Every other module of :mod:`regbench.report` prints through this one, so that a table looks the
+same whichever command shows it: rich box drawing in a terminal, plain aligned columns in a pipe,
+a CI log, or when long (:func:`emit_table`).
+"""
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
+import sys
 
+import click
 from rich.console import Console
 
 # Tables piped to a file or a CI log are not squeezed into 80 columns.
@@ -12,6 +21,21 @@ _WIDTH = shutil.get_terminal_size((160, 24)).columns
 # soft_wrap: messages with long paths stay on one line (copy-pasteable); tables still fit the width.
 console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 err_console = Console(stderr=True, highlight=False)
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Plain text, no markup (``click.echo``: what needs to reach the stream byte for byte)."""
+    click.echo(text, err=err, nl=nl)
+
+
+def emit_json(doc, *, allow_nan: bool = True) -> None:
+    """A JSON document on stdout, indented by one space (the layout of every ``--format json``)."""
+    click.echo(json.dumps(doc, indent=1, allow_nan=allow_nan))
+
+
+def finite(x: float):
+    """``x``, or None when it is NaN or infinite (strict JSON has neither)."""
+    return x if math.isfinite(x) else None
 
 
 def fmt_value(x: float | None, unit: str = "") -> str:
@@ -22,12 +46,14 @@ def fmt_value(x: float | None, unit: str = "") -> str:
 
 
 def fmt_pct(x: float | None, *, sign: bool = True) -> str:
+    """A relative quantity as a percentage with two decimals (``+3.40%``)."""
     if x is None or not math.isfinite(x):
         return "—"
     return f"{x * 100:+.2f}%" if sign else f"{x * 100:.2f}%"
 
 
 def fmt_num(x: float | None, digits: int = 3) -> str:
+    """A plain number with ``digits`` significant digits; ``∞`` for infinity, ``—`` for none."""
     if x is None:
         return "—"
     if math.isinf(x):
@@ -68,3 +94,35 @@ def emit_table(title: str, columns: list[str], rows: list[list[str]], *, right: 
     out = [title, line(columns), "  ".join("-" * w for w in widths)]
     out.extend(line(r) for r in plain)
     console.file.write("\n".join(out) + "\n")
+
+
+class BatchProgress:
+    """A transient progress bar on stderr, fed by ``progress(done, total)`` calls.
+
+    A context manager: the bar is drawn between entering and leaving, and only when stderr is a
+    terminal; outside that, or in a pipe, calls do nothing.
+    """
+
+    def __init__(self, what: str):
+        self.what = what
+        self._bar = None
+        self._task = None
+
+    def __enter__(self) -> BatchProgress:
+        if sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.what, total=None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total)

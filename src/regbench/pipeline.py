@@ -1,0 +1,309 @@
+"""The pipelines that chain several steps, as plain functions that return a result object.
+
+- :func:`detect_and_alert`: detect changes over a store, record them as alerts, bisect those
+  between versions that are not adjacent commits, and notify the sinks (seed 001 fig. 1: detect,
+  then the notification repository); ``regbench detect``.
+- :func:`run_demo`: create the demo project, run its campaign and detect its changes;
+  ``regbench demo``.
+
+They print nothing: what they did comes back as a frozen dataclass, which
+:mod:`regbench.report` renders. Progress goes to reporters handed in; a reporter that is a
+context manager is entered only while its step runs, so one live display is drawn at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .analysis import DetectionResult
+    from .config import ProjectConfig
+    from .demo_project import DemoRepo
+    from .detect.alerts import AlertOutcome
+    from .detect.base import Change
+    from .notify import NotifyReport
+    from .run.bisect import BisectResult
+    from .run.campaign import CampaignReporter, CampaignResult
+    from .store import Store
+
+
+# ----------------------------------------------------------------------------- detect and alert
+@dataclass(frozen=True)
+class DetectedChange:
+    """One change found by :func:`detect_and_alert`, with what bisection made of it.
+
+    Attributes
+    ----------
+    change : Change
+        The change as detected.
+    bisection : BisectResult or None
+        Its bisection (shared by the series that show the same step), or None when it was not
+        bisected.
+    not_bisected : str or None
+        Why bisection left it alone (``"its versions are adjacent commits: nothing between
+        them"``, ...), when bisection was asked for; else None.
+    """
+
+    change: Change
+    bisection: BisectResult | None = None
+    not_bisected: str | None = None
+
+
+@dataclass(frozen=True)
+class DetectOutcome:
+    """What :func:`detect_and_alert` did.
+
+    Attributes
+    ----------
+    detection : DetectionResult
+        The changes, the series and hypotheses examined, and what false-discovery-rate control
+        did.
+    alerts : AlertOutcome or None
+        What became of the changes as alerts; None for a dry run (nothing recorded).
+    changes : tuple of DetectedChange
+        One per change of ``detection.changes``, in the same order, each with its bisection or
+        the reason it was not bisected.
+    bisect : bool
+        Whether bisection was asked for (with no change, nothing was bisected all the same).
+    notified : NotifyReport or None
+        What the sinks of ``[[notify]]`` did; None until they are notified, and when they were
+        not asked to be.
+    """
+
+    detection: DetectionResult
+    alerts: AlertOutcome | None
+    changes: tuple[DetectedChange, ...]
+    bisect: bool = False
+    notified: NotifyReport | None = None
+
+    @property
+    def regressed(self) -> bool:
+        """Whether any change found is a regression."""
+        return any(c.kind == "regression" for c in self.detection.changes)
+
+    @property
+    def ok(self) -> bool:
+        """False when a sink failed to take its alerts."""
+        return self.notified is None or self.notified.ok
+
+
+def check_detect_options(config: ProjectConfig | None, *, dry_run: bool = False, bisect: bool = False,
+                         notify: bool = False) -> None:
+    """Refuse combinations of :func:`detect_and_alert`'s options that cannot work.
+
+    Raises
+    ------
+    ConfigError
+        ``notify`` with ``dry_run`` (nothing recorded, nothing to send), ``notify`` without
+        ``[[notify]]`` sinks, or ``bisect`` without a configuration (what to build and run).
+    """
+    if notify and dry_run:
+        raise ConfigError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them")
+    if notify and (config is None or not config.notify):
+        raise ConfigError("--notify needs [[notify]] sinks in regbench.toml (see docs/configuration.md)")
+    if bisect and config is None:
+        raise ConfigError("--bisect needs regbench.toml (the benchmarks and the repository to build)")
+
+
+def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str, benchmark: str | None = None,
+                     min_change: float | None = None, confidence_level: float = 0.99, fdr: float | None,
+                     incremental: bool = False, jobs: int | None = None, dry_run: bool = False,
+                     bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
+                     on_detected: Callable[[DetectOutcome], None] | None = None) -> DetectOutcome:
+    """Detect changes, record them as alerts, bisect them, and tell the sinks.
+
+    Parameters
+    ----------
+    store : Store
+    config : ProjectConfig or None
+        The project's configuration: alert suppression, the ``[[notify]]`` sinks, and what
+        bisection builds and runs. None when there is no ``regbench.toml``.
+    method, benchmark, min_change, confidence_level, fdr
+        Of the detection (:func:`regbench.analysis.detect_store`); ``fdr`` is the false discovery
+        rate controlled across series, None for none.
+    incremental : bool
+        Check only versions newer than the last saved pass (:func:`regbench.analysis.detect_incremental`).
+    jobs : int, optional
+        Worker processes of a full pass [default: the number of CPUs].
+    dry_run : bool
+        Record no alerts and save no detection state.
+    bisect : bool
+        Bisect every change between versions that are not adjacent commits
+        (:func:`regbench.run.bisect.bisect_changes`).
+    notify : bool
+        Send the alerts not yet sent to the sinks of ``config.notify``.
+    progress : callable, optional
+        ``progress(done, total)`` during detection; entered while detecting when it is a
+        context manager.
+    bisect_reporter : SessionReporter, optional
+        Told of the bisections' progress; entered while bisecting when it is a context manager.
+    on_detected : callable, optional
+        Called with the outcome before any sink is notified, so that what was found can be
+        shown before the sinks (a terminal sink among them) speak.
+
+    Returns
+    -------
+    DetectOutcome
+
+    Raises
+    ------
+    ConfigError
+        For the combinations :func:`check_detect_options` refuses, before any work.
+    """
+    from . import analysis
+
+    check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify)
+    common = {"method": method, "benchmark": benchmark, "min_change": min_change,
+              "confidence_level": confidence_level, "fdr": fdr}
+    with _entered(progress) as report:
+        if incremental:
+            result = analysis.detect_incremental(store, progress=report, **common)
+        else:
+            result = analysis.detect_store(store, jobs=jobs or os.cpu_count() or 1, progress=report, **common)
+    alerts = None
+    if not dry_run:
+        from .detect.alerts import record_alerts
+
+        alerts = record_alerts(store, list(result.changes), config=config)
+        analysis.save_detection_state(store, result, min_change=min_change, confidence_level=confidence_level)
+    entries = tuple(DetectedChange(c) for c in result.changes)
+    if bisect and result.changes:
+        from .run.bisect import bisect_changes
+
+        with _entered(bisect_reporter) as reporter:
+            bisected, skipped = bisect_changes(config, store, list(result.changes), reporter=reporter)
+        # Matched by the step's identity: a series (benchmark, configuration, machine) has at most
+        # one change between two given versions.
+        found = {_step(c): r for c, r in bisected}
+        why = {_step(s.change): s.reason for s in skipped}
+        entries = tuple(DetectedChange(e.change, found.get(_step(e.change)), why.get(_step(e.change)))
+                        for e in entries)
+    outcome = DetectOutcome(result, alerts, entries, bisect=bisect)
+    if on_detected is not None:
+        on_detected(outcome)
+    if notify:
+        from .notify import build_sinks, notify_pending
+
+        outcome = replace(outcome, notified=notify_pending(store, build_sinks(config.notify)))
+    return outcome
+
+
+def _step(c: Change) -> tuple[str, str, str, str, str]:
+    return (c.benchmark, c.config, c.machine, c.previous, c.version)
+
+
+def _entered(reporter):
+    """Enter ``reporter`` when it is a context manager; else hand it on as it is."""
+    if hasattr(reporter, "__enter__"):
+        return reporter
+    return contextlib.nullcontext(reporter)
+
+
+# ------------------------------------------------------------------------------------------- demo
+#: The demo's detection: ci-overlap at 99% confidence, with a minimum change the planted ones far
+#: exceed (with only 8 versions, `auto` cannot yet estimate how much versions vary).
+DEMO_METHOD = "ci-overlap"
+DEMO_CONFIDENCE = 0.99
+DEMO_MIN_CHANGE = 0.05
+
+
+@dataclass(frozen=True)
+class DemoOutcome:
+    """What :func:`run_demo` did.
+
+    Attributes
+    ----------
+    demo : DemoRepo
+        The generated project: its folder, repository and commits.
+    subjects : tuple of str
+        The subject line of each commit, oldest first.
+    store_path : Path
+        The SQLite store the runs are in.
+    campaign : CampaignResult
+        The campaign over every commit.
+    changes : tuple of Change
+        What detection found.
+    method, confidence_level, min_change
+        The detection's method and options (:data:`DEMO_METHOD`, :data:`DEMO_CONFIDENCE`,
+        :data:`DEMO_MIN_CHANGE`).
+    seconds : float
+        Wall time of the campaign and the detection.
+    """
+
+    demo: DemoRepo
+    subjects: tuple[str, ...]
+    store_path: Path
+    campaign: CampaignResult
+    changes: tuple[Change, ...]
+    method: str
+    confidence_level: float
+    min_change: float
+    seconds: float
+
+    @property
+    def planted_found(self) -> bool:
+        """Whether both planted changes (the slower commit and the faster one) were found."""
+        expected = {self.demo.commits[self.demo.slower_index][:7], self.demo.commits[self.demo.faster_index][:7]}
+        return expected <= {c.version[:7] for c in self.changes}
+
+
+def run_demo(directory: Path | None = None, *, seed: int | None = None, reporter: CampaignReporter | None = None,
+             on_created: Callable[[DemoRepo, tuple[str, ...]], None] | None = None) -> DemoOutcome:
+    """Create the demo project in ``directory``, run its campaign and detect its changes.
+
+    Parameters
+    ----------
+    directory : Path, optional
+        A new or empty folder [default: a new temporary folder].
+    seed : int, optional
+        Seed of the randomized interleaved order [default: random, recorded].
+    reporter : CampaignReporter, optional
+        Told of the campaign's builds and runs; entered while the campaign runs when it is a
+        context manager.
+    on_created : callable, optional
+        ``on_created(demo, subjects)`` once the repository exists, before the campaign (about
+        a minute) starts.
+
+    Returns
+    -------
+    DemoOutcome
+    """
+    from . import analysis
+    from .config import load_config
+    from .demo_project import create_demo_repo
+    from .run.campaign import run_campaign
+    from .store import Store
+
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="regbench-demo-"))
+    demo = create_demo_repo(directory)
+    config = load_config(demo.config_path)
+    store_path = demo.root / ".regbench" / "results.db"
+    subjects = _subjects(demo.path)
+    if on_created is not None:
+        on_created(demo, subjects)
+    started = time.perf_counter()
+    with Store(store_path) as store:
+        with _entered(reporter) as campaign_reporter:
+            campaign = run_campaign(config, store, revisions=",".join(demo.commits), seed=seed,
+                                    reporter=campaign_reporter, command="regbench demo")
+        changes = analysis.detect_store(store, method=DEMO_METHOD, min_change=DEMO_MIN_CHANGE,
+                                        confidence_level=DEMO_CONFIDENCE, jobs=1).changes
+    return DemoOutcome(demo, subjects, store_path, campaign, tuple(changes), DEMO_METHOD, DEMO_CONFIDENCE,
+                       DEMO_MIN_CHANGE, time.perf_counter() - started)
+
+
+def _subjects(repo: Path) -> tuple[str, ...]:
+    out = subprocess.run(["git", "-C", str(repo), "log", "--reverse", "--format=%s"],
+                         capture_output=True, text=True, check=True).stdout
+    return tuple(out.splitlines())

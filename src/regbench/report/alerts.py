@@ -1,0 +1,86 @@
+"""Alerts (:mod:`regbench.detect.alerts`, stored by :mod:`regbench.store.alerts`): the alert table,
+one alert with its history and deliveries, triage confirmations, and what each sink did when
+notified (``regbench alerts``, ``regbench detect --notify``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .console import console, echo, emit_json, emit_table, fmt_pct
+
+if TYPE_CHECKING:
+    from ..notify import NotifyReport
+    from ..store.alerts import Alert
+
+
+def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
+    """The alerts, oldest first: a table and their count, or a JSON array of alert objects."""
+    if fmt == "json":
+        emit_json([a.to_json() for a in alerts], allow_nan=False)
+        return
+    from rich.markup import escape
+
+    colours = {"regression": "red", "improvement": "green"}
+    rows = []
+    for a in alerts:
+        series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
+        ci = f"[{fmt_pct(a.ci_low)}, {fmt_pct(a.ci_high)}]"
+        status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
+        rows.append([str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series), escape(a.machine),
+                     escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods)),
+                     a.created_at.strftime("%Y-%m-%d %H:%M")])
+    emit_table("Alerts", ["id", "status", "kind", "benchmark", "machine", "version", "previous", "change", "CI",
+                          "methods", "created (UTC)"], rows, right={"id", "change", "CI"})
+    console.print(f"{len(alerts)} alert(s)")
+
+
+def alert_json(alert: Alert, history: Sequence, deliveries: Sequence) -> dict:
+    """One alert object with its ``history`` and ``deliveries`` arrays."""
+    from ..store.alerts import iso
+
+    doc = alert.to_json()
+    doc["history"] = [{"status": e.status, "who": e.who, "at": iso(e.at), "why": e.why} for e in history]
+    doc["deliveries"] = [{"sink": d.sink, "state": d.state, "attempts": d.attempts, "last_error": d.last_error,
+                          "next_attempt_at": iso(d.next_attempt_at), "sent_at": iso(d.sent_at)} for d in deliveries]
+    return doc
+
+
+def print_alert(alert: Alert, history: Sequence, deliveries: Sequence, *, fmt: str = "text") -> None:
+    """One alert: its headline and details, its history, and its deliveries per sink."""
+    if fmt == "json":
+        emit_json(alert_json(alert, history, deliveries), allow_nan=False)
+        return
+    from ..notify.base import details, headline
+    from ..store.alerts import iso
+
+    echo(headline(alert))
+    for line in details(alert):
+        echo(f"  {line}")
+    echo("history:")
+    for e in history:
+        echo(f"  {iso(e.at)}  {e.status:<12} {e.who}" + (f": {e.why}" if e.why else ""))
+    echo("deliveries:" + ("" if deliveries else " none yet"))
+    for d in deliveries:
+        when = f" at {iso(d.sent_at)}" if d.sent_at else ""
+        err = f": {d.last_error}" if d.last_error and d.state != "sent" else ""
+        echo(f"  {d.sink:<12} {d.state}{when} ({d.attempts} attempt(s)){err}")
+
+
+def print_triaged(verb: str, alerts: Iterable[Alert]) -> None:
+    """``acknowledged #1, #2``: which alerts a triage command changed."""
+    echo(f"{verb} " + ", ".join(f"#{a.id}" for a in alerts))
+
+
+def print_notify_report(report: NotifyReport) -> None:
+    """One line per sink: sent, failed (on stderr), deferred, in flight."""
+    for s in report.sinks:
+        line = f"{s.sink} ({s.type}): {len(s.sent)} sent"
+        if s.failed:
+            line += f", {len(s.failed)} failed ({', '.join(f'#{i}' for i in s.failed)})"
+        if s.deferred:
+            line += f", {len(s.deferred)} left for the next call"
+        if s.in_flight:
+            line += f", {len(s.in_flight)} in flight elsewhere"
+        echo(line + (f": {s.error}" if s.error else ""), err=not s.ok)

@@ -1,0 +1,106 @@
+"""Changes found by detection: the change table (seed 000 fig. 6), the notes on false-discovery-rate
+control and on alerts, the detection JSON of DESIGN.md, and the whole account of a
+:func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .console import console, emit_json, emit_table, fmt_pct
+from .sequential import bisect_json, print_bisect
+
+if TYPE_CHECKING:
+    from ..analysis import DetectionResult
+    from ..detect.alerts import AlertOutcome
+    from ..detect.base import Change
+    from ..pipeline import DetectOutcome
+
+
+def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None) -> None:
+    """Print the change table of seed 000 fig. 6: newer version, older version, change (and its CI)."""
+    from rich.markup import escape
+
+    rows = []
+    with_p = any(c.p_value is not None for c in changes)
+    machines = len({c.machine for c in changes}) > 1
+    for c in changes:
+        colour = "red" if c.kind == "regression" else "green"
+        where = ", ".join(x for x in (None if c.config == "default" else c.config, c.machine if machines else None) if x)
+        row = [escape(c.benchmark + (f" [{where}]" if where else "")), escape(c.version),
+               escape(c.previous), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
+               f"[{colour}]{c.kind}[/]"]
+        if with_p:
+            row.append(_fmt_p(c.q_value if c.q_value is not None else c.p_value))
+        rows.append(row)
+    columns = ["benchmark", "newer version", "older version", "change", "CI", "kind"]
+    if with_p:
+        columns.append("q" if any(c.q_value is not None for c in changes) else "p")
+    emit_table(f"Changes ({method}, {confidence:.0%} CI" + (f", min change {min_change:.1%}" if min_change else "") + ")",
+               columns, rows, right={"change", "CI", "p", "q"})
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return ""
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def fdr_note(result: DetectionResult) -> str:
+    """One line saying what the false-discovery-rate control did."""
+    if result.fdr is None:
+        return "No false-discovery-rate control (--no-fdr): every change the method found is listed."
+    if not result.fdr_applied:
+        return f"FDR control not applicable: {result.method} decides by intervals and gives no p-values."
+    return (f"False discovery rate controlled at {result.fdr:.0%} across {result.n_series} series "
+            f"(Benjamini-Hochberg over {result.n_tests} hypotheses tested); "
+            f"{len(result.dropped)} candidate(s) dropped by it.")
+
+
+def alerts_note(outcome: AlertOutcome) -> str:
+    """One line saying what became of the changes as alerts."""
+    parts = [f"{len(outcome.created)} new alert(s)", f"{len(outcome.merged)} already known"]
+    if outcome.fixed:
+        parts.append(f"{len(outcome.fixed)} earlier alert(s) now fixed")
+    if outcome.suppressed:
+        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
+    return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
+
+
+def detection_json(outcome: DetectOutcome) -> list[dict]:
+    """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--bisect`` each
+    also has ``bisect`` (the bisection, or null) and, when it was left alone, ``bisect_skipped``."""
+    if not outcome.bisect:
+        return [entry.change.to_json() for entry in outcome.changes]
+    return [dict(entry.change.to_json(), bisect=bisect_json(entry.bisection) if entry.bisection else None,
+                 **({"bisect_skipped": entry.not_bisected} if entry.not_bisected is not None else {}))
+            for entry in outcome.changes]
+
+
+def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None) -> None:
+    """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
+    JSON, or the change table with its notes and each change's bisection."""
+    if fmt == "json":
+        emit_json(detection_json(outcome))
+        return
+    from rich.markup import escape
+
+    result = outcome.detection
+    change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change)
+    what = "series with new versions" if result.incremental else "series"
+    console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
+    console.print(fdr_note(result))
+    if outcome.alerts is not None:
+        console.print(alerts_note(outcome.alerts))
+    if outcome.bisect:
+        for entry in outcome.changes:
+            if entry.not_bisected is not None:
+                c = entry.change
+                console.print(f"Not bisected: {escape(c.benchmark)} between {c.previous} and "
+                              f"{c.version}: {escape(entry.not_bisected)}.")
+        for entry in outcome.changes:
+            if entry.bisection is not None:
+                c = entry.change
+                console.print(f"Bisecting {escape(c.benchmark)} between {c.previous} and {c.version}:")
+                print_bisect(entry.bisection)

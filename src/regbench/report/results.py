@@ -1,0 +1,187 @@
+"""Stored results: what a store holds (``regbench show``), the result and precision of every
+experiment (``regbench summary``, seed 000 s.3-4), and version B against version A, of the mean
+(``regbench compare``) or of the spread (``compare --variance``, seed 003 s.3.3.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .console import console, emit_json, emit_table, finite, fmt_num, fmt_pct, fmt_value
+
+if TYPE_CHECKING:
+    from ..analysis import BenchmarkComparison, BenchmarkVariance, ExperimentSummary
+    from ..inventory import Inventory
+
+
+# ------------------------------------------------------------------------------------------ show
+def print_inventory(inv: Inventory, *, all_runs: bool = False) -> None:
+    """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run)."""
+    from rich.markup import escape
+
+    rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed)]
+            for b in inv.benchmarks]
+    emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed"], rows,
+               right={"runs ok", "runs failed"})
+    rows = []
+    for vc in inv.versions:
+        v = vc.version
+        rows.append([escape(v.name), (v.commit or "")[:10],
+                     escape(v.timestamp_text or (str(v.timestamp) if v.timestamp else "")),
+                     vc.build_status or "", str(vc.runs_ok), str(vc.runs_failed)])
+    emit_table("Versions (history order)", ["version", "commit", "timestamp", "build", "runs ok", "runs failed"],
+               rows, right={"runs ok", "runs failed"})
+    for b in inv.failed_builds:
+        tail = b.log_tail.strip().splitlines()
+        console.print(f"[red]build failed[/red] at {escape(b.version)} (exit {b.exit_code}): "
+                      f"{escape(tail[-1]) if tail else ''}")
+    shown = inv.runs if all_runs else inv.failed_runs
+    if shown:
+        rows = []
+        for r in shown:
+            tail = (r.stderr_tail or "").strip().splitlines()
+            rows.append([escape(r.benchmark), escape(r.version), str(r.run_index), r.status,
+                         "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
+                         str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}",
+                         escape(tail[-1][:80]) if tail else ""])
+        emit_table("Runs" if all_runs else "Failed runs",
+                   ["benchmark", "version", "run", "status", "exit", "samples", "warm-up", "seconds",
+                    "stderr (last line)"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
+    console.print(f"{len(inv.runs)} runs in {inv.location}")
+
+
+# --------------------------------------------------------------------------------------- summary
+def summary_json(rows: Sequence[ExperimentSummary], *, confidence: float) -> list[dict]:
+    """One object per experiment: its identity, then the plain and ``robust_`` estimates."""
+    out = []
+    for r in rows:
+        d = {"benchmark": r.benchmark, "version": r.version, "config": r.config, "machine": r.machine,
+             "unit": r.unit, "failed_runs": r.failed_runs}
+        for label, s in (("", r.plain), ("robust_", r.robust)):
+            if s is None:
+                continue
+            d.update({f"{label}mean": finite(s.mean), f"{label}half_width": finite(s.half_width),
+                      f"{label}impact_factor": finite(s.impact_factor), f"{label}n_opt": finite(s.n_opt)})
+            if not label:
+                d.update(runs=s.n_runs, iterations=s.n_iterations, s2_rho=finite(s.s2_rho),
+                         s2_sigma=finite(s.s2_sigma), rho2=finite(s.rho2), confidence_level=confidence)
+        out.append(d)
+    return out
+
+
+def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: str = "table") -> None:
+    """The summary table (mean ± half-width, robust variant, impact factor, n_opt), or its JSON."""
+    if fmt == "json":
+        emit_json(summary_json(rows, confidence=confidence))
+        return
+    from rich.markup import escape
+
+    columns = ["benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"]
+    table = []
+    for r in rows:
+        p, q = r.plain, r.robust
+        if p is None:
+            table.append([escape(r.benchmark), escape(r.version), "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
+            continue
+        runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
+        table.append([escape(r.benchmark), escape(r.version), runs, fmt_num(p.n_iterations, 4),
+                      f"{fmt_value(p.mean, r.unit)} ± {fmt_num(p.half_width)}",
+                      fmt_pct(p.relative_half_width, sign=False),
+                      f"{fmt_value(q.mean, r.unit)} ± {fmt_num(q.half_width)}" if q else "—",
+                      fmt_num(p.impact_factor), fmt_num(p.n_opt)])
+    emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
+               right={c for c in columns if c not in ("benchmark", "version")})
+
+
+# --------------------------------------------------------------------------------------- compare
+def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -> list[dict]:
+    """One object per benchmark: both means, the change with its interval, runs, verdict."""
+    return [{
+        "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
+        "mean_a": finite(r.comparison.mean_a), "mean_b": finite(r.comparison.mean_b),
+        "change": finite(r.comparison.change), "ci_low": finite(r.comparison.ci_low),
+        "ci_high": finite(r.comparison.ci_high), "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b,
+        "verdict": r.verdict, "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
+    } for r in rows]
+
+
+def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
+                     fmt: str = "table") -> None:
+    """Version B against version A, one row per benchmark, or its JSON."""
+    if fmt == "json":
+        emit_json(comparison_json(rows, confidence=confidence))
+        return
+    from rich.markup import escape
+
+    a, b = rows[0].a, rows[0].b
+    style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
+    table = []
+    for r in rows:
+        c = r.comparison
+        table.append([escape(r.benchmark), fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
+                      f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                      f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
+    columns = ["benchmark", escape(a), escape(b), "change", "CI", "runs", "verdict"]
+    emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", columns, table,
+               right={escape(a), escape(b), "change", "CI", "runs"})
+
+
+def variance_json(rows: Sequence[BenchmarkVariance]) -> list[dict]:
+    """One object per benchmark: both sides, SD and CV of each, the SD ratio with its interval, the test."""
+    return [{
+        "benchmark": r.benchmark, "unit": r.unit, "of": r.of,
+        "a": {"version": r.a, "config": r.config_a, "machine": r.machine_a},
+        "b": {"version": r.b, "config": r.config_b, "machine": r.machine_b},
+        "n_a": c.n_a, "n_b": c.n_b, "sd_a": finite(c.sd_a), "sd_b": finite(c.sd_b), "cv_a": finite(c.cv_a),
+        "cv_b": finite(c.cv_b), "sd_ratio": finite(c.ratio), "sd_ratio_ci_low": finite(c.ratio_ci_low),
+        "sd_ratio_ci_high": finite(c.ratio_ci_high), "sd_ratio_ci_method": c.ratio_ci_method,
+        "confidence_level": c.confidence_level, "test": c.test, "center": c.center,
+        "statistic": finite(c.statistic), "p": finite(c.pvalue), "alpha": c.alpha, "verdict": c.verdict,
+    } for r in rows for c in (r.comparison,)]
+
+
+def print_variance(rows: Sequence[BenchmarkVariance], *, of: str, alpha: float, fmt: str = "table") -> None:
+    """``compare --variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    if fmt == "json":
+        emit_json(variance_json(rows))
+        return
+    from rich.markup import escape
+
+    style = {"variance increased": "red", "variance decreased": "green", "no evidence of a change": "",
+             "undecidable": "yellow"}
+    # A row names its configuration/machine only where the rows differ in them.
+    shown = [k for k, get in (("config", lambda r: (r.config_a, r.config_b)),
+                              ("machine", lambda r: (r.machine_a, r.machine_b))) if len({get(r) for r in rows}) > 1]
+    table = []
+    for r in rows:
+        c = r.comparison
+        where = []
+        if "config" in shown:
+            where.append(r.config_a if r.config_a == r.config_b else f"{r.config_a} → {r.config_b}")
+        if "machine" in shown:
+            where.append(r.machine_a if r.machine_a == r.machine_b else f"{r.machine_a} → {r.machine_b}")
+        name = r.benchmark + (f" [{', '.join(where)}]" if where else "")
+        table.append([escape(name), f"{c.n_a}/{c.n_b}", fmt_value(c.sd_a, r.unit), fmt_value(c.sd_b, r.unit),
+                      fmt_num(c.cv_a), fmt_num(c.cv_b), fmt_num(c.ratio), c.test, _fmt_p(c.pvalue),
+                      f"[{style[c.verdict]}]{c.verdict}[/]" if style[c.verdict] else c.verdict])
+    r0 = rows[0]
+    title = (f"variance of {'run means' if of == 'runs' else 'all samples'}: "
+             f"{_side(r0.b, r0.config_b, r0.machine_b, rows, 'b')} against "
+             f"{_side(r0.a, r0.config_a, r0.machine_a, rows, 'a')} (alpha {alpha:g})")
+    columns = ["benchmark", "n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "test", "p", "verdict"]
+    emit_table(title, columns, table, right={"n A/B", "SD A", "SD B", "CV A", "CV B", "SD ratio", "p"})
+
+
+def _side(version: str, config: str, machine: str, rows, which: str) -> str:
+    """A side for the title: its version, with configuration and machine when all rows share them."""
+    shared = [value for attr, value in (("config", config), ("machine", machine))
+              if all(getattr(r, f"{attr}_{which}") == value for r in rows)]
+    return f"{version} ({', '.join(shared)})" if shared else version
+
+
+def _fmt_p(p: float) -> str:
+    if not math.isfinite(p):
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"

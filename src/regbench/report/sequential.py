@@ -1,0 +1,150 @@
+"""Comparisons run until settled (:mod:`regbench.run.sequential`) and bisections
+(:mod:`regbench.run.bisect`): the live status line while they run, their tables, sentences and
+JSON. Shown by ``compare --run``, ``bisect`` and ``detect --bisect``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..run.sequential import SessionReporter
+from .console import console, emit_table, fmt_pct
+
+if TYPE_CHECKING:
+    from ..run.bisect import BisectResult
+    from ..run.sequential import Settled
+
+
+class LiveReporter(SessionReporter):
+    """A one-line live status on stderr: which comparison, how many pairs, the interval so far."""
+
+    def __init__(self):
+        from rich.console import Console
+
+        self.console = Console(stderr=True, highlight=False)
+        self.status = None
+
+    def __enter__(self):
+        self.status = self.console.status("preparing versions")
+        self.status.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.status.stop()
+
+    def version_ready(self, version: str, status: str) -> None:
+        if status != "ok":
+            self.console.print(f"build of {version}: {status}", markup=False)
+        elif self.status is not None:
+            self.status.update(f"{version} ready")
+
+    def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
+        if self.status is not None:
+            self.status.update(f"{benchmark}: {b} vs {a}, {pairs} observation(s), {fmt_pct(decision.change)} "
+                               f"[{fmt_pct(decision.ci_low)}, {fmt_pct(decision.ci_high)}] {decision.decision}")
+
+
+def settled_row(s: Settled) -> dict:
+    """A :class:`~regbench.run.sequential.Settled` as JSON."""
+    d = s.decision
+
+    def num(x):
+        return x if x is not None and x == x and abs(x) != float("inf") else None
+
+    return {"benchmark": s.benchmark, "a": s.a, "b": s.b, "verdict": s.verdict, "gates": s.gates, "stopped": s.stopped,
+            "decision": d.decision if d else None, "change": num(d.change) if d else None,
+            "ci_low": num(d.ci_low) if d else None, "ci_high": num(d.ci_high) if d else None,
+            "alpha": d.alpha if d else None, "threshold": d.threshold if d else None,
+            "pairs": s.pairs, "failed_pairs": s.failed_pairs, "seconds": round(s.seconds, 3),
+            "more_pairs": s.more_pairs}
+
+
+def settled_text(s: Settled) -> str:
+    """One sentence for a comparison that did not settle, else ''."""
+    if s.stopped == "settled":
+        return ""
+    why = {"budget": "the time budget was spent", "max-pairs": "the pair limit was reached",
+           "failed": "its runs kept failing", "unbuilt": "a version did not build"}[s.stopped]
+    more = f"; about {s.more_pairs} more pairs needed" if s.more_pairs else ""
+    if s.decision is not None and s.decision.decision == "changed":
+        return (f"{s.benchmark}: the change is certain, but not whether it reaches the threshold "
+                f"({s.decision.threshold:.1%}) after {s.pairs} pair(s): {why}{more}.")
+    return f"{s.benchmark}: inconclusive after {s.pairs} pair(s): {why}{more}."
+
+
+def print_settled(rows: Sequence[Settled], *, title: str) -> None:
+    """The table of ``compare --run``, then a sentence for each comparison that did not settle."""
+    from rich.markup import escape
+
+    style = {"regression": "red", "improvement": "green", "small regression": "yellow",
+             "small improvement": "yellow", "regression (size uncertain)": "yellow",
+             "improvement (size uncertain)": "yellow", "no change": "", "inconclusive": "yellow"}
+    table = []
+    for s in rows:
+        d = s.decision
+        table.append([escape(s.benchmark), fmt_pct(d.change) if d else "—",
+                      f"[{fmt_pct(d.ci_low)}, {fmt_pct(d.ci_high)}]" if d else "—",
+                      str(s.pairs), f"{s.seconds:.1f} s",
+                      f"[{style[s.verdict]}]{s.verdict}[/]" if style[s.verdict] else s.verdict])
+    emit_table(title, ["benchmark", "change", "CS", "pairs", "time", "verdict"], table,
+               right={"change", "CS", "pairs", "time"})
+    for s in rows:
+        text = settled_text(s)
+        if text:
+            console.print(text, markup=False)
+
+
+def live_title(rows: Sequence[Settled], *, alpha: float, threshold: float) -> str:
+    """The title of the ``compare --run`` table."""
+    return (f"{rows[0].b} against {rows[0].a} (run until settled: error rate {alpha:.0%} "
+            f"under optional stopping, threshold {threshold:.1%})")
+
+
+def bisect_json(result: BisectResult) -> dict:
+    """A bisection as JSON (``regbench bisect --format json``, and ``bisect`` of ``detect --bisect``)."""
+    return {"benchmark": result.benchmark, "good": result.good, "bad": result.bad, "status": result.status,
+            "culprit": result.culprit, "commits": result.commits, "runs": result.runs,
+            "campaign_id": result.campaign_id, "total": settled_row(result.total),
+            "culprit_change": settled_row(result.culprit_change) if result.culprit_change else None,
+            "steps": [{"commit": s.commit, "verdict": s.verdict, "triples": s.triples,
+                       "position": s.position if s.position == s.position else None,
+                       "seconds": round(s.seconds, 3)} for s in result.steps],
+            "candidates": list(result.candidates)}
+
+
+def print_bisect(result: BisectResult) -> None:
+    """A bisection: BAD against GOOD, one line per step, then the culprit or why there is none."""
+    from rich.markup import escape
+
+    t = result.total
+    d = t.decision
+    head = f"{escape(result.benchmark)}: {result.bad} against {result.good} ({result.commits} commits)"
+    if d is not None:
+        head += f": {fmt_pct(d.change)} [{fmt_pct(d.ci_low)}, {fmt_pct(d.ci_high)}] after {t.pairs} pairs"
+    console.print(head)
+    for s in result.steps:
+        level = 0.0 if abs(s.position) < 0.005 else s.position  # no "-0%"
+        where = f", level {level:.0%} of the way from GOOD to BAD" if s.position == s.position else ""
+        console.print(f"  {s.commit}: like {s.verdict}" if s.verdict in ("good", "bad") else f"  {s.commit}: {s.verdict}",
+                      end="")
+        console.print(f" ({s.triples} triples of runs{where})")
+    if result.status == "found":
+        c = result.culprit_change.decision
+        own = (f"{fmt_pct(c.change)} [{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
+               f"({result.culprit_change.pairs} pairs, {c.decision})" if c is not None
+               else "its own change against its predecessor could not be measured")
+        console.print(f"First bad commit: [bold]{result.culprit}[/]: {own}; {result.runs} runs in all.")
+    elif result.status == "no change":
+        console.print(f"No change of {t.decision.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
+    elif result.status == "unbuilt":
+        console.print("GOOD or BAD did not build: nothing to bisect.")
+    else:
+        unbuilt = [s.commit for s in result.steps if s.verdict == "unbuilt" and s.commit in result.candidates]
+        if t.stopped != "settled":
+            why = "GOOD and BAD could not be told apart within the budget; raise --budget or --max-pairs"
+        elif any(s.verdict == "undecided" for s in result.steps):
+            why = "a step did not settle within its budget; raise --budget or --max-pairs"
+        else:
+            why = f"{', '.join(unbuilt)} did not build"
+        console.print(f"Undecided: the first bad commit is one of {', '.join(result.candidates)} ({why}).")
