@@ -11,7 +11,7 @@ import pytest
 from regbench.config import load_config
 from regbench.errors import ConfigError
 from regbench.inventory import inventory
-from regbench.model import RunRecord
+from regbench.model import RunRecord, VersionInfo
 from regbench.pipeline import DetectedChange, DetectOutcome, check_detect_options, detect_and_alert
 from regbench.store import Store
 
@@ -19,7 +19,7 @@ from regbench.store import Store
 def fill(store: Store, levels_by_bench: dict[str, list[float]], *, runs: int = 6, iters: int = 10, seed: int = 0):
     rng = np.random.default_rng(seed)
     n = max(len(v) for v in levels_by_bench.values())
-    versions = {f"v{k:02d}": {"timestamp_text": f"2024-01-01T00:{k:02d}:00Z"} for k in range(n)}
+    versions = [VersionInfo(f"v{k:02d}", timestamp_text=f"2024-01-01T00:{k:02d}:00Z") for k in range(n)]
     store.add_runs([RunRecord(bench, f"v{k:02d}", r, level * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, iters)))
                     for bench, levels in levels_by_bench.items() for k, level in enumerate(levels) for r in range(runs)],
                    versions=versions)
