@@ -11,13 +11,19 @@ import os
 import re
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NoReturn, TypeGuard
 
 from .errors import ConfigError
 from .model import DIRECTIONS
 
 CONFIG_NAME = "regbench.toml"
+
+#: How the parsers report a problem: a function that raises :class:`ConfigError` with the message.
+Fail = Callable[[str], NoReturn]
+
 OUTPUT_FORMATS = ("lines", "jsonl")
 #: What a run can measure beyond its samples (``measures`` of a benchmark): each becomes the
 #: series ``NAME:MEASURE`` with one sample per run (:mod:`regbench.run.measures`).
@@ -269,7 +275,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     where = str(path) if path else CONFIG_NAME
     root = path.parent.resolve() if path else Path.cwd()
 
-    def fail(msg: str):
+    def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{where}: {msg}")
 
     unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise"}
@@ -334,7 +340,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     )
 
 
-def _benchmark(b: dict, defaults: dict, label: str, fail) -> BenchmarkSpec:
+def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec:
     bad = set(b) - _BENCH_KEYS
     if bad:
         fail(f"{label}: unknown key `{sorted(bad)[0]}`")
@@ -458,7 +464,7 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
     """
     label = label or (lambda key: f"[noise] `{key}`")
 
-    def fail(msg: str):
+    def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{where}: {msg}" if where else msg)
 
     fields = {"pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet"}
@@ -488,12 +494,15 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
     return replace(base if base is not None else NoiseControl(), **out)
 
 
-def parse_cpu_list(value, label: str = "`pin`", fail=None) -> tuple[int, ...] | None:
+def _raise_config_error(msg: str) -> NoReturn:
+    raise ConfigError(msg)
+
+
+def parse_cpu_list(value, label: str = "`pin`", fail: Fail | None = None) -> tuple[int, ...] | None:
     """CPU numbers from ``[0, 1]``, ``1``, ``"0,1"``, ``"1-3"`` or ``"0-1,4"`` (sorted, unique);
     None from ``"none"``.  Raises :class:`ConfigError` naming ``label``."""
     if fail is None:
-        def fail(msg: str):
-            raise ConfigError(msg)
+        fail = _raise_config_error
     what = f"{label} must be a list of CPU numbers or a CPU list such as \"0,1\" or \"1-3\", got {value!r}"
     if isinstance(value, str) and value.strip().lower() == "none":
         return None
@@ -515,7 +524,7 @@ def parse_cpu_list(value, label: str = "`pin`", fail=None) -> tuple[int, ...] | 
     return tuple(sorted(cpus))
 
 
-def _argv(value, label: str, fail) -> list[str]:
+def _argv(value, label: str, fail: Fail) -> list[str]:
     if isinstance(value, str):
         fail(f"{label} must be an argv list such as [\"make\", \"-j2\"], not a shell string")
     if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
@@ -523,7 +532,7 @@ def _argv(value, label: str, fail) -> list[str]:
     return list(value)
 
 
-def _positive(value, label: str, fail, typ):
+def _positive(value, label: str, fail: Fail, typ):
     ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     if typ is int:
         ok = ok and isinstance(value, int)
@@ -532,7 +541,7 @@ def _positive(value, label: str, fail, typ):
     return typ(value)
 
 
-def _alerts_table(table, fail) -> tuple[str, ...]:
+def _alerts_table(table, fail: Fail) -> tuple[str, ...]:
     if not isinstance(table, dict):
         fail("[alerts] must be a table")
     bad = set(table) - {"suppress"}
@@ -551,39 +560,39 @@ _REQUIRED = object()
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _str(v):
+def _str(v: object) -> TypeGuard[str]:
     return isinstance(v, str) and bool(v.strip())
 
 
-def _pos(v):
+def _pos(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and v > 0
 
 
-def _count(v):
+def _count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _port(v):
+def _port(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 0 < v < 65536
 
 
-def _url(v):
+def _url(v: object) -> bool:
     return isinstance(v, str) and v.split("://", 1)[0] in ("http", "https") and len(v.split("://", 1)) == 2
 
 
-def _env(v):
+def _env(v: object) -> bool:
     return isinstance(v, str) and bool(_ENV_NAME.match(v))
 
 
-def _addresses(v):
+def _addresses(v: object) -> bool:
     return _str(v) or (isinstance(v, list) and bool(v) and all(_str(a) for a in v))
 
 
-def _headers(v):
+def _headers(v: object) -> bool:
     return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
 
 
-_NOTIFY_OPTIONS = {
+_NOTIFY_OPTIONS: dict[str, dict[str, tuple[Callable[[object], bool], object, str]]] = {
     "terminal": {},
     "json": {"path": (_str, _REQUIRED, "a path string")},
     "markdown": {"path": (_str, _REQUIRED, "a path string"),
@@ -605,7 +614,7 @@ _NOTIFY_OPTIONS = {
 }
 
 
-def _notify_tables(tables, root: Path, fail) -> tuple[NotifySpec, ...]:
+def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
     if not isinstance(tables, list):
         fail("`notify` must be an array of tables: write [[notify]]")
     specs: list[NotifySpec] = []

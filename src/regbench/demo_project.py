@@ -147,11 +147,13 @@ def git_commit(repo: Path, files: Mapping[str, str | None], message: str, *, whe
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
     env = _git_env(when)
-    run = dict(check=True, capture_output=True, text=True, env=env, cwd=repo)
-    subprocess.run(["git", "add", "-A", "--", *files], **run)
-    subprocess.run(["git", "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify",
-                    "--allow-empty", "-m", message], **run)
-    return subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], check=True, capture_output=True, text=True, env=env, cwd=repo)
+
+    git("add", "-A", "--", *files)
+    git("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+    return git("rev-parse", "HEAD").stdout.strip()
 
 
 # --------------------------------------------------------------------------- history

@@ -24,6 +24,12 @@ _CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()
 
 
+def skip_blanks(text: str, pos: int) -> int:
+    """Index of the first character of ``text`` at or after ``pos`` that is not JSON white space."""
+    m = _WS.match(text, pos)
+    return pos if m is None else m.end()  # the pattern matches the empty string: never None
+
+
 class _Reader:
     def __init__(self, fh, where: str):
         self.fh = fh
@@ -66,7 +72,7 @@ class _Reader:
         if ch and ch not in " \t\n\r":
             return ch
         while True:
-            self.pos = _WS.match(self.buf, self.pos).end()
+            self.pos = skip_blanks(self.buf, self.pos)
             if self.pos < len(self.buf) or self.eof:
                 return self.buf[self.pos:self.pos + 1]
             self.fill()

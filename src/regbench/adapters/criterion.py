@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def _read_benchmark(sample_path: Path, root: Path | None) -> ToolRun:
     # Criterion writes each file on one line: a problem in it is on line 1.
     line = 1 if "\n" not in text.strip() else None
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise InputError(msg, path=where, line=line)
 
     if not isinstance(obj, dict):
@@ -163,8 +164,8 @@ def _name_from_info(info: dict) -> str | None:
     if isinstance(full, str) and full:
         return full
     parts = [info.get(k) for k in ("group_id", "function_id", "value_str")]
-    parts = [str(p) for p in parts if p is not None and str(p)]
-    return "/".join(parts) or None
+    names = [str(p) for p in parts if p is not None and str(p)]
+    return "/".join(names) or None
 
 
 def _estimates(est, path: Path) -> dict:

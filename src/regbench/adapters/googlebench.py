@@ -66,6 +66,8 @@ class _Bench:
     counters: dict[str, list[float]] = field(default_factory=dict)
     iterations: list[int] = field(default_factory=list)
     aggregates: dict[str, dict[str, float]] = field(default_factory=dict)  # metric -> {aggregate: value}
+    # Complexity fits: "BigO" or "RMS" -> their fields ("big_o" is text such as "N^2").
+    complexity: dict[str, dict[str, object]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     threads: int | None = None
     repetitions: int | None = None
@@ -132,7 +134,7 @@ def _add_entry(benches: dict[str, _Bench], entry, where: str, line: int) -> None
     if run_type == "aggregate":
         agg = str(entry.get("aggregate_name", entry.get("name", "")))
         if agg in ("BigO", "RMS"):  # complexity fits: coefficients, not per-iteration values
-            b.aggregates.setdefault("complexity", {})[agg] = {
+            b.complexity[agg] = {
                 k: entry[k] for k in ("big_o", "real_coefficient", "cpu_coefficient", "rms") if k in entry}
             return
         for metric, value in metrics.items():
@@ -175,11 +177,11 @@ def _metrics(entry: dict, error) -> dict[str, float]:
 
 
 def _runs_of(name: str, b: _Bench) -> list[ToolRun]:
-    common = {"threads": b.threads, "repetitions": b.repetitions, "iterations": b.iterations}
+    common: dict[str, object] = {"threads": b.threads, "repetitions": b.repetitions, "iterations": b.iterations}
     if b.errors:
         common["errors"] = b.errors
-    if "complexity" in b.aggregates:
-        common["complexity"] = b.aggregates["complexity"]
+    if b.complexity:
+        common["complexity"] = b.complexity
 
     def params(metric: str) -> dict:
         out = dict(common)

@@ -21,6 +21,7 @@ Mapping to runs (one invocation of hyperfine is one run, ``run`` 0):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -68,9 +69,9 @@ def _runs_of(entry, where: str, line: int, seen: dict[str, int]) -> list[ToolRun
     name = entry.get("command")
     if not isinstance(name, str) or not name:
         raise error("`command` is missing or not a string")
-    times = _numbers(entry, "times", error, name)
-    if times is None:
+    if entry.get("times") is None:
         raise error(f"`times` of {name!r} is missing")
+    times = _numbers(entry["times"], "times", error, name)
     if not times.size:
         raise error(f"`times` of {name!r} is empty")
     run = seen[name] = seen.get(name, -1) + 1
@@ -92,7 +93,7 @@ def _runs_of(entry, where: str, line: int, seen: dict[str, int]) -> list[ToolRun
     for key, unit in _PER_RUN.items():
         value = entry.get(key)
         if isinstance(value, list):
-            values = _numbers(entry, key, error, name)
+            values = _numbers(value, key, error, name)
             if values.size != times.size:
                 raise error(f"`{key}` of {name!r} has {values.size} values, `times` {times.size}")
             extra.append(ToolRun(f"{name} [{key}]", values, unit, "lower", run=run, params=params))
@@ -101,10 +102,8 @@ def _runs_of(entry, where: str, line: int, seen: dict[str, int]) -> list[ToolRun
     return [ToolRun(name, times, "s", "lower", run=run, params=params), *extra]
 
 
-def _numbers(entry: dict, key: str, error, name: str) -> np.ndarray | None:
-    values = entry.get(key)
-    if values is None:
-        return None
+def _numbers(values: object, key: str, error: Callable[[str], InputError], name: str) -> np.ndarray:
+    """``values`` (the field ``key`` of command ``name``) as an array of finite numbers."""
     if not isinstance(values, list) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in values):
         raise error(f"`{key}` of {name!r} is not a list of numbers")

@@ -45,19 +45,20 @@ from __future__ import annotations
 
 import json
 import math
-import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
 from ..errors import InputError
+from ._jsonstream import skip_blanks
 from .base import Adapter, ToolRun, register
 
 #: Modes in which a higher score is better.
 HIGHER_MODES = frozenset({"thrpt"})
 MODES = frozenset({"thrpt", "avgt", "sample", "ss"})
-_WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
@@ -111,15 +112,15 @@ def _iter_entries(path: Path):
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
 
-    def fail(msg: str, pos: int):
+    def fail(msg: str, pos: int) -> NoReturn:
         raise InputError(msg, path=where, line=text.count("\n", 0, pos) + 1)
 
-    pos = _WS.match(text, 0).end()
+    pos = skip_blanks(text, 0)
     if pos == len(text):
         fail("empty file (expected JMH's JSON array)", pos)
     if text[pos] != "[":
         fail("not a JMH JSON result: expected a JSON array of benchmarks", pos)
-    pos = _WS.match(text, pos + 1).end()
+    pos = skip_blanks(text, pos + 1)
     line, counted = 1, 0
     if text.startswith("]", pos):
         pos += 1
@@ -134,7 +135,7 @@ def _iter_entries(path: Path):
                 what = "the file ends in the middle of a benchmark" if cut else exc.msg
                 raise InputError(f"not valid JSON: {what}", path=where, line=exc.lineno) from None
             yield obj, line
-            pos = _WS.match(text, end).end()
+            pos = skip_blanks(text, end)
             if pos >= len(text):
                 fail("the file ends before the closing `]`", pos)
             if text[pos] == "]":
@@ -142,8 +143,8 @@ def _iter_entries(path: Path):
                 break
             if text[pos] != ",":
                 fail(f"not valid JSON: expected `,` or `]` after a benchmark, found {text[pos]!r}", pos)
-            pos = _WS.match(text, pos + 1).end()
-    pos = _WS.match(text, pos).end()
+            pos = skip_blanks(text, pos + 1)
+    pos = skip_blanks(text, pos)
     if pos < len(text):
         fail("not valid JSON: extra data after the closing `]`", pos)
 
@@ -156,7 +157,7 @@ def _check_entry(obj, where: str, line: int) -> dict:
     if not isinstance(bench, str) or not bench:
         raise InputError("benchmark without a `benchmark` name", path=where, line=line)
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise InputError(f"benchmark {bench!r}: {msg}", path=where, line=line)
 
     mode = obj.get("mode")
@@ -188,7 +189,7 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
     line = entry["line"]
     label = f"benchmark {name!r}"
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise InputError(f"{label}: {msg}", path=where, line=line)
 
     if not isinstance(metric, dict):
@@ -234,7 +235,7 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
     return runs
 
 
-def _forks(raw, bad) -> list[np.ndarray]:
+def _forks(raw, bad: Callable[[str], NoReturn]) -> list[np.ndarray]:
     if not isinstance(raw, list) or not all(isinstance(f, list) for f in raw):
         bad("`rawData` must be a list of forks, each a list of iteration scores")
     out = []
@@ -251,7 +252,7 @@ def _forks(raw, bad) -> list[np.ndarray]:
     return out
 
 
-def _histogram_forks(raw, bad) -> tuple[list[np.ndarray], list[list[int]]]:
+def _histogram_forks(raw, bad: Callable[[str], NoReturn]) -> tuple[list[np.ndarray], list[list[int]]]:
     """Per fork, the count-weighted mean of each iteration's ``[value, count]`` histogram."""
     if not isinstance(raw, list) or not all(isinstance(f, list) for f in raw):
         bad("`rawDataHistogram` must be a list of forks, each a list of iterations")

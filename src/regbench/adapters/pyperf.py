@@ -108,7 +108,9 @@ class PyperfAdapter(Adapter):
                 if bad:
                     raise error(f"benchmark {name!r}: run #{j + 1} holds {bad[0]!r}, not a finite number")
                 params = dict(base)
-                run_meta = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+                run_meta = run.get("metadata")
+                if not isinstance(run_meta, dict):
+                    run_meta = {}
                 for key in ("loops", "inner_loops"):
                     if key in run_meta:
                         params[key] = run_meta[key]

@@ -166,21 +166,22 @@ def parse_callgrind(text: str, event: str = "Ir") -> int:
 def callgrind_total(paths: Iterable[str | Path], event: str = "Ir") -> int:
     """The sum of ``event`` over callgrind's files (one per process: a benchmark that forks
     without exec is still traced, and its children's instructions are part of its work)."""
-    paths = sorted(Path(p) for p in paths)
-    if not paths:
+    files = sorted(Path(p) for p in paths)
+    if not files:
         raise ValueError("callgrind wrote no output file")
-    return sum(parse_callgrind(p.read_text(encoding="utf-8", errors="replace"), event) for p in paths)
+    return sum(parse_callgrind(f.read_text(encoding="utf-8", errors="replace"), event) for f in files)
 
 
 @functools.cache
 def callgrind_works(timeout: float = 60.0) -> bool:
     """Whether ``valgrind --tool=callgrind`` runs ``true`` and writes a readable file (probed once)."""
-    if shutil.which("valgrind") is None or shutil.which("true") is None:
+    true = shutil.which("true")
+    if shutil.which("valgrind") is None or true is None:
         return False
     with tempfile.TemporaryDirectory(prefix="regbench-probe-") as tmp:
         out = Path(tmp) / "callgrind.out"
         try:
-            done = subprocess.run(callgrind_argv([shutil.which("true")], out), capture_output=True,
+            done = subprocess.run(callgrind_argv([true], out), capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError):
             return False

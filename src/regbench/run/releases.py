@@ -90,7 +90,7 @@ def resolve_releases(text: str, *, index: str | None = None, timeout: float = 30
         if listed is not None:
             if not any(Version(x) == v for x in listed):
                 continue
-        elif v.is_prerelease or not (Version(bounds[0]) <= v <= Version(bounds[1])):
+        elif bounds is None or v.is_prerelease or not (Version(bounds[0]) <= v <= Version(bounds[1])):
             continue
         stamp = min(f["upload_time_iso_8601"] for f in files)
         found.append(Release(package, version, datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)))

@@ -28,9 +28,10 @@ s.12.5 (bootstrap-t); Davison and Hinkley, *Bootstrap Methods and their Applicat
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special as _sp
@@ -214,7 +215,7 @@ def _chunk_sizes(total: int, per_item: int):
         yield start, min(start + step, total)
 
 
-def _replayable(gen: np.random.Generator, state: dict) -> np.random.Generator:
+def _replayable(gen: np.random.Generator, state: Mapping[str, Any]) -> np.random.Generator:
     """A generator that replays ``gen``'s stream from ``state`` (``gen`` itself is untouched)."""
     g = np.random.Generator(type(gen.bit_generator)())
     g.bit_generator.state = state
@@ -280,7 +281,7 @@ def _jackknife(x: np.ndarray, statistic: Statistic) -> np.ndarray:
     return out
 
 
-def _interval(theta_hat: np.ndarray, theta_b: np.ndarray, jack: Callable[[], np.ndarray] | None,
+def _interval(theta_hat: np.ndarray, theta_b: np.ndarray, jack: Callable[[], np.ndarray],
               confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Percentile or BCa interval for each row of ``theta_b`` (k, B)."""
     alpha = (1 - confidence_level) / 2
@@ -319,9 +320,9 @@ def _bootstrap_1d(x: np.ndarray, statistic: Statistic, confidence_level: float, 
         theta_b[b0:b1] = statistic(np.take(x, idx), axis=-1)
     lo, hi = _interval(np.array([estimate]), theta_b[None, :],
                        lambda: _jackknife(x[None, :], statistic), confidence_level, method)
-    lo, hi = float(lo[0]), float(hi[0])
-    _warn_undefined(int(not (np.isfinite(lo) and np.isfinite(hi))), 1, f"the {method} interval", 4)
-    return BootstrapResult(estimate, lo, hi, confidence_level, method, n_resamples, theta_b)
+    ci_low, ci_high = float(lo[0]), float(hi[0])
+    _warn_undefined(int(not (np.isfinite(ci_low) and np.isfinite(ci_high))), 1, f"the {method} interval", 4)
+    return BootstrapResult(estimate, ci_low, ci_high, confidence_level, method, n_resamples, theta_b)
 
 
 def bootstrap_ci(sample, statistic: Statistic = np.mean, *, confidence_level: float = 0.99,
@@ -477,9 +478,9 @@ def hierarchical_bootstrap(runs, statistic: Statistic = np.mean, *, confidence_l
         theta_b[b0:b1] = statistic(means.reshape(b1 - b0, m), axis=-1)
     lo, hi = _interval(np.array([estimate]), theta_b[None, :],
                        lambda: _jackknife(run_means[None, :], statistic), confidence_level, method)
-    lo, hi = float(lo[0]), float(hi[0])
-    _warn_undefined(int(not (np.isfinite(lo) and np.isfinite(hi))), 1, f"the {method} interval")
-    return BootstrapResult(estimate, lo, hi, confidence_level, method, n_resamples, theta_b)
+    ci_low, ci_high = float(lo[0]), float(hi[0])
+    _warn_undefined(int(not (np.isfinite(ci_low) and np.isfinite(ci_high))), 1, f"the {method} interval")
+    return BootstrapResult(estimate, ci_low, ci_high, confidence_level, method, n_resamples, theta_b)
 
 
 # --------------------------------------------------------------------------------------------

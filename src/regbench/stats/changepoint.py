@@ -71,6 +71,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import overload
 
 import numpy as np
 
@@ -167,7 +168,7 @@ class EDivisiveResult:
 # --------------------------------------------------------------------------------------------
 
 def _check_options(alpha, min_size, span) -> None:
-    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not 0 < alpha <= 2:
+    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not 0 < float(alpha) <= 2:
         raise ValueError("`alpha` must be in (0, 2]")
     if not isinstance(min_size, numbers.Integral) or isinstance(min_size, bool) or min_size < 2:
         raise ValueError("`min_size` must be an integer of at least 2")
@@ -204,6 +205,8 @@ class _Segment:
         self.ms = min_size
         self.span = span
         self.fast = self.alpha == 1.0 and span == "end"
+        # Pairwise distances, kept only off the fast path (which needs row sums alone).
+        self.D: np.ndarray | None
         order = np.argsort(z, kind="stable")
         self.rank = np.empty(self.L, dtype=np.intp)
         self.rank[order] = np.arange(self.L)
@@ -226,6 +229,12 @@ class _Segment:
     def splittable(self) -> bool:
         return self.L >= 2 * self.ms
 
+    @overload
+    def profile(self, perms: None) -> tuple[np.ndarray, np.ndarray]: ...
+
+    @overload
+    def profile(self, perms: np.ndarray) -> tuple[np.ndarray, None]: ...
+
     def profile(self, perms: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
         """Per split ``tau`` (``ms..L-ms``): the best ``Q`` over ``kappa`` and that ``kappa``.
 
@@ -234,7 +243,7 @@ class _Segment:
         the maxima are computed and the second array is None).
         """
         observed = perms is None
-        if observed:
+        if perms is None:
             perms = np.arange(self.L)[None, :]
         if self.span == "end":
             q = self._profile_end(perms)
@@ -245,7 +254,7 @@ class _Segment:
     def _profile_end(self, perms: np.ndarray) -> np.ndarray:
         L, ms = self.L, self.ms
         B = perms.shape[0]
-        if self.fast:
+        if self.D is None:  # the fast path (alpha 1, span "end"): no distance matrix
             h = _earlier_abs_sums(self.rank[perms], self.z[perms])
         else:
             h = np.empty((B, L))
@@ -263,7 +272,7 @@ class _Segment:
         n = tau.astype(float)
         m = L - n
         Sd, P = Sd[:, tau], P[:, tau]
-        cross = P - Sd
+        cross: np.ndarray = P - Sd
         tail = self.total - 2.0 * P + Sd
         return (2.0 / L) * cross - (m / (L * (n - 1))) * Sd - (n / (L * (m - 1))) * tail
 
@@ -305,7 +314,7 @@ class _Segment:
                 Q += tmp
                 np.multiply(cK[r0:r1, r0:], dk[:, None, r0:], out=tmp)
                 Q += tmp
-                if with_kappa:
+                if arg is not None:  # with_kappa
                     np.copyto(Q, -np.inf, where=~valid[r0:r1, r0:])
                     j = Q.argmax(axis=2)
                     arg[a:a + nb, r0:r1] = j + r0 + 2 * ms

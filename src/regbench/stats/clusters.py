@@ -452,7 +452,7 @@ def _antimodes(gm, lo: float, hi: float) -> np.ndarray:
     for wj, mj, sj in zip(w, mu, sd, strict=True):
         dens += wj / sj * np.exp(-0.5 * ((grid - mj) / sj) ** 2)
     d = np.diff(dens)
-    peaks = list(np.flatnonzero((d[:-1] > 0) & (d[1:] <= 0)) + 1)
+    peaks = [int(i) + 1 for i in np.flatnonzero((d[:-1] > 0) & (d[1:] <= 0))]
     if d[0] < 0:  # falling from the left end: a mode at (or below) the smallest sample
         peaks.insert(0, 0)
     if d[-1] > 0:

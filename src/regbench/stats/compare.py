@@ -10,10 +10,10 @@ over runs (BCa, falling back to percentile when BCa is undefined), computed by
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_confidence, check_positive_int, make_rng
 
@@ -57,13 +57,13 @@ def _ratio(a, b, axis=-1):
     return np.mean(b, axis=axis) / np.mean(a, axis=axis) - 1.0
 
 
-def compare_runs(a_run_means: Sequence[float], b_run_means: Sequence[float], *,
+def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
                  confidence_level: float = 0.99, n_resamples: int = 10_000, rng=None) -> Comparison:
     """Relative change of B against A with a bootstrap interval over runs.
 
     Parameters
     ----------
-    a_run_means, b_run_means : sequences of float
+    a_run_means, b_run_means : array_like of float, 1-D
         The mean of each run (its measured samples) of versions A and B.
     confidence_level : float, keyword-only
     n_resamples : int, keyword-only

@@ -170,7 +170,7 @@ def _check_nonempty(sample) -> np.ndarray:
 
 
 def _check_positive(value, name: str) -> None:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0:
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not float(value) > 0:
         raise ValueError(f"`{name}` must be a positive number")
 
 

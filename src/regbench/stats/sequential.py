@@ -187,13 +187,14 @@ class SimulationResult:
 def _check_c(c) -> float:
     if c is None:
         return DEFAULT_C
-    if not isinstance(c, numbers.Real) or isinstance(c, bool) or not np.isfinite(c) or c <= 0:
+    if not isinstance(c, numbers.Real) or isinstance(c, bool) or not np.isfinite(float(c)) or float(c) <= 0:
         raise ValueError("`c` must be a positive finite number")
     return float(c)
 
 
 def _check_nonnegative(value, name: str) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value < 0:
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(float(value)) \
+            or float(value) < 0:
         raise ValueError(f"`{name}` must be a non-negative finite number")
     return float(value)
 

@@ -129,7 +129,7 @@ def _ratio_interval(sd_a: float, sd_b: float, n_a: int, n_b: int, level: float) 
         return float("nan"), float("nan")
     r2 = (sd_b / sd_a) ** 2
     q = (1 - level) / 2
-    lo_f, hi_f = _f.ppf([q, 1 - q], n_b - 1, n_a - 1)
+    lo_f, hi_f = _f.ppf(np.array([q, 1 - q]), n_b - 1, n_a - 1)
     return float(np.sqrt(r2 / hi_f)), float(np.sqrt(r2 / lo_f))
 
 
@@ -196,7 +196,8 @@ def variance_change(a, b, *, center: str = "median", alpha: float = 0.05) -> Var
         with warnings.catch_warnings():
             # Division by a zero within-side variation of the deviations: undefined, handled below.
             warnings.simplefilter("ignore", RuntimeWarning)
-            res = _st.levene(x, y, center=center)
+            # ``center`` was checked to be one of the two; levene's signature wants the literal.
+            res = _st.levene(x, y, center="median" if center == "median" else "mean")
         stat, p = float(res.statistic), float(res.pvalue)
         if not (np.isfinite(stat) and np.isfinite(p)):
             stat = p = nan

@@ -132,7 +132,7 @@ class WarmupSummary:
 def _check_clip(clip) -> float | None:
     if clip is None:
         return None
-    if not isinstance(clip, numbers.Real) or not clip > 0:
+    if not isinstance(clip, numbers.Real) or not float(clip) > 0:
         raise ValueError("`clip` must be positive or None")
     return float(clip)
 
