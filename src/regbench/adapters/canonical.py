@@ -94,11 +94,11 @@ def _read_csv(p: Path):
     # One spare column catches rows with too many fields (pandas would drop them silently).
     names = [*header, "__extra__"]
     dtypes["__extra__"] = object
-    kwargs = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False, keep_default_na=False,
-                  na_values={c: [""] for c in ("run", "iteration", "value")}, skipinitialspace=True,
-                  encoding="utf-8-sig")
     try:
-        frame = pd.read_csv(p, dtype=dtypes, **kwargs)
+        frame = pd.read_csv(p, dtype=dtypes, names=names, header=None, skiprows=1, index_col=False,
+                            skip_blank_lines=False, keep_default_na=False,
+                            na_values={c: [""] for c in ("run", "iteration", "value")}, skipinitialspace=True,
+                            encoding="utf-8-sig")
     except pd.errors.ParserError as exc:
         raise InputError(_parser_message(str(exc), len(header)), path=where, line=_parser_line(str(exc))) from None
     except UnicodeDecodeError as exc:
@@ -190,7 +190,7 @@ def _read_jsonl(p: Path):
     for c in REQUIRED:
         if c not in present:
             raise InputError(f"missing field `{c}`", path=where, line=1)
-    data = {}
+    data: dict[str, np.ndarray | pd.Categorical] = {}
     for c in COLUMNS:
         if c not in present:
             continue

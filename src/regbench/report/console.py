@@ -12,9 +12,14 @@ import json
 import math
 import shutil
 import sys
+from collections.abc import Set
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 # Tables piped to a file or a CI log are not squeezed into 80 columns.
 _WIDTH = shutil.get_terminal_size((160, 24)).columns
@@ -68,7 +73,7 @@ def fmt_num(x: float | None, digits: int = 3) -> str:
 RICH_MAX_ROWS = 200
 
 
-def emit_table(title: str, columns: list[str], rows: list[list[str]], *, right: set[str] = frozenset()) -> None:
+def emit_table(title: str, columns: list[str], rows: list[list[str]], *, right: Set[str] = frozenset()) -> None:
     """Print a table: rich in a terminal, plain aligned columns in a pipe or when long.
 
     Cells may carry rich markup (``[red]...[/]``); the plain form drops it.
@@ -105,24 +110,24 @@ class BatchProgress:
 
     def __init__(self, what: str):
         self.what = what
-        self._bar = None
-        self._task = None
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> BatchProgress:
         if sys.stderr.isatty():
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-            self._bar = Progress(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task(self.what, total=None)
+            bar = Progress(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                           console=Console(stderr=True), transient=True)
+            bar.start()
+            self._bar, self._task = bar, bar.add_task(self.what, total=None)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
 
     def __call__(self, done: int, total: int) -> None:
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=done, total=total)

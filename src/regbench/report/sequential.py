@@ -129,14 +129,14 @@ def print_bisect(result: BisectResult) -> None:
         console.print(f"  {s.commit}: like {s.verdict}" if s.verdict in ("good", "bad") else f"  {s.commit}: {s.verdict}",
                       end="")
         console.print(f" ({s.triples} triples of runs{where})")
-    if result.status == "found":
+    if result.status == "found" and result.culprit_change is not None:
         c = result.culprit_change.decision
         own = (f"{fmt_pct(c.change)} [{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
                f"({result.culprit_change.pairs} pairs, {c.decision})" if c is not None
                else "its own change against its predecessor could not be measured")
         console.print(f"First bad commit: [bold]{result.culprit}[/]: {own}; {result.runs} runs in all.")
-    elif result.status == "no change":
-        console.print(f"No change of {t.decision.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
+    elif result.status == "no change" and d is not None:
+        console.print(f"No change of {d.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
     elif result.status == "unbuilt":
         console.print("GOOD or BAD did not build: nothing to bisect.")
     else:
