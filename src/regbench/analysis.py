@@ -436,13 +436,8 @@ def detect_incremental(store: Store, *, method: str = "auto", benchmark: str | N
                                           [s.failed[j] for j in keep], [s.warmup[j] for j in keep])))
     if progress:
         progress(1, 2)
-    from .detect.auto import version_stats_many
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        all_stats = version_stats_many([tail for _, tail in tails], fence=getattr(detector, "fence", 10.0))
-    for (key, tail), vs in zip(tails, all_stats, strict=True):
-        found, tests, state = detector.check_new(saved[key], tail, stats=vs)
+    checked_new = detector.check_new_many([(saved[key], tail) for key, tail in tails])
+    for (key, tail), (found, tests, state) in zip(tails, checked_new, strict=True):
         changes += found
         n_tests += tests
         n_series += 1
