@@ -134,10 +134,10 @@ def main() -> None:
     for _ in range(args.reps):
         out = subprocess.run([sys.executable, "-c", (
             "import sys, time\n"
-            "from regbench.analysis import detect_incremental\n"
+            "from regbench.detect.driver import detect_changes\n"
             "from regbench.store import Store\n"
             "s = Store(sys.argv[1], create=False)\n"
-            "t = time.perf_counter(); detect_incremental(s); print(time.perf_counter() - t)\n"), str(inc)],
+            "t = time.perf_counter(); detect_changes(s, incremental=True); print(time.perf_counter() - t)\n"), str(inc)],
             capture_output=True, text=True, check=True)
         work.append(float(out.stdout))
     rows.append(("incremental, one new version (in-process)", statistics.median(work), found))

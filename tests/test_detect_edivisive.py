@@ -135,8 +135,8 @@ def test_detector_validation(opts, match):
 def test_a_lone_change_survives_the_default_false_discovery_rate_control():
     # One permutation test per split tried is the family, not one per version pair: a 20% step in a
     # long history must survive Benjamini-Hochberg at 5% with 199 permutations (p >= 1/200).
-    from regbench.analysis import detect_series
+    from regbench.detect.driver import detect_changes
 
-    res = detect_series([make_series([1.0] * 30 + [1.2] * 30)], method="edivisive")
+    res = detect_changes([make_series([1.0] * 30 + [1.2] * 30)], method="edivisive")
     assert [c.version for c in res.changes] == ["v30"]
     assert res.n_tests == 2 and res.fdr_applied

@@ -30,9 +30,9 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     """
     from rich.console import Console
 
-    from ..analysis import detect_store
     from ..config import load_config
     from ..demo_project import create_demo_repo
+    from ..detect.driver import detect_changes
     from ..run.campaign import run_campaign
     from ..store import Store
     from ._output import console
@@ -56,7 +56,7 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
             result = run_campaign(config, store, revisions=",".join(demo.commits), seed=seed,
                                   reporter=reporter, command="regbench demo")
         console.print(summary(result, str(store_path)))
-        changes = detect_store(store, method="ci-overlap", min_change=DEMO_MIN_CHANGE, jobs=1).changes
+        changes = detect_changes(store, method="ci-overlap", min_change=DEMO_MIN_CHANGE, jobs=1).changes
     change_table(changes, method="ci-overlap", confidence=0.99, min_change=DEMO_MIN_CHANGE)
     by_sha = {sha[:7]: (k, subj) for k, (sha, subj) in enumerate(zip(demo.commits, subjects, strict=True))}
     for c in changes:

@@ -50,8 +50,8 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
     ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
     (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2).
     """
-    from ..analysis import detect_incremental, detect_store, save_detection_state
     from ..config import find_config
+    from ..detect.driver import detect_changes, save_detection_state
     from ._output import console
 
     ctx = click_ctx.obj
@@ -66,17 +66,15 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
     common = dict(method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
                   fdr=None if no_fdr else fdr)
     with batch_progress("Detecting") as progress:
-        if incremental:
-            result = detect_incremental(store, progress=progress, **common)
-        else:
-            result = detect_store(store, jobs=jobs or os.cpu_count() or 1, progress=progress, **common)
+        result = detect_changes(store, incremental=incremental,
+                                jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=progress, **common)
     changes = result.changes
     outcome = None
     if not dry_run:
         from ..detect.alerts import record_alerts
 
         outcome = record_alerts(store, list(changes), config=config)
-        save_detection_state(store, result, min_change=min_change, confidence_level=confidence)
+        save_detection_state(store, result)
     bisected, skipped = [], []
     if do_bisect and changes:
         from ..run.bisect import bisect_changes
