@@ -23,7 +23,8 @@ from regbench.errors import ConfigError, NotFoundError
 from regbench.model import RunRecord
 from regbench.store import Store
 from regbench.store import schema as t
-from regbench.store.alerts import AlertError, alert_history, get_alert, list_alerts
+from regbench.errors import AlertError
+from regbench.store.alerts import alert_history, get_alert, list_alerts
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 VERSIONS = [f"v{k}" for k in range(8)]

@@ -147,7 +147,8 @@ def test_a_store_pickles_as_its_url_and_an_in_memory_one_does_not(tmp_path):
 
 
 def test_detect_and_stats_do_not_import_the_store():
-    code = ("import sys, regbench.detect.driver, regbench.detect.auto, regbench.stats.segments; "
+    code = ("import sys, regbench.detect.driver, regbench.detect.alerts, regbench.detect.auto, "
+            "regbench.stats.segments; "
             "print([m for m in sys.modules if m.startswith('regbench.store') or m == 'sqlalchemy'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

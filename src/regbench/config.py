@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ConfigError
-from .model import DIRECTIONS
+from .model import CHANGE_KINDS, DIRECTIONS
 
 CONFIG_NAME = "regbench.toml"
 OUTPUT_FORMATS = ("lines", "jsonl")
@@ -183,7 +183,6 @@ class NoiseControl:
 
 #: Sink types of ``[[notify]]`` (regbench.notify has one class per type).
 NOTIFY_TYPES = ("terminal", "json", "markdown", "webhook", "email")
-ALERT_KINDS = ("regression", "improvement")
 
 
 @dataclass(frozen=True)
@@ -193,7 +192,7 @@ class NotifySpec:
 
     type: str
     name: str
-    kinds: tuple[str, ...] = ALERT_KINDS
+    kinds: tuple[str, ...] = CHANGE_KINDS
     options: dict = field(default_factory=dict)
 
 
@@ -620,8 +619,8 @@ def _notify_tables(tables, root: Path, fail) -> tuple[NotifySpec, ...]:
             fail(f"{label}: `name` must be a non-empty string of at most 100 characters")
         if any(s.name == name for s in specs):
             fail(f"{label}: another sink is named {name!r}: give each [[notify]] of one type a `name`")
-        kinds = table.get("kinds", list(ALERT_KINDS))
-        if not isinstance(kinds, list) or not kinds or not all(x in ALERT_KINDS for x in kinds):
+        kinds = table.get("kinds", list(CHANGE_KINDS))
+        if not isinstance(kinds, list) or not kinds or not all(x in CHANGE_KINDS for x in kinds):
             fail(f"{label}: `kinds` must be a non-empty list of \"regression\" and \"improvement\"")
         options = {}
         for key, (ok, default, what) in allowed.items():

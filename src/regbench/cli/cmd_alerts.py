@@ -9,7 +9,7 @@ import subprocess
 
 import click
 
-STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
+from ..model import ALERT_STATUSES
 
 
 def default_actor() -> str:
@@ -38,7 +38,7 @@ def command() -> None:
 
 
 @command.command("list")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(STATUSES),
+@click.option("--status", "statuses", multiple=True, type=click.Choice(ALERT_STATUSES),
               help="Only alerts with this status (repeatable) [default: all].")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
@@ -80,7 +80,8 @@ def _alert_table(alerts) -> None:
 @click.pass_obj
 def show_command(ctx, alert_id, fmt) -> None:
     """Show one alert with its history and deliveries."""
-    from ..store.alerts import alert_history, deliveries, get_alert, iso
+    from ..model import iso
+    from ..store.alerts import alert_history, deliveries, get_alert
 
     store = ctx.open_store(create=False)
     alert = get_alert(store, alert_id)

@@ -1,8 +1,8 @@
 """The detection driver: one detector over many series, with the false discovery rate controlled.
 
 :func:`detect_changes` is the one entry point.  It reads series from a :class:`SeriesSource` (what
-it needs of a results store; :class:`regbench.store.Store` is one, structurally, and this package
-never imports the store) or takes series handed to it, runs one detector over them through the
+it needs of a results store; the store's ``Store`` is one, structurally, and this package never
+imports the store) or takes series handed to it, runs one detector over them through the
 :class:`~regbench.detect.base.Detector` contract only, and controls the false discovery rate once
 over every hypothesis tested (:mod:`regbench.detect.fdr`).
 
@@ -51,7 +51,7 @@ Progress = Callable[[int, int], None]
 # ------------------------------------------------------------------------------- what it reads
 @runtime_checkable
 class SeriesSource(Protocol):
-    """What the driver reads from a results store (:class:`regbench.store.Store` is one).
+    """What the driver reads from a results store (the store's ``Store`` is one).
 
     For ``jobs > 1`` a source must pickle as a way to open it again in another process, and say
     whether it can (:attr:`shareable`).
@@ -84,7 +84,7 @@ class SeriesSource(Protocol):
 
 
 class StateStore(Protocol):
-    """Where :func:`save_detection_state` saves states (:class:`regbench.store.Store` is one)."""
+    """Where :func:`save_detection_state` saves states (the store's ``Store`` is one)."""
 
     def save_detection_states(self, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
         """Replace the saved states of these series for ``method``; return how many were saved."""

@@ -563,6 +563,14 @@ class Store:
 
         return save_states(self, method, options, states)
 
+    def run_alert_transaction(self, work, *, attempts: int = 3):
+        """``work(tx)`` in one transaction over the alert tables, run again from scratch when a
+        concurrent writer made it conflict (:func:`regbench.store.alerts.run_in_transaction`):
+        the repository of :mod:`regbench.detect.alerts`."""
+        from .alerts import run_in_transaction
+
+        return run_in_transaction(self, work, attempts=attempts)
+
 
 def _history_key(v: VersionInfo):
     # Versions with a timestamp come in time order; ties and versions without one keep the order
