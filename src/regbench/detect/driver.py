@@ -198,11 +198,13 @@ class Scope:
     machine: str | None = None
 
     def covers(self, key: SeriesKey) -> bool:
+        """Whether the series with this key is in scope."""
         return all(want is None or want == have for want, have in zip((self.benchmark, self.config, self.machine),
                                                                        key, strict=True))
 
 
 def series_key(series: Series) -> SeriesKey:
+    """(benchmark, configuration, machine): what identifies a series and its saved state."""
     return (series.benchmark, series.config, series.machine)
 
 
