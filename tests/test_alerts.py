@@ -23,7 +23,8 @@ from regbench.errors import ConfigError, NotFoundError
 from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 from regbench.store import schema as t
-from regbench.store.alerts import AlertError, alert_history, get_alert, list_alerts
+from regbench.errors import AlertError
+from regbench.store.alerts import alert_history, get_alert, list_alerts
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 VERSIONS = [f"v{k}" for k in range(8)]
@@ -316,7 +317,7 @@ def test_invalid_transitions_are_one_line_errors_and_change_nothing(store):
 
 # ------------------------------------------------------------------- with the real detectors
 def test_real_detectors_on_a_step_give_one_alert(tmp_path):
-    from regbench.analysis import detect_changes
+    from regbench.detect.driver import detect_changes
 
     rng = np.random.default_rng(1)
     levels = [1.0, 1.0, 1.0, 1.25, 1.25, 1.25]
@@ -324,8 +325,8 @@ def test_real_detectors_on_a_step_give_one_alert(tmp_path):
                for k, lv in enumerate(levels) for r in range(6)]
     with Store(tmp_path / "r.db") as store:
         store.add_runs(records)
-        changes = (detect_changes(store, method="ci-overlap")
-                   + detect_changes(store, method="bootstrap-ci", min_change=0.03))
+        changes = (list(detect_changes(store, method="ci-overlap", fdr=None).changes)
+                   + list(detect_changes(store, method="bootstrap-ci", min_change=0.03, fdr=None).changes))
         assert {(c.version, c.method) for c in changes} == {("v3", "ci-overlap"), ("v3", "bootstrap-ci")}
         out = record_alerts(store, changes, now=T0)
         (alert,) = out.created

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
+from functools import partial
+
 import pytest
 
 from regbench.detect import JSON_FIELDS, Change, Detector, get_detector, register
 from regbench.errors import ConfigError
-from regbench.model import Series, VersionInfo
+from regbench.evaluate.synthetic import make_series as synthetic_series
+from regbench.model import Series
 
-
-def make_series(levels, *, runs=8, iters=30, run_sd=0.005, iter_sd=0.02, direction="lower", seed=0,
-                one_run_at=None):
-    rng = np.random.default_rng(seed)
-    s = Series("bench", "default", "m1", "s", direction)
-    for k, level in enumerate(levels):
-        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
-        n_runs = 1 if k == one_run_at else runs
-        s.runs.append([level * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters))
-                       for _ in range(n_runs)])
-        s.failed.append(0)
-        s.warmup.append(0)
-    return s
+# The series of this file have more runs and iterations than the helper's defaults.
+make_series = partial(synthetic_series, n_runs=8, n_iterations=30)
 
 
 def test_finds_a_regression_and_an_improvement_at_the_right_versions():
@@ -35,7 +26,7 @@ def test_finds_a_regression_and_an_improvement_at_the_right_versions():
 
 
 def test_quiet_series_gives_no_false_alarm():
-    s = make_series([1.0] * 60, seed=3)
+    s = make_series([1.0] * 60, rng=3)
     assert get_detector("ci-overlap").detect(s) == []
 
 
@@ -45,13 +36,13 @@ def test_direction_higher_is_better_flips_the_kind():
 
 
 def test_min_change_drops_small_significant_changes():
-    s = make_series([1.0, 1.0, 1.02, 1.02], run_sd=0.0005, iter_sd=0.002, runs=10)
+    s = make_series([1.0, 1.0, 1.02, 1.02], run_sd=0.0005, iteration_sd=0.002, n_runs=10)
     assert [c.version for c in get_detector("ci-overlap").detect(s)] == ["v2"]
     assert get_detector("ci-overlap", min_change=0.03).detect(s) == []
 
 
 def test_version_with_one_run_is_skipped_and_comparison_bridges_it():
-    s = make_series([1.0, 1.0, 1.3, 1.3], one_run_at=2)
+    s = make_series([1.0, 1.0, 1.3, 1.3], runs_at={2: 1})
     changes = get_detector("ci-overlap").detect(s)
     assert [(c.version, c.previous) for c in changes] == [("v3", "v1")]
 
@@ -88,7 +79,7 @@ def test_detector_validation(opts, match):
 def test_bootstrap_ci_finds_relevant_steps_and_ignores_small_ones():
     # seed 004 s.4.5: non-overlapping 99% bootstrap intervals and at least 3%.
     levels = [1.0] * 4 + [1.10] * 4 + [1.11] * 4 + [0.95] * 4
-    changes = get_detector("bootstrap-ci").detect(make_series(levels, runs=10, run_sd=0.003, iter_sd=0.01))
+    changes = get_detector("bootstrap-ci").detect(make_series(levels, n_runs=10, run_sd=0.003, iteration_sd=0.01))
     assert [(c.version, c.previous, c.kind) for c in changes] == [
         ("v4", "v3", "regression"), ("v12", "v11", "improvement")]
     assert changes[0].change == pytest.approx(0.10, abs=0.01)
@@ -97,9 +88,9 @@ def test_bootstrap_ci_finds_relevant_steps_and_ignores_small_ones():
 
 
 def test_bootstrap_ci_quiet_series_and_reproducibility():
-    s = make_series([1.0] * 40, runs=10, seed=5)
+    s = make_series([1.0] * 40, n_runs=10, rng=5)
     assert get_detector("bootstrap-ci").detect(s) == []
-    step = make_series([1.0, 1.0, 1.2, 1.2], runs=10)
+    step = make_series([1.0, 1.0, 1.2, 1.2], n_runs=10)
     a = get_detector("bootstrap-ci").detect(step)
     b = get_detector("bootstrap-ci").detect(step)
     assert a == b and len(a) == 1

@@ -7,8 +7,8 @@ import pytest
 from scipy import stats as st
 
 from regbench.detect import get_detector
-from regbench.detect.auto import SegmentStats, VersionStats, compare_segments, robust_run_means, version_stats
 from regbench.model import Series, VersionInfo
+from regbench.stats.segments import SegmentStats, VersionStats, compare_segments, robust_run_means, version_stats
 
 
 def series_from_levels(levels, *, runs=10, iters=20, run_sd=0.01, iter_sd=0.01, version_sd=0.0, seed=0,
@@ -115,7 +115,7 @@ def test_a_moved_mode_of_a_bimodal_benchmark_is_found_though_the_mean_barely_mov
         return rng.permutation(x)
 
     s = series_from_levels([1.0] * 80, sampler=sampler)
-    means = version_stats(s).mean
+    means = version_stats(s.runs).mean
     assert abs(means[40:].mean() / means[:40].mean() - 1) < 0.03
     changes = get_detector("auto").detect(s)
     assert [c.version for c in changes] == ["v40"]
@@ -200,7 +200,7 @@ def test_validation(bad, match):
 
 
 def test_bimodality_coefficient_matches_scipy_moments():
-    from regbench.detect.auto import bimodality_coefficient
+    from regbench.stats.segments import bimodality_coefficient
 
     rng = np.random.default_rng(3)
     for x in (rng.normal(size=300), np.r_[rng.normal(0, 1, 150), rng.normal(6, 1, 150)], rng.lognormal(size=50)):
@@ -328,12 +328,12 @@ def test_99_percent_intervals_cover_the_true_step():
 
 
 def test_excursion_p_value_carries_the_scan_s_bonferroni_factor():
-    from regbench.detect.auto import segment_test, version_stats
+    from regbench.stats.segments import segment_test, version_stats
 
     levels = [1.0] * 40 + [1.15] + [1.0] * 39
     s = series_from_levels(levels)
     changes = get_detector("auto").detect(s)
-    raw = segment_test(version_stats(s), 0, 40, 41).p_value
+    raw = segment_test(version_stats(s.runs), 0, 40, 41).p_value
     assert changes[0].version == "v40" and changes[0].p_value >= min(1.0, raw * 50)
 
 

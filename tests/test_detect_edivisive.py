@@ -3,32 +3,22 @@ skipped versions, intervals (coverage by simulation), reproducibility and valida
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from regbench.detect import JSON_FIELDS, get_detector
-from regbench.model import Series, VersionInfo
+from regbench.evaluate.synthetic import make_series as synthetic_series
 
-
-def make_series(levels, *, runs=5, iters=20, version_sd=0.0, run_sd=0.005, iter_sd=0.02, direction="lower",
-                seed=0, no_runs_at=(), name="bench"):
-    """Runs of every version around ``level * (1 + version noise)``; ``no_runs_at``: failed versions."""
-    rng = np.random.default_rng(seed)
-    s = Series(name, "default", "m1", "s", direction)
-    for k, level in enumerate(levels):
-        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
-        centre = level * (1 + rng.normal(0, version_sd))
-        n_runs = 0 if k in no_runs_at else runs
-        s.runs.append([centre * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters))
-                       for _ in range(n_runs)])
-        s.failed.append(runs - n_runs)
-        s.warmup.append(0)
-    return s
+# A version effect is always drawn (0 unless a test asks for more), so a seed gives the same runs whatever
+# version_sd is.
+make_series = partial(synthetic_series, version_sd=0.0)
 
 
 def test_finds_steps_at_the_right_versions_with_magnitude_interval_and_p_value():
     levels = [1.0] * 20 + [1.10] * 20 + [0.95] * 20
-    changes = get_detector("edivisive").detect(make_series(levels, seed=1))
+    changes = get_detector("edivisive").detect(make_series(levels, rng=1))
     # (At sig_level 0.05 about one quiet segment in 20 gets a spurious division: seed 0 has one.)
     assert [(c.version, c.previous, c.kind) for c in changes] == [
         ("v20", "v19", "regression"), ("v40", "v39", "improvement")]
@@ -43,7 +33,7 @@ def test_finds_steps_at_the_right_versions_with_magnitude_interval_and_p_value()
 
 def test_quiet_series_gives_no_false_alarm():
     for seed in range(5):
-        s = make_series([1.0] * 60, version_sd=0.01, seed=seed)
+        s = make_series([1.0] * 60, version_sd=0.01, rng=seed)
         assert get_detector("edivisive").detect(s) == [], seed
 
 
@@ -52,26 +42,26 @@ def test_creeping_degradation_is_found_where_consecutive_versions_show_nothing()
     # central value of a version (5 runs with 3.4% run-to-run noise) varies by 1.5%, three times
     # a step, so the 99% intervals of consecutive versions always overlap.
     levels = [1.0] * 30 + [1.005 ** k for k in range(1, 11)] + [1.005 ** 10] * 30
-    s = make_series(levels, run_sd=0.034, seed=4)
+    s = make_series(levels, run_sd=0.034, rng=4)
     assert get_detector("ci-overlap").detect(s) == []
     changes = get_detector("edivisive").detect(s)
     assert changes, "the creep was not found"
     inside = [c for c in changes if 28 <= s.index(c.version) <= 42]
     assert inside and all(c.kind == "regression" for c in inside)
     assert all(c.change > 0.01 for c in inside)  # the creep's total (5%) in one or two changes
-    flipped = get_detector("edivisive").detect(make_series(levels, run_sd=0.034, seed=4, direction="higher"))
+    flipped = get_detector("edivisive").detect(make_series(levels, run_sd=0.034, rng=4, direction="higher"))
     assert [c.kind for c in flipped if 28 <= s.index(c.version) <= 42] == ["improvement"] * len(inside)
 
 
 def test_versions_without_runs_are_skipped_and_bridged():
     levels = [1.0] * 15 + [1.2] * 15
-    changes = get_detector("edivisive").detect(make_series(levels, no_runs_at={15, 16}))
+    changes = get_detector("edivisive").detect(make_series(levels, runs_at={15: 0, 16: 0}, failed_at={15: 5, 16: 5}))
     assert [(c.version, c.previous) for c in changes] == [("v17", "v14")]
 
 
 def test_min_change_drops_significant_but_small_changes():
     levels = [1.0] * 20 + [1.02] * 20
-    s = make_series(levels, run_sd=0.001, iter_sd=0.004, seed=1)
+    s = make_series(levels, run_sd=0.001, iteration_sd=0.004, rng=1)
     assert [c.version for c in get_detector("edivisive").detect(s)] == ["v20"]
     assert get_detector("edivisive", min_change=0.03).detect(s) == []
 
@@ -87,7 +77,7 @@ def test_interval_covers_the_true_change_at_its_level():
     # should miss the true change about 10% of the time (sd of the miss rate 2.1%).
     cover = n = 0
     for seed in range(200):
-        s = make_series([1.0] * 12 + [1.1] * 12, version_sd=0.02, runs=3, iters=10, seed=seed)
+        s = make_series([1.0] * 12 + [1.1] * 12, version_sd=0.02, n_runs=3, n_iterations=10, rng=seed)
         for c in get_detector("edivisive", confidence_level=0.90, n_permutations=49).detect(s):
             if c.version == "v12":
                 n += 1
@@ -98,8 +88,8 @@ def test_interval_covers_the_true_change_at_its_level():
 
 def test_reproducible_per_series_and_seeded_by_series_identity():
     levels = [1.0] * 20 + [1.003 ** k for k in range(1, 16)] + [1.003 ** 15] * 10
-    a = make_series(levels, version_sd=0.01, seed=9)
-    b = make_series(levels, version_sd=0.01, seed=9, name="other")
+    a = make_series(levels, version_sd=0.01, rng=9)
+    b = make_series(levels, version_sd=0.01, rng=9, benchmark="other")
     det = get_detector("edivisive")
     first = det.detect(a)
     assert first == det.detect(a) == get_detector("edivisive").detect(a)
@@ -110,7 +100,7 @@ def test_reproducible_per_series_and_seeded_by_series_identity():
 
 def test_zero_mean_segment_warns_and_is_skipped():
     levels = [1.0] * 10 + [5.0] * 10
-    s = make_series(levels, run_sd=0, iter_sd=0)
+    s = make_series(levels, run_sd=0, iteration_sd=0)
     for runs in s.runs[:10]:  # mean exactly zero before the change
         for r in runs:
             r[:] = np.where(np.arange(r.size) % 2, 1.0, -1.0)
@@ -135,8 +125,8 @@ def test_detector_validation(opts, match):
 def test_a_lone_change_survives_the_default_false_discovery_rate_control():
     # One permutation test per split tried is the family, not one per version pair: a 20% step in a
     # long history must survive Benjamini-Hochberg at 5% with 199 permutations (p >= 1/200).
-    from regbench.analysis import detect_series
+    from regbench.detect.driver import detect_changes
 
-    res = detect_series([make_series([1.0] * 30 + [1.2] * 30)], method="edivisive")
+    res = detect_changes([make_series([1.0] * 30 + [1.2] * 30)], method="edivisive")
     assert [c.version for c in res.changes] == ["v30"]
     assert res.n_tests == 2 and res.fdr_applied

@@ -8,21 +8,8 @@ import pytest
 
 from regbench.detect import get_detector
 from regbench.detect.forecast import ALPHAS, ForecastDetector, one_step_forecasts
+from regbench.evaluate.synthetic import make_series
 from regbench.model import Series, VersionInfo
-
-
-def make_series(levels, *, runs=5, iters=20, run_sd=0.005, iter_sd=0.02, direction="lower", seed=0,
-                empty_at=()):
-    """Versions at the given levels (value sd about 0.003 * level); runs differ by a factor."""
-    rng = np.random.default_rng(seed)
-    s = Series("bench", "default", "m1", "s", direction)
-    for k, level in enumerate(levels):
-        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
-        s.runs.append([] if k in empty_at else
-                      [level * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters)) for _ in range(runs)])
-        s.failed.append(0)
-        s.warmup.append(0)
-    return s
 
 
 def values_series(x, direction="lower"):
@@ -53,7 +40,7 @@ def test_direction_and_sign_of_a_drop():
 
 def test_the_level_restarts_so_a_staircase_gives_one_report_per_step():
     levels = [1.0] * 30 + [1.1] * 30 + [1.2] * 30 + [1.1] * 30
-    changes = get_detector("forecast").detect(make_series(levels, seed=2))
+    changes = get_detector("forecast").detect(make_series(levels, rng=2))
     assert [(c.version, c.kind) for c in changes] == [("v30", "regression"), ("v60", "regression"),
                                                        ("v90", "improvement")]
 
@@ -124,7 +111,7 @@ def test_an_outlier_at_the_newest_version_is_reported():
 
 
 def test_min_change_and_confidence_level():
-    s = make_series([1.0] * 40 + [1.02] * 40, iter_sd=0.005, run_sd=0.001)
+    s = make_series([1.0] * 40 + [1.02] * 40, iteration_sd=0.005, run_sd=0.001)
     assert [c.version for c in get_detector("forecast").detect(s)] == ["v40"]
     assert get_detector("forecast", min_change=0.03).detect(s) == []
     # A lower level gives a narrower interval of the same change with the same p-value.
@@ -135,7 +122,7 @@ def test_min_change_and_confidence_level():
 
 
 def test_versions_without_runs_are_skipped_and_previous_bridges_them():
-    s = make_series([1.0] * 40 + [1.05] * 40, empty_at={39, 40})
+    s = make_series([1.0] * 40 + [1.05] * 40, runs_at={39: 0, 40: 0})
     changes = get_detector("forecast").detect(s)
     assert [(c.version, c.previous) for c in changes] == [("v41", "v38")]
 

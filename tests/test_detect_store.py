@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from regbench.analysis import detect_incremental, detect_store, save_detection_state
+from regbench.detect.driver import detect_changes, save_detection_state
 from regbench.detect import Change
 from regbench.detect.fdr import control_fdr
 from regbench.model import RunRecord, VersionInfo
@@ -57,7 +57,7 @@ def test_detect_records_alerts_once_and_saves_states(stepped):
     assert sorted((a["benchmark"], a["version"], a["kind"]) for a in listed) == [
         ("a", "v030", "regression"), ("c", "v020", "improvement")]
     with Store(stepped, create=False) as s:
-        from regbench.analysis import options_key
+        from regbench.detect.driver import options_key
 
         states = load_states(s, "auto", options_key("auto", None, 0.99, {}))
     assert set(states) == {("a", "default", "local"), ("b", "default", "local"), ("c", "default", "local")}
@@ -73,10 +73,10 @@ def test_dry_run_writes_nothing(stepped):
 
 def test_incremental_pass_checks_only_new_versions_and_matches_truth(stepped):
     with Store(stepped, create=False) as s:
-        full = detect_store(s)
+        full = detect_changes(s)
         save_detection_state(s, full)
         fill(s, {"a": [1.1] * 3, "b": [1.0, 1.0, 1.08], "c": [0.9] * 3}, start=50, seed=5)
-        inc = detect_incremental(s)
+        inc = detect_changes(s, incremental=True)
     assert inc.incremental and inc.n_tests == 9  # 3 series x 3 new versions, one hypothesis each
     assert [(c.benchmark, c.version, c.previous, c.kind) for c in inc.changes] == [("b", "v052", "v051", "regression")]
     assert {k: st["last_version"] for k, st in inc.states} == {
@@ -85,8 +85,8 @@ def test_incremental_pass_checks_only_new_versions_and_matches_truth(stepped):
 
 def test_incremental_without_saved_state_is_a_full_pass(stepped):
     with Store(stepped, create=False) as s:
-        inc = detect_incremental(s)
-        full = detect_store(s)
+        inc = detect_changes(s, incremental=True)
+        full = detect_changes(s)
     assert [c.to_json() for c in inc.changes] == [c.to_json() for c in full.changes]
     assert inc.n_tests == full.n_tests
 
@@ -111,8 +111,8 @@ def test_workers_give_the_same_answer_as_one_process(tmp_path):
         levels[f"bench{b:02d}"] = lv
     with Store(path) as s:
         fill(s, levels, runs=4, iters=5)
-        one = detect_store(s, jobs=1, batch=20)
-        two = detect_store(s, jobs=2, batch=20)
+        one = detect_changes(s, jobs=1, batch=20)
+        two = detect_changes(s, jobs=2, batch=20)
     assert one.n_series == two.n_series == 60
     assert [c.to_json() for c in one.changes] == [c.to_json() for c in two.changes]
     assert {c.benchmark for c in one.changes} == {f"bench{b:02d}" for b in range(0, 60, 7)}
@@ -158,7 +158,6 @@ def test_changes_without_p_values_pass_through():
 def test_fdr_holds_over_many_quiet_and_some_stepped_series():
     # 400 series, 40 with a real 5-15% step: the fraction of reported changes that are false stays
     # below q (here none at all should be), and every real step is reported.
-    from regbench.analysis import detect_series
     from regbench.model import Series, VersionInfo
 
     rng = np.random.default_rng(11)
@@ -176,7 +175,7 @@ def test_fdr_holds_over_many_quiet_and_some_stepped_series():
         if at is not None:
             truth[s.benchmark] = "v20"
         series.append(s)
-    res = detect_series(series, method="auto", fdr=0.05)
+    res = detect_changes(series, method="auto", fdr=0.05)
     found = {(c.benchmark, c.version) for c in res.changes}
     assert found == set(truth.items())
     assert res.fdr_applied and res.n_series == 400 and res.n_tests >= 400
@@ -196,9 +195,9 @@ def test_bh_adjust_matches_statsmodels():
 
 def test_incremental_checks_a_benchmark_added_later_with_old_versions(stepped):
     with Store(stepped, create=False) as s:
-        save_detection_state(s, detect_store(s))
+        save_detection_state(s, detect_changes(s))
         fill(s, {"late": [1.0] * 10 + [1.2] * 10}, start=0, seed=8)  # versions v000-v019: all old
-        inc = detect_incremental(s)
+        inc = detect_changes(s, incremental=True)
     assert [(c.benchmark, c.version) for c in inc.changes] == [("late", "v010")]
     assert {k[0] for k, _ in inc.states} == {"late"}
 
@@ -219,7 +218,6 @@ def test_benjamini_hochberg_binds_across_many_series():
     # 300 quiet series and a per-test level loose enough (alpha 0.05 in the search) for a few
     # false candidates: without FDR control some are reported, with it (q = 5%) none survive,
     # while a real 20% step still does.
-    from regbench.analysis import detect_series
     from regbench.model import Series, VersionInfo
 
     rng = np.random.default_rng(21)
@@ -234,8 +232,8 @@ def test_benjamini_hochberg_binds_across_many_series():
             s.warmup.append(0)
         series.append(s)
     loose = dict(method="auto", min_change=0.0, alpha=0.05)
-    without = detect_series(series, fdr=None, **loose)
-    with_fdr = detect_series(series, fdr=0.05, **loose)
+    without = detect_changes(series, fdr=None, **loose)
+    with_fdr = detect_changes(series, fdr=0.05, **loose)
     assert len([c for c in without.changes if c.benchmark != "b300"]) >= 3
     assert [(c.benchmark, c.version) for c in with_fdr.changes] == [("b300", "v15")]
     assert len(with_fdr.dropped) >= 3

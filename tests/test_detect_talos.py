@@ -8,22 +8,8 @@ import pytest
 
 from regbench.detect import get_detector
 from regbench.detect.talos_ttest import TalosTTest, version_means, welch_null_quantile, welch_null_sf
+from regbench.evaluate.synthetic import make_series
 from regbench.model import Series, VersionInfo
-
-
-def make_series(levels, *, runs=5, iters=20, run_sd=0.005, iter_sd=0.02, direction="lower", seed=0,
-                empty_at=()):
-    """Versions at the given levels; runs differ by a random factor (seed 000 s.2), iterations by
-    iid noise.  The value of a version (mean of run means) has sd about 0.003 * level."""
-    rng = np.random.default_rng(seed)
-    s = Series("bench", "default", "m1", "s", direction)
-    for k, level in enumerate(levels):
-        s.versions.append(VersionInfo(name=f"v{k}", id=k + 1))
-        s.runs.append([] if k in empty_at else
-                      [level * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, iter_sd, iters)) for _ in range(runs)])
-        s.failed.append(0)
-        s.warmup.append(0)
-    return s
 
 
 def values_series(x, direction="lower"):
@@ -64,7 +50,7 @@ def test_version_means_are_means_of_run_means_and_skip_versions_without_runs():
 
 
 def test_versions_without_runs_are_skipped_and_previous_bridges_them():
-    s = make_series([1.0] * 40 + [1.05] * 40, empty_at={39, 40})
+    s = make_series([1.0] * 40 + [1.05] * 40, runs_at={39: 0, 40: 0})
     changes = get_detector("talos-ttest").detect(s)
     assert [(c.version, c.previous) for c in changes] == [("v41", "v38")]
 
@@ -96,7 +82,7 @@ def test_the_threshold_of_9_is_a_per_version_level_of_5e_6_and_quantile_inverts_
 
 def test_per_version_p_values_are_calibrated_on_quiet_series():
     d = get_detector("talos-ttest")
-    p = np.concatenate([d.statistics(make_series([1.0] * 100, seed=seed)).p_value for seed in range(150)])
+    p = np.concatenate([d.statistics(make_series([1.0] * 100, rng=seed)).p_value for seed in range(150)])
     assert p.size == 150 * 86  # versions 10 .. 95: a back window of at least 10, a full fore window
     # Neighbouring versions share windows, so the tolerance is wider than binomial; three seed
     # ranges gave 0.098-0.102 and 0.0100-0.0111.  Welch-Satterthwaite p-values would give about
@@ -109,7 +95,7 @@ def test_quiet_series_false_alarm_rate_is_that_of_the_paper_threshold():
     # 200 quiet series of 100 versions, 17,200 tested versions: at |t| > 9 the expected number of
     # firing versions is below 0.1.  A threshold of 4 (p about 0.005 per version) fires hundreds
     # of times, so the bound would catch a wrong threshold.
-    series = [make_series([1.0] * 100, seed=seed) for seed in range(200)]
+    series = [make_series([1.0] * 100, rng=seed) for seed in range(200)]
     assert sum(len(get_detector("talos-ttest").detect(s)) for s in series) <= 1
     assert sum(len(get_detector("talos-ttest", threshold=4.0).detect(s)) for s in series) > 20
 
@@ -154,7 +140,7 @@ def test_two_steps_fifteen_versions_apart_are_both_found():
 
 
 def test_min_change_drops_significant_but_small_changes():
-    s = make_series([1.0] * 40 + [1.02] * 40, iter_sd=0.005, run_sd=0.001)
+    s = make_series([1.0] * 40 + [1.02] * 40, iteration_sd=0.005, run_sd=0.001)
     assert [c.version for c in get_detector("talos-ttest").detect(s)] == ["v40"]
     assert get_detector("talos-ttest", min_change=0.03).detect(s) == []
 

@@ -21,6 +21,7 @@ from regbench.evaluate import (
     render,
     score,
 )
+from regbench.errors import MissingDependency
 from regbench.evaluate import baselines
 from regbench.evaluate.corpus import MARGIN, _allocate
 from regbench.model import Series, VersionInfo
@@ -291,7 +292,7 @@ def test_otava_wrapper_finds_the_step():
 
 def test_missing_otava_is_a_note_with_the_install_hint(tiny, monkeypatch):
     def missing():
-        raise baselines.MissingDependency(f"apache-otava is not installed ({baselines.INSTALL_HINT})")
+        raise MissingDependency(f"apache-otava is not installed ({baselines.INSTALL_HINT})")
 
     monkeypatch.setattr(baselines, "_load_otava", missing)
     result = evaluate(tiny, ["perfherder", "otava-mean"])

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from regbench.analysis import detect_changes, summarize
+from regbench.analysis import summarize
+from regbench.detect.driver import detect_changes
 from regbench.errors import StoreError
 from regbench.ingest import import_file
 from regbench.model import RunRecord
@@ -74,9 +75,10 @@ def test_import_export_summary_and_detection_agree_with_sqlite(pg_store, sqlite_
     pg_sum = [(s.benchmark, s.version, s.plain.mean, s.plain.half_width) for s in summarize(pg_store)]
     lite_sum = [(s.benchmark, s.version, s.plain.mean, s.plain.half_width) for s in summarize(sqlite_store)]
     assert pg_sum == lite_sum
-    changes = detect_changes(pg_store)
+    changes = detect_changes(pg_store, method="ci-overlap", fdr=None).changes
     assert [(c.benchmark, c.version, c.previous) for c in changes] == [("fft", "v3", "v2"), ("ping,tcp", "v3", "v2")]
-    assert [c.to_json() for c in changes] == [c.to_json() for c in detect_changes(sqlite_store)]
+    assert [c.to_json() for c in changes] == [c.to_json() for c in detect_changes(sqlite_store, method="ci-overlap",
+                                                                                   fdr=None).changes]
 
 
 def test_a_failing_batch_leaves_nothing_behind(pg_store):

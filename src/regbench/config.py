@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NoReturn, TypeGuard
 
 from .errors import ConfigError
-from .model import DIRECTIONS
+from .model import CHANGE_KINDS, DIRECTIONS
 
 CONFIG_NAME = "regbench.toml"
 
@@ -191,7 +191,6 @@ class NoiseControl:
 
 #: Sink types of ``[[notify]]`` (regbench.notify has one class per type).
 NOTIFY_TYPES = ("terminal", "json", "markdown", "webhook", "email")
-ALERT_KINDS = ("regression", "improvement")
 
 
 @dataclass(frozen=True)
@@ -201,7 +200,7 @@ class NotifySpec:
 
     type: str
     name: str
-    kinds: tuple[str, ...] = ALERT_KINDS
+    kinds: tuple[str, ...] = CHANGE_KINDS
     options: dict = field(default_factory=dict)
 
 
@@ -634,8 +633,8 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
             fail(f"{label}: `name` must be a non-empty string of at most 100 characters")
         if any(s.name == name for s in specs):
             fail(f"{label}: another sink is named {name!r}: give each [[notify]] of one type a `name`")
-        kinds = table.get("kinds", list(ALERT_KINDS))
-        if not isinstance(kinds, list) or not kinds or not all(x in ALERT_KINDS for x in kinds):
+        kinds = table.get("kinds", list(CHANGE_KINDS))
+        if not isinstance(kinds, list) or not kinds or not all(x in CHANGE_KINDS for x in kinds):
             fail(f"{label}: `kinds` must be a non-empty list of \"regression\" and \"improvement\"")
         options = {}
         for key, (ok, default, what) in allowed.items():

@@ -8,7 +8,7 @@ which are warm-up iterations that analyses discard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -315,3 +315,73 @@ class StoredRun(RunInfo):
 
 # ------------------------------------------------------------------------------------ alerts
 # (the alert record and its vocabulary's helpers)
+
+#: Who the alert events written by detection itself are attributed to.
+SYSTEM_ACTOR = "regbench"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert as stored, with its series and versions by name.
+
+    ``version`` is the first version that shows the change and ``previous`` the last one before
+    it (as in a :class:`~regbench.detect.Change`); ``kind`` is one of :data:`CHANGE_KINDS` and
+    ``status`` one of :data:`ALERT_STATUSES`; ``change`` is the relative change of the central
+    value with its interval ``[ci_low, ci_high]`` (the tightest any method gave); ``methods``
+    are every detector that found it.  ``uid`` is a random key, unique across stores, sent with
+    every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is the version whose
+    change restored performance and ``fixed_by_alert`` that change's alert; on that restoring
+    alert, ``restores`` is the alert it fixed.  Times are UTC without a time zone.
+    """
+
+    id: int
+    uid: str
+    benchmark: str
+    config: str
+    machine: str
+    unit: str
+    direction: str
+    version: str
+    previous: str
+    kind: str
+    change: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    methods: tuple[str, ...]
+    status: str
+    fixed_by: str | None
+    fixed_by_alert: int | None
+    created_at: datetime
+    updated_at: datetime
+    restores: int | None = None
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        return (self.benchmark, self.config, self.machine)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (times in ISO 8601 with ``Z``); the key order is stable."""
+        return {
+            "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
+            "machine": self.machine, "unit": self.unit, "direction": self.direction,
+            "version": self.version, "previous": self.previous, "kind": self.kind,
+            "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high,
+            "p_value": self.p_value, "methods": list(self.methods), "status": self.status,
+            "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
+            "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+        }
+
+
+def iso(when: datetime | None) -> str | None:
+    """A naive UTC time in ISO 8601 with ``Z`` (None stays None)."""
+    return None if when is None else when.isoformat(timespec="seconds") + "Z"
+
+
+def as_utc(now: datetime | None) -> datetime:
+    """``now`` as naive UTC (the store's convention); the current time when None."""
+    if now is None:
+        return datetime.now(UTC).replace(tzinfo=None)
+    if now.tzinfo is not None:
+        return now.astimezone(UTC).replace(tzinfo=None)
+    return now

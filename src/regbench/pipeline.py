@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .analysis import DetectionResult
+    from .detect.driver import DetectionResult
     from .config import ProjectConfig
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome
@@ -129,10 +129,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         The project's configuration: alert suppression, the ``[[notify]]`` sinks, and what
         bisection builds and runs. None when there is no ``regbench.toml``.
     method, benchmark, min_change, confidence_level, fdr
-        Of the detection (:func:`regbench.analysis.detect_store`); ``fdr`` is the false discovery
-        rate controlled across series, None for none.
+        Of the detection (:func:`regbench.detect.driver.detect_changes`); ``fdr`` is the false
+        discovery rate controlled across series, None for none.
     incremental : bool
-        Check only versions newer than the last saved pass (:func:`regbench.analysis.detect_incremental`).
+        Check only versions newer than the last saved pass.
     jobs : int, optional
         Worker processes of a full pass [default: the number of CPUs].
     dry_run : bool
@@ -160,22 +160,20 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     ConfigError
         For the combinations :func:`check_detect_options` refuses, before any work.
     """
-    from . import analysis
+    from .detect.driver import detect_changes, save_detection_state
 
     check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify)
-    common = {"method": method, "benchmark": benchmark, "min_change": min_change,
-              "confidence_level": confidence_level, "fdr": fdr}
     with _entered(progress) as report:
-        if incremental:
-            result = analysis.detect_incremental(store, progress=report, **common)
-        else:
-            result = analysis.detect_store(store, jobs=jobs or os.cpu_count() or 1, progress=report, **common)
+        # An incremental pass checks a few new versions per series: one process does it fastest.
+        result = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
+                                confidence_level=confidence_level, fdr=fdr, incremental=incremental,
+                                jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report)
     alerts = None
     if not dry_run:
         from .detect.alerts import record_alerts
 
         alerts = record_alerts(store, list(result.changes), config=config)
-        analysis.save_detection_state(store, result, min_change=min_change, confidence_level=confidence_level)
+        save_detection_state(store, result)
     entries = tuple(DetectedChange(c) for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
@@ -278,9 +276,9 @@ def run_demo(directory: Path | None = None, *, seed: int | None = None, reporter
     -------
     DemoOutcome
     """
-    from . import analysis
     from .config import load_config
     from .demo_project import create_demo_repo
+    from .detect.driver import detect_changes
     from .run.campaign import run_campaign
     from .store import Store
 
@@ -297,8 +295,8 @@ def run_demo(directory: Path | None = None, *, seed: int | None = None, reporter
         with _entered(reporter) as campaign_reporter:
             campaign = run_campaign(config, store, revisions=",".join(demo.commits), seed=seed,
                                     reporter=campaign_reporter, command="regbench demo")
-        changes = analysis.detect_store(store, method=DEMO_METHOD, min_change=DEMO_MIN_CHANGE,
-                                        confidence_level=DEMO_CONFIDENCE, jobs=1).changes
+        changes = detect_changes(store, method=DEMO_METHOD, min_change=DEMO_MIN_CHANGE,
+                                 confidence_level=DEMO_CONFIDENCE, jobs=1).changes
     return DemoOutcome(demo, subjects, store_path, campaign, tuple(changes), DEMO_METHOD, DEMO_CONFIDENCE,
                        DEMO_MIN_CHANGE, time.perf_counter() - started)
 

@@ -44,26 +44,79 @@ seed 004 s.5: "a confirmation mechanism can be used to ignore or overwrite detec
 drops if ... the change ... was expected") or back to ``new`` (reopen), with who, when and why;
 setting the status it already has is an error, and ``fixed`` is set by detection only.  Every
 step is an event in the alert's history.
+
+**Where alerts are kept.**  The rules read and write through two small protocols declared here:
+:class:`Transaction` (the alert tables inside one transaction) and :class:`AlertRepository` (how
+to run work in one, retried on a conflict).  The results store's ``Store`` is a repository and
+its ``alerts`` module implements both, so this module never imports the store; callers pass the
+store: ``record_alerts(store, changes)``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol, TypeVar
 
-from ..errors import ConfigError, NotFoundError
-from ..store.alerts import (ALERT_KINDS, OPEN_STATUSES, SYSTEM_ACTOR, Alert, AlertError, AlertTransaction,
-                            alert_transaction, as_utc, run_in_transaction)
+from ..errors import AlertError, ConfigError, NotFoundError
+from ..model import CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, as_utc
 from .base import Change
 
 #: Candidate versions at most this many versions apart are the same step.
 SPAN_TOLERANCE = 1
 #: The smallest tolerance of "performance is restored" (relative level).
 FIX_FLOOR = 0.01
-#: Statuses a person may set with :func:`set_status`.
-TRIAGE_STATUSES = ("new", "acknowledged", "invalid", "expected")
+
+R = TypeVar("R")
+
+
+# --------------------------------------------------------------------- where alerts are kept
+class Transaction(Protocol):
+    """The alert tables inside one open transaction: all the rules below read and write.
+
+    The store's ``AlertTransaction`` is one.  Every method raises
+    :class:`~regbench.errors.NotFoundError` for a benchmark, configuration, machine or version
+    that is not in the store.
+    """
+
+    def position(self, version: str) -> int:
+        """The version's position in history order."""
+        ...
+
+    def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
+        """Every alert of one series (any status), oldest first."""
+        ...
+
+    def alerts(self, ids: Sequence[int]) -> list[Alert]:
+        """The alerts with these ids, as they are now."""
+        ...
+
+    def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
+               change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
+               methods: Sequence[str], now: datetime, why: str) -> Alert:
+        """Insert a ``new`` alert and its first event (by :data:`~regbench.model.SYSTEM_ACTOR`)."""
+        ...
+
+    def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
+               **values) -> None:
+        """Change columns of one alert (``fixed_by`` by version name; ``clear_fix`` forgets a fix)."""
+        ...
+
+    def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
+        """Add a step to an alert's history."""
+        ...
+
+
+class AlertRepository(Protocol):
+    """Where alerts are kept (the results store's ``Store`` is one)."""
+
+    def run_alert_transaction(self, work: Callable[[Transaction], R], *, attempts: int = 3) -> R:
+        """``work(tx)`` in one transaction: committed when it returns, rolled back when it raises, and
+        run again from scratch (up to ``attempts`` times in all) when a concurrent writer made it
+        conflict."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -131,13 +184,14 @@ def is_suppressed(config, benchmark: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ record_alerts
-def record_alerts(store, changes: Iterable[Change], *, config=None, now: datetime | None = None) -> AlertOutcome:
+def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, config=None,
+                  now: datetime | None = None) -> AlertOutcome:
     """Record the changes of a detection as alerts, idempotently, in one transaction.
 
     Parameters
     ----------
-    store : regbench.store.Store
-        The results store (it holds the notification repository).
+    repository : AlertRepository
+        Where alerts are kept: the results store (it holds the notification repository).
     changes : iterable of Change
         Changes from any detectors, in any order; versions must be in the store.
     config : regbench.config.ProjectConfig, optional
@@ -166,15 +220,15 @@ def record_alerts(store, changes: Iterable[Change], *, config=None, now: datetim
     now = as_utc(now)
     changes = list(changes)
     for c in changes:
-        if c.kind not in ALERT_KINDS:
+        if c.kind not in CHANGE_KINDS:
             raise ValueError(f"`kind` of a change must be 'regression' or 'improvement', got {c.kind!r}")
         if not math.isfinite(c.change):
             raise ValueError(f"`change` of a change must be finite, got {c.change!r} "
                              f"({c.benchmark} at {c.version})")
-    return run_in_transaction(store, lambda tx: _record(tx, changes, config=config, now=now))
+    return repository.run_alert_transaction(lambda tx: _record(tx, changes, config=config, now=now))
 
 
-def _record(tx: AlertTransaction, changes: list[Change], *, config, now: datetime) -> AlertOutcome:
+def _record(tx: Transaction, changes: list[Change], *, config, now: datetime) -> AlertOutcome:
     created: dict[int, Alert] = {}
     merged: dict[int, Alert] = {}
     fixed: dict[int, Alert] = {}
@@ -236,7 +290,7 @@ def _record(tx: AlertTransaction, changes: list[Change], *, config, now: datetim
                         suppressed=tuple(suppressed), fixed=tuple(fixed.values()))
 
 
-def _merge(tx: AlertTransaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
+def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
     """Fold a change into the alert it is the same step as; write only what changes."""
     values: dict = {}
     reasons = []
@@ -261,7 +315,7 @@ def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
     first = span(new.version, new.previous)[0]
     best = None
     for a in alerts:
-        if a.kind != "regression" or a.status not in OPEN_STATUSES:
+        if a.kind != "regression" or a.status not in OPEN_ALERT_STATUSES:
             continue
         if span(a.version, a.previous)[1] >= first:  # not strictly before the restoring step
             continue
@@ -272,13 +326,14 @@ def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
 
 
 # --------------------------------------------------------------------------------- lifecycle
-def set_status(store, ids: Iterable[int], status: str, *, who: str, why: str | None = None,
+def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, who: str, why: str | None = None,
                now: datetime | None = None) -> list[Alert]:
     """Triage alerts: set ``status`` on every alert of ``ids``, all or none, with who/when/why.
 
     Parameters
     ----------
-    store : regbench.store.Store
+    repository : AlertRepository
+        Where alerts are kept (the results store).
     ids : iterable of int
         Alert ids.
     status : {"new", "acknowledged", "invalid", "expected"}
@@ -314,7 +369,8 @@ def set_status(store, ids: Iterable[int], status: str, *, who: str, why: str | N
     if not who or not who.strip():
         raise ConfigError("`who` must name the person deciding")
     now = as_utc(now)
-    with alert_transaction(store) as tx:
+
+    def triage(tx: Transaction) -> list[Alert]:
         found = {a.id: a for a in tx.alerts(ids)}
         for i in ids:
             if i not in found:
@@ -325,8 +381,11 @@ def set_status(store, ids: Iterable[int], status: str, *, who: str, why: str | N
             tx.update(i, now=now, status=status, clear_fix=found[i].status == "fixed")
             tx.add_event(i, status, who=who.strip(), why=why, now=now)
         out = {a.id: a for a in tx.alerts(ids)}
-    return [out[i] for i in ids]
+        return [out[i] for i in ids]
+
+    # All or none, once: a person's decision is not retried behind their back.
+    return repository.run_alert_transaction(triage, attempts=1)
 
 
-__all__ = ["AlertError", "AlertOutcome", "FIX_FLOOR", "SPAN_TOLERANCE", "TRIAGE_STATUSES", "candidate_span",
+__all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Transaction", "candidate_span",
            "is_suppressed", "record_alerts", "restores", "same_step", "set_status", "span_gap"]

@@ -8,6 +8,7 @@ arrays handed to them; they never read the store (DESIGN.md layering).
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ..model import Series
@@ -55,7 +56,14 @@ def kind_of(change: float, direction: str) -> str:
 
 
 class Detector(abc.ABC):
-    """A change detector; subclasses set :attr:`name` and implement :meth:`detect`."""
+    """A change detector; subclasses set :attr:`name` and implement :meth:`detect`.
+
+    This class is the whole contract between detectors and the driver
+    (:mod:`regbench.detect.driver`): a detector that tests differently overrides
+    :meth:`detect_counted`; one that can go on from a saved state sets :attr:`incremental` and
+    implements :meth:`detect_with_state` and :meth:`check_new` (and, to pool the work of many
+    series, :meth:`check_new_many`).
+    """
 
     name: str = ""
     #: Whether the changes carry p-values (and so can take part in false-discovery-rate control).
@@ -96,6 +104,16 @@ class Detector(abc.ABC):
         Returns the changes, the hypotheses tested and the new state.
         """
         raise NotImplementedError(f"{self.name} does not detect incrementally")
+
+    def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
+        """:meth:`check_new` of many series at once; ``items`` are ``(state, series)`` pairs.
+
+        An incremental pass over a store checks one or two new versions of every series, so a
+        detector whose per-series cost is mostly fixed overhead may override this to pool the
+        work.  The result must be what :meth:`check_new` gives for each pair, in order; by
+        default it is exactly that.
+        """
+        return [self.check_new(state, series) for state, series in items]
 
 
 REGISTRY: dict[str, type[Detector]] = {}

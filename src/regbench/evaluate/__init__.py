@@ -4,6 +4,8 @@
 module         contents
 =============  ================================================================================
 ``corpus``     :func:`make_corpus`: series of every kind with their true changes
+``synthetic``  :func:`make_series`: one history at given levels, runs and iterations (what
+               detector tests are written against)
 ``score``      matching detections to true changes; :class:`Score` (recall, precision, F1,
                false alarms per 1,000 version pairs, delay)
 ``baselines``  the Perfherder rule and Apache Otava, as detectors outside the registry
@@ -13,12 +15,14 @@ module         contents
 Re-run the published table with ``regbench evaluate --format markdown`` (docs/evaluation.md).
 """
 
-from .baselines import BASELINES, INSTALL_HINT, MissingDependency, OtavaBaseline, PerfherderRule
+from ..errors import MissingDependency
+from .baselines import BASELINES, INSTALL_HINT, OtavaBaseline, PerfherderRule
 from .corpus import DEFAULT_KINDS, KINDS, RELEVANT, Corpus, LabelledSeries, NoiseProfile, TrueChange, make_corpus
 from .runner import EvaluationResult, all_methods, evaluate, render, table_rows
 from .score import DEFAULT_TOLERANCE, Score, SeriesMatch, match_series, score
+from .synthetic import make_series
 
 __all__ = ["BASELINES", "DEFAULT_KINDS", "DEFAULT_TOLERANCE", "INSTALL_HINT", "KINDS", "RELEVANT", "Corpus",
            "EvaluationResult", "LabelledSeries", "MissingDependency", "NoiseProfile", "OtavaBaseline",
            "PerfherderRule", "Score", "SeriesMatch", "TrueChange", "all_methods", "evaluate", "make_corpus",
-           "match_series", "render", "score", "table_rows"]
+           "make_series", "match_series", "render", "score", "table_rows"]

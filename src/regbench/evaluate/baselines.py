@@ -34,7 +34,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..detect import Change, Detector, kind_of
-from ..errors import MissingDependency
 from ..model import Series
 
 INSTALL_HINT = "pip install 'regbench[evaluate]'"
@@ -220,7 +219,7 @@ BASELINES: dict[str, Callable[[], Detector]] = {
 
 
 def make_baseline(name: str) -> Detector:
-    """A baseline by name; :class:`MissingDependency` when it needs a package not installed."""
+    """A baseline by name; :class:`~regbench.errors.MissingDependency` when it needs a package not installed."""
     try:
         factory = BASELINES[name]
     except KeyError:

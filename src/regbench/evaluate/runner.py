@@ -19,7 +19,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from ..detect import BUILTIN, Change, Detector, available_methods, get_detector
-from .baselines import BASELINES, MissingDependency, make_baseline
+from ..errors import MissingDependency
+from .baselines import BASELINES, make_baseline
 from .corpus import Corpus
 from .score import DEFAULT_TOLERANCE, Score, error_score, match_series, score
 
@@ -70,7 +71,7 @@ def resolve(name: str) -> Detector:
     """The detector (or baseline) called ``name``, built with its defaults.
 
     Raises :class:`ModuleNotFoundError` when a registered method's module is not there, and
-    :class:`~.baselines.MissingDependency` when a baseline's package is not installed.
+    :class:`~regbench.errors.MissingDependency` when a baseline's package is not installed.
     """
     if name in BASELINES:
         return make_baseline(name)

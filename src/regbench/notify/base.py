@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import ClassVar
 
 from ..errors import ConfigError, SinkError
-from ..store.alerts import ALERT_KINDS, Alert
+from ..model import CHANGE_KINDS, Alert
 
 #: Version of the JSON that sinks write or post (the JSON file, the webhook's ``regbench`` field).
 FORMAT_VERSION = 1
@@ -37,7 +37,7 @@ class Sink(abc.ABC):
     #: False: every alert due in one call (a file or a screen shows them together).
     per_alert: ClassVar[bool] = True
 
-    def __init__(self, name: str | None = None, *, kinds: Sequence[str] = ALERT_KINDS):
+    def __init__(self, name: str | None = None, *, kinds: Sequence[str] = CHANGE_KINDS):
         self.name = name or self.type
         self.kinds = tuple(kinds)
 

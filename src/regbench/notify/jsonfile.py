@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from ..store.alerts import Alert, iso
+from ..model import Alert, iso
 from .base import FORMAT_VERSION, Sink, register
 from .files import write_atomically
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from ..store.alerts import Alert
+from ..model import Alert
 from .base import Sink, pct, register
 from .files import write_atomically
 

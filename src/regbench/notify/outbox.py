@@ -32,8 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..model import as_utc
 from ..store import Store
-from ..store.alerts import as_utc, claim, due_alerts, mark_failed, mark_sent
+from ..store.alerts import claim, due_alerts, mark_failed, mark_sent
 from .base import Sink, one_line
 
 #: How long a claimed delivery is left to its notify before another call may send it again.

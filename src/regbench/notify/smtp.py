@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
 
-from ..store.alerts import Alert
+from ..model import Alert
 from .base import Sink, SinkError, details, headline, pct, register, series_label
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TextIO
 
-from ..store.alerts import Alert
+from ..model import Alert
 from .base import Sink, headline, register
 
 

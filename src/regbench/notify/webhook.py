@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from .. import __version__
-from ..store.alerts import Alert
+from ..model import Alert
 from .base import FORMAT_VERSION, Sink, SinkError, details, headline, register
 
 RETRYABLE_STATUS = frozenset({408, 429})

@@ -12,7 +12,7 @@ from .console import console, emit_json, emit_table, fmt_pct
 from .sequential import bisect_json, print_bisect
 
 if TYPE_CHECKING:
-    from ..analysis import DetectionResult
+    from ..detect.driver import DetectionResult
     from ..detect.alerts import AlertOutcome
     from ..detect.base import Change
     from ..pipeline import DetectOutcome

@@ -27,6 +27,8 @@ module             contents
                    confidence sequence and the changed / no change decision (Lai 1976; Wang and
                    Ramdas 2024)
 ``variance``       whether the spread changed: Brown-Forsythe / Levene (seed 003 s.3.3.1)
+``segments``       robust run means, per-version summaries and the two-level (versions x runs)
+                   test of adjacent segments of a history (seed 000 s.2-3, seed 001 s.2.1, s.4.2)
 =================  ==========================================================================
 """
 
@@ -62,6 +64,10 @@ _LAZY = {
     "sequential": ("ConfidenceSequence", "SequentialDecision", "SimulationResult", "DECISIONS",
                    "t_mixture_cs", "t_mixture_path", "sequential_decision", "simulate_error_rates"),
     "variance": ("VarianceComparison", "variance_change", "VARIANCE_VERDICTS"),
+    "segments": ("VersionStats", "SegmentStats", "SegmentTest", "TwoLevelT", "robust_run_means", "fence_bounds",
+                 "stats_of_runs", "version_stats", "version_stats_many", "mode_stats", "two_level_t",
+                 "compare_segments", "segment_test", "ratio_interval", "version_variance",
+                 "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 

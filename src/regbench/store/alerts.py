@@ -4,8 +4,11 @@ Seed 001 s.2: "to avoid repetitive or redundant notifications, the analysis modu
 notification repository for a history of notifications".  This module is that repository's
 storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_delivery`` tables
 (:mod:`regbench.store.schema`, migration 0002).  The *rules* (what is the same alert, what fixes
-one, which status may follow which) live in :mod:`regbench.detect.alerts`; the outbox that sends
-alerts to sinks lives in :mod:`regbench.notify.outbox`.  Both use only the functions here.
+one, which status may follow which) live in :mod:`regbench.detect.alerts`, which works through
+the protocols it declares, implemented here: :class:`AlertTransaction` and
+:func:`run_in_transaction` (which :meth:`Store.run_alert_transaction` offers).  The outbox that
+sends alerts to sinks lives in :mod:`regbench.notify.outbox`.  The :class:`~regbench.model.Alert`
+record and the alert vocabulary are in :mod:`regbench.model`.
 
 Every time is UTC without a time zone, as elsewhere in the store.
 """
@@ -16,78 +19,18 @@ import contextlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from ..errors import AlertError, NotFoundError, StoreError
-from ..model import VersionInfo
+from ..errors import NotFoundError, StoreError
+from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, VersionInfo
 from . import schema as t
-from .db import Store, _history_key, utcnow
+from .db import Store, _history_key
 
 R = TypeVar("R")
-
-ALERT_STATUSES = t.ALERT_STATUSES
-#: Statuses an alert is still "open" in: detection may still mark it fixed.
-OPEN_STATUSES = ("new", "acknowledged")
-ALERT_KINDS = ("regression", "improvement")
-
-#: Who the events written by detection itself are attributed to.
-SYSTEM_ACTOR = "regbench"
-
-
-@dataclass(frozen=True)
-class Alert:
-    """One alert as stored, with its series and versions by name.
-
-    ``version`` is the first version that shows the change and ``previous`` the last one before
-    it (as in a :class:`~regbench.detect.Change`); ``change`` is the relative change of the
-    central value with its interval ``[ci_low, ci_high]`` (the tightest any method gave);
-    ``methods`` are every detector that found it.  ``uid`` is a random key, unique across
-    stores, sent with every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is
-    the version whose change restored performance and ``fixed_by_alert`` that change's alert;
-    on that restoring alert, ``restores`` is the alert it fixed.
-    """
-
-    id: int
-    uid: str
-    benchmark: str
-    config: str
-    machine: str
-    unit: str
-    direction: str
-    version: str
-    previous: str
-    kind: str
-    change: float
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    methods: tuple[str, ...]
-    status: str
-    fixed_by: str | None
-    fixed_by_alert: int | None
-    created_at: datetime
-    updated_at: datetime
-    restores: int | None = None
-
-    @property
-    def series(self) -> tuple[str, str, str]:
-        return (self.benchmark, self.config, self.machine)
-
-    def to_json(self) -> dict:
-        """A JSON-ready dict (times in ISO 8601 with ``Z``); the key order is stable."""
-        return {
-            "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
-            "machine": self.machine, "unit": self.unit, "direction": self.direction,
-            "version": self.version, "previous": self.previous, "kind": self.kind,
-            "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "p_value": self.p_value, "methods": list(self.methods), "status": self.status,
-            "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
-            "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
-        }
 
 
 @dataclass(frozen=True)
@@ -117,19 +60,6 @@ class Delivery:
     last_error: str | None
     next_attempt_at: datetime | None
     sent_at: datetime | None
-
-
-def iso(when: datetime | None) -> str | None:
-    return None if when is None else when.isoformat(timespec="seconds") + "Z"
-
-
-def as_utc(now: datetime | None) -> datetime:
-    """``now`` as naive UTC (the store's convention); the current time when None."""
-    if now is None:
-        return utcnow()
-    if now.tzinfo is not None:
-        return now.astimezone(UTC).replace(tzinfo=None)
-    return now
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -211,8 +141,9 @@ def deliveries(store: Store, *, alert_id: int | None = None, sink: str | None = 
 class AlertTransaction:
     """The alert tables inside one open transaction (see :func:`alert_transaction`).
 
-    :mod:`regbench.detect.alerts` applies its rules through these methods only, so that every
-    change of one detection (or one triage command) commits together or not at all.
+    :mod:`regbench.detect.alerts` applies its rules through these methods only (its
+    :class:`~regbench.detect.alerts.Transaction` protocol), so that every change of one detection
+    (or one triage command) commits together or not at all.
     """
 
     def __init__(self, store: Store, conn: Connection):
@@ -317,7 +248,7 @@ def run_in_transaction(store: Store, work: Callable[[AlertTransaction], R], *, a
 
 
 # --------------------------------------------------------------------- deliveries (the outbox)
-def due_alerts(store: Store, sink: str, *, now: datetime, kinds: Sequence[str] = ALERT_KINDS,
+def due_alerts(store: Store, sink: str, *, now: datetime, kinds: Sequence[str] = CHANGE_KINDS,
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 

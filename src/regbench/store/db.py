@@ -559,6 +559,50 @@ class Store:
         with self.engine.connect() as conn:
             yield from conn.execute(q)
 
+    # ------------------------------- what detection needs (regbench.detect.driver, detect.alerts)
+    @property
+    def shareable(self) -> bool:
+        """Whether another process can open this store by its URL (an in-memory SQLite store cannot)."""
+        return not (self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:"))
+
+    def __reduce__(self):
+        """A store pickles as its URL: unpickling opens it again, without creating it (how
+        detection's worker processes open the store)."""
+        if not self.shareable:
+            raise StoreError(f"the store {self.url} lives in this process's memory: another process cannot open it")
+        return (self._reopen, (self.url,))
+
+    @classmethod
+    def _reopen(cls, url: str) -> Store:
+        return cls(url, create=False)
+
+    def benchmark_names(self) -> list[str]:
+        """Every stored benchmark's name, sorted."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(sa.select(t.benchmark.c.name).order_by(t.benchmark.c.name)).scalars())
+
+    def load_detection_states(self, method: str, options: str) -> dict[tuple[str, str, str], dict]:
+        """Saved detector states of ``method`` computed with ``options``, by series
+        (:func:`regbench.store.state.load_states`)."""
+        from .state import load_states
+
+        return load_states(self, method, options)
+
+    def save_detection_states(self, method: str, options: str, states: Iterable[tuple[tuple[str, str, str], dict]]
+                              ) -> int:
+        """Replace the saved states of these series for ``method`` (:func:`regbench.store.state.save_states`)."""
+        from .state import save_states
+
+        return save_states(self, method, options, states)
+
+    def run_alert_transaction(self, work, *, attempts: int = 3):
+        """``work(tx)`` in one transaction over the alert tables, run again from scratch when a
+        concurrent writer made it conflict (:func:`regbench.store.alerts.run_in_transaction`):
+        the repository of :mod:`regbench.detect.alerts`."""
+        from .alerts import run_in_transaction
+
+        return run_in_transaction(self, work, attempts=attempts)
+
 
 def _history_key(v: VersionInfo):
     # Versions with a timestamp come in time order; ties and versions without one keep the order

@@ -112,8 +112,8 @@ sa.Index("ix_run_series", run.c.benchmark_id, run.c.config_id, run.c.machine_id,
 # the analysis module consults the notification repository"), added by migration 0002.
 # See regbench.detect.alerts for the rules that fill it and regbench.notify for the outbox.
 
-#: Lifecycle of an alert (Perfherder-like triage; ``expected`` is seed 004 s.5's intended slowdown).
-ALERT_STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
+# An alert's ``status`` is one of regbench.model.ALERT_STATUSES (Perfherder-like triage; ``expected``
+# is seed 004 s.5's intended slowdown) and its ``kind`` one of regbench.model.CHANGE_KINDS.
 #: State of one alert's delivery to one sink.
 DELIVERY_STATES = ("pending", "sent", "failed")
 

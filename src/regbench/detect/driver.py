@@ -1,0 +1,424 @@
+"""The detection driver: one detector over many series, with the false discovery rate controlled.
+
+:func:`detect_changes` is the one entry point.  It reads series from a :class:`SeriesSource` (what
+it needs of a results store; the store's ``Store`` is one, structurally, and this package never
+imports the store) or takes series handed to it, runs one detector over them through the
+:class:`~regbench.detect.base.Detector` contract only, and controls the false discovery rate once
+over every hypothesis tested (:mod:`regbench.detect.fdr`).
+
+Every way of running goes through one loop:
+
+* the work is cut into :class:`Batch` es: ``batch`` benchmarks to load from the source at a time
+  (memory stays bounded whatever the store's size), or series already at hand, each with the
+  saved state it goes on from (None: a full pass);
+* each batch gives a :class:`Tally` (changes, hypotheses tested, series, states to save): series
+  with a state are checked incrementally, all at once (:meth:`Detector.check_new_many`), the
+  others get a full pass (:meth:`Detector.detect_with_state`);
+* the tallies of all batches are merged, in order, here or from ``jobs`` worker processes that
+  open the source themselves (it pickles as a way to reopen it, when it is :attr:`shareable
+  <SeriesSource.shareable>`); only tallies travel back, and the output does not depend on
+  timing.
+
+An incremental pass (``incremental=True``) plans differently and runs the same loop: series with
+a state saved by an earlier pass with the same options load just their newer versions and go on
+from it; series without one get a full pass once they have a new version, and a source without
+any saved state a full pass of everything.  :func:`save_detection_state` saves a result's states
+for the next incremental pass.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from ..errors import ConfigError
+from ..model import Series, VersionInfo
+from .base import Change, Detector, get_detector
+
+#: Detection's default false discovery rate across series (Benjamini-Hochberg).
+DEFAULT_FDR = 0.05
+
+#: A series' identity: (benchmark, configuration, machine).
+SeriesKey = tuple[str, str, str]
+
+#: ``progress(done, total)``: called after each batch.
+Progress = Callable[[int, int], None]
+
+
+# ------------------------------------------------------------------------------- what it reads
+@runtime_checkable
+class SeriesSource(Protocol):
+    """What the driver reads from a results store (the store's ``Store`` is one).
+
+    For ``jobs > 1`` a source must pickle as a way to open it again in another process, and say
+    whether it can (:attr:`shareable`).
+    """
+
+    @property
+    def shareable(self) -> bool:
+        """Whether worker processes can open this source themselves (an in-memory database cannot)."""
+        ...
+
+    def load_series(self, benchmark: str | Iterable[str] | None = None, *, config: str | None = None,
+                    machine: str | None = None, versions: Iterable[str] | None = None) -> list[Series]:
+        """The series of these benchmarks (None: all) on this configuration and machine (None: all),
+        with only these versions (None: all), each in history order; sorted by series key.
+        Raises :class:`~regbench.errors.NotFoundError` for an unknown name."""
+        ...
+
+    def benchmark_names(self) -> list[str]:
+        """Every benchmark's name, sorted."""
+        ...
+
+    def versions(self) -> list[VersionInfo]:
+        """Every version, in history order."""
+        ...
+
+    def load_detection_states(self, method: str, options: str) -> dict[SeriesKey, dict]:
+        """The states saved by :func:`save_detection_state` for ``method`` with these ``options``
+        (:func:`options_key`), by series."""
+        ...
+
+
+class StateStore(Protocol):
+    """Where :func:`save_detection_state` saves states (the store's ``Store`` is one)."""
+
+    def save_detection_states(self, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
+        """Replace the saved states of these series for ``method``; return how many were saved."""
+        ...
+
+
+# ------------------------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class DetectionResult:
+    """Changes found over many series, with what the false-discovery-rate control did.
+
+    Attributes
+    ----------
+    method : str
+        The detector.
+    changes : tuple of Change
+        The reported changes: those that survived the control, or all of them when ``fdr`` is
+        None or the method gives no p-values.  Sorted by series (benchmark, configuration,
+        machine), in history order within a series.
+    dropped : tuple of Change
+        The candidates the control removed.
+    n_series : int
+        Series examined (in an incremental pass: those with new versions, and those checked for
+        the first time).
+    n_tests : int
+        Hypotheses tested across them (the family of the control).
+    fdr : float or None
+        The false discovery rate asked for.
+    fdr_applied : bool
+        Whether the control could apply (the method gives p-values).
+    states : tuple of ((str, str, str), dict)
+        ``(series key, state)`` to save for the next incremental pass (incremental detectors only).
+    incremental : bool
+        Whether this was an incremental pass.
+    options : str
+        The detector options the states depend on (:func:`options_key`).
+    """
+
+    method: str
+    changes: tuple[Change, ...]
+    dropped: tuple[Change, ...]
+    n_series: int
+    n_tests: int
+    fdr: float | None
+    fdr_applied: bool
+    states: tuple[tuple[SeriesKey, dict], ...] = ()
+    incremental: bool = False
+    options: str = ""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What detection found in some series; the tallies of disjoint series merge (:meth:`merge`).
+
+    Attributes
+    ----------
+    changes : tuple of Change
+        Before false-discovery-rate control.
+    n_tests : int
+        Hypotheses tested.
+    n_series : int
+        Series examined.
+    states : tuple of ((str, str, str), dict)
+        States to save, for the series whose detector gave one.
+    """
+
+    changes: tuple[Change, ...] = ()
+    n_tests: int = 0
+    n_series: int = 0
+    states: tuple[tuple[SeriesKey, dict], ...] = ()
+
+    @classmethod
+    def of(cls, series: Series, changes: Sequence[Change], n_tests: int, state: dict | None = None) -> Tally:
+        """The tally of one series."""
+        return cls(tuple(changes), n_tests, 1, () if state is None else ((series_key(series), state),))
+
+    @classmethod
+    def merge(cls, tallies: Iterable[Tally]) -> Tally:
+        """The tallies added up, in order (one pass: no quadratic tuple building)."""
+        changes: list[Change] = []
+        states: list[tuple[SeriesKey, dict]] = []
+        n_tests = n_series = 0
+        for t in tallies:
+            changes += t.changes
+            states += t.states
+            n_tests += t.n_tests
+            n_series += t.n_series
+        return cls(tuple(changes), n_tests, n_series, tuple(states))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One unit of the driver's work.
+
+    ``items`` are series at hand, each with the state to go on from (None: a full pass);
+    ``names`` are benchmarks to load from the source for a full pass of each of their series in
+    scope, except the series in ``skip``.
+    """
+
+    items: tuple[tuple[Series, dict | None], ...] = ()
+    names: tuple[str, ...] = ()
+    skip: frozenset[SeriesKey] = frozenset()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which series a detection covers: one benchmark, configuration, machine, or all (None)."""
+
+    benchmark: str | None = None
+    config: str | None = None
+    machine: str | None = None
+
+    def covers(self, key: SeriesKey) -> bool:
+        """Whether the series with this key is in scope."""
+        return all(want is None or want == have for want, have in zip((self.benchmark, self.config, self.machine),
+                                                                       key, strict=True))
+
+
+def series_key(series: Series) -> SeriesKey:
+    """(benchmark, configuration, machine): what identifies a series and its saved state."""
+    return (series.benchmark, series.config, series.machine)
+
+
+# ------------------------------------------------------------------------------------ options
+def detector_options(min_change: float | None, confidence_level: float, options: dict) -> dict:
+    """The keyword arguments of the detector: ``min_change`` None keeps the detector's default."""
+    if min_change is not None:
+        options = {**options, "min_change": min_change}
+    return {**options, "confidence_level": confidence_level}
+
+
+def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
+    """The detector options a saved state depends on, as a canonical string."""
+    return json.dumps({"method": method, **detector_options(min_change, confidence_level, options)}, sort_keys=True)
+
+
+# -------------------------------------------------------------------------------- entry point
+def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "auto", benchmark: str | None = None,
+                   config: str | None = None, machine: str | None = None, min_change: float | None = None,
+                   confidence_level: float = 0.99, fdr: float | None = DEFAULT_FDR, incremental: bool = False,
+                   jobs: int = 1, batch: int = 50, progress: Progress | None = None, **options) -> DetectionResult:
+    """Run one detector over many series and control the false discovery rate across them.
+
+    Parameters
+    ----------
+    source : SeriesSource or iterable of Series
+        A results store (every series, or those the filters select), or series at hand (those
+        the filters select; such a source has no saved states and is never shared).
+    method : str, keyword-only
+        A registered detector (:func:`regbench.detect.available_methods`).
+    benchmark, config, machine : str, optional, keyword-only
+        Only this benchmark, configuration, machine.
+    min_change : float, optional, keyword-only
+        Smallest relative change to report; None keeps the detector's own default.
+    confidence_level : float, keyword-only
+        Of the changes' intervals.
+    fdr : float or None, keyword-only
+        With a method that gives p-values, Benjamini-Hochberg at this level runs over every
+        hypothesis tested in every series (:func:`regbench.detect.fdr.control_fdr`); None
+        reports every change the method finds.
+    incremental : bool, keyword-only
+        Check only the versions that arrived since each series' last saved state (see the module
+        docstring).  A version stored *before* a series' last checked version in history (a
+        back-filled old commit) is not looked at: a full pass covers it.
+    jobs : int, keyword-only
+        Worker processes; each opens the source itself.  Used only when the source is shareable
+        and there is more than one batch.
+    batch : int, keyword-only
+        Benchmarks (or series at hand) per unit of work.
+    progress : callable, optional, keyword-only
+        ``progress(done, total)`` after each batch.
+    **options
+        More options of the detector.
+
+    Returns
+    -------
+    DetectionResult
+
+    Raises
+    ------
+    ConfigError
+        An unknown method, or ``incremental`` with a method that has no incremental mode.
+    NotFoundError
+        A filter names something the source does not have.
+    ValueError
+        An invalid detector option, ``jobs`` or ``batch``.
+    """
+    for name, value in (("jobs", jobs), ("batch", batch)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer")
+    detector = get_detector(method, **detector_options(min_change, confidence_level, options))  # validate first
+    if incremental and not detector.incremental:
+        raise ConfigError(f"method {method!r} has no incremental mode (auto has)")
+    key = options_key(method, min_change, confidence_level, options)
+    scope = Scope(benchmark, config, machine)
+    if isinstance(source, SeriesSource):
+        batches = _incremental_plan(source, scope, method, key, batch) if incremental else None
+        if batches is None:  # not incremental, or nothing checked before: a full pass
+            batches = _full_plan(source, scope, batch)
+    else:
+        series = [s for s in source if scope.covers(series_key(s))]
+        batches = [Batch(items=tuple((s, None) for s in series[i:i + batch])) for i in range(0, len(series), batch)]
+        source = None
+    tally = _run(detector, batches, source, scope, jobs=jobs, progress=progress)
+    return _finish(detector, tally, fdr, incremental=incremental, options=key)
+
+
+def save_detection_state(target: StateStore, result: DetectionResult) -> int:
+    """Save the states of a detection result for the next incremental pass; return how many."""
+    if not result.states:
+        return 0
+    if not result.options:
+        raise ValueError("`result` does not say which detector options its states depend on")
+    return target.save_detection_states(result.method, result.options, result.states)
+
+
+# ----------------------------------------------------------------------------------- planning
+def _full_plan(source: SeriesSource, scope: Scope, batch: int) -> list[Batch]:
+    names = [scope.benchmark] if scope.benchmark is not None else source.benchmark_names()
+    return [Batch(names=tuple(names[i:i + batch])) for i in range(0, len(names), batch)]
+
+
+def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str, batch: int) -> list[Batch] | None:
+    """The batches of an incremental pass, or None when nothing was checked before (a full pass)."""
+    saved = {k: v for k, v in source.load_detection_states(method, key).items() if scope.covers(k)}
+    if not saved:
+        return None
+    order = {v.name: k for k, v in enumerate(source.versions())}
+    saved = {k: v for k, v in saved.items() if v["last_version"] in order}
+    oldest = min((order[v["last_version"]] for v in saved.values()), default=-1)
+    newer = [name for name, pos in order.items() if pos > oldest]
+    tails: list[tuple[Series, dict | None]] = []
+    fresh: set[str] = set()
+    if newer:
+        for s in source.load_series(scope.benchmark, config=scope.config, machine=scope.machine, versions=newer):
+            state = saved.get(series_key(s))
+            if state is None:
+                fresh.add(s.benchmark)  # a series never checked: a full pass, as it has new data
+                continue
+            tail = _after(s, order, order[state["last_version"]])
+            if tail is not None:
+                tails.append((tail, state))
+    # Benchmarks never checked at all get a full pass whatever their versions (a benchmark added
+    # with old versions only has nothing "newer" to load above).  A new configuration or machine
+    # of a checked benchmark is found when it gets a new version.
+    checked = {k[0] for k in saved}
+    fresh |= {b for b in source.benchmark_names()
+              if b not in checked and (scope.benchmark is None or b == scope.benchmark)}
+    names = sorted(fresh)
+    skip = frozenset(saved)
+    return ([Batch(items=tuple(tails))] if tails else []) + \
+        [Batch(names=tuple(names[i:i + batch]), skip=skip) for i in range(0, len(names), batch)]
+
+
+def _after(s: Series, order: dict[str, int], last: int) -> Series | None:
+    """The versions of ``s`` after history position ``last`` that have runs, or None."""
+    keep = [j for j, v in enumerate(s.versions) if order[v.name] > last and s.runs[j]]
+    if not keep:
+        return None
+    return Series(s.benchmark, s.config, s.machine, s.unit, s.direction, [s.versions[j] for j in keep],
+                  [s.runs[j] for j in keep], [s.failed[j] for j in keep], [s.warmup[j] for j in keep])
+
+
+# ---------------------------------------------------------------------------------- the loop
+def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None, scope: Scope) -> Tally:
+    """The tally of one batch: series with a state checked incrementally (all at once), the others
+    in a full pass."""
+    items = list(batch.items)
+    if batch.names:
+        loaded = source.load_series(list(batch.names), config=scope.config, machine=scope.machine)
+        items += [(s, None) for s in loaded if series_key(s) not in batch.skip]
+    pending = [(state, s) for s, state in items if state is not None]
+    checked = detector.check_new_many(pending) if pending else []
+    parts = [Tally.of(s, *res) for (_, s), res in zip(pending, checked, strict=True)]
+    parts += [Tally.of(s, *detector.detect_with_state(s)) for s, state in items if state is None]
+    return Tally.merge(parts)
+
+
+def _run(detector: Detector, batches: list[Batch], source: SeriesSource | None, scope: Scope, *, jobs: int,
+         progress: Progress | None) -> Tally:
+    """Every batch's tally, merged in order: here, or in worker processes."""
+    if jobs > 1 and len(batches) > 1 and source is not None and source.shareable:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: no fork of a process that may run a progress-bar thread or hold database connections.
+        with ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_init_worker, initargs=(source, detector, scope)) as pool:
+            futures = [pool.submit(_worker_batch, b) for b in batches]
+            # In submission order: the output does not depend on timing.
+            return _accumulate((f.result() for f in futures), len(batches), progress)
+    return _accumulate((_detect_batch(detector, b, source, scope) for b in batches), len(batches), progress)
+
+
+def _accumulate(tallies: Iterable[Tally], total: int, progress: Progress | None) -> Tally:
+    parts = []
+    for k, tally in enumerate(tallies):
+        parts.append(tally)
+        if progress:
+            progress(k + 1, total)
+    return Tally.merge(parts)
+
+
+def _finish(detector: Detector, tally: Tally, fdr: float | None, *, incremental: bool, options: str
+            ) -> DetectionResult:
+    from .fdr import control_fdr
+
+    changes = sorted(tally.changes, key=_change_key)
+    extra = dict(states=tally.states, incremental=incremental, options=options)
+    if fdr is None:
+        return DetectionResult(detector.name, tuple(changes), (), tally.n_series, tally.n_tests, None, False, **extra)
+    res = control_fdr(changes, tally.n_tests, q=fdr)
+    return DetectionResult(detector.name, res.kept, res.dropped, tally.n_series, res.n_tests, fdr,
+                           res.applicable or detector.p_values, **extra)
+
+
+def _change_key(c: Change) -> SeriesKey:
+    return (c.benchmark, c.config, c.machine)
+
+
+# ------------------------------------------------------------------------------- worker side
+_WORKER: tuple[SeriesSource, Detector, Scope] | None = None
+
+
+def _init_worker(source: SeriesSource, detector: Detector, scope: Scope) -> None:
+    """Runs once in each worker process: the source arrives pickled, that is, opened again here."""
+    global _WORKER
+    _WORKER = (source, detector, scope)
+
+
+def _worker_batch(batch: Batch) -> Tally:
+    source, detector, scope = _WORKER
+    return _detect_batch(detector, batch, source, scope)
+
+
+__all__ = ["DEFAULT_FDR", "DetectionResult", "SeriesSource", "StateStore", "Tally", "detect_changes", "options_key",
+           "save_detection_state"]

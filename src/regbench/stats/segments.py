@@ -1,0 +1,683 @@
+"""Segments of a version history: robust run means, per-version summaries and the two-level test.
+
+A *segment* is a stretch of consecutive versions of one benchmark's history.  Runs, not
+iterations, are the unit of replication (seed 000, 000_833974a369fcaf36.txt, s.2), so every run
+is first reduced to one value, its mean, after dropping the samples that are an order of
+magnitude away from their version (seed 001, 001_0c28a3a14a5fab8a.txt, s.2.1: outliers "several
+orders of magnitude" long).  Each version is then summarised by the mean, the variance and the
+number of its run means (:class:`VersionStats`), and two adjacent segments are compared by a
+t test whose variance has two levels, as seed 000 s.3 has runs within an experiment:
+
+* runs within versions: the pooled within-version variance of run means ``s2w``;
+* versions within segments: a version-to-version component ``s2v`` (each version is a new
+  build, and builds that differ a little are not a change), by one-way ANOVA
+  (:func:`compare_segments`) or, for a whole history, robustly from successive differences
+  (:func:`version_variance`).
+
+The variance of a segment mean of ``k`` versions with ``n_j`` runs each is
+``s2v / k + s2w * sum(1 / n_j) / k**2``; the t statistic of two segments gets Satterthwaite's
+degrees of freedom (:func:`two_level_t`).  Segment statistics are sufficient and add up
+(:class:`SegmentStats`), so a new version is tested against the whole segment before it in
+constant time.  Per-mode summaries (:func:`mode_stats`) serve multimodal benchmarks, whose modes
+are compared one by one (seed 001 s.4.2; screened by :func:`bimodality_coefficient`).
+
+The change detector built on these is :mod:`regbench.detect.auto`.
+
+References
+----------
+seed 000 (000_833974a369fcaf36.txt) s.2 (runs are the replicates), s.3 (precision over runs x
+iterations, the two-level model this test extends by one level).
+seed 001 (001_0c28a3a14a5fab8a.txt) s.2.1 (outliers orders of magnitude away), s.4.2 (modes of
+complex benchmarks compared cluster by cluster).
+Satterthwaite, "An approximate distribution of estimates of variance components", Biometrics
+Bulletin 2 (1946) 110-114 (degrees of freedom of a sum of variance estimates).
+Rousseeuw and Croux, "Alternatives to the median absolute deviation", JASA 88 (1993) 1273-1283
+(the efficiency of a MAD-based variance, which sets :func:`version_variance`'s degrees of freedom).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import check_confidence
+
+#: Versions a series needs before its version-to-version variance is estimated from the whole
+#: history (:func:`version_variance`); with fewer, each test estimates it from its own segments.
+MIN_VERSIONS_FOR_VERSION_VAR = 6
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VersionStats:
+    """Per-version summaries of a history: the versions with at least one usable run.
+
+    Attributes
+    ----------
+    index : numpy.ndarray of int
+        ``index[j]`` is the position, in the runs handed over, of the j-th summarised version
+        (versions without runs, or whose run values are all NaN, are left out).
+    mean : numpy.ndarray
+        Mean of the version's run means.
+    var : numpy.ndarray
+        Variance (ddof=1) of the version's run means; NaN with one run.
+    n : numpy.ndarray of int
+        Number of run means of the version.
+    """
+
+    index: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    n: np.ndarray
+
+
+@dataclass(frozen=True)
+class SegmentStats:
+    """Sufficient statistics of a segment of versions for :func:`compare_segments`.
+
+    Two segments' statistics add up (``a + b``), which makes testing a new version against the
+    segment before it constant-time.
+
+    Attributes
+    ----------
+    k : int
+        Number of versions.
+    sum_m, sum_m2 : float
+        Sum and sum of squares of the version means.
+    ss_within : float
+        Sum over versions of ``(n - 1) * var`` of their run means.
+    df_within : float
+        Sum of ``n - 1`` over versions with two runs or more.
+    sum_inv_n : float
+        Sum over versions of ``1 / n``.
+    """
+
+    k: int
+    sum_m: float
+    sum_m2: float
+    ss_within: float
+    df_within: float
+    sum_inv_n: float
+
+    @classmethod
+    def of(cls, vs: VersionStats, start: int, stop: int) -> SegmentStats:
+        """The statistics of versions ``[start, stop)`` of ``vs`` (indices into its arrays)."""
+        m, n, v = vs.mean[start:stop], vs.n[start:stop], vs.var[start:stop]
+        multi = n > 1
+        return cls(int(m.size), float(m.sum()), float((m * m).sum()), float(((n[multi] - 1) * v[multi]).sum()),
+                   float((n[multi] - 1).sum()), float((1.0 / n).sum()))
+
+    def __add__(self, other: SegmentStats) -> SegmentStats:
+        return SegmentStats(self.k + other.k, self.sum_m + other.sum_m, self.sum_m2 + other.sum_m2,
+                            self.ss_within + other.ss_within, self.df_within + other.df_within,
+                            self.sum_inv_n + other.sum_inv_n)
+
+    @property
+    def mean(self) -> float:
+        """Mean of the version means."""
+        return self.sum_m / self.k
+
+    @property
+    def ss_between(self) -> float:
+        """Sum of squared deviations of the version means from the segment mean."""
+        return max(0.0, self.sum_m2 - self.sum_m**2 / self.k)
+
+
+@dataclass(frozen=True)
+class SegmentTest:
+    """Two-level comparison of two adjacent segments of versions (:func:`compare_segments`).
+
+    Attributes
+    ----------
+    mean_left, mean_right : float
+        The segment means (means of their version means).
+    se_left, se_right : float
+        Standard errors of the segment means under the two-level model.
+    t : float
+        ``(mean_right - mean_left) / sqrt(se_left**2 + se_right**2)``; +-inf when both segments
+        are noiseless and differ, NaN when undecidable.
+    df : float
+        Satterthwaite's degrees of freedom (inf when the difference is exact).
+    p_value : float
+        Two-sided p-value of ``t`` (0 when the difference is exact, NaN when undecidable).
+    """
+
+    mean_left: float
+    mean_right: float
+    se_left: float
+    se_right: float
+    t: float
+    df: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class TwoLevelT:
+    """The two-level t test of :func:`two_level_t`, for one pair of segments or arrays of pairs.
+
+    Every attribute is a float (a 0-d array) for scalar input and an array of the broadcast
+    shape for array input.
+
+    Attributes
+    ----------
+    mean_left, mean_right
+        The segment means, as given.
+    var_left, var_right
+        Variances of the segment means: ``s2v / k + s2w * sum(1/n) / k**2``.
+    t
+        ``(mean_right - mean_left) / sqrt(var_left + var_right)``; +-inf when there is no noise at
+        all and the means differ, NaN when undecidable.
+    df
+        Satterthwaite's degrees of freedom of the two variance terms (inf for an exact
+        difference, NaN when undecidable).
+    p_value
+        Two-sided p-value of ``t`` on ``df`` degrees of freedom (0 for an exact difference).
+    """
+
+    mean_left: float | np.ndarray
+    mean_right: float | np.ndarray
+    var_left: float | np.ndarray
+    var_right: float | np.ndarray
+    t: float | np.ndarray
+    df: float | np.ndarray
+    p_value: float | np.ndarray
+
+
+# --------------------------------------------------------------------------------------------
+# Runs and versions
+# --------------------------------------------------------------------------------------------
+
+def _check_fence(fence: float) -> None:
+    if not isinstance(fence, numbers.Real) or not fence > 0:
+        raise ValueError("`fence` must be positive")
+
+
+def _check_group(group, n: int) -> np.ndarray:
+    if group is None:
+        return np.zeros(n, dtype=int)
+    group = np.asarray(group)
+    if group.shape != (n,):
+        raise ValueError("`group` must give one version per run")
+    return group
+
+
+def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, the lowest and highest sample :func:`robust_run_means` keeps.
+
+    Parameters
+    ----------
+    runs : sequence of numpy.ndarray
+        The samples of each run.
+    group : array_like of int, optional, keyword-only
+        The version of each run (0, 1, ...); default: all runs are of one version.
+    fence : float, keyword-only
+        How many times beyond its version's 90th (or below its 10th) percentile a sample is left
+        out; ``inf`` trims nothing.
+
+    Returns
+    -------
+    lo, hi : numpy.ndarray
+        Bounds per run; ``-inf``/``inf`` (no trimming) for runs of versions whose data is not
+        all positive, for empty runs, or when ``fence`` is inf.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``fence`` or a ``group`` of the wrong length.
+    """
+    _check_fence(fence)
+    n = len(runs)
+    group = _check_group(group, n)
+    sizes = np.array([r.size for r in runs])
+    q = np.full((n, 2), np.nan)
+    positive = np.ones(n, dtype=bool)
+    for size in np.unique(sizes):
+        if size == 0:
+            continue
+        idx = np.flatnonzero(sizes == size)
+        block = np.stack([runs[i] for i in idx])
+        q[idx] = np.quantile(block, [0.1, 0.9], axis=1).T
+        positive[idx] = block.min(axis=1) > 0
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    if not np.isfinite(fence) or n == 0:
+        return lo, hi
+    # Per-version thresholds: the median of the runs' percentiles.
+    order = np.argsort(group, kind="stable")
+    per = np.bincount(group)
+    per = per[per > 0]
+    if np.all(per == per[0]):  # the same number of runs in every version: one vectorised median
+        med = np.nanmedian(q[order].reshape(per.size, per[0], 2), axis=1)
+        version_q = np.repeat(med, per[0], axis=0)
+    else:
+        version_q = np.empty((n, 2))
+        for part in np.split(np.arange(n), np.cumsum(per)[:-1]):
+            version_q[part] = np.nanmedian(q[order[part]], axis=0)
+    lo[order] = version_q[:, 0] / fence
+    hi[order] = version_q[:, 1] * fence
+    trim = positive & (lo > 0)
+    lo[~trim] = -np.inf
+    hi[~trim] = np.inf
+    return lo, hi
+
+
+def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0) -> np.ndarray:
+    """Mean of each run after dropping samples an order of magnitude away from their version.
+
+    A sample is left out when it is more than ``fence`` times the 90th percentile of its
+    version's samples, or less than the 10th percentile divided by ``fence`` (positive data
+    only).  The percentile of a version is the median over its runs of the runs' percentiles,
+    so a few outliers cannot move it.  Percentiles rather than quartiles, because the slow mode
+    of a bimodal benchmark (a cache miss, seed 001 s.4.2) may hold only 10-25% of the samples and
+    is not an outlier; seed 001 s.2.1's outliers are "several orders of magnitude" away, which a
+    fence of 10 times catches.  A run with every sample fenced out keeps its plain mean.
+
+    Runs of equal length are stacked and handled at once (the usual case: a plan fixes the
+    iterations), so thousands of runs cost a few numpy calls.
+
+    Parameters
+    ----------
+    runs : sequence of numpy.ndarray
+        The samples of each run.
+    group : array_like of int, optional, keyword-only
+        The version of each run (0, 1, ...); default: all runs are of one version.
+    fence : float, keyword-only
+        See above; ``inf`` gives the plain run means.
+
+    Returns
+    -------
+    numpy.ndarray
+        One mean per run (NaN for an empty run).
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``fence`` or a ``group`` of the wrong length.
+
+    References
+    ----------
+    seed 000 s.2 (runs are the replicates); seed 001 s.2.1 (outliers), s.4.2 (modes).
+    """
+    n = len(runs)
+    out = np.full(n, np.nan)
+    sizes = np.array([r.size for r in runs])
+    lo, hi = fence_bounds(runs, group=group, fence=fence)
+    for size in np.unique(sizes):
+        if size == 0:
+            continue
+        idx = np.flatnonzero(sizes == size)
+        block = np.stack([runs[i] for i in idx])
+        keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
+        kept = keep.sum(axis=1)
+        out[idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
+    return out
+
+
+def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray) -> VersionStats:
+    """Per-version summaries of one value per run.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One value per run (a run mean); NaN values are left out.
+    group : numpy.ndarray of int
+        ``group[i]`` is the position in ``index`` of run i's version.
+    index : numpy.ndarray of int
+        The versions' positions in the history, carried to :attr:`VersionStats.index`.
+
+    Returns
+    -------
+    VersionStats
+        Versions left without any value are dropped.
+    """
+    ok = np.isfinite(values)
+    values, group = values[ok], group[ok]
+    n = np.bincount(group, minlength=index.size)
+    has = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(group, weights=values, minlength=index.size) / n
+        dev2 = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=index.size)
+        var = np.where(n > 1, dev2 / np.maximum(n - 1, 1), np.nan)
+    return VersionStats(index[has], mean[has], var[has], n[has])
+
+
+def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Runs of the versions that have any, each run's version (as a position in ``index``), and
+    ``index``, the positions of those versions."""
+    counts = np.array([len(r) for r in runs], dtype=int)
+    index = np.flatnonzero(counts > 0)
+    flat = [r for k in index for r in runs[k]]
+    return flat, np.repeat(np.arange(index.size), counts[index]), index
+
+
+def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0) -> VersionStats:
+    """Per-version summaries of the robust run means of a history.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        ``runs[k]`` holds the samples of every run of version ``k`` (in history order); a
+        version may have none.
+    fence : float, keyword-only
+        Outlier fence of :func:`robust_run_means`.
+
+    Returns
+    -------
+    VersionStats
+        Of the versions with runs; ``index`` refers to positions in ``runs``.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``fence``.
+
+    See Also
+    --------
+    version_stats_many : the same for many histories at once.
+    """
+    _check_fence(fence)
+    flat, group, index = _flatten(runs)
+    if not flat:
+        return stats_of_runs(np.empty(0), group, index)
+    return stats_of_runs(robust_run_means(flat, group=group, fence=fence), group, index)
+
+
+def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0
+                       ) -> list[VersionStats]:
+    """:func:`version_stats` of many histories with one call of :func:`robust_run_means`.
+
+    For many short histories (an incremental detection pass: one new version each) the
+    per-call overhead of numpy, not the arithmetic, is the cost; pooling the runs of all
+    histories removes it.  The results equal those of :func:`version_stats` one by one.
+
+    Parameters
+    ----------
+    histories : sequence
+        One ``runs`` argument of :func:`version_stats` per history.
+    fence : float, keyword-only
+        Outlier fence of :func:`robust_run_means`.
+
+    Returns
+    -------
+    list of VersionStats
+        One per history, in order.
+    """
+    _check_fence(fence)
+    flats, groups, indexes = [], [], []
+    offset = 0
+    for runs in histories:
+        flat, group, index = _flatten(runs)
+        flats += flat
+        groups.append(group + offset)
+        indexes.append(index)
+        offset += index.size
+    if not flats:
+        return [version_stats(runs, fence=fence) for runs in histories]
+    group = np.concatenate(groups)
+    means = robust_run_means(flats, group=group, fence=fence)
+    out, start = [], 0
+    base = 0
+    for g, index in zip(groups, indexes, strict=True):
+        part = slice(start, start + g.size)
+        out.append(stats_of_runs(means[part], g - base, index))
+        start += g.size
+        base += index.size
+    return out
+
+
+def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0
+               ) -> list[VersionStats]:
+    """Per mode, the per-version summaries of each run's mean of its samples in that mode.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        As for :func:`version_stats`.
+    bounds : numpy.ndarray
+        Boundaries between modes, ``[-inf, b_1, ..., inf]``; mode ``j`` holds the samples in
+        ``(bounds[j], bounds[j + 1]]``.
+    fence : float, keyword-only
+        Samples outside the fences of :func:`robust_run_means` are left out first: far outliers
+        would otherwise land in the slowest mode.
+
+    Returns
+    -------
+    list of VersionStats
+        One per mode; a run without samples in a mode does not count for it.
+
+    References
+    ----------
+    seed 001 s.4.2: complex (multimodal) benchmarks compared cluster by cluster.
+    """
+    flat, group, index = _flatten(runs)
+    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence)
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        values = np.empty(len(flat))
+        for i, r in enumerate(flat):
+            inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
+            values[i] = inside.mean() if inside.size else np.nan
+        out.append(stats_of_runs(values, group, index))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Segments
+# --------------------------------------------------------------------------------------------
+
+def two_level_t(mean_left, mean_right, k_left, k_right, inv_n_left, inv_n_right, *, s2_within, df_within,
+                s2_version, df_version) -> TwoLevelT:
+    """The two-level t test of two segment means, for scalars or arrays of segment pairs alike.
+
+    Parameters
+    ----------
+    mean_left, mean_right : float or numpy.ndarray
+        Segment means (means of their version means).
+    k_left, k_right : float or numpy.ndarray
+        Versions in each segment.
+    inv_n_left, inv_n_right : float or numpy.ndarray
+        Sum over each segment's versions of ``1 / n`` (``n`` runs each).
+    s2_within, df_within : float or numpy.ndarray, keyword-only
+        Pooled within-version variance of run means and its degrees of freedom.
+    s2_version, df_version : float or numpy.ndarray, keyword-only
+        Version-to-version variance component and its degrees of freedom.
+
+    Returns
+    -------
+    TwoLevelT
+        Vectorised over the broadcast shape of the arguments.
+
+    Notes
+    -----
+    With no noise at all (an instruction count, a constant output) and different means, the
+    difference is certain, not undecidable: ``t = +-inf``, ``p = 0``.
+
+    References
+    ----------
+    seed 000 s.3 (the variance of a mean over runs x iterations, here versions x runs);
+    Satterthwaite (1946).
+    """
+    from scipy.special import stdtr  # Student's t CDF, without importing all of scipy.stats
+
+    ml, mr, kl, kr = mean_left, mean_right, k_left, k_right
+    s2w, df_w, s2v, df_b = s2_within, df_within, s2_version, df_version
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var_l = s2v / kl + s2w * inv_n_left / kl**2
+        var_r = s2v / kr + s2w * inv_n_right / kr**2
+        vv = s2v * (1 / kl + 1 / kr)
+        vw = var_l + var_r - vv
+        denom = np.where(np.asarray(df_b) > 0, vv**2 / np.maximum(df_b, 1e-300), 0.0) + \
+            np.where(np.asarray(df_w) > 0, vw**2 / np.maximum(df_w, 1e-300), 0.0)
+        df = np.where(denom > 0, (vv + vw) ** 2 / np.where(denom > 0, denom, 1.0), np.nan)
+        se = np.sqrt(var_l + var_r)
+        ok = (se > 0) & np.isfinite(df)
+        t = np.where(ok, (mr - ml) / np.where(se > 0, se, 1.0), np.nan)
+        p = np.where(ok, 2 * stdtr(np.where(ok, df, 1.0), -np.abs(np.where(ok, t, 0.0))), np.nan)
+        exact = (se == 0) & (np.asarray(mr) != np.asarray(ml))
+        t = np.where(exact, np.sign(np.asarray(mr) - np.asarray(ml)) * np.inf, t)
+        p = np.where(exact, 0.0, p)
+        df = np.where(exact & ~np.isfinite(df), np.inf, df)
+    return TwoLevelT(ml, mr, var_l, var_r, t, df, p)
+
+
+def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tuple[float, float] | None = None
+                     ) -> SegmentTest:
+    """Two-level comparison of segment means: versions within segments, runs within versions.
+
+    The variance of a segment mean is ``s2v / k + s2w * sum(1/n) / k**2``, with ``s2w`` the
+    pooled within-version variance of run means and ``s2v = max(0, MS_between - s2w * mean(1/n))``
+    the version-to-version component (one-way random-effects ANOVA, method of moments).  The t
+    statistic gets Satterthwaite's degrees of freedom from the two variance terms.
+
+    Parameters
+    ----------
+    left, right : SegmentStats
+        The segments before and after the split.
+    version_var : (float, float), optional, keyword-only
+        ``(s2v, df)``: the version component, instead of the two segments' ANOVA (as
+        :func:`version_variance` estimates it for a whole history, robustly to the steps that a
+        segment may still contain).  Without it, and with fewer than 3 degrees of freedom
+        between versions, the component is taken as 0: runs are the only replicates, as in
+        seed 000 s.5's comparison of two versions.
+
+    Returns
+    -------
+    SegmentTest
+
+    References
+    ----------
+    seed 000 s.3 (two levels of replication), s.5 (two versions compared); Satterthwaite (1946).
+    """
+    kl, kr = left.k, right.k
+    df_w = left.df_within + right.df_within
+    s2w = (left.ss_within + right.ss_within) / df_w if df_w > 0 else 0.0
+    mean_inv_n = (left.sum_inv_n + right.sum_inv_n) / (kl + kr)
+    if version_var is not None:
+        s2v, df_b = version_var
+    else:
+        df_b = kl + kr - 2
+        s2v = max(0.0, (left.ss_between + right.ss_between) / df_b - s2w * mean_inv_n) if df_b >= 3 else 0.0
+    res = two_level_t(left.mean, right.mean, kl, kr, left.sum_inv_n, right.sum_inv_n,
+                      s2_within=s2w, df_within=df_w, s2_version=s2v, df_version=df_b)
+    return SegmentTest(float(res.mean_left), float(res.mean_right), float(np.sqrt(res.var_left)),
+                       float(np.sqrt(res.var_right)), float(res.t), float(res.df), float(res.p_value))
+
+
+def segment_test(vs: VersionStats, start: int, split: int, stop: int, *,
+                 version_var: tuple[float, float] | None = None) -> SegmentTest:
+    """Compare versions ``[start, split)`` with ``[split, stop)`` of ``vs`` (indices into its
+    arrays) by :func:`compare_segments`."""
+    return compare_segments(SegmentStats.of(vs, start, split), SegmentStats.of(vs, split, stop),
+                            version_var=version_var)
+
+
+def ratio_interval(res: SegmentTest, confidence_level: float) -> tuple[float, float, float]:
+    """Relative change ``right / left - 1`` of a segment test and its interval.
+
+    Delta method, with the test's Student quantile and Satterthwaite degrees of freedom (a
+    normal quantile under-covers with few versions).
+
+    Parameters
+    ----------
+    res : SegmentTest
+    confidence_level : float
+        In (0, 1).
+
+    Returns
+    -------
+    change, ci_low, ci_high : float
+        NaN (undecidable) unless both segment means are positive: a ratio of levels of different
+        or negative sign means nothing.
+
+    Raises
+    ------
+    ValueError
+        For a ``confidence_level`` outside (0, 1).
+    """
+    from scipy.special import stdtrit
+
+    check_confidence(confidence_level)
+    ml, mr = res.mean_left, res.mean_right
+    if not (ml > 0 and mr > 0):
+        return np.nan, np.nan, np.nan
+    rel = mr / ml - 1.0
+    q = float(stdtrit(res.df, (1 + confidence_level) / 2)) if np.isfinite(res.df) else 0.0
+    se = float(np.sqrt(res.se_right**2 / ml**2 + mr**2 * res.se_left**2 / ml**4))
+    return float(rel), float(rel - q * se), float(rel + q * se)
+
+
+def version_variance(vs: VersionStats) -> tuple[float, float] | None:
+    """Version-to-version variance component of a history and its approximate degrees of freedom.
+
+    Half the squared MAD-scale of successive differences of version means estimates the
+    variance of a version mean about its local level; a few steps in the history barely move a
+    median, so undetected changes do not inflate it the way a segment's ANOVA would (which would
+    hide a second change in the segment of the first).  Subtracting the runs' share (pooled
+    within-version variance / n) leaves the version component.  A MAD-based variance has about
+    37% of the efficiency of the sample variance under normality (Rousseeuw and Croux 1993),
+    which sets the degrees of freedom.
+
+    Parameters
+    ----------
+    vs : VersionStats
+
+    Returns
+    -------
+    (float, float) or None
+        ``(s2v, df)``; None with fewer than :data:`MIN_VERSIONS_FOR_VERSION_VAR` versions, when
+        each test should estimate the component from its own two segments
+        (:func:`compare_segments` without ``version_var``).
+    """
+    k = vs.mean.size
+    if k < MIN_VERSIONS_FOR_VERSION_VAR:
+        return None
+    d = np.diff(vs.mean)
+    total = float((np.float64(1.482602218505602) * np.median(np.abs(d - np.median(d)))) ** 2 / 2)
+    multi = vs.n > 1
+    df_w = float((vs.n[multi] - 1).sum())
+    s2w = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df_w) if df_w > 0 else 0.0
+    return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.37 * (k - 2))
+
+
+def bimodality_coefficient(x: np.ndarray) -> float:
+    """Sarle's bimodality coefficient; above 5/9 suggests more than one mode.
+
+    From the bias-corrected sample skewness G1 and excess kurtosis G2 (the formulas of scipy's
+    ``skew``/``kurtosis`` with ``bias=False``, which the tests use as the reference), written
+    out because this screen runs on every history and scipy's wrappers cost more than the
+    arithmetic.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        One-dimensional sample.
+
+    Returns
+    -------
+    float
+        ``(G1**2 + 1) / (G2 + 3 (n - 1)**2 / ((n - 2)(n - 3)))``; 0 for fewer than 4 values or
+        a constant sample.
+
+    References
+    ----------
+    SAS/STAT User's Guide, PROC CLUSTER; Pfister et al., "Good things peak in pairs", Front.
+    Psychol. 4 (2013) 700.  seed 001 s.4.2 for why modes matter.
+    """
+    n = x.size
+    if n < 4:
+        return 0.0
+    d = x - x.mean()
+    m2 = float(np.mean(d * d))
+    if m2 == 0:
+        return 0.0
+    g1 = float(np.mean(d**3)) / m2**1.5
+    g2 = float(np.mean(d**4)) / m2**2 - 3
+    G1 = np.sqrt(n * (n - 1)) / (n - 2) * g1
+    G2 = ((n + 1) * g2 + 6) * (n - 1) / ((n - 2) * (n - 3))
+    return float((G1**2 + 1) / (G2 + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))

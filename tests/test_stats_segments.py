@@ -1,0 +1,106 @@
+"""regbench.stats.segments: validation, the pooled and vectorised paths against the plain ones, purity."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from regbench.stats.segments import (
+    SegmentStats,
+    compare_segments,
+    fence_bounds,
+    mode_stats,
+    ratio_interval,
+    robust_run_means,
+    segment_test,
+    two_level_t,
+    version_stats,
+    version_stats_many,
+    version_variance,
+)
+
+
+def history(n_versions: int, *, runs: int = 4, iters: int = 10, seed: int = 0, empty_at=()):
+    rng = np.random.default_rng(seed)
+    return [[] if k in empty_at else [rng.lognormal(0, 0.05, iters) * (1 + 0.1 * (k >= n_versions // 2))
+                                      for _ in range(runs)]
+            for k in range(n_versions)]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: robust_run_means([np.ones(3)], fence=0),
+    lambda: fence_bounds([np.ones(3)], fence=-1.0),
+    lambda: version_stats([[np.ones(3)]], fence=float("nan")),
+    lambda: version_stats_many([[[np.ones(3)]]], fence=0),
+])
+def test_fence_must_be_positive(call):
+    with pytest.raises(ValueError, match="`fence` must be positive"):
+        call()
+
+
+def test_group_must_give_one_version_per_run():
+    with pytest.raises(ValueError, match="`group` must give one version per run"):
+        robust_run_means([np.ones(3), np.ones(3)], group=[0])
+
+
+def test_ratio_interval_validates_the_confidence_level():
+    vs = version_stats(history(10))
+    with pytest.raises(ValueError, match="`confidence_level` must be in"):
+        ratio_interval(segment_test(vs, 0, 5, 10), 1.5)
+
+
+def test_pooled_summaries_equal_the_one_by_one_ones_bit_for_bit():
+    histories = [history(12, seed=1), history(3, runs=2, seed=2, empty_at={1}), [], history(7, runs=5, iters=6, seed=3)]
+    histories[3][2][0][0] = 1e4  # an outlier the fence drops
+    pooled = version_stats_many(histories)
+    for runs, got in zip(histories, pooled, strict=True):
+        want = version_stats(runs)
+        for field in ("index", "mean", "var", "n"):
+            assert np.array_equal(getattr(got, field), getattr(want, field), equal_nan=True)
+
+
+def test_versions_without_runs_are_left_out_and_indexed_by_position():
+    vs = version_stats(history(6, empty_at={0, 3}))
+    assert list(vs.index) == [1, 2, 4, 5] and list(vs.n) == [4, 4, 4, 4]
+
+
+def test_the_vectorised_test_is_the_scalar_one():
+    vs = version_stats(history(20, seed=4))
+    vv = version_variance(vs)
+    ks = np.arange(2, 18)
+    left = [SegmentStats.of(vs, 0, k) for k in ks]
+    right = [SegmentStats.of(vs, k, 20) for k in ks]
+    df_w = np.array([a.df_within + b.df_within for a, b in zip(left, right, strict=True)])
+    s2w = np.array([a.ss_within + b.ss_within for a, b in zip(left, right, strict=True)]) / df_w
+    res = two_level_t(np.array([a.mean for a in left]), np.array([b.mean for b in right]),
+                      np.array([a.k for a in left]), np.array([b.k for b in right]),
+                      np.array([a.sum_inv_n for a in left]), np.array([b.sum_inv_n for b in right]),
+                      s2_within=s2w, df_within=df_w, s2_version=vv[0], df_version=vv[1])
+    for j, k in enumerate(ks):
+        one = compare_segments(left[j], right[j], version_var=vv)
+        assert (res.t[j], res.df[j], res.p_value[j]) == (one.t, one.df, one.p_value)
+        assert one == segment_test(vs, 0, int(k), 20, version_var=vv)
+
+
+def test_noiseless_different_segments_are_certain_not_undecidable():
+    vs = version_stats([[np.ones(3)]] * 3 + [[np.full(3, 2.0)]] * 3)
+    res = segment_test(vs, 0, 3, 6)
+    assert res.p_value == 0.0 and res.t == np.inf
+    assert ratio_interval(res, 0.99) == (1.0, 1.0, 1.0)
+
+
+def test_mode_stats_split_the_samples_at_the_bounds():
+    runs = [[np.array([1.0, 1.1, 5.0, 5.2])] * 2, [np.array([1.2, 1.3, 5.0, 5.4])] * 2]
+    fast, slow = mode_stats(runs, np.array([-np.inf, 3.0, np.inf]))
+    assert fast.mean == pytest.approx([1.05, 1.25]) and slow.mean == pytest.approx([5.1, 5.2])
+
+
+def test_the_module_imports_neither_the_store_nor_the_model():
+    code = ("import sys, regbench.stats.segments as m; m.version_stats([[m.np.ones(3)]]); "
+            "print([k for k in ('sqlalchemy', 'rich', 'regbench.model', 'regbench.detect', 'scipy.stats') "
+            "if k in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
