@@ -107,6 +107,15 @@ class VersionInfo:
     timestamp: datetime | None = None
     timestamp_text: str | None = None
 
+    @property
+    def history_key(self) -> tuple[int, datetime, int]:
+        """Sort key of history order: versions with a timestamp in time order; ties, and
+        versions without one, in the order the store first saw them (DESIGN.md "Data": order
+        comes from history, never from insertion alone when history is known)."""
+        if self.timestamp is None:
+            return (1, datetime.min, self.id)
+        return (0, self.timestamp, self.id)
+
 
 @dataclass
 class Series:
@@ -376,6 +385,11 @@ class Alert:
 def iso(when: datetime | None) -> str | None:
     """A naive UTC time in ISO 8601 with ``Z`` (None stays None)."""
     return None if when is None else when.isoformat(timespec="seconds") + "Z"
+
+
+def utcnow() -> datetime:
+    """The current time as naive UTC (the store's convention)."""
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def as_utc(now: datetime | None) -> datetime:

@@ -4,6 +4,30 @@ Built-in detectors are imported on first use (:data:`base.BUILTIN`); third-party
 :func:`register`.  :func:`detect_changes` (:mod:`.driver`) runs one of them over a store or over
 series at hand and controls the false discovery rate across series; the driver loads on first
 use of one of its names, so that commands other than ``detect`` do not pay for it at start-up.
+
+=================  ==========================================================================
+module             job
+=================  ==========================================================================
+``base``           the :class:`Detector` ABC (the only contract the driver knows), the
+                   :class:`Change` record, the registry
+``driver``         :func:`detect_changes`: one detector over a store or series at hand, in
+                   batches or worker processes, incremental or full, with FDR control
+``fdr``            Benjamini-Hochberg across every hypothesis of every series
+``alerts``         changes to alerts, told once: de-duplication, fixes, triage (pure rules
+                   over a repository protocol the store implements)
+``auto``           the default: change points over the whole history, confirmed by a
+                   hierarchical test (statistics in :mod:`regbench.stats.segments`)
+``ci_overlap``     non-overlapping confidence intervals (seed 000 s.5)
+``bootstrap_ci``   non-overlapping bootstrap intervals and a 3% floor (seed 004 s.4.5)
+``talos_ttest``    Talos' moving-window t-test (seed 003 s.5.1)
+``forecast``       exponential-smoothing prediction intervals (seed 003 s.5.2)
+``edivisive``      E-Divisive change points
+``clusters``       cluster-by-cluster comparison (seed 001 s.4)
+=================  ==========================================================================
+
+A new detector is one file: subclass :class:`Detector`, set ``name``, implement ``detect`` (and
+``check_new``/``check_new_many`` for incremental detection), then :func:`register` it or add it
+to :data:`base.BUILTIN`.
 """
 
 from __future__ import annotations

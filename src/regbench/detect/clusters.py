@@ -270,7 +270,7 @@ def _mixed(c, runs: list[np.ndarray]) -> np.ndarray:
 
 def _mean_test(a: list[np.ndarray], b: list[np.ndarray], confidence_level: float) -> _Test:
     """Welch's t on the run means of the whole versions; change and interval relative to A's mean."""
-    from ..stats.clusters import _welch
+    from ..stats.clusters import welch_difference
 
     ra = np.array([r.mean() for r in a])
     rb = np.array([r.mean() for r in b])
@@ -278,6 +278,6 @@ def _mean_test(a: list[np.ndarray], b: list[np.ndarray], confidence_level: float
     nan = float("nan")
     if centre == 0 or ra.size < 2 or rb.size < 2:
         return _Test(nan, "mean", None, nan, nan, nan)
-    w = _welch(ra, rb, confidence_level)
+    w = welch_difference(ra, rb, confidence_level)
     lo, hi = sorted((w.low / centre, w.high / centre))
     return _Test(w.p, "mean", None, float(rb.mean() / centre - 1), lo, hi)

@@ -583,26 +583,29 @@ def clustering_additive_filter(runs: Sequence[np.ndarray], *, method: str = "gmm
 
 
 @dataclass(frozen=True)
-class _Welch:
+class WelchDifference:
+    """Welch's comparison of two means: ``diff = mean(b) - mean(a)``, its interval
+    ``[low, high]`` and the two-sided p-value."""
+
     diff: float
     low: float
     high: float
     p: float
 
 
-def _welch(a: np.ndarray, b: np.ndarray, confidence_level: float) -> _Welch:
+def welch_difference(a: np.ndarray, b: np.ndarray, confidence_level: float) -> WelchDifference:
     """Welch's two-sample t for ``mean(b) - mean(a)``, by hand so that zero spread on both
     sides is an exact answer instead of a scipy precision warning."""
     diff = float(b.mean() - a.mean())
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se2 = va + vb
     if se2 == 0:
-        return _Welch(diff, diff, diff, 1.0 if diff == 0 else 0.0)
+        return WelchDifference(diff, diff, diff, 1.0 if diff == 0 else 0.0)
     df = se2**2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     se = np.sqrt(se2)
     t = diff / se
     q = _st.t.ppf(0.5 + confidence_level / 2, df)
-    return _Welch(diff, float(diff - q * se), float(diff + q * se), float(2 * _st.t.sf(abs(t), df)))
+    return WelchDifference(diff, float(diff - q * se), float(diff + q * se), float(2 * _st.t.sf(abs(t), df)))
 
 
 def _two_proportions(ka: int, na: int, kb: int, nb: int) -> float:
@@ -708,7 +711,7 @@ def _compare_one(a_arrays, ca: Clusters, i: int, b_arrays, cb: Clusters, j: int,
     if (na_k > 0).sum() >= 2 and (nb_k > 0).sum() >= 2:
         replicates = "runs"
         ra, rb = a_means[na_k > 0], b_means[nb_k > 0]
-        w_p = _welch(a_frac, b_frac, confidence_level).p
+        w_p = welch_difference(a_frac, b_frac, confidence_level).p
     else:
         replicates = "iterations"
         ra, rb = np.concatenate(a_members), np.concatenate(b_members)
@@ -720,7 +723,7 @@ def _compare_one(a_arrays, ca: Clusters, i: int, b_arrays, cb: Clusters, j: int,
                       "centre: its shift is undecidable", RuntimeWarning, stacklevel=3)
         lo = hi = p = nan
     else:
-        w = _welch(ra, rb, confidence_level)
+        w = welch_difference(ra, rb, confidence_level)
         lo, hi, p = w.low / centre_a, w.high / centre_a, w.p
         if centre_a < 0:
             lo, hi = hi, lo

@@ -3,6 +3,19 @@
 The records it returns (:class:`~regbench.model.BenchmarkInfo`, :class:`~regbench.model.RunInfo`,
 :class:`~regbench.model.StoredRun`...) live in :mod:`regbench.model`, so that readers of them need
 not import the store.
+
+==========  ==================================================================================
+module      job
+==========  ==================================================================================
+``db``      :class:`Store`: open (SQLite path or any SQLAlchemy URL) and migrate, write a run in
+            one transaction, read series, runs and listings as typed records
+``schema``  the tables (portable SQLAlchemy types only) and the schema revision
+``alerts``  the notification repository: alerts, their history, deliveries, the outbox queries
+``state``   detectors' saved states for incremental detection
+==========  ==================================================================================
+
+Migrations (Alembic) live in ``migrations/``; a store made by any earlier revision is upgraded
+when it is opened.
 """
 
 from .db import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, encode_samples, resolve_url

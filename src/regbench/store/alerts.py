@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -28,7 +28,9 @@ from sqlalchemy.engine import Connection
 from ..errors import NotFoundError, StoreError
 from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, VersionInfo
 from . import schema as t
-from .db import Store, _history_key
+
+if TYPE_CHECKING:
+    from .db import Store
 
 R = TypeVar("R")
 
@@ -158,7 +160,7 @@ class AlertTransaction:
         if self._positions is None:
             rows = self.conn.execute(sa.select(t.version)).all()
             infos = sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                                        timestamp_text=r.timestamp_text) for r in rows), key=_history_key)
+                                        timestamp_text=r.timestamp_text) for r in rows), key=lambda v: v.history_key)
             self._positions = {v.name: k for k, v in enumerate(infos)}
             self._version_ids = {v.name: v.id for v in infos}
         return self._positions

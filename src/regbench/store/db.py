@@ -12,7 +12,7 @@ import json
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +30,7 @@ from ..model import (
     Series,
     StoredRun,
     VersionInfo,
+    utcnow,
 )
 from . import schema as t
 
@@ -62,10 +63,6 @@ def decode_samples(blob: bytes | None, encoding: str) -> np.ndarray:
     elif encoding != "f8":
         raise StoreError(f"unknown sample encoding {encoding!r} in the store")
     return np.frombuffer(blob, dtype="<f8")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def _runs_query(*extra: sa.ColumnElement) -> sa.Select:
@@ -430,7 +427,7 @@ class Store:
             rows = conn.execute(sa.select(t.version)).all()
         infos = [VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
                              timestamp_text=r.timestamp_text) for r in rows]
-        return sorted(infos, key=_history_key)
+        return sorted(infos, key=lambda v: v.history_key)
 
     def resolve_version(self, name: str) -> str:
         """The stored version called ``name``, or the only one whose name starts with it (as git
@@ -515,7 +512,7 @@ class Store:
 
         out = []
         for (b, c, m), per_version in grouped.items():
-            order = sorted(per_version, key=lambda vid: _history_key(vers[vid]))
+            order = sorted(per_version, key=lambda vid: vers[vid].history_key)
             br = bench[b]
             out.append(Series(
                 benchmark=br.name, config=cfgs[c], machine=machs[m], unit=br.unit, direction=br.direction,
@@ -604,13 +601,6 @@ class Store:
         return run_in_transaction(self, work, attempts=attempts)
 
 
-def _history_key(v: VersionInfo):
-    # Versions with a timestamp come in time order; ties and versions without one keep the order
-    # in which they first appeared (DESIGN.md: order comes from history, never insertion alone
-    # when history is known).
-    if v.timestamp is None:
-        return (1, datetime.min, v.id)
-    return (0, v.timestamp, v.id)
 
 
 def _known_revisions() -> set[str]:

@@ -8,11 +8,15 @@ then loads only the versions after each series' last one and the saved state.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
+from ..model import utcnow
 from . import schema as t
-from .db import Store, utcnow
+
+if TYPE_CHECKING:
+    from .db import Store
 
 SeriesKey = tuple[str, str, str]  # benchmark, config, machine
 
