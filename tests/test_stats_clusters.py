@@ -13,7 +13,7 @@ from scipy import stats
 
 from regbench.stats import compare_runs, hierarchical_summary
 from regbench.stats.clusters import (
-    _welch,
+    welch_difference,
     clustering_additive_filter,
     compare_clusters,
     find_clusters,
@@ -292,12 +292,12 @@ def test_single_runs_fall_back_to_iterations_as_replicates():
 def test_welch_by_hand_agrees_with_scipy():
     rng = np.random.default_rng(9)
     a, b = rng.normal(10, 1, 7), rng.normal(11, 3, 5)
-    w = _welch(a, b, 0.95)
+    w = welch_difference(a, b, 0.95)
     ref = stats.ttest_ind(b, a, equal_var=False)
     ci = ref.confidence_interval(0.95)
     assert w.p == pytest.approx(ref.pvalue)
     assert (w.low, w.high) == pytest.approx((ci.low, ci.high))
-    same = _welch(np.ones(3), np.ones(3), 0.95)
+    same = welch_difference(np.ones(3), np.ones(3), 0.95)
     assert (same.diff, same.p) == (0.0, 1.0)
 
 
