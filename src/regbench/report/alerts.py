@@ -12,7 +12,7 @@ from .console import console, echo, emit_json, emit_table, fmt_pct
 
 if TYPE_CHECKING:
     from ..notify import NotifyReport
-    from ..store.alerts import Alert
+    from ..model import Alert
 
 
 def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
@@ -38,7 +38,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
 
 def alert_json(alert: Alert, history: Sequence, deliveries: Sequence) -> dict:
     """One alert object with its ``history`` and ``deliveries`` arrays."""
-    from ..store.alerts import iso
+    from ..model import iso
 
     doc = alert.to_json()
     doc["history"] = [{"status": e.status, "who": e.who, "at": iso(e.at), "why": e.why} for e in history]
@@ -53,7 +53,7 @@ def print_alert(alert: Alert, history: Sequence, deliveries: Sequence, *, fmt: s
         emit_json(alert_json(alert, history, deliveries), allow_nan=False)
         return
     from ..notify.base import details, headline
-    from ..store.alerts import iso
+    from ..model import iso
 
     echo(headline(alert))
     for line in details(alert):
