@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -28,9 +28,7 @@ from sqlalchemy.engine import Connection
 from ..errors import NotFoundError, StoreError
 from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, VersionInfo
 from . import schema as t
-
-if TYPE_CHECKING:
-    from .db import Store
+from .schema import Database
 
 R = TypeVar("R")
 
@@ -95,7 +93,7 @@ def _alert(row) -> Alert:
                  updated_at=m["updated_at"], restores=m["restores"])
 
 
-def list_alerts(store: Store, *, status: str | Iterable[str] | None = None, benchmark: str | None = None,
+def list_alerts(store: Database, *, status: str | Iterable[str] | None = None, benchmark: str | None = None,
                 ids: Iterable[int] | None = None) -> list[Alert]:
     """Stored alerts, oldest first, optionally only some statuses, one benchmark or some ids."""
     q = _alert_query()
@@ -110,7 +108,7 @@ def list_alerts(store: Store, *, status: str | Iterable[str] | None = None, benc
         return [_alert(r) for r in conn.execute(q)]
 
 
-def get_alert(store: Store, alert_id: int) -> Alert:
+def get_alert(store: Database, alert_id: int) -> Alert:
     """One alert; :class:`NotFoundError` when there is no such id."""
     found = list_alerts(store, ids=[alert_id])
     if not found:
@@ -118,7 +116,7 @@ def get_alert(store: Store, alert_id: int) -> Alert:
     return found[0]
 
 
-def alert_history(store: Store, alert_id: int) -> list[AlertEvent]:
+def alert_history(store: Database, alert_id: int) -> list[AlertEvent]:
     """Every event of an alert, oldest first."""
     q = (sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id)
          .order_by(t.alert_event.c.at, t.alert_event.c.id))
@@ -126,7 +124,7 @@ def alert_history(store: Store, alert_id: int) -> list[AlertEvent]:
         return [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why) for r in conn.execute(q)]
 
 
-def deliveries(store: Store, *, alert_id: int | None = None, sink: str | None = None) -> list[Delivery]:
+def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None = None) -> list[Delivery]:
     """Delivery rows, by alert then sink."""
     d = t.alert_delivery
     q = sa.select(d).order_by(d.c.alert_id, d.c.sink)
@@ -148,7 +146,7 @@ class AlertTransaction:
     (or one triage command) commits together or not at all.
     """
 
-    def __init__(self, store: Store, conn: Connection):
+    def __init__(self, store: Database, conn: Connection):
         self.store = store
         self.conn = conn
         self._positions: dict[str, int] | None = None
@@ -226,13 +224,13 @@ class AlertTransaction:
 
 
 @contextlib.contextmanager
-def alert_transaction(store: Store) -> Iterator[AlertTransaction]:
+def alert_transaction(store: Database) -> Iterator[AlertTransaction]:
     """One transaction over the alert tables: committed on success, rolled back on any error."""
     with store.engine.begin() as conn:
         yield AlertTransaction(store, conn)
 
 
-def run_in_transaction(store: Store, work: Callable[[AlertTransaction], R], *, attempts: int = 3) -> R:
+def run_in_transaction(store: Database, work: Callable[[AlertTransaction], R], *, attempts: int = 3) -> R:
     """``work(tx)`` in one transaction, run again from scratch when a unique constraint fails.
 
     Two detections at once may both decide to create the same alert; the unique constraint on
@@ -250,7 +248,7 @@ def run_in_transaction(store: Store, work: Callable[[AlertTransaction], R], *, a
 
 
 # --------------------------------------------------------------------- deliveries (the outbox)
-def due_alerts(store: Store, sink: str, *, now: datetime, kinds: Sequence[str] = CHANGE_KINDS,
+def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str] = CHANGE_KINDS,
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 
@@ -279,7 +277,7 @@ def due_alerts(store: Store, sink: str, *, now: datetime, kinds: Sequence[str] =
     return fresh + retry, flight
 
 
-def claim(store: Store, alert_id: int, sink: str, *, now: datetime, lease: timedelta) -> int:
+def claim(store: Database, alert_id: int, sink: str, *, now: datetime, lease: timedelta) -> int:
     """Take the delivery of one alert to one sink for this attempt: the attempt's number (1, 2,
     ...), or 0 when it is not to be sent now (sent already, claimed by someone else, not due).
 
@@ -307,7 +305,7 @@ def claim(store: Store, alert_id: int, sink: str, *, now: datetime, lease: timed
         return 0
 
 
-def mark_sent(store: Store, alert_ids: Sequence[int], sink: str, *, now: datetime) -> None:
+def mark_sent(store: Database, alert_ids: Sequence[int], sink: str, *, now: datetime) -> None:
     """Record that the sink accepted these alerts (only rows this attempt claimed)."""
     d = t.alert_delivery
     with store.engine.begin() as conn:
@@ -315,7 +313,7 @@ def mark_sent(store: Store, alert_ids: Sequence[int], sink: str, *, now: datetim
                      .values(state="sent", sent_at=now, last_error=None, next_attempt_at=None))
 
 
-def mark_failed(store: Store, alert_ids: Sequence[int], sink: str, *, error: str, retry_at: datetime) -> None:
+def mark_failed(store: Database, alert_ids: Sequence[int], sink: str, *, error: str, retry_at: datetime) -> None:
     """Record a failed attempt; the alerts are due again from ``retry_at``."""
     d = t.alert_delivery
     with store.engine.begin() as conn:

@@ -8,7 +8,19 @@ SQLite (the default) and PostgreSQL.  The schema is versioned by Alembic migrati
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+
+class Database(Protocol):
+    """What the repositories of this package (:mod:`.alerts`, :mod:`.state`) need of a store: its
+    engine.  :class:`regbench.store.Store` is one; they do not import it, so that the store can
+    offer them as methods without an import cycle."""
+
+    engine: Engine
+
 
 SCHEMA_REVISION = "0003"
 

@@ -8,20 +8,17 @@ then loads only the versions after each series' last one and the saved state.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from ..model import utcnow
 from . import schema as t
-
-if TYPE_CHECKING:
-    from .db import Store
+from .schema import Database
 
 SeriesKey = tuple[str, str, str]  # benchmark, config, machine
 
 
-def save_states(store: Store, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
+def save_states(store: Database, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
     """Replace the saved states of these series for ``method`` in one transaction; return how many."""
     now = utcnow()
     n = 0
@@ -45,7 +42,7 @@ def save_states(store: Store, method: str, options: str, states: Iterable[tuple[
     return n
 
 
-def load_states(store: Store, method: str, options: str) -> dict[SeriesKey, dict]:
+def load_states(store: Database, method: str, options: str) -> dict[SeriesKey, dict]:
     """Saved states of ``method`` computed with the same ``options``, by series."""
     q = (sa.select(t.benchmark.c.name, t.config.c.name, t.machine.c.name, t.detect_state.c.state)
          .select_from(t.detect_state)
