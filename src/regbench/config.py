@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NoReturn, TypeGuard
 
 from .errors import ConfigError
-from .model import CHANGE_KINDS, DIRECTIONS
+from .model import CHANGE_KINDS, DIRECTIONS, measure_series
 
 CONFIG_NAME = "regbench.toml"
 
@@ -316,9 +316,9 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         seen.add(specs[-1].name)
     for spec in specs:
         for m in spec.measures:
-            if f"{spec.name}:{m}" in seen:
+            if measure_series(spec.name, m) in seen:
                 fail(f"[[benchmark]] {spec.name!r}: its measure {m!r} is stored as the series "
-                     f"'{spec.name}:{m}', which is also the name of a benchmark")
+                     f"'{measure_series(spec.name, m)}', which is also the name of a benchmark")
 
     noise = data.get("noise", {})
     if not isinstance(noise, dict):

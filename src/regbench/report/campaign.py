@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..run.campaign import CampaignResult
+    from ..store import Store
 
 
 class ProgressReporter:
@@ -90,7 +91,7 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def store_location(store) -> str:
+def store_location(store: Store) -> str:
     """Where a store is, for people: a SQLite file's path, else its URL without the password."""
     return (store.url[len("sqlite:///"):] if store.url.startswith("sqlite:///")
             else store.engine.url.render_as_string(hide_password=True))

@@ -16,10 +16,11 @@ from .console import console, emit_json, emit_table, fmt_num, fmt_pct, fmt_value
 
 if TYPE_CHECKING:
     from ..diagnosis import Diagnosis
+    from ..store import Store
 
 
 # -------------------------------------------------------------------------------------- diagnose
-def write_plots(store, d: Diagnosis, plots_dir: str | Path | None = None) -> list[Path]:
+def write_plots(store: Store, d: Diagnosis, plots_dir: str | Path | None = None) -> list[Path]:
     """Draw the diagnosis plots as PNG files and return their paths.
 
     Samples by run (seed 000 fig. 1), a lag plot of the longest run beside its random

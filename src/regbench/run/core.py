@@ -516,7 +516,7 @@ def instruction_counter_for(specs: Sequence[BenchmarkSpec]) -> str | None:
     return counter
 
 
-def check_measure_units(store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
+def check_measure_units(store: Store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
     """A measure's series stored in another unit (instructions counted by perf on one machine and
     by callgrind on another) would fail at the first run: say so before any."""
     stored = {b.name: b.unit for b in store.benchmarks()}
