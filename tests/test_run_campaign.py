@@ -27,7 +27,7 @@ from regbench.run.campaign import NullReporter, Trial, rmit_order, run_campaign
 from regbench.store import Store, decode_samples
 from regbench.store import schema as t
 
-from proctools import alive, wait_dead
+from proctools import wait_dead
 
 PY = sys.executable
 T0 = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)

@@ -20,7 +20,7 @@ from regbench.run import worker
 from regbench.run.execute import execute_run, parse_samples
 from regbench.run.process import STDERR_TAIL, with_note
 
-from proctools import alive, wait_dead
+from proctools import wait_dead
 
 
 def script(tmp_path: Path, body: str, name: str = "bench.py") -> Path:

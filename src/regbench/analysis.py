@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from .errors import NotFoundError
 from .model import Series
 from .stats import Comparison, HierarchicalSummary, compare_runs, components, resampled_run_stats, verdict
 from .store import Store
+
+if TYPE_CHECKING:
+    from .stats.variance import VarianceComparison
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,7 @@ class BenchmarkVariance:
     b: str
     config_b: str
     machine_b: str
-    comparison: VarianceComparison  # regbench.stats.variance (imported in compare_variance)
+    comparison: VarianceComparison  # regbench.stats.variance (imported at run time in compare_variance)
 
 
 def compare_variance(store: Store, a: str, b: str, *, benchmark: str | None = None,
@@ -221,7 +225,8 @@ def compare_variance(store: Store, a: str, b: str, *, benchmark: str | None = No
         runs_a = [r for r in sa.runs[names_a.index(a)] if r.size]
         runs_b = [r for r in sb.runs[names_b.index(b)] if r.size]
         if of == "runs":
-            xa, xb = [r.mean() for r in runs_a], [r.mean() for r in runs_b]
+            xa = np.array([r.mean() for r in runs_a], dtype=float)
+            xb = np.array([r.mean() for r in runs_b], dtype=float)
         else:
             xa = np.concatenate(runs_a) if runs_a else np.empty(0)
             xb = np.concatenate(runs_b) if runs_b else np.empty(0)

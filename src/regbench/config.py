@@ -296,7 +296,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
 
     build = proj.get("build")
     if build is not None:
-        build = tuple(_argv(build, f"[project] `build`", fail))
+        build = tuple(_argv(build, "[project] `build`", fail))
     repo = proj.get("repo")
     if repo is not None and not isinstance(repo, str):
         fail("[project] `repo` must be a path string")

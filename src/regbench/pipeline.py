@@ -178,6 +178,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     if bisect and result.changes:
         from .run.bisect import bisect_changes
 
+        assert config is not None  # check_detect_options refused --bisect without a configuration
         with _entered(bisect_reporter) as reporter:
             bisected, skipped = bisect_changes(config, store, list(result.changes), reporter=reporter)
         # Matched by the step's identity: a series (benchmark, configuration, machine) has at most
@@ -192,6 +193,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     if notify:
         from .notify import build_sinks, notify_pending
 
+        assert config is not None  # check_detect_options refused --notify without a configuration
         outcome = replace(outcome, notified=notify_pending(store, build_sinks(config.notify)))
     return outcome
 

@@ -10,11 +10,15 @@ compares consecutive versions that have at least two successful runs.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model import Series
 from .base import Change, Detector, kind_of, register
+
+if TYPE_CHECKING:
+    from ..stats.bootstrap import BootstrapResult
 
 
 @register
@@ -30,23 +34,23 @@ class BootstrapCI(Detector):
     def detect(self, series: Series) -> list[Change]:
         from ..stats.bootstrap import resample_runs
 
-        intervals = []
+        intervals: list[BootstrapResult | None] = []  # None: fewer than two runs
         for k, runs in enumerate(series.runs):
             if len(runs) < 2:
                 intervals.append(None)
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                res = resample_runs(runs, confidence_level=self.confidence_level, n_resamples=self.n_resamples,
-                                    method="percentile", rng=[self.rng, k])
-            intervals.append(res)
+                interval = resample_runs(runs, confidence_level=self.confidence_level,
+                                         n_resamples=self.n_resamples, method="percentile", rng=[self.rng, k])
+            intervals.append(interval)
         changes = []
-        prev = None
+        prev: tuple[int, BootstrapResult] | None = None  # the last version with an interval
         for k, res in enumerate(intervals):
             if res is None or not np.isfinite(res.ci_low):
                 continue
             if prev is not None:
-                p = intervals[prev]
+                prev_k, p = prev
                 rel = res.estimate / p.estimate - 1.0 if p.estimate else float("nan")
                 apart = res.ci_low > p.ci_high or p.ci_low > res.ci_high
                 if apart and np.isfinite(rel) and abs(rel) >= self.min_change:
@@ -56,8 +60,8 @@ class BootstrapCI(Detector):
                     lo, hi = np.quantile(ratio, [(1 - self.confidence_level) / 2, (1 + self.confidence_level) / 2])
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
-                        version=series.versions[k].name, previous=series.versions[prev].name,
+                        version=series.versions[k].name, previous=series.versions[prev_k].name,
                         change=float(rel), ci_low=float(lo), ci_high=float(hi),
                         kind=kind_of(rel, series.direction), method=self.name))
-            prev = k
+            prev = (k, res)
         return changes

@@ -37,12 +37,12 @@ class CIOverlap(Detector):
     def detect(self, series: Series) -> list[Change]:
         summ = self.summaries(series)
         changes = []
-        prev_k = None
+        prev: tuple[int, HierarchicalSummary] | None = None  # the last version with an interval
         for k, s in enumerate(summ):
             if s is None or not np.isfinite(s.half_width):
                 continue
-            if prev_k is not None:
-                p = summ[prev_k]
+            if prev is not None:
+                prev_k, p = prev
                 overlap = s.ci_low <= p.ci_high and p.ci_low <= s.ci_high
                 rel = s.mean / p.mean - 1.0 if p.mean else float("nan")
                 if not overlap and np.isfinite(rel) and abs(rel) >= self.min_change:
@@ -53,7 +53,7 @@ class CIOverlap(Detector):
                         version=series.versions[k].name, previous=series.versions[prev_k].name,
                         change=change, ci_low=lo, ci_high=hi, kind=kind_of(change, series.direction),
                         method=self.name))
-            prev_k = k
+            prev = (k, s)
         return changes
 
 

@@ -118,11 +118,13 @@ class ClustersDetector(Detector):
             raise ValueError("`separation` must be positive")
         if not isinstance(rng, numbers.Integral) or isinstance(rng, bool) or rng < 0:
             raise ValueError("`rng` must be a non-negative integer seed")
-        self.k_max = int(k_max)
-        self.separation = float(separation)
-        self.max_samples = int(max_samples)
-        self.min_runs = int(min_runs)
-        self.rng = int(rng)
+        # Annotated: after the isinstance checks against numbers.* above, mypy cannot infer these
+        # attributes' types in time for the methods that read them ([has-type]).
+        self.k_max: int = int(k_max)
+        self.separation: float = float(separation)
+        self.max_samples: int = int(max_samples)
+        self.min_runs: int = int(min_runs)
+        self.rng: int = int(rng)
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]
@@ -234,6 +236,7 @@ def _describe(t: _Test, cmp) -> str:
         return "unimodal: mean of run means moved"
     if t.aspect == "mean":
         return f"mean of run means moved ({ca.n_clusters} modes, {cmp.clusters_b.n_clusters} after)"
+    assert t.mode is not None  # location and weight tests always name their cluster; only "mean" has none
     mode = f"mode {t.mode + 1} of {ca.n_clusters} (centre {ca.centres[t.mode]:.4g}"
     if t.aspect == "location":
         return f"{mode}, {t.weight_a:.0%} of samples) moved"

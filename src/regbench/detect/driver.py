@@ -280,15 +280,17 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         raise ConfigError(f"method {method!r} has no incremental mode (auto has)")
     key = options_key(method, min_change, confidence_level, options)
     scope = Scope(benchmark, config, machine)
+    reader: SeriesSource | None  # what the batches load from: None for series at hand
     if isinstance(source, SeriesSource):
+        reader = source
         batches = _incremental_plan(source, scope, method, key, batch) if incremental else None
         if batches is None:  # not incremental, or nothing checked before: a full pass
             batches = _full_plan(source, scope, batch)
     else:
         series = [s for s in source if scope.covers(series_key(s))]
         batches = [Batch(items=tuple((s, None) for s in series[i:i + batch])) for i in range(0, len(series), batch)]
-        source = None
-    tally = _run(detector, batches, source, scope, jobs=jobs, progress=progress)
+        reader = None
+    tally = _run(detector, batches, reader, scope, jobs=jobs, progress=progress)
     return _finish(detector, tally, fdr, incremental=incremental, options=key)
 
 
@@ -354,6 +356,9 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     in a full pass."""
     items = list(batch.items)
     if batch.names:
+        # Batches that name benchmarks come only from the plans made from a source (_full_plan,
+        # _incremental_plan); series at hand make batches of items only.
+        assert source is not None
         loaded = source.load_series(list(batch.names), config=scope.config, machine=scope.machine)
         items += [(s, None) for s in loaded if series_key(s) not in batch.skip]
     pending = [(state, s) for s, state in items if state is not None]
@@ -393,12 +398,13 @@ def _finish(detector: Detector, tally: Tally, fdr: float | None, *, incremental:
     from .fdr import control_fdr
 
     changes = sorted(tally.changes, key=_change_key)
-    extra = dict(states=tally.states, incremental=incremental, options=options)
     if fdr is None:
-        return DetectionResult(detector.name, tuple(changes), (), tally.n_series, tally.n_tests, None, False, **extra)
+        return DetectionResult(detector.name, tuple(changes), (), tally.n_series, tally.n_tests, None, False,
+                               states=tally.states, incremental=incremental, options=options)
     res = control_fdr(changes, tally.n_tests, q=fdr)
     return DetectionResult(detector.name, res.kept, res.dropped, tally.n_series, res.n_tests, fdr,
-                           res.applicable or detector.p_values, **extra)
+                           res.applicable or detector.p_values, states=tally.states, incremental=incremental,
+                           options=options)
 
 
 def _change_key(c: Change) -> SeriesKey:
@@ -416,6 +422,8 @@ def _init_worker(source: SeriesSource, detector: Detector, scope: Scope) -> None
 
 
 def _worker_batch(batch: Batch) -> Tally:
+    # Runs only in a worker process, whose pool initializer (_init_worker) set _WORKER first.
+    assert _WORKER is not None
     source, detector, scope = _WORKER
     return _detect_batch(detector, batch, source, scope)
 

@@ -69,16 +69,22 @@ def control_fdr(changes: list[Change], n_tests: int, *, q: float = 0.05) -> FDRR
     """
     if not 0 < q < 1:
         raise ValueError("`q` must be in (0, 1)")
-    with_p = [i for i, c in enumerate(changes) if c.p_value is not None and np.isfinite(c.p_value)]
+    with_p: list[int] = []  # the changes that take part, by index
+    p_known: list[float] = []  # and their p-values
+    for i, c in enumerate(changes):
+        if c.p_value is not None and np.isfinite(c.p_value):
+            with_p.append(i)
+            p_known.append(c.p_value)
     n_tests = max(int(n_tests), len(with_p))
     if not with_p:
         return FDRResult(tuple(changes), (), n_tests, q, False)
     p = np.ones(n_tests)
-    p[: len(with_p)] = [changes[i].p_value for i in with_p]
+    p[: len(with_p)] = p_known
     adjusted = bh_adjust(p)
     reject = adjusted <= q
     verdict = {i: (bool(reject[j]), float(adjusted[j])) for j, i in enumerate(with_p)}
-    kept, dropped = [], []
+    kept: list[Change] = []
+    dropped: list[Change] = []
     for i, c in enumerate(changes):
         if i not in verdict:
             kept.append(c)

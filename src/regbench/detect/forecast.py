@@ -247,8 +247,10 @@ class ForecastDetector(Detector):
             raise ValueError("`min_history` must be an integer of at least 3")
         if not isinstance(drop_reverted_outliers, bool | np.bool_):
             raise ValueError("`drop_reverted_outliers` must be True or False")
-        self.min_history = int(min_history)
-        self.drop_reverted_outliers = bool(drop_reverted_outliers)
+        # Annotated: after the isinstance check against numbers.Integral above, mypy cannot infer
+        # these attributes' types in time for the methods that read them ([has-type]).
+        self.min_history: int = int(min_history)
+        self.drop_reverted_outliers: bool = bool(drop_reverted_outliers)
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]

@@ -139,11 +139,13 @@ class TalosTTest(Detector):
             raise ValueError("`threshold` must be a positive number")
         if locate not in LOCATE:
             raise ValueError(f"`locate` must be one of {', '.join(map(repr, LOCATE))}")
-        self.back_window = int(back_window)
-        self.fore_window = int(fore_window)
-        self.min_back_window = int(min_back_window)
-        self.threshold = float(threshold)
-        self.locate = locate
+        # Annotated: after the isinstance checks against numbers.* above, mypy cannot infer these
+        # attributes' types in time for the methods that read them ([has-type]).
+        self.back_window: int = int(back_window)
+        self.fore_window: int = int(fore_window)
+        self.min_back_window: int = int(min_back_window)
+        self.threshold: float = float(threshold)
+        self.locate: str = locate
 
     def statistics(self, series: Series) -> TalosStatistics:
         """Welch's t, its p-value and the relative change at every tested version."""
@@ -292,10 +294,10 @@ def version_means(series: Series) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.fromiter(map(len, arrays), dtype=np.intp, count=len(arrays))
     flat = np.concatenate(arrays).astype(float, copy=False)
     run_means = np.bincount(np.repeat(np.arange(sizes.size), sizes), weights=flat, minlength=sizes.size) / sizes
-    owner = np.asarray(owner, dtype=np.intp)
-    n_runs = np.bincount(owner, minlength=len(series.runs))
+    owners = np.asarray(owner, dtype=np.intp)
+    n_runs = np.bincount(owners, minlength=len(series.runs))
     index = np.flatnonzero(n_runs)
-    return index, np.bincount(owner, weights=run_means, minlength=len(series.runs))[index] / n_runs[index]
+    return index, np.bincount(owners, weights=run_means, minlength=len(series.runs))[index] / n_runs[index]
 
 
 def welch_null_sf(t, n_back: int, n_fore: int, *, n_nodes: int = 40) -> np.ndarray:
@@ -346,4 +348,5 @@ def welch_null_quantile(confidence_level: float, n_back: int, n_fore: int) -> fl
 def _true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """``(start, stop)`` of each maximal run of True in a boolean array."""
     edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
-    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]

@@ -28,6 +28,7 @@ yardsticks for ``regbench evaluate``, not methods offered to ``regbench detect``
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -40,7 +41,7 @@ INSTALL_HINT = "pip install 'regbench[evaluate]'"
 
 
 def _version_values(series: Series, unit: str) -> list[np.ndarray]:
-    out = []
+    out: list[np.ndarray] = []
     for runs in series.runs:
         if not runs:
             out.append(np.empty(0))
@@ -93,7 +94,7 @@ class PerfherderRule(Detector):
         n = len(vals)
         t = np.zeros(n)
         full = np.zeros(n, dtype=bool)
-        stats: list[tuple[float, float, float] | None] = [None] * n
+        stats: dict[int, tuple[float, float, float]] = {}  # (back mean, fore mean, se) by position
         quiet_for = 0  # versions since |t| last exceeded the threshold
         for i in range(1, n):
             limit = min(max(quiet_for, self.min_back), self.max_back)
@@ -214,7 +215,7 @@ OTAVA_VARIANTS: dict[str, dict] = {
 BASELINES: dict[str, Callable[[], Detector]] = {
     "perfherder": lambda: PerfherderRule(),
     "perfherder-versions": lambda: PerfherderRule(unit="version"),
-    **{name: (lambda name=name, opts=opts: OtavaBaseline(name=name, **opts)) for name, opts in OTAVA_VARIANTS.items()},
+    **{name: functools.partial(OtavaBaseline, name=name, **opts) for name, opts in OTAVA_VARIANTS.items()},
 }
 
 

@@ -97,9 +97,12 @@ def _init_worker(corpus: Corpus) -> None:
     _CORPUS = corpus
 
 
-def _run_chunk(detector: Detector, start: int, stop: int, corpus: Corpus | None = None):
+def _run_chunk(detector: Detector, start: int, stop: int, corpus: Corpus | None = None
+               ) -> tuple[list[list[Change] | BaseException], float]:
     """Detections for series ``start:stop``: (per-series list of changes or an error, seconds)."""
     corpus = corpus if corpus is not None else _CORPUS
+    # Called here with the corpus, or in a worker process whose initializer (_init_worker) set it.
+    assert corpus is not None
     out: list[list[Change] | BaseException] = []
     t0 = time.perf_counter()
     for labelled in corpus.series[start:stop]:
@@ -220,9 +223,9 @@ def evaluate(corpus: Corpus, methods: Sequence[str | Detector], *, jobs: int = 1
         per_series = results[method]
         errors = [(k, r) for k, r in enumerate(per_series) if isinstance(r, BaseException)]
         if errors:
-            k, exc = errors[0]
+            k, first = errors[0]
             scores.append(error_score(
-                method, f"{type(exc).__name__}: {exc} (on {corpus.series[k].series.benchmark}; "
+                method, f"{type(first).__name__}: {first} (on {corpus.series[k].series.benchmark}; "
                         f"{len(errors)} of {n} series failed)", seconds=seconds[method]))
             continue
         outcomes = [match_series(s, r, tolerance=tolerance) for s, r in zip(corpus.series, per_series, strict=True)]

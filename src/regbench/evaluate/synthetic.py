@@ -78,8 +78,8 @@ def make_series(levels: Sequence[float], *, n_runs: int = 5, n_iterations: int =
     for name, value in (("n_runs", n_runs), ("n_iterations", n_iterations)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"`{name}` must be a positive integer")
-    for name, value in (("run_sd", run_sd), ("iteration_sd", iteration_sd), ("version_sd", version_sd)):
-        if value is not None and not (isinstance(value, numbers.Real) and value >= 0):
+    for name, sd in (("run_sd", run_sd), ("iteration_sd", iteration_sd), ("version_sd", version_sd)):
+        if sd is not None and not (isinstance(sd, numbers.Real) and sd >= 0):
             raise ValueError(f"`{name}` must be a non-negative number")
     if direction not in DIRECTIONS:
         raise ValueError(f"`direction` must be one of {', '.join(DIRECTIONS)}")

@@ -51,17 +51,18 @@ class EmailSink(Sink):
         self.timeout, self.subject_prefix = float(timeout), subject_prefix
 
     def send(self, alerts: Sequence[Alert], *, now: datetime) -> None:
-        password = None
+        login: tuple[str, str] | None = None  # (user, password)
         if self.user is not None:
             password = os.environ.get(self.password_env or "")
             if password is None:
                 raise SinkError(f"environment variable {self.password_env} (the SMTP password) is not set")
+            login = (self.user, password)
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self.timeout) as smtp:
                 if self.starttls:
                     smtp.starttls(context=ssl.create_default_context())
-                if self.user is not None:
-                    smtp.login(self.user, password)
+                if login is not None:
+                    smtp.login(*login)
                 for a in alerts:
                     smtp.send_message(message(a, sender=self.sender, to=self.to, sink=self.name, now=now,
                                               subject_prefix=self.subject_prefix))

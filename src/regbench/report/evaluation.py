@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .console import console, emit_table, err_console
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from ..evaluate import EvaluationResult
 
 
@@ -22,9 +25,9 @@ class EvaluationProgress:
     :func:`regbench.evaluate.evaluate`'s ``progress(method, done, total)``.
     """
 
-    def __init__(self):
-        self._progress = None
-        self._bars: dict[str, object] = {}
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+        self._bars: dict[str, TaskID] = {}
 
     def __enter__(self) -> EvaluationProgress:
         if err_console.is_terminal:
@@ -35,17 +38,18 @@ class EvaluationProgress:
             self._progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
 
     @contextlib.contextmanager
-    def corpus(self):
+    def corpus(self) -> Iterator[None]:
         """An open-ended bar while the corpus is made (left to the display's end on an error)."""
-        task = self._progress.add_task("corpus", total=None) if self._progress is not None else None
+        bar = self._progress
+        task = bar.add_task("corpus", total=None) if bar is not None else None
         yield
-        if task is not None:
-            self._progress.remove_task(task)
+        if bar is not None and task is not None:
+            bar.remove_task(task)
 
     def __call__(self, method: str, done: int, total: int) -> None:
         if self._progress is None:

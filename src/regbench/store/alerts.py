@@ -194,7 +194,7 @@ class AlertTransaction:
                change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
                methods: Sequence[str], now: datetime, why: str) -> Alert:
         """Insert a ``new`` alert and its first event."""
-        ident = self.conn.execute(t.alert.insert().values(
+        key = self.conn.execute(t.alert.insert().values(
             uid=uuid.uuid4().hex,
             benchmark_id=self._id(t.benchmark, benchmark, "benchmark"),
             config_id=self._id(t.config, config, "configuration"),
@@ -203,7 +203,10 @@ class AlertTransaction:
             previous_id=self._id(t.version, previous, "version"),
             kind=kind, change=change, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
             methods=sorted(set(methods)), status="new", created_at=now, updated_at=now,
-        )).inserted_primary_key[0]
+        )).inserted_primary_key
+        if key is None:  # not for an INSERT of one row, on any database regbench supports
+            raise StoreError("the database did not return the key of the new alert")
+        ident = key[0]
         self.add_event(ident, "new", who=SYSTEM_ACTOR, why=why, now=now)
         return self.alerts([ident])[0]
 
