@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from regbench.stats import hierarchical_summary, resampled_run_stats, robust_summary
+from regbench.stats.hierarchical import components
 
 # A small table of 3 runs x 4 iterations, worked out by hand below.
 TABLE = [[1.0, 2.0, 3.0, 4.0], [2.0, 3.0, 4.0, 5.0], [4.0, 4.0, 6.0, 6.0]]
@@ -190,3 +191,46 @@ def test_every_public_stats_name_resolves():
         assert getattr(st, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         st.nope  # noqa: B018
+
+
+def _coverage_runs(gen, shape: str, m: int, n: int, impact: float, reps: int, cv: float = 0.01):
+    """``reps`` experiments of ``m`` runs x ``n`` iterations, run CV ``cv`` and impact factor
+    ``impact`` (seed 000 s.2), and the true mean each estimates."""
+    within = cv * math.sqrt(n) / impact
+    between = cv * math.sqrt(max(1 - 1 / impact**2, 0.0))
+    level = 1 + gen.normal(0, between, (reps, m, 1))
+    if shape == "normal":
+        return level * (1 + gen.normal(0, within, (reps, m, n))), 1.0
+    if shape == "skewed":  # a floor, and interference that only adds time (in 30% of iterations)
+        hit = gen.random((reps, m, n)) < 0.3
+        return level * (1 + hit * gen.exponential(within / math.sqrt(0.3), (reps, m, n))), 1 + within * math.sqrt(0.3)
+    # AR(1) within runs, coefficient 0.6 (seed 000 s.4.1: auto-dependence)
+    z = np.empty((reps, m, n))
+    z[..., 0] = gen.normal(0, within, (reps, m))
+    e = gen.normal(0, within * math.sqrt(1 - 0.36), (reps, m, n))
+    for i in range(1, n):
+        z[..., i] = 0.6 * z[..., i - 1] + e[..., i]
+    return level * (1 + z), 1.0
+
+
+@pytest.mark.parametrize("shape", ["normal", "skewed", "ar"])
+def test_the_99_percent_interval_misses_about_1_percent_of_the_time(shape):
+    """Calibration by simulation: over runs 3/5/10, iterations 10/30/100 and impact factors 1, 3
+    and 20, the interval for the mean misses within [0.5%, 2%] of the time for a nominal 1%.
+    (Truncating the between-run component at zero, as the reported ``rho2`` is, missed 0.0-0.3%
+    at impact factors 1-3: lost power.)  The one exception measured: 3 runs of 10 iterations of
+    strongly skewed noise with no run-to-run variation, where the mean of 30 such samples is
+    itself skewed and the interval misses about 2.5%."""
+    gen = np.random.default_rng(7)
+    reps = 3000
+    for m, n in ((3, 10), (5, 30), (10, 100)):
+        for impact in (1.0, 3.0, 20.0):
+            x, truth = _coverage_runs(gen, shape, m, n, impact, reps)
+            means, variances = x.mean(axis=2), x.var(axis=2, ddof=1)
+            misses = 0
+            for k in range(reps):
+                s = components(means[k], variances[k], np.full(m, float(n)), confidence_level=0.99)
+                misses += not (s.mean - s.half_width <= truth <= s.mean + s.half_width)
+            rate = misses / reps
+            upper = 0.03 if (shape, m, impact) == ("skewed", 3, 1.0) else 0.02
+            assert 0.005 <= rate <= upper, (shape, m, n, impact, rate)

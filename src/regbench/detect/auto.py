@@ -42,9 +42,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (SegmentStats, VersionStats, bimodality_coefficient, compare_segments, mode_stats,
-                              ratio_interval, segment_test, two_level_t, version_stats, version_stats_many,
-                              version_variance)
+from ..stats.segments import (LOCATIONS, LocationChoice, SegmentStats, VersionStats, bimodality_coefficient, choose_location,
+                              compare_segments, mode_stats, ratio_interval, relative_change, segment_test,
+                              two_level_t, version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -56,10 +56,14 @@ class Auto(Detector):
     p_values = True
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
-                 fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0):
+                 fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
+                 location: str = "auto"):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
+        if location != "auto" and location not in LOCATIONS:
+            raise ValueError(f"`location` must be 'auto' or one of {', '.join(LOCATIONS)}, got {location!r}")
+        self.location_rule = location
         if not fence > 0:
             raise ValueError("`fence` must be positive")
         self.alpha = alpha
@@ -102,6 +106,8 @@ class Auto(Detector):
                 candidates.append((split.index, max(1, e - s - 3)))
             if e - s >= 3:
                 candidates += [(e - 1, 1), (s + 1, 1)]
+            elif e - s == 2:  # two versions: the one split there is (a history of two versions)
+                candidates.append((s + 1, 1))
             best = None
             for tau, positions in candidates:
                 tests += 1
@@ -179,7 +185,7 @@ class Auto(Detector):
                 s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
                 pp = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
                                  s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b).p_value
-                rel = mr / ml - 1.0
+                rel = relative_change(ml, mr, log=vs.log)
                 pp = np.where(np.isfinite(pp) & (np.abs(rel) >= self.min_change), pp, np.inf)
                 j = int(np.argmin(pp))
                 if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
@@ -205,32 +211,43 @@ class Auto(Detector):
         """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            vs = version_stats(series.runs, fence=self.fence)
+            choice = self.location(series)
+            vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log)
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:
-                return [], 0, self._state(series, vs, 0)
+                return [], 0, self._state(series, vs, 0, choice)
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
-            changes, n_tests, cps = self._search(series, vs, with_cps=True, excursions=modes is None)
-            state = self._state(series, vs, cps[-1] if cps else 0)
+            changes, n_tests, cps = self._search(series, vs, with_cps=True, excursions=modes is None,
+                                                 estimator=choice.reason)
+            state = self._state(series, vs, cps[-1] if cps else 0, choice)
             if modes is not None:
-                for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence)):
+                for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log)):
                     if per_mode.mean.size < 2:
                         continue
                     detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
                     found, tests = self._search(series, per_mode, factor=len(modes) - 1, detail=detail,
-                                                excursions=False)
+                                                excursions=False, estimator="the mean of each run's samples in "
+                                                                            "each mode: a multimodal benchmark")
                     n_tests += tests
                     taken = {series.index(c.version) for c in changes}
                     changes += [c for c in found if not taken & {series.index(c.version) + d for d in (-1, 0, 1)}]
                 changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
-    def _state(self, series: Series, vs: VersionStats, start: int) -> dict:
+    def location(self, series: Series) -> LocationChoice:
+        """How the runs of ``series`` are summarised: the location with the least run-to-run spread
+        (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
+        if self.location_rule == "auto":
+            return choose_location(series.runs, fence=self.fence)
+        return choose_location(series.runs, fence=self.fence, candidates=(self.location_rule,))
+
+    def _state(self, series: Series, vs: VersionStats, start: int, choice: LocationChoice) -> dict:
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
-                "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs))}
+                "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs)),
+                "estimator": choice.estimator, "log": choice.log, "reason": choice.reason}
 
     def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
         """Test each new version, in history order, against the segment since the last change.
@@ -244,7 +261,8 @@ class Auto(Detector):
         """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            vs = version_stats(series.runs, fence=self.fence)
+            vs = version_stats(series.runs, fence=self.fence, estimator=state.get("estimator", "mean"),
+                               log=bool(state.get("log", False)))
         return self._check(state, series, vs)
 
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
@@ -254,7 +272,9 @@ class Auto(Detector):
         arithmetic, is the cost."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            all_stats = version_stats_many([series.runs for _, series in items], fence=self.fence)
+            all_stats = version_stats_many([series.runs for _, series in items], fence=self.fence,
+                                           estimators=[state.get("estimator", "mean") for state, _ in items],
+                                           logs=[bool(state.get("log", False)) for state, _ in items])
         return [self._check(state, series, vs) for (state, series), vs in zip(items, all_stats, strict=True)]
 
     def _check(self, state: dict, series: Series, vs: VersionStats) -> tuple[list[Change], int, dict]:
@@ -269,22 +289,22 @@ class Auto(Detector):
                 vv = state.get("version_var")
                 res = compare_segments(seg, new, version_var=tuple(vv) if vv else None)
                 n_tests += 1
-                rel, lo, hi = ratio_interval(res, self.confidence_level)
+                rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
                         and abs(rel) >= self.min_change:
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
                         version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
-                        kind=kind_of(rel, series.direction), method=self.name, p_value=float(res.p_value)))
+                        kind=kind_of(rel, series.direction), method=self.name, p_value=float(res.p_value),
+                        estimator=state.get("reason")))
                     seg, start = new, name
                 else:
                     seg = seg + new
                 last = name
-        return changes, n_tests, {"last_version": last, "segment_start": start, "segment": dict(vars(seg)),
-                                  "version_var": state["version_var"]}
+        return changes, n_tests, {**state, "last_version": last, "segment_start": start, "segment": dict(vars(seg))}
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
-                with_cps: bool = False, excursions: bool = True):
+                with_cps: bool = False, excursions: bool = True, estimator: str | None = None):
         # Excursions are looked for in the means of unimodal benchmarks only: in a multimodal one
         # the mean jumps with the share of each mode from run to run, and in the location of one
         # mode, measured from few samples per run, short stretches raised false alarms
@@ -292,7 +312,8 @@ class Auto(Detector):
         cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions)
         changes = []
         for first, last in self._groups(vs, cps):
-            c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail)
+            c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
+                             estimator=estimator)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -310,7 +331,7 @@ class Auto(Detector):
         vv = version_variance(vs)
         for i, tau in enumerate(cps):
             res = segment_test(vs, bounds[i], tau, bounds[i + 2], version_var=vv)
-            rel = res.mean_right / res.mean_left - 1.0
+            rel = float(relative_change(res.mean_left, res.mean_right, log=vs.log))
             small.append(abs(rel) < self.min_change)
             sign.append(np.sign(rel))
         groups: list[tuple[int, int]] = []
@@ -325,7 +346,7 @@ class Auto(Detector):
         return groups
 
     def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
-                factor: int = 1, detail: str | None = None) -> Change | None:
+                factor: int = 1, detail: str | None = None, estimator: str | None = None) -> Change | None:
         """The change at split ``cps[first]`` (through ``cps[last]`` for a ramp); ``factor`` is its
         Bonferroni factor (positions searched x modes)."""
         bounds = [0, *cps, vs.mean.size]
@@ -336,7 +357,7 @@ class Auto(Detector):
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
             res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), version_var=vv)
         p = min(1.0, res.p_value * factor)
-        rel, lo, hi = ratio_interval(res, self.confidence_level)
+        rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
         if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:
             return None
         return Change(
@@ -344,7 +365,8 @@ class Auto(Detector):
             version=series.versions[int(vs.index[tau])].name,
             previous=series.versions[int(vs.index[tau - 1])].name,
             change=rel, ci_low=lo, ci_high=hi,
-            kind=kind_of(rel, series.direction), method=self.name, p_value=float(p), detail=detail)
+            kind=kind_of(rel, series.direction), method=self.name, p_value=float(p), detail=detail,
+            estimator=estimator)
 
 
 def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int = 4000,
@@ -397,4 +419,4 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
 def _without(vs: VersionStats, start: int, stop: int) -> VersionStats:
     """``vs`` without the versions ``[start, stop)`` (the inside of a ramp)."""
     keep = np.r_[0:start, stop:vs.mean.size]
-    return VersionStats(vs.index[keep], vs.mean[keep], vs.var[keep], vs.n[keep])
+    return VersionStats(vs.index[keep], vs.mean[keep], vs.var[keep], vs.n[keep], vs.log)

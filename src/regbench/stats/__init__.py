@@ -67,7 +67,8 @@ _LAZY = {
     "segments": ("VersionStats", "SegmentStats", "SegmentTest", "TwoLevelT", "robust_run_means", "fence_bounds",
                  "stats_of_runs", "version_stats", "version_stats_many", "mode_stats", "two_level_t",
                  "compare_segments", "segment_test", "ratio_interval", "version_variance",
-                 "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR"),
+                 "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR", "LOCATIONS", "LOW_QUANTILE",
+                 "LocationChoice", "choose_location", "run_locations", "relative_change"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 

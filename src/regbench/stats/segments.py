@@ -38,6 +38,7 @@ Rousseeuw and Croux, "Alternatives to the median absolute deviation", JASA 88 (1
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,6 +49,15 @@ from ._validate import check_confidence
 #: Versions a series needs before its version-to-version variance is estimated from the whole
 #: history (:func:`version_variance`); with fewer, each test estimates it from its own segments.
 MIN_VERSIONS_FOR_VERSION_VAR = 6
+#: The location statistics a run can be reduced to (:func:`run_locations`).
+LOCATIONS = ("mean", "median", "low")
+#: The quantile of the ``low`` location: where interference only adds time (a floor plus delays),
+#: the low end of a run's samples moves with the code and hardly with the interference (Chen and
+#: Revels 2016).  The 10th percentile rather than the minimum, whose variance grows with rare
+#: fast outliers and which a single sample decides.
+LOW_QUANTILE = 0.1
+#: Samples a run needs before a quantile of them (``median``, ``low``) is a location worth using.
+MIN_SAMPLES_FOR_QUANTILES = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,17 +74,21 @@ class VersionStats:
         ``index[j]`` is the position, in the runs handed over, of the j-th summarised version
         (versions without runs, or whose run values are all NaN, are left out).
     mean : numpy.ndarray
-        Mean of the version's run means.
+        Mean of the version's run values (run means, or another location per run).
     var : numpy.ndarray
-        Variance (ddof=1) of the version's run means; NaN with one run.
+        Variance (ddof=1) of the version's run values; NaN with one run.
     n : numpy.ndarray of int
-        Number of run means of the version.
+        Number of run values of the version.
+    log : bool
+        Whether the run values are logarithms (of positive locations): segment means are then
+        log-levels, and a relative change is ``exp(right - left) - 1`` (:func:`relative_change`).
     """
 
     index: np.ndarray
     mean: np.ndarray
     var: np.ndarray
     n: np.ndarray
+    log: bool = False
 
 
 @dataclass(frozen=True)
@@ -319,23 +333,205 @@ def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 1
     return out
 
 
-def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray) -> VersionStats:
+def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
+                  estimator: str = "mean") -> np.ndarray:
+    """One location per run: the mean, the median or the low quantile of its samples, after the
+    outlier fences of :func:`robust_run_means`.
+
+    Parameters
+    ----------
+    runs : sequence of numpy.ndarray
+        The samples of each run.
+    group : array_like of int, optional, keyword-only
+        The version of each run (0, 1, ...); default: all runs are of one version.
+    fence : float, keyword-only
+        Outlier fence (see :func:`robust_run_means`).
+    estimator : {"mean", "median", "low"}, keyword-only
+        ``low`` is the :data:`LOW_QUANTILE` quantile.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per run (NaN for an empty run).  A run with every sample fenced out gets the
+        statistic of all its samples.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``estimator``, a non-positive ``fence`` or a ``group`` of the wrong length.
+
+    References
+    ----------
+    seed 001 s.3.2 (robust estimators of a run's location: the median beside the mean); Chen and
+    Revels, "Robust benchmarking in noisy environments", arXiv:1608.04295 (2016), s.3: timing
+    noise only adds time, so the low end of the samples estimates the code's own cost.
+    """
+    if estimator not in LOCATIONS:
+        raise ValueError(f"`estimator` must be one of {', '.join(LOCATIONS)}, got {estimator!r}")
+    if estimator == "mean":
+        return robust_run_means(runs, group=group, fence=fence)
+    q = 0.5 if estimator == "median" else LOW_QUANTILE
+    n = len(runs)
+    out = np.full(n, np.nan)
+    sizes = np.array([r.size for r in runs])
+    lo, hi = fence_bounds(runs, group=group, fence=fence)
+    for size in np.unique(sizes):
+        if size == 0:
+            continue
+        idx = np.flatnonzero(sizes == size)
+        block = np.stack([runs[i] for i in idx])
+        keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
+        if keep.all():
+            out[idx] = np.quantile(block, q, axis=1)
+            continue
+        full = keep.any(axis=1)
+        trimmed = np.where(keep, block, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are replaced below
+            values = np.nanquantile(trimmed, q, axis=1)
+        out[idx] = np.where(full, values, np.quantile(block, q, axis=1))
+    return out
+
+
+@dataclass(frozen=True)
+class LocationChoice:
+    """Which location of a run a history is best summarised by, and why.
+
+    Attributes
+    ----------
+    estimator : str
+        One of :data:`LOCATIONS`.
+    log : bool
+        Whether every sample is positive, so that run locations are compared as logarithms
+        (relative changes, and intervals inside (-100%, +inf)).
+    spread : dict of str to float
+        Per candidate, the pooled within-version variance of the (log) run locations: how much
+        that location moves from run to run of one version, the noise every comparison of
+        versions has to see through.
+    skew : float
+        The median over runs of ``(mean - median) / sd`` of the samples (Pearson's second
+        skewness over 3): above about 0.1, samples gather at a floor with a tail of slower ones.
+    reason : str
+        One sentence for people (``regbench diagnose``, the change records).
+    """
+
+    estimator: str
+    log: bool
+    spread: dict[str, float]
+    skew: float
+    reason: str
+
+
+def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0,
+                    candidates: Sequence[str] = LOCATIONS) -> LocationChoice:
+    """The location of a run that varies least between runs of the same version.
+
+    Every version's runs measure one level, so the spread of a location between runs of one
+    version is pure noise; the location with the smallest spread (pooled over versions) gives the
+    most precise version levels, and so the most powerful comparison at the same error rate.  The
+    choice depends only on the spread within versions, never on differences between versions,
+    so it cannot manufacture a change.  On symmetric noise the mean wins (it is the efficient
+    estimator there); under a floor with right-skewed interference (a run is never faster than
+    the work allows, often slower) the low quantile wins; with heavy tails on both sides, the
+    median (seed 001 s.3.2's robust estimators).  Ties go to the earlier candidate.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        ``runs[k]``: the samples of every run of version ``k``.
+    fence : float, keyword-only
+        Outlier fence (see :func:`robust_run_means`).
+    candidates : sequence of str, keyword-only
+        Locations to choose from, in order of preference on ties.
+
+    Returns
+    -------
+    LocationChoice
+        The mean when it cannot be told (no version with two runs, or fewer than
+        :data:`MIN_SAMPLES_FOR_QUANTILES` samples per run).
+
+    References
+    ----------
+    seed 000 s.2-3 (runs are the replicates; the precision of a result is the spread of its
+    runs); seed 001 s.3.2; Chen and Revels (2016).
+    """
+    _check_fence(fence)
+    bad = [c for c in candidates if c not in LOCATIONS]
+    if bad or not candidates:
+        raise ValueError(f"`candidates` must be some of {', '.join(LOCATIONS)}")
+    flat, group, index = _flatten(runs)
+    nonempty = [r for r in flat if r.size]
+    positive = bool(nonempty) and all(float(r.min()) > 0 for r in nonempty)
+    skew = _median_skew(nonempty)
+    per_version = np.bincount(group, minlength=index.size) if group.size else np.zeros(0, dtype=int)
+    sizes = [r.size for r in nonempty]
+    if not sizes or (per_version >= 2).sum() < 1 or min(sizes) < MIN_SAMPLES_FOR_QUANTILES:
+        return LocationChoice("mean", positive, {}, skew,
+                              "the mean of each run: too few runs or samples to compare locations")
+    spread: dict[str, float] = {}
+    for name in candidates:
+        values = run_locations(flat, group=group, fence=fence, estimator=name)
+        if positive:
+            values = np.log(values)
+        else:  # relative deviations, so that locations of different size compare
+            values = values / np.abs(np.nanmean(values))
+        vs = stats_of_runs(values, group, index)
+        multi = vs.n > 1
+        df = float((vs.n[multi] - 1).sum())
+        spread[name] = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df) if df > 0 else np.nan
+    finite = {k: v for k, v in spread.items() if np.isfinite(v)}
+    if not finite:
+        return LocationChoice("mean", positive, spread, skew, "the mean of each run: no run-to-run spread to compare")
+    best = min(finite, key=lambda k: (finite[k], candidates.index(k)))
+    reason = _location_reason(best, finite, skew)
+    return LocationChoice(best, positive, spread, skew, reason)
+
+
+def _median_skew(runs: Sequence[np.ndarray]) -> float:
+    values = []
+    for r in runs:
+        if r.size >= MIN_SAMPLES_FOR_QUANTILES:
+            sd = float(r.std())
+            if sd > 0:
+                values.append((float(r.mean()) - float(np.median(r))) / sd)
+    return float(np.median(values)) if values else np.nan
+
+
+def _location_reason(best: str, spread: dict[str, float], skew: float) -> str:
+    others = [k for k in spread if k != best and spread[best] > 0]
+    ratio = max((spread[k] / spread[best] for k in others), default=np.nan)
+    gain = (f", {np.sqrt(ratio):.2g}x less run-to-run spread than the "
+            f"{max(others, key=lambda k: spread[k])}") if np.isfinite(ratio) and ratio > 1 else ""
+    if best == "low":
+        return (f"the {LOW_QUANTILE:.0%} quantile of each run: a floor with slower interference above it"
+                f" (skew {skew:+.2f}){gain}")
+    if best == "median":
+        return f"the median of each run: outliers or heavy tails (skew {skew:+.2f}){gain}"
+    return f"the mean of each run: the least run-to-run spread (skew {skew:+.2f}){gain}"
+
+
+def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False) -> VersionStats:
     """Per-version summaries of one value per run.
 
     Parameters
     ----------
     values : numpy.ndarray
-        One value per run (a run mean); NaN values are left out.
+        One value per run (a run mean, or another location); NaN values are left out.
     group : numpy.ndarray of int
         ``group[i]`` is the position in ``index`` of run i's version.
     index : numpy.ndarray of int
         The versions' positions in the history, carried to :attr:`VersionStats.index`.
+    log : bool, keyword-only
+        Summarise the logarithms of the values (non-positive values are then left out).
 
     Returns
     -------
     VersionStats
         Versions left without any value are dropped.
     """
+    if log:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
     ok = np.isfinite(values)
     values, group = values[ok], group[ok]
     n = np.bincount(group, minlength=index.size)
@@ -344,7 +540,7 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray) -> V
         mean = np.bincount(group, weights=values, minlength=index.size) / n
         dev2 = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=index.size)
         var = np.where(n > 1, dev2 / np.maximum(n - 1, 1), np.nan)
-    return VersionStats(index[has], mean[has], var[has], n[has])
+    return VersionStats(index[has], mean[has], var[has], n[has], log)
 
 
 def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
@@ -356,8 +552,9 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
     return flat, np.repeat(np.arange(index.size), counts[index]), index
 
 
-def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0) -> VersionStats:
-    """Per-version summaries of the robust run means of a history.
+def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
+                  log: bool = False) -> VersionStats:
+    """Per-version summaries of one location per run of a history.
 
     Parameters
     ----------
@@ -366,6 +563,10 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0) 
         version may have none.
     fence : float, keyword-only
         Outlier fence of :func:`robust_run_means`.
+    estimator : str, keyword-only
+        The location of each run (:func:`run_locations`): the robust mean by default.
+    log : bool, keyword-only
+        Summarise the logarithms of the locations (see :class:`VersionStats`).
 
     Returns
     -------
@@ -375,26 +576,30 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0) 
     Raises
     ------
     ValueError
-        For a non-positive ``fence``.
+        For a non-positive ``fence`` or an unknown ``estimator``.
 
     See Also
     --------
     version_stats_many : the same for many histories at once.
+    choose_location : which ``estimator`` (and whether ``log``) suits a history.
     """
     _check_fence(fence)
     flat, group, index = _flatten(runs)
     if not flat:
-        return stats_of_runs(np.empty(0), group, index)
-    return stats_of_runs(robust_run_means(flat, group=group, fence=fence), group, index)
+        return stats_of_runs(np.empty(0), group, index, log=log)
+    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator), group, index, log=log)
 
 
-def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0
+def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
+                       estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None
                        ) -> list[VersionStats]:
-    """:func:`version_stats` of many histories with one call of :func:`robust_run_means`.
+    """:func:`version_stats` of many histories with one call of :func:`run_locations` per
+    estimator.
 
     For many short histories (an incremental detection pass: one new version each) the
     per-call overhead of numpy, not the arithmetic, is the cost; pooling the runs of all
-    histories removes it.  The results equal those of :func:`version_stats` one by one.
+    histories that share an estimator removes it.  The results equal those of
+    :func:`version_stats` one by one.
 
     Parameters
     ----------
@@ -402,6 +607,8 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         One ``runs`` argument of :func:`version_stats` per history.
     fence : float, keyword-only
         Outlier fence of :func:`robust_run_means`.
+    estimators, logs : sequences, optional, keyword-only
+        Per history, its ``estimator`` and ``log`` (default: ``"mean"`` and False for all).
 
     Returns
     -------
@@ -409,30 +616,38 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         One per history, in order.
     """
     _check_fence(fence)
-    flats, groups, indexes = [], [], []
-    offset = 0
-    for runs in histories:
-        flat, group, index = _flatten(runs)
-        flats += flat
-        groups.append(group + offset)
-        indexes.append(index)
-        offset += index.size
-    if not flats:
-        return [version_stats(runs, fence=fence) for runs in histories]
-    group = np.concatenate(groups)
-    means = robust_run_means(flats, group=group, fence=fence)
-    out, start = [], 0
-    base = 0
-    for g, index in zip(groups, indexes, strict=True):
-        part = slice(start, start + g.size)
-        out.append(stats_of_runs(means[part], g - base, index))
-        start += g.size
-        base += index.size
-    return out
+    n = len(histories)
+    estimators = list(estimators) if estimators is not None else ["mean"] * n
+    logs = list(logs) if logs is not None else [False] * n
+    if len(estimators) != n or len(logs) != n:
+        raise ValueError("`estimators` and `logs` must give one value per history")
+    out: list[VersionStats | None] = [None] * n
+    for name in dict.fromkeys(estimators):
+        members = [h for h in range(n) if estimators[h] == name]
+        flats: list[np.ndarray] = []
+        groups, indexes = [], []
+        offset = 0
+        for h in members:
+            flat, group, index = _flatten(histories[h])
+            flats += flat
+            groups.append(group + offset)
+            indexes.append(index)
+            offset += index.size
+        if not flats:
+            for h in members:
+                out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h])
+            continue
+        values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name)
+        start = base = 0
+        for h, g, index in zip(members, groups, indexes, strict=True):
+            out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h])
+            start += g.size
+            base += index.size
+    return [vs for vs in out if vs is not None]
 
 
-def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0
-               ) -> list[VersionStats]:
+def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
+               log: bool = False) -> list[VersionStats]:
     """Per mode, the per-version summaries of each run's mean of its samples in that mode.
 
     Parameters
@@ -445,6 +660,8 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
     fence : float, keyword-only
         Samples outside the fences of :func:`robust_run_means` are left out first: far outliers
         would otherwise land in the slowest mode.
+    log : bool, keyword-only
+        Summarise the logarithms of the per-mode run means.
 
     Returns
     -------
@@ -463,7 +680,7 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
         for i, r in enumerate(flat):
             inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
             values[i] = inside.mean() if inside.size else np.nan
-        out.append(stats_of_runs(values, group, index))
+        out.append(stats_of_runs(values, group, index, log=log))
     return out
 
 
@@ -577,23 +794,37 @@ def segment_test(vs: VersionStats, start: int, split: int, stop: int, *,
                             version_var=version_var)
 
 
-def ratio_interval(res: SegmentTest, confidence_level: float) -> tuple[float, float, float]:
+def relative_change(mean_left, mean_right, *, log: bool = False):
+    """``right / left - 1`` of two segment levels (of log-levels: ``exp(right - left) - 1``);
+    scalars or arrays alike."""
+    if log:
+        return np.expm1(np.asarray(mean_right) - np.asarray(mean_left))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(mean_right) / np.asarray(mean_left) - 1.0
+
+
+def ratio_interval(res: SegmentTest, confidence_level: float, *, log: bool = False) -> tuple[float, float, float]:
     """Relative change ``right / left - 1`` of a segment test and its interval.
 
-    Delta method, with the test's Student quantile and Satterthwaite degrees of freedom (a
-    normal quantile under-covers with few versions).
+    With ``log`` (the segments' means are log-levels), the interval of the difference of
+    log-levels, ``d +- q se``, is carried through ``exp(.) - 1``: exact, and always inside
+    (-100%, +inf), however noisy or large the change (a relative change cannot fall below
+    -100%).  Otherwise the delta method.  Either way with the test's Student quantile and
+    Satterthwaite degrees of freedom (a normal quantile under-covers with few versions).
 
     Parameters
     ----------
     res : SegmentTest
     confidence_level : float
         In (0, 1).
+    log : bool, keyword-only
+        Whether ``res`` compares log-levels.
 
     Returns
     -------
     change, ci_low, ci_high : float
-        NaN (undecidable) unless both segment means are positive: a ratio of levels of different
-        or negative sign means nothing.
+        On the linear scale NaN (undecidable) unless both segment means are positive: a ratio of
+        levels of different or negative sign means nothing.
 
     Raises
     ------
@@ -604,10 +835,14 @@ def ratio_interval(res: SegmentTest, confidence_level: float) -> tuple[float, fl
 
     check_confidence(confidence_level)
     ml, mr = res.mean_left, res.mean_right
+    q = float(stdtrit(res.df, (1 + confidence_level) / 2)) if np.isfinite(res.df) else 0.0
+    if log:
+        d = mr - ml
+        se = float(np.hypot(res.se_left, res.se_right))
+        return float(np.expm1(d)), float(np.expm1(d - q * se)), float(np.expm1(d + q * se))
     if not (ml > 0 and mr > 0):
         return np.nan, np.nan, np.nan
     rel = mr / ml - 1.0
-    q = float(stdtrit(res.df, (1 + confidence_level) / 2)) if np.isfinite(res.df) else 0.0
     se = float(np.sqrt(res.se_right**2 / ml**2 + mr**2 * res.se_left**2 / ml**4))
     return float(rel), float(rel - q * se), float(rel + q * se)
 
