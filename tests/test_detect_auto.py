@@ -351,3 +351,30 @@ def test_excursion_scan_adds_no_false_alarms_on_noisy_quiet_series():
     alarms = sum(len(det.detect(series_from_levels([1.0] * 100, run_sd=0.03, iter_sd=0.03, seed=200 + s)))
                  for s in range(30))
     assert alarms == 0
+
+
+def test_two_versions_are_enough_and_a_50_fold_speed_up_keeps_its_interval_above_minus_100_percent():
+    from regbench.evaluate.synthetic import make_series
+
+    pair = make_series([1.0, 1.2], n_runs=5, n_iterations=20, run_sd=0.01, rng=3)
+    [c] = get_detector("auto").detect(pair)
+    assert c.version == "v1" and c.ci_low < 0.2 < c.ci_high and c.kind == "regression"
+    # Six versions, 3 before and 3 after a 50-fold speed-up, 5 runs each with 30% run-to-run noise.
+    short = make_series([1.0] * 3 + [0.02] * 3, n_runs=5, n_iterations=20, run_sd=0.3, rng=1)
+    [c] = get_detector("auto").detect(short)
+    assert c.version == "v3" and c.kind == "improvement"
+    assert -1 < c.ci_low < c.change < c.ci_high < 0 and c.ci_low < -0.98 < c.ci_high
+    # Twenty versions: the interval of a relative change stays inside (-100%, +inf).
+    longer = make_series([1.0] * 10 + [0.02] * 10, n_runs=5, n_iterations=20, run_sd=0.3, rng=1)
+    [c] = get_detector("auto").detect(longer)
+    assert -1 < c.ci_low < -0.98 < c.ci_high < 0
+
+
+def test_each_change_says_how_runs_were_summarised():
+    from regbench.evaluate.synthetic import make_series
+
+    s = make_series([1.0] * 20 + [1.1] * 20, n_runs=5, n_iterations=20, rng=4)
+    [c] = get_detector("auto").detect(s)
+    assert c.estimator and "of each run" in c.estimator
+    with pytest.raises(ValueError, match="`location` must be 'auto' or one of mean, median, low"):
+        get_detector("auto", location="min")

@@ -104,3 +104,50 @@ def test_the_module_imports_neither_the_store_nor_the_model():
             "if k in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _history(gen, sampler, versions=20, runs=5, n=30):
+    return [[sampler(gen, n) for _ in range(runs)] for _ in range(versions)]
+
+
+def test_the_location_with_the_least_run_to_run_spread_is_chosen_for_each_noise_shape():
+    from regbench.stats.segments import choose_location, run_locations
+
+    gen = np.random.default_rng(11)
+
+    def symmetric(g, n):
+        return 1 + g.normal(0, 0.02, n)
+
+    def floor_and_interference(g, n):  # a run is never faster than the work allows, often slower
+        return 1 + (g.random(n) < 0.4) * g.exponential(0.2, n)
+
+    def heavy_tails(g, n):  # outliers both ways, not far enough for the fences
+        return 1 + 0.01 * g.standard_t(1.2, n)
+
+    assert choose_location(_history(gen, symmetric)).estimator == "mean"
+    skewed = choose_location(_history(gen, floor_and_interference))
+    assert skewed.estimator == "low" and skewed.skew > 0.1 and "floor" in skewed.reason and skewed.log
+    assert skewed.spread["low"] < skewed.spread["mean"]
+    assert choose_location(_history(gen, heavy_tails)).estimator == "median"
+    # Too few samples per run to tell: the mean.
+    tiny = choose_location(_history(gen, floor_and_interference, n=3))
+    assert tiny.estimator == "mean" and "too few" in tiny.reason
+    # The locations themselves: the 10% quantile and the median of each run (after the fences).
+    runs = [np.arange(1.0, 11.0), np.arange(2.0, 12.0)]
+    assert run_locations(runs, estimator="median").tolist() == [5.5, 6.5]
+    assert run_locations(runs, estimator="low").tolist() == pytest.approx([1.9, 2.9])
+    with pytest.raises(ValueError, match="`estimator` must be one of mean, median, low"):
+        run_locations(runs, estimator="min")
+    with pytest.raises(ValueError, match="`candidates` must be some of"):
+        choose_location([runs], candidates=("min",))
+
+
+def test_the_choice_never_looks_at_differences_between_versions():
+    """Scaling one version (a change) leaves the within-version spread, and the choice, as they are."""
+    from regbench.stats.segments import choose_location
+
+    gen = np.random.default_rng(12)
+    history = _history(gen, lambda g, n: 1 + (g.random(n) < 0.4) * g.exponential(0.2, n))
+    changed = [[r * (1.5 if k >= 10 else 1.0) for r in runs] for k, runs in enumerate(history)]
+    a, b = choose_location(history), choose_location(changed)
+    assert a.estimator == b.estimator and a.spread == pytest.approx(b.spread)

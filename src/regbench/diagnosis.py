@@ -27,6 +27,7 @@ import numpy as np
 from .errors import NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
+from .stats.segments import LocationChoice, choose_location
 from .store import Store
 
 
@@ -63,6 +64,8 @@ class Diagnosis:
     best_transform: str
     plan: RepetitionPlan | None
     target: float
+    #: How detection summarises this benchmark's runs (over all its versions; ``auto``'s choice).
+    location: LocationChoice | None = None
     advice: tuple[str, ...] = field(default=())
 
     @property
@@ -143,7 +146,8 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         outliers_mild=int(tukey.mild.sum()), outliers_extreme=int(tukey.extreme.sum()),
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
-        normality=normality, best_transform=best, plan=plan, target=target)
+        normality=normality, best_transform=best, plan=plan, target=target,
+        location=choose_location(s.runs))
     return _with_advice(d, n_runs=len(runs))
 
 

@@ -39,6 +39,12 @@ def change_table(changes: Sequence[Change], *, method: str, confidence: float, m
         columns.append("q" if any(c.q_value is not None for c in changes) else "p")
     emit_table(f"Changes ({method}, {confidence:.0%} CI" + (f", min change {min_change:.1%}" if min_change else "") + ")",
                columns, rows, right={"change", "CI", "p", "q"})
+    shown: dict[tuple[str, str, str], str] = {}
+    for c in changes:
+        if c.estimator:
+            shown.setdefault((c.benchmark, c.config, c.machine), c.estimator)
+    for (benchmark, _, _), how in shown.items():
+        console.print(f"  {benchmark}: versions compared by {how}", markup=False, highlight=False)
 
 
 def _fmt_p(p: float | None) -> str:
@@ -71,9 +77,12 @@ def alerts_note(outcome: AlertOutcome) -> str:
 def detection_json(outcome: DetectOutcome) -> list[dict]:
     """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--bisect`` each
     also has ``bisect`` (the bisection, or null) and, when it was left alone, ``bisect_skipped``."""
+    def base(change: Change) -> dict:
+        return dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
+
     if not outcome.bisect:
-        return [entry.change.to_json() for entry in outcome.changes]
-    return [dict(entry.change.to_json(), bisect=bisect_json(entry.bisection) if entry.bisection else None,
+        return [base(entry.change) for entry in outcome.changes]
+    return [dict(base(entry.change), bisect=bisect_json(entry.bisection) if entry.bisection else None,
                  **({"bisect_skipped": entry.not_bisected} if entry.not_bisected is not None else {}))
             for entry in outcome.changes]
 

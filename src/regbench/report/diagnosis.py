@@ -72,6 +72,9 @@ def diagnosis_json(d: Diagnosis, *, target: float, plots: Sequence[Path] = ()) -
         "outliers_extreme": d.outliers_extreme, "outliers_mad": d.outliers_mad,
         "warmup_configured": max(d.warmups), "warmup_detected": d.warmup_detected,
         "normality": {k: _j(v) for k, v in d.normality.items()}, "best_transform": d.best_transform,
+        "location": None if d.location is None else {
+            "estimator": d.location.estimator, "log": d.location.log, "reason": d.location.reason,
+            "spread": {k: _j(v) for k, v in d.location.spread.items()}, "skew": _j(d.location.skew)},
         "plan": None if d.plan is None else {"runs": d.plan.runs, "iterations": d.plan.iterations,
                                              "warmup": d.plan.warmup, "cost": d.plan.cost},
         "target": target, "trustworthy": d.trustworthy, "advice": list(d.advice),
@@ -104,6 +107,8 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
         ("warm-up", f"{max(d.warmups)} configured, {d.warmup_detected} detected (MSER-5)"),
         ("normality of run means", ", ".join(f"{k} p={fmt_num(v, 2)}" for k, v in d.normality.items())),
     ]
+    if d.location is not None:
+        lines.append(("detection compares", d.location.reason))
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
         console.print(f"  {k.ljust(width)}  {v}")
