@@ -22,7 +22,7 @@ def test_demo_finds_the_planted_slowdown_and_speedup(tmp_path):
                           capture_output=True, text=True, check=True).stdout.split()
     assert len(shas) == 8
     detect = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(root / ".regbench" / "results.db"),
-                             "detect", "--method", "ci-overlap", "--min-change", "0.05", "--format", "json"],
+                             "detect", "--format", "json"],
                             capture_output=True, text=True, timeout=120)
     assert detect.returncode == 0, detect.stderr
     changes = json.loads(detect.stdout)
@@ -33,7 +33,7 @@ def test_demo_finds_the_planted_slowdown_and_speedup(tmp_path):
     ]
     assert changes[0]["change"] > 0.25 and changes[1]["change"] < -0.25
     for c in changes:
-        assert c["ci_low"] < c["change"] < c["ci_high"] and c["method"] == "ci-overlap"
+        assert c["ci_low"] < c["change"] < c["ci_high"] and c["method"] == "auto"
 
     show = subprocess.run([sys.executable, "-m", "regbench.cli.main", "show"], cwd=root,
                           capture_output=True, text=True, timeout=120)

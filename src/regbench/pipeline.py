@@ -212,9 +212,10 @@ def _entered(reporter):
 # ------------------------------------------------------------------------------------------- demo
 #: The demo's detection: ci-overlap at 99% confidence, with a minimum change the planted ones far
 #: exceed (with only 8 versions, `auto` cannot yet estimate how much versions vary).
-DEMO_METHOD = "ci-overlap"
+#: The demo detects with the default method and its own minimum relevant change.
+DEMO_METHOD = "auto"
 DEMO_CONFIDENCE = 0.99
-DEMO_MIN_CHANGE = 0.05
+DEMO_MIN_CHANGE: float | None = None
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ class DemoOutcome:
     changes: tuple[Change, ...]
     method: str
     confidence_level: float
-    min_change: float
+    min_change: float | None
     seconds: float
 
     @property

@@ -19,10 +19,10 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     Creates a git repository of a small real program over 8 commits (one makes it slower with a
     worse algorithm, a later one faster), builds every commit in its own worktree, runs its
     benchmark 10 times per commit as fresh processes in randomized interleaved order, stores every
-    run in SQLite, and reports the changes between consecutive commits (ci-overlap, 99%
-    confidence, minimum change 5%: with only 8 versions, the default `auto` cannot yet estimate
-    how much versions vary and is deliberately cautious). Takes about a minute on 2 cores; the folder is kept so that
-    you can explore it with the other commands.
+    run in SQLite, and reports the changes between consecutive commits found by the default
+    detector (auto: a change-point search confirmed by a hierarchical test, 99% confidence,
+    minimum change 3%). Takes about a minute on 2 cores; the folder is kept so that you can
+    explore it with the other commands.
     """
     from ..pipeline import run_demo
     from ..report.campaign import ProgressReporter
