@@ -41,7 +41,8 @@ def test_one_mode_moving_10_percent_is_found_though_the_mean_moves_under_3_perce
     s = cache_series([100.0] * 4 + [110.0] * 4, 1000.0, exact_share=True)
     _, means = version_means(s)
     assert abs(means[4:].mean() / means[:4].mean() - 1) < 0.03  # the mean hides it
-    assert get_detector("ci-overlap").detect(s) == []
+    # Intervals of the mean see at most the mean's own small move, never the 10% of the mode.
+    assert all(abs(c.change) < 0.03 for c in get_detector("ci-overlap").detect(s))
     changes = get_detector("clusters").detect(s)
     assert [(c.version, c.previous, c.kind, c.method) for c in changes] == [("v4", "v3", "regression", "clusters")]
     c = changes[0]

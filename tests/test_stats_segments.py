@@ -151,3 +151,26 @@ def test_the_choice_never_looks_at_differences_between_versions():
     changed = [[r * (1.5 if k >= 10 else 1.0) for r in runs] for k, runs in enumerate(history)]
     a, b = choose_location(history), choose_location(changed)
     assert a.estimator == b.estimator and a.spread == pytest.approx(b.spread)
+
+
+def test_a_run_slowed_by_a_burst_is_left_out_but_heavy_tails_are_not():
+    from regbench.stats.segments import OUTLYING_RUN_SHARE, outlying_runs, run_spread, version_stats
+
+    gen = np.random.default_rng(21)
+    group = np.repeat(np.arange(40), 5)
+    values = np.log(1 + gen.normal(0, 0.01, group.size))
+    values[[7, 123]] += np.log(1.6)  # two runs with another process on the CPU throughout
+    out = outlying_runs(values, group)
+    assert np.flatnonzero(out).tolist() == [7, 123]
+    assert run_spread(values, group) == pytest.approx(0.01, rel=0.2)
+    # Versions of two runs cannot tell which is the odd one.
+    assert not outlying_runs(values[:2], group[:2]).any()
+    # A second mode of runs in a third of them is the noise, not a burst: nothing is left out.
+    bimodal = np.log(np.where(gen.random(group.size) < 0.33, 1.4, 1.0) * (1 + gen.normal(0, 0.01, group.size)))
+    assert outlying_runs(bimodal, group).mean() == 0 and OUTLYING_RUN_SHARE < 0.33
+    # The versions' levels: the burst no longer moves them.
+    runs = [[np.full(10, np.exp(values[5 * k + j])) for j in range(5)] for k in range(40)]
+    kept = version_stats(runs, log=True, outlying_z=5.0)
+    plain = version_stats(runs, log=True)
+    assert kept.n[1] == 4 and plain.n[1] == 5 and abs(kept.mean[1]) < 0.01 < plain.mean[1]
+    assert kept.run_scale == pytest.approx(run_spread(values, group))

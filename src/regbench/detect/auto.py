@@ -42,10 +42,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATIONS, LocationChoice, SegmentStats, VersionStats, bimodality_coefficient, choose_location,
-                              compare_segments, mode_stats, ratio_interval, relative_change, segment_test,
+from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, VersionStats, bimodality_coefficient, choose_location,
+                              compare_segments, mode_stats, ratio_interval, relative_change, relative_interval, segment_test,
                               two_level_t, version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
+
+
+#: How a significant change is judged relevant against ``min_change``: by its point estimate, or
+#: by its interval (relevant unless the whole interval lies below the minimum).
+RELEVANCE = ("estimate", "interval")
 
 
 @register
@@ -57,13 +62,20 @@ class Auto(Detector):
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
-                 location: str = "auto"):
+                 location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
         if location != "auto" and location not in LOCATIONS:
             raise ValueError(f"`location` must be 'auto' or one of {', '.join(LOCATIONS)}, got {location!r}")
         self.location_rule = location
+        if relevance not in RELEVANCE:
+            raise ValueError(f"`relevance` must be one of {', '.join(RELEVANCE)}, got {relevance!r}")
+        self.relevance = relevance
+        if not (isinstance(outlying, int | float) and outlying > 0):
+            raise ValueError(f"`outlying` must be a positive number of robust standard deviations (inf: keep every "
+                             f"run), got {outlying!r}")
+        self.outlying = float(outlying)
         if not fence > 0:
             raise ValueError("`fence` must be positive")
         self.alpha = alpha
@@ -72,6 +84,23 @@ class Auto(Detector):
         self.rng = rng
         self.ramp = ramp
         self.excursion = excursion
+
+    def relevant(self, rel, low, high):
+        """Whether significant changes are relevant (scalars or arrays alike).
+
+        ``interval`` (the default): unless the interval shows the change to be smaller than
+        ``min_change``, i.e. its far end reaches the minimum.  A change measured at +2.9% with an
+        interval up to +4% may well be the 3% the minimum asks for (half of all true 3% steps are
+        measured below 3%); one at +1.2% [+0.8%, +1.6%] is certainly not.  This is how
+        ``compare --run`` gates (a regression unless shown below the threshold).  ``estimate``:
+        the point estimate must reach the minimum.
+        """
+        rel, low, high = np.asarray(rel), np.asarray(low), np.asarray(high)
+        if self.relevance == "estimate":
+            out = np.abs(rel) >= self.min_change
+        else:
+            out = ((rel > 0) & (high >= self.min_change)) | ((rel < 0) & (low <= -self.min_change))
+        return bool(out) if out.ndim == 0 else out
 
     # ------------------------------------------------------------------ search
     def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool = True
@@ -183,10 +212,11 @@ class Auto(Detector):
                 ml, mr = around["m"] / around["k"], inside["m"] / inside["k"]
                 dfw = around["dfw"] + inside["dfw"]
                 s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
-                pp = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
-                                 s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b).p_value
-                rel = relative_change(ml, mr, log=vs.log)
-                pp = np.where(np.isfinite(pp) & (np.abs(rel) >= self.min_change), pp, np.inf)
+                tt = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
+                                 s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
+                rel, lo, hi = relative_interval(ml, mr, tt.var_left, tt.var_right, tt.df, self.confidence_level,
+                                                log=vs.log)
+                pp = np.where(np.isfinite(tt.p_value) & self.relevant(rel, lo, hi), tt.p_value, np.inf)
                 j = int(np.argmin(pp))
                 if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
                     best = (float(pp[j]), int(ks[j]), width)
@@ -212,7 +242,8 @@ class Auto(Detector):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             choice = self.location(series)
-            vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log)
+            vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log,
+                               outlying_z=self.outlying)
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:
@@ -222,7 +253,8 @@ class Auto(Detector):
                                                  estimator=choice.reason)
             state = self._state(series, vs, cps[-1] if cps else 0, choice)
             if modes is not None:
-                for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log)):
+                for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
+                                                        outlying_z=self.outlying)):
                     if per_mode.mean.size < 2:
                         continue
                     detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
@@ -238,16 +270,16 @@ class Auto(Detector):
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
-        if self.location_rule == "auto":
-            return choose_location(series.runs, fence=self.fence)
-        return choose_location(series.runs, fence=self.fence, candidates=(self.location_rule,))
+        candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
+        return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying)
 
     def _state(self, series: Series, vs: VersionStats, start: int, choice: LocationChoice) -> dict:
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
                 "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs)),
-                "estimator": choice.estimator, "log": choice.log, "reason": choice.reason}
+                "estimator": choice.estimator, "log": choice.log, "reason": choice.reason,
+                "run_scale": None if not np.isfinite(vs.run_scale) else float(vs.run_scale)}
 
     def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
         """Test each new version, in history order, against the segment since the last change.
@@ -262,7 +294,8 @@ class Auto(Detector):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             vs = version_stats(series.runs, fence=self.fence, estimator=state.get("estimator", "mean"),
-                               log=bool(state.get("log", False)))
+                               log=bool(state.get("log", False)), outlying_z=self.outlying,
+                               run_scale=_saved_scale(state))
         return self._check(state, series, vs)
 
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
@@ -274,7 +307,9 @@ class Auto(Detector):
             warnings.simplefilter("ignore", RuntimeWarning)
             all_stats = version_stats_many([series.runs for _, series in items], fence=self.fence,
                                            estimators=[state.get("estimator", "mean") for state, _ in items],
-                                           logs=[bool(state.get("log", False)) for state, _ in items])
+                                           logs=[bool(state.get("log", False)) for state, _ in items],
+                                           outlying_z=self.outlying,
+                                           run_scales=[_saved_scale(state) for state, _ in items])
         return [self._check(state, series, vs) for (state, series), vs in zip(items, all_stats, strict=True)]
 
     def _check(self, state: dict, series: Series, vs: VersionStats) -> tuple[list[Change], int, dict]:
@@ -291,7 +326,7 @@ class Auto(Detector):
                 n_tests += 1
                 rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
-                        and abs(rel) >= self.min_change:
+                        and self.relevant(rel, lo, hi):
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
                         version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
@@ -358,7 +393,7 @@ class Auto(Detector):
             res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), version_var=vv)
         p = min(1.0, res.p_value * factor)
         rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
-        if not (np.isfinite(rel) and np.isfinite(p)) or abs(rel) < self.min_change or p >= self.alpha:
+        if not (np.isfinite(rel) and np.isfinite(p)) or not self.relevant(rel, lo, hi) or p >= self.alpha:
             return None
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,
@@ -412,6 +447,13 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
     return np.array([-np.inf, *cuts, np.inf])
 
 
+def _saved_scale(state: dict) -> float:
+    """The run scale of a full pass, for the few new versions of an incremental one (NaN, so that
+    no run is left out, when the pass could not estimate it)."""
+    scale = state.get("run_scale")
+    return float("nan") if scale is None else float(scale)
+
+
 def _listed(vv: tuple[float, float] | None) -> list[float] | None:
     return None if vv is None else [float(vv[0]), float(vv[1])]
 
@@ -419,4 +461,4 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
 def _without(vs: VersionStats, start: int, stop: int) -> VersionStats:
     """``vs`` without the versions ``[start, stop)`` (the inside of a ramp)."""
     keep = np.r_[0:start, stop:vs.mean.size]
-    return VersionStats(vs.index[keep], vs.mean[keep], vs.var[keep], vs.n[keep], vs.log)
+    return VersionStats(vs.index[keep], vs.mean[keep], vs.var[keep], vs.n[keep], vs.log, vs.run_scale)

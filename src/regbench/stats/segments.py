@@ -82,6 +82,9 @@ class VersionStats:
     log : bool
         Whether the run values are logarithms (of positive locations): segment means are then
         log-levels, and a relative change is ``exp(right - left) - 1`` (:func:`relative_change`).
+    run_scale : float
+        The robust spread of runs about their version's median (:func:`run_spread`) used to leave
+        out outlying runs; NaN when none were looked for.
     """
 
     index: np.ndarray
@@ -89,6 +92,7 @@ class VersionStats:
     var: np.ndarray
     n: np.ndarray
     log: bool = False
+    run_scale: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -423,7 +427,7 @@ class LocationChoice:
 
 
 def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0,
-                    candidates: Sequence[str] = LOCATIONS) -> LocationChoice:
+                    candidates: Sequence[str] = LOCATIONS, outlying_z: float | None = None) -> LocationChoice:
     """The location of a run that varies least between runs of the same version.
 
     Every version's runs measure one level, so the spread of a location between runs of one
@@ -443,6 +447,8 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
         Outlier fence (see :func:`robust_run_means`).
     candidates : sequence of str, keyword-only
         Locations to choose from, in order of preference on ties.
+    outlying_z : float, optional, keyword-only
+        Leave out outlying runs first (:func:`outlying_runs`), as the comparison of versions will.
 
     Returns
     -------
@@ -475,7 +481,7 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
             values = values / np.abs(np.nanmean(values))
-        vs = stats_of_runs(values, group, index)
+        vs = stats_of_runs(values, group, index, outlying_z=outlying_z)
         multi = vs.n > 1
         df = float((vs.n[multi] - 1).sum())
         spread[name] = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df) if df > 0 else np.nan
@@ -513,7 +519,122 @@ def _location_reason(best: str, spread: dict[str, float], skew: float) -> str:
     return f"the mean of each run: the least run-to-run spread (skew {skew:+.2f}){gain}"
 
 
-def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False) -> VersionStats:
+#: How far (in robust standard deviations of runs about their version's median) a run may lie
+#: before it is taken for an interference burst and left out (:func:`outlying_runs`).
+OUTLYING_RUN_Z = 5.0
+#: Bursts are rare: when more runs than this share lie that far out, the spread is the noise
+#: itself (heavy tails, or runs in two modes) and no run is left out (:func:`outlying_runs`).
+OUTLYING_RUN_SHARE = 0.05
+
+
+def _version_medians(values: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's version median (NaN for versions without a value) and each version's count."""
+    ok = np.isfinite(values)
+    n = np.bincount(group[ok], minlength=int(group.max()) + 1)
+    # Per-version medians at once: sort by (version, value); a version's median is the middle of
+    # its stretch of the sorted values.
+    idx = np.flatnonzero(ok)
+    order = idx[np.lexsort((values[idx], group[idx]))]
+    start = np.concatenate(([0], np.cumsum(n)[:-1]))
+    sorted_values = values[order]
+    has = n > 0
+    med = np.full(n.size, np.nan)
+    med[has] = (sorted_values[start[has] + (n[has] - 1) // 2] + sorted_values[start[has] + n[has] // 2]) / 2
+    return med[group], n
+
+
+def run_spread(values: np.ndarray, group: np.ndarray) -> float:
+    """The robust standard deviation of runs within versions, pooled over a history.
+
+    From every pair of runs of the same version: ``median |x_i - x_j| / (sqrt 2 * 0.6745)``, the
+    median of the absolute pairwise differences scaled to a standard deviation under normal
+    noise.  Pairwise differences, not deviations from each version's median, because with a
+    handful of runs a version's median is one of its runs and the deviations from it understate
+    the spread (by about 30% with five runs); a run far out spoils only its own version's pairs,
+    which the median over the history ignores.  NaN with fewer than three pairs in all.
+    """
+    ok = np.isfinite(values)
+    if ok.sum() < 2:
+        return float("nan")
+    v, g = values[ok], group[ok]
+    order = np.argsort(g, kind="stable")
+    v, g = v[order], g[order]
+    n = np.bincount(g)
+    start = np.concatenate(([0], np.cumsum(n)[:-1]))
+    diffs = []
+    for size in np.unique(n[n >= 2]):  # versions with the same number of runs at once
+        rows = start[n == size][:, None] + np.arange(size)
+        block = v[rows]
+        i, j = np.triu_indices(size, 1)
+        diffs.append(np.abs(block[:, i] - block[:, j]).ravel())
+    if not diffs:
+        return float("nan")
+    d = np.concatenate(diffs)
+    if d.size < 3:
+        return float("nan")
+    return float(np.median(d)) / (np.sqrt(2.0) * 0.6744897501960817)
+
+
+def outlying_runs(values: np.ndarray, group: np.ndarray, *, z: float = OUTLYING_RUN_Z,
+                  scale: float | None = None) -> np.ndarray:
+    """Runs whose value lies far from the other runs of their version: a burst of interference
+    that lasted a whole run (another process on the CPU for that run's seconds) moves every
+    location of the run, its low quantile too.
+
+    A run is outlying when it lies more than ``z`` robust standard deviations (:func:`run_spread`,
+    pooled over the whole history so that versions with few runs borrow it) from its version's
+    median.  Only versions with three runs or more can tell which of their runs is the odd one.
+    ``z`` = 5 leaves out about one run in 100,000 under normal noise (the deviation from the
+    median of five runs has about 1.1 times the runs' standard deviation, so the threshold is
+    about 4.4 of its own): never a run of the usual noise, always a run twice as slow among runs
+    that agree within a few percent.  Leaving runs out is right for rare contamination only: when more than
+    :data:`OUTLYING_RUN_SHARE` of the runs lie that far, they are the noise's own tails (or a
+    second mode of runs), removing them would understate the noise and make changes out of it,
+    and nothing is left out.  (On the real corpus of ``regbench evaluate --corpus real``, 0-2.2%
+    of the runs of each series were bursts; a two-threaded program had 31-35% of its runs in a
+    second mode.)
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One value per run (NaN: no value).
+    group : numpy.ndarray of int
+        Each run's version (0, 1, ...).
+    z : float, keyword-only
+        The threshold, in robust standard deviations; inf leaves nothing out.
+    scale : float, optional, keyword-only
+        The robust standard deviation to use, saved by a pass over the whole history that found
+        the runs fit for it (the share above is then not checked again on a few new versions; NaN:
+        leave nothing out); default: :func:`run_spread` of ``values``, with the share checked.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True for the runs to leave out.
+    """
+    return _outlying(values, group, z=z, scale=scale)[0]
+
+
+def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float | None) -> tuple[np.ndarray, float]:
+    """:func:`outlying_runs`, and the scale it used (NaN when it leaves nothing out by rule)."""
+    out = np.zeros(values.size, dtype=bool)
+    if not np.isfinite(z) or values.size == 0:
+        return out, float("nan")
+    check_share = scale is None
+    if scale is None:
+        scale = run_spread(values, group)
+    if not (np.isfinite(scale) and scale > 0):
+        return out, float("nan")
+    med, n = _version_medians(values, group)
+    eligible = np.isfinite(values) & (n[group] >= 3)
+    out[eligible] = np.abs(values[eligible] - med[eligible]) > z * scale
+    if check_share and out.sum() > OUTLYING_RUN_SHARE * max(int(np.isfinite(values).sum()), 1):
+        return np.zeros(values.size, dtype=bool), float("nan")
+    return out, float(scale)
+
+
+def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False,
+                  outlying_z: float | None = None, run_scale: float | None = None) -> VersionStats:
     """Per-version summaries of one value per run.
 
     Parameters
@@ -526,6 +647,10 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         The versions' positions in the history, carried to :attr:`VersionStats.index`.
     log : bool, keyword-only
         Summarise the logarithms of the values (non-positive values are then left out).
+    outlying_z : float, optional, keyword-only
+        Leave out the runs :func:`outlying_runs` finds at this threshold (after the logarithm).
+    run_scale : float, optional, keyword-only
+        The scale for that (default: :func:`run_spread` of these values).
 
     Returns
     -------
@@ -535,6 +660,10 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
     if log:
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
+    scale = float("nan")
+    if outlying_z is not None and values.size:
+        drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale)
+        values = np.where(drop, np.nan, values)
     ok = np.isfinite(values)
     values, group = values[ok], group[ok]
     n = np.bincount(group, minlength=index.size)
@@ -543,7 +672,7 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         mean = np.bincount(group, weights=values, minlength=index.size) / n
         dev2 = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=index.size)
         var = np.where(n > 1, dev2 / np.maximum(n - 1, 1), np.nan)
-    return VersionStats(index[has], mean[has], var[has], n[has], log)
+    return VersionStats(index[has], mean[has], var[has], n[has], log, scale)
 
 
 def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
@@ -556,7 +685,7 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
 
 
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
-                  log: bool = False) -> VersionStats:
+                  log: bool = False, outlying_z: float | None = None, run_scale: float | None = None) -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -570,6 +699,8 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         The location of each run (:func:`run_locations`): the robust mean by default.
     log : bool, keyword-only
         Summarise the logarithms of the locations (see :class:`VersionStats`).
+    outlying_z, run_scale : float, optional, keyword-only
+        Leave out outlying runs (:func:`outlying_runs`, see :func:`stats_of_runs`).
 
     Returns
     -------
@@ -590,11 +721,13 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     flat, group, index = _flatten(runs)
     if not flat:
         return stats_of_runs(np.empty(0), group, index, log=log)
-    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator), group, index, log=log)
+    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator), group, index, log=log,
+                         outlying_z=outlying_z, run_scale=run_scale)
 
 
 def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
-                       estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None
+                       estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None,
+                       outlying_z: float | None = None, run_scales: Sequence[float | None] | None = None
                        ) -> list[VersionStats]:
     """:func:`version_stats` of many histories with one call of :func:`run_locations` per
     estimator.
@@ -612,6 +745,8 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         Outlier fence of :func:`robust_run_means`.
     estimators, logs : sequences, optional, keyword-only
         Per history, its ``estimator`` and ``log`` (default: ``"mean"`` and False for all).
+    outlying_z, run_scales : optional, keyword-only
+        Leave out outlying runs, with each history's scale (see :func:`stats_of_runs`).
 
     Returns
     -------
@@ -622,8 +757,9 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
     n = len(histories)
     estimators = list(estimators) if estimators is not None else ["mean"] * n
     logs = list(logs) if logs is not None else [False] * n
-    if len(estimators) != n or len(logs) != n:
-        raise ValueError("`estimators` and `logs` must give one value per history")
+    scales = list(run_scales) if run_scales is not None else [None] * n
+    if len(estimators) != n or len(logs) != n or len(scales) != n:
+        raise ValueError("`estimators`, `logs` and `run_scales` must give one value per history")
     out: list[VersionStats | None] = [None] * n
     for name in dict.fromkeys(estimators):
         members = [h for h in range(n) if estimators[h] == name]
@@ -638,19 +774,21 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
             offset += index.size
         if not flats:
             for h in members:
-                out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h])
+                out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h], outlying_z=outlying_z,
+                                       run_scale=scales[h])
             continue
         values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name)
         start = base = 0
         for h, g, index in zip(members, groups, indexes, strict=True):
-            out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h])
+            out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h],
+                                   outlying_z=outlying_z, run_scale=scales[h])
             start += g.size
             base += index.size
     return [vs for vs in out if vs is not None]
 
 
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
-               log: bool = False) -> list[VersionStats]:
+               log: bool = False, outlying_z: float | None = None) -> list[VersionStats]:
     """Per mode, the per-version summaries of each run's mean of its samples in that mode.
 
     Parameters
@@ -665,6 +803,8 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
         would otherwise land in the slowest mode.
     log : bool, keyword-only
         Summarise the logarithms of the per-mode run means.
+    outlying_z : float, optional, keyword-only
+        Leave out outlying runs of each mode (:func:`outlying_runs`).
 
     Returns
     -------
@@ -683,7 +823,7 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
         for i, r in enumerate(flat):
             inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
             values[i] = inside.mean() if inside.size else np.nan
-        out.append(stats_of_runs(values, group, index, log=log))
+        out.append(stats_of_runs(values, group, index, log=log, outlying_z=outlying_z))
     return out
 
 
@@ -806,14 +946,47 @@ def relative_change(mean_left, mean_right, *, log: bool = False):
         return np.asarray(mean_right) / np.asarray(mean_left) - 1.0
 
 
-def ratio_interval(res: SegmentTest, confidence_level: float, *, log: bool = False) -> tuple[float, float, float]:
-    """Relative change ``right / left - 1`` of a segment test and its interval.
+def relative_interval(mean_left, mean_right, var_left, var_right, df, confidence_level: float, *,
+                      log: bool = False):
+    """Relative change ``right / left - 1`` of two segment levels and its interval, for scalars or
+    arrays of segment pairs alike.
 
-    With ``log`` (the segments' means are log-levels), the interval of the difference of
-    log-levels, ``d +- q se``, is carried through ``exp(.) - 1``: exact, and always inside
-    (-100%, +inf), however noisy or large the change (a relative change cannot fall below
-    -100%).  Otherwise the delta method.  Either way with the test's Student quantile and
-    Satterthwaite degrees of freedom (a normal quantile under-covers with few versions).
+    With ``log`` (the levels are log-levels), the interval of the difference ``d +- q se`` is
+    carried through ``exp(.) - 1``: exact, and always inside (-100%, +inf).  Otherwise the delta
+    method, NaN unless both levels are positive (a ratio of levels of different or negative sign
+    means nothing).  ``q`` is Student's quantile with ``df`` degrees of freedom (0 where ``df`` is
+    not finite: a difference without noise).
+
+    Returns
+    -------
+    change, low, high : float or numpy.ndarray
+    """
+    from scipy.special import stdtrit
+
+    check_confidence(confidence_level)
+    ml, mr = np.asarray(mean_left, dtype=float), np.asarray(mean_right, dtype=float)
+    df = np.asarray(df, dtype=float)
+    finite = np.isfinite(df)
+    q = np.where(finite, stdtrit(np.where(finite, df, 1.0), (1 + confidence_level) / 2), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if log:
+            d = mr - ml
+            se = np.sqrt(np.asarray(var_left) + np.asarray(var_right))
+            out = np.expm1(d), np.expm1(d - q * se), np.expm1(d + q * se)
+        else:
+            ok = (ml > 0) & (mr > 0)
+            rel = np.where(ok, mr / ml - 1.0, np.nan)
+            se = np.sqrt(np.asarray(var_right) / ml**2 + mr**2 * np.asarray(var_left) / ml**4)
+            out = rel, np.where(ok, rel - q * se, np.nan), np.where(ok, rel + q * se, np.nan)
+    if np.ndim(out[0]) == 0:
+        return float(out[0]), float(out[1]), float(out[2])
+    return out
+
+
+def ratio_interval(res: SegmentTest, confidence_level: float, *, log: bool = False) -> tuple[float, float, float]:
+    """Relative change ``right / left - 1`` of a segment test and its interval
+    (:func:`relative_interval` with the test's variances and Satterthwaite degrees of freedom: a
+    normal quantile under-covers with few versions).
 
     Parameters
     ----------
@@ -826,28 +999,15 @@ def ratio_interval(res: SegmentTest, confidence_level: float, *, log: bool = Fal
     Returns
     -------
     change, ci_low, ci_high : float
-        On the linear scale NaN (undecidable) unless both segment means are positive: a ratio of
-        levels of different or negative sign means nothing.
 
     Raises
     ------
     ValueError
         For a ``confidence_level`` outside (0, 1).
     """
-    from scipy.special import stdtrit
-
-    check_confidence(confidence_level)
-    ml, mr = res.mean_left, res.mean_right
-    q = float(stdtrit(res.df, (1 + confidence_level) / 2)) if np.isfinite(res.df) else 0.0
-    if log:
-        d = mr - ml
-        se = float(np.hypot(res.se_left, res.se_right))
-        return float(np.expm1(d)), float(np.expm1(d - q * se)), float(np.expm1(d + q * se))
-    if not (ml > 0 and mr > 0):
-        return np.nan, np.nan, np.nan
-    rel = mr / ml - 1.0
-    se = float(np.sqrt(res.se_right**2 / ml**2 + mr**2 * res.se_left**2 / ml**4))
-    return float(rel), float(rel - q * se), float(rel + q * se)
+    rel, lo, hi = relative_interval(res.mean_left, res.mean_right, res.se_left**2, res.se_right**2, res.df,
+                                    confidence_level, log=log)
+    return float(rel), float(lo), float(hi)
 
 
 def version_variance(vs: VersionStats) -> tuple[float, float] | None:
