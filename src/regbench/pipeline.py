@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 
@@ -120,7 +120,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      incremental: bool = False, jobs: int | None = None, dry_run: bool = False,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
                      on_detected: Callable[[DetectOutcome], None] | None = None,
-                     options: Mapping[str, object] | None = None) -> DetectOutcome:
+                     options: Mapping[str, Any] | None = None) -> DetectOutcome:
     """Detect changes, record them as alerts, bisect them, and tell the sinks.
 
     Parameters

@@ -56,8 +56,10 @@ class CIOverlap(Detector):
             raise ValueError(f"`interval` must be one of {', '.join(map(repr, INTERVALS))}")
         if not isinstance(rng, numbers.Integral) or isinstance(rng, bool) or rng < 0:
             raise ValueError("`rng` must be a non-negative integer")
-        self.interval = interval
-        self.rng = int(rng)
+        # Annotated: after the isinstance check against numbers.Integral above, mypy cannot infer
+        # these attributes' types in time for the methods that read them ([has-type]).
+        self.interval: str = interval
+        self.rng: int = int(rng)
 
     def summaries(self, series: Series) -> list[HierarchicalSummary | None]:
         """Each version's summary; None where undecidable (fewer than two runs, or a one-sample run)."""
