@@ -69,8 +69,37 @@ def test_registry_rejects_unknown_and_duplicate_names():
     assert get_detector("ci-overlap").__class__ is not Dup
 
 
+def test_robust_interval_is_not_moved_by_one_outlying_iteration():
+    # seed 000 s.4.2: one iteration 50x slower in one run of a quiet version moves that run's mean
+    # by 2.5x; the plain interval of that version then straddles both neighbours' (or moves away),
+    # the robust interval (medians of half-size resampled means) ignores it.
+    import numpy as np
+
+    s = make_series([1.0] * 6, run_sd=0.002, iteration_sd=0.01, rng=4)
+    s.runs[3][0] = s.runs[3][0].copy()
+    s.runs[3][0][7] = 50.0
+    plain = get_detector("ci-overlap").summaries(s)
+    robust = get_detector("ci-overlap", interval="robust").summaries(s)
+    assert plain[3].mean > 1.1 and plain[3].half_width > 10 * plain[2].half_width
+    assert robust[3].mean == pytest.approx(1.0, abs=0.01)
+    assert robust[3].half_width < 3 * robust[2].half_width
+    # A real step is found by both, at its version, with nearly the same magnitude.
+    step = make_series([1.0] * 4 + [1.1] * 4, rng=5)
+    (p,) = get_detector("ci-overlap").detect(step)
+    (r,) = get_detector("ci-overlap", interval="robust").detect(step)
+    assert (p.version, r.version) == ("v4", "v4") and r.change == pytest.approx(p.change, abs=0.005)
+    assert r.method == "ci-overlap" and list(r.to_json()) == list(JSON_FIELDS)
+    # Reproducible: the resampling has a seed.
+    again = get_detector("ci-overlap", interval="robust").summaries(s)
+    assert np.array_equal([x.mean for x in again if x], [x.mean for x in robust if x])
+    assert get_detector("ci-overlap", interval="robust", rng=1).summaries(s)[3].mean != robust[3].mean
+
+
 @pytest.mark.parametrize("opts, match", [
-    (dict(confidence_level=0), "`confidence_level`"), (dict(min_change=-0.1), "`min_change`")])
+    (dict(confidence_level=0), "`confidence_level`"), (dict(min_change=-0.1), "`min_change`"),
+    (dict(interval="median"), "`interval` must be one of 'plain', 'robust'"),
+    (dict(rng=-1), "`rng` must be a non-negative integer"),
+    (dict(rng=1.5), "`rng` must be a non-negative integer")])
 def test_detector_validation(opts, match):
     with pytest.raises(ValueError, match=match):
         get_detector("ci-overlap", **opts)

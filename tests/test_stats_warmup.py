@@ -4,10 +4,12 @@ known warm-up, without one, and with an outlier spike; success rates over seeded
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+from regbench.run.core import auto_warmup
 from regbench.stats.warmup import (
     _mser_curve,
     detect_warmup,
@@ -155,9 +157,130 @@ def test_constant_run_has_no_warmup():
     assert warmup_changepoint(np.ones(100)).n_warmup == 0
 
 
+# ------------------------------------------------------------- short runs (warmup = "auto")
+SHAPES = ("normal", "skewed", "ar1", "outliers")
+
+
+def short_run(rng, n, shape):
+    """``n`` iterations without warm-up, noise about 1% of 1.0 in one of four shapes: normal;
+    right-skewed with a floor, ``1 + 1% exponential delays``; AR(1) with autocorrelation 0.5
+    (normal marginals); normal with 2% of iterations 10-30 sd slow."""
+    if shape == "skewed":
+        return 1.0 + SD * rng.exponential(size=n)
+    e = rng.normal(size=n)
+    if shape == "ar1":
+        for t in range(1, n):
+            e[t] = 0.5 * e[t - 1] + math.sqrt(0.75) * e[t]
+    x = 1.0 + SD * e
+    if shape == "outliers":
+        hit = rng.random(n) < 0.02
+        x[hit] += SD * rng.uniform(10, 30, size=int(hit.sum()))
+    return x
+
+
+def quiet_mser(x, **options):
+    """``warmup_mser(x, **options).n_warmup`` without its warnings (short runs often reach the end
+    of the search range)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return warmup_mser(x, **options).n_warmup
+
+
+def warmup_rates(find, n, shape, *, reps=300, seed=0):
+    """Rates of ``find(samples) -> iterations cut`` on seeded short runs.
+
+    Returns ``(false_cuts, short)``: the share of runs without warm-up that lose any iteration,
+    and the share of runs with a warm-up that are cut short of it by more than one batch (5).
+    The warm-up multiplies the first ``L`` iterations by ``1 + A exp(-3 t / L)``, ``L`` uniform
+    in 3..15 and ``A`` in [10%, 100%]: it decays to 5% of ``A`` and ends at ``L`` exactly.
+    """
+    rng = np.random.default_rng([seed, n, SHAPES.index(shape)])
+    false_cuts = np.mean([find(short_run(rng, n, shape)) > 0 for _ in range(reps)])
+    short = []
+    for _ in range(reps):
+        length, amplitude = int(rng.integers(3, 16)), rng.uniform(0.1, 1.0)
+        x = short_run(rng, n, shape)
+        t = np.arange(length)
+        x[:length] *= 1 + amplitude * np.exp(-3 * t / length)
+        short.append(find(x) < length - 5)
+    return float(false_cuts), float(np.mean(short))
+
+
+@pytest.mark.parametrize("n", [20, 30, 50])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_auto_warmup_rates(shape, n):
+    # warmup = "auto" on short runs: under 5% false cuts, and never short (within one batch of
+    # the end of the warm-up in at least 95% of runs).  Measured with 300 runs of each kind
+    # (docs/statistics.md, `python tests/test_stats_warmup.py`): false cuts 0-2.3%, short 0-3.7%
+    # (the worst: skewed noise at 20 iterations, warm-ups longer than half the run).  The former
+    # bias check (|z| > 3 against batch-means standard errors) cut 43-50% of runs of 20.
+    false_cuts, short = warmup_rates(auto_warmup, n, shape)
+    assert false_cuts < 0.05
+    assert short <= 0.05
+
+
+def test_textbook_mser_cuts_most_short_runs():
+    # The simulation above can fail: MSER-5 alone (no bias check) cuts half the runs of 20.
+    false_cuts, short = warmup_rates(lambda x: quiet_mser(x, bias_check=False), 20, "normal",
+                                     reps=100)
+    assert false_cuts > 0.3 and short <= 0.05
+
+
+def test_bias_check_level_under_its_null():
+    from regbench.stats.warmup import _bias_critical
+
+    # The critical value is the 99% quantile of max |T_c| for AR(1) noise with autocorrelation
+    # 0.5: on fresh draws of that null (another seed), about 1% of runs exceed it, wherever
+    # MSER cuts; on independent noise, far fewer.
+    rng = np.random.default_rng(7)
+    for phi, most in ((0.5, 0.025), (0.0, 0.005)):
+        hits = 0
+        for _ in range(400):
+            e = rng.normal(size=30)
+            for t in range(1, 30):
+                e[t] = phi * e[t - 1] + math.sqrt(1 - phi * phi) * e[t]
+            hits += quiet_mser(1.0 + SD * e) > 0
+        assert hits / 400 <= most
+    assert _bias_critical(30, 0.01) == _bias_critical(30, 0.01) > _bias_critical(30, 0.05)
+
+
+def test_bias_check_is_reported_and_alpha_trades_false_cuts_for_sensitivity():
+    res = warmup_mser(run(0, 50))
+    assert res.n_warmup == 50 and res.bias_statistic > res.bias_critical > 0
+    quiet = warmup_mser(run(3))
+    assert quiet.n_warmup == 0 and quiet.steady_state
+    assert np.isnan(warmup_mser(run(0, 50), bias_check=False).bias_statistic)
+    # A faint warm-up (+3% decaying over 8 of 20 iterations, noise 1%) is kept at alpha = 0.2
+    # more often than at 0.01.
+    faint = [run(s, 0, n=20) for s in range(40)]
+    for x in faint:
+        x[:8] += 0.03 * np.exp(-np.arange(8) / 2.7)
+    kept = {a: np.mean([quiet_mser(x, alpha=a) > 0 for x in faint]) for a in (0.01, 0.2)}
+    assert kept[0.2] > kept[0.01]
+
+
+def test_long_runs_allow_for_strong_auto_dependence():
+    # From 200 iterations on, the check's error uses the second half's long-run variance when it
+    # is larger: AR(1) noise with autocorrelation 0.9 (beyond the null's 0.5) cut 4 of 200 runs
+    # of 1000 iterations (benchmarks/README.md), 21% without it; with the warm-up still found.
+    quiet = np.array([quiet_mser(run(s, phi=0.9)) for s in range(60)])
+    assert np.mean(quiet > 0) <= 0.05
+    warm = np.array([quiet_mser(run(s, 50, phi=0.9)) for s in range(20)])
+    assert np.all(warm >= 45)
+
+
+def test_long_run_is_tested_on_batch_means():
+    # 5000 iterations: the check runs on batch means of 5 (the null is simulated up to 1000).
+    res = warmup_mser(run(1, 200, n=5000))
+    assert res.n_warmup >= 200 and res.bias_statistic > res.bias_critical
+    assert warmup_mser(run(2, n=5000)).n_warmup == 0
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: warmup_mser(np.ones(50), batch_size=0), "`batch_size` must be a positive integer"),
     (lambda: warmup_mser(np.ones(50), clip=-1), "`clip` must be positive or None"),
+    (lambda: warmup_mser(np.ones(50), alpha=0), r"`alpha` must be in \(0, 1\)"),
+    (lambda: warmup_mser(np.ones(50), alpha=1.5), r"`alpha` must be in \(0, 1\)"),
     (lambda: warmup_mser([[1.0]]), "`series` must be one-dimensional"),
     (lambda: warmup_changepoint(np.ones(50), penalty=0), "`penalty` must be positive"),
     (lambda: detect_warmup([np.ones(50)], method="eyeball"), "`method` must be one of 'mser', 'changepoint'"),
@@ -168,3 +291,12 @@ def test_constant_run_has_no_warmup():
 def test_validation(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+if __name__ == "__main__":  # the table of docs/statistics.md (warm-up); see there for the command
+    print("| iterations | noise | false cuts (no warm-up) | short (warm-up of 10-100%, 3-15 iterations) |")
+    print("|---|---|---|---|")
+    for n_ in (20, 30, 50):
+        for shape_ in SHAPES:
+            f, s = warmup_rates(auto_warmup, n_, shape_)
+            print(f"| {n_} | {shape_} | {f:.1%} | {s:.1%} |")

@@ -18,10 +18,10 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 
@@ -119,7 +119,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      min_change: float | None = None, confidence_level: float = 0.99, fdr: float | None,
                      incremental: bool = False, jobs: int | None = None, dry_run: bool = False,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
-                     on_detected: Callable[[DetectOutcome], None] | None = None) -> DetectOutcome:
+                     on_detected: Callable[[DetectOutcome], None] | None = None,
+                     options: Mapping[str, Any] | None = None) -> DetectOutcome:
     """Detect changes, record them as alerts, bisect them, and tell the sinks.
 
     Parameters
@@ -150,6 +151,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     on_detected : callable, optional
         Called with the outcome before any sink is notified, so that what was found can be
         shown before the sinks (a terminal sink among them) speak.
+    options : mapping, optional
+        More options of the detector (its own keyword arguments, ``regbench detect --option``).
 
     Returns
     -------
@@ -167,7 +170,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         # An incremental pass checks a few new versions per series: one process does it fastest.
         result = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
                                 confidence_level=confidence_level, fdr=fdr, incremental=incremental,
-                                jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report)
+                                jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
+                                **dict(options or {}))
     alerts = None
     if not dry_run:
         from .detect.alerts import record_alerts

@@ -4,10 +4,16 @@ controlled across series."""
 from __future__ import annotations
 
 import contextlib
+import inspect
+from collections.abc import Sequence
 
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
+from ..errors import ConfigError
+
+#: Detector keyword arguments that have options of their own.
+_COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
 
 
 @click.command("detect")
@@ -16,6 +22,10 @@ from ..detect import DEFAULT_METHOD, available_methods
 @click.option("--min-change", default=None, type=click.FloatRange(0),
               help="Smallest relative change worth reporting (0.03 = 3%) [default: the method's own; "
                    "3% for auto and bootstrap-ci, 0 for ci-overlap].")
+@click.option("--option", "options", metavar="NAME=VALUE", multiple=True,
+              help="An option of the method's own, repeatable: e.g. --option reverted=drop (forecast), "
+                   "--option threshold=5 --option back_window=20 (talos-ttest), --option interval=robust "
+                   "(ci-overlap). Every method's options are listed in docs/cli.md.")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
@@ -36,15 +46,16 @@ from ..detect import DEFAULT_METHOD, available_methods
                    "build and benchmark the commits between them to find the one that made it "
                    "(`regbench bisect`, with its defaults).")
 @click.pass_context
-def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run, notify, fmt,
-            fail_on_regression, do_bisect) -> None:
+def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run,
+            notify, fmt, fail_on_regression, do_bisect) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
     auto (default): a change-point search over the whole history confirmed by a hierarchical
     test (runs within versions within segments) and a 3% minimum change. Other methods:
     ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
-    (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2).
+    (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2). A method's own
+    options are given with --option NAME=VALUE (docs/cli.md lists them).
     """
     from ..config import find_config
     from ..pipeline import check_detect_options, detect_and_alert
@@ -53,6 +64,7 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
     from ..report.console import BatchProgress
 
     ctx = click_ctx.obj
+    detector_options = parse_detector_options(method, options)
     config = ctx.load_config() if (ctx.config_path or find_config()) else None
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify)  # before the store is opened
     store = ctx.open_store(create=False, config=config)
@@ -60,11 +72,99 @@ def command(click_ctx, method, min_change, benchmark, confidence, fdr, no_fdr, j
         store, config, method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
         fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
         notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_bisect_display(),
-        on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change))
+        on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
+        options=detector_options)
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
     if not outcome.ok or (fail_on_regression and outcome.regressed):
         click_ctx.exit(1)
+
+
+def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, object]:
+    """``--option NAME=VALUE`` pairs as keyword arguments of ``method``'s detector.
+
+    Each value is read as the type of the option's default (an integer, a number, true or false,
+    or text; without a default, as whichever of those it looks like), then the detector is built
+    with them, so that its own validation speaks; a ValueError becomes a one-line
+    :class:`ConfigError` that names the option (the one refused on its own, or all of them when
+    only their combination is refused).
+
+    Raises
+    ------
+    ConfigError
+        A pair without ``=``, an option given twice, one the method does not have (or one with an
+        option of this command: ``--confidence``, ``--min-change``), a value of the wrong type, or
+        one the detector refuses.
+    """
+    from ..detect import get_detector
+
+    if not pairs:
+        return {}
+    cls = type(get_detector(method))
+    params = {name: p for name, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    own = [name for name in params if name not in _COMMON]
+    parsed: dict[str, object] = {}
+    given: dict[str, str] = {}  # as typed, for the messages
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
+        if name in _COMMON:
+            raise ConfigError(f"--option {name}: use {_COMMON[name]}")
+        if name not in params:
+            known = ", ".join(own) or "none"
+            raise ConfigError(f"--option {name}: {method} has no such option (its options: {known})")
+        if name in parsed:
+            raise ConfigError(f"--option {name}: given twice")
+        parsed[name] = _option_value(name, text, params[name].default)
+        given[name] = text
+    problem = _refusal(cls, parsed)
+    if problem is not None:
+        # Name the option the detector refuses on its own, if one is; else all of them together.
+        alone = [name for name in parsed if _refusal(cls, {name: parsed[name]}) == problem]
+        named = alone[:1] or list(parsed)
+        raise ConfigError(" ".join(f"--option {k}={given[k]}" for k in named) + f": {problem}")
+    return parsed
+
+
+def _option_value(name: str, text: str, default: object) -> object:
+    """``text`` read as the type of ``default``."""
+    words = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+    word = text.strip().lower()
+    if isinstance(default, bool):
+        if word not in words:
+            raise ConfigError(f"--option {name}={text}: expected true or false")
+        return words[word]
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"--option {name}={text}: expected an integer") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"--option {name}={text}: expected a number") from None
+    if isinstance(default, str):
+        return text
+    if word in ("true", "false"):
+        return words[word]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _refusal(cls: type, options: dict[str, object]) -> str | None:
+    """The detector's message when it refuses ``options``; None when it takes them."""
+    try:
+        cls(**options)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
 
 
 @contextlib.contextmanager

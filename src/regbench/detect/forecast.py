@@ -26,22 +26,29 @@ After a change the level restarts at the new value and the smoothing factor is f
 the new regime, so a step is reported once; the first ``min_history - 1`` versions after it are
 not tested (there is no history to forecast from).
 
-Reverted outliers (``drop_reverted_outliers``, on by default): seed 003 s.5.2 notes that values
-of a change that was soon reverted stay in the history and widen later intervals ("it might still
-make sense to remove the values from the ones that are used for future predictions").  With the
-option, an out-of-interval value whose next version is back (the next value would not be a change
-against the same forecast) is dropped from the history and not reported: a one-version blip was
-already gone at the next version, and the level does not restart at it.  A step is reported at
-its first version when its second version is also outside the old interval; when the second falls
-inside by chance, the first is dropped and the step is reported a version or two late.  The
-newest version cannot be known to revert yet and is reported.  Measured on 300 seeded series of
-120 versions with iid normal noise and 99% intervals: with the option, 0.057 false changes per
-series (0.02 of them at the newest version), a one-version blip of 10 sd reported in 0.7% of
-series, steps of 4, 5, 7 and 10 sd reported at their version in 76%, 93%, 98% and 99%; without
-it, 0.75 false changes per series (every value outside the interval is a change and restarts the
-level), the blip reported in 95% and the steps at their version in 77%, 86%, 92% and 96%.  So the
-option is on by default.  seed 003 s.5.3 counts short jumps that revert as genuine changes the
-t-test misses; turn the option off to see them.
+Short jumps that revert (``reverted``).  seed 003 s.5.3 counts them among the genuine changes: the
+big jumps of August 2010 and February 2011 "go undetected by the current method since they are
+followed by equally big jumps back soon after", and the prediction intervals find them; s.5.2
+adds that such values, once reverted, are better left out of "the ones that are used for future
+predictions to avoid intervals that are unnecessarily wide" (fig. 5b).  A value outside the
+interval whose next version is back (the next value would not be a change against the same
+forecast) is therefore, by default (``"report"``), reported, with ``detail`` "reverted at
+<version>", and left out of the history: the level does not restart at it.  ``"drop"`` leaves it
+out and does not report it (regbench's former default); ``"restart"`` treats it as any change.  A
+step is reported at its first version in every mode; when its second version falls back inside
+the old interval by chance, ``"report"`` reports the first as reverted and the step again a
+version or two later, ``"drop"`` only later.  The newest version cannot be known to revert yet
+and is reported as a change.
+
+Measured on seeded series of 120 versions with iid normal noise and 99% intervals (300 series
+per row; ``python tests/test_detect_forecast.py``, table in docs/detection.md): every value outside
+the interval is reported, so a quiet series gets about 1.2 false changes without
+false-discovery-rate control (``"drop"``: 0.05; ``"restart"``: 0.74), of which the
+Benjamini-Hochberg control across series that ``regbench detect`` applies (``--fdr``) kept one
+in 300 series; a 10 sd jump lasting one version is reported at its version in 98% of series
+(``"drop"``: 0%), jumps of two or three versions in 98-100% (every mode finds those: the second
+version is still out); steps of 4, 5, 7 and 10 sd at their version in 90%, 96%, 99% and 97%
+(``"drop"``: 77%, 94%, 99%, 97%).
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ from .talos_ttest import version_means
 #: bound of R's and statsmodels' fits) and 97 log-spaced from 0.001 to 1, refined by a parabola.
 ALPHAS = np.concatenate([[0.0], np.logspace(-3.0, 0.0, 97)])
 _LOG_STEP = float(np.log(ALPHAS[2] / ALPHAS[1]))
+#: What becomes of a short jump that reverts (see :class:`ForecastDetector`).
+REVERTED = ("report", "drop", "restart")
 #: Versions forecast per vectorised pass: a change ends the pass, so a long pass wastes work.
 _CHUNK = 128
 
@@ -232,25 +241,27 @@ class ForecastDetector(Detector):
         Versions in the current regime before its values are tested (10; at least 3).  The
         predictive distribution accounts for a short history (Student quantile), but a
         smoothing factor fitted on fewer values is erratic.
-    drop_reverted_outliers : bool, keyword-only
-        Drop a single out-of-interval value followed by a return to the old level from later
-        forecasts and do not report it (default True; see the module docstring).
+    reverted : {"report", "drop", "restart"}, keyword-only
+        What becomes of a short jump that reverts, a single out-of-interval value whose next
+        version is back: ``"report"`` (default) reports it and leaves it out of later forecasts;
+        ``"drop"`` leaves it out and does not report it; ``"restart"`` treats it as any change
+        (reported, and the level restarts at it).  See the module docstring.
     """
 
     name = "forecast"
     p_values = True
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.0, min_history: int = 10,
-                 drop_reverted_outliers: bool = True):
+                 reverted: str = "report"):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not isinstance(min_history, numbers.Integral) or isinstance(min_history, bool) or min_history < 3:
             raise ValueError("`min_history` must be an integer of at least 3")
-        if not isinstance(drop_reverted_outliers, bool | np.bool_):
-            raise ValueError("`drop_reverted_outliers` must be True or False")
+        if reverted not in REVERTED:
+            raise ValueError(f"`reverted` must be one of {', '.join(map(repr, REVERTED))}")
         # Annotated: after the isinstance check against numbers.Integral above, mypy cannot infer
         # these attributes' types in time for the methods that read them ([has-type]).
         self.min_history: int = int(min_history)
-        self.drop_reverted_outliers: bool = bool(drop_reverted_outliers)
+        self.reverted: str = reverted
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]
@@ -284,22 +295,25 @@ class ForecastDetector(Detector):
             t = pos + j
             if j:
                 state = _advance(state, c, y, j)
-            if self.drop_reverted_outliers and t + 1 < n:
+            back = False
+            if self.reverted != "restart" and t + 1 < n:
                 nxt = x[t + 1:t + 2]
                 p_next, _, _ = _p_values(nxt, c.forecast[j:j + 1], c.sse_min[j:j + 1], n_err[j:j + 1])
                 back = not self._flags(nxt, c.forecast[j:j + 1], p_next, n_err[j:j + 1] + 1)[0]
-                if back:
-                    pos = t + 1  # x[t] is dropped: the state stays that of the history before it
-                    continue
-            level, s = float(c.forecast[j]), float(sigma[j])
-            q = float(stdtrit(df[j], 0.5 + self.confidence_level / 2)) if np.isfinite(s) else 0.0
-            change = x[t] / level - 1.0
-            lo, hi = sorted(((x[t] - level - q * s) / level, (x[t] - level + q * s) / level))
-            changes.append(Change(
-                benchmark=series.benchmark, config=series.config, machine=series.machine,
-                version=series.versions[index[t]].name, previous=series.versions[index[t - 1]].name,
-                change=float(change), ci_low=float(lo), ci_high=float(hi),
-                kind=kind_of(float(change), series.direction), method=self.name, p_value=float(p[j])))
+            if not (back and self.reverted == "drop"):
+                level, s = float(c.forecast[j]), float(sigma[j])
+                q = float(stdtrit(df[j], 0.5 + self.confidence_level / 2)) if np.isfinite(s) else 0.0
+                change = x[t] / level - 1.0
+                lo, hi = sorted(((x[t] - level - q * s) / level, (x[t] - level + q * s) / level))
+                changes.append(Change(
+                    benchmark=series.benchmark, config=series.config, machine=series.machine,
+                    version=series.versions[index[t]].name, previous=series.versions[index[t - 1]].name,
+                    change=float(change), ci_low=float(lo), ci_high=float(hi),
+                    kind=kind_of(float(change), series.direction), method=self.name, p_value=float(p[j]),
+                    detail=f"reverted at {series.versions[index[t + 1]].name}" if back else None))
+            if back:
+                pos = t + 1  # x[t] is left out: the state stays that of the history before it
+                continue
             # The level restarts at the new regime.
             state = _State.start(float(x[t]))
             pos = t + 1
