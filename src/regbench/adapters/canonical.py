@@ -8,9 +8,9 @@ appearance.
 
 This module is a pure parser (STYLE.md habit 8): a path in, an :class:`ImportBatch` out; every
 problem is an :class:`~regbench.errors.InputError` ``FILE:LINE: what is wrong`` raised before
-anything is stored.  A CSV file whose name ends in ``.gz`` is read through gzip (the corpus of
-real measurements is kept so, :mod:`regbench.evaluate.real`).  Columns are parsed by pandas' C reader (10 million rows in seconds) and
-validated as whole arrays with numpy.
+anything is stored.  Columns are parsed by pandas' C reader (10 million rows in seconds) and
+validated as whole arrays with numpy.  A CSV file whose name ends in ``.gz`` is read through gzip
+(the corpus of real measurements is kept so, :mod:`regbench.evaluate.real`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def _read_csv(p: Path):
               else p.open("r", encoding="utf-8-sig", errors="replace", newline="")) as fh:
             header = [h.strip() for h in next(csv.reader(fh), [])]
     except (OSError, EOFError, zlib.error) as exc:
-        what = "not a gzip-compressed file" if isinstance(exc, gzip.BadGzipFile) else "the gzip-compressed data is damaged"
+        bad = isinstance(exc, gzip.BadGzipFile)
+        what = "not a gzip-compressed file" if bad else "the gzip-compressed data is damaged"
         raise InputError(f"{what} ({exc})", path=where) from None
     for col in REQUIRED:
         if col not in header:

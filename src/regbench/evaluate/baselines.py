@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -234,14 +235,25 @@ class OtavaBaseline(Detector):
         return changes
 
 
-def _load_asv() -> tuple:
+@dataclass(frozen=True)
+class AsvFunctions:
+    """The functions of asv that :class:`AsvSteps` calls (imported on first use)."""
+
+    detect_steps: Callable
+    detect_regressions: Callable
+    compute_stats: Callable
+    get_weight: Callable
+
+
+def _load_asv() -> AsvFunctions:
     from ..extras import require
 
     what = "the asv-steps baseline"
     step_detect = require("asv.step_detect", what=what)
     stats = require("asv._stats", what=what)
     runner_stats = require("asv_runner.statistics", what=what)
-    return step_detect.detect_steps, step_detect.detect_regressions, runner_stats.compute_stats, stats.get_weight
+    return AsvFunctions(step_detect.detect_steps, step_detect.detect_regressions, runner_stats.compute_stats,
+                        stats.get_weight)
 
 
 class AsvSteps(Detector):
@@ -273,24 +285,29 @@ class AsvSteps(Detector):
         return None if usable >= 2 else f"{usable} version(s) with data, a step needs 2"
 
     def detect(self, series: Series) -> list[Change]:
-        detect_steps, detect_regressions, compute_stats, get_weight = self._asv
+        asv = self._asv
         idx, y, w = [], [], []
         for k, runs in enumerate(series.runs):
             if not runs:
                 continue
-            value, stats = compute_stats([float(x) for x in np.concatenate(runs)], 1)
+            # What `asv publish` plots: the median of the samples, weighted by 2 / the width of
+            # its 99% interval (None, then the median weight, when the interval is infinite).
+            value, stats = asv.compute_stats([float(x) for x in np.concatenate(runs)], 1)
             idx.append(k)
             y.append(float(value))
-            w.append(get_weight(stats))
+            w.append(asv.get_weight(stats))
         if len(y) < 2:
             return []
-        steps = detect_steps(y, w)
-        jumps = [(before, after) for before, after, *_ in (detect_regressions(steps, self.threshold, self.min_size)[2]
-                                                           or [])]
+        steps = asv.detect_steps(y, w)
+
+        def jumps_of(fit: list) -> list[tuple[int, int]]:
+            # detect_regressions gives (last index before, first index after, value before, best after)
+            found = asv.detect_regressions(fit, self.threshold, self.min_size)[2] or []
+            return [(before, after) for before, after, *_ in found]
+
+        jumps = jumps_of(steps)
         if all(v > 0 for _, _, v, _, _ in steps):
-            mirrored = [(left, right, 1 / v, 1 / v, err / v ** 2) for left, right, v, _, err in steps]
-            jumps += [(before, after) for before, after, *_ in
-                      (detect_regressions(mirrored, self.threshold, self.min_size)[2] or [])]
+            jumps += jumps_of([(left, right, 1 / v, 1 / v, err / v ** 2) for left, right, v, _, err in steps])
         value_at = {}
         for left, right, v, _, _ in steps:
             for i in range(left, right):

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -105,17 +106,17 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
     by_series: dict[str, list[RunRecord]] = {}
     for rec in batch.records:
         by_series.setdefault(rec.benchmark, []).append(rec)
-    named = {e["series"] for e in entries}
+    named = {e.series for e in entries}
     for name, line in sorted(batch.benchmark_line.items(), key=lambda kv: kv[1]):
         if name not in named:
             raise InputError(f"series {name!r} is not in {TRUTH}", path=samples_path, line=line)
     warmup, iterations, n_runs = header["warmup"], header["iterations"], header["runs"]
     out = []
     for e in entries:
-        records = by_series.get(e["series"])
+        records = by_series.get(e.series)
         if not records:
-            raise InputError(f"series {e['series']!r} has no samples in {SAMPLES}", path=truth_path, line=e["line"])
-        n_versions = len(e["ratios"])
+            raise InputError(f"series {e.series!r} has no samples in {SAMPLES}", path=truth_path, line=e.line)
+        n_versions = len(e.ratios)
         where = {version_name(k): k for k in range(n_versions)}
         runs: list[dict[int, np.ndarray]] = [{} for _ in range(n_versions)]
         for rec in records:
@@ -140,14 +141,12 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
             measured = np.array(rec.samples[warmup:], dtype=float)
             measured.setflags(write=False)  # a detector must not change the corpus under the next one
             runs[k][rec.run_index] = measured
-        series = Series(benchmark=e["series"], config=DEFAULT_CONFIG, machine="real", unit=header["unit"],
+        series = Series(benchmark=e.series, config=DEFAULT_CONFIG, machine="real", unit=header["unit"],
                         direction=header["direction"],
                         versions=[VersionInfo(name=version_name(k), id=k + 1) for k in range(n_versions)],
                         runs=[[r[j] for j in sorted(r)] for r in runs], failed=[n_runs - len(r) for r in runs],
                         warmup=[warmup] * n_versions)
-        truth = tuple(TrueChange(c["index"], c["end_index"], c["magnitude"], c["shape"], c["magnitude"])
-                      for c in e["changes"])
-        out.append(LabelledSeries(series, truth, e["kind"]))
+        out.append(LabelledSeries(series, e.changes, e.kind))
     params = {"source": "real", "path": str(folder), "n_series": len(out),
               "n_versions": max(len(s.series) for s in out), "n_runs": n_runs, "n_iterations": iterations,
               "warmup": warmup, "seed": header.get("seed"), "header": header}
@@ -155,6 +154,18 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
 
 
 # ----------------------------------------------------------------------------------- truth.jsonl
+
+@dataclass(frozen=True)
+class _Entry:
+    """One series line of ``truth.jsonl``, checked."""
+
+    series: str
+    program: str
+    kind: str
+    ratios: tuple[float, ...]
+    changes: tuple[TrueChange, ...]
+    line: int
+
 
 def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
@@ -164,7 +175,7 @@ def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _read_truth(path: Path) -> tuple[dict, list[dict]]:
+def _read_truth(path: Path) -> tuple[dict, list[_Entry]]:
     """The header and the series entries (each with its ``line``), checked."""
     where = str(path)
     try:
@@ -175,16 +186,15 @@ def _read_truth(path: Path) -> tuple[dict, list[dict]]:
     if not lines or not lines[0].strip():
         raise InputError("expected the header object on the first line", path=where, line=1)
     header = _header(_json_object(lines[0], where, 1), where)
-    entries: list[dict] = []
+    entries: list[_Entry] = []
     seen: dict[str, int] = {}
     for n, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
             continue
         entry = _entry(_json_object(raw, where, n), where, n)
-        if entry["series"] in seen:
-            raise InputError(f"series {entry['series']!r} is already on line {seen[entry['series']]}",
-                             path=where, line=n)
-        seen[entry["series"]] = n
+        if entry.series in seen:
+            raise InputError(f"series {entry.series!r} is already on line {seen[entry.series]}", path=where, line=n)
+        seen[entry.series] = n
         entries.append(entry)
     if not entries:
         raise InputError("no series after the header", path=where, line=len(lines) + 1)
@@ -224,7 +234,7 @@ def _header(obj: Mapping, where: str, n: int = 1) -> dict:
     return dict(obj)
 
 
-def _entry(obj: Mapping, where: str, n: int) -> dict:
+def _entry(obj: Mapping, where: str, n: int) -> _Entry:
     def fail(message: str) -> InputError:
         return InputError(message, path=where, line=n)
 
@@ -272,14 +282,13 @@ def _entry(obj: Mapping, where: str, n: int) -> dict:
         if abs(moved - magnitude) > RATIO_TOLERANCE * (1 + abs(magnitude)):
             raise fail(f"{label}.magnitude is {magnitude:+.4%} but the ratios move by {moved:+.4%} from "
                        f"{version_name(index - 1)} to {version_name(end)}")
-        out.append({"index": index, "end_index": end, "magnitude": float(magnitude), "shape": shape})
-    covered = {k for c in out for k in range(c["index"], c["end_index"] + 1)}
+        out.append(TrueChange(index, end, float(magnitude), shape, float(magnitude)))
+    covered = {k for c in out for k in range(c.index, c.end_index + 1)}
     for k in range(1, len(ratios)):
         step = ratios[k] / ratios[k - 1] - 1
         if abs(step) > RATIO_TOLERANCE and k not in covered:
             raise fail(f"`ratios` move by {step:+.4%} at {version_name(k)} (index {k}), where no change is declared")
-    return {"series": name, "program": obj["program"], "kind": kind, "ratios": [float(r) for r in ratios],
-            "changes": out, "line": n}
+    return _Entry(name, obj["program"], kind, tuple(float(r) for r in ratios), tuple(out), n)
 
 
 __all__ = ["DEFAULT_PATH", "FORMAT_VERSION", "load_real_corpus", "version_name"]
