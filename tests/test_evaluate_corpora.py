@@ -186,3 +186,14 @@ def test_cli_bad_real_corpus_is_one_line_naming_file_and_line(tmp_path):
     out = _cli("--corpus", str(folder), "--methods", "ci-overlap")
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert out.stderr.startswith(f"error: {folder / 'truth.jsonl'}:1: not JSON: ")
+
+
+def test_cli_table_has_both_tables_and_the_notes(tmp_path):
+    folder = write_corpus(tmp_path / "measured")
+    out = _cli("--corpus", str(folder), "--methods", "ci-overlap,perfherder-versions", "--jobs", "1")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith(f"Corpus {folder}: 3 series x 22 versions")
+    assert "Detectors on the labelled corpora" in text and f"{folder}  ci-overlap" in text
+    assert "Worst row of each method over 1 corpus (the corpus in parentheses), sorted by the worst F1" in text
+    assert "note: perfherder-versions on " in text and "3 of 3 series not analysed" in text
