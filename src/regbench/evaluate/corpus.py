@@ -219,10 +219,10 @@ NOISE_SHAPES: Mapping[str, NoiseShape] = {s.name: s for s in (
     NoiseShape("default", "the generator the detectors were designed on: 10 runs x 20 iterations, run CV "
                           "0.2%-1.5%, impact factor 1-100"),
     # Few, noisy runs, as a project that measures every commit cheaply has.  Run CVs up to 5%:
-    # seed 003 Table 2 (4 of 17 Firefox tests above 1.5%, tgfx 5.68%).  Outliers in 70% of the
-    # series at up to 1 in 100 iterations, warm-ups outlasting the configured count in 40% and
-    # bimodal runs in a quarter of the series are choices: "outliers, warm-up, bimodal" of the
-    # held-out data the default detector lost on.
+    # seed 003 Table 2 (3 of 17 Firefox tests above 1.5%: ts_shutdown 2.00%, tp_dist_shutdown
+    # 5.14%, tgfx 5.68%).  Outliers in 70% of the series at up to 1 in 100 iterations, warm-ups
+    # outlasting the configured count in 40% and bimodal runs in a quarter of the series are
+    # choices: "outliers, warm-up, bimodal" of the held-out data the default detector lost on.
     NoiseShape("few-runs", "3 runs x 10 iterations, run CV 0.3%-5%, impact factor 1-20, more outliers, "
                            "long warm-ups, bimodal runs in 25% of series",
                n_runs=3, n_iterations=10, run_cv=(0.003, 0.05), impact_factor=(1.0, 20.0),
