@@ -70,9 +70,9 @@ only in shapes other than ``default``:
   the iterations), and the share of iterations hit varies from run to run (Beta), so some runs
   stay on the floor and others spend stretches above it.  This is what the cpu_loop runs of the
   quick sample of the real corpus (``benchmarks/real_corpus/make_real_corpus.py --quick``, this
-  2-core machine under load) look like: runs within 1-2% of their floor next to runs with
-  stretches of 5-15 iterations 30% or 100% above it.  The rates and sizes are choices, see
-  :class:`NoiseShape`.
+  2-core machine under load) look like: runs within 1-2% of their floor next to runs that spend
+  stretches of iterations, up to the whole run, 30% to 200% above it.  The rates and sizes are
+  choices (the quick sample, measured under load, is not a calibration), see :class:`NoiseShape`.
 * **Bimodal runs**: each run lands at one of two levels, the slow one 15%-35% above the fast,
   with a share of slow runs per series; ``py-sort`` (CPython sorting, docs/measuring.md s.5)
   measured on this machine had run means at two levels 25% apart with runs spread 11.5%, which
