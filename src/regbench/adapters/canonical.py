@@ -85,8 +85,8 @@ def _read_csv(p: Path):
               else p.open("r", encoding="utf-8-sig", errors="replace", newline="")) as fh:
             header = [h.strip() for h in next(csv.reader(fh), [])]
     except (OSError, EOFError, zlib.error) as exc:
-        bad = isinstance(exc, gzip.BadGzipFile)
-        what = "not a gzip-compressed file" if bad else "the gzip-compressed data is damaged"
+        fake = isinstance(exc, gzip.BadGzipFile)
+        what = "not a gzip-compressed file" if fake else "the gzip-compressed data is damaged"
         raise InputError(f"{what} ({exc})", path=where) from None
     for col in REQUIRED:
         if col not in header:
