@@ -319,6 +319,30 @@ def test_utf8_bom_is_accepted(tmp_path):
     assert r.samples.tolist() == [1.5]
 
 
+def test_a_gzip_compressed_csv_is_read_and_its_errors_name_the_file(tmp_path):
+    import gzip
+
+    text = HEADER + "\n" + GOOD + "b,v1,0,1,2.5\nb,v2,0,0,1.0\n"
+    plain, packed = tmp_path / "s.csv", tmp_path / "s.csv.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    a, b = parse_file(plain), parse_file(packed)
+    assert [(r.benchmark, r.version, r.samples.tolist()) for r in b.records] == [
+        (r.benchmark, r.version, r.samples.tolist()) for r in a.records]
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes(gzip.compress((HEADER + "\n" + GOOD + "b,v1,0,1,fast\n").encode()))
+    with pytest.raises(InputError, match=re.escape(f"{bad}:3: `value` is not a number: 'fast'")):
+        parse_file(bad)
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(gzip.compress((text * 50).encode())[:60])
+    with pytest.raises(InputError, match=re.escape(f"{cut}: the gzip-compressed data is damaged")):
+        parse_file(cut)
+    fake = tmp_path / "fake.csv.gz"
+    fake.write_text(text)
+    with pytest.raises(InputError, match=re.escape(f"{fake}: not a gzip-compressed file")):
+        parse_file(fake)
+
+
 def test_import_with_a_conflicting_unit_does_not_relabel_stored_runs(store, tmp_path):
     p = write(tmp_path, HEADER + ",unit,direction\nexisting,v1,0,0,1500,s,lower\n")
     with pytest.raises(InputError, match=r":2: benchmark 'existing' is stored with unit 'ms', the file says 's'"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -290,6 +291,70 @@ def test_otava_wrapper_finds_the_step():
         assert found.change == pytest.approx(0.10, abs=0.01) and found.method == name
 
 
+def test_asv_steps_finds_a_clear_step_once_and_nothing_in_a_quiet_series():
+    pytest.importorskip("asv")
+    asv = baselines.make_baseline("asv-steps")
+    up = asv.detect(_levels_series([1.0] * 30 + [1.1] * 30))
+    assert [(c.version, c.previous, c.kind, c.method) for c in up] == [("v30", "v29", "regression", "asv-steps")]
+    assert up[0].change == pytest.approx(0.10, abs=0.01)
+    down = asv.detect(_levels_series([1.0] * 30 + [0.9] * 30, seed=2))
+    assert [(c.version, c.kind) for c in down] == [("v30", "improvement")]
+    assert down[0].change == pytest.approx(-0.10, abs=0.01)
+    assert asv.detect(_levels_series([1.0] * 60, seed=4)) == []
+    # asv's default threshold is 5%: a clean 3% step is below it
+    assert asv.detect(_levels_series([1.0] * 30 + [1.03] * 30, run_sd=0.001)) == []
+    assert baselines.AsvSteps(threshold=0.01).detect(_levels_series([1.0] * 30 + [1.03] * 30, run_sd=0.001))
+
+
+def test_asv_steps_uses_asvs_own_functions_on_version_medians(monkeypatch):
+    pytest.importorskip("asv")
+    from asv import step_detect
+
+    seen = []
+
+    def spy(y, w=None):
+        seen.append((list(y), list(w)))
+        return step_detect.detect_steps(y, w)
+
+    asv = baselines.make_baseline("asv-steps")
+    asv._asv = dataclasses.replace(asv._asv, detect_steps=spy)
+    series = _levels_series([1.0] * 10 + [2.0] * 10, runs=3, iters=5)
+    asv.detect(series)
+    (y, w), = seen
+    assert y == [float(np.median(np.concatenate(runs))) for runs in series.runs]
+    assert all(x > 0 for x in w)  # 2 / width of the 99% interval of the median
+
+
+def test_asv_steps_validates_and_says_what_it_cannot_analyse():
+    pytest.importorskip("asv")
+    with pytest.raises(ValueError, match="`threshold` must be in \\[0, 1\\)"):
+        baselines.AsvSteps(threshold=1.5)
+    one = _levels_series([1.0])
+    assert baselines.make_baseline("asv-steps").not_analysable(one) == "1 version(s) with data, a step needs 2"
+
+
+def test_a_missing_asv_is_a_note_with_the_install_hint(tiny, monkeypatch):
+    monkeypatch.setitem(sys.modules, "asv", None)  # what Python does for a package that is not there
+    monkeypatch.setitem(sys.modules, "asv.step_detect", None)
+    with pytest.raises(MissingDependency, match="the asv-steps baseline needs asv, which is not installed: "
+                                                "pip install 'regbench\\[evaluate\\]'"):
+        baselines.make_baseline("asv-steps")
+    result = evaluate(tiny, ["perfherder", "asv-steps"])
+    assert [s.method for s in result.scores] == ["perfherder"]
+    assert result.notes == ("asv-steps: skipped, the asv-steps baseline needs asv, which is not installed: "
+                            "pip install 'regbench[evaluate]'",)
+
+
+def test_perfherder_says_which_series_are_too_short_for_its_windows():
+    rule = PerfherderRule(unit="version")
+    short = _levels_series([1.0] * 20)
+    assert rule.not_analysable(short) == ("too short for its windows (12 values before a version, 12 from it on): "
+                                          "20 values in 20 versions with data")
+    assert rule.not_analysable(_levels_series([1.0] * 24)) is None
+    assert rule.detect_counted(_levels_series([1.0] * 24)) == ([], 1)  # one version with both windows full
+    assert PerfherderRule().not_analysable(_levels_series([1.0] * 4, runs=10)) is None
+
+
 def test_missing_otava_is_a_note_with_the_install_hint(tiny, monkeypatch):
     def missing():
         raise MissingDependency(f"apache-otava is not installed ({baselines.INSTALL_HINT})")
@@ -322,8 +387,12 @@ def test_a_raising_detector_is_an_error_row_and_a_missing_module_a_note(tiny, mo
 
 
 def test_parallel_run_gives_the_same_scores(tiny):
-    one = evaluate(tiny, ["ci-overlap", "perfherder"], jobs=1)
-    two = evaluate(tiny, ["ci-overlap", "perfherder"], jobs=2, chunk=2)
+    # asv-steps: its asv functions are imported again in each worker (a skip note, the same in
+    # both runs, where asv is not installed)
+    methods = ["ci-overlap", "perfherder", "asv-steps"]
+    one = evaluate(tiny, methods, jobs=1)
+    two = evaluate(tiny, methods, jobs=2, chunk=2)
+    assert one.notes == two.notes
     for a, b in zip(one.scores, two.scores, strict=True):
         assert a.method == b.method
         assert a.to_json() | {"seconds": 0} == b.to_json() | {"seconds": 0}
@@ -334,11 +403,16 @@ def test_render_markdown_and_json(tiny):
     result = evaluate(tiny, ["ci-overlap", "perfherder"], progress=lambda m, d, t: seen.append((m, d, t)))
     assert seen[-1] == ("perfherder", 6, 6)
     md = render(result, "markdown")
-    assert md.startswith("Corpus: 6 series x 30 versions x 10 runs x 20 iterations (+10 warm-up), seed 0")
-    assert "| method | recall ≥3% |" in md and "| ci-overlap |" in md and "| perfherder |" in md
+    assert md.startswith("Corpora:\n\n- default seed 0: 6 series x 30 versions x 10 runs x 20 iterations "
+                         "(+10 warm-up): 174 version pairs")
+    assert "| corpus | method | recall ≥3% |" in md and "| default seed 0 | ci-overlap |" in md
+    assert "| default seed 0 | perfherder |" in md and "| method | worst recall ≥3% | worst F1 |" in md
     doc = result.to_json()
-    assert doc["format_version"] == 1 and doc["corpus"]["version_pairs"] == 6 * 29
-    assert [s["method"] for s in doc["scores"]] == ["ci-overlap", "perfherder"]
+    assert doc["format_version"] == 2 and doc["corpora"][0]["version_pairs"] == 6 * 29
+    assert doc["corpora"][0]["name"] == "default seed 0" and doc["corpora"][0]["shape"] == "default"
+    assert [(s["corpus"], s["method"]) for s in doc["scores"]] == [("default seed 0", "ci-overlap"),
+                                                                   ("default seed 0", "perfherder")]
+    assert {w["method"] for w in doc["worst"]} == {"ci-overlap", "perfherder"}
 
 
 # CLI ---------------------------------------------------------------------------------------------
@@ -353,7 +427,9 @@ def test_cli_json_on_a_tiny_corpus(tmp_path):
                "--jobs", "1", "--format", "json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["corpus"]["series"] == 6 and doc["corpus"]["n_versions"] == 30 and doc["corpus"]["seed"] == 0
+    (corpus,) = doc["corpora"]
+    assert corpus["series"] == 6 and corpus["n_versions"] == 30 and corpus["seed"] == 0
+    assert corpus["name"] == "default seed 0" and corpus["n_runs"] == 10
     methods = [s["method"] for s in doc["scores"]]
     assert methods[:2] == ["ci-overlap", "perfherder"]
     for s in doc["scores"]:

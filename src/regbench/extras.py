@@ -5,7 +5,8 @@ extra          packages                                      what needs them
 =============  ============================================  =====================================
 ``diagnose``   statsmodels, matplotlib                       ``regbench diagnose``: auto-dependence
                                                              tests (seed 000 s.4.1) and its plots
-``evaluate``   apache-otava                                  Otava's baseline in ``regbench evaluate``
+``evaluate``   apache-otava, asv                             the Otava and asv baselines in
+                                                             ``regbench evaluate``
 ``postgres``   psycopg                                       a PostgreSQL store
 =============  ============================================  =====================================
 
@@ -27,6 +28,8 @@ PROVIDERS = {
     "statsmodels": ("diagnose", "statsmodels"),
     "matplotlib": ("diagnose", "matplotlib"),
     "otava": ("evaluate", "apache-otava"),
+    "asv": ("evaluate", "asv"),
+    "asv_runner": ("evaluate", "asv"),  # installed with asv, which computes its statistics with it
     "psycopg": ("postgres", "psycopg"),
 }
 

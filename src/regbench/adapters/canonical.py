@@ -9,7 +9,8 @@ appearance.
 This module is a pure parser (STYLE.md habit 8): a path in, an :class:`ImportBatch` out; every
 problem is an :class:`~regbench.errors.InputError` ``FILE:LINE: what is wrong`` raised before
 anything is stored.  Columns are parsed by pandas' C reader (10 million rows in seconds) and
-validated as whole arrays with numpy.
+validated as whole arrays with numpy.  A CSV file whose name ends in ``.gz`` is read through gzip
+(the corpus of real measurements is kept so, :mod:`regbench.evaluate.real`).
 """
 
 from __future__ import annotations
@@ -71,13 +72,22 @@ def _read_csv(p: Path):
     import pandas as pd  # type: ignore[import-untyped]
 
     where = str(p)
+    gz = p.suffix.lower() == ".gz"
     if p.stat().st_size == 0:
         raise InputError("empty file (expected a header row: " + ",".join(REQUIRED) + ")", path=where, line=1)
     import csv
+    import gzip
+    import zlib
 
     # utf-8-sig: spreadsheets' "CSV UTF-8" starts with a byte-order mark.
-    with p.open("r", encoding="utf-8-sig", errors="replace", newline="") as fh:
-        header = [h.strip() for h in next(csv.reader(fh), [])]
+    try:
+        with (gzip.open(p, "rt", encoding="utf-8-sig", errors="replace", newline="") if gz
+              else p.open("r", encoding="utf-8-sig", errors="replace", newline="")) as fh:
+            header = [h.strip() for h in next(csv.reader(fh), [])]
+    except (OSError, EOFError, zlib.error) as exc:
+        fake = isinstance(exc, gzip.BadGzipFile)
+        what = "not a gzip-compressed file" if fake else "the gzip-compressed data is damaged"
+        raise InputError(f"{what} ({exc})", path=where) from None
     for col in REQUIRED:
         if col not in header:
             raise InputError(f"missing column `{col}` (header must contain {','.join(REQUIRED)})",
@@ -103,6 +113,10 @@ def _read_csv(p: Path):
         raise InputError(_parser_message(str(exc), len(header)), path=where, line=_parser_line(str(exc))) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+        if not gz:
+            raise
+        raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
     except ValueError:
         # A column that should be numeric holds text: find the first such line.
         for col in ("run", "iteration", "value"):

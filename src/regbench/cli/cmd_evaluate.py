@@ -1,4 +1,4 @@
-"""``regbench evaluate``: every detector and the baselines on a labelled synthetic corpus."""
+"""``regbench evaluate``: every detector and the baselines on labelled corpora, synthetic and real."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from ..errors import ConfigError
+
+#: Options that only shape the synthetic corpus.
+SYNTHETIC_OPTIONS = {"shape": "--shape", "seeds": "--seeds", "n_series": "--series", "n_versions": "--versions",
+                     "n_runs": "--runs", "n_iterations": "--iterations"}
 
 
 def _methods(text: str) -> list[str]:
@@ -25,18 +30,49 @@ def _methods(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _shapes(text: str) -> list[str]:
+    from ..evaluate import NOISE_SHAPES
+
+    if text.strip() == "all":
+        return list(NOISE_SHAPES)
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise ConfigError("--shape: give shape names separated by commas, or 'all'")
+    for s in names:
+        if s not in NOISE_SHAPES:
+            raise ConfigError(f"--shape: unknown shape {s!r} (known: {', '.join(NOISE_SHAPES)}, or all)")
+    return list(dict.fromkeys(names))
+
+
+def _seeds(text: str) -> list[int]:
+    seeds = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise ConfigError(f"--seeds: {part!r} is not a non-negative integer (give seeds separated by commas)")
+        seeds.append(int(part))
+    return list(dict.fromkeys(seeds))
+
+
 @click.command("evaluate")
+@click.option("--corpus", "corpora", multiple=True, default=("synthetic",), show_default=True,
+              metavar="synthetic|real|PATH",
+              help="Corpus to score the methods on: the generated one, the real measurements shipped with "
+                   "regbench, or a folder of real measurements; repeat for several.")
+@click.option("--shape", default="default", show_default=True, metavar="NAME[,NAME]|all",
+              help="Noise shapes of the synthetic corpus.")
+@click.option("--seeds", "--seed", "seeds", default="0", show_default=True, metavar="LIST",
+              help="Seeds of the synthetic corpus, separated by commas; each is reported separately.")
 @click.option("--methods", default="all", show_default=True, metavar="LIST|all",
               help="Comma-separated detectors and baselines to evaluate, or 'all'.")
 @click.option("--series", "n_series", type=click.IntRange(1), default=300, show_default=True,
-              help="Series in the corpus.")
+              help="Series in each synthetic corpus.")
 @click.option("--versions", "n_versions", type=click.IntRange(20), default=100, show_default=True,
-              help="Versions per series.")
-@click.option("--runs", "n_runs", type=click.IntRange(2), default=10, show_default=True,
-              help="Runs per version.")
-@click.option("--iterations", "n_iterations", type=click.IntRange(2), default=20, show_default=True,
-              help="Measured iterations per run (after 10 warm-up iterations).")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the corpus.")
+              help="Versions per synthetic series.")
+@click.option("--runs", "n_runs", type=click.IntRange(2), default=None,
+              help="Runs per version [default: the shape's].")
+@click.option("--iterations", "n_iterations", type=click.IntRange(2), default=None,
+              help="Measured iterations per run, after the warm-up [default: the shape's].")
 @click.option("--tolerance", type=click.IntRange(0), default=2, show_default=True,
               help="Versions a detection may come after a true change and still match it.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
@@ -45,33 +81,56 @@ def _methods(text: str) -> list[str]:
               help="Write the result to FILE instead of standard output.")
 @click.option("--jobs", type=click.IntRange(1), default=None,
               help="Worker processes [default: the number of CPUs].")
-def command(methods, n_series, n_versions, n_runs, n_iterations, seed, tolerance, fmt, output, jobs) -> None:
-    """Score change detectors on a labelled synthetic corpus, side by side with the Perfherder
-    rule and Apache Otava.
+@click.pass_context
+def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_versions, n_runs, n_iterations,
+            tolerance, fmt, output, jobs) -> None:
+    """Score change detectors on labelled corpora, side by side with the Perfherder rule,
+    Apache Otava and asv's step detection, and show each method's worst row.
 
-    The corpus (regbench.evaluate.corpus) mixes quiet series, steps of 1%-40% up and down,
-    reverted steps, creeping degradations and bimodal cache hit/miss series where one mode moves,
-    all with random initial conditions per run, per-run clusters, auto-dependence, rare huge
-    outliers, warm-up and version-to-version jitter; it is the same for the same options.
-    A detection matches a true change of the same sign at its version or up to --tolerance
-    versions later; the rest are false alarms.
+    The synthetic corpus (regbench.evaluate.corpus) mixes quiet series, steps of 1%-40% up and
+    down, reverted steps, creeping degradations and bimodal cache hit/miss series where one mode
+    moves, at one or more noise shapes (--shape) and seeds (--seeds); it is the same for the same
+    options.  The real corpus (regbench.evaluate.real) holds programs measured on a real machine
+    at known work ratios.  A detection matches a true change of the same sign at its version or
+    up to --tolerance versions later; the rest are false alarms.  Series a method cannot analyse
+    (too short for it) are counted and left out of its scores.
     """
-    from ..evaluate import evaluate, make_corpus
+    from ..evaluate import evaluate_corpora, load_real_corpus, make_corpus
     from ..evaluate.runner import default_jobs
     from ..report.console import echo
     from ..report.evaluation import EvaluationProgress, evaluation_text, print_evaluation_table
 
     names = _methods(methods)
+    sources = list(dict.fromkeys(c.strip() for c in corpora if c.strip()))
+    if not sources:
+        raise ConfigError("--corpus: give synthetic, real or a folder")
+    if "synthetic" not in sources:
+        given = [flag for name, flag in SYNTHETIC_OPTIONS.items()
+                 if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
+        if given:
+            raise ConfigError(f"{given[0]} applies to the synthetic corpus only (add --corpus synthetic)")
+    shapes, seed_list = _shapes(shape), _seeds(seeds)
     if output is not None:
         parent = Path(output).resolve().parent
         if not parent.is_dir():
             raise ConfigError(f"--output: folder {parent} does not exist")
+    # Real corpora are read (and checked) before anything long starts.
+    real = {s: load_real_corpus(None if s == "real" else s) for s in sources if s != "synthetic"}
     jobs = jobs or default_jobs()
     with EvaluationProgress() as progress:
-        with progress.corpus():
-            corpus = make_corpus(n_series=n_series, n_versions=n_versions, n_runs=n_runs,
-                                 n_iterations=n_iterations, rng=seed)
-        result = evaluate(corpus, names, jobs=jobs, tolerance=tolerance, progress=progress)
+        def each_corpus():
+            for source in sources:
+                if source != "synthetic":
+                    yield real[source]
+                    continue
+                for name in shapes:
+                    for seed in seed_list:
+                        with progress.corpus(f"{name} seed {seed}"):
+                            corpus = make_corpus(shape=name, n_series=n_series, n_versions=n_versions,
+                                                 n_runs=n_runs, n_iterations=n_iterations, rng=seed)
+                        yield corpus
+
+        result = evaluate_corpora(each_corpus(), names, jobs=jobs, tolerance=tolerance, progress=progress)
     if output is None and fmt == "table":
         print_evaluation_table(result)
         return

@@ -63,7 +63,8 @@ class Detector(abc.ABC):
 
     This class is the whole contract between detectors and the driver
     (:mod:`regbench.detect.driver`): a detector that tests differently overrides
-    :meth:`detect_counted`; one that can go on from a saved state sets :attr:`incremental` and
+    :meth:`detect_counted`; one that cannot analyse short series says why in
+    :meth:`not_analysable`; one that can go on from a saved state sets :attr:`incremental` and
     implements :meth:`detect_with_state` and :meth:`check_new` (and, to pool the work of many
     series, :meth:`check_new_many`).
     """
@@ -92,6 +93,18 @@ class Detector(abc.ABC):
         one hypothesis; detectors that test differently override this.
         """
         return self.detect(series), max(0, sum(1 for r in series.runs if len(r)) - 1)
+
+    def not_analysable(self, series: Series) -> str | None:
+        """Why this detector can test no pair of versions of ``series`` (too few versions with
+        data for its windows, say), or None when it can.
+
+        A series it cannot analyse is reported as not analysed, with this reason, rather than as
+        one where nothing changed (``regbench evaluate``).  By default any series with two
+        versions with data can be analysed; a detector whose :meth:`detect_counted` tests no
+        hypothesis on a series is taken not to have analysed it either.
+        """
+        usable = sum(1 for r in series.runs if len(r))
+        return None if usable >= 2 else f"{usable} version(s) with data, a change needs 2"
 
     #: Whether :meth:`check_new` can re-check new versions from a saved state (incremental detection).
     incremental = False

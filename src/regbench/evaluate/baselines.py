@@ -1,4 +1,4 @@
-"""Baselines the detectors are compared with: the Perfherder rule and Apache Otava.
+"""Baselines the detectors are compared with: the Perfherder rule, Apache Otava and asv's step detection.
 
 They behave like detectors (a :class:`~regbench.detect.Detector` returning
 :class:`~regbench.detect.Change` objects) but are not in the detector registry: they are
@@ -24,6 +24,19 @@ yardsticks for ``regbench evaluate``, not methods offered to ``regbench detect``
     median of all samples, with Otava's defaults (window 50, p-value 0.001, no magnitude floor);
     ``otava-tuned`` is the variant that scored best among those tried on the default corpus (see
     :data:`OTAVA_VARIANTS`).  Needs ``apache-otava`` (``pip install 'regbench[evaluate]'``).
+``asv-steps``
+    airspeed velocity's regression detection, with asv's own functions and defaults, on what asv
+    plots: each version's value is the median of its samples and its weight ``2 / (b - a)`` for
+    the 99% interval ``[a, b]`` of that median (``asv_runner.statistics.compute_stats`` and
+    ``asv._stats.get_weight``, as ``asv publish`` computes them); :func:`asv.step_detect.detect_steps`
+    fits a piecewise-constant function to them (an L1 Potts model, its penalty chosen by asv's
+    cross-validation) and :func:`asv.step_detect.detect_regressions` keeps the upward steps
+    that exceed both fitted errors and asv's default threshold of 5% (``regressions_thresholds``)
+    and are not undone later (asv reports regressions still present at the newest version).
+    asv reports regressions only; here the same rule is also run on the mirrored fit (each
+    segment's value ``v`` as ``1 / v``, its error ``e`` as ``e / v^2``), so that improvements are
+    reported as asv would report them of the benchmark's speed.  Needs ``asv``
+    (``pip install 'regbench[evaluate]'``).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -87,7 +101,22 @@ class PerfherderRule(Detector):
         if unit == "version":
             self.name = "perfherder-versions"
 
+    def not_analysable(self, series: Series) -> str | None:
+        counts = [v.size for v in _version_values(series, self.unit)]
+        counts = [c for c in counts if c]
+        # The back window may reach max_back versions back (after a quiet stretch); if even that
+        # cannot fill both windows at some version, no version is ever tested.
+        for i in range(1, len(counts)):
+            if sum(counts[max(0, i - self.max_back):i]) >= self.min_back and sum(counts[i:]) >= self.fore:
+                return None
+        return (f"too short for its windows ({self.min_back} values before a version, {self.fore} from it on): "
+                f"{sum(counts)} values in {len(counts)} versions with data")
+
     def detect(self, series: Series) -> list[Change]:
+        return self.detect_counted(series)[0]
+
+    def detect_counted(self, series: Series) -> tuple[list[Change], int]:
+        """Changes, and the versions tested (those whose windows were full)."""
         values = _version_values(series, self.unit)
         idx = [k for k, v in enumerate(values) if v.size]  # versions with data, in order
         vals = [values[k] for k in idx]
@@ -140,7 +169,7 @@ class PerfherderRule(Detector):
                 version=series.versions[idx[i]].name, previous=series.versions[idx[i - 1]].name,
                 change=float(rel), ci_low=float(rel - half), ci_high=float(rel + half),
                 kind=kind_of(rel, series.direction), method=self.name))
-        return changes
+        return changes, int(np.count_nonzero(full))
 
 
 def _load_otava() -> Callable:
@@ -173,6 +202,10 @@ class OtavaBaseline(Detector):
         self.__dict__.update(state)
         self._compute = _load_otava()
 
+    def not_analysable(self, series: Series) -> str | None:
+        usable = sum(1 for r in series.runs if len(r))
+        return None if usable >= 3 else f"{usable} version(s) with data, Otava needs 3"
+
     def detect(self, series: Series) -> list[Change]:
         idx, data = [], []
         for k, runs in enumerate(series.runs):
@@ -202,6 +235,97 @@ class OtavaBaseline(Detector):
         return changes
 
 
+@dataclass(frozen=True)
+class AsvFunctions:
+    """The functions of asv that :class:`AsvSteps` calls (imported on first use)."""
+
+    detect_steps: Callable
+    detect_regressions: Callable
+    compute_stats: Callable
+    get_weight: Callable
+
+
+def _load_asv() -> AsvFunctions:
+    from ..extras import require
+
+    what = "the asv-steps baseline"
+    step_detect = require("asv.step_detect", what=what)
+    stats = require("asv._stats", what=what)
+    runner_stats = require("asv_runner.statistics", what=what)
+    return AsvFunctions(step_detect.detect_steps, step_detect.detect_regressions, runner_stats.compute_stats,
+                        stats.get_weight)
+
+
+class AsvSteps(Detector):
+    """asv's step detection and regression rule on per-version medians (see the module docstring)."""
+
+    name = "asv-steps"
+
+    def __init__(self, *, threshold: float = 0.05, min_size: int = 2):
+        super().__init__(min_change=threshold)
+        if not 0 <= threshold < 1:
+            raise ValueError("`threshold` must be in [0, 1)")
+        if not isinstance(min_size, int) or min_size < 1:
+            raise ValueError("`min_size` must be a positive integer")
+        self.threshold = float(threshold)
+        self.min_size = min_size
+        self._asv = _load_asv()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_asv", None)  # re-imported after unpickling in a worker
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._asv = _load_asv()
+
+    def not_analysable(self, series: Series) -> str | None:
+        usable = sum(1 for r in series.runs if len(r))
+        return None if usable >= 2 else f"{usable} version(s) with data, a step needs 2"
+
+    def detect(self, series: Series) -> list[Change]:
+        asv = self._asv
+        idx, y, w = [], [], []
+        for k, runs in enumerate(series.runs):
+            if not runs:
+                continue
+            # What `asv publish` plots: the median of the samples, weighted by 2 / the width of
+            # its 99% interval (None, then the median weight, when the interval is infinite).
+            value, stats = asv.compute_stats([float(x) for x in np.concatenate(runs)], 1)
+            idx.append(k)
+            y.append(float(value))
+            w.append(asv.get_weight(stats))
+        if len(y) < 2:
+            return []
+        steps = asv.detect_steps(y, w)
+
+        def jumps_of(fit: list) -> list[tuple[int, int]]:
+            # detect_regressions gives (last index before, first index after, value before, best after)
+            found = asv.detect_regressions(fit, self.threshold, self.min_size)[2] or []
+            return [(before, after) for before, after, *_ in found]
+
+        jumps = jumps_of(steps)
+        if all(v > 0 for _, _, v, _, _ in steps):
+            jumps += jumps_of([(left, right, 1 / v, 1 / v, err / v ** 2) for left, right, v, _, err in steps])
+        value_at = {}
+        for left, right, v, _, _ in steps:
+            for i in range(left, right):
+                value_at[i] = v
+        changes = []
+        for before, after in sorted(jumps, key=lambda j: j[1]):
+            v0, v1 = value_at.get(before), value_at.get(after)
+            if not v0 or v1 is None:
+                continue
+            rel = v1 / v0 - 1.0
+            changes.append(Change(
+                benchmark=series.benchmark, config=series.config, machine=series.machine,
+                version=series.versions[idx[after]].name, previous=series.versions[idx[before]].name,
+                change=float(rel), ci_low=float("nan"), ci_high=float("nan"), kind=kind_of(rel, series.direction),
+                method=self.name))
+        return changes
+
+
 #: Otava variants: name -> options.  ``otava-tuned`` was chosen on the default corpus (seed 0)
 #: from max_pvalue in {1e-2, 1e-3, 1e-4, 1e-6} x min_magnitude in {0, 0.01, 0.02, 0.03} x
 #: statistic in {mean, median}, by F1.
@@ -216,6 +340,7 @@ BASELINES: dict[str, Callable[[], Detector]] = {
     "perfherder": lambda: PerfherderRule(),
     "perfherder-versions": lambda: PerfherderRule(unit="version"),
     **{name: functools.partial(OtavaBaseline, name=name, **opts) for name, opts in OTAVA_VARIANTS.items()},
+    "asv-steps": lambda: AsvSteps(),
 }
 
 

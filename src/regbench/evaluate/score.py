@@ -25,11 +25,17 @@ recall of small ones, precision (matched detections over matched plus false alar
 small real change is not a false alarm), F1 of that precision and the recall of relevant changes,
 false alarms per 1,000 consecutive version pairs, mean and median delay, recall of relevant
 changes by series kind and false alarm rate by series kind.
+
+A series a method cannot analyse (too short for its windows: it tests no pair of versions) is
+left out of its scores and counted, with the reason, in ``n_not_analysed`` and ``not_analysed``:
+its true changes are neither found nor missed and its version pairs are not in the false alarm
+rate, and the count says how much of the corpus the rates cover.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -136,6 +142,12 @@ class Score:
         Time spent in the detector, summed over worker processes.
     error : str or None
         Set when the method failed; the other fields are then NaN or 0.
+    n_series : int
+        Series scored (analysed).
+    n_not_analysed : int
+        Series the method could not analyse, left out of every rate above.
+    not_analysed : dict
+        Reason -> series not analysed for it.
     """
 
     method: str
@@ -159,6 +171,9 @@ class Score:
     n_pairs: int = 0
     seconds: float = float("nan")
     error: str | None = None
+    n_series: int = 0
+    n_not_analysed: int = 0
+    not_analysed: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """Plain JSON values; NaN (undefined) becomes null."""
@@ -190,8 +205,13 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
-def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = float("nan")) -> Score:
-    """Aggregate the per-series outcomes of one method into a :class:`Score`."""
+def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = float("nan"),
+          not_analysed: Sequence[str] = ()) -> Score:
+    """Aggregate the per-series outcomes of one method into a :class:`Score`.
+
+    ``outcomes`` are those of the series it analysed; ``not_analysed`` holds one reason per
+    series it could not analyse (counted, not scored).
+    """
     rel_total = rel_found = small_total = small_found = fa = red = pairs = 0
     delays: list[int] = []
     kind_rel: dict[str, list[int]] = {}
@@ -230,7 +250,8 @@ def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = floa
         false_alarms_by_kind={k: 1000 * _ratio(*kind_fa[k]) for k in order if kind_fa[k][1]},
         recall_relevant_ci=wilson(rel_found, rel_total),
         n_relevant=rel_total, n_relevant_found=rel_found, n_small=small_total, n_small_found=small_found,
-        n_detections=matched + fa + red, n_false_alarms=fa, n_redundant=red, n_pairs=pairs, seconds=seconds)
+        n_detections=matched + fa + red, n_false_alarms=fa, n_redundant=red, n_pairs=pairs, seconds=seconds,
+        n_series=len(outcomes), n_not_analysed=len(not_analysed), not_analysed=dict(Counter(not_analysed)))
 
 
 def error_score(method: str, error: str, *, seconds: float = float("nan")) -> Score:

@@ -1,5 +1,5 @@
-"""Evaluation of detectors on the labelled corpus (``regbench evaluate``,
-:mod:`regbench.evaluate`): progress bars while it runs, then the score table with its notes, or
+"""Evaluation of detectors on labelled corpora (``regbench evaluate``, :mod:`regbench.evaluate`):
+progress bars while it runs, then the score table and each method's worst row with the notes, or
 the result as JSON, Markdown or plain text (:func:`regbench.evaluate.render`).
 """
 
@@ -15,14 +15,15 @@ from .console import console, emit_table, err_console
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from ..evaluate import EvaluationResult
+    from ..evaluate import Evaluation
 
 
 class EvaluationProgress:
-    """Progress bars on stderr, in a terminal only: one while the corpus is made, then one per method.
+    """Progress bars on stderr, in a terminal only: one while a corpus is made, then one per method.
 
-    A context manager; call :meth:`corpus` around making the corpus, and the object itself as
-    :func:`regbench.evaluate.evaluate`'s ``progress(method, done, total)``.
+    A context manager; call :meth:`corpus` around making each corpus, and the object itself as
+    :func:`regbench.evaluate.evaluate_corpora`'s ``progress(method, done, total)``.  A method's
+    bar goes when it is complete, so that the next corpus starts a new one.
     """
 
     def __init__(self) -> None:
@@ -43,10 +44,10 @@ class EvaluationProgress:
             self._progress.stop()
 
     @contextlib.contextmanager
-    def corpus(self) -> Iterator[None]:
-        """An open-ended bar while the corpus is made (left to the display's end on an error)."""
+    def corpus(self, name: str = "corpus") -> Iterator[None]:
+        """An open-ended bar while a corpus is made (left to the display's end on an error)."""
         bar = self._progress
-        task = bar.add_task("corpus", total=None) if bar is not None else None
+        task = bar.add_task(name, total=None) if bar is not None else None
         yield
         if bar is not None and task is not None:
             bar.remove_task(task)
@@ -57,21 +58,36 @@ class EvaluationProgress:
         if method not in self._bars:
             self._bars[method] = self._progress.add_task(method, total=total)
         self._progress.update(self._bars[method], completed=done)
+        if done >= total:
+            self._progress.remove_task(self._bars.pop(method))
 
 
-def print_evaluation_table(result: EvaluationResult) -> None:
-    """The score table (every method side by side), its notes and the wall time."""
-    from ..evaluate.runner import COLUMNS, RIGHT, describe_corpus, table_rows
+def print_evaluation_table(result: Evaluation) -> None:
+    """The score table (every method on every corpus), each method's worst row, the notes and
+    the wall time."""
+    from ..evaluate.tables import (
+        COLUMNS,
+        RIGHT,
+        WORST_COLUMNS,
+        WORST_RIGHT,
+        describe_corpus,
+        notes,
+        table_rows,
+        worst_table_rows,
+        worst_title,
+    )
 
-    emit_table(f"Detectors on the labelled corpus ({describe_corpus(result)})", list(COLUMNS),
-               table_rows(result), right=set(RIGHT))
-    for note in result.notes:
+    for r in result.results:
+        console.print(f"Corpus {describe_corpus(r)}", markup=False)
+    emit_table("Detectors on the labelled corpora", list(COLUMNS), table_rows(result), right=set(RIGHT))
+    emit_table(worst_title(result), list(WORST_COLUMNS), worst_table_rows(result), right=set(WORST_RIGHT))
+    for note in notes(result):
         console.print(f"note: {note}", markup=False)
-    console.print(f"recall by kind is of relevant changes (>= 3%); wall time {result.seconds:.1f} s "
-                  f"with {result.jobs} job(s)", markup=False)
+    console.print(f"tolerance {result.tolerance} versions; recall by kind is of relevant changes (>= 3%); wall time "
+                  f"{result.seconds:.1f} s with {result.jobs} job(s)", markup=False)
 
 
-def evaluation_text(result: EvaluationResult, fmt: str) -> str:
+def evaluation_text(result: Evaluation, fmt: str) -> str:
     """The result as a whole text: ``json``, ``markdown`` or plain aligned ``text``."""
     if fmt == "json":
         return json.dumps(result.to_json(), indent=1) + "\n"
