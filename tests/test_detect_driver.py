@@ -65,8 +65,9 @@ def test_a_source_that_is_not_a_store_and_series_at_hand_give_the_same_answer():
     from_source = detect_changes(source, batch=2)
     at_hand = detect_changes(series, batch=2)
     assert from_source == at_hand
-    # sorted by series, whatever order the series came in
-    assert [(c.benchmark, c.version) for c in at_hand.changes] == [("b", "v15"), ("c", "v20")]
+    # sorted by series, whatever order the series came in; the planted steps found
+    found = [(c.benchmark, c.version) for c in at_hand.changes]
+    assert found == sorted(found) and {("b", "v15"), ("c", "v20")} <= set(found)
     assert at_hand.n_series == 3 and len(at_hand.states) == 3
 
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..model import Series
 from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, VersionStats, bimodality_coefficient, choose_location,
-                              compare_segments, mode_stats, ratio_interval, relative_change, relative_interval, segment_test,
+                              compare_segments, mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval, segment_test,
                               two_level_t, version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
@@ -253,9 +253,17 @@ class Auto(Detector):
                                                  estimator=choice.reason)
             state = self._state(series, vs, cps[-1] if cps else 0, choice)
             if modes is not None:
+                overall = choice.spread.get(choice.estimator, np.nan)
                 for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
                                                         outlying_z=self.outlying)):
                     if per_mode.mean.size < 2:
+                        continue
+                    # A mode is followed when its location is a more precise view of the benchmark
+                    # than the run location already searched (the point of seed 001 s.4.2: the
+                    # cache hits' level is far steadier than a mean that moves with the share of
+                    # misses); a "mode" of interference delays or outliers, whose location wanders
+                    # from run to run, would only add false alarms.
+                    if choice.log and np.isfinite(overall) and not pooled_spread(per_mode) < overall:
                         continue
                     detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
                     found, tests = self._search(series, per_mode, factor=len(modes) - 1, detail=detail,

@@ -481,16 +481,21 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
             values = values / np.abs(np.nanmean(values))
-        vs = stats_of_runs(values, group, index, outlying_z=outlying_z)
-        multi = vs.n > 1
-        df = float((vs.n[multi] - 1).sum())
-        spread[name] = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df) if df > 0 else np.nan
+        spread[name] = pooled_spread(stats_of_runs(values, group, index, outlying_z=outlying_z))
     finite = {k: v for k, v in spread.items() if np.isfinite(v)}
     if not finite:
         return LocationChoice("mean", positive, spread, skew, "the mean of each run: no run-to-run spread to compare")
     best = min(finite, key=lambda k: (finite[k], candidates.index(k)))
     reason = _location_reason(best, finite, skew)
     return LocationChoice(best, positive, spread, skew, reason)
+
+
+def pooled_spread(vs: VersionStats) -> float:
+    """The pooled within-version variance of the run values of ``vs`` (NaN without a version of two
+    runs): how much one run's value varies about its version's level."""
+    multi = vs.n > 1
+    df = float((vs.n[multi] - 1).sum())
+    return float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df) if df > 0 else float("nan")
 
 
 def _median_skew(runs: Sequence[np.ndarray]) -> float:
