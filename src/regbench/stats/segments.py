@@ -372,11 +372,13 @@ def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0
     """
     if estimator not in LOCATIONS:
         raise ValueError(f"`estimator` must be one of {', '.join(LOCATIONS)}, got {estimator!r}")
-    if estimator == "mean":
-        return robust_run_means(runs, group=group, fence=fence)
-    q = 0.5 if estimator == "median" else LOW_QUANTILE
+    return _locations(runs, group=group, fence=fence, estimators=(estimator,))[estimator]
+
+
+def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: Sequence[str]) -> dict[str, np.ndarray]:
+    """:func:`run_locations` of several estimators, the fences and the stacking of runs done once."""
     n = len(runs)
-    out = np.full(n, np.nan)
+    out = {name: np.full(n, np.nan) for name in estimators}
     sizes = np.array([r.size for r in runs])
     lo, hi = fence_bounds(runs, group=group, fence=fence)
     for size in np.unique(sizes):
@@ -385,15 +387,22 @@ def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0
         idx = np.flatnonzero(sizes == size)
         block = np.stack([runs[i] for i in idx])
         keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
-        if keep.all():
-            out[idx] = np.quantile(block, q, axis=1)
-            continue
-        full = keep.any(axis=1)
-        trimmed = np.where(keep, block, np.nan)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are replaced below
-            values = np.nanquantile(trimmed, q, axis=1)
-        out[idx] = np.where(full, values, np.quantile(block, q, axis=1))
+        every = bool(keep.all())
+        kept = keep.sum(axis=1)
+        trimmed = block if every else np.where(keep, block, np.nan)
+        for name in estimators:
+            if name == "mean":  # as robust_run_means: a run with every sample fenced out keeps its mean
+                out[name][idx] = block.mean(axis=1) if every else np.where(
+                    kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
+                continue
+            q = 0.5 if name == "median" else LOW_QUANTILE
+            if every:
+                out[name][idx] = np.quantile(block, q, axis=1)
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are replaced below
+                values = np.nanquantile(trimmed, q, axis=1)
+            out[name][idx] = np.where(kept > 0, values, np.quantile(block, q, axis=1))
     return out
 
 
@@ -467,7 +476,7 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
         raise ValueError(f"`candidates` must be some of {', '.join(LOCATIONS)}")
     flat, group, index = _flatten(runs)
     nonempty = [r for r in flat if r.size]
-    positive = bool(nonempty) and all(float(r.min()) > 0 for r in nonempty)
+    positive = bool(nonempty) and float(np.concatenate(nonempty).min()) > 0
     skew = _median_skew(nonempty)
     per_version = np.bincount(group, minlength=index.size) if group.size else np.zeros(0, dtype=int)
     sizes = [r.size for r in nonempty]
@@ -475,8 +484,9 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
         return LocationChoice("mean", positive, {}, skew,
                               "the mean of each run: too few runs or samples to compare locations")
     spread: dict[str, float] = {}
+    every = _locations(flat, group=group, fence=fence, estimators=tuple(candidates))
     for name in candidates:
-        values = run_locations(flat, group=group, fence=fence, estimator=name)
+        values = every[name]
         if positive:
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
@@ -499,13 +509,16 @@ def pooled_spread(vs: VersionStats) -> float:
 
 
 def _median_skew(runs: Sequence[np.ndarray]) -> float:
+    """The median over runs of ``(mean - median) / sd`` (runs of equal length at once)."""
+    sizes = np.array([r.size for r in runs])
     values = []
-    for r in runs:
-        if r.size >= MIN_SAMPLES_FOR_QUANTILES:
-            sd = float(r.std())
-            if sd > 0:
-                values.append((float(r.mean()) - float(np.median(r))) / sd)
-    return float(np.median(values)) if values else np.nan
+    for size in np.unique(sizes[sizes >= MIN_SAMPLES_FOR_QUANTILES]):
+        block = np.stack([runs[i] for i in np.flatnonzero(sizes == size)])
+        sd = block.std(axis=1)
+        ok = sd > 0
+        values.append((block.mean(axis=1)[ok] - np.median(block, axis=1)[ok]) / sd[ok])
+    pooled = np.concatenate(values) if values else np.empty(0)
+    return float(np.median(pooled)) if pooled.size else np.nan
 
 
 def _location_reason(best: str, spread: dict[str, float], skew: float) -> str:
