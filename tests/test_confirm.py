@@ -124,6 +124,17 @@ def test_a_false_alarm_is_refuted_and_not_alerted(tmp_path, planted):
     assert (record.previous, record.version, record.method) == (versions[2], versions[3], planted)
 
 
+def test_a_refuted_change_is_not_bisected(tmp_path, planted, monkeypatch):
+    from regbench.run import bisect as bisect_module
+
+    monkeypatch.setattr(bisect_module, "bisect_changes", lambda *a, **k: pytest.fail("a refuted change was bisected"))
+    repo, config, store, versions = campaign_repo(tmp_path, steps={})
+    out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1, bisect=True,
+                           confirm=ConfirmOptions(seed=4, max_pairs=200))
+    (entry,) = out.changes
+    assert entry.bisection is None and entry.not_bisected == "confirmation found it refuted"
+
+
 def test_a_dry_run_confirms_but_records_nothing(tmp_path, planted):
     repo, config, store, versions = campaign_repo(tmp_path, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1, dry_run=True,
