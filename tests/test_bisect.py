@@ -3,51 +3,30 @@
 from __future__ import annotations
 
 import json
-import sys
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from regbench.cli.main import main
 from regbench.config import load_config
-from regbench.demo_project import git_commit, git_init
+from regbench.demo_project import PRINTED_PROGRAM, create_step_repo
 from regbench.errors import ConfigError, VersionError
 from regbench.run.bisect import bisect, bisect_changes, commits_between
 from regbench.run.fingerprint import default_machine_name
 from regbench.run.sequential import Session, SessionSetup, StopRule, compare_live, more_pairs_needed
 from regbench.store import Store
 
-PY = sys.executable
-T0 = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)
 
-# A benchmark whose level is read from the tree: each process draws its own run effect (3%) and
-# per-iteration noise (5%), as a real benchmark's fresh processes do (seed 000 s.2).  The draws
-# are seeded by the version and run index, so that a test sees the same numbers every time.
-NOISY = ("import os, random\n"
-         "level = float(open('level.txt').read())\n"
-         "r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])\n"
-         "run = r.lognormvariate(0, 0.03)\n"
-         "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
-         "    print(level * run * r.lognormvariate(0, 0.05))\n")
+# A benchmark whose level is read from the tree, drawing its own run effect and iteration noise
+# (seeded by the version and run index, so that a test sees the same numbers every time).
+NOISY = PRINTED_PROGRAM
 
 
 def make_repo(path: Path, *, commits: int = 30, culprit: int = 17, factor: float = 1.10,
               program: str = NOISY, extra: str = "") -> list[str]:
     """A repository of ``commits`` commits; commit number ``culprit`` (1-based) multiplies the level."""
-    git_init(path)
-    (path / "regbench.toml").write_text(
-        '[project]\nname = "p"\n[defaults]\nruns = 3\niterations = 5\nwarmup = 0\n'
-        f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([PY, "bench.py"])}\n{extra}', encoding="utf-8")
-    shas = []
-    for k in range(1, commits + 1):
-        files = {f"notes/{k}.txt": f"commit {k}\n"}
-        if k == 1:
-            files |= {"bench.py": program, "level.txt": "1.0", "regbench.toml": (path / "regbench.toml").read_text()}
-        if k == culprit:
-            files["level.txt"] = repr(factor)
-        shas.append(git_commit(path, files, f"commit {k}", when=T0 + timedelta(hours=k)))
-    return shas
+    steps = {culprit: factor} if culprit <= commits else {}
+    return list(create_step_repo(path, commits=commits, steps=steps, program=program, extra=extra).commits)
 
 
 @pytest.fixture

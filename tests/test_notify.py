@@ -269,7 +269,7 @@ def test_json_file_is_versioned_and_rewritten_atomically(store, tmp_path):
     assert list(doc["alerts"][0]) == ["id", "key", "benchmark", "config", "machine", "unit", "direction", "version",
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
-                                      "updated_at"]
+                                      "updated_at", "confirmation"]
     assert notify_pending(store, [sink], now=T0).sent == 0
     assert json.loads(path.read_text())["alerts"] == []  # this call's alerts: none
     assert sorted(p.name for p in path.parent.iterdir()) == ["alerts.json"]  # no temporary file left

@@ -97,6 +97,13 @@ direction = "lower"
 # [alerts]
 # suppress = ["experimental-*"]     # globs of benchmark names whose changes are not alerts
 
+# `regbench detect`'s defaults (its options override them):
+# [detect]
+# confirm = true                    # run each new change's two versions again, interleaved, and alert
+#                                   # only when that confirms it (`regbench detect --confirm`)
+# confirm_budget = "10m"            # benchmark time per change at most (seconds, or "90s", "10m", "1h")
+# confirm_max_pairs = 100           # pairs of runs per change at most
+
 # Where `regbench alerts notify` sends new alerts (each alert once per sink):
 # [[notify]]
 # type = "markdown"                 # or "terminal", "json", "webhook", "email"
@@ -205,6 +212,26 @@ class NotifySpec:
 
 
 @dataclass(frozen=True)
+class DetectSettings:
+    """The ``[detect]`` table: defaults of ``regbench detect`` that its options override.
+
+    Attributes
+    ----------
+    confirm : bool
+        Run each change that would be a new alert again before alerting (``--confirm``).
+    confirm_budget : float or None
+        Seconds of benchmark time per confirmed change at most (``--confirm-budget``); None: the
+        pair limit only.
+    confirm_max_pairs : int or None
+        Pairs of runs per change at most (``--confirm-max-pairs``); None: ``compare --run``'s.
+    """
+
+    confirm: bool = False
+    confirm_budget: float | None = None
+    confirm_max_pairs: int | None = None
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """The whole of ``regbench.toml``."""
 
@@ -221,6 +248,7 @@ class ProjectConfig:
     alert_suppress: tuple[str, ...] = ()
     notify: tuple[NotifySpec, ...] = ()
     noise: NoiseControl = NoiseControl()
+    detect: DetectSettings = DetectSettings()
 
     def alerts_suppressed(self, benchmark: str) -> bool:
         """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
@@ -277,10 +305,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{where}: {msg}")
 
-    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise"}
+    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect"}
     if unknown:
         fail(f"unknown table [{sorted(unknown)[0]}] "
-             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise])")
+             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise], [detect])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -336,6 +364,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         alert_suppress=_alerts_table(data.get("alerts", {}), fail),
         notify=_notify_tables(data.get("notify", []), root, fail),
         noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
+        detect=_detect_table(data.get("detect", {}), fail),
     )
 
 
@@ -538,6 +567,47 @@ def _positive(value, label: str, fail: Fail, typ):
     if not ok:
         fail(f"{label} must be a positive {'integer' if typ is int else 'number'}, got {value!r}")
     return typ(value)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
+#: Smallest pair limit of a sequential comparison (it never decides before 3 pairs).
+MIN_PAIR_LIMIT = 3
+
+
+def duration_seconds(value: object) -> float | None:
+    """``90``, ``90.5``, ``"90s"``, ``"10m"`` or ``"1.5h"`` as seconds; None when ``value`` is not
+    a positive duration."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if 0 < value < float("inf") else None
+    m = _DURATION.match(value) if isinstance(value, str) else None
+    if m is None or not float(m.group(1)) > 0:
+        return None
+    return float(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2) or "s", 1)
+
+
+def _detect_table(table, fail: Fail) -> DetectSettings:
+    if not isinstance(table, dict):
+        fail("[detect] must be a table")
+    keys = ("confirm", "confirm_budget", "confirm_max_pairs")
+    bad = set(table) - set(keys)
+    if bad:
+        fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
+    confirm = table.get("confirm", False)
+    if not isinstance(confirm, bool):
+        fail(f"[detect] `confirm` must be true or false, got {confirm!r}")
+    budget = table.get("confirm_budget")
+    if budget is not None:
+        seconds = duration_seconds(budget)
+        if seconds is None:
+            fail(f"[detect] `confirm_budget` must be a positive number of seconds or a duration such as "
+                 f"\"90s\", \"10m\" or \"1h\", got {budget!r}")
+        budget = seconds
+    pairs = table.get("confirm_max_pairs")
+    if pairs is not None and (isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < MIN_PAIR_LIMIT):
+        fail(f"[detect] `confirm_max_pairs` must be an integer of at least {MIN_PAIR_LIMIT}, got {pairs!r}")
+    return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs)
 
 
 def _alerts_table(table, fail: Fail) -> tuple[str, ...]:

@@ -156,6 +156,100 @@ def git_commit(repo: Path, files: Mapping[str, str | None], message: str, *, whe
     return git("rev-parse", "HEAD").stdout.strip()
 
 
+# ------------------------------------------------------------------ step repositories
+#: A benchmark whose level is read from its tree (``level.txt``) and printed, not timed: each
+#: process draws its own run effect (3%) and per-iteration noise (5%), as a real benchmark's
+#: fresh processes do (seed 000 s.2), seeded by the version and the run index, so the numbers
+#: are the same on every machine and every time.
+PRINTED_PROGRAM = ("import os, random\n"
+                   "level = float(open('level.txt').read())\n"
+                   "r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])\n"
+                   "run = r.lognormvariate(0, 0.03)\n"
+                   "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+                   "    print(level * run * r.lognormvariate(0, 0.05))\n")
+#: A benchmark that is really timed: each iteration sums the squares of ``level * 200000``
+#: integers and prints its ``time.perf_counter`` seconds; its noise is the machine's.
+TIMED_PROGRAM = ("import os, time\n"
+                 "n = int(float(open('level.txt').read()) * 200000)\n"
+                 "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+                 "    t = time.perf_counter(); sum(i * i for i in range(n)); print(time.perf_counter() - t)\n")
+STEP_START = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class StepRepo:
+    """What :func:`create_step_repo` made.
+
+    Attributes
+    ----------
+    path : Path
+        The repository, with its ``regbench.toml`` (benchmark ``b``).
+    commits : tuple of str
+        Full shas, oldest first.
+    levels : tuple of float
+        The benchmark's level (its work, relative to the first commit) at each commit.
+    """
+
+    path: Path
+    commits: tuple[str, ...]
+    levels: tuple[float, ...]
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "regbench.toml"
+
+    @property
+    def changed(self) -> tuple[int, ...]:
+        """Indices into ``commits`` of the commits that change the level (the truth)."""
+        return tuple(k for k in range(1, len(self.levels)) if self.levels[k] != self.levels[k - 1])
+
+
+def create_step_repo(path: Path, *, commits: int = 30, steps: Mapping[int, float], program: str = PRINTED_PROGRAM,
+                     runs: int = 3, iterations: int = 5, extra: str = "") -> StepRepo:
+    """A repository of ``commits`` commits whose benchmark's level changes at known commits.
+
+    Parameters
+    ----------
+    path : Path
+        Where to create it (a new or empty folder).
+    commits : int
+        How many commits (each adds a note; the first adds the benchmark).
+    steps : mapping of int to float
+        Commit number (1-based) -> factor multiplying the level from that commit on.
+    program : str
+        The benchmark's program, ``bench.py``; it reads its level from ``level.txt``
+        (:data:`PRINTED_PROGRAM`, :data:`TIMED_PROGRAM`).
+    runs, iterations : int
+        ``[defaults]`` of the generated ``regbench.toml`` (no warm-up).
+    extra : str
+        More TOML appended to the configuration.
+
+    Returns
+    -------
+    StepRepo
+    """
+    path = Path(path)
+    bad = [k for k in steps if not 1 < k <= commits]
+    if bad:
+        raise ValueError(f"`steps`: commit {bad[0]} is not in 2..{commits}")
+    git_init(path)
+    toml = ('[project]\nname = "p"\n[defaults]\n'
+            f'runs = {runs}\niterations = {iterations}\nwarmup = 0\n'
+            f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([sys.executable, "bench.py"])}\n{extra}')
+    (path / "regbench.toml").write_text(toml, encoding="utf-8")
+    shas, levels, level = [], [], 1.0
+    for k in range(1, commits + 1):
+        files = {f"notes/{k}.txt": f"commit {k}\n"}
+        if k == 1:
+            files |= {"bench.py": program, "level.txt": "1.0", "regbench.toml": toml}
+        if k in steps:
+            level *= steps[k]
+            files["level.txt"] = repr(level)
+        levels.append(level)
+        shas.append(git_commit(path, files, f"commit {k}", when=STEP_START + timedelta(hours=k)))
+    return StepRepo(path, tuple(shas), tuple(levels))
+
+
 # --------------------------------------------------------------------------- history
 _HEAD = '''\
 """Page-view report: how often each page was viewed, in order of first view.

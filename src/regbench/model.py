@@ -7,6 +7,7 @@ which are warm-up iterations that analyses discard.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -26,6 +27,11 @@ ALERT_STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
 OPEN_ALERT_STATUSES = ("new", "acknowledged")
 #: Statuses a person may set by hand.
 TRIAGE_STATUSES = ("new", "acknowledged", "invalid", "expected")
+#: What ``regbench detect --confirm`` made of a change it ran again: ``confirmed`` and
+#: ``unconfirmed`` (it could not be run here) become alerts; ``refuted`` and ``inconclusive`` do not.
+CONFIRMATION_STATUSES = ("confirmed", "refuted", "inconclusive", "unconfirmed")
+#: The confirmation statuses that let a change become an alert.
+ALERTING_CONFIRMATIONS = ("confirmed", "unconfirmed")
 
 
 # ------------------------------------------------------------------------------ series names
@@ -330,6 +336,76 @@ SYSTEM_ACTOR = "regbench"
 
 
 @dataclass(frozen=True)
+class Confirmation:
+    """What running a detected change's two versions again, interleaved, said of it (``regbench
+    detect --confirm``; :mod:`regbench.run.confirm`), and what that cost.
+
+    Attributes
+    ----------
+    status : str
+        One of :data:`CONFIRMATION_STATUSES`: ``confirmed`` (the sequential comparison found a
+        change in the same direction), ``refuted`` (no change of the threshold's size, a smaller
+        one, or one in the other direction), ``inconclusive`` (the budget or the pair limit came
+        first), ``unconfirmed`` (the change could not be run again here: ``reason`` says why).
+    reason : str or None
+        Why, in words, for every status but ``confirmed``.
+    verdict : str or None
+        The sequential verdict (:attr:`regbench.run.sequential.Settled.verdict`: ``regression``,
+        ``regression (size uncertain)``, ``no change``, ...); None when nothing was run.
+    stopped : str or None
+        Why the comparison stopped: ``settled``, ``budget``, ``max-pairs``, ``failed`` (runs kept
+        failing) or ``unbuilt``; None when nothing was run.
+    change, cs_low, cs_high : float or None
+        The relative change of the newer version and its always-valid confidence-sequence
+        interval when the comparison stopped (``cs_low``/``cs_high``, relative, like
+        ``ci_low``/``ci_high`` of a change).
+    alpha, threshold : float or None
+        The comparison's error rate and the relative change it settled against (the detection's
+        minimum change).
+    pairs, failed_pairs : int
+        Pairs of runs whose two runs succeeded (the observations), and pairs with a failed run.
+    seconds : float
+        Wall-clock seconds of benchmark runs the comparison took.
+    campaign_id : int or None
+        The campaign (a sequential session) holding the runs.
+    """
+
+    status: str
+    reason: str | None = None
+    verdict: str | None = None
+    stopped: str | None = None
+    change: float | None = None
+    cs_low: float | None = None
+    cs_high: float | None = None
+    alpha: float | None = None
+    threshold: float | None = None
+    pairs: int = 0
+    failed_pairs: int = 0
+    seconds: float = 0.0
+    campaign_id: int | None = None
+
+    def __post_init__(self):
+        if self.status not in CONFIRMATION_STATUSES:
+            raise ValueError(f"`status` must be one of {', '.join(CONFIRMATION_STATUSES)}, got {self.status!r}")
+
+    @property
+    def alerts(self) -> bool:
+        """Whether the change becomes an alert (confirmed, or not confirmable here)."""
+        return self.status in ALERTING_CONFIRMATIONS
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (non-finite numbers as None); the key order is stable."""
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {"status": self.status, "reason": self.reason, "verdict": self.verdict, "stopped": self.stopped,
+                "change": num(self.change), "cs_low": num(self.cs_low), "cs_high": num(self.cs_high),
+                "alpha": self.alpha, "threshold": self.threshold, "pairs": self.pairs,
+                "failed_pairs": self.failed_pairs, "seconds": round(self.seconds, 3),
+                "campaign_id": self.campaign_id}
+
+
+@dataclass(frozen=True)
 class Alert:
     """One alert as stored, with its series and versions by name.
 
@@ -364,6 +440,7 @@ class Alert:
     created_at: datetime
     updated_at: datetime
     restores: int | None = None
+    confirmation: Confirmation | None = None
 
     @property
     def series(self) -> tuple[str, str, str]:
@@ -379,6 +456,7 @@ class Alert:
             "p_value": self.p_value, "methods": list(self.methods), "status": self.status,
             "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
             "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
+            "confirmation": self.confirmation.to_json() if self.confirmation is not None else None,
         }
 
 

@@ -1,8 +1,9 @@
 """The pipelines that chain several steps, as plain functions that return a result object.
 
-- :func:`detect_and_alert`: detect changes over a store, record them as alerts, bisect those
-  between versions that are not adjacent commits, and notify the sinks (seed 001 fig. 1: detect,
-  then the notification repository); ``regbench detect``.
+- :func:`detect_and_alert`: detect changes over a store, confirm the new ones by running them
+  again, record them as alerts, bisect those between versions that are not adjacent commits,
+  and notify the sinks (seed 001 fig. 1: detect, then the notification repository);
+  ``regbench detect``.
 - :func:`run_demo`: create the demo project, run its campaign and detect its changes;
   ``regbench demo``.
 
@@ -29,10 +30,13 @@ if TYPE_CHECKING:
     from .detect.driver import DetectionResult
     from .config import ProjectConfig
     from .demo_project import DemoRepo
-    from .detect.alerts import AlertOutcome
+    from .detect.alerts import AlertOutcome, Step
     from .detect.base import Change
+    from .model import Confirmation
     from .notify import NotifyReport
     from .run.bisect import BisectResult
+    from .run.confirm import ConfirmOptions
+    from .run.rerun import Skipped
     from .run.campaign import CampaignReporter, CampaignResult
     from .store import Store
 
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------- detect and alert
 @dataclass(frozen=True)
 class DetectedChange:
-    """One change found by :func:`detect_and_alert`, with what bisection made of it.
+    """One change found by :func:`detect_and_alert`, with what confirmation and bisection made of it.
 
     Attributes
     ----------
@@ -52,11 +56,26 @@ class DetectedChange:
     not_bisected : str or None
         Why bisection left it alone (``"its versions are adjacent commits: nothing between
         them"``, ...), when bisection was asked for; else None.
+    confirmation : Confirmation or None
+        What running it again said (confirmed, refuted, inconclusive, or unconfirmed with the
+        reason it could not be run here), when confirmation was asked for and the change would
+        have been a new alert; else None.
+    not_confirmed : str or None
+        Why confirmation did not run it (``"already alert #3"``, suppressed), when confirmation
+        was asked for; else None.
     """
 
     change: Change
     bisection: BisectResult | None = None
     not_bisected: str | None = None
+    confirmation: Confirmation | None = None
+    not_confirmed: str | None = None
+
+    @property
+    def alerts(self) -> bool:
+        """Whether the change is (or, in a dry run, would be) an alert: not refuted nor left
+        inconclusive by confirmation."""
+        return self.confirmation is None or self.confirmation.alerts
 
 
 @dataclass(frozen=True)
@@ -71,13 +90,15 @@ class DetectOutcome:
     alerts : AlertOutcome or None
         What became of the changes as alerts; None for a dry run (nothing recorded).
     changes : tuple of DetectedChange
-        One per change of ``detection.changes``, in the same order, each with its bisection or
-        the reason it was not bisected.
+        One per change of ``detection.changes``, in the same order, each with its confirmation
+        and bisection or the reasons they left it alone.
     bisect : bool
         Whether bisection was asked for (with no change, nothing was bisected all the same).
     notified : NotifyReport or None
         What the sinks of ``[[notify]]`` did; None until they are notified, and when they were
         not asked to be.
+    confirm : bool
+        Whether confirmation was asked for.
     """
 
     detection: DetectionResult
@@ -85,11 +106,13 @@ class DetectOutcome:
     changes: tuple[DetectedChange, ...]
     bisect: bool = False
     notified: NotifyReport | None = None
+    confirm: bool = False
 
     @property
     def regressed(self) -> bool:
-        """Whether any change found is a regression."""
-        return any(c.kind == "regression" for c in self.detection.changes)
+        """Whether any change found is a regression (one that confirmation refuted or left
+        inconclusive is not)."""
+        return any(e.change.kind == "regression" and e.alerts for e in self.changes)
 
     @property
     def ok(self) -> bool:
@@ -98,14 +121,15 @@ class DetectOutcome:
 
 
 def check_detect_options(config: ProjectConfig | None, *, dry_run: bool = False, bisect: bool = False,
-                         notify: bool = False) -> None:
+                         notify: bool = False, confirm: bool = False) -> None:
     """Refuse combinations of :func:`detect_and_alert`'s options that cannot work.
 
     Raises
     ------
     ConfigError
         ``notify`` with ``dry_run`` (nothing recorded, nothing to send), ``notify`` without
-        ``[[notify]]`` sinks, or ``bisect`` without a configuration (what to build and run).
+        ``[[notify]]`` sinks, or ``bisect`` or ``confirm`` without a configuration (what to build
+        and run).
     """
     if notify and dry_run:
         raise ConfigError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them")
@@ -113,6 +137,8 @@ def check_detect_options(config: ProjectConfig | None, *, dry_run: bool = False,
         raise ConfigError("--notify needs [[notify]] sinks in regbench.toml (see docs/configuration.md)")
     if bisect and config is None:
         raise ConfigError("--bisect needs regbench.toml (the benchmarks and the repository to build)")
+    if confirm and config is None:
+        raise ConfigError("--confirm needs regbench.toml (the benchmarks and the repository to build)")
 
 
 def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str, benchmark: str | None = None,
@@ -120,8 +146,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      incremental: bool = False, jobs: int | None = None, dry_run: bool = False,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
                      on_detected: Callable[[DetectOutcome], None] | None = None,
-                     options: Mapping[str, Any] | None = None) -> DetectOutcome:
-    """Detect changes, record them as alerts, bisect them, and tell the sinks.
+                     options: Mapping[str, Any] | None = None, confirm: ConfirmOptions | None = None,
+                     confirm_reporter=None) -> DetectOutcome:
+    """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks.
 
     Parameters
     ----------
@@ -153,6 +180,17 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         shown before the sinks (a terminal sink among them) speak.
     options : mapping, optional
         More options of the detector (its own keyword arguments, ``regbench detect --option``).
+    confirm : ConfirmOptions, optional
+        Confirm before alerting (``--confirm``): every change that would create a new alert
+        (:func:`regbench.detect.alerts.known_alerts`; not a suppressed one) is run again by
+        :func:`regbench.run.confirm.confirm_changes` with the detection's minimum change as the
+        threshold, and becomes an alert only when confirmed, or when it cannot be run here
+        (marked unconfirmed).  Refuted and inconclusive changes are not alerted, nor bisected;
+        their confirmation is recorded alone.  In a dry run they are run all the same (every
+        run is stored) and nothing is recorded.  None: no confirmation.
+    confirm_reporter : SessionReporter, optional
+        Told of the confirmations' progress; entered while confirming when it is a context
+        manager.
 
     Returns
     -------
@@ -165,33 +203,48 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     """
     from .detect.driver import detect_changes, save_detection_state
 
-    check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify)
+    from .detect.alerts import change_step
+
+    check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify, confirm=confirm is not None)
     with _entered(progress) as report:
         # An incremental pass checks a few new versions per series: one process does it fastest.
         result = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
                                 confidence_level=confidence_level, fdr=fdr, incremental=incremental,
                                 jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
                                 **dict(options or {}))
+    # Matched by the step's identity (change_step): a series (benchmark, configuration, machine)
+    # has at most one change between two given versions.
+    confirmations: dict[Step, Confirmation] = {}
+    not_confirmed: dict[Step, str] = {}
+    if confirm is not None and result.changes:
+        assert config is not None  # check_detect_options refused --confirm without a configuration
+        with _entered(confirm_reporter) as reporter:
+            confirmations, not_confirmed = _confirm(store, config, result, confirm, reporter)
     alerts = None
     if not dry_run:
         from .detect.alerts import record_alerts
 
-        alerts = record_alerts(store, list(result.changes), config=config)
+        alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations)
         save_detection_state(store, result)
-    entries = tuple(DetectedChange(c) for c in result.changes)
+    entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
+                                   not_confirmed=not_confirmed.get(change_step(c))) for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
-        with _entered(bisect_reporter) as reporter:
-            bisected, skipped = bisect_changes(config, store, list(result.changes), reporter=reporter)
-        # Matched by the step's identity: a series (benchmark, configuration, machine) has at most
-        # one change between two given versions.
-        found = {_step(c): r for c, r in bisected}
-        why = {_step(s.change): s.reason for s in skipped}
-        entries = tuple(DetectedChange(e.change, found.get(_step(e.change)), why.get(_step(e.change)))
-                        for e in entries)
-    outcome = DetectOutcome(result, alerts, entries, bisect=bisect)
+        wanted = [e.change for e in entries if e.alerts]
+        bisected: list[tuple[Change, BisectResult]] = []
+        skipped: list[Skipped] = []
+        if wanted:
+            with _entered(bisect_reporter) as reporter:
+                bisected, skipped = bisect_changes(config, store, wanted, reporter=reporter)
+        found = {change_step(c): r for c, r in bisected}
+        why = {change_step(s.change): s.reason for s in skipped}
+        why |= {change_step(e.change): f"confirmation found it {e.confirmation.status}"
+                for e in entries if e.confirmation is not None and not e.alerts}
+        entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
+                                not_bisected=why.get(change_step(e.change))) for e in entries)
+    outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None)
     if on_detected is not None:
         on_detected(outcome)
     if notify:
@@ -202,8 +255,25 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     return outcome
 
 
-def _step(c: Change) -> tuple[str, str, str, str, str]:
-    return (c.benchmark, c.config, c.machine, c.previous, c.version)
+def _confirm(store: Store, config: ProjectConfig, result: DetectionResult, options: ConfirmOptions, reporter
+             ) -> tuple[dict[Step, Confirmation], dict[Step, str]]:
+    """Confirm the changes of a detection that would be new alerts; the others say why not."""
+    from .detect.alerts import change_step, is_suppressed, known_alerts
+    from .run.confirm import confirm_changes
+
+    changes = list(result.changes)
+    why: dict[Step, str] = {}
+    todo: list[Change] = []
+    for c, alert in zip(changes, known_alerts(store, changes), strict=True):
+        if is_suppressed(config, c.benchmark):
+            why[change_step(c)] = "its alerts are suppressed by regbench.toml"
+        elif alert is not None:
+            why[change_step(c)] = f"already alert #{alert.id}: not run again"
+        else:
+            todo.append(c)
+    found = confirm_changes(config, store, todo, threshold=result.min_change, options=options,
+                            reporter=reporter) if todo else []
+    return {change_step(c): f for c, f in zip(todo, found, strict=True)}, why
 
 
 def _entered(reporter):

@@ -4,28 +4,26 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import signal
 import threading
 
 import click
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
-
-
 class DurationType(click.ParamType):
-    """``90``, ``90s``, ``10m`` or ``1.5h`` as seconds."""
+    """``90``, ``90s``, ``10m`` or ``1.5h`` as seconds (:func:`regbench.config.duration_seconds`,
+    which reads the durations of ``regbench.toml`` too)."""
 
     name = "DURATION"
 
     def convert(self, value, param, ctx):
+        from ..config import duration_seconds
+
         if isinstance(value, int | float):
             return float(value)
-        m = _DURATION.match(str(value))
-        if not m or float(m.group(1)) <= 0:
+        seconds = duration_seconds(str(value))
+        if seconds is None:
             self.fail(f"{value!r} is not a duration such as 90s, 10m or 1h", param, ctx)
-        factor = {"m": 60, "min": 60, "h": 3600}.get(m.group(2) or "s", 1)
-        return float(m.group(1)) * factor
+        return seconds
 
 
 DURATION = DurationType()

@@ -11,6 +11,7 @@ import click
 
 from ..detect import DEFAULT_METHOD, available_methods
 from ..errors import ConfigError
+from ._common import DURATION
 
 #: Detector keyword arguments that have options of their own.
 _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
@@ -45,9 +46,20 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
               help="For each change between versions that are not adjacent commits (nightly snapshots), "
                    "build and benchmark the commits between them to find the one that made it "
                    "(`regbench bisect`, with its defaults).")
+@click.option("--confirm/--no-confirm", default=None,
+              help="Before alerting, run the two versions of each new change again, in interleaved pairs, "
+                   "until a sequential comparison (`compare --run`, threshold: the minimum change) settles "
+                   "it; alert only when it confirms the change [default: `confirm` of [detect] in "
+                   "regbench.toml, else off].")
+@click.option("--confirm-budget", type=DURATION, metavar="DURATION",
+              help="With --confirm: benchmark time per change, e.g. 90s or 10m [default: `confirm_budget` "
+                   "of [detect], else --confirm-max-pairs only].")
+@click.option("--confirm-max-pairs", type=click.IntRange(3), metavar="N",
+              help="With --confirm: pairs of runs per change at most [default: `confirm_max_pairs` of "
+                   "[detect], else compare --run's 100].")
 @click.pass_context
 def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run,
-            notify, fmt, fail_on_regression, do_bisect) -> None:
+            notify, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
@@ -66,14 +78,16 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     ctx = click_ctx.obj
     detector_options = parse_detector_options(method, options)
     config = ctx.load_config() if (ctx.config_path or find_config()) else None
-    check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify)  # before the store is opened
+    confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs)
+    check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
+                         confirm=confirming is not None)  # before the store is opened
     store = ctx.open_store(create=False, config=config)
     outcome = detect_and_alert(
         store, config, method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
         fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
-        notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_bisect_display(),
+        notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
         on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
-        options=detector_options)
+        options=detector_options, confirm=confirming, confirm_reporter=_live_display())
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
     if not outcome.ok or (fail_on_regression and outcome.regressed):
@@ -167,9 +181,30 @@ def _refusal(cls: type, options: dict[str, object]) -> str | None:
     return None
 
 
+def _confirm_options(click_ctx, config, confirm: bool | None, budget: float | None, max_pairs: int | None):
+    """How ``--confirm`` runs changes again (options over the ``[detect]`` table over ``compare
+    --run``'s defaults), or None when it is off."""
+    settings = config.detect if config is not None else None
+    on = confirm if confirm is not None else bool(settings and settings.confirm)
+    if not on:
+        given = [name for name, value in (("--confirm-budget", budget), ("--confirm-max-pairs", max_pairs))
+                 if value is not None]
+        if given:
+            raise click.UsageError(f"{given[0]} needs --confirm", ctx=click_ctx)
+        return None
+    from ..run.confirm import ConfirmOptions
+
+    if budget is None and settings is not None:
+        budget = settings.confirm_budget
+    if max_pairs is None and settings is not None:
+        max_pairs = settings.confirm_max_pairs
+    return ConfirmOptions(budget=budget) if max_pairs is None else ConfirmOptions(budget=budget, max_pairs=max_pairs)
+
+
 @contextlib.contextmanager
-def _bisect_display():
-    """The live status of the bisections, with SIGTERM handled as Ctrl-C while they run."""
+def _live_display():
+    """The live status of the sessions (confirmations, bisections), with SIGTERM handled as Ctrl-C
+    while they run."""
     from ..report.sequential import LiveReporter
     from ._common import sigterm_as_interrupt
 

@@ -38,6 +38,13 @@ regression and its fix found by one detection come out right.
 or whose name matches a glob of ``[alerts] suppress`` in ``regbench.toml``, are counted in
 :attr:`AlertOutcome.suppressed` and not stored (nor fix anything).
 
+**Confirmed.**  ``regbench detect --confirm`` runs the two versions of each change that would
+create a new alert (:func:`known_alerts` tells which) again, interleaved, before recording
+(:mod:`regbench.run.confirm`); :func:`record_alerts` is handed what it found, by step.  A change
+that was refuted, or that the budget left unsettled, is *withheld*: not an alert, its
+confirmation stored alone (so the store says why nobody was told).  A confirmed change, or one
+that could not be run again here, becomes an alert as usual and keeps its confirmation.
+
 **Lifecycle** (:func:`set_status`): an alert is ``new`` when created; a person may set any alert
 to ``acknowledged``, ``invalid`` (noise, a broken benchmark), ``expected`` (an intended slowdown,
 seed 004 s.5: "a confirmation mechanism can be used to ignore or overwrite detected performance
@@ -55,13 +62,13 @@ store: ``record_alerts(store, changes)``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TypeVar
 
 from ..errors import AlertError, ConfigError, NotFoundError
-from ..model import CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, as_utc
+from ..model import CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, Confirmation, as_utc
 from .base import Change
 
 #: Candidate versions at most this many versions apart are the same step.
@@ -108,6 +115,12 @@ class Transaction(Protocol):
         """Add a step to an alert's history."""
         ...
 
+    def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,
+                         version: str, previous: str, kind: str, method: str, alert_id: int | None,
+                         now: datetime) -> None:
+        """Record what confirmation found of one change, linked to the alert it became (or None)."""
+        ...
+
 
 class AlertRepository(Protocol):
     """Where alerts are kept (the results store's ``Store`` is one)."""
@@ -134,12 +147,16 @@ class AlertOutcome:
         Changes not recorded because their benchmark's alerts are suppressed.
     fixed : tuple of Alert
         Alerts this call marked ``fixed``.
+    withheld : tuple of Change
+        Changes not recorded because running them again refuted them or could not settle them
+        (their confirmation is recorded, without an alert).
     """
 
     created: tuple[Alert, ...] = ()
     merged: tuple[Alert, ...] = ()
     suppressed: tuple[Change, ...] = ()
     fixed: tuple[Alert, ...] = ()
+    withheld: tuple[Change, ...] = ()
 
 
 # ------------------------------------------------------------------------------- the pure rules
@@ -183,9 +200,63 @@ def is_suppressed(config, benchmark: str) -> bool:
     return config is not None and config.alerts_suppressed(benchmark)
 
 
+#: A change's step: (benchmark, configuration, machine, previous, version).  A series has at most
+#: one change between two given versions, so this identifies a change of one detection.
+Step = tuple[str, str, str, str, str]
+
+
+def change_step(c: Change) -> Step:
+    """The step of a change (:data:`Step`): what identifies it across copies of the object."""
+    return (c.benchmark, c.config, c.machine, c.previous, c.version)
+
+
+def _match(alerts: Sequence[Alert], c: Change, here: tuple[int, int], span) -> Alert | None:
+    """The alert of ``alerts`` (one series) that the change ``c``, with candidate span ``here``, is
+    the same step as (the rules in the module docstring), or None."""
+    # Overlapping spans are one step; spans one version apart are one step only when another
+    # method placed it there: the same method reporting adjacent versions saw two steps.
+    matches = [a for a in alerts if a.kind == c.kind and same_step(span(a.version, a.previous), here)
+               and (span_gap(span(a.version, a.previous), here) <= 0 or c.method not in a.methods)]
+    if not matches:
+        return None
+    return min(matches, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
+
+
+def known_alerts(repository: AlertRepository, changes: Iterable[Change]) -> list[Alert | None]:
+    """For each change, the stored alert it is the same step as, or None when it would be new.
+
+    What :func:`record_alerts` would merge each change into, read without writing anything:
+    ``regbench detect --confirm`` runs again only the changes that would create a new alert
+    (confirming a known alert again would waste runs).  Changes are matched against the stored
+    alerts only, not against each other.
+
+    Raises
+    ------
+    NotFoundError
+        A change names a version that is not in the store.
+    """
+    changes = list(changes)
+
+    def read(tx: Transaction) -> list[Alert | None]:
+        def span(version: str, previous: str) -> tuple[int, int]:
+            return candidate_span(tx.position(previous), tx.position(version))
+
+        by_series: dict[tuple[str, str, str], list[Alert]] = {}
+        out: list[Alert | None] = []
+        for c in changes:
+            key = (c.benchmark, c.config, c.machine)
+            if key not in by_series:
+                by_series[key] = tx.series_alerts(*key)
+            out.append(_match(by_series[key], c, span(c.version, c.previous), span))
+        return out
+
+    return repository.run_alert_transaction(read, attempts=1)
+
+
 # ------------------------------------------------------------------------------ record_alerts
 def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, config=None,
-                  now: datetime | None = None) -> AlertOutcome:
+                  now: datetime | None = None, confirmations: Mapping[Step, Confirmation] | None = None
+                  ) -> AlertOutcome:
     """Record the changes of a detection as alerts, idempotently, in one transaction.
 
     Parameters
@@ -198,6 +269,12 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
         For suppression (``[alerts] suppress``, ``alerts = false``); nothing is suppressed without.
     now : datetime, optional
         The time written into the alerts and their history (UTC; default: the current time).
+    confirmations : mapping, optional
+        What ``regbench detect --confirm`` found of some changes, by :func:`change_step`.  A
+        change whose confirmation does not alert (refuted, inconclusive) is not recorded as an
+        alert: its confirmation is stored alone and the change is counted in
+        :attr:`AlertOutcome.withheld`.  The others are recorded as usual, and an alert they
+        create keeps its confirmation (:attr:`regbench.model.Alert.confirmation`).
 
     Returns
     -------
@@ -225,15 +302,23 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
         if not math.isfinite(c.change):
             raise ValueError(f"`change` of a change must be finite, got {c.change!r} "
                              f"({c.benchmark} at {c.version})")
-    return repository.run_alert_transaction(lambda tx: _record(tx, changes, config=config, now=now))
+    confirmed = dict(confirmations or {})
+    return repository.run_alert_transaction(lambda tx: _record(tx, changes, config=config, now=now,
+                                                               confirmations=confirmed))
 
 
-def _record(tx: Transaction, changes: list[Change], *, config, now: datetime) -> AlertOutcome:
+def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
+            confirmations: Mapping[Step, Confirmation]) -> AlertOutcome:
     created: dict[int, Alert] = {}
     merged: dict[int, Alert] = {}
     fixed: dict[int, Alert] = {}
     suppressed: list[Change] = []
+    withheld: list[Change] = []
     by_series: dict[tuple[str, str, str], list[Alert]] = {}
+
+    def confirm(c: Change, conf: Confirmation, alert_id: int | None) -> None:
+        tx.add_confirmation(conf, benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
+                            previous=c.previous, kind=c.kind, method=c.method, alert_id=alert_id, now=now)
 
     def span(version: str, previous: str) -> tuple[int, int]:
         return candidate_span(tx.position(previous), tx.position(version))
@@ -244,17 +329,21 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime) ->
         if is_suppressed(config, c.benchmark):
             suppressed.append(c)
             continue
+        conf = confirmations.get(change_step(c))
+        if conf is not None and not conf.alerts:
+            confirm(c, conf, None)
+            withheld.append(c)
+            continue
         key = (c.benchmark, c.config, c.machine)
         if key not in by_series:
             by_series[key] = tx.series_alerts(*key)
         alerts = by_series[key]
         here = span(c.version, c.previous)
-        # Overlapping spans are one step; spans one version apart are one step only when another
-        # method placed it there: the same method reporting adjacent versions saw two steps.
-        matches = [a for a in alerts if a.kind == c.kind and same_step(span(a.version, a.previous), here)
-                   and (span_gap(span(a.version, a.previous), here) <= 0 or c.method not in a.methods)]
-        if matches:
-            target = min(matches, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
+        target = _match(alerts, c, here, span)
+        if target is not None:
+            if conf is not None and target.confirmation is None:
+                # confirmed as new, but a concurrent detection recorded the step meanwhile
+                confirm(c, conf, target.id)
             updated = _merge(tx, target, c, now=now)
             alerts[alerts.index(target)] = updated
             if updated.id in created:
@@ -262,11 +351,16 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime) ->
             else:
                 merged[updated.id] = updated
             continue
+        why = f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
+        if conf is not None:
+            why += f"; {confirmation_text(conf)}"
         alert = tx.create(benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
                           previous=c.previous, kind=c.kind, change=float(c.change),
                           ci_low=_finite_or_none(c.ci_low), ci_high=_finite_or_none(c.ci_high),
-                          p_value=_finite_or_none(c.p_value), methods=[c.method], now=now,
-                          why=f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})")
+                          p_value=_finite_or_none(c.p_value), methods=[c.method], now=now, why=why)
+        if conf is not None:
+            confirm(c, conf, alert.id)
+            (alert,) = tx.alerts([alert.id])
         alerts.append(alert)
         created[alert.id] = alert
         restored = _restored_alert(alerts, alert, span)
@@ -287,7 +381,19 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime) ->
                 if restored.id in table:
                     table[restored.id] = restored
     return AlertOutcome(created=tuple(created.values()), merged=tuple(merged.values()),
-                        suppressed=tuple(suppressed), fixed=tuple(fixed.values()))
+                        suppressed=tuple(suppressed), fixed=tuple(fixed.values()), withheld=tuple(withheld))
+
+
+def confirmation_text(conf: Confirmation) -> str:
+    """One phrase for an alert's history: ``confirmed: regression +10.12% [+6.0%, +14.3%] after 12
+    pairs (4.1 s, campaign #3)``, or ``unconfirmed: <why>``."""
+    if conf.status != "confirmed":
+        return f"{conf.status}: {conf.reason}" if conf.reason else conf.status
+    interval = (f" [{conf.cs_low:+.2%}, {conf.cs_high:+.2%}]"
+                if conf.cs_low is not None and conf.cs_high is not None else "")
+    change = f" {conf.change:+.2%}{interval}" if conf.change is not None else ""
+    return (f"confirmed: {conf.verdict}{change} after {conf.pairs} pairs of runs "
+            f"({conf.seconds:.1f} s, campaign #{conf.campaign_id})")
 
 
 def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
@@ -387,5 +493,6 @@ def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, 
     return repository.run_alert_transaction(triage, attempts=1)
 
 
-__all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Transaction", "candidate_span",
-           "is_suppressed", "record_alerts", "restores", "same_step", "set_status", "span_gap"]
+__all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Step", "Transaction", "candidate_span",
+           "change_step", "confirmation_text", "is_suppressed", "known_alerts", "record_alerts", "restores",
+           "same_step", "set_status", "span_gap"]

@@ -121,6 +121,9 @@ class DetectionResult:
         Whether this was an incremental pass.
     options : str
         The detector options the states depend on (:func:`options_key`).
+    min_change : float
+        The smallest relative change the detector reported (its own default when none was
+        given): the threshold of ``regbench detect --confirm``.
     """
 
     method: str
@@ -133,6 +136,7 @@ class DetectionResult:
     states: tuple[tuple[SeriesKey, dict], ...] = ()
     incremental: bool = False
     options: str = ""
+    min_change: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -400,11 +404,12 @@ def _finish(detector: Detector, tally: Tally, fdr: float | None, *, incremental:
     changes = sorted(tally.changes, key=_change_key)
     if fdr is None:
         return DetectionResult(detector.name, tuple(changes), (), tally.n_series, tally.n_tests, None, False,
-                               states=tally.states, incremental=incremental, options=options)
+                               states=tally.states, incremental=incremental, options=options,
+                               min_change=float(detector.min_change))
     res = control_fdr(changes, tally.n_tests, q=fdr)
     return DetectionResult(detector.name, res.kept, res.dropped, tally.n_series, res.n_tests, fdr,
                            res.applicable or detector.p_values, states=tally.states, incremental=incremental,
-                           options=options)
+                           options=options, min_change=float(detector.min_change))
 
 
 def _change_key(c: Change) -> SeriesKey:

@@ -96,11 +96,15 @@ def headline(a: Alert) -> str:
 
 
 def details(a: Alert) -> list[str]:
-    """Further lines for a message body: methods, p-value, status, fix."""
+    """Further lines for a message body: methods, p-value, status, fix, confirmation."""
+    from ..detect.alerts import confirmation_text
+
     lines = [f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
              f"status: {a.status}" + (f" (fixed by {a.fixed_by}, alert #{a.fixed_by_alert})" if a.fixed_by else ""),
              f"unit: {a.unit} ({a.direction} is better)",
              f"alert key: {a.uid}"]
+    if a.confirmation is not None:
+        lines.insert(2, f"run again: {confirmation_text(a.confirmation)}")
     return lines
 
 

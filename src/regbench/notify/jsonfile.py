@@ -5,9 +5,13 @@ Format (``format_version`` 1)::
     {"format_version": 1, "generated_at": "2024-05-01T12:00:00Z", "sink": "json",
      "alerts": [{"id", "key", "benchmark", "config", "machine", "unit", "direction", "version",
                  "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
-                 "status", "fixed_by", "fixed_by_alert", "created_at", "updated_at"}, ...]}
+                 "status", "fixed_by", "fixed_by_alert", "restores", "created_at", "updated_at",
+                 "confirmation"}, ...]}
 
 The file is rewritten by every call (with ``"alerts": []`` when nothing was due), atomically.
+``confirmation`` (what ``regbench detect --confirm`` found, or null) was added to version 1
+without changing the version: keys are only ever added to a version, and readers ignore those
+they do not know.
 """
 
 from __future__ import annotations

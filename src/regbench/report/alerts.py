@@ -23,16 +23,21 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
     from rich.markup import escape
 
     colours = {"regression": "red", "improvement": "green"}
+    confirmed = any(a.confirmation is not None for a in alerts)
     rows = []
     for a in alerts:
         series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
         ci = f"[{fmt_pct(a.ci_low)}, {fmt_pct(a.ci_high)}]"
         status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
-        rows.append([str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series), escape(a.machine),
-                     escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods)),
-                     a.created_at.strftime("%Y-%m-%d %H:%M")])
-    emit_table("Alerts", ["id", "status", "kind", "benchmark", "machine", "version", "previous", "change", "CI",
-                          "methods", "created (UTC)"], rows, right={"id", "change", "CI"})
+        row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series), escape(a.machine),
+               escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
+        if confirmed:
+            c = a.confirmation
+            row.append("" if c is None else f"{c.status} ({c.pairs} pairs)" if c.campaign_id is not None else c.status)
+        rows.append([*row, a.created_at.strftime("%Y-%m-%d %H:%M")])
+    columns = ["id", "status", "kind", "benchmark", "machine", "version", "previous", "change", "CI", "methods"]
+    emit_table("Alerts", [*columns, *(["run again"] if confirmed else []), "created (UTC)"], rows,
+               right={"id", "change", "CI"})
     console.print(f"{len(alerts)} alert(s)")
 
 

@@ -1,6 +1,6 @@
 """Changes found by detection: the change table (seed 000 fig. 6), the notes on false-discovery-rate
-control and on alerts, the detection JSON of DESIGN.md, and the whole account of a
-:func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
+control, on confirmation and on alerts, the detection JSON of DESIGN.md, and the whole account of
+a :func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
     from ..detect.alerts import AlertOutcome
     from ..detect.base import Change
-    from ..pipeline import DetectOutcome
+    from ..pipeline import DetectedChange, DetectOutcome
 
 
 def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None) -> None:
@@ -71,20 +71,51 @@ def alerts_note(outcome: AlertOutcome) -> str:
         parts.append(f"{len(outcome.fixed)} earlier alert(s) now fixed")
     if outcome.suppressed:
         parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
+    if outcome.withheld:
+        parts.append(f"{len(outcome.withheld)} not alerted (refuted or inconclusive when run again)")
     return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
 
 
 def detection_json(outcome: DetectOutcome) -> list[dict]:
-    """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--bisect`` each
-    also has ``bisect`` (the bisection, or null) and, when it was left alone, ``bisect_skipped``."""
-    def base(change: Change) -> dict:
-        return dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
+    """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--confirm`` each
+    also has ``confirmation`` (:meth:`regbench.model.Confirmation.to_json`, or null) and, when
+    it was not run again, ``confirm_skipped``; after ``--bisect``, ``bisect`` (the bisection, or
+    null) and, when it was left alone, ``bisect_skipped``."""
+    def row(entry: DetectedChange) -> dict:
+        change = entry.change
+        out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
+        if outcome.confirm:
+            out["confirmation"] = entry.confirmation.to_json() if entry.confirmation is not None else None
+            if entry.not_confirmed is not None:
+                out["confirm_skipped"] = entry.not_confirmed
+        if outcome.bisect:
+            out["bisect"] = bisect_json(entry.bisection) if entry.bisection else None
+            if entry.not_bisected is not None:
+                out["bisect_skipped"] = entry.not_bisected
+        return out
 
-    if not outcome.bisect:
-        return [base(entry.change) for entry in outcome.changes]
-    return [dict(base(entry.change), bisect=bisect_json(entry.bisection) if entry.bisection else None,
-                 **({"bisect_skipped": entry.not_bisected} if entry.not_bisected is not None else {}))
-            for entry in outcome.changes]
+    return [row(entry) for entry in outcome.changes]
+
+
+def confirmation_line(entry: DetectedChange) -> str:
+    """One sentence of what ``--confirm`` made of a change: ``Confirmed: b between v1 and v2:
+    regression +10.1% [+6.0%, +14.5%] after 12 pairs (4.1 s of runs, campaign #3).``"""
+    c, conf = entry.change, entry.confirmation
+    where = f"{c.benchmark}" + ("" if c.config == "default" else f" [{c.config}]") + \
+        f" between {c.previous} and {c.version}"
+    if conf is None:
+        return f"Not run again: {where}: {entry.not_confirmed}."
+    head = {"confirmed": "Confirmed", "refuted": "Refuted", "inconclusive": "Inconclusive",
+            "unconfirmed": "Unconfirmed"}[conf.status]
+    numbers = (f"{fmt_pct(conf.change)} [{fmt_pct(conf.cs_low)}, {fmt_pct(conf.cs_high)}]"
+               if conf.change is not None else "")
+    cost = f"{conf.pairs} pairs ({conf.seconds:.1f} s of runs, campaign #{conf.campaign_id})"
+    if conf.status == "confirmed":
+        return f"{head}: {where}: {conf.verdict} {numbers} after {cost}."
+    if conf.campaign_id is None:  # not run: it cannot be run here
+        return f"{head}: {where}: {conf.reason}; alerted as before."
+    fate = "alerted as before" if conf.alerts else "not alerted"
+    return f"{head}: {where}: " + (f"{numbers} " if numbers else "") + f"after {cost}: {conf.reason}; {fate}."
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None) -> None:
@@ -100,6 +131,13 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
     console.print(fdr_note(result))
+    if outcome.confirm:
+        for entry in outcome.changes:
+            if entry.confirmation is not None:
+                console.print(confirmation_line(entry), markup=False, highlight=False)
+        known = sum(1 for e in outcome.changes if e.confirmation is None)
+        if known:
+            console.print(f"{known} change(s) not run again (already alerts, or suppressed).")
     if outcome.alerts is not None:
         console.print(alerts_note(outcome.alerts))
     if outcome.bisect:

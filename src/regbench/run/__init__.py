@@ -9,8 +9,10 @@ module                  job
 ``executor``            executors behind the core's interface: ``local`` (one run at a time)
 ``campaign``            :func:`run_campaign`: builds, then runs in RMIT order, stored one by one
 ``adaptive``            ``plan = "adaptive"``: runs added round by round until precise enough
-``sequential``          :class:`~.sequential.Session`, ``compare --run``: pairs until settled
+``confirm``             ``detect --confirm``: each new change run again until settled
 ``bisect``              ``regbench bisect``: the first commit that changes a benchmark
+``sequential``          :class:`~.sequential.Session`, ``compare --run``: pairs until settled
+``rerun``               whether a detected change can be run again here (bisect, confirm)
 ``execute``             :func:`execute_run`: one run as one fresh process, classified
 ``process``             :func:`~.process.run_process`: start, time out, kill the group, reap
 ``worker``              the process that times a Python ``module:function`` benchmark

@@ -34,8 +34,9 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, VersionError
-from ..model import DEFAULT_CONFIG, SeriesName
+from ..model import DEFAULT_CONFIG
 from .core import campaign_status
+from .rerun import Skipped, plan_reruns
 from .sequential import (Session, SessionReporter, SessionSetup, Settled, StopRule, check_environment_size,
                          check_pair_limits)
 from .versions import Commit, git, resolve_revisions
@@ -262,24 +263,17 @@ def commits_between(repo: Path, older: str, newer: str) -> int | None:
     return int(out.strip())
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """A detected change ``detect --bisect`` did not bisect, and why."""
-
-    change: Change
-    reason: str
-
-
 def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change], *, machine: str | None = None,
                    **kwargs: Any) -> tuple[list[tuple[Change, BisectResult]], list[Skipped]]:
     """Bisect every detected change whose two versions are not adjacent commits (``detect --bisect``).
 
-    ``changes`` are :class:`regbench.detect.base.Change` objects.  A change is bisected when both
-    its versions are stored with commits of ``config.repo``, the older is an ancestor of the
-    newer with more than one commit between them (nightly snapshots, seeds 000 and 002), its
-    benchmark is configured with its own samples, and it was measured on this machine; the
-    runs are stored under the change's configuration.  Several series showing the same change
-    (benchmark and versions) are bisected once, and share the result.
+    ``changes`` are :class:`regbench.detect.base.Change` objects.  A change is bisected when it
+    can be run again here (:func:`regbench.run.rerun.plan_reruns`: both its versions are stored
+    with commits of ``config.repo``, its benchmark is configured with its own samples, and it was
+    measured on this machine) and the older commit is an ancestor of the newer with more than one
+    commit between them (nightly snapshots, seeds 000 and 002); the runs are stored under the
+    change's configuration.  Several series showing the same change (benchmark and versions) are
+    bisected once, and share the result.
 
     Returns
     -------
@@ -289,50 +283,22 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
     from .fingerprint import default_machine_name
 
     here = machine or default_machine_name()
-    commit_of = {v.name: v.commit for v in store.versions()}
     repo = config.repo or config.root
-    names = {b.name: b for b in config.benchmarks}
+    reruns, skipped = plan_reruns(config, store, changes, machine=here, purpose="bisect")
     done: dict[tuple[str, str, str, str], BisectResult] = {}
     out: list[tuple[Change, BisectResult]] = []
-    skipped: list[Skipped] = []
-    for ch in changes:
-        a, b = commit_of.get(ch.previous), commit_of.get(ch.version)
-        spec = names.get(ch.benchmark)
-        reason = None
-        if a is None or b is None:
-            reason = "its versions are not stored with commits"
-        elif spec is None:
-            name = SeriesName.parse(ch.benchmark)
-            base = name.benchmark
-            if name.measure is not None and base in names:
-                reason = (f"{ch.benchmark!r} is the {name.measure!r} measure of {base!r}; bisect follows a benchmark's "
-                          f"own samples (`regbench bisect --benchmark {base}` if its samples changed too)")
-            elif name.reported is not None and base in names and names[base].format is not None:
-                reason = (f"{ch.benchmark!r} is reported by the tool benchmark {base!r}; bisect needs a benchmark "
-                          "with its own samples")
-            else:
-                reason = f"no benchmark {ch.benchmark!r} in regbench.toml"
-        elif spec.format is not None:
-            reason = "it reports through a tool (format); bisect needs a benchmark with its own samples"
-        elif ch.machine != here:
-            reason = (f"it was measured on {ch.machine!r}, not on this machine ({here!r}); if this machine is "
-                      f"{ch.machine!r}, run `regbench bisect --machine {ch.machine}`")
-        if reason is None and a is not None and b is not None:
-            try:
-                between = commits_between(repo, a, b)
-            except VersionError as exc:
-                between, reason = None, f"its commits are not in this repository ({exc})"
-            else:
-                if between is None:
-                    reason = "the older version is not an ancestor of the newer"
-                elif between <= 1:
-                    reason = "its versions are adjacent commits: nothing between them"
-        if reason is not None or a is None or b is None:
-            skipped.append(Skipped(ch, reason or "its versions are not stored with commits"))
+    for rerun in reruns:
+        ch, a, b = rerun.change, rerun.previous.sha, rerun.version.sha
+        between = commits_between(repo, a, b)
+        if between is None or between <= 1:
+            skipped.append(Skipped(ch, "the older version is not an ancestor of the newer" if between is None
+                                   else "its versions are adjacent commits: nothing between them"))
             continue
         key = (ch.benchmark, ch.config, a, b)
         if key not in done:
             done[key] = bisect(config, store, a, b, benchmark=ch.benchmark, machine=here, config_name=ch.config,
                                **kwargs)
         out.append((ch, done[key]))
+    order = {id(c): k for k, c in enumerate(changes)}
+    skipped.sort(key=lambda s: order.get(id(s.change), len(order)))
     return out, skipped

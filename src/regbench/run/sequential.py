@@ -45,6 +45,12 @@ if TYPE_CHECKING:
     from ..store import Store
 
 SCHEDULE = "sequential-pairs"
+#: The defaults of ``compare --run``, which the sessions that reuse it (``detect --confirm``) share:
+#: error rate, pairs at most and before any decision, and the threshold when none is given.
+DEFAULT_ALPHA = 0.05
+DEFAULT_MAX_PAIRS = 100
+DEFAULT_MIN_PAIRS = 3
+DEFAULT_THRESHOLD = 0.03
 #: Stop a benchmark whose runs keep failing: more failed pairs than this (and than a fifth of
 #: the pairs) mean the comparison cannot be settled by running more.
 MAX_FAILED_PAIRS = 3
@@ -424,8 +430,8 @@ def check_environment_size(config: ProjectConfig, noise: NoiseControl | None, sp
 
 
 def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchmarks: Sequence[str] | None = None,
-                 threshold: float = 0.03, alpha: float = 0.05, budget: float | None = None,
-                 max_pairs: int = 100, min_pairs: int = 3, seed: int | None = None,
+                 threshold: float = DEFAULT_THRESHOLD, alpha: float = DEFAULT_ALPHA, budget: float | None = None,
+                 max_pairs: int = DEFAULT_MAX_PAIRS, min_pairs: int = DEFAULT_MIN_PAIRS, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,

@@ -3,7 +3,8 @@
 Seed 001 s.2: "to avoid repetitive or redundant notifications, the analysis module consults the
 notification repository for a history of notifications".  This module is that repository's
 storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_delivery`` tables
-(:mod:`regbench.store.schema`, migration 0002).  The *rules* (what is the same alert, what fixes
+(:mod:`regbench.store.schema`, migration 0002), and on ``confirmation`` (migration 0004: what
+``regbench detect --confirm`` found when it ran a change again, and its cost).  The *rules* (what is the same alert, what fixes
 one, which status may follow which) live in :mod:`regbench.detect.alerts`, which works through
 the protocols it declares, implemented here: :class:`AlertTransaction` and
 :func:`run_in_transaction` (which :meth:`Store.run_alert_transaction` offers).  The outbox that
@@ -16,6 +17,8 @@ Every time is UTC without a time zone, as elsewhere in the store.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,7 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..errors import NotFoundError, StoreError
-from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, VersionInfo
+from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, VersionInfo
 from . import schema as t
 from .schema import Database
 
@@ -63,14 +66,19 @@ class Delivery:
 
 
 # ------------------------------------------------------------------------------------ reading
+#: The columns of :class:`~regbench.model.Confirmation`, as named in the ``confirmation`` table.
+_CONFIRMATION_FIELDS = tuple(f.name for f in dataclasses.fields(Confirmation))
+
+
 def _alert_query() -> sa.Select:
     v, p, f = t.version.alias("v"), t.version.alias("p"), t.version.alias("f")
-    a, r = t.alert, t.alert.alias("r")
+    a, r, k = t.alert, t.alert.alias("r"), t.confirmation
     return (sa.select(a.c.id, a.c.uid, t.benchmark.c.name.label("benchmark"), t.config.c.name.label("config"),
                       t.machine.c.name.label("machine"), t.benchmark.c.unit, t.benchmark.c.direction,
                       v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
                       a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
-                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, r.c.id.label("restores"))
+                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, r.c.id.label("restores"),
+                      *(k.c[name].label(f"confirmation_{name}") for name in _CONFIRMATION_FIELDS))
             .select_from(a)
             .join(t.benchmark, t.benchmark.c.id == a.c.benchmark_id)
             .join(t.config, t.config.c.id == a.c.config_id)
@@ -80,17 +88,25 @@ def _alert_query() -> sa.Select:
             .outerjoin(f, f.c.id == a.c.fixed_by_id)
             # an improvement fixes at most one alert, once (regbench.detect.alerts): at most one row
             .outerjoin(r, r.c.fixed_by_alert_id == a.c.id)
+            # an alert is confirmed at most once (uq_confirmation_alert): at most one row
+            .outerjoin(k, k.c.alert_id == a.c.id)
             .order_by(a.c.id))
+
+
+def _confirmation(m, prefix: str = "") -> Confirmation:
+    return Confirmation(**{name: m[prefix + name] for name in _CONFIRMATION_FIELDS})
 
 
 def _alert(row) -> Alert:
     m = row._mapping
+    confirmed = m["confirmation_status"] is not None
     return Alert(id=m["id"], uid=m["uid"], benchmark=m["benchmark"], config=m["config"], machine=m["machine"],
                  unit=m["unit"], direction=m["direction"], version=m["version"], previous=m["previous"],
                  kind=m["kind"], change=m["change"], ci_low=m["ci_low"], ci_high=m["ci_high"],
                  p_value=m["p_value"], methods=tuple(m["methods"] or ()), status=m["status"],
                  fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
-                 updated_at=m["updated_at"], restores=m["restores"])
+                 updated_at=m["updated_at"], restores=m["restores"],
+                 confirmation=_confirmation(m, "confirmation_") if confirmed else None)
 
 
 def list_alerts(store: Database, *, status: str | Iterable[str] | None = None, benchmark: str | None = None,
@@ -114,6 +130,44 @@ def get_alert(store: Database, alert_id: int) -> Alert:
     if not found:
         raise NotFoundError(f"no alert #{alert_id} in the store")
     return found[0]
+
+
+@dataclass(frozen=True)
+class ConfirmationRecord:
+    """One stored confirmation with the step it is about: the alert it became (``alert_id``), or
+    None for a change it refuted or left inconclusive (which is not an alert)."""
+
+    id: int
+    alert_id: int | None
+    benchmark: str
+    config: str
+    machine: str
+    version: str
+    previous: str
+    kind: str
+    method: str
+    confirmation: Confirmation
+    created_at: datetime
+
+
+def list_confirmations(store: Database, *, status: str | Iterable[str] | None = None) -> list[ConfirmationRecord]:
+    """Every stored confirmation, oldest first, optionally only some statuses."""
+    k, v, p = t.confirmation, t.version.alias("v"), t.version.alias("p")
+    q = (sa.select(k, t.benchmark.c.name.label("benchmark"), t.config.c.name.label("config"),
+                   t.machine.c.name.label("machine"), v.c.name.label("version"), p.c.name.label("previous"))
+         .select_from(k)
+         .join(t.benchmark, t.benchmark.c.id == k.c.benchmark_id)
+         .join(t.config, t.config.c.id == k.c.config_id)
+         .join(t.machine, t.machine.c.id == k.c.machine_id)
+         .join(v, v.c.id == k.c.version_id)
+         .join(p, p.c.id == k.c.previous_id)
+         .order_by(k.c.id))
+    if status is not None:
+        q = q.where(k.c.status.in_([status] if isinstance(status, str) else list(status)))
+    with store.engine.connect() as conn:
+        return [ConfirmationRecord(r.id, r.alert_id, r.benchmark, r.config, r.machine, r.version, r.previous,
+                                   r.kind, r.method, _confirmation(r._mapping), r.created_at)
+                for r in conn.execute(q)]
 
 
 def alert_history(store: Database, alert_id: int) -> list[AlertEvent]:
@@ -224,6 +278,23 @@ class AlertTransaction:
     def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
         self.conn.execute(t.alert_event.insert().values(alert_id=alert_id, status=status, who=who, at=now,
                                                         why=why))
+
+    def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,
+                         version: str, previous: str, kind: str, method: str, alert_id: int | None,
+                         now: datetime) -> None:
+        """Record what confirmation found of one change, linked to the alert it became (or None)."""
+        values = {name: getattr(confirmation, name) for name in _CONFIRMATION_FIELDS}
+        for name in ("change", "cs_low", "cs_high"):  # NaN is not portable: "unknown" is NULL
+            if values[name] is not None and not math.isfinite(values[name]):
+                values[name] = None
+        self.conn.execute(t.confirmation.insert().values(
+            alert_id=alert_id,
+            benchmark_id=self._id(t.benchmark, benchmark, "benchmark"),
+            config_id=self._id(t.config, config, "configuration"),
+            machine_id=self._id(t.machine, machine, "machine"),
+            version_id=self._id(t.version, version, "version"),
+            previous_id=self._id(t.version, previous, "version"),
+            kind=kind, method=method, created_at=now, **values))
 
 
 @contextlib.contextmanager

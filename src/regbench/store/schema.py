@@ -22,7 +22,7 @@ class Database(Protocol):
     engine: Engine
 
 
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 
 metadata = sa.MetaData()
 
@@ -206,3 +206,38 @@ detect_state = sa.Table(
 )
 # The runs of a few versions (an incremental pass loads only the new ones) without a full scan (0003).
 sa.Index("ix_run_version", run.c.version_id)
+
+
+# What `regbench detect --confirm` found when it ran a change's two versions again (0004): one row
+# per change it was asked about, linked to the alert the change became (``alert_id``; NULL for a
+# change it refuted or could not settle, which is not an alert).  Its columns are those of
+# regbench.model.Confirmation, beside the step it is about.
+confirmation = sa.Table(
+    "confirmation",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("alert_id", sa.Integer, sa.ForeignKey("alert.id"), nullable=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("previous_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("kind", sa.String(12), nullable=False),  # of the detected change
+    sa.Column("method", sa.String(40), nullable=False),  # the detector that found it
+    sa.Column("status", sa.String(16), nullable=False),  # regbench.model.CONFIRMATION_STATUSES
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("verdict", sa.String(40), nullable=True),
+    sa.Column("stopped", sa.String(16), nullable=True),
+    sa.Column("change", sa.Float, nullable=True),
+    sa.Column("cs_low", sa.Float, nullable=True),
+    sa.Column("cs_high", sa.Float, nullable=True),
+    sa.Column("alpha", sa.Float, nullable=True),
+    sa.Column("threshold", sa.Float, nullable=True),
+    sa.Column("pairs", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("failed_pairs", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("seconds", sa.Float, nullable=False, server_default="0"),
+    sa.Column("campaign_id", sa.Integer, sa.ForeignKey("campaign.id"), nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    # An alert is confirmed once, when it is created (several NULLs are allowed everywhere).
+    sa.UniqueConstraint("alert_id", name="uq_confirmation_alert"),
+)
