@@ -322,19 +322,7 @@ def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 1
     ----------
     seed 000 s.2 (runs are the replicates); seed 001 s.2.1 (outliers), s.4.2 (modes).
     """
-    n = len(runs)
-    out = np.full(n, np.nan)
-    sizes = np.array([r.size for r in runs])
-    lo, hi = fence_bounds(runs, group=group, fence=fence)
-    for size in np.unique(sizes):
-        if size == 0:
-            continue
-        idx = np.flatnonzero(sizes == size)
-        block = np.stack([runs[i] for i in idx])
-        keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
-        kept = keep.sum(axis=1)
-        out[idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
-    return out
+    return _locations(runs, group=group, fence=fence, estimators=("mean",))["mean"]
 
 
 def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
@@ -391,9 +379,9 @@ def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: S
         kept = keep.sum(axis=1)
         trimmed = block if every else np.where(keep, block, np.nan)
         for name in estimators:
-            if name == "mean":  # as robust_run_means: a run with every sample fenced out keeps its mean
-                out[name][idx] = block.mean(axis=1) if every else np.where(
-                    kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1), block.mean(axis=1))
+            if name == "mean":  # a run with every sample fenced out keeps its plain mean
+                out[name][idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1),
+                                          block.mean(axis=1))
                 continue
             q = 0.5 if name == "median" else LOW_QUANTILE
             if every:
