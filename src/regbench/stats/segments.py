@@ -1019,13 +1019,17 @@ def ratio_interval(res: SegmentTest, confidence_level: float, *, log: bool = Fal
 def version_variance(vs: VersionStats) -> tuple[float, float] | None:
     """Version-to-version variance component of a history and its approximate degrees of freedom.
 
-    Half the squared MAD-scale of successive differences of version means estimates the
+    Half the squared robust scale of successive differences of version means estimates the
     variance of a version mean about its local level; a few steps in the history barely move a
     median, so undetected changes do not inflate it the way a segment's ANOVA would (which would
     hide a second change in the segment of the first).  Subtracting the runs' share (pooled
-    within-version variance / n) leaves the version component.  A MAD-based variance has about
-    37% of the efficiency of the sample variance under normality (Rousseeuw and Croux 1993),
-    which sets the degrees of freedom.
+    within-version variance / n) leaves the version component.  The scale is Shamos' estimator,
+    the median of the pairwise absolute differences times 1.0483: 86% of the efficiency of the
+    sample standard deviation under normality with a breakdown point of 29% (Rousseeuw and
+    Croux 1993), against 37% for the MAD this used before, which left a short history (ten
+    versions) with about 3 degrees of freedom for the component and a 25% step undetected; the
+    efficiency sets the degrees of freedom.  Beyond 1,000 differences an evenly spaced 1,000 of
+    them are used (the estimate is then precise anyway; the degrees of freedom say so).
 
     Parameters
     ----------
@@ -1042,11 +1046,14 @@ def version_variance(vs: VersionStats) -> tuple[float, float] | None:
     if k < MIN_VERSIONS_FOR_VERSION_VAR:
         return None
     d = np.diff(vs.mean)
-    total = float((np.float64(1.482602218505602) * np.median(np.abs(d - np.median(d)))) ** 2 / 2)
+    if d.size > 1000:
+        d = d[np.linspace(0, d.size - 1, 1000).round().astype(int)]
+    i, j = np.triu_indices(d.size, 1)
+    total = float((1.0483 * np.median(np.abs(d[i] - d[j]))) ** 2 / 2)
     multi = vs.n > 1
     df_w = float((vs.n[multi] - 1).sum())
     s2w = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df_w) if df_w > 0 else 0.0
-    return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.37 * (k - 2))
+    return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.86 * (d.size - 1))
 
 
 def bimodality_coefficient(x: np.ndarray) -> float:
