@@ -174,3 +174,19 @@ def test_a_run_slowed_by_a_burst_is_left_out_but_heavy_tails_are_not():
     plain = version_stats(runs, log=True)
     assert kept.n[1] == 4 and plain.n[1] == 5 and abs(kept.mean[1]) < 0.01 < plain.mean[1]
     assert kept.run_scale == pytest.approx(run_spread(values, group))
+
+
+def test_qn_scale_matches_statsmodels_with_the_small_sample_factors():
+    from statsmodels.robust.scale import qn_scale as reference
+
+    from regbench.stats.segments import _QN_SMALL, qn_scale
+
+    gen = np.random.default_rng(5)
+    for n in (2, 3, 4, 5, 7, 9, 10, 11, 50, 301):
+        x = gen.normal(size=n)
+        factor = _QN_SMALL.get(n, n / (n + 1.4) if n % 2 else n / (n + 3.8))
+        assert qn_scale(x) == pytest.approx(factor * float(reference(x)), rel=1e-3)
+    # Consistent for the standard deviation, and two steps among seven differences do not break it.
+    assert qn_scale(gen.normal(0, 2.0, 4000)) == pytest.approx(2.0, rel=0.05)
+    d = np.array([0.01, -0.02, 0.47, 0.0, 0.015, -0.69, 0.005])
+    assert qn_scale(d) < 0.05

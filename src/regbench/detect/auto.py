@@ -36,15 +36,17 @@ this module is the policy that puts them together.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, VersionStats, bimodality_coefficient, choose_location,
-                              compare_segments, mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval, segment_test,
-                              two_level_t, version_stats, version_stats_many, version_variance)
+from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, SegmentTest, VersionStats,
+                              bimodality_coefficient, choose_location, compare_segments, mode_stats, pooled_spread,
+                              ratio_interval, relative_change, relative_interval, segment_test, two_level_t,
+                              version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -126,6 +128,8 @@ class Auto(Detector):
         stack = [(0, vs.mean.size)]
         while stack:
             s, e = stack.pop()
+            if found:  # the steps found so far are not version-to-version noise
+                vv = version_variance(vs, sorted(found))
             # Candidates: the energy statistic's best split (two versions a side, chosen from
             # e - s - 3 positions), and the segment's first and last version alone (which the
             # energy statistic cannot isolate; no search, one position each).
@@ -140,7 +144,7 @@ class Auto(Detector):
             best = None
             for tau, positions in candidates:
                 tests += 1
-                res = segment_test(vs, s, tau, e, version_var=vv)
+                res = self._segment_test(vs, s, tau, e, vv)
                 p = min(1.0, res.p_value * positions * factor)  # Bonferroni over the positions searched
                 if np.isfinite(p) and p < self.alpha and (best is None or p < best[0]):
                     best = (p, tau, positions)
@@ -149,11 +153,28 @@ class Auto(Detector):
                 stack.append((s, best[1]))
                 stack.append((best[1], e))
         found = self._refine(vs, found, vv)
+        vv = version_variance(vs, sorted(found))
         if excursions and vv is not None:
             extra, n = self._excursions(vs, sorted(found), vv, factor)
             tests += n
             found = {**extra, **found}
         return sorted(found), tests, found
+
+    @staticmethod
+    def _segment_test(vs: VersionStats, s: int, tau: int, e: int, vv: tuple[float, float] | None) -> SegmentTest:
+        """The two-level test of ``[s, tau)`` against ``[tau, e)``, with the version component
+        estimated both ways: over the whole history (robust to the steps it holds, but from a few
+        differences in a short history, where two steps spoil it) and by the ANOVA of the two
+        segments compared (clean when they hold no other step).  Either is valid when the segments
+        hold no other change; the smaller p-value, doubled (Bonferroni over the two), is kept, with
+        the interval of its test.  A short history with two steps (the demo's) needs the second;
+        a long one with many, the first."""
+        local = segment_test(vs, s, tau, e)
+        if vv is None:
+            return local
+        whole = segment_test(vs, s, tau, e, version_var=vv)
+        best = whole if not (local.p_value < whole.p_value) else local
+        return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
 
     def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = 2) -> dict[int, int]:
         taus = sorted(found)
@@ -247,11 +268,11 @@ class Auto(Detector):
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:
-                return [], 0, self._state(series, vs, 0, choice)
+                return [], 0, self._state(series, vs, [], choice)
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
             changes, n_tests, cps = self._search(series, vs, with_cps=True, excursions=modes is None,
                                                  estimator=choice.reason)
-            state = self._state(series, vs, cps[-1] if cps else 0, choice)
+            state = self._state(series, vs, cps, choice)
             if modes is not None:
                 overall = choice.spread.get(choice.estimator, np.nan)
                 for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
@@ -281,11 +302,12 @@ class Auto(Detector):
         candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
         return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying)
 
-    def _state(self, series: Series, vs: VersionStats, start: int, choice: LocationChoice) -> dict:
+    def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice) -> dict:
+        start = cps[-1] if cps else 0
         seg = SegmentStats.of(vs, start, vs.mean.size)
         return {"last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
-                "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs)),
+                "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs, cps)),
                 "estimator": choice.estimator, "log": choice.log, "reason": choice.reason,
                 "run_scale": None if not np.isfinite(vs.run_scale) else float(vs.run_scale)}
 
@@ -371,7 +393,7 @@ class Auto(Detector):
         """
         bounds = [0, *cps, vs.mean.size]
         small, sign = [], []
-        vv = version_variance(vs)
+        vv = version_variance(vs, cps)
         for i, tau in enumerate(cps):
             res = segment_test(vs, bounds[i], tau, bounds[i + 2], version_var=vv)
             rel = float(relative_change(res.mean_left, res.mean_right, log=vs.log))
@@ -394,11 +416,11 @@ class Auto(Detector):
         Bonferroni factor (positions searched x modes)."""
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
-        vv = version_variance(vs)
+        vv = version_variance(vs, cps)
         if first == last:
-            res = segment_test(vs, s, tau, e, version_var=vv)
+            res = self._segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
-            res = segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), version_var=vv)
+            res = self._segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
         p = min(1.0, res.p_value * factor)
         rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
         if not (np.isfinite(rel) and np.isfinite(p)) or not self.relevant(rel, lo, hi) or p >= self.alpha:
