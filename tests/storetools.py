@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from regbench.adapters import write_csv
 from regbench.store import Store
@@ -13,3 +14,17 @@ def export_csv(store: Store) -> str:
     buf = io.StringIO()
     write_csv(store.iter_raw_runs(), buf)
     return buf.getvalue()
+
+
+def upgrade_to(conn, revision: str) -> None:
+    """Run the store's Alembic migrations on ``conn`` up to ``revision`` (a store made by an
+    earlier regbench, for the upgrade tests)."""
+    from alembic import command
+    from alembic.config import Config
+
+    import regbench.store.db as db
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
+    cfg.attributes["connection"] = conn
+    command.upgrade(cfg, revision)

@@ -337,18 +337,12 @@ def test_real_detectors_on_a_step_give_one_alert(tmp_path):
 
 # ---------------------------------------------------------------------------------- migration
 def test_a_store_created_at_revision_0001_upgrades_with_its_data(tmp_path):
-    from alembic import command
-    from alembic.config import Config
-
-    import regbench.store.db as db
+    from storetools import upgrade_to
 
     path = tmp_path / "old.db"
     engine = sa.create_engine(f"sqlite:///{path}")
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
     with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0001")
+        upgrade_to(conn, "0001")
         conn.execute(sa.text("INSERT INTO benchmark (id, name, unit, direction) VALUES (1, 'fft', 'ms', 'lower')"))
         conn.execute(sa.text("INSERT INTO version (id, name) VALUES (1, 'v0'), (2, 'v1')"))
         conn.execute(sa.text("INSERT INTO config (id, name) VALUES (1, 'default')"))

@@ -359,18 +359,12 @@ def test_cli_confirm_options_need_confirm_and_a_configuration(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------------- migration
 def test_a_store_made_at_revision_0003_upgrades_and_its_alerts_have_no_confirmation(tmp_path):
-    from alembic import command
-    from alembic.config import Config
-
-    import regbench.store.db as db
+    from storetools import upgrade_to
 
     path = tmp_path / "old.db"
     engine = sa.create_engine(f"sqlite:///{path}")
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
     with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0003")
+        upgrade_to(conn, "0003")
         conn.execute(sa.text("INSERT INTO benchmark (id, name, unit, direction) VALUES (1, 'b', 's', 'lower')"))
         conn.execute(sa.text("INSERT INTO version (id, name) VALUES (1, 'v0'), (2, 'v1')"))
         conn.execute(sa.text("INSERT INTO config (id, name) VALUES (1, 'default')"))
