@@ -128,14 +128,12 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
             if stored_at != given:
                 raise InputError(f"version {version!r} is stored with timestamp {stored_at.isoformat()}, "
                                  f"not {given.isoformat()}", path=str(path))
-    taken: dict[str, int] = {}
-    for bench, ver, index in store.existing_run_keys(config=config, machine=machine):
-        if ver == version:
-            taken[bench] = max(taken.get(bench, -1), index)
-    records = [RunRecord(benchmark=r.benchmark, version=version, run_index=taken.get(r.benchmark, -1) + 1 + r.run,
-                         samples=r.samples, config=config, machine=machine, warmup=r.warmup) for r in runs]
+    # Numbered after the stored runs inside the import's transaction (append): another import of
+    # the same version at the same moment gets the indices after these, never the same ones.
+    records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,
+                         machine=machine, warmup=r.warmup) for r in runs]
     n = store.add_runs(records, versions=[VersionInfo(version, commit=commit, timestamp=timestamp)],
-                       benchmarks=benchmarks)
+                       benchmarks=benchmarks, append=True)
     return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)
 
 

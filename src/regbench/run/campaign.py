@@ -299,9 +299,7 @@ class _Campaign:
         store = self.ctx.store
         # Version rows first, in history order, so that versions are ordered by history even
         # where timestamps tie.
-        with store.engine.begin() as conn:
-            for v in versions:
-                store.ensure_version(conn, v.info)
+        store.ensure_versions(v.info for v in versions)
         ready, failed = self.build(versions, cache_dir=cache_dir, rebuild=rebuild)
         noise = self.ctx.noise
         added = {v.name: dict(v.env) for v in ready if v.env}

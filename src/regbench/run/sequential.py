@@ -245,8 +245,7 @@ class Session:
         if name in self._ready:
             return self._ready[name]
         planned = PlannedVersion.of_commit(commit)
-        with self.store.engine.begin() as conn:
-            self.store.ensure_version(conn, planned.info)
+        self.store.ensure_versions([planned.info])
         prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild)
         self._ready[name] = prepared.ready
         if prepared.ready is not None:

@@ -12,6 +12,10 @@ module      job
 ``schema``  the tables (portable SQLAlchemy types only) and the schema revision
 ``alerts``  the notification repository: alerts, their history, deliveries, the outbox queries
 ``state``   detectors' saved states for incremental detection
+``tx``      write transactions that wait for other writers (``BEGIN IMMEDIATE``, retries with
+            backoff), named rows created once (``ON CONFLICT DO NOTHING``), migrations serialized
+``leases``  a running campaign's lock (a file lock, or a PostgreSQL advisory lock): a campaign
+            left ``running`` whose lock is free was killed
 ==========  ==================================================================================
 
 Migrations (Alembic) live in ``migrations/``; a store made by any earlier revision is upgraded

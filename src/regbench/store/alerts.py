@@ -16,11 +16,10 @@ Every time is UTC without a time zone, as elsewhere in the store.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -32,6 +31,7 @@ from ..errors import NotFoundError, StoreError
 from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, VersionInfo
 from . import schema as t
 from .schema import Database
+from .tx import again_on_conflict
 
 R = TypeVar("R")
 
@@ -193,7 +193,7 @@ def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None
 
 # ------------------------------------------------------------------- writing, in a transaction
 class AlertTransaction:
-    """The alert tables inside one open transaction (see :func:`alert_transaction`).
+    """The alert tables inside one open transaction (see :func:`run_in_transaction`).
 
     :mod:`regbench.detect.alerts` applies its rules through these methods only (its
     :class:`~regbench.detect.alerts.Transaction` protocol), so that every change of one detection
@@ -297,28 +297,16 @@ class AlertTransaction:
             kind=kind, method=method, created_at=now, **values))
 
 
-@contextlib.contextmanager
-def alert_transaction(store: Database) -> Iterator[AlertTransaction]:
-    """One transaction over the alert tables: committed on success, rolled back on any error."""
-    with store.engine.begin() as conn:
-        yield AlertTransaction(store, conn)
-
-
 def run_in_transaction(store: Database, work: Callable[[AlertTransaction], R], *, attempts: int = 3) -> R:
-    """``work(tx)`` in one transaction, run again from scratch when a unique constraint fails.
+    """``work(tx)`` in one write transaction (:meth:`Store.write`, which waits for other writers),
+    run again from scratch when a unique constraint fails.
 
     Two detections at once may both decide to create the same alert; the unique constraint on
     the step makes the later commit fail, and running its work again (now seeing the other's
     alert) merges instead of duplicating.
     """
-    for attempt in range(attempts):
-        try:
-            with alert_transaction(store) as tx:
-                return work(tx)
-        except sa.exc.IntegrityError as exc:
-            if attempt == attempts - 1:
-                raise StoreError(f"cannot record alerts (concurrent writers?): {exc.orig}") from exc
-    raise AssertionError("unreachable")  # pragma: no cover
+    return again_on_conflict(lambda: store.write(lambda conn: work(AlertTransaction(store, conn))),
+                             what="alerts", attempts=attempts)
 
 
 # --------------------------------------------------------------------- deliveries (the outbox)
@@ -362,19 +350,22 @@ def claim(store: Database, alert_id: int, sink: str, *, now: datetime, lease: ti
     """
     d = t.alert_delivery
     until = now + lease
+
+    def take(conn: Connection) -> int:
+        row = conn.execute(sa.select(d).where(d.c.alert_id == alert_id, d.c.sink == sink)).first()
+        if row is None:
+            conn.execute(d.insert().values(alert_id=alert_id, sink=sink, state="pending", attempts=1,
+                                           next_attempt_at=until))
+            return 1
+        if row.state == "sent" or (row.next_attempt_at is not None and row.next_attempt_at > now):
+            return 0
+        taken = conn.execute(
+            d.update().where(d.c.id == row.id, d.c.state == row.state, d.c.attempts == row.attempts)
+            .values(state="pending", attempts=row.attempts + 1, next_attempt_at=until)).rowcount
+        return row.attempts + 1 if taken == 1 else 0
+
     try:
-        with store.engine.begin() as conn:
-            row = conn.execute(sa.select(d).where(d.c.alert_id == alert_id, d.c.sink == sink)).first()
-            if row is None:
-                conn.execute(d.insert().values(alert_id=alert_id, sink=sink, state="pending", attempts=1,
-                                               next_attempt_at=until))
-                return 1
-            if row.state == "sent" or (row.next_attempt_at is not None and row.next_attempt_at > now):
-                return 0
-            taken = conn.execute(
-                d.update().where(d.c.id == row.id, d.c.state == row.state, d.c.attempts == row.attempts)
-                .values(state="pending", attempts=row.attempts + 1, next_attempt_at=until)).rowcount
-            return row.attempts + 1 if taken == 1 else 0
+        return store.write(take)
     except sa.exc.IntegrityError:  # another notify inserted the row first: it owns the attempt
         return 0
 
@@ -382,14 +373,14 @@ def claim(store: Database, alert_id: int, sink: str, *, now: datetime, lease: ti
 def mark_sent(store: Database, alert_ids: Sequence[int], sink: str, *, now: datetime) -> None:
     """Record that the sink accepted these alerts (only rows this attempt claimed)."""
     d = t.alert_delivery
-    with store.engine.begin() as conn:
-        conn.execute(d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
-                     .values(state="sent", sent_at=now, last_error=None, next_attempt_at=None))
+    store.write(lambda conn: conn.execute(
+        d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
+        .values(state="sent", sent_at=now, last_error=None, next_attempt_at=None)))
 
 
 def mark_failed(store: Database, alert_ids: Sequence[int], sink: str, *, error: str, retry_at: datetime) -> None:
     """Record a failed attempt; the alerts are due again from ``retry_at``."""
     d = t.alert_delivery
-    with store.engine.begin() as conn:
-        conn.execute(d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
-                     .values(state="failed", last_error=error[:2000], next_attempt_at=retry_at))
+    store.write(lambda conn: conn.execute(
+        d.update().where(d.c.alert_id.in_(list(alert_ids)), d.c.sink == sink, d.c.state == "pending")
+        .values(state="failed", last_error=error[:2000], next_attempt_at=retry_at)))

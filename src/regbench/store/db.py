@@ -3,6 +3,12 @@
 The store object is passed explicitly (STYLE.md habit 10); nothing here is global.  Writes of one
 run happen in one transaction, so a campaign killed with ``kill -9`` loses at most the run in
 flight (DESIGN.md "Data").
+
+Several processes may write one store at once (docs/architecture.md, "Concurrent writers"):
+every write goes through :meth:`Store.write` (:mod:`.tx`: ``BEGIN IMMEDIATE`` on SQLite, the
+whole transaction run again while another writer holds the lock), named rows are created with
+``ON CONFLICT DO NOTHING``, migrations are serialized, and a running campaign holds a lease
+(:mod:`.leases`) so that the next campaign can tell it from one that was killed.
 """
 
 from __future__ import annotations
@@ -11,9 +17,10 @@ import dataclasses
 import json
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import sqlalchemy as sa
@@ -33,6 +40,10 @@ from ..model import (
     utcnow,
 )
 from . import schema as t
+from . import tx
+from .leases import Lease, leases_for
+
+R = TypeVar("R")
 
 DEFAULT_LOCATION = ".regbench/results.db"
 ENV_VAR = "REGBENCH_STORE"
@@ -108,10 +119,16 @@ def _stored_run(row: sa.Row) -> StoredRun:
 
 
 class Store:
-    """A results store at a SQLAlchemy URL (SQLite file by default)."""
+    """A results store at a SQLAlchemy URL (SQLite file by default).
 
-    def __init__(self, location: str | os.PathLike | None = None, *, create: bool = True):
+    ``patience`` is how long, in seconds, a write waits in all for other writers to let go of
+    the store before it fails (:func:`regbench.store.tx.retrying`).
+    """
+
+    def __init__(self, location: str | os.PathLike | None = None, *, create: bool = True,
+                 patience: float = tx.DEFAULT_PATIENCE):
         self.url = resolve_url(location)
+        self.patience = float(patience)
         if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
             path = Path(self.url[len("sqlite:///") :])
             if not path.exists() and not create:
@@ -122,12 +139,19 @@ class Store:
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
             raise StoreError(f"cannot open store {self.url}: {exc}") from exc
         if self.engine.dialect.name == "sqlite":
+            tx.sqlite_transactions(self.engine)
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         self._ids: dict[tuple[str, str], int] = {}
+        self._leases = leases_for(self.engine)
+        self._held: dict[int, Lease] = {}
         self._migrate(create=create)
 
     def close(self) -> None:
-        """Close every pooled connection (PostgreSQL connections otherwise linger to exit)."""
+        """Close every pooled connection (PostgreSQL connections otherwise linger to exit) and give
+        up the leases of campaigns still running (the next campaign marks them interrupted)."""
+        for lease in self._held.values():
+            lease.release()
+        self._held.clear()
         self.engine.dispose()
 
     def __enter__(self) -> Store:
@@ -136,14 +160,19 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ------------------------------------------------------------ transactions
+    def write(self, work: Callable[[Connection], R]) -> R:
+        """``work(conn)`` in one write transaction, run again from scratch while another writer
+        holds the store (for at most :attr:`patience` seconds); what it returns.
+
+        ``work`` must only touch the database: it may run more than once.
+        """
+        return tx.write(self.engine, work, patience=self.patience, rolled_back=self._forget)
+
     # ------------------------------------------------------------------ schema
     def _migrate(self, *, create: bool = True) -> None:
         try:
-            with self.engine.connect() as conn:
-                insp = sa.inspect(conn)
-                current = None
-                if insp.has_table("alembic_version"):
-                    current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            current = tx.retrying(self._revision, patience=self.patience, what=f"the store {self.url}")
         except sa.exc.DatabaseError as exc:  # OperationalError, or "file is not a database"
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
         if current == t.SCHEMA_REVISION:
@@ -164,20 +193,51 @@ class Store:
 
         cfg = Config()
         cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-        with self.engine.begin() as conn:
+        self._wal()  # before the schema: the mode cannot change inside the migration's transaction
+
+        def migrate(conn: Connection) -> None:
+            # Two processes creating (or upgrading) one store at once: the second waits for the
+            # lock, then Alembic finds the schema at head and has nothing to do.
+            tx.lock_schema(conn)
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
-        self._wal()
+
+        try:
+            self.write(migrate)
+        except sa.exc.DatabaseError as exc:
+            raise StoreError(f"cannot migrate store {self.url}: {exc.orig}") from exc
+
+    def _revision(self) -> str | None:
+        with self.engine.connect() as conn:
+            if not sa.inspect(conn).has_table("alembic_version"):
+                return None
+            return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
 
     def _wal(self) -> None:
         """WAL lets readers (show, summary, a dashboard) work while a campaign writes.
 
-        Set only on a file that is a regbench store: the mode is persistent and changes the file.
+        Set only on a file that is (or is about to become) a regbench store: the mode is
+        persistent and changes the file.
         """
-        if self.engine.dialect.name == "sqlite" and self.url != "sqlite:///:memory:":
-            with self.engine.connect() as conn:
-                if conn.exec_driver_sql("PRAGMA journal_mode").scalar() != "wal":
-                    conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        if self.engine.dialect.name != "sqlite" or self.url == "sqlite:///:memory:":
+            return
+
+        def set_wal() -> None:
+            raw = self.engine.raw_connection()  # outside any transaction, as the pragma requires
+            try:
+                cur = raw.cursor()
+                if cur.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    cur.execute("PRAGMA journal_mode=WAL")
+                cur.close()
+            except self.engine.dialect.loaded_dbapi.Error as exc:  # the driver's own, on a raw connection
+                raise sa.exc.OperationalError("PRAGMA journal_mode=WAL", None, exc) from exc
+            finally:
+                raw.close()
+
+        try:
+            tx.retrying(set_wal, patience=self.patience, what=f"the store {self.url}")
+        except sa.exc.DatabaseError as exc:
+            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
 
     def schema_revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -191,17 +251,18 @@ class Store:
             return cached
         row = conn.execute(sa.select(table).where(table.c.name == name)).first()
         if row is None:
-            ident = _new_id(conn.execute(table.insert().values(name=name, **values)))
-        else:
-            ident = row.id
-            if table is t.benchmark:
-                for column, value in values.items():
-                    if row._mapping[column] != value:
-                        # Relabelling would silently change the meaning of every stored run.
-                        raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
-                                         f"not {value!r}: use another benchmark name for the new {column}")
-        # Ids are cached only outside of explicit transactions' rollbacks: callers that roll back
-        # call :meth:`_forget` (a rolled-back insert must not leave a stale id behind).
+            # Another writer may create the same name at the same moment: one row, for both.
+            tx.insert_missing(conn, table, dict(name=name, **values))
+            row = conn.execute(sa.select(table).where(table.c.name == name)).one()
+        ident = row.id
+        if table is t.benchmark:
+            for column, value in values.items():
+                if row._mapping[column] != value:
+                    # Relabelling would silently change the meaning of every stored run.
+                    raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
+                                     f"not {value!r}: use another benchmark name for the new {column}")
+        # A transaction that does not commit forgets every id (:meth:`write` calls
+        # :meth:`_forget`): a rolled-back insert must not leave a stale id behind.
         self._ids[key] = ident
         return ident
 
@@ -225,18 +286,28 @@ class Store:
         key = ("version", version.name)
         if key in self._ids:
             return self._ids[key]
-        row = conn.execute(sa.select(t.version.c.id).where(t.version.c.name == version.name)).first()
-        if row is not None:
-            self._ids[key] = row[0]
-            return row[0]
-        timestamp = version.timestamp
-        if timestamp is not None and timestamp.tzinfo is not None:
-            timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
-        ident = _new_id(conn.execute(
-            t.version.insert().values(name=version.name, commit_sha=version.commit, timestamp=timestamp,
-                                      timestamp_text=version.timestamp_text)))
+        query = sa.select(t.version.c.id).where(t.version.c.name == version.name)
+        ident = conn.execute(query).scalar()
+        if ident is None:
+            timestamp = version.timestamp
+            if timestamp is not None and timestamp.tzinfo is not None:
+                timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
+            tx.insert_missing(conn, t.version, dict(name=version.name, commit_sha=version.commit,
+                                                    timestamp=timestamp, timestamp_text=version.timestamp_text))
+            ident = conn.execute(query).scalar_one()
         self._ids[key] = ident
         return ident
+
+    def ensure_versions(self, versions: Iterable[VersionInfo]) -> None:
+        """Create the versions not stored yet, in the order given, in one transaction (versions
+        without timestamps are ordered by first appearance)."""
+        versions = list(versions)
+
+        def work(conn: Connection) -> None:
+            for v in versions:
+                self.ensure_version(conn, v)
+
+        self.write(work)
 
     def ensure_config(self, conn: Connection, name: str = DEFAULT_CONFIG, params: dict | None = None) -> int:
         return self._get_or_create(conn, t.config, name, **({"params": params} if params else {}))
@@ -250,16 +321,74 @@ class Store:
     # -------------------------------------------------------------- campaigns
     def start_campaign(self, *, seed: int, machine: str, fingerprint: dict, command: str,
                        plan: dict | None = None) -> int:
-        with self.engine.begin() as conn:
+        """Record a new ``running`` campaign and hold its lease until :meth:`finish_campaign`
+        (or until this process ends); campaigns left ``running`` by dead processes are marked
+        ``interrupted`` first (:meth:`reap_campaigns`)."""
+        self.reap_campaigns()
+        taken: list[Lease] = []
+
+        def work(conn: Connection) -> int:
+            while taken:  # an earlier attempt's lease, for an id rolled back with it
+                taken.pop().release()
             mid = self.ensure_machine(conn, machine, fingerprint)
-            return _new_id(conn.execute(
+            ident = _new_id(conn.execute(
                 t.campaign.insert().values(started_at=utcnow(), seed=int(seed), machine_id=mid,
                                            fingerprint=fingerprint, command=command, plan=plan)))
+            # Taken before the row is committed: no process ever sees it running and unheld.
+            taken.append(self._leases.hold(ident))
+            return ident
+
+        try:
+            ident = self.write(work)
+        except BaseException:
+            for lease in taken:
+                lease.release()
+            raise
+        self._held[ident] = taken[0]
+        return ident
 
     def finish_campaign(self, campaign_id: int, status: str) -> None:
-        with self.engine.begin() as conn:
+        def work(conn: Connection) -> None:
             conn.execute(t.campaign.update().where(t.campaign.c.id == campaign_id)
                          .values(finished_at=utcnow(), status=status))
+
+        self.write(work)
+        lease = self._held.pop(campaign_id, None)
+        if lease is not None:  # after the commit: see leases._FileLease.release
+            lease.release()
+
+    def reap_campaigns(self) -> list[int]:
+        """Mark ``interrupted`` every campaign left ``running`` whose lease nobody holds (its
+        process was killed, or its machine lost); return their ids.
+
+        Its ``finished_at`` is the end of its last stored run (when it was last seen working),
+        else its start.
+        """
+        with self.engine.connect() as conn:
+            running = conn.execute(sa.select(t.campaign.c.id).where(t.campaign.c.status == "running")).scalars().all()
+        dead = sorted(set(running) - self._leases.alive(running))
+        if not dead:
+            return []
+
+        def work(conn: Connection) -> list[int]:
+            marked = []
+            for ident in dead:
+                last = conn.execute(sa.select(t.run.c.started_at, t.run.c.duration)
+                                    .where(t.run.c.campaign_id == ident, t.run.c.started_at.is_not(None))
+                                    .order_by(t.run.c.started_at.desc()).limit(1)).first()
+                if last is not None:
+                    seen = last.started_at + timedelta(seconds=last.duration or 0.0)
+                else:
+                    seen = conn.execute(sa.select(t.campaign.c.started_at).where(t.campaign.c.id == ident)).scalar()
+                # `status == running` again: a campaign that finished meanwhile keeps its status.
+                done = conn.execute(t.campaign.update()
+                                    .where(t.campaign.c.id == ident, t.campaign.c.status == "running")
+                                    .values(status="interrupted", finished_at=seen)).rowcount
+                if done:
+                    marked.append(ident)
+            return marked
+
+        return self.write(work)
 
     def campaigns(self) -> list[CampaignInfo]:
         """Every campaign, in the order they started."""
@@ -282,12 +411,17 @@ class Store:
                      log_tail: str | None, duration: float | None) -> None:
         """Record (or replace) the build of ``version`` with ``build_key``; the version row is
         created from ``version`` if it is new."""
-        with self.engine.begin() as conn:
+
+        def work(conn: Connection) -> None:
             vid = self.ensure_version(conn, version)
             conn.execute(t.build.delete().where(t.build.c.version_id == vid, t.build.c.build_key == build_key))
             conn.execute(t.build.insert().values(
                 version_id=vid, build_key=build_key, status=status, exit_code=exit_code,
                 log_tail=log_tail, duration=duration, created_at=utcnow()))
+
+        # A concurrent campaign recording the same build first (PostgreSQL: its row was not
+        # visible to the delete): once more, replacing it.
+        tx.again_on_conflict(lambda: self.write(work), what="the build")
 
     def builds(self) -> list[BuildInfo]:
         """Every recorded build, in the order they were recorded."""
@@ -310,23 +444,13 @@ class Store:
         if version_info is not None and version_info.name != rec.version:
             raise ValueError(f"`version_info` describes version {version_info.name!r}, "
                              f"not the run's version {rec.version!r}")
-        try:
-            with self.engine.begin() as conn:
-                return self._insert_run(conn, rec, version_info=version_info, unit=unit, direction=direction)
-        except sa.exc.IntegrityError as exc:
-            self._forget()
-            raise DuplicateRunError(
-                f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} "
-                f"({rec.config}, {rec.machine}) is already in the store") from exc
-        except Exception:
-            self._forget()
-            raise
 
-    def _insert_run(self, conn: Connection, rec: RunRecord, *, version_info: VersionInfo | None = None,
-                    unit: str | None = None, direction: str | None = None) -> int:
-        self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
-        self.ensure_version(conn, version_info or VersionInfo(rec.version))
-        return _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
+        def work(conn: Connection) -> int:
+            self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
+            self.ensure_version(conn, version_info or VersionInfo(rec.version))
+            return _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
+
+        return self._write_runs([rec], work)
 
     def _run_row(self, conn: Connection, rec: RunRecord) -> dict:
         """The ``run`` table row of a record (named rows created as needed)."""
@@ -343,40 +467,76 @@ class Store:
             n_samples=int(samples.size), encoding=enc, samples=blob)
 
     def add_runs(self, records: Iterable[RunRecord], *, versions: Iterable[VersionInfo] = (),
-                 benchmarks: Mapping[str, Mapping[str, str]] | None = None) -> int:
+                 benchmarks: Mapping[str, Mapping[str, str]] | None = None, append: bool = False) -> int:
         """Store many runs in one transaction (all or nothing); return how many.
 
         ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
         name to its ``unit``/``direction``; the versions are created first, in the order given, so
         that first appearance orders versions without timestamps.  A version the records name
         that is in neither ``versions`` nor the store is created with its name alone.
+
+        With ``append``, the records' run indices count from the first index free in the store
+        for their (benchmark, version, config, machine), found inside the transaction: two
+        imports of one version at once get distinct indices, never a duplicate.
+
+        Raises :class:`DuplicateRunError` when a run with the same key is already stored.
         """
         if isinstance(versions, Mapping):  # the mapping of names to dicts this took before
             raise TypeError("`versions` must be VersionInfo records, not a mapping")
-        n = 0
-        try:
-            with self.engine.begin() as conn:
-                for version in versions:
-                    self.ensure_version(conn, version)
-                for name, info in (benchmarks or {}).items():
-                    self.ensure_benchmark(conn, name, **info)
-                rows = []
-                for rec in records:
-                    rows.append(self._run_row(conn, rec))
-                    if len(rows) >= 2000:
-                        conn.execute(t.run.insert(), rows)
-                        n += len(rows)
-                        rows = []
-                if rows:
-                    conn.execute(t.run.insert(), rows)
-                    n += len(rows)
-        except sa.exc.IntegrityError as exc:
-            self._forget()
-            raise DuplicateRunError(f"runs already in the store would be duplicated ({exc.orig})") from exc
-        except Exception:
-            self._forget()
-            raise
-        return n
+        records, versions = list(records), list(versions)
+
+        def work(conn: Connection) -> int:
+            for version in versions:
+                self.ensure_version(conn, version)
+            for name, info in (benchmarks or {}).items():
+                self.ensure_benchmark(conn, name, **info)
+            todo = _after_stored(conn, records) if append else records
+            for start in range(0, len(todo), 2000):
+                conn.execute(t.run.insert(), [self._run_row(conn, rec) for rec in todo[start:start + 2000]])
+            return len(todo)
+
+        return self._write_runs(records, work, append=append, many="runs already in the store would be duplicated")
+
+    def _write_runs(self, records: Sequence[RunRecord], work: Callable[[Connection], R], *,
+                    append: bool = False, many: str | None = None) -> R:
+        """``work`` (which inserts ``records``) in a write transaction.  A unique key that fails
+        is a :class:`DuplicateRunError` (its message starts with ``many``, if given) when one
+        of the records' keys is stored; otherwise a concurrent writer took the key between
+        reading and writing (an appended index), and the work is done again."""
+        seen: set[tuple] = set()
+        for rec in records:
+            key = _run_key(rec)
+            if key in seen and not append:
+                text = f"{_run_text(rec)} is given twice"
+                raise DuplicateRunError(text if many is None else f"{many} ({text})")
+            seen.add(key)
+        for attempt in range(_CONFLICT_ATTEMPTS):
+            try:
+                return self.write(work)
+            except sa.exc.IntegrityError as exc:
+                stored = None if append else self._first_stored(records)
+                if stored is not None:
+                    text = f"{_run_text(stored)} is already in the store"
+                    raise DuplicateRunError(text if many is None else f"{many} ({text})") from exc
+                if attempt == _CONFLICT_ATTEMPTS - 1:
+                    raise StoreError(f"cannot store the runs (concurrent writers?): {exc.orig}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _first_stored(self, records: Sequence[RunRecord]) -> RunRecord | None:
+        """The first of ``records`` whose key is already stored, if any."""
+        keys = {_run_key(rec) for rec in records}
+        q = (sa.select(t.benchmark.c.name, t.version.c.name, t.config.c.name, t.machine.c.name, t.run.c.run_index)
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .where(t.benchmark.c.name.in_(sorted({k[0] for k in keys})),
+                    t.config.c.name.in_(sorted({k[2] for k in keys})),
+                    t.machine.c.name.in_(sorted({k[3] for k in keys}))))
+        with self.engine.connect() as conn:
+            stored = {(b, v, c, m, int(i)) for b, v, c, m, i in conn.execute(q)} & keys
+        return next((rec for rec in records if _run_key(rec) in stored), None)
 
     def run_durations(self, benchmark: str, version: str, *, config: str, machine: str) -> list[tuple[str, float | None]]:
         """(status, duration in seconds) of every stored run of one experiment, by run index."""
@@ -601,6 +761,37 @@ class Store:
         return run_in_transaction(self, work, attempts=attempts)
 
 
+
+
+#: Attempts of a write whose unique key a concurrent writer took first (each sees the other's row).
+_CONFLICT_ATTEMPTS = 5
+
+
+def _run_key(rec: RunRecord) -> tuple[str, str, str, str, int]:
+    return (rec.benchmark, rec.version, rec.config, rec.machine, int(rec.run_index))
+
+
+def _run_text(rec: RunRecord) -> str:
+    return f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} ({rec.config}, {rec.machine})"
+
+
+def _after_stored(conn: Connection, records: Sequence[RunRecord]) -> list[RunRecord]:
+    """``records`` with their run indices moved past the runs stored for the same (benchmark,
+    version, config, machine), read in the caller's transaction."""
+    groups = {_run_key(rec)[:4] for rec in records}
+    q = (sa.select(t.benchmark.c.name, t.version.c.name, t.config.c.name, t.machine.c.name,
+                   sa.func.max(t.run.c.run_index))
+         .select_from(t.run)
+         .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+         .join(t.version, t.version.c.id == t.run.c.version_id)
+         .join(t.config, t.config.c.id == t.run.c.config_id)
+         .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+         .where(t.benchmark.c.name.in_(sorted({g[0] for g in groups})),
+                t.version.c.name.in_(sorted({g[1] for g in groups})))
+         .group_by(t.benchmark.c.name, t.version.c.name, t.config.c.name, t.machine.c.name))
+    first = {(b, v, c, m): int(top) + 1 for b, v, c, m, top in conn.execute(q)}
+    return [dataclasses.replace(rec, run_index=first.get(_run_key(rec)[:4], 0) + int(rec.run_index))
+            for rec in records]
 
 
 def _known_revisions() -> set[str]:

@@ -8,18 +8,24 @@ SQLite (the default) and PostgreSQL.  The schema is versioned by Alembic migrati
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
+
+R = TypeVar("R")
 
 
 class Database(Protocol):
     """What the repositories of this package (:mod:`.alerts`, :mod:`.state`) need of a store: its
-    engine.  :class:`regbench.store.Store` is one; they do not import it, so that the store can
-    offer them as methods without an import cycle."""
+    engine to read, and its write transactions (which wait for other writers, :mod:`.tx`).
+    :class:`regbench.store.Store` is one; they do not import it, so that the store can offer them
+    as methods without an import cycle."""
 
     engine: Engine
+
+    def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
 SCHEMA_REVISION = "0004"

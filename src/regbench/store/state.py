@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from ..model import utcnow
 from . import schema as t
 from .schema import Database
+from .tx import again_on_conflict
 
 SeriesKey = tuple[str, str, str]  # benchmark, config, machine
 
@@ -21,8 +22,10 @@ SeriesKey = tuple[str, str, str]  # benchmark, config, machine
 def save_states(store: Database, method: str, options: str, states: Iterable[tuple[SeriesKey, dict]]) -> int:
     """Replace the saved states of these series for ``method`` in one transaction; return how many."""
     now = utcnow()
-    n = 0
-    with store.engine.begin() as conn:
+    states = list(states)
+
+    def work(conn) -> int:
+        n = 0
         ids = _ids(conn)
         rows = []
         for (bench, cfg, mach), state in states:
@@ -39,7 +42,11 @@ def save_states(store: Database, method: str, options: str, states: Iterable[tup
             if part:
                 conn.execute(t.detect_state.insert(), part)
             n += len(part)
-    return n
+        return n
+
+    # Two detections saving the same series at once (PostgreSQL: the other's row was not visible
+    # to the delete): once more, replacing it.
+    return again_on_conflict(lambda: store.write(work), what="the detectors' states")
 
 
 def load_states(store: Database, method: str, options: str) -> dict[SeriesKey, dict]:
