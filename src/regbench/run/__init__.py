@@ -19,6 +19,8 @@ module                  job
 ``measures``            CPU time, peak memory, wall time and instruction counts of a run
 ``noise``               noise control in the benchmark process (pinning, ASLR, environment size)
 ``ramdisk``             version trees copied to a tmpfs
+``scratch``             owned temporary folders: locked while used, removed once their process
+                        is killed (a campaign's start removes them)
 ``quiet``               the quiet-system gate before each run
 ``system_check``        ``regbench system check``: what on this machine adds noise
 ``versions``            git revisions in history order, worktrees, cached builds

@@ -15,7 +15,8 @@ all do the same few things, which live here once:
 - the checks made before anything is written: the benchmarks selected (:func:`select_benchmarks`),
   the environment's size (:func:`check_env_size`), instruction counting and measure units
   (:func:`check_measures`); where the store keeps its worktrees (:func:`store_dir`); and how a
-  campaign or session is marked when it ends (:func:`campaign_status`).
+  campaign or session is marked when it ends, after removing what killed ones left behind
+  (:func:`campaign_status`).
 
 Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is an
 outcome with that status, and a version that does not build is recorded and skipped.
@@ -37,11 +38,13 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
+from ..locks import locked_folder
 from ..model import RunRecord, VersionInfo, measure_series, tool_series
 from . import measures as _measures
 from .execute import RunOutcome, execute_run, no_counter_message, run_environment
 from .noise import pad_environment
 from .process import NOTE
+from .ramdisk import remove_stale_scratch
 from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
 
 if TYPE_CHECKING:
@@ -210,7 +213,17 @@ def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion
     ``config`` runs there once per version unless a recorded result applies
     (:func:`regbench.run.versions.build_version`).  A release is installed into a virtual
     environment under ``cache_dir.parent / "venvs"``, recorded as the build ``release-venv``.
+
+    Campaigns sharing ``cache_dir`` (two campaigns on one store) take turns, one version at a
+    time (a lock on the folder): the second finds the worktree made and the build recorded,
+    rather than checking out or building into the same folder at the same moment.
     """
+    with locked_folder(cache_dir):
+        return _prepare_version(store, config, version, cache_dir=cache_dir, rebuild=rebuild)
+
+
+def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion, *, cache_dir: Path,
+                     rebuild: bool) -> Prepared:
     if version.release is not None:
         from .releases import environment_variables, interpreter, release_environment
 
@@ -317,12 +330,17 @@ class TrialRunner:
         for request, outcome in self.ctx.executor.map(requests, started=started):
             t = request.trial
             try:
+                # Waits for other writers as long as the store's patience allows: a finished run
+                # is not lost because another process holds the store for a while.
                 record_outcome(self.ctx.store, request.spec, t, outcome, config_name=self.ctx.config_name,
                                machine=self.ctx.machine, campaign_id=self.ctx.campaign_id,
                                version_info=self.versions[t.version].info)
                 stored = True
             except DuplicateRunError:
-                stored = False  # another campaign on the same store stored this trial meanwhile
+                # Raised only when this very run key is stored (a race on a machine, version or
+                # benchmark row is not a duplicate): another campaign on the same store, with
+                # the same configuration and machine, stored this trial meanwhile.
+                stored = False
             if self.reporter is not None:
                 self.reporter.trial_done(t.benchmark, t.version, t.run_index,
                                          outcome.status if stored else "already stored")
@@ -537,7 +555,14 @@ def check_measure_units(store: Store, specs: Sequence[BenchmarkSpec], counter: s
 @contextlib.contextmanager
 def campaign_status(store: Store, campaign_id: int) -> Iterator[None]:
     """Mark a campaign (or session) ``finished`` when the block ends, ``interrupted`` on Ctrl-C
-    and ``failed`` on any other exception, which then propagates unchanged."""
+    and ``failed`` on any other exception, which then propagates unchanged.
+
+    Before the block, what campaigns killed on this machine left behind (their runs' scratch
+    folders, their ramdisk copies) is removed (:func:`regbench.run.scratch.remove_stale`); the
+    store marked their campaigns ``interrupted`` when this one started
+    (:meth:`regbench.store.Store.start_campaign`).
+    """
+    remove_stale_scratch()
     try:
         yield
     except KeyboardInterrupt:

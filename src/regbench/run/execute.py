@@ -34,7 +34,6 @@ import fnmatch
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +49,7 @@ from .noise import child_setup, pad_environment
 from .process import STDERR_TAIL, ProcessResult, read_tail, run_process, signal_name, with_note
 from .quiet import QuietGate
 from .ramdisk import find_tmpfs, run_tree
+from .scratch import owned_dir
 
 if TYPE_CHECKING:
     from ..adapters.base import ToolRun
@@ -182,7 +182,8 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
             raise ConfigError(no_counter_message(spec.name))
     # With a ramdisk, what the run writes (stdout, stderr, result files) goes there too (seed 003 s.3.2).
     scratch = find_tmpfs() if noise.ramdisk else None
-    with tempfile.TemporaryDirectory(prefix="regbench-run-", dir=scratch) as scratch_dir, \
+    # Owned (locked) while the run lasts: the next campaign removes it if this process is killed.
+    with owned_dir("regbench-run-", scratch) as scratch_dir, \
             run_tree(tree, spec, noise) as tree_used:
         tmp = Path(scratch_dir)
         samples_file = tmp / "samples.jsonl"

@@ -13,13 +13,13 @@ import contextlib
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..config import BenchmarkSpec, NoiseControl
 from ..errors import ConfigError
+from .scratch import make_owned_dir, remove_stale, remove_tree
 
 def _unescape_mount(field: str) -> str:
     # /proc/mounts writes space, tab, newline and backslash as octal escapes.
@@ -107,7 +107,7 @@ def ramdisk_copy(tree: Path, dirs: Iterable[str], *, base: Path) -> Path:
     if need > 0.9 * free:
         raise ConfigError(f"[noise] `ramdisk`: {tree} needs {need / 2**20:.0f} MiB, but only "
                           f"{free / 2**20:.0f} MiB are free on the tmpfs {base}")
-    root = Path(tempfile.mkdtemp(prefix="regbench-ramdisk-", dir=base))
+    root = make_owned_dir("regbench-ramdisk-", base)  # removed by the next campaign if this one is killed
     try:
         for d, src in sources:
             shutil.copytree(src, root / d, symlinks=True, ignore=ignore, dirs_exist_ok=True)
@@ -134,22 +134,6 @@ def _bytes(folder: Path, tree: Path) -> int:
     return total
 
 
-def remove_tree(path: Path) -> None:
-    """Remove ``path`` whatever a benchmark left in it (read-only folders included)."""
-
-    def retry(func, name, _exc) -> None:
-        try:
-            os.chmod(os.path.dirname(name), 0o700)
-            func(name)
-        except OSError:
-            pass
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=retry)
-    else:
-        shutil.rmtree(path, onerror=retry)
-
-
 @contextlib.contextmanager
 def run_tree(tree: Path, spec: BenchmarkSpec, noise: NoiseControl) -> Iterator[Path]:
     """The tree the run uses: ``tree``, or with ``ramdisk`` a fresh copy of what the run needs on
@@ -166,6 +150,12 @@ def run_tree(tree: Path, spec: BenchmarkSpec, noise: NoiseControl) -> Iterator[P
         yield copy
     finally:
         remove_tree(copy)
+
+
+def remove_stale_scratch() -> list[Path]:
+    """Remove the scratch folders and ramdisk copies left by killed processes, in the system's
+    temporary folder and on the tmpfs (:func:`regbench.run.scratch.remove_stale`)."""
+    return remove_stale([tempfile.gettempdir(), find_tmpfs()])
 
 
 def ramdisk_dir(spec: BenchmarkSpec) -> str:
