@@ -259,7 +259,7 @@ def test_only_new_alerts_of_the_sink_kinds_are_sent(store, tmp_path):
 
 
 # ------------------------------------------------------------------------------------ files
-def test_json_file_is_versioned_and_rewritten_atomically(store, tmp_path):
+def test_json_file_is_versioned_and_added_to_atomically(store, tmp_path):
     path = tmp_path / "out" / "alerts.json"
     sink = JsonSink("json", path=path)
     assert notify_pending(store, [sink], now=T0).sent == 3
@@ -270,9 +270,38 @@ def test_json_file_is_versioned_and_rewritten_atomically(store, tmp_path):
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
                                       "updated_at", "confirmation"]
+    before = path.read_text()
     assert notify_pending(store, [sink], now=T0).sent == 0
-    assert json.loads(path.read_text())["alerts"] == []  # this call's alerts: none
+    assert path.read_text() == before  # nothing due: the file, not yet taken away, is left alone
     assert sorted(p.name for p in path.parent.iterdir()) == ["alerts.json"]  # no temporary file left
+    path.unlink()  # whoever handled the alerts took the file away
+    assert notify_pending(store, [sink], now=T0).sent == 0
+    assert json.loads(path.read_text())["alerts"] == []  # a file is always there after a call
+
+
+def test_each_call_adds_its_alerts_to_the_file_sinks(store, tmp_path):
+    path, md = tmp_path / "alerts.json", tmp_path / "pr.md"
+    sinks = [JsonSink("json", path=path), MarkdownSink("md", path=md, title="Perf")]
+    set_status(store, [2, 3], "acknowledged", who="ana", now=T0)  # out of the first call
+    assert notify_pending(store, sinks, now=T0).sent == 2
+    set_status(store, [2, 3], "new", who="ana", now=T0)
+    assert notify_pending(store, sinks, now=T0 + timedelta(minutes=30)).sent == 4
+    doc = json.loads(path.read_text())
+    assert [a["id"] for a in doc["alerts"]] == [1, 2, 3] and doc["generated_at"] == "2024-05-01T12:30:00Z"
+    text = md.read_text()
+    assert text.startswith("### Perf\n\n3 new alert(s): 3 regression(s), 0 improvement(s).\n")
+    assert [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| #")] == ["| #1", "| #2", "| #3"]
+
+
+def test_the_json_sink_does_not_overwrite_a_file_it_did_not_write(store, tmp_path):
+    path = tmp_path / "alerts.json"
+    path.write_text("[1, 2]\n")
+    report = notify_pending(store, [JsonSink("json", path=path)], now=T0)
+    assert report.failed == 3 and "is not a regbench alerts file" in report.sinks[0].error
+    assert path.read_text() == "[1, 2]\n"
+    path.write_text("")  # emptied: a new file
+    assert notify_pending(store, [JsonSink("json", path=path)], now=T0).sent == 3
+    assert len(json.loads(path.read_text())["alerts"]) == 3
 
 
 def test_a_file_sink_that_cannot_write_fails_and_is_retried(store, tmp_path):
@@ -295,6 +324,9 @@ def test_markdown_table_for_a_pull_request(tmp_path):
         assert "| alert | kind | benchmark | config | machine | version | previous | change | CI | methods |" in text
         assert ("| #1 | **regression** | parse\\|json | default | local | v1 | v0 | +10.00% | [+5.00%, +15.00%] "
                 "| ci-overlap |") in text
+        notify_pending(store, [MarkdownSink("md", path=path, title="Perf")], now=T0)
+        assert path.read_text() == text  # nothing due: left alone
+        path.unlink()
         notify_pending(store, [MarkdownSink("md", path=path, title="Perf")], now=T0)
         assert path.read_text() == "### Perf\n\nNo new performance alerts.\n"
 

@@ -1,4 +1,4 @@
-"""The JSON sink: the alerts delivered by one notify call, as one versioned JSON file.
+"""The JSON sink: every alert delivered to it, in one versioned JSON file.
 
 Format (``format_version`` 1)::
 
@@ -8,10 +8,14 @@ Format (``format_version`` 1)::
                  "status", "fixed_by", "fixed_by_alert", "restores", "created_at", "updated_at",
                  "confirmation"}, ...]}
 
-The file is rewritten by every call (with ``"alerts": []`` when nothing was due), atomically.
-``confirmation`` (what ``regbench detect --confirm`` found, or null) was added to version 1
-without changing the version: keys are only ever added to a version, and readers ignore those
-they do not know.
+Each call *adds* the alerts it delivers to those already in the file (an alert once, by its
+``key``; ``generated_at`` is the last addition), under the lock of the file's folder and
+atomically (:func:`regbench.notify.files.update_atomically`): two notifies at once both land in
+the file, where replacing it lost the first one's alerts.  Whoever handles the alerts takes the
+file away (``mv``, then read it); the next call starts a new one.  A call with nothing to deliver
+writes ``"alerts": []`` when there is no file, and leaves a file alone.  ``confirmation`` (what
+``regbench detect --confirm`` found, or null) was added to version 1 without changing the
+version: keys are only ever added to a version, and readers ignore those they do not know.
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 
 from ..model import Alert, iso
-from .base import FORMAT_VERSION, Sink, register
-from .files import write_atomically
+from .base import FORMAT_VERSION, Sink, SinkError, register
+from .files import update_atomically
 
 
 @register
@@ -36,6 +40,29 @@ class JsonSink(Sink):
         self.path = Path(path)
 
     def send(self, alerts: Sequence[Alert], *, now: datetime) -> None:
-        doc = {"format_version": FORMAT_VERSION, "generated_at": iso(now), "sink": self.name,
-               "alerts": [a.to_json() for a in alerts]}
-        write_atomically(self.path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        def add(text: str | None) -> str | None:
+            if text is not None and not text.strip():
+                text = None  # emptied by whoever handled the alerts: a new file
+            if text is not None and not alerts:
+                return None
+            told = _alerts_in(text, self.path) if text is not None else []
+            keys = {a.get("key") for a in told}
+            told += [a.to_json() for a in alerts if a.uid not in keys]
+            doc = {"format_version": FORMAT_VERSION, "generated_at": iso(now), "sink": self.name, "alerts": told}
+            return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+        update_atomically(self.path, add)
+
+
+def _alerts_in(text: str, path: Path) -> list[dict]:
+    """The alerts of a file this sink wrote; :class:`SinkError` for any other file (it is not
+    overwritten: it may be someone's)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not (isinstance(doc, dict) and doc.get("format_version") == FORMAT_VERSION
+            and isinstance(doc.get("alerts"), list)):
+        raise SinkError(f"{path} is not a regbench alerts file (format_version {FORMAT_VERSION}): "
+                        "move it away, the next notify writes a new one")
+    return doc["alerts"]

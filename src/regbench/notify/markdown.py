@@ -1,18 +1,26 @@
-"""The Markdown sink: a table of the alerts delivered by one notify call, for a pull-request
-comment (e.g. ``gh pr comment --body-file regbench-alerts.md``).
+"""The Markdown sink: a table of the alerts delivered to it, for a pull-request comment (e.g.
+``gh pr comment --body-file regbench-alerts.md``).
 
-The file is rewritten by every call, atomically; with nothing due it says so in one line.
+Each call adds the rows of the alerts it delivers to the table already in the file (an alert
+once, by its number), under the lock of the file's folder and atomically
+(:func:`regbench.notify.files.update_atomically`): two notifies at once both land in the file.
+Whoever posts the file takes it away; the next call starts a new one.  A call with nothing to
+deliver writes "No new performance alerts." when there is no file, and leaves a file alone.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from ..model import Alert
 from .base import Sink, pct, register
-from .files import write_atomically
+from .files import update_atomically
+
+#: A row of the table (cells are escaped by :func:`cell`, so only rows start like this).
+ROW = re.compile(r"^\| #(\d+) \| ")
 
 
 def cell(text: str) -> str:
@@ -20,23 +28,31 @@ def cell(text: str) -> str:
     return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
+def row(a: Alert) -> str:
+    """One alert's row of the table."""
+    mark = "**regression**" if a.kind == "regression" else "improvement"
+    if a.restores is not None:
+        mark += f" (fixes #{a.restores})"
+    ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
+    return "| " + " | ".join([
+        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(a.machine), cell(a.version),
+        cell(a.previous), pct(a.change), ci, cell(", ".join(a.methods))]) + " |"
+
+
 def render(alerts: Sequence[Alert], *, title: str) -> str:
-    if not alerts:
+    return page([row(a) for a in alerts], title=title)
+
+
+def page(rows: Sequence[str], *, title: str) -> str:
+    """The whole file: a heading, a count and the table of ``rows`` (from :func:`row`)."""
+    if not rows:
         return f"### {title}\n\nNo new performance alerts.\n"
-    regressions = sum(a.kind == "regression" for a in alerts)
+    regressions = sum(r.split(" | ", 2)[1].startswith("**regression**") for r in rows)
     lines = [f"### {title}", "",
-             f"{len(alerts)} new alert(s): {regressions} regression(s), {len(alerts) - regressions} improvement(s).",
+             f"{len(rows)} new alert(s): {regressions} regression(s), {len(rows) - regressions} improvement(s).",
              "", "| alert | kind | benchmark | config | machine | version | previous | change | CI | methods |",
-             "|---:|---|---|---|---|---|---|---:|---:|---|"]
-    for a in alerts:
-        mark = "**regression**" if a.kind == "regression" else "improvement"
-        if a.restores is not None:
-            mark += f" (fixes #{a.restores})"
-        ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
-        lines.append("| " + " | ".join([
-            f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(a.machine), cell(a.version),
-            cell(a.previous), pct(a.change), ci, cell(", ".join(a.methods))]) + " |")
-    lines += ["", "Triage with `regbench alerts ack|invalid|expected ID --reason ...`."]
+             "|---:|---|---|---|---|---|---|---:|---:|---|", *rows,
+             "", "Triage with `regbench alerts ack|invalid|expected ID --reason ...`."]
     return "\n".join(lines) + "\n"
 
 
@@ -52,4 +68,11 @@ class MarkdownSink(Sink):
         self.title = title
 
     def send(self, alerts: Sequence[Alert], *, now: datetime) -> None:
-        write_atomically(self.path, render(alerts, title=self.title))
+        def add(text: str | None) -> str | None:
+            if text is not None and not alerts:
+                return None
+            shown = {int(m.group(1)): m.string for m in map(ROW.match, (text or "").splitlines()) if m}
+            new = [row(a) for a in alerts if a.id not in shown]
+            return page([*shown.values(), *new], title=self.title)
+
+        update_atomically(self.path, add)
