@@ -351,7 +351,7 @@ def test_cli_confirm_options_need_confirm_and_a_configuration(tmp_path, capsys):
     cwd = os.getcwd()
     try:
         os.chdir(missing)
-        assert main([*store_args, "detect", "--confirm"]) == 1
+        assert main([*store_args, "detect", "--confirm"]) == 3
     finally:
         os.chdir(cwd)
     assert "--confirm needs regbench.toml" in capsys.readouterr().err

@@ -444,6 +444,6 @@ def test_cli_json_on_a_tiny_corpus(tmp_path):
 
 def test_cli_bad_method_is_one_line():
     out = _cli("--methods", "ci-overlap,nope")
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert out.stderr.startswith("error: --methods: unknown method 'nope' (known: ")
     assert out.stderr.count("\n") == 1

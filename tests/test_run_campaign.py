@@ -410,8 +410,9 @@ def test_cli_run_prints_a_summary(tmp_path):
     db = tmp_path / "store.db"
     result = CliRunner().invoke(cmd_run.command, ["--seed", "3", "--machine", "box", "--runs", "1"],
                                 obj=Context(str(db), str(cfg)))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 4, result.output  # a run failed
     assert f"(seed 3): 2 runs stored (1 ok, 1 failed) over 1 version. Results are in {db}." in result.output
+    assert "\n  1 run of c: failed (exit status 2)\n" in result.output
     assert "c@worktree run 0: failed" in result.output  # reported as it happens (stderr)
     assert {r.machine for r in Store(db).runs()} == {"box"}
     only = CliRunner().invoke(cmd_run.command, ["--benchmark", "b", "--runs", "2", "--machine", "box"], obj=Context(str(db), str(cfg)))
@@ -446,5 +447,5 @@ def test_cli_errors_are_one_line(tmp_path):
     write_config(tmp_path, "", [{"name": "b", "command": printer()}])
     proc = cli("run", "--versions", "HEAD", cwd=tmp_path)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert err.strip().count("\n") == 0 and err.startswith("error: ") and "not a git repository" in err

@@ -14,15 +14,44 @@
      └── MissingDependency        an optional package a feature needs is not installed
 
 The CLI catches :class:`RegbenchError` once, prints ``str(error)`` on one line and exits with
-status 1.  A failing *benchmark* (crash, hang, garbage output) is not an error: it is a recorded
-result (see :mod:`regbench.run.execute`).
+status 3 (:data:`ExitStatus.ERROR`).  A failing *benchmark* (crash, hang, garbage output) is not an
+error: it is a recorded result (see :mod:`regbench.run.execute`), and a command whose runs failed
+exits with status 4 (:data:`ExitStatus.FAILED`).
 """
 
 from __future__ import annotations
 
+import enum
+
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses of the ``regbench`` command, the same for every command (docs/cli.md).
+
+    A CI job can tell a gate's answer (1) from a mistake in the call (2), a problem regbench
+    reports (3) and benchmarks or deliveries that failed (4).
+    """
+
+    #: Done, and nothing a gate asked about was found.
+    OK = 0
+    #: Done, and what a gate asks about was found: a regression (``compare``, ``detect
+    #: --fail-on-regression``), no culprit (``bisect``), a warning (``system check --strict``).
+    FOUND = 1
+    #: The command line is wrong (click's usage errors: an unknown option, a bad value).
+    USAGE = 2
+    #: A :class:`RegbenchError`: the configuration, an input file, the store, a version or a
+    #: name that is not stored.
+    ERROR = 3
+    #: Work was done but some of it failed: runs or builds of a campaign, a sink's delivery.
+    FAILED = 4
+    #: Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    INTERRUPTED = 130
+
 
 class RegbenchError(Exception):
     """Base of every error regbench reports to a person as a one-line message."""
+
+    #: What the command exits with when this error ends it.
+    exit_status = ExitStatus.ERROR
 
 
 class ConfigError(RegbenchError):

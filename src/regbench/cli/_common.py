@@ -1,13 +1,82 @@
 """What several commands share that is not rendering (that is in :mod:`regbench.report`): the
-``DURATION`` option type and SIGTERM handled as Ctrl-C."""
+:class:`Context` every command gets (the one way to find the configuration file and open the
+store), the ``DURATION`` and configuration-name option types, and SIGTERM handled as Ctrl-C."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import ProjectConfig
+    from ..store import Store
+
+
+class Context:
+    """What every command gets: the global ``--store`` and ``--config``, and the one way to open
+    the store.
+
+    The store is, in this order: ``--store`` (or ``REGBENCH_STORE``); the ``store`` key of the
+    configuration file (``--config FILE``, else the nearest ``regbench.toml``, if there is one),
+    relative to that file's folder; ``.regbench/results.db`` under the current directory.
+    """
+
+    def __init__(self, store: str | None, config: str | None):
+        self.store_location = store
+        self.config_path = config
+        self.stores: list[Store] = []
+        self._config: ProjectConfig | None = None
+        self._looked_up = False
+
+    def load_config(self) -> ProjectConfig:
+        """The configuration file, which the command needs (a one-line error when there is none)."""
+        from ..config import load_config
+
+        if self._config is None:
+            self._config = load_config(self.config_path)
+            self._looked_up = True
+        return self._config
+
+    def config_if_any(self) -> ProjectConfig | None:
+        """The configuration file when one is given or found, else None."""
+        from ..config import find_config
+
+        if not self._looked_up:
+            self._looked_up = True
+            if self.config_path is not None or find_config() is not None:
+                self.load_config()
+        return self._config
+
+    def store_location_for(self, config: ProjectConfig | None) -> str | None:
+        """Where the store is (None: the default), after ``--store``, then ``config``'s ``store``."""
+        if self.store_location is not None:
+            return self.store_location
+        if config is not None and config.store:
+            return config.store if "://" in config.store else str(config.root / config.store)
+        return None
+
+    def open_store(self, *, create: bool = True, config: ProjectConfig | None = None) -> Store:
+        """The results store (closed when the command ends); ``create=False`` for commands that
+        only read it, so that a mistyped path is an error rather than an empty store.
+
+        ``config`` is the configuration the command has loaded already; without it, the
+        configuration file is read for its ``store`` key when ``--store`` is not given.
+        """
+        from ..store import Store
+
+        if config is None and self.store_location is None:
+            config = self.config_if_any()
+        store = Store(self.store_location_for(config), create=create)
+        self.stores.append(store)
+        return store
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
 
 class DurationType(click.ParamType):
     """``90``, ``90s``, ``10m`` or ``1.5h`` as seconds (:func:`regbench.config.duration_seconds`,

@@ -8,6 +8,7 @@ import subprocess
 
 import click
 
+from ..errors import ExitStatus
 from ..model import ALERT_STATUSES
 
 
@@ -93,7 +94,7 @@ command.command("reopen", help="Set alerts back to new (a fixed alert loses its 
 def notify_command(click_ctx) -> None:
     """Send the alerts not yet sent to the sinks of regbench.toml ([[notify]]), each alert once per
     sink; report what was sent and what failed (failed ones are tried again by the next call).
-    Exits with status 1 when a sink failed."""
+    Exits with status 4 when a sink failed."""
     from ..notify import build_sinks, notify_pending
     from ..report.alerts import print_notify_report
 
@@ -106,5 +107,5 @@ def notify_command(click_ctx) -> None:
     report = notify_pending(store, build_sinks(config.notify))
     print_notify_report(report)
     if not report.ok:
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FAILED)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from ..errors import ExitStatus
 from ._common import DURATION
 
 #: Options of the mean comparison only, and of the variance comparison only.
@@ -101,7 +102,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
                             threshold=threshold, confidence_level=confidence, rng=seed)
     print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
     if any(r.verdict == "regression" for r in rows):
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FOUND)
 
 
 def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:
@@ -136,4 +137,4 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
     else:
         print_settled(rows, title=live_title(rows, alpha=alpha, threshold=threshold))
     if any(r.gates for r in rows):
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FOUND)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
-from ..errors import ConfigError
+from ..errors import ConfigError, ExitStatus
 from ._common import DURATION
 
 #: Detector keyword arguments that have options of their own.
@@ -69,7 +69,6 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2). A method's own
     options are given with --option NAME=VALUE (docs/cli.md lists them).
     """
-    from ..config import find_config
     from ..pipeline import check_detect_options, detect_and_alert
     from ..report.alerts import print_notify_report
     from ..report.changes import print_detection
@@ -77,7 +76,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
 
     ctx = click_ctx.obj
     detector_options = parse_detector_options(method, options)
-    config = ctx.load_config() if (ctx.config_path or find_config()) else None
+    config = ctx.config_if_any()
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
@@ -90,8 +89,10 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
         options=detector_options, confirm=confirming, confirm_reporter=_live_display())
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
-    if not outcome.ok or (fail_on_regression and outcome.regressed):
-        click_ctx.exit(1)
+    if not outcome.ok:
+        click_ctx.exit(ExitStatus.FAILED)
+    if fail_on_regression and outcome.regressed:
+        click_ctx.exit(ExitStatus.FOUND)
 
 
 def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, object]:

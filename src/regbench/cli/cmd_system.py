@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..errors import ExitStatus
+
 
 @click.group("system")
 def command() -> None:
@@ -23,4 +25,4 @@ def check_command(fmt: str, strict: bool) -> None:
     findings = system_check()
     print_system_check(findings, fmt=fmt)
     if strict and any(f.status == "warn" for f in findings):
-        raise SystemExit(1)
+        raise click.exceptions.Exit(ExitStatus.FOUND)

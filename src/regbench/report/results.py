@@ -17,9 +17,17 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------------------------------ show
-def print_inventory(inv: Inventory, *, all_runs: bool = False) -> None:
-    """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run)."""
+#: Lines of a run's stderr tail ``regbench show`` prints (``--full``: all that was kept).
+STDERR_LINES = 5
+
+
+def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = False) -> None:
+    """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run),
+    then the end of the stderr of those runs (all of what was kept with ``full``); runs whose
+    stderr ends alike are printed once."""
     from rich.markup import escape
+
+    from .campaign import failure_cause
 
     rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed)]
             for b in inv.benchmarks]
@@ -41,15 +49,34 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False) -> None:
     if shown:
         rows = []
         for r in shown:
-            tail = (r.stderr_tail or "").strip().splitlines()
+            why = failure_cause(r.status, r.stderr_tail, width=100) if r.status != "ok" else ""
             rows.append([escape(r.benchmark), escape(r.version), str(r.run_index), r.status,
                          "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
-                         str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}",
-                         escape(tail[-1][:80]) if tail else ""])
+                         str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}", escape(why)])
         emit_table("Runs" if all_runs else "Failed runs",
                    ["benchmark", "version", "run", "status", "exit", "samples", "warm-up", "seconds",
-                    "stderr (last line)"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
+                    "why"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
+        _print_stderr_tails(shown, full=full)
     console.print(f"{len(inv.runs)} runs in {inv.location}")
+
+
+def _print_stderr_tails(runs, *, full: bool) -> None:
+    """The end of each run's stderr (``full``: all of it that was kept), once per distinct text."""
+    from rich.markup import escape
+
+    groups: dict[str, list] = {}
+    for r in runs:
+        lines = (r.stderr_tail or "").rstrip().splitlines()
+        if lines:
+            groups.setdefault("\n".join(lines if full else lines[-STDERR_LINES:]), []).append(r)
+    for text, members in groups.items():
+        first = members[0]
+        which = (f"{first.benchmark}@{first.version} run {first.run_index}" if len(members) == 1 else
+                 f"{len(members)} runs ({', '.join(sorted({f'{m.benchmark}@{m.version}' for m in members}))}: "
+                 f"runs {', '.join(str(m.run_index) for m in members[:10])}{', ...' if len(members) > 10 else ''})")
+        what = "all that was kept" if full else f"last {STDERR_LINES} lines (--full: all that was kept)"
+        console.print(f"\nstderr of [bold]{escape(which)}[/bold], {what}:")
+        console.print("\n".join("  " + escape(line) for line in text.splitlines()), markup=True)
 
 
 # --------------------------------------------------------------------------------------- summary

@@ -11,7 +11,9 @@ reproduced (:func:`rmit_order`).
 Every run is written to the store in its own transaction as soon as it ends (DESIGN.md "Data"),
 so a campaign killed with ``kill -9`` loses at most the run in flight, and running the same
 command again *resumes*: trials whose (benchmark, version, run index) is already stored for this
-configuration and machine, whatever their status, are not run again.
+configuration and machine, whatever their status, are not run again.  With ``retry_failed``, an
+experiment with fewer successful runs than planned gets new runs (under new run indices) for the
+ones that failed: the failed runs stay stored, as history.
 
 Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is
 stored with that status; a version that fails to build is recorded in the ``build`` table and its
@@ -88,6 +90,17 @@ class NullReporter:
 
 
 @dataclass(frozen=True)
+class FailedTrial:
+    """A run of this campaign that did not succeed: what the end-of-campaign account groups by
+    cause."""
+
+    trial: Trial
+    status: str
+    exit_code: int | None
+    stderr_tail: str
+
+
+@dataclass(frozen=True)
 class CampaignResult:
     """What a finished campaign did.
 
@@ -115,6 +128,13 @@ class CampaignResult:
         The trials in the order they were executed.
     adaptive : tuple of AdaptiveOutcome
         Where each experiment of a ``plan = "adaptive"`` benchmark ended.
+    failed : tuple of FailedTrial
+        The runs of this campaign that did not succeed, in the order they ran.
+    failed_earlier : int
+        Runs stored before this campaign that failed and that ``retry_failed`` would run again
+        (0 when it did): the planned runs an experiment lacks for having failed.
+    retried : int
+        Runs this campaign added with ``retry_failed`` for earlier runs that had failed.
     """
 
     campaign_id: int
@@ -127,10 +147,18 @@ class CampaignResult:
     versions: tuple[str, ...]
     order: tuple[Trial, ...] = field(repr=False)
     adaptive: tuple[AdaptiveOutcome, ...] = ()
+    failed: tuple[FailedTrial, ...] = ()
+    failed_earlier: int = 0
+    retried: int = 0
 
     @property
     def runs_stored(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def ok(self) -> bool:
+        """True when every run of this campaign succeeded and every version built."""
+        return not self.failed and not self.builds_failed
 
 
 def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
@@ -161,7 +189,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                  runs: int | None = None, reporter: CampaignReporter | None = None,
                  rebuild: bool = False, command: str | None = None,
                  cache_dir: Path | None = None, releases: str | None = None,
-                 noise: NoiseControl | None = None) -> CampaignResult:
+                 noise: NoiseControl | None = None, retry_failed: bool = False) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -207,6 +235,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         while a copy per version keeps what runs in place without a ramdisk do (runs of one
         version share its tree).  The copies of every version are held at once, RMIT
         interleaving them.
+    retry_failed : bool
+        Also run again, under new run indices, the runs an experiment lacks because stored runs
+        failed: an experiment gets as many new runs as it has runs planned minus those that
+        succeeded (and minus those not run yet).  The failed runs stay stored.
 
     Returns
     -------
@@ -274,7 +306,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     with LocalExecutor() as executor, contextlib.ExitStack() as cleanup:
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
-                             noise_facts.get("ramdisk_dir"), cleanup)
+                             noise_facts.get("ramdisk_dir"), cleanup, retry_failed)
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
@@ -294,6 +326,7 @@ class _Campaign:
     reporter: CampaignReporter
     ramdisk_base: str | None
     cleanup: contextlib.ExitStack
+    retry_failed: bool = False
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
@@ -336,17 +369,31 @@ class _Campaign:
         done = set(existing) | {(parsed[b].benchmark, v, r) for b, v, r in existing
                                 if parsed[b].reported is not None and parsed[b].benchmark in tool_specs}
         built = {v.name for v in ready}
+        failed_at = self._failed_indices(existing)
         todo: list[Trial] = []
-        skipped = unbuilt = 0
+        skipped = unbuilt = lacking = retried = 0
         for spec in self.specs:
+            stored = done if spec.format else existing
             for v in versions:
-                for r in range(self.runs_of[spec.name]):
-                    if v.name not in built:
-                        unbuilt += 1
-                    elif (spec.name, v.name, r) in (done if spec.format else existing):
-                        skipped += 1
-                    else:
-                        todo.append(Trial(spec.name, v.name, r))
+                planned = self.runs_of[spec.name]
+                missing = [r for r in range(planned) if (spec.name, v.name, r) not in stored]
+                if v.name not in built:
+                    unbuilt += planned
+                    continue
+                skipped += planned - len(missing)
+                todo.extend(Trial(spec.name, v.name, r) for r in missing)
+                # Runs the experiment lacks because stored ones failed (retry-failed runs them).
+                taken = {r for b, vv, r in stored if (b, vv) == (spec.name, v.name)}
+                lost = failed_at.get((spec.name, v.name), set()) & taken
+                need = min(planned - len(missing), planned - (len(taken) - len(lost)) - len(missing))
+                if need <= 0:
+                    continue
+                if not self.retry_failed:
+                    lacking += need
+                    continue
+                start = max([*taken, planned - 1]) + 1
+                todo.extend(Trial(spec.name, v.name, r) for r in range(start, start + need))
+                retried += need
         order = rmit_order(todo, self.seed)
         adaptive = [s for s in self.specs if s.plan == "adaptive"]
         if self.ramdisk_base is not None:
@@ -367,17 +414,37 @@ class _Campaign:
             from .adaptive import run_adaptive_rounds
 
             outcomes, more = run_adaptive_rounds(runner, adaptive, [v.name for v in versions if v.name in built],
-                                                 seed=self.seed, existing=existing)
+                                                 seed=self.seed,
+                                                 existing=existing | {(t.benchmark, t.version, t.run_index)
+                                                                      for t in order})
             results += more
         counts = dict.fromkeys(RUN_STATUSES, 0)
         for result in results:
             if result.stored:
                 counts[result.outcome.status] += 1
+        failures = tuple(FailedTrial(r.trial, r.outcome.status, r.outcome.exit_code, r.outcome.stderr_tail or "")
+                         for r in results if r.stored and r.outcome.status != "ok")
         return CampaignResult(campaign_id=ctx.campaign_id, seed=self.seed, machine=ctx.machine, counts=counts,
                               builds_failed=tuple(failed),
                               trials_skipped=skipped + sum(not r.stored for r in results),
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
-                              order=tuple(r.trial for r in results), adaptive=tuple(outcomes))
+                              order=tuple(r.trial for r in results), adaptive=tuple(outcomes),
+                              failed=failures, failed_earlier=lacking, retried=retried)
+
+    def _failed_indices(self, existing: set[tuple[str, str, int]]) -> dict[tuple[str, str], set[int]]:
+        """Per (benchmark, version), the run indices of this configuration and machine whose
+        stored run failed: a benchmark's own run, or a tool's invocation that reported nothing."""
+        ctx = self.ctx
+        reported = {(SeriesName.parse(b).benchmark, v, r) for b, v, r in existing if SeriesName.parse(b).reported}
+        out: dict[tuple[str, str], set[int]] = {}
+        for spec in self.specs:
+            for run in ctx.store.runs(benchmark=spec.name):
+                if (run.config, run.machine) != (ctx.config_name, ctx.machine) or run.status == "ok":
+                    continue
+                if spec.format and (spec.name, run.version, run.run_index) in reported:
+                    continue
+                out.setdefault((spec.name, run.version), set()).add(run.run_index)
+        return out
 
 
 def _widest_runs(specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int]) -> list[tuple[BenchmarkSpec, int]]:

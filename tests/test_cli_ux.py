@@ -1,0 +1,123 @@
+"""The command line as a person meets it: failures told with their causes and retried, one way
+to find the store, options that say what they take, messages that name what is wrong."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.cli.main import main
+from regbench.model import RunRecord
+from regbench.store import Store
+
+PY = sys.executable
+FAILS = [PY, "-c", "import sys; sys.stderr.write('reading data.bin\\nboom: missing data file\\n'); sys.exit(1)"]
+MISSING = [PY, "-c", "import nosuchmodule_for_regbench"]
+PRINTS = [PY, "-c", "import os\nfor _ in range(int(os.environ['REGBENCH_ITERATIONS'])): print(1.0)"]
+
+
+def write_config(folder: Path, benchmarks: dict[str, list[str]], *, runs: int = 2, extra: str = "") -> Path:
+    text = (f'[project]\nname = "p"\nstore = "results/r.db"\n{extra}'
+            f"[defaults]\nruns = {runs}\niterations = 2\nwarmup = 0\n")
+    for name, command in benchmarks.items():
+        text += f"[[benchmark]]\nname = {json.dumps(name)}\ncommand = {json.dumps(command)}\n"
+    cfg = folder / "regbench.toml"
+    cfg.write_text(text, encoding="utf-8")
+    return cfg
+
+
+def statuses(store_path: Path, benchmark: str) -> list[tuple[int, str]]:
+    with Store(store_path, create=False) as store:
+        return sorted((r.run_index, r.status) for r in store.runs(benchmark=benchmark))
+
+
+# ------------------------------------------------------------------ failures: visible, retryable
+def test_failed_campaign_exits_4_with_one_line_per_cause_then_retries(tmp_path, capsys):
+    cfg = write_config(tmp_path, {"a": FAILS, "b": MISSING})
+    assert main(["--config", str(cfg), "run"]) == 4
+    out = capsys.readouterr().out
+    assert "4 runs stored (0 ok, 4 failed)" in out
+    assert "4 runs failed, for 2 causes:\n" in out
+    assert "  2 runs of a: failed (exit status 1): boom: missing data file\n" in out
+    assert "  2 runs of b: failed (exit status 1): ModuleNotFoundError: No module named " in out
+    assert "--retry-failed" in out
+
+    # `show` finds the store of regbench.toml and shows the benchmark's own stderr.
+    assert main(["--config", str(cfg), "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "failed (exit status 1): boom: missing data file" in shown
+    assert "  reading data.bin\n  boom: missing data file\n  [regbench] exit status 1\n" in shown
+    assert "stderr of 2 runs (a@" in shown  # runs that failed alike are printed once
+
+    # Without --retry-failed nothing is run again, and the account says how to.
+    assert main(["--config", str(cfg), "run"]) == 0
+    out = capsys.readouterr().out
+    assert "0 runs stored" in out and "4 runs that failed earlier were not run again: add --retry-failed" in out
+
+    # b is fixed: --retry-failed runs the lacking runs under new indices and keeps the failed ones.
+    write_config(tmp_path, {"a": FAILS, "b": PRINTS})
+    assert main(["--config", str(cfg), "run", "--retry-failed"]) == 4  # a still fails
+    out = capsys.readouterr().out
+    assert "4 runs stored (2 ok, 2 failed)" in out and "4 runs ran again for earlier runs that had failed" in out
+    store_path = tmp_path / "results" / "r.db"
+    assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
+    # b has its two successful runs now: only a's are run again.
+    write_config(tmp_path, {"a": PRINTS, "b": PRINTS})
+    assert main(["--config", str(cfg), "run", "--retry-failed"]) == 0
+    out = capsys.readouterr().out
+    assert "2 runs stored (2 ok)" in out and "runs failed" not in out
+    assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
+    assert [s for _, s in statuses(store_path, "a")] == ["failed"] * 4 + ["ok"] * 2
+
+
+def test_show_full_prints_all_of_the_stderr_kept(tmp_path, capsys):
+    tail = "\n".join(f"line {k}" for k in range(12)) + "\n[regbench] exit status 2"
+    with Store(tmp_path / "r.db") as store:
+        store.add_run(RunRecord("b", "v1", 0, np.empty(0), status="failed", exit_code=2, stderr_tail=tail))
+        store.add_run(RunRecord("b", "v1", 1, np.array([1.0, 2.0]), stderr_tail="a warning"))
+    assert main(["--store", str(tmp_path / "r.db"), "show"]) == 0
+    short = capsys.readouterr().out
+    assert "  line 11\n  [regbench] exit status 2\n" in short and "line 7" not in short and "line 8" in short
+    assert "a warning" not in short  # only failed runs without --runs
+    assert main(["--store", str(tmp_path / "r.db"), "show", "--runs", "--full"]) == 0
+    full = capsys.readouterr().out
+    assert "  line 0\n  line 1\n" in full and "  a warning\n" in full
+
+
+# ------------------------------------------------------------------ one way to open the store
+@pytest.fixture
+def configured_store(tmp_path) -> Path:
+    """A regbench.toml whose `store` holds two versions of one benchmark (and no default store)."""
+    cfg = write_config(tmp_path, {"b": PRINTS})
+    path = tmp_path / "results" / "r.db"
+    rng = np.random.default_rng(1)
+    with Store(path) as store:
+        for v in ("v1", "v2"):
+            store.add_runs([RunRecord("b", v, r, rng.normal(1.0, 0.01, 10)) for r in range(4)])
+    return cfg
+
+
+@pytest.mark.parametrize("args", [
+    ["show"], ["summary"], ["export"], ["compare", "v1", "v2"], ["diagnose", "b", "--no-plots"],
+    ["alerts", "list"], ["alerts", "show", "1"], ["detect", "--dry-run"],
+])
+def test_every_command_reads_the_store_of_the_configuration(configured_store, args, capsys, monkeypatch):
+    monkeypatch.chdir(configured_store.parent)
+    monkeypatch.delenv("REGBENCH_STORE", raising=False)
+    code = main(args)
+    err = capsys.readouterr().err
+    assert "no results store" not in err
+    if args[:2] == ["alerts", "show"]:
+        assert code == 3 and err == "error: no alert #1 in the store\n"  # the store was opened
+    elif args[0] != "diagnose" or "statsmodels" not in err:
+        assert code == 0, err
+
+
+def test_store_option_wins_over_the_configuration(configured_store, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(configured_store.parent)
+    assert main(["--store", str(tmp_path / "other.db"), "show"]) == 3
+    assert "no results store at " + str(tmp_path / "other.db") in capsys.readouterr().err
