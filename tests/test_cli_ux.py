@@ -121,3 +121,56 @@ def test_store_option_wins_over_the_configuration(configured_store, tmp_path, ca
     monkeypatch.chdir(configured_store.parent)
     assert main(["--store", str(tmp_path / "other.db"), "show"]) == 3
     assert "no results store at " + str(tmp_path / "other.db") in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the demo's hint works as written
+def test_the_command_printed_for_regbench_works_as_written_without_an_activated_venv(tmp_path):
+    import os
+    import subprocess
+
+    from regbench.report.demo import regbench_command
+
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}  # a shell where the venv is not activated
+    script = Path(sys.executable).parent / "regbench"
+    cases = [regbench_command("-c", path=bare["PATH"])]  # run as `python -m ...`
+    if script.is_file():
+        cases.append(regbench_command(str(script), path=bare["PATH"]))
+        assert cases[-1] == str(script)
+        assert regbench_command(str(script), path=str(script.parent)) == "regbench"  # on PATH: as short as that
+    assert cases[0] == f"{sys.executable} -m regbench"
+    for command in cases:
+        out = subprocess.run(f"cd {tmp_path} && {command} --version", shell=True, env=bare,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "regbench, version" in out.stdout, out.stderr
+
+
+# ------------------------------------------------------------------ --config FILE and --configuration NAME
+@pytest.mark.parametrize("name", ["other.toml", "other.JSON", "cfg.yaml", "a/b", "conf.yml"])
+def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys, name):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), "run", "--configuration", name]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--configuration {name!r} looks like a file, not a configuration name" in err
+    assert f"regbench --config {name} run" in err
+    assert not (tmp_path / "results").exists()  # nothing stored, no store created
+
+
+@pytest.mark.parametrize("args", [["run", "--config", "other.toml"], ["compare", "v1", "v2", "--config", "x"],
+                                  ["compare", "v1", "v1", "--variance", "--b-config", "x"],
+                                  ["import", "--config", "x", "f.csv"]])
+def test_the_old_spelling_after_the_command_says_where_it_went(tmp_path, capsys, args):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), *args]) == 3
+    err = capsys.readouterr().err
+    new = "--b-configuration" if "--b-config" in args else "--configuration"
+    assert err.count("\n") == 1 and f"the configuration's name is {new} NAME" in err
+    if "--b-config" not in args:
+        assert f"a configuration file is given before the command (regbench --config FILE {args[0]} ...)" in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_runs_are_stored_under_the_configuration_name(tmp_path, capsys):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), "run", "--configuration", "quiet"]) == 0
+    with Store(tmp_path / "results" / "r.db", create=False) as store:
+        assert {r.config for r in store.runs()} == {"quiet"}

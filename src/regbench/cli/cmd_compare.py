@@ -1,7 +1,7 @@
 """``regbench compare A B``: version B against version A, runs as replicates; CI gate.
 
 With ``--variance``: whether the spread changed (Brown-Forsythe test, seed 003 s.3.3.1), between
-two versions or one version under two setups (``--b-config``, ``--b-machine``).
+two versions or one version under two setups (``--b-configuration``, ``--b-machine``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ExitStatus
-from ._common import DURATION
+from ._common import DURATION, configuration_name, moved_option
 
 #: Options of the mean comparison only, and of the variance comparison only.
 _MEAN_ONLY = ("threshold", "confidence", "seed")
@@ -28,7 +28,9 @@ RUN_THRESHOLD = 0.03
 @click.option("--threshold", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%).")
 @click.option("--benchmark", help="Only this benchmark.")
-@click.option("--config", "config_name", metavar="NAME", help="Only this configuration (both sides).")
+@click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
+              help="Only this configuration (both sides).")
+@moved_option("--config", "--configuration")
 @click.option("--machine", metavar="NAME", help="Only this machine (both sides).")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
@@ -39,7 +41,9 @@ RUN_THRESHOLD = 0.03
               help="With --variance: the run means (runs are the replicates) or all measured iterations pooled.")
 @click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="With --variance: significance level of the verdict.")
-@click.option("--b-config", metavar="NAME", help="With --variance: B's configuration, when it differs from A's.")
+@click.option("--b-configuration", "b_config", metavar="NAME", callback=configuration_name,
+              help="With --variance: B's configuration, when it differs from A's.")
+@moved_option("--b-config", "--b-configuration")
 @click.option("--b-machine", metavar="NAME", help="With --variance: B's machine, when it differs from A's.")
 @click.option("--run", "live", is_flag=True,
               help="Run A and B (git revisions) now, in interleaved pairs of fresh processes, until an "
@@ -64,7 +68,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     Exit status 1 when any benchmark regressed, so CI can gate on it.
 
     With --variance: whether the spread changed, by the Brown-Forsythe test (seed 003).
-    A and B may name the same version when --b-config or --b-machine puts B on another
+    A and B may name the same version when --b-configuration or --b-machine puts B on another
     setup. Verdicts: variance increased, variance decreased, no evidence of a change,
     undecidable. Exit status 0: the variance comparison informs, it does not gate.
     """
@@ -75,7 +79,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     if live:
         wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
         if wrong:
-            raise click.UsageError(f"--{wrong[0].replace('_', '-')} does not apply to --run", ctx=click_ctx)
+            raise click.UsageError(f"{_flag(click_ctx, wrong[0])} does not apply to --run", ctx=click_ctx)
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
               seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,
@@ -84,7 +88,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
     wrong += [n for n in _RUN_ONLY if n in given]
     if wrong:
-        opt = "--" + wrong[0].replace("_", "-")
+        opt = _flag(click_ctx, wrong[0])
         if wrong[0] in _RUN_ONLY:
             raise click.UsageError(f"{opt} needs --run", ctx=click_ctx)
         raise click.UsageError(f"{opt} does not apply to --variance" if variance else f"{opt} needs --variance",
@@ -103,6 +107,11 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
     if any(r.verdict == "regression" for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
+
+
+def _flag(click_ctx: click.Context, name: str) -> str:
+    """The option of parameter ``name``, as typed (``b_config`` is ``--b-configuration``)."""
+    return next(p.opts[0] for p in click_ctx.command.params if p.name == name and p.opts)
 
 
 def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:

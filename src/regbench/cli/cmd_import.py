@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ._common import configuration_name, moved_option
+
 CANONICAL = ("csv", "jsonl")
 
 
@@ -17,8 +19,9 @@ CANONICAL = ("csv", "jsonl")
               help="The version a tool's output measured (needed for every format but the canonical ones, "
                    "whose rows name their versions).")
 @click.option("--timestamp", metavar="ISO-8601", help="When that version was made (orders versions).")
-@click.option("--config", "config_name", default=None,
+@click.option("--configuration", "config_name", default=None, metavar="NAME", callback=configuration_name,
               help="Configuration the tool's output belongs to [default: default].")
+@moved_option("--config", "--configuration")
 @click.option("--machine", default=None, help="Machine the tool's output was measured on [default: local].")
 @click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False,
               callback=lambda ctx, _p, value: _list_formats(ctx) if value else None,
@@ -44,7 +47,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         fmt = sniff_file(file)
     if fmt in CANONICAL:
         if version or timestamp or config_name or machine:
-            raise InputError("--version, --timestamp, --config and --machine are for other tools' output; "
+            raise InputError("--version, --timestamp, --configuration and --machine are for other tools' output; "
                              "canonical rows name their versions (and config and machine columns)", path=file)
         from ..adapters import parse_file
 

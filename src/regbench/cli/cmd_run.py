@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import ExitStatus
+from ._common import configuration_name, moved_option
 
 
 @click.command("run")
@@ -27,9 +28,12 @@ from ..errors import ExitStatus
 @click.option("--retry-failed", is_flag=True,
               help="Also run again the runs that failed earlier (once their cause is fixed): each "
                    "experiment gets new runs for its failed ones; the failed runs stay stored.")
-@click.option("--config", "config_name", default="default", show_default=True, metavar="NAME",
+@click.option("--configuration", "config_name", default="default", show_default=True, metavar="NAME",
+              callback=configuration_name,
               help="Configuration the runs are stored under: measure a setup (say, with noise control) "
-                   "apart from the default one, then `regbench compare V V --variance --b-config NAME`.")
+                   "apart from the default one, then `regbench compare V V --variance --b-configuration NAME` "
+                   "(the configuration file is the global --config FILE, before `run`).")
+@moved_option("--config", "--configuration")
 @click.option("--pin", metavar="CPUS",
               help="Pin every benchmark process to these CPUs (a list like taskset's: 0,1 or 1-3; "
                    "'none' turns [noise] pin off).")
