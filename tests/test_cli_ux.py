@@ -174,3 +174,23 @@ def test_runs_are_stored_under_the_configuration_name(tmp_path, capsys):
     assert main(["--config", str(cfg), "run", "--configuration", "quiet"]) == 0
     with Store(tmp_path / "results" / "r.db", create=False) as store:
         assert {r.config for r in store.runs()} == {"quiet"}
+
+
+# ------------------------------------------------------------------ where a bad value was written
+@pytest.mark.parametrize("defaults, bench, message", [
+    ({"runs": "3"}, {}, "[defaults] `runs` must be a positive integer, got '3'"),
+    ({"timeout": -1}, {}, "[defaults] `timeout` must be a positive"),
+    ({"warmup": -2}, {}, "[defaults]: `warmup` must be a non-negative integer"),
+    ({"direction": "up"}, {}, "[defaults]: `direction` must be 'lower' or 'higher'"),
+    ({"runs": 3}, {"runs": "4"}, "[[benchmark]] #1 ('a') `runs` must be a positive integer, got '4'"),
+    ({"runs": "3"}, {"runs": 4, "iterations": 0}, "[[benchmark]] #1 ('a') `iterations` must be a positive"),
+])
+def test_a_bad_value_is_reported_in_the_table_it_was_written_in(tmp_path, defaults, bench, message):
+    from regbench.config import parse_config
+    from regbench.errors import ConfigError
+
+    data = {"project": {"name": "p"}, "defaults": defaults,
+            "benchmark": [{"name": "a", "command": ["true"], **bench}]}
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, path=tmp_path / "regbench.toml")
+    assert str(err.value).startswith(f"{tmp_path / 'regbench.toml'}: {message}")

@@ -381,6 +381,10 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     def get(key, default):
         return b.get(key, defaults.get(key, default))
 
+    def at(key: str) -> str:
+        """The table ``key``'s value was written in, for messages: the benchmark's, else [defaults]."""
+        return label if key in b or key not in defaults else "[defaults]"
+
     kind = "command" if "command" in b else "python"
     command: tuple[str, ...] = ()
     target = ""
@@ -395,16 +399,16 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         fail(f"{label}: `env` must be a table of strings")
     pass_env = get("pass_env", [])
     if not isinstance(pass_env, list) or not all(isinstance(v, str) and v and "=" not in v for v in pass_env):
-        fail(f"{label}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
+        fail(f"{at('pass_env')}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
     output = b.get("output", "lines")
     if output not in OUTPUT_FORMATS:
         fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {output!r}")
     direction = get("direction", "lower")
     if direction not in DIRECTIONS:
-        fail(f"{label}: `direction` must be 'lower' or 'higher', got {direction!r}")
+        fail(f"{at('direction')}: `direction` must be 'lower' or 'higher', got {direction!r}")
     unit = get("unit", "s")
     if not isinstance(unit, str) or not unit:
-        fail(f"{label}: `unit` must be a non-empty string")
+        fail(f"{at('unit')}: `unit` must be a non-empty string")
     cwd = b.get("cwd", ".")
     if not isinstance(cwd, str):
         fail(f"{label}: `cwd` must be a path string")
@@ -433,16 +437,16 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
             fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
     plan = get("plan", "fixed")
     if plan not in PLANS:
-        fail(f"{label}: `plan` must be 'fixed' or 'adaptive', got {plan!r}")
+        fail(f"{at('plan')}: `plan` must be 'fixed' or 'adaptive', got {plan!r}")
     width = get("target", 0.01)
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width < 1:
-        fail(f"{label}: `target` must be a relative half-width in (0, 1) such as 0.01, got {width!r}")
+        fail(f"{at('target')}: `target` must be a relative half-width in (0, 1) such as 0.01, got {width!r}")
     budget = get("budget", None)
     if budget is not None:
-        budget = _positive(budget, f"{label} `budget`", fail, float)
-    pilot = _positive(get("pilot", 3), f"{label} `pilot`", fail, int)
+        budget = _positive(budget, f"{at('budget')} `budget`", fail, float)
+    pilot = _positive(get("pilot", 3), f"{at('pilot')} `pilot`", fail, int)
     if pilot < 2:
-        fail(f"{label}: `pilot` must be at least 2 (the between-run variance needs two runs)")
+        fail(f"{at('pilot')}: `pilot` must be at least 2 (the between-run variance needs two runs)")
     if plan == "adaptive" and fmt is not None:
         fail(f"{label}: `plan = \"adaptive\"` needs a benchmark with its own samples, not a tool `format`")
     warmup = get("warmup", 0)
@@ -450,16 +454,16 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     if warmup_auto:
         warmup = 0
     elif not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
-        fail(f"{label}: `warmup` must be a non-negative integer or \"auto\"")
+        fail(f"{at('warmup')}: `warmup` must be a non-negative integer or \"auto\"")
     return BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
         env={str(k): str(v) for k, v in env.items()}, pass_env=tuple(pass_env), output=output, unit=unit, direction=direction,
-        timeout=_positive(get("timeout", 60.0), f"{label} `timeout`", fail, float),
-        runs=_positive(get("runs", 10), f"{label} `runs`", fail, int),
-        iterations=_positive(get("iterations", 20), f"{label} `iterations`", fail, int),
+        timeout=_positive(get("timeout", 60.0), f"{at('timeout')} `timeout`", fail, float),
+        runs=_positive(get("runs", 10), f"{at('runs')} `runs`", fail, int),
+        iterations=_positive(get("iterations", 20), f"{at('iterations')} `iterations`", fail, int),
         warmup=warmup,
         warmup_auto=warmup_auto,
-        min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
+        min_time=_positive(get("min_time", 0.01), f"{at('min_time')} `min_time`", fail, float),
         alerts=alerts,
         format=fmt,
         measures=tuple(measures),
