@@ -194,3 +194,32 @@ def test_a_bad_value_is_reported_in_the_table_it_was_written_in(tmp_path, defaul
     with pytest.raises(ConfigError) as err:
         parse_config(data, path=tmp_path / "regbench.toml")
     assert str(err.value).startswith(f"{tmp_path / 'regbench.toml'}: {message}")
+
+
+# ------------------------------------------------------------------ names that are not stored
+def test_an_unknown_benchmark_is_named_with_the_nearest_stored_ones(tmp_path, capsys):
+    with Store(tmp_path / "r.db") as store:
+        for name in ("parse_json", "parse_xml", "render"):
+            store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
+    base = ["--store", str(tmp_path / "r.db")]
+    for command in (["diagnose", "parse_jsn", "--no-plots"], ["summary", "--benchmark", "parse_jsn"],
+                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"]):
+        assert main([*base, *command]) == 3
+        assert capsys.readouterr().err == ("error: no benchmark named 'parse_jsn' in the store "
+                                           "(did you mean 'parse_json', 'parse_xml'?)\n")
+    assert main([*base, "diagnose", "NOSUCH", "--no-plots"]) == 3
+    assert capsys.readouterr().err == ("error: no benchmark named 'NOSUCH' in the store "
+                                       "(it holds 3 benchmarks: `regbench show` lists them)\n")
+
+
+def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
+    from regbench.adapters.base import available_formats
+
+    odd = tmp_path / "odd.txt"
+    odd.write_text("hello\n")
+    for args in (["import", str(odd)], ["import", "--format", "nope", str(odd)]):
+        assert main(["--store", str(tmp_path / "r.db"), *args]) == 3
+        err = capsys.readouterr().err
+        listed = err.split("known: ")[1].rstrip(")\n").split(", ")
+        assert err.count("\n") == 1 and set(listed) >= {"csv", "jsonl", *available_formats()}
+    assert not (tmp_path / "r.db").exists()

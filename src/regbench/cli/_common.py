@@ -135,6 +135,32 @@ def moved_option(old: str, new: str):
                         callback=fail)
 
 
+def check_benchmark(store: Store, name: str | None) -> None:
+    """A one-line error when no benchmark ``name`` is stored, suggesting the nearest names.
+
+    Raises
+    ------
+    NotFoundError
+        ``name`` is not a stored benchmark (None, meaning every benchmark, is always fine).
+    """
+    import difflib
+
+    from ..errors import NotFoundError
+
+    if name is None:
+        return
+    names = [b.name for b in store.benchmarks()]
+    if name in names:
+        return
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if not near:  # a different case, or a prefix, is near too
+        near = [n for n in names if n.lower() == name.lower() or n.startswith(name)][:3]
+    hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else
+            f"it holds {len(names)} benchmark{'' if len(names) == 1 else 's'}: `regbench show` lists them"
+            if names else "it holds none yet")
+    raise NotFoundError(f"no benchmark named {name!r} in the store ({hint})")
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Within the block, SIGTERM raises KeyboardInterrupt (in the main thread only)."""

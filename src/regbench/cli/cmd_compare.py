@@ -101,7 +101,10 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     from ..analysis import compare_versions
     from ..report.results import print_comparison
 
+    from ._common import check_benchmark
+
     store = click_ctx.obj.open_store(create=False)
+    check_benchmark(store, benchmark)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
     print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)

@@ -31,7 +31,10 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     from ..diagnosis import diagnose
     from ..report.diagnosis import print_diagnosis, write_plots
 
+    from ._common import check_benchmark
+
     store = ctx.open_store(create=False)
+    check_benchmark(store, benchmark)
     d = diagnose(store, benchmark, version=version_name, target=target, confidence_level=confidence)
     plots = [] if no_plots else write_plots(store, d, plots_dir)
     print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt)

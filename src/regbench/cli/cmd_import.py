@@ -40,11 +40,10 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, parse_tool_file, sniff_file
+    from ..ingest import import_file, import_tool_file, parse_tool_file
     from ..report.console import console
 
-    if fmt == "auto":
-        fmt = sniff_file(file)
+    fmt = _format(file, fmt)
     if fmt in CANONICAL:
         if version or timestamp or config_name or machine:
             raise InputError("--version, --timestamp, --configuration and --machine are for other tools' output; "
@@ -69,6 +68,34 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=ts, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
+
+
+def known_formats() -> list[str]:
+    """Every format ``--format`` takes: the canonical ones, then each tool's."""
+    from ..adapters.base import available_formats
+
+    return [*CANONICAL, *available_formats()]
+
+
+def _format(file: str, fmt: str) -> str:
+    """The format to read ``file`` in: ``fmt``, or the one sniffed from its content for ``auto``;
+    a format regbench does not know, given or sniffed, is an error listing every format."""
+    from ..errors import ConfigError, InputError
+    from ..ingest import sniff_file
+
+    known = known_formats()
+    if fmt != "auto":
+        if fmt not in known:
+            raise ConfigError(f"--format: unknown format {fmt!r} (known: auto, {', '.join(known)})")
+        return fmt
+    try:
+        return sniff_file(file)
+    except InputError as exc:
+        # The adapters know only the tools' formats: list the canonical ones too.
+        if exc.reason.startswith("not a format regbench knows"):
+            raise InputError(f"not a format regbench knows (give --format; known: {', '.join(known)})",
+                             path=file) from None
+        raise
 
 
 def _list_formats(ctx: click.Context) -> None:

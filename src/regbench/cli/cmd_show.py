@@ -19,5 +19,8 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
     from ..inventory import inventory
     from ..report.results import print_inventory
 
+    from ._common import check_benchmark
+
     store = ctx.open_store(create=False)
+    check_benchmark(store, benchmark)
     print_inventory(inventory(store, benchmark=benchmark, version=version_name), all_runs=list_runs, full=full)

@@ -29,7 +29,10 @@ def command(ctx, benchmark, version_name, confidence, warmup_cost, no_robust, fm
     from ..analysis import summarize
     from ..report.results import print_summary
 
+    from ._common import check_benchmark
+
     store = ctx.open_store(create=False)
+    check_benchmark(store, benchmark)
     rows = summarize(store, benchmark=benchmark, version=version_name, confidence_level=confidence,
                      robust=not no_robust, warmup_cost=warmup_cost)
     print_summary(rows, confidence=confidence, fmt=fmt)
