@@ -68,6 +68,19 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=ts, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
+    if fmt not in CANONICAL and version:
+        from collections import Counter
+
+        ok = Counter(r.benchmark for r in store.runs(version=version) if r.status == "ok")
+        single = sorted(name for name, n in ok.items() if n == 1)
+        if single:
+            console.print(f"note: {len(single)} benchmark{'' if len(single) == 1 else 's'} of {version} "
+                          f"{'has' if len(single) == 1 else 'have'} one run, so `regbench summary` shows no "
+                          "interval (± —) for them: intervals are over runs, and one invocation of the tool is "
+                          "one run however many times it measured. Run the tool again and import each output "
+                          f"with --version {version} (each adds a run), or benchmark it as a command with "
+                          f"`format = \"{fmt}\"` in regbench.toml, which regbench repeats as fresh processes.",
+                          markup=False)
 
 
 def known_formats() -> list[str]:

@@ -105,21 +105,44 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         return
     from rich.markup import escape
 
+    from .units import display_unit, fmt_count, fmt_interval
+
+    # One unit per benchmark (ns, us, ms, s for times), so that its versions read against each other.
+    means: dict[str, list[float]] = {}
+    for r in rows:
+        if r.plain is not None:
+            means.setdefault(r.benchmark, []).append(r.plain.mean)
+    units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
+             for name, values in means.items()}
     columns = ["benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"]
     table = []
+    single = [r for r in rows if r.plain is not None and r.plain.n_runs < 2]
     for r in rows:
         p, q = r.plain, r.robust
         if p is None:
             table.append([escape(r.benchmark), escape(r.version), "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
             continue
+        unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
-        table.append([escape(r.benchmark), escape(r.version), runs, fmt_num(p.n_iterations, 4),
-                      f"{fmt_value(p.mean, r.unit)} ± {fmt_num(p.half_width)}",
+        table.append([escape(r.benchmark), escape(r.version), runs, fmt_count(p.n_iterations),
+                      escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
-                      f"{fmt_value(q.mean, r.unit)} ± {fmt_num(q.half_width)}" if q else "—",
-                      fmt_num(p.impact_factor), fmt_num(p.n_opt)])
+                      escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
+                      fmt_num(p.impact_factor), fmt_count(p.n_opt)])
     emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
                right={c for c in columns if c not in ("benchmark", "version")})
+    if single:
+        console.print(single_run_note(len(single)), markup=False)
+
+
+def single_run_note(n: int) -> str:
+    """Why experiments with one run have no interval (``± —``), and what to do."""
+    return (f"No interval (± —) for {n} experiment{'' if n == 1 else 's'} with a single run: intervals are over "
+            "runs (fresh processes, the unit of replication), since the iterations inside one process share its "
+            "random initial conditions. A tool's output "
+            "(hyperfine, pytest-benchmark...) imported from one invocation is one run, however many times the "
+            "tool measured; run the tool again and import each output with the same --version (each adds a run), "
+            "or let regbench repeat it: a command benchmark with `format = \"NAME\"` in regbench.toml.")
 
 
 # --------------------------------------------------------------------------------------- compare
