@@ -223,3 +223,36 @@ def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
         listed = err.split("known: ")[1].rstrip(")\n").split(", ")
         assert err.count("\n") == 1 and set(listed) >= {"csv", "jsonl", *available_formats()}
     assert not (tmp_path / "r.db").exists()
+
+
+# ------------------------------------------------------------------ citations the docs resolve
+def test_every_citation_in_the_docs_and_the_help_is_on_the_references_page():
+    import re
+
+    from click.testing import CliRunner
+
+    from regbench.cli.main import _register, cli
+
+    root = Path(__file__).resolve().parents[1]
+    references = (root / "docs" / "references.md").read_text()
+    listed = set(re.findall(r"^\| ([A-Z]\w+ et al\. \d{4}) \|", references, flags=re.M))
+    assert len(listed) == 5
+    _register()
+    texts = {p.name: p.read_text() for p in [*(root / "docs").glob("*.md"), root / "README.md"]
+             if p.name != "references.md"}
+
+    def helps(group, path):
+        for name, command in getattr(group, "commands", {}).items():
+            texts[f"{path} {name} --help"] = CliRunner().invoke(cli, [*path.split()[1:], name, "--help"]).output
+            helps(command, f"{path} {name}")
+
+    helps(cli, "regbench")
+    from regbench.config import EXAMPLE
+
+    texts["regbench init"] = EXAMPLE
+    cited = set()
+    for where, text in texts.items():
+        assert not re.search(r"\bseeds? 00\d", text), f"{where} cites a paper by its number"
+        assert "shared/seeds" not in text, f"{where} points at a folder not in the repository"
+        cited |= set(re.findall(r"[A-Z]\w+ et al\. \d{4}", text))
+    assert cited <= listed and len(cited) >= 4

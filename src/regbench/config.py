@@ -48,12 +48,12 @@ repo = "."
 # worktrees of benchmarked commits.
 # store = ".regbench/results.db"
 
-# Repetition levels (seed 004 s.2) used by every benchmark unless it sets its own:
+# Repetition levels (Japke et al. 2025, s.2) used by every benchmark unless it sets its own:
 [defaults]
-runs = 10          # fresh processes per version: the unit of replication (seed 000 s.2)
+runs = 10          # fresh processes per version: the unit of replication (Kalibera et al. 2005, s.2)
 iterations = 20    # measured iterations per run
 warmup = 2         # leading iterations of every run discarded as warm-up, or "auto": each run's
-                   # steady state is detected (MSER-5, seed 001 s.2.2) and what precedes it discarded
+                   # steady state is detected (MSER-5, Bulej et al. 2005, s.2.2) and what precedes it discarded
 timeout = 60       # seconds before a run is killed (its whole process group) and recorded as "timeout"
 unit = "s"
 direction = "lower"  # "lower" or "higher" is better
@@ -82,7 +82,7 @@ direction = "lower"
 # measures = ["cpu", "maxrss"]                             # also the series fib:cpu and fib:maxrss
 # alerts = false                                           # never alert on this benchmark
 
-# Noise control for every run (seed 003 s.3, seed 001 s.3.1); all off unless set here or by
+# Noise control for every run (Larres et al. 2013, s.3; Bulej et al. 2005, s.3.1); all off unless set here or by
 # `regbench run` options.  What was used is recorded with each campaign.
 # [noise]
 # pin = [1]             # CPUs the benchmark process runs on ("0,1" or "1-3" also work)

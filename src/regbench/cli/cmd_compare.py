@@ -1,6 +1,6 @@
 """``regbench compare A B``: version B against version A, runs as replicates; CI gate.
 
-With ``--variance``: whether the spread changed (Brown-Forsythe test, seed 003 s.3.3.1), between
+With ``--variance``: whether the spread changed (Brown-Forsythe test, Larres et al. 2013, s.3.3.1), between
 two versions or one version under two setups (``--b-configuration``, ``--b-machine``).
 """
 
@@ -67,7 +67,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     interval worse than --threshold), improvement, no change, inconclusive.
     Exit status 1 when any benchmark regressed, so CI can gate on it.
 
-    With --variance: whether the spread changed, by the Brown-Forsythe test (seed 003).
+    With --variance: whether the spread changed, by the Brown-Forsythe test (Larres et al. 2013).
     A and B may name the same version when --b-configuration or --b-machine puts B on another
     setup. Verdicts: variance increased, variance decreased, no evidence of a change,
     undecidable. Exit status 0: the variance comparison informs, it does not gate.
@@ -118,7 +118,7 @@ def _flag(click_ctx: click.Context, name: str) -> str:
 
 
 def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:
-    """``--variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    """``--variance``: one row per benchmark, as Larres et al. 2013, tables 3-4 (SD, CV, Levene p)."""
     from ..analysis import compare_variance
     from ..report.results import print_variance
 

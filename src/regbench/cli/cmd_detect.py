@@ -65,8 +65,8 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
 
     auto (default): a change-point search over the whole history confirmed by a hierarchical
     test (runs within versions within segments) and a 3% minimum change. Other methods:
-    ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
-    (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2). A method's own
+    ci-overlap (Kalibera et al. 2005, s.5), bootstrap-ci (Japke et al. 2025, s.4.5), talos-ttest and forecast
+    (Larres et al. 2013, s.5), edivisive (E-Divisive means), clusters (Bulej et al. 2005, s.4.2). A method's own
     options are given with --option NAME=VALUE (docs/cli.md lists them).
     """
     from ..pipeline import check_detect_options, detect_and_alert

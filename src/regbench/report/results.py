@@ -1,6 +1,6 @@
 """Stored results: what a store holds (``regbench show``), the result and precision of every
-experiment (``regbench summary``, seed 000 s.3-4), and version B against version A, of the mean
-(``regbench compare``) or of the spread (``compare --variance``, seed 003 s.3.3.1).
+experiment (``regbench summary``, Kalibera et al. 2005, s.3-4), and version B against version A, of the mean
+(``regbench compare``) or of the spread (``compare --variance``, Larres et al. 2013, s.3.3.1).
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def variance_json(rows: Sequence[BenchmarkVariance]) -> list[dict]:
 
 
 def print_variance(rows: Sequence[BenchmarkVariance], *, of: str, alpha: float, fmt: str = "table") -> None:
-    """``compare --variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    """``compare --variance``: one row per benchmark, as Larres et al. 2013, tables 3-4 (SD, CV, Levene p)."""
     if fmt == "json":
         emit_json(variance_json(rows))
         return
