@@ -256,3 +256,35 @@ def test_every_citation_in_the_docs_and_the_help_is_on_the_references_page():
         assert "shared/seeds" not in text, f"{where} points at a folder not in the repository"
         cited |= set(re.findall(r"[A-Z]\w+ et al\. \d{4}", text))
     assert cited <= listed and len(cited) >= 4
+
+
+# ------------------------------------------------------------------ help and hints that stay true
+def test_init_names_the_project_after_its_folder(tmp_path, capsys):
+    from regbench.config import load_config
+
+    folder = tmp_path / "my-lib"
+    folder.mkdir()
+    assert main(["--config", str(folder / "regbench.toml"), "init"]) == 0
+    text = (folder / "regbench.toml").read_text()
+    assert 'name = "my-lib"' in text and "myproject" not in text
+    assert load_config(folder / "regbench.toml").name == "my-lib"
+
+
+def test_compare_help_says_versions_are_stored_and_system_check_suggests_no_aslr(tmp_path):
+    from click.testing import CliRunner
+
+    from regbench.cli.main import _register, cli
+    from regbench.run.system_check import check_aslr
+
+    _register()
+    text = " ".join(CliRunner().invoke(cli, ["compare", "--help"]).output.split())
+    assert "A and B are stored versions (of runs in the store), by name, tag or git revision" in text
+    (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
+    (tmp_path / "proc" / "sys" / "kernel" / "randomize_va_space").write_text("2\n")
+    finding = check_aslr(tmp_path)
+    assert finding.status == "warn" and "regbench run --no-aslr" in finding.advice and "setarch" not in finding.advice
+
+
+def test_the_readme_range_says_what_it_leaves_out():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "--versions v1.0^..main" in readme and "leaves v1.0 itself out" in readme

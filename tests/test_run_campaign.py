@@ -431,7 +431,7 @@ def test_cli_init_writes_the_example_and_refuses_to_overwrite(tmp_path, monkeypa
     runner = CliRunner()
     first = runner.invoke(cmd_init.command, [], obj=Context(None, None))
     assert first.exit_code == 0 and "wrote" in first.output
-    assert (tmp_path / "regbench.toml").read_text() == EXAMPLE
+    assert (tmp_path / "regbench.toml").read_text() == EXAMPLE.replace("myproject", tmp_path.name)
     assert load_config(tmp_path / "regbench.toml").benchmarks[0].name == "example-sort"
     (tmp_path / "regbench.toml").write_text("# mine\n")
     second = runner.invoke(cmd_init.command, [], obj=Context(None, None))
@@ -439,7 +439,7 @@ def test_cli_init_writes_the_example_and_refuses_to_overwrite(tmp_path, monkeypa
     assert "already exists (use --force" in str(second.exception)
     assert (tmp_path / "regbench.toml").read_text() == "# mine\n"
     forced = runner.invoke(cmd_init.command, ["--force"], obj=Context(None, None))
-    assert forced.exit_code == 0 and (tmp_path / "regbench.toml").read_text() == EXAMPLE
+    assert forced.exit_code == 0 and (tmp_path / "regbench.toml").read_text() == EXAMPLE.replace("myproject", tmp_path.name)
     assert [p.name for p in tmp_path.iterdir()] == ["regbench.toml"]  # no temporary file left
 
 

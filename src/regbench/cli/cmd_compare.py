@@ -62,6 +62,9 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
             alpha, b_config, b_machine, live, budget, max_pairs, settle_size, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
+    A and B are stored versions (of runs in the store), by name, tag or git revision; with
+    --run, git revisions of the project, run now.
+
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication). Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive.
