@@ -7,6 +7,7 @@ stderr with exit status 1 (STYLE.md habit 6).  Commands live one per module in t
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -16,6 +17,7 @@ from ..errors import RegbenchError
 COMMAND_MODULES = (
     "cmd_init", "cmd_run", "cmd_import", "cmd_export", "cmd_show", "cmd_summary", "cmd_compare",
     "cmd_detect", "cmd_diagnose", "cmd_demo", "cmd_alerts", "cmd_evaluate", "cmd_system", "cmd_bisect",
+    "cmd_clean",
 )
 
 
@@ -35,7 +37,21 @@ class Context:
             location = str((config.root / config.store)) if "://" not in config.store else config.store
         store = Store(location, create=create)
         self.stores.append(store)
+        store.revisions = self._revisions(config)  # versions named as git names them (HEAD~1, v1.2)
         return store
+
+    def _revisions(self, config):
+        """Git revisions of the project's repository (regbench.toml's `repo`, else the current folder)."""
+        from ..config import find_config
+        from ..errors import ConfigError
+        from ..run.versions import revision_resolver
+
+        if config is None and (self.config_path or find_config()):
+            try:
+                config = self.load_config()
+            except ConfigError:
+                config = None  # a reading command works without a valid configuration
+        return revision_resolver(config.repo or config.root if config is not None else Path.cwd())
 
     def close(self) -> None:
         for store in self.stores:

@@ -48,6 +48,7 @@ from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporte
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
+from .versions import Worktrees, build_key
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -273,8 +274,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                        plan=plan)
     with LocalExecutor() as executor, contextlib.ExitStack() as cleanup:
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
+        trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
-                             noise_facts.get("ramdisk_dir"), cleanup)
+                             noise_facts.get("ramdisk_dir"), cleanup, trees)
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
@@ -294,6 +296,7 @@ class _Campaign:
     reporter: CampaignReporter
     ramdisk_base: str | None
     cleanup: contextlib.ExitStack
+    trees: Worktrees
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
@@ -301,23 +304,40 @@ class _Campaign:
         # where timestamps tie.
         with store.engine.begin() as conn:
             for v in versions:
-                store.ensure_version(conn, v.info)
-        ready, failed = self.build(versions, cache_dir=cache_dir, rebuild=rebuild)
+                vid = store.ensure_version(conn, v.info)
+                if v.commit is not None and v.commit.aliases:  # its tags and branches, by name
+                    store.set_aliases(conn, vid, v.commit.aliases)
+        slots = self.slots()
+        adaptive = any(s.plan == "adaptive" for s in self.specs)
+        # Only versions with a run to do are checked out and built: a campaign that resumes a
+        # finished one builds nothing (an adaptive benchmark's rounds may run any version).
+        needed = {v.name for v in versions if adaptive or slots.missing(v.name)}
+        ready, failed = self.build(versions, needed, cache_dir=cache_dir, rebuild=rebuild)
         noise = self.ctx.noise
         added = {v.name: dict(v.env) for v in ready if v.env}
         if noise.env_size is not None and added:  # a release's virtual environment adds variables
             check_env_size(self.widest, added, noise.env_size)
-        return self.run_trials(versions, ready, failed)
+        return self.run_trials(versions, ready, failed, slots)
 
-    def build(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool
+    def build(self, versions: Sequence[PlannedVersion], needed: set[str], *, cache_dir: Path, rebuild: bool
               ) -> tuple[list[ReadyVersion], list[str]]:
-        """Every version checked out and built (releases installed) before any trial: a trial
-        never waits for a build, and timing is not disturbed by one."""
+        """Every version with runs to do checked out and built (releases installed) before any
+        trial: a trial never waits for a build, and timing is not disturbed by one.  A version
+        with nothing to do is reported with its recorded build, if any."""
         self.reporter.builds_started(len(versions) if self.config.build else 0)
         ready: list[ReadyVersion] = []
         failed: list[str] = []
         for v in versions:
-            prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild)
+            if v.name not in needed:
+                recorded = (self.ctx.store.get_build(v.name, build_key(self.config.build))
+                            if self.config.build and v.release is None else None)
+                if recorded is not None:
+                    self.reporter.build_done(v.name, recorded.status, True)
+                    if recorded.status != "ok":
+                        failed.append(v.name)
+                continue
+            prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild,
+                                       trees=self.trees)
             if self.config.build or v.release is not None:
                 self.reporter.build_done(v.name, prepared.status, prepared.cached)
             if prepared.ready is None:
@@ -326,28 +346,35 @@ class _Campaign:
                 ready.append(prepared.ready)
         return ready, failed
 
-    def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
-                   failed: Sequence[str]) -> CampaignResult:
+    def slots(self) -> RunSlots:
+        """Which runs of this campaign's experiments are stored, and which indexes are free."""
         ctx = self.ctx
-        existing = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
-        # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
-        tool_specs = [s.name for s in self.specs if s.format is not None]
-        parsed = {b: SeriesName.parse(b) for b in {b for b, _, _ in existing}}
-        done = set(existing) | {(parsed[b].benchmark, v, r) for b, v, r in existing
-                                if parsed[b].reported is not None and parsed[b].benchmark in tool_specs}
+        taken = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
+        sessions = ctx.store.session_campaigns()
+        history = (ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine,
+                                               exclude_campaigns=sessions) if sessions else taken)
+        return RunSlots(self.specs, self.runs_of, taken, history)
+
+    def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
+                   failed: Sequence[str], slots: RunSlots) -> CampaignResult:
+        ctx = self.ctx
+        existing = slots.taken
         built = {v.name for v in ready}
-        todo: list[Trial] = []
+        nominal: list[Trial] = []
         skipped = unbuilt = 0
         for spec in self.specs:
             for v in versions:
+                have = slots.have(spec.name, v.name)
                 for r in range(self.runs_of[spec.name]):
-                    if v.name not in built:
-                        unbuilt += 1
-                    elif (spec.name, v.name, r) in (done if spec.format else existing):
+                    if r < have:
                         skipped += 1
+                    elif v.name not in built:
+                        unbuilt += 1
                     else:
-                        todo.append(Trial(spec.name, v.name, r))
-        order = rmit_order(todo, self.seed)
+                        nominal.append(Trial(spec.name, v.name, r))
+        # RMIT rounds by the run's rank in its experiment; the run is stored at a free index
+        # (the same one unless a bisection or comparison stored runs of the version first).
+        order = slots.place(rmit_order(nominal, self.seed))
         adaptive = [s for s in self.specs if s.plan == "adaptive"]
         if self.ramdisk_base is not None:
             # The versions that still have runs to do, copied before the first run: those with
@@ -378,6 +405,58 @@ class _Campaign:
                               trials_skipped=skipped + sum(not r.stored for r in results),
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                               order=tuple(r.trial for r in results), adaptive=tuple(outcomes))
+
+
+class RunSlots:
+    """The runs of a campaign's experiments already stored, and the free run indexes.
+
+    Only the runs of the history count as done (those of campaigns and imports): runs stored by
+    a session (``bisect``, ``compare --run``, ``detect --confirm``) do not make a campaign skip
+    a version, and the campaign's runs go to the indexes they left free.  A tool's benchmarks
+    are stored as ``SPEC/NAME``: an invocation is done when any of them is.
+    """
+
+    def __init__(self, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
+                 taken: set[tuple[str, str, int]], history: set[tuple[str, str, int]]):
+        tools = {s.name for s in specs if s.format is not None}
+        self.taken = taken
+        self.runs_of = runs_of
+        self.specs = specs
+        self._taken = self._index(taken, tools)
+        self._history = self._index(history, tools)
+
+    @staticmethod
+    def _index(keys: set[tuple[str, str, int]], tools: set[str]) -> dict[tuple[str, str], set[int]]:
+        out: dict[tuple[str, str], set[int]] = {}
+        for b, v, r in keys:
+            out.setdefault((b, v), set()).add(r)
+            name = SeriesName.parse(b)
+            if name.reported is not None and name.benchmark in tools:
+                out.setdefault((name.benchmark, v), set()).add(r)
+        return out
+
+    def have(self, benchmark: str, version: str) -> int:
+        """Runs of the experiment stored in the history."""
+        return len(self._history.get((benchmark, version), ()))
+
+    def missing(self, version: str) -> bool:
+        """Whether any benchmark has runs to do on ``version``."""
+        return any(self.have(s.name, version) < self.runs_of[s.name] for s in self.specs)
+
+    def place(self, trials: Sequence[Trial]) -> list[Trial]:
+        """``trials`` (nominal: the ``r``-th run of its experiment) at free run indexes, in order."""
+        out: list[Trial] = []
+        nxt: dict[tuple[str, str], int] = {}
+        for t in trials:
+            key = (t.benchmark, t.version)
+            used = self._taken.get(key, set())
+            k = max(t.run_index, nxt.get(key, 0))
+            while k in used:
+                k += 1
+            out.append(Trial(t.benchmark, t.version, k) if k != t.run_index else t)
+            used = self._taken.setdefault(key, set())
+            used.add(k)
+        return out
 
 
 def _widest_runs(specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int]) -> list[tuple[BenchmarkSpec, int]]:
