@@ -43,6 +43,12 @@ repo = "."
 # A commit that fails to build is recorded as such and the campaign goes on.
 # build = ["make", "-j2"]
 # build_timeout = 600
+# Benchmarks kept outside the project's history (as asv does), so that old versions are measured
+# with today's benchmarks: this folder (relative to this file) is put first on PYTHONPATH of every
+# run of every version and exported as REGBENCH_BENCHMARK_DIR; it is not copied into worktrees.
+# benchmark_dir = "benchmarks"
+# The branch whose first-parent line `regbench detect` reads as the history (default: HEAD).
+# branch = "main"
 # Where results go: a path or a SQLAlchemy URL (default .regbench/results.db; --store and
 # REGBENCH_STORE override it).  Add .regbench/ to .gitignore: it holds the store and the
 # worktrees of benchmarked commits.
@@ -239,6 +245,10 @@ class ProjectConfig:
     root: Path
     name: str = "project"
     repo: Path | None = None
+    #: Benchmarks outside the history: first on PYTHONPATH of every run, and REGBENCH_BENCHMARK_DIR.
+    benchmark_dir: Path | None = None
+    #: The branch whose first-parent line detection reads (None: HEAD).
+    branch: str | None = None
     build: tuple[str, ...] | None = None
     build_timeout: float = 600.0
     store: str | None = None
@@ -269,7 +279,7 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures"}
-_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch"}
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -328,6 +338,16 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     repo = proj.get("repo")
     if repo is not None and not isinstance(repo, str):
         fail("[project] `repo` must be a path string")
+    benchmark_dir = proj.get("benchmark_dir")
+    if benchmark_dir is not None:
+        if not isinstance(benchmark_dir, str) or not benchmark_dir.strip():
+            fail("[project] `benchmark_dir` must be a path string")
+        benchmark_dir = (root / benchmark_dir).resolve()
+        if not benchmark_dir.is_dir():
+            fail(f"[project] `benchmark_dir`: no such directory: {benchmark_dir}")
+    branch = proj.get("branch")
+    if branch is not None and (not isinstance(branch, str) or not branch.strip() or branch.startswith("-")):
+        fail("[project] `branch` must be a branch name (a string)")
 
     benches = data.get("benchmark", [])
     if not isinstance(benches, list):
@@ -356,6 +376,8 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         path=path, root=root,
         name=str(proj.get("name", root.name)),
         repo=(root / repo).resolve() if repo is not None else None,
+        benchmark_dir=benchmark_dir,
+        branch=branch,
         build=build,
         build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
         store=proj.get("store"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -72,7 +73,20 @@ class Context:
             config = self.config_if_any()
         store = Store(self.store_location_for(config), create=create)
         self.stores.append(store)
+        store.revisions = self._revisions(config)  # versions named as git names them (HEAD~1, v1.2)
         return store
+
+    def _revisions(self, config: ProjectConfig | None):
+        """Git revisions of the project's repository (regbench.toml's `repo`, else the current folder)."""
+        from ..errors import ConfigError
+        from ..run.versions import revision_resolver
+
+        if config is None:
+            try:
+                config = self.config_if_any()
+            except ConfigError:
+                config = None  # a reading command works without a valid configuration
+        return revision_resolver(config.repo or config.root if config is not None else Path.cwd())
 
     def close(self) -> None:
         for store in self.stores:

@@ -40,6 +40,9 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
               help="Check only versions newer than the last pass (auto): cheap enough for every new commit.")
 @click.option("--dry-run", is_flag=True, help="Only report: record no alerts and save no detection state.")
 @click.option("--notify", is_flag=True, help="Send new alerts to the sinks of regbench.toml ([[notify]]).")
+@click.option("--all-sessions", is_flag=True,
+              help="Also use the runs of compare --run, bisect and --confirm sessions, each session centred "
+                   "on the history's level at the versions it shares with it [default: campaigns' runs only].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
 @click.option("--bisect", "do_bisect", is_flag=True,
@@ -59,9 +62,13 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
                    "[detect], else compare --run's 100].")
 @click.pass_context
 def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run,
-            notify, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs) -> None:
+            notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs
+            ) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
+
+    A series is read along the first-parent line of [project] branch (default HEAD), with the
+    runs of campaigns only (--all-sessions adds those of compare --run, bisect and --confirm).
 
     auto (default): a change-point search over the whole history confirmed by a hierarchical
     test (runs within versions within segments) and a 3% minimum change. Other methods:
@@ -86,7 +93,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
         fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
         notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
         on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
-        options=detector_options, confirm=confirming, confirm_reporter=_live_display())
+        options=detector_options, confirm=confirming, confirm_reporter=_live_display(), all_sessions=all_sessions)
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
     if not outcome.ok:

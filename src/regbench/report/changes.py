@@ -130,6 +130,8 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change)
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
+    if outcome.history is not None:
+        console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
     if outcome.confirm:
         for entry in outcome.changes:

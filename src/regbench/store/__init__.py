@@ -12,6 +12,8 @@ module      job
 ``schema``  the tables (portable SQLAlchemy types only) and the schema revision
 ``alerts``  the notification repository: alerts, their history, deliveries, the outbox queries
 ``state``   detectors' saved states for incremental detection
+``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
+            runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================
 
 Migrations (Alembic) live in ``migrations/``; a store made by any earlier revision is upgraded
@@ -19,5 +21,7 @@ when it is opened.
 """
 
 from .db import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, encode_samples, resolve_url
+from .history import HistoryView
 
-__all__ = ["DEFAULT_LOCATION", "ENV_VAR", "Store", "decode_samples", "encode_samples", "resolve_url"]
+__all__ = ["DEFAULT_LOCATION", "ENV_VAR", "HistoryView", "Store", "decode_samples", "encode_samples",
+           "resolve_url"]
