@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import json
 import math
 import os
 import tempfile
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..adapters import jsonsafe
 from ..config import BenchmarkSpec, NoiseControl
 from ..errors import ConfigError
 from . import measures as _measures
@@ -415,7 +415,7 @@ def _parse_line(line: str) -> tuple[float, str | None]:
 
 def _parse_json_line(line: str) -> tuple[float, str | None]:
     try:
-        obj = json.loads(line)
+        obj = jsonsafe.loads(line)
     except ValueError:
         return math.nan, "not JSON"
     if isinstance(obj, dict):
