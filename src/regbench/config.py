@@ -551,7 +551,7 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
             out[key] = _positive(value, label(key), fail, float, limit=LIMITS[key])
         elif key == "quiet_wait":
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= LIMITS[key]:
-                fail(f"{label(key)} must be a non-negative number of seconds of at most {LIMITS[key]:g}, "
+                fail(f"{label(key)} must be a non-negative number of seconds of at most {LIMITS[key]:.0f}, "
                      f"got {shown(value)}")
             out[key] = float(value)
         else:
@@ -612,7 +612,8 @@ def _positive(value, label: str, fail: Fail, typ, *, limit: float | None = None)
     if limit is None:
         limit = LIMITS.get(label.rsplit("`", 2)[-2] if label.count("`") >= 2 else "")
     if limit is not None and value > limit:
-        fail(f"{label} must be {what} of at most {limit:g}, got {shown(value)}")
+        fail(f"{label} must be {what} of at most {int(limit) if limit == int(limit) else limit}, "
+             f"got {shown(value)}")
     return typ(value)
 
 
