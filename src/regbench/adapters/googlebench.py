@@ -120,8 +120,8 @@ def _add_entry(benches: dict[str, _Bench], entry, where: str, line: int) -> None
     unit = entry.get("time_unit", "ns")  # the library leaves it out in old versions: nanoseconds
     b = benches.get(name)
     if b is None or unit != b.unit:
-        if unit not in _TIME_UNITS:
-            raise error(f"`time_unit` of {name!r} is {unit!r}, not one of ns, us, ms, s")
+        if type(unit) is not str or unit not in _TIME_UNITS:
+            raise error(f"`time_unit` of {shown(name)} is {shown(unit)}, not one of ns, us, ms, s")
         if b is not None:
             raise error(f"`time_unit` of {name!r} is {unit!r}, it was {b.unit!r} on line {b.line}")
         b = benches[name] = _Bench(unit=unit, line=line)

@@ -85,7 +85,10 @@ class _Results:
         if not complete:
             raise InputError("result line cut short (the file is truncated)", path=self.where, line=lineno)
         fields = text.split()
-        name, n = fields[0], int(fields[1])
+        name = fields[0]
+        if len(fields[1]) > 19:  # b.N is an int64; int() of thousands of digits is refused anyway
+            raise InputError(f"{name}: b.N is not a count: {fields[1][:30]}...", path=self.where, line=lineno)
+        n = int(fields[1])
         pairs = fields[2:]
         if not pairs:
             raise InputError(f"{name}: no measurement after b.N ({n})", path=self.where, line=lineno)

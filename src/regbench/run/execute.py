@@ -98,10 +98,9 @@ class RunOutcome:
     measures : dict of str to float
         Measures of the whole process, whatever the status: ``cpu`` (user + system CPU
         seconds), ``wall`` (seconds) and ``maxrss`` (peak resident bytes); and ``instructions``
-        when declared and the run is ``ok``.  When the benchmark declares ``cpu``, ``maxrss``
-        or ``wall``, the process is started by a small spawner (:func:`run_process`) so that
-        they are its own; otherwise ``maxrss`` is missing and ``cpu`` includes a few ms of the
-        forked copy of regbench.  Empty when the process did not start.
+        when declared and the run is ``ok``.  The process is started by a small spawner
+        (:func:`run_process`), so that they are its own, and that nothing it starts outlives
+        the run.  Empty when the process did not start.
     measure_failures : dict of str to (str, str)
         For an ``ok`` run, the declared measures that could not be taken: ``(status, note)``,
         the status of the measuring process (or ``garbage`` for output that is not a count).
@@ -450,7 +449,8 @@ def read_samples(stream: IO[bytes], fmt: str, *, max_samples: int = DEFAULT_MAX_
                 return SampleRead(np.empty(0), f"more than {max_samples} samples (`max_samples`): the output "
                                   "was not read further", too_many=True)
             values.append(value)
-    return SampleRead(np.frombuffer(values, dtype=float).copy() if values else np.empty(0), None)
+    # frombuffer shares the packed doubles (no copy): the array keeps them alive.
+    return SampleRead(np.frombuffer(values, dtype=float) if values else np.empty(0), None)
 
 
 def parse_samples(text: str, fmt: str) -> tuple[np.ndarray, str | None]:
