@@ -482,8 +482,10 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     warmup_auto = warmup == "auto"
     if warmup_auto:
         warmup = 0
-    elif not isinstance(warmup, int) or isinstance(warmup, bool) or not 0 <= warmup <= LIMITS["warmup"]:
-        fail(f"{label}: `warmup` must be a non-negative integer of at most {LIMITS['warmup']:.0f}, or \"auto\"")
+    elif not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
+        fail(f"{label}: `warmup` must be a non-negative integer or \"auto\"")
+    elif warmup > LIMITS["warmup"]:
+        fail(f"{label}: `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
     spec = BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
         env={str(k): str(v) for k, v in env.items()}, pass_env=tuple(pass_env), output=output, unit=unit, direction=direction,
