@@ -21,8 +21,8 @@ measure           unit    from
 ================  ======  ==========================================================
 
 The rusage of ``wait4`` covers the process and the descendants it waited for; ``cpu``,
-``maxrss`` and ``wall`` are taken by a small spawner process so that they are the benchmark's own
-(see :func:`regbench.run.execute.run_process`).  Virtual machines
+``maxrss`` and ``wall`` are taken by the small spawner process every run is started by, so that
+they are the benchmark's own (see :func:`regbench.run.process.run_process`).  Virtual machines
 often do not pass the performance counters through (``perf stat`` says ``<not supported>``),
 hence the callgrind fallback; the samples are never taken from a callgrind run, which is 20 to
 100 times slower.
