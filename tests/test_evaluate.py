@@ -284,7 +284,7 @@ def test_perfherder_validates(kwargs, message):
 def test_otava_wrapper_finds_the_step():
     pytest.importorskip("otava")
     series = _levels_series([1.0] * 30 + [1.1] * 30)
-    for name in ("otava-mean", "otava-median", "otava-tuned"):
+    for name in ("otava-mean", "otava-median", "otava-low", "otava-tuned"):
         changes = baselines.make_baseline(name).detect(series)
         assert ("v30", "regression") in [(c.version, c.kind) for c in changes], name
         found = next(c for c in changes if c.version == "v30")
