@@ -188,14 +188,14 @@ def test_bad_csv_is_one_line_and_imports_nothing(tmp_path):
     csv.write_text("benchmark,version,run,iteration,value\nfft,v0,0,0,1.0\nfft,v0,0,1,oops\n")
     store = tmp_path / "r.db"
     out = run(["--store", str(store), "import", str(csv)])
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert out.stderr.strip() == f"error: {csv}:3: `value` is not a number: 'oops'"
     assert not store.exists()  # the file is checked before the store is opened, or created
 
 
 def test_missing_store_is_a_clear_error(tmp_path):
     out = run(["--store", str(tmp_path / "none.db"), "summary"])
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert "no results store at" in out.stderr and out.stderr.count("\n") == 1
 
 
@@ -232,7 +232,7 @@ def test_compare_json_is_strict_when_a_side_has_no_successful_run(tmp_path):
 
 def test_export_into_a_missing_folder_is_one_line(store_with_step, tmp_path):
     out = run(["--store", str(store_with_step), "export", "-o", str(tmp_path / "nope" / "x.csv")])
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert out.stderr.strip() == f"error: {tmp_path / 'nope' / 'x.csv'}: no folder {tmp_path / 'nope'}"
 
 
@@ -240,5 +240,5 @@ def test_reading_commands_do_not_turn_a_foreign_file_into_a_store(tmp_path):
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
     out = run(["--store", str(empty), "summary"])
-    assert out.returncode == 1 and "is not a regbench store" in out.stderr
+    assert out.returncode == 3 and "is not a regbench store" in out.stderr
     assert empty.read_bytes() == b""

@@ -54,7 +54,7 @@ def as_json(result):
 
 
 def test_three_times_noisier_runs_is_variance_increased(store_path):
-    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--b-config", "noisy", "--machine", "box",
+    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--b-configuration", "noisy", "--machine", "box",
                           "--format", "json"))
     assert [r["benchmark"] for r in rows] == ["fft", "sort"]
     for r in rows:
@@ -66,20 +66,20 @@ def test_three_times_noisier_runs_is_variance_increased(store_path):
 
 
 def test_the_other_way_round_is_variance_decreased(store_path):
-    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--config", "noisy", "--b-config", "default",
+    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--configuration", "noisy", "--b-configuration", "default",
                           "--machine", "box", "--format", "json"))
     assert {r["verdict"] for r in rows} == {"variance decreased"}
 
 
 def test_equal_noise_is_no_evidence(store_path):
-    rows = as_json(invoke(store_path, "v1", "v2", "--variance", "--config", "default", "--machine", "box",
+    rows = as_json(invoke(store_path, "v1", "v2", "--variance", "--configuration", "default", "--machine", "box",
                           "--format", "json"))
     assert [r["verdict"] for r in rows] == ["no evidence of a change"] * 2
     assert all(r["p"] > 0.05 for r in rows)
 
 
 def test_json_fields(store_path):
-    (row,) = as_json(invoke(store_path, "v1", "v2", "--variance", "--benchmark", "fft", "--config", "default",
+    (row,) = as_json(invoke(store_path, "v1", "v2", "--variance", "--benchmark", "fft", "--configuration", "default",
                             "--machine", "box", "--format", "json"))
     assert set(row) == {
         "benchmark", "unit", "of", "a", "b", "n_a", "n_b", "sd_a", "sd_b", "cv_a", "cv_b", "sd_ratio",
@@ -99,7 +99,7 @@ def test_json_agrees_with_the_statistics_on_the_run_means(store_path):
         (series,) = store.load_series("fft", config="default", machine="box", versions=["v1", "v2"])
         a = [r.mean() for r in series.runs[series.index("v1")]]
         b = [r.mean() for r in series.runs[series.index("v2")]]
-    (row,) = as_json(invoke(store_path, "v1", "v2", "--variance", "--benchmark", "fft", "--config", "default",
+    (row,) = as_json(invoke(store_path, "v1", "v2", "--variance", "--benchmark", "fft", "--configuration", "default",
                             "--machine", "box", "--format", "json", "--alpha", "0.1"))
     ref = stats.f_oneway(np.abs(a - np.median(a)), np.abs(b - np.median(b)))
     assert row["statistic"] == pytest.approx(ref.statistic) and row["p"] == pytest.approx(ref.pvalue)
@@ -107,14 +107,14 @@ def test_json_agrees_with_the_statistics_on_the_run_means(store_path):
 
 
 def test_variance_of_samples_pools_every_iteration(store_path):
-    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--variance-of", "samples", "--b-config", "noisy",
+    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--variance-of", "samples", "--b-configuration", "noisy",
                           "--machine", "box", "--format", "json"))
     assert {(r["of"], r["n_a"], r["n_b"]) for r in rows} == {("samples", RUNS * ITERS, RUNS * ITERS)}
     assert {r["verdict"] for r in rows} == {"variance increased"}
 
 
 def test_b_machine_compares_two_machines(store_path):
-    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--config", "default", "--machine", "box",
+    rows = as_json(invoke(store_path, "v1", "v1", "--variance", "--configuration", "default", "--machine", "box",
                           "--b-machine", "other", "--format", "json"))
     assert {(r["a"]["machine"], r["b"]["machine"], r["verdict"]) for r in rows} == {
         ("box", "other", "variance increased")}
@@ -129,7 +129,7 @@ def test_a_side_without_config_pairs_every_other_configuration(store_path):
 
 
 def test_table_has_the_columns_and_exits_0_even_when_variance_increased(store_path):
-    result = invoke(store_path, "v1", "v1", "--variance", "--b-config", "noisy", "--machine", "box")
+    result = invoke(store_path, "v1", "v1", "--variance", "--b-configuration", "noisy", "--machine", "box")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "variance of run means: v1 (noisy, box) against v1 (default, box) (alpha 0.05)"
@@ -145,7 +145,7 @@ def test_table_names_the_setup_when_rows_differ_in_it(store_path):
     assert result.output.splitlines()[0] == "variance of run means: v2 (default) against v1 (default) (alpha 0.05)"
     names = [line.split("  ")[0] for line in result.output.splitlines()[3:]]
     assert names == ["fft [box]", "fft [other]", "sort [box]", "sort [other]"]
-    across = invoke(store_path, "v1", "v1", "--variance", "--config", "default", "--b-machine", "other",
+    across = invoke(store_path, "v1", "v1", "--variance", "--configuration", "default", "--b-machine", "other",
                     "--benchmark", "fft")
     # A on every machine; v1/default/other against itself is skipped, so one row, both sides in the title
     assert across.output.splitlines()[0] == ("variance of run means: v1 (default, other) against "
@@ -166,20 +166,20 @@ def test_undecidable_rows_are_strict_json(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["v1", "nope", "--variance"], "error: no version named 'nope' in the store"),
     (["v1", "v1", "--variance"], "error: the variance comparison needs two different versions, or a B side "
-                                 "on another configuration or machine (--b-config, --b-machine)"),
-    (["v1", "v1", "--variance", "--b-config", "nope"], "error: no configuration named 'nope' in the store"),
-    (["v1", "v2", "--variance", "--config", "noisy"],
+                                 "on another configuration or machine (--b-configuration, --b-machine)"),
+    (["v1", "v1", "--variance", "--b-configuration", "nope"], "error: no configuration named 'nope' in the store"),
+    (["v1", "v2", "--variance", "--configuration", "noisy"],
      "error: no benchmark has runs of both 'v1' (config 'noisy') and 'v2' (config 'noisy')"),
 ])
 def test_errors_are_one_line(store_path, capsys, args, message):
-    assert main(["--store", str(store_path), "compare", *args]) == 1
+    assert main(["--store", str(store_path), "compare", *args]) == 3
     err = capsys.readouterr().err
     assert err.strip() == message
 
 
 @pytest.mark.parametrize("args, message", [
     (["v1", "v2", "--alpha", "0.1"], "--alpha needs --variance"),
-    (["v1", "v1", "--b-config", "noisy"], "--b-config needs --variance"),
+    (["v1", "v1", "--b-configuration", "noisy"], "--b-configuration needs --variance"),
     (["v1", "v2", "--variance-of", "samples"], "--variance-of needs --variance"),
     (["v1", "v2", "--variance", "--threshold", "0.05"], "--threshold does not apply to --variance"),
     (["v1", "v2", "--variance", "--seed", "3"], "--seed does not apply to --variance"),
@@ -200,7 +200,7 @@ def test_library_errors(store_path):
 
 
 def test_mean_comparison_accepts_config_and_machine(store_path):
-    result = invoke(store_path, "v1", "v2", "--config", "default", "--machine", "box", "--format", "json")
+    result = invoke(store_path, "v1", "v2", "--configuration", "default", "--machine", "box", "--format", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert {(r["config"], r["machine"]) for r in rows} == {("default", "box")}
@@ -209,6 +209,6 @@ def test_mean_comparison_accepts_config_and_machine(store_path):
 def test_help_describes_variance():
     _register()
     text = CliRunner().invoke(cli, ["compare", "--help"]).output
-    for opt in ("--variance", "--variance-of", "--alpha", "--b-config", "--b-machine", "--config", "--machine"):
+    for opt in ("--variance", "--variance-of", "--alpha", "--b-configuration", "--b-machine", "--configuration", "--machine"):
         assert opt in text
     assert "Brown-Forsythe" in text

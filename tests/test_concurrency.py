@@ -122,8 +122,8 @@ def test_two_campaigns_on_a_new_machine_store_every_run(store_url, tmp_path):
     # New machine, version and benchmark rows race: before, "UNIQUE constraint failed:
     # machine.name", or a run dropped as a duplicate it was not (the campaign exiting 0).
     folder = project(tmp_path / "p")
-    results = together(regbench("--store", store_url, "run", "--machine", "m1", "--config", "A"),
-                       regbench("--store", store_url, "run", "--machine", "m1", "--config", "B"), cwd=folder)
+    results = together(regbench("--store", store_url, "run", "--machine", "m1", "--configuration", "A"),
+                       regbench("--store", store_url, "run", "--machine", "m1", "--configuration", "B"), cwd=folder)
     assert_all_ok(results)
     assert all("6 runs stored" in out for _, out in results)
     with Store(store_url, create=False) as store:

@@ -97,7 +97,7 @@ def test_incremental_cli_and_a_method_without_it(stepped):
     assert out.returncode == 0, out.stderr
     assert "0 change(s) in 0 series with new versions" in out.stdout
     bad = run_cli("--store", str(stepped), "detect", "--incremental", "--method", "ci-overlap")
-    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "no incremental mode" in bad.stderr
+    assert bad.returncode == 3 and bad.stderr.count("\n") == 1 and "no incremental mode" in bad.stderr
 
 
 def test_workers_give_the_same_answer_as_one_process(tmp_path):
@@ -121,7 +121,7 @@ def test_workers_give_the_same_answer_as_one_process(tmp_path):
 
 def test_notify_needs_sinks(stepped):
     out = run_cli("--store", str(stepped), "detect", "--notify", cwd=stepped.parent)
-    assert out.returncode == 1 and "--notify needs [[notify]] sinks" in out.stderr
+    assert out.returncode == 3 and "--notify needs [[notify]] sinks" in out.stderr
 
 
 def _change(p):
@@ -204,7 +204,7 @@ def test_incremental_checks_a_benchmark_added_later_with_old_versions(stepped):
 
 def test_dry_run_and_notify_do_not_mix(stepped):
     out = run_cli("--store", str(stepped), "detect", "--dry-run", "--notify")
-    assert out.returncode == 1 and "--dry-run records no alerts" in out.stderr
+    assert out.returncode == 3 and "--dry-run records no alerts" in out.stderr
     with Store(stepped, create=False) as s:
         from regbench.store import schema as t
         import sqlalchemy as sa

@@ -77,4 +77,5 @@ def test_cli_diagnose_writes_plots_and_json(store_path, tmp_path):
 def test_diagnose_unknown_benchmark_is_one_line(store_path):
     out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "nope"],
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 1 and out.stderr.strip() == "error: no benchmark named 'nope' in the store"
+    assert out.returncode == 3 and out.stderr.strip() == ("error: no benchmark named 'nope' in the store "
+                                                          "(it holds 1 benchmark: `regbench show` lists them)")

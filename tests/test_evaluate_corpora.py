@@ -177,14 +177,14 @@ def test_cli_on_a_real_corpus_folder_and_the_synthetic_one(tmp_path):
 ])
 def test_cli_option_errors_are_one_line(args, message):
     out = _cli(*args, "--methods", "ci-overlap")
-    assert out.returncode == 1
+    assert out.returncode == 3
     assert out.stderr.startswith(message) and out.stderr.count("\n") == 1
 
 
 def test_cli_bad_real_corpus_is_one_line_naming_file_and_line(tmp_path):
     folder = write_corpus(tmp_path / "bad", truth_lines=['{"format_version": 1'])
     out = _cli("--corpus", str(folder), "--methods", "ci-overlap")
-    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert out.returncode == 3 and out.stderr.count("\n") == 1
     assert out.stderr.startswith(f"error: {folder / 'truth.jsonl'}:1: not JSON: ")
 
 

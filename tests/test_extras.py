@@ -35,7 +35,7 @@ def test_diagnose_without_statsmodels_is_a_one_line_error(tmp_path, monkeypatch,
     with Store(tmp_path / "r.db") as store:
         store.add_runs([RunRecord("b", "v1", k, rng.normal(1, 0.01, 20)) for k in range(5)])
     monkeypatch.setitem(sys.modules, "statsmodels", None)
-    assert main(["--store", str(tmp_path / "r.db"), "diagnose", "b", "--no-plots"]) == 1
+    assert main(["--store", str(tmp_path / "r.db"), "diagnose", "b", "--no-plots"]) == 3
     err = capsys.readouterr().err.strip()
     assert err == ("error: regbench diagnose (its auto-dependence test) needs statsmodels, which is not installed: "
                    "pip install 'regbench[diagnose]'")

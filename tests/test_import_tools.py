@@ -66,7 +66,7 @@ def test_auto_import_of_real_output_stores_its_runs_and_a_second_import_appends(
 def test_tool_output_needs_a_version_and_touches_nothing_without_one(tmp_path):
     store = tmp_path / "r.db"
     out = regbench("--store", str(store), "import", str(FILES["go"]))
-    assert out.returncode == 1 and "--version is needed" in out.stderr and out.stderr.count("\n") == 1
+    assert out.returncode == 3 and "--version is needed" in out.stderr and out.stderr.count("\n") == 1
     assert not store.exists()
 
 
@@ -76,7 +76,7 @@ def test_a_broken_file_names_its_line_and_stores_nothing(tmp_path):
     bad.write_text(text[: len(text) // 2])
     store = tmp_path / "r.db"
     out = regbench("--store", str(store), "import", str(bad), "--format", "jmh", "--version", "v1")
-    assert out.returncode == 1 and out.stderr.startswith(f"regbench: error: {bad}:") or out.stderr.startswith(f"{bad}:") \
+    assert out.returncode == 3 and out.stderr.startswith(f"regbench: error: {bad}:") or out.stderr.startswith(f"{bad}:") \
         or f"{bad}:" in out.stderr
     assert out.stderr.count("\n") == 1
     assert not store.exists()
@@ -86,14 +86,14 @@ def test_unknown_content_asks_for_a_format(tmp_path):
     odd = tmp_path / "odd.txt"
     odd.write_text("hello\n")
     out = regbench("--store", str(tmp_path / "r.db"), "import", str(odd), "--version", "v1")
-    assert out.returncode == 1 and "not a format regbench knows" in out.stderr
+    assert out.returncode == 3 and "not a format regbench knows" in out.stderr
 
 
 def test_canonical_rows_refuse_a_version_option(tmp_path):
     csv = tmp_path / "m.csv"
     csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
     out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--version", "v9")
-    assert out.returncode == 1 and "canonical rows name their versions" in out.stderr
+    assert out.returncode == 3 and "canonical rows name their versions" in out.stderr
     json.loads("{}")
 
 
@@ -102,22 +102,22 @@ def test_a_bad_canonical_file_creates_no_store(tmp_path):
     csv.write_text("benchmark,version,run,iteration,value\n")
     store = tmp_path / "r.db"
     out = regbench("--store", str(store), "import", str(csv))
-    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert out.returncode == 3 and out.stderr.count("\n") == 1
     assert not store.exists()
 
 
 def test_unknown_format_is_said_before_the_version_and_timestamps_must_agree(tmp_path):
     store = tmp_path / "r.db"
     out = regbench("--store", str(store), "import", str(FILES["go"]), "--format", "nope")
-    assert out.returncode == 1 and "unknown format 'nope'" in out.stderr
+    assert out.returncode == 3 and "unknown format 'nope'" in out.stderr
     ok = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2024-01-01T00:00:00Z")
     assert ok.returncode == 0, ok.stderr
     clash = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2025-01-01T00:00:00Z")
-    assert clash.returncode == 1 and "is stored with timestamp 2024-01-01" in clash.stderr
+    assert clash.returncode == 3 and "is stored with timestamp 2024-01-01" in clash.stderr
 
 
 def test_canonical_files_refuse_config_and_machine_options(tmp_path):
     csv = tmp_path / "m.csv"
     csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
     out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--machine", "m2")
-    assert out.returncode == 1 and "--machine are for other tools' output" in out.stderr
+    assert out.returncode == 3 and "--machine are for other tools' output" in out.stderr

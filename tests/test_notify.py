@@ -455,16 +455,16 @@ def test_cli_errors_are_one_line(project, capsys):
     base = ["--store", str(project / "r.db"), "alerts"]
     assert main([*base, "ack", "1", "--by", "Ana"]) == 0
     capsys.readouterr()
-    assert main([*base, "ack", "1", "--by", "Ana"]) == 1
+    assert main([*base, "ack", "1", "--by", "Ana"]) == 3
     assert capsys.readouterr().err == "error: alert #1 is already acknowledged\n"
-    assert main([*base, "show", "99"]) == 1
+    assert main([*base, "show", "99"]) == 3
     assert capsys.readouterr().err == "error: no alert #99 in the store\n"
 
 
 def test_cli_notify_reports_failures_and_retries(project, receiver):
     receiver.fail_first = 1
     first = invoke(project, "notify")
-    assert first.exit_code == 1
+    assert first.exit_code == 4
     assert "json (json): 3 sent" in first.output
     assert "slack (webhook): 0 sent, 1 failed (#1), 2 left for the next call: POST http://127.0.0.1:" in first.output
     assert "SECRET" not in first.output

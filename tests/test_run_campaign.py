@@ -410,8 +410,9 @@ def test_cli_run_prints_a_summary(tmp_path):
     db = tmp_path / "store.db"
     result = CliRunner().invoke(cmd_run.command, ["--seed", "3", "--machine", "box", "--runs", "1"],
                                 obj=Context(str(db), str(cfg)))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 4, result.output  # a run failed
     assert f"(seed 3): 2 runs stored (1 ok, 1 failed) over 1 version. Results are in {db}." in result.output
+    assert "\n  1 run of c: failed (exit status 2)\n" in result.output
     assert "c@worktree run 0: failed" in result.output  # reported as it happens (stderr)
     assert {r.machine for r in Store(db).runs()} == {"box"}
     only = CliRunner().invoke(cmd_run.command, ["--benchmark", "b", "--runs", "2", "--machine", "box"], obj=Context(str(db), str(cfg)))
@@ -430,7 +431,7 @@ def test_cli_init_writes_the_example_and_refuses_to_overwrite(tmp_path, monkeypa
     runner = CliRunner()
     first = runner.invoke(cmd_init.command, [], obj=Context(None, None))
     assert first.exit_code == 0 and "wrote" in first.output
-    assert (tmp_path / "regbench.toml").read_text() == EXAMPLE
+    assert (tmp_path / "regbench.toml").read_text() == EXAMPLE.replace("myproject", tmp_path.name)
     assert load_config(tmp_path / "regbench.toml").benchmarks[0].name == "example-sort"
     (tmp_path / "regbench.toml").write_text("# mine\n")
     second = runner.invoke(cmd_init.command, [], obj=Context(None, None))
@@ -438,7 +439,7 @@ def test_cli_init_writes_the_example_and_refuses_to_overwrite(tmp_path, monkeypa
     assert "already exists (use --force" in str(second.exception)
     assert (tmp_path / "regbench.toml").read_text() == "# mine\n"
     forced = runner.invoke(cmd_init.command, ["--force"], obj=Context(None, None))
-    assert forced.exit_code == 0 and (tmp_path / "regbench.toml").read_text() == EXAMPLE
+    assert forced.exit_code == 0 and (tmp_path / "regbench.toml").read_text() == EXAMPLE.replace("myproject", tmp_path.name)
     assert [p.name for p in tmp_path.iterdir()] == ["regbench.toml"]  # no temporary file left
 
 
@@ -446,5 +447,5 @@ def test_cli_errors_are_one_line(tmp_path):
     write_config(tmp_path, "", [{"name": "b", "command": printer()}])
     proc = cli("run", "--versions", "HEAD", cwd=tmp_path)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert err.strip().count("\n") == 0 and err.startswith("error: ") and "not a git repository" in err

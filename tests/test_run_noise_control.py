@@ -471,8 +471,8 @@ def test_cli_options_reach_the_campaign(tree, capsys):
     assert plan["pin"] == [cpu] and plan["aslr"] is False and plan["quiet_load"] == 50
     assert plan["quiet_wait"] == 0 and plan["quiet"] == "warn"
     capsys.readouterr()
-    assert main([*args, "--pin", "9999"]) == 1
+    assert main([*args, "--pin", "9999"]) == 3
     err = capsys.readouterr().err
     assert "CPU 9999 is not available to regbench" in err and len(err.strip().splitlines()) == 1
-    assert main([*args, "--pin", "x-y"]) == 1
+    assert main([*args, "--pin", "x-y"]) == 3
     assert "--pin must be a list of CPU numbers" in capsys.readouterr().err

@@ -190,3 +190,20 @@ def test_qn_scale_matches_statsmodels_with_the_small_sample_factors():
     assert qn_scale(gen.normal(0, 2.0, 4000)) == pytest.approx(2.0, rel=0.05)
     d = np.array([0.01, -0.02, 0.47, 0.0, 0.015, -0.69, 0.005])
     assert qn_scale(d) < 0.05
+
+
+def test_a_stray_sample_or_a_lone_run_does_not_make_a_mode_level():
+    # Version 0: every run holds both modes.  Version 1: one run has a single stray sample in the
+    # slow mode (an outlier short of the fences), another has three slow samples: one run holds
+    # the slow mode there, which makes no version level (it was the stray's 9.0 before).
+    base = np.array([1.0] * 14 + [5.0] * 6)
+    stray = np.array([1.0] * 19 + [9.0])
+    three = np.array([1.0] * 17 + [5.0] * 3)
+    runs = [[base, base * 1.01, base * 0.99], [stray, three, np.full(20, 1.0)]]
+    fast, slow = mode_stats(runs, np.array([-np.inf, 3.0, np.inf]))
+    assert list(fast.index) == [0, 1] and list(fast.n) == [3, 3]
+    assert list(slow.index) == [0] and list(slow.n) == [3]
+    # Two runs holding it make a level, from those two runs only.
+    runs[1][2] = three
+    _, slow = mode_stats(runs, np.array([-np.inf, 3.0, np.inf]))
+    assert list(slow.index) == [0, 1] and list(slow.n) == [3, 2] and slow.mean[1] == 5.0

@@ -206,7 +206,7 @@ def compare_variance(store: Store, a: str, b: str, *, benchmark: str | None = No
     mach_b = machine if b_machine is None else b_machine
     if a == b and cfg_b == config and mach_b == machine:
         raise ConfigError("the variance comparison needs two different versions, or a B side on another "
-                          "configuration or machine (--b-config, --b-machine)")
+                          "configuration or machine (--b-configuration, --b-machine)")
     if cfg_b == config and mach_b == machine:
         pairs = [(s, s) for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b])]
     else:

@@ -7,6 +7,7 @@ Parsed with :mod:`tomllib` into frozen dataclasses; every problem is a one-line
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import sys
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn, TypeGuard
 
-from .errors import ConfigError
+from .errors import ConfigError, shown
 from .model import CHANGE_KINDS, DIRECTIONS, measure_series
 
 CONFIG_NAME = "regbench.toml"
@@ -31,6 +32,26 @@ MEASURES = ("cpu", "maxrss", "instructions", "wall")
 #: What the quiet-system gate does when the machine stays busy (``[noise] quiet``).
 QUIET_MODES = ("wait", "warn")
 
+#: Samples one run may print at most, by default (``max_samples``): 80 MB of float64.
+DEFAULT_MAX_SAMPLES = 10_000_000
+_WEEK = 7 * 24 * 3600.0
+#: The largest value each numeric key takes (docs/configuration.md "Limits"): beyond them a
+#: value is a typo, and it would break something later (a timeout of 3,000,000 s overflows
+#: poll(), a billion runs make a schedule that never starts).  Keys are matched by name, in any
+#: table.
+LIMITS: dict[str, float] = {
+    "timeout": _WEEK, "build_timeout": _WEEK, "min_time": 3600.0, "quiet_wait": _WEEK,
+    "budget": 365 * 24 * 3600.0,
+    "runs": 100_000, "pilot": 100_000, "iterations": 100_000_000, "warmup": 100_000_000,
+    "max_samples": 100_000_000,
+    # One environment string may not exceed 128 KiB on Linux (MAX_ARG_STRLEN): the pad is one.
+    "env_size": 131_072,
+    "quiet_load": 1_000.0,
+    "confirm_max_pairs": 1_000_000, "retries": 1_000,
+}
+#: The largest CPU number `pin` accepts (Linux supports up to 8192 CPUs today).
+MAX_CPU = 65_535
+
 EXAMPLE = '''\
 # regbench.toml: what regbench measures.  Every key is optional unless marked "required".
 
@@ -43,17 +64,23 @@ repo = "."
 # A commit that fails to build is recorded as such and the campaign goes on.
 # build = ["make", "-j2"]
 # build_timeout = 600
+# Benchmarks kept outside the project's history (as asv does), so that old versions are measured
+# with today's benchmarks: this folder (relative to this file) is put first on PYTHONPATH of every
+# run of every version and exported as REGBENCH_BENCHMARK_DIR; it is not copied into worktrees.
+# benchmark_dir = "benchmarks"
+# The branch whose first-parent line `regbench detect` reads as the history (default: HEAD).
+# branch = "main"
 # Where results go: a path or a SQLAlchemy URL (default .regbench/results.db; --store and
 # REGBENCH_STORE override it).  Add .regbench/ to .gitignore: it holds the store and the
 # worktrees of benchmarked commits.
 # store = ".regbench/results.db"
 
-# Repetition levels (seed 004 s.2) used by every benchmark unless it sets its own:
+# Repetition levels (Japke et al. 2025, s.2) used by every benchmark unless it sets its own:
 [defaults]
-runs = 10          # fresh processes per version: the unit of replication (seed 000 s.2)
+runs = 10          # fresh processes per version: the unit of replication (Kalibera et al. 2005, s.2)
 iterations = 20    # measured iterations per run
 warmup = 2         # leading iterations of every run discarded as warm-up, or "auto": each run's
-                   # steady state is detected (MSER-5, seed 001 s.2.2) and what precedes it discarded
+                   # steady state is detected (MSER-5, Bulej et al. 2005, s.2.2) and what precedes it discarded
 timeout = 60       # seconds before a run is killed (its whole process group) and recorded as "timeout"
 unit = "s"
 direction = "lower"  # "lower" or "higher" is better
@@ -82,7 +109,7 @@ direction = "lower"
 # measures = ["cpu", "maxrss"]                             # also the series fib:cpu and fib:maxrss
 # alerts = false                                           # never alert on this benchmark
 
-# Noise control for every run (seed 003 s.3, seed 001 s.3.1); all off unless set here or by
+# Noise control for every run (Larres et al. 2013, s.3; Bulej et al. 2005, s.3.1); all off unless set here or by
 # `regbench run` options.  What was used is recorded with each campaign.
 # [noise]
 # pin = [1]             # CPUs the benchmark process runs on ("0,1" or "1-3" also work)
@@ -141,6 +168,7 @@ class BenchmarkSpec:
     target_width: float = 0.01  # adaptive (`target`): wanted relative half-width of the 99% interval
     budget: float | None = None  # adaptive: seconds of runs per benchmark and version
     pilot: int = 3  # adaptive: runs with the configured iterations before the plan is chosen
+    max_samples: int = DEFAULT_MAX_SAMPLES  # a run printing more is failed (memory stays bounded)
 
 
 @dataclass(frozen=True)
@@ -239,6 +267,10 @@ class ProjectConfig:
     root: Path
     name: str = "project"
     repo: Path | None = None
+    #: Benchmarks outside the history: first on PYTHONPATH of every run, and REGBENCH_BENCHMARK_DIR.
+    benchmark_dir: Path | None = None
+    #: The branch whose first-parent line detection reads (None: HEAD).
+    branch: str | None = None
     build: tuple[str, ...] | None = None
     build_timeout: float = 600.0
     store: str | None = None
@@ -265,11 +297,11 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time",
-                 "plan", "target", "budget", "pilot", "pass_env"}
+                 "plan", "target", "budget", "pilot", "pass_env", "max_samples"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures"}
-_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python"}
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch"}
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -295,6 +327,10 @@ def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
         raise ConfigError(f"{p}: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not UTF-8 text ({exc.reason})") from exc
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"{p}: arrays or tables nested too deeply") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     return parse_config(data, path=p)
 
 
@@ -305,6 +341,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{where}: {msg}")
 
+    _check_text(data, fail)
     unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect"}
     if unknown:
         fail(f"unknown table [{sorted(unknown)[0]}] "
@@ -328,6 +365,19 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     repo = proj.get("repo")
     if repo is not None and not isinstance(repo, str):
         fail("[project] `repo` must be a path string")
+    benchmark_dir = proj.get("benchmark_dir")
+    if benchmark_dir is not None:
+        if not isinstance(benchmark_dir, str) or not benchmark_dir.strip():
+            fail("[project] `benchmark_dir` must be a path string")
+        benchmark_dir = (root / benchmark_dir).resolve()
+        if not benchmark_dir.is_dir():
+            fail(f"[project] `benchmark_dir`: no such directory: {benchmark_dir}")
+    branch = proj.get("branch")
+    if branch is not None and (not isinstance(branch, str) or not branch.strip() or branch.startswith("-")):
+        fail("[project] `branch` must be a branch name (a string)")
+    for key in ("store", "python", "name"):
+        if key in proj and (not isinstance(proj[key], str) or not proj[key].strip()):
+            fail(f"[project] `{key}` must be a non-empty string, got {shown(proj[key])}")
 
     benches = data.get("benchmark", [])
     if not isinstance(benches, list):
@@ -356,6 +406,8 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         path=path, root=root,
         name=str(proj.get("name", root.name)),
         repo=(root / repo).resolve() if repo is not None else None,
+        benchmark_dir=benchmark_dir,
+        branch=branch,
         build=build,
         build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
         store=proj.get("store"),
@@ -381,6 +433,10 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     def get(key, default):
         return b.get(key, defaults.get(key, default))
 
+    def at(key: str) -> str:
+        """The table ``key``'s value was written in, for messages: the benchmark's, else [defaults]."""
+        return label if key in b or key not in defaults else "[defaults]"
+
     kind = "command" if "command" in b else "python"
     command: tuple[str, ...] = ()
     target = ""
@@ -389,28 +445,31 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     else:
         target = b["python"]
         if not isinstance(target, str) or target.count(":") != 1 or not all(target.split(":")):
-            fail(f"{label}: `python` must look like 'module:function', got {target!r}")
+            fail(f"{label}: `python` must look like 'module:function', got {shown(target)}")
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
         fail(f"{label}: `env` must be a table of strings")
+    for key in env:
+        if not key or "=" in key:
+            fail(f"{label}: `env`: {shown(key)} is not a variable name (empty, or with '=')")
     pass_env = get("pass_env", [])
     if not isinstance(pass_env, list) or not all(isinstance(v, str) and v and "=" not in v for v in pass_env):
-        fail(f"{label}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
+        fail(f"{at('pass_env')}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
     output = b.get("output", "lines")
     if output not in OUTPUT_FORMATS:
-        fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {output!r}")
+        fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {shown(output)}")
     direction = get("direction", "lower")
     if direction not in DIRECTIONS:
-        fail(f"{label}: `direction` must be 'lower' or 'higher', got {direction!r}")
+        fail(f"{at('direction')}: `direction` must be 'lower' or 'higher', got {shown(direction)}")
     unit = get("unit", "s")
     if not isinstance(unit, str) or not unit:
-        fail(f"{label}: `unit` must be a non-empty string")
+        fail(f"{at('unit')}: `unit` must be a non-empty string")
     cwd = b.get("cwd", ".")
     if not isinstance(cwd, str):
         fail(f"{label}: `cwd` must be a path string")
     alerts = b.get("alerts", True)
     if not isinstance(alerts, bool):
-        fail(f"{label}: `alerts` must be true or false, got {alerts!r}")
+        fail(f"{label}: `alerts` must be true or false, got {shown(alerts)}")
     fmt = b.get("format")
     if fmt is not None:
         from .adapters.base import available_formats
@@ -418,7 +477,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         if kind != "command":
             fail(f"{label}: `format` is for command benchmarks (a tool such as go test or JMH)")
         if fmt not in available_formats():
-            fail(f"{label}: `format` must be one of {', '.join(available_formats())}, got {fmt!r}")
+            fail(f"{label}: `format` must be one of {', '.join(available_formats())}, got {shown(fmt)}")
         if "output" in b:
             fail(f"{label}: give `format` (a tool's output) or `output` (samples), not both")
         if "/" in name:
@@ -433,16 +492,16 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
             fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
     plan = get("plan", "fixed")
     if plan not in PLANS:
-        fail(f"{label}: `plan` must be 'fixed' or 'adaptive', got {plan!r}")
+        fail(f"{at('plan')}: `plan` must be 'fixed' or 'adaptive', got {shown(plan)}")
     width = get("target", 0.01)
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width < 1:
-        fail(f"{label}: `target` must be a relative half-width in (0, 1) such as 0.01, got {width!r}")
+        fail(f"{at('target')}: `target` must be a relative half-width in (0, 1) such as 0.01, got {shown(width)}")
     budget = get("budget", None)
     if budget is not None:
-        budget = _positive(budget, f"{label} `budget`", fail, float)
-    pilot = _positive(get("pilot", 3), f"{label} `pilot`", fail, int)
+        budget = _positive(budget, f"{at('budget')} `budget`", fail, float)
+    pilot = _positive(get("pilot", 3), f"{at('pilot')} `pilot`", fail, int)
     if pilot < 2:
-        fail(f"{label}: `pilot` must be at least 2 (the between-run variance needs two runs)")
+        fail(f"{at('pilot')}: `pilot` must be at least 2 (the between-run variance needs two runs)")
     if plan == "adaptive" and fmt is not None:
         fail(f"{label}: `plan = \"adaptive\"` needs a benchmark with its own samples, not a tool `format`")
     warmup = get("warmup", 0)
@@ -450,21 +509,28 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     if warmup_auto:
         warmup = 0
     elif not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
-        fail(f"{label}: `warmup` must be a non-negative integer or \"auto\"")
-    return BenchmarkSpec(
+        fail(f"{at('warmup')}: `warmup` must be a non-negative integer or \"auto\"")
+    elif warmup > LIMITS["warmup"]:
+        fail(f"{at('warmup')}: `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
+    spec = BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
         env={str(k): str(v) for k, v in env.items()}, pass_env=tuple(pass_env), output=output, unit=unit, direction=direction,
-        timeout=_positive(get("timeout", 60.0), f"{label} `timeout`", fail, float),
-        runs=_positive(get("runs", 10), f"{label} `runs`", fail, int),
-        iterations=_positive(get("iterations", 20), f"{label} `iterations`", fail, int),
+        timeout=_positive(get("timeout", 60.0), f"{at('timeout')} `timeout`", fail, float),
+        runs=_positive(get("runs", 10), f"{at('runs')} `runs`", fail, int),
+        iterations=_positive(get("iterations", 20), f"{at('iterations')} `iterations`", fail, int),
         warmup=warmup,
         warmup_auto=warmup_auto,
-        min_time=_positive(get("min_time", 0.01), f"{label} `min_time`", fail, float),
+        min_time=_positive(get("min_time", 0.01), f"{at('min_time')} `min_time`", fail, float),
         alerts=alerts,
         format=fmt,
         measures=tuple(measures),
         plan=plan, target_width=float(width), budget=budget, pilot=pilot,
+        max_samples=_positive(get("max_samples", DEFAULT_MAX_SAMPLES), f"{label} `max_samples`", fail, int),
     )
+    if spec.format is None and spec.warmup + spec.iterations > spec.max_samples:
+        fail(f"{label}: `warmup` + `iterations` ({spec.warmup + spec.iterations}) is more than `max_samples` "
+             f"({spec.max_samples}): every run would print too many samples")
+    return spec
 
 
 def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
@@ -505,19 +571,20 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
             out[key] = parse_cpu_list(value, label(key), fail)
         elif key in ("aslr", "ramdisk"):
             if not isinstance(value, bool):
-                fail(f"{label(key)} must be true or false, got {value!r}")
+                fail(f"{label(key)} must be true or false, got {shown(value)}")
             out[key] = value
         elif key == "env_size":
-            out[key] = _positive(value, label(key), fail, int)
+            out[key] = _positive(value, label(key), fail, int, limit=LIMITS[key])
         elif key == "quiet_load":
-            out[key] = _positive(value, label(key), fail, float)
+            out[key] = _positive(value, label(key), fail, float, limit=LIMITS[key])
         elif key == "quiet_wait":
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
-                fail(f"{label(key)} must be a non-negative number of seconds, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= LIMITS[key]:
+                fail(f"{label(key)} must be a non-negative number of seconds of at most {LIMITS[key]:.0f}, "
+                     f"got {shown(value)}")
             out[key] = float(value)
         else:
             if value not in QUIET_MODES:
-                fail(f"{label(key)} must be one of {', '.join(QUIET_MODES)}, got {value!r}")
+                fail(f"{label(key)} must be one of {', '.join(QUIET_MODES)}, got {shown(value)}")
             out[key] = value
     return replace(base if base is not None else NoiseControl(), **out)
 
@@ -531,20 +598,21 @@ def parse_cpu_list(value, label: str = "`pin`", fail: Fail | None = None) -> tup
     None from ``"none"``.  Raises :class:`ConfigError` naming ``label``."""
     if fail is None:
         fail = _raise_config_error
-    what = f"{label} must be a list of CPU numbers or a CPU list such as \"0,1\" or \"1-3\", got {value!r}"
+    what = (f"{label} must be a list of CPU numbers or a CPU list such as \"0,1\" or \"1-3\" (CPUs 0 to {MAX_CPU}), "
+            f"got {shown(value)}")
     if isinstance(value, str) and value.strip().lower() == "none":
         return None
     cpus: set[int] = set()
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if isinstance(value, list) and value:
-        if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
+        if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_CPU for c in value):
             fail(what)
         cpus.update(value)
     elif isinstance(value, str) and value.strip():
         for part in value.split(","):
             m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
-            if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+            if m is None or (m[2] is not None and int(m[2]) < int(m[1])) or int(m[2] or m[1]) > MAX_CPU:
                 fail(what)
             cpus.update(range(int(m[1]), int(m[2] or m[1]) + 1))
     else:
@@ -560,13 +628,44 @@ def _argv(value, label: str, fail: Fail) -> list[str]:
     return list(value)
 
 
-def _positive(value, label: str, fail: Fail, typ):
+def _positive(value, label: str, fail: Fail, typ, *, limit: float | None = None):
+    """``value`` as a positive ``typ`` (int or float) of at most the :data:`LIMITS` of its key
+    (the last name in backquotes in ``label``); NaN and infinity are refused."""
     ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     if typ is int:
         ok = ok and isinstance(value, int)
-    if not ok:
-        fail(f"{label} must be a positive {'integer' if typ is int else 'number'}, got {value!r}")
+    what = f"a positive {'integer' if typ is int else 'number'}"
+    if not ok or not math.isfinite(value):
+        fail(f"{label} must be {what}, got {shown(value)}")
+    if limit is None:
+        limit = LIMITS.get(label.rsplit("`", 2)[-2] if label.count("`") >= 2 else "")
+    if limit is not None and value > limit:
+        fail(f"{label} must be {what} of at most {int(limit) if limit == int(limit) else limit}, "
+             f"got {shown(value)}")
     return typ(value)
+
+
+def _check_text(data: dict, fail: Fail) -> None:
+    """Refuse a NUL character in any key or string of the file, naming its table and key: no
+    path, argument or environment variable can hold one (the OS ends strings there)."""
+    stack: list[tuple[object, str, str]] = [(data, "", "")]
+    while stack:
+        value, table, key = stack.pop()
+        if isinstance(value, str):
+            if "\0" in value:
+                fail(f"{table} `{key}`: contains a NUL character" if key else f"{table}: contains a NUL character")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                inner = table or f"[{k}]"
+                if "\0" in k:
+                    fail(f"{inner}: a key contains a NUL character")
+                stack.append((v, inner, (key or k) if table else ""))
+        elif isinstance(value, list):
+            for i, v in enumerate(value, start=1):
+                if isinstance(v, dict) and not key:  # [[benchmark]] and [[notify]] tables
+                    stack.append((v, f"[{table}] #{i}", ""))
+                else:
+                    stack.append((v, table, key))
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
@@ -584,7 +683,8 @@ def duration_seconds(value: object) -> float | None:
     m = _DURATION.match(value) if isinstance(value, str) else None
     if m is None or not float(m.group(1)) > 0:
         return None
-    return float(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2) or "s", 1)
+    seconds = float(m.group(1)) * {"m": 60, "min": 60, "h": 3600}.get(m.group(2) or "s", 1)
+    return seconds if seconds < float("inf") else None
 
 
 def _detect_table(table, fail: Fail) -> DetectSettings:
@@ -596,17 +696,19 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
         fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
     confirm = table.get("confirm", False)
     if not isinstance(confirm, bool):
-        fail(f"[detect] `confirm` must be true or false, got {confirm!r}")
+        fail(f"[detect] `confirm` must be true or false, got {shown(confirm)}")
     budget = table.get("confirm_budget")
     if budget is not None:
         seconds = duration_seconds(budget)
         if seconds is None:
             fail(f"[detect] `confirm_budget` must be a positive number of seconds or a duration such as "
-                 f"\"90s\", \"10m\" or \"1h\", got {budget!r}")
+                 f"\"90s\", \"10m\" or \"1h\", got {shown(budget)}")
         budget = seconds
     pairs = table.get("confirm_max_pairs")
     if pairs is not None and (isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < MIN_PAIR_LIMIT):
-        fail(f"[detect] `confirm_max_pairs` must be an integer of at least {MIN_PAIR_LIMIT}, got {pairs!r}")
+        fail(f"[detect] `confirm_max_pairs` must be an integer of at least {MIN_PAIR_LIMIT}, got {shown(pairs)}")
+    if pairs is not None and pairs > LIMITS["confirm_max_pairs"]:
+        fail(f"[detect] `confirm_max_pairs` must be at most {LIMITS['confirm_max_pairs']:.0f}, got {pairs}")
     return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs)
 
 
@@ -634,11 +736,11 @@ def _str(v: object) -> TypeGuard[str]:
 
 
 def _pos(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+    return isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= LIMITS["timeout"]
 
 
 def _count(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= LIMITS["retries"]
 
 
 def _port(v: object) -> bool:
@@ -692,7 +794,7 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
             fail(f"[[notify]] #{k} must be a table")
         kind = table.get("type")
         if kind not in NOTIFY_TYPES:
-            fail(f"[[notify]] #{k}: `type` must be one of {', '.join(NOTIFY_TYPES)}, got {kind!r}")
+            fail(f"[[notify]] #{k}: `type` must be one of {', '.join(NOTIFY_TYPES)}, got {shown(kind)}")
         label = f"[[notify]] #{k} ({kind})"
         allowed = _NOTIFY_OPTIONS[kind]
         bad = set(table) - {"type", "name", "kinds"} - set(allowed)
@@ -710,7 +812,7 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
         for key, (ok, default, what) in allowed.items():
             if key in table:
                 if not ok(table[key]):
-                    fail(f"{label}: `{key}` must be {what}, got {table[key]!r}")
+                    fail(f"{label}: `{key}` must be {what}, got {shown(table[key])}")
                 options[key] = table[key]
             elif default is _REQUIRED:
                 fail(f"{label}: `{key}` is required")

@@ -14,15 +14,84 @@
      └── MissingDependency        an optional package a feature needs is not installed
 
 The CLI catches :class:`RegbenchError` once, prints ``str(error)`` on one line and exits with
-status 1.  A failing *benchmark* (crash, hang, garbage output) is not an error: it is a recorded
-result (see :mod:`regbench.run.execute`).
+status 3 (:data:`ExitStatus.ERROR`).  A failing *benchmark* (crash, hang, garbage output) is not an
+error: it is a recorded result (see :mod:`regbench.run.execute`), and a command whose runs failed
+exits with status 4 (:data:`ExitStatus.FAILED`).
 """
 
 from __future__ import annotations
 
+import enum
+import reprlib
+
+#: Characters of a value from the input that a message shows at most (:func:`shown`).
+SHOWN_CHARS = 80
+#: Characters of the reason in an :class:`InputError` at most (the location comes on top).
+REASON_CHARS = 500
+#: Characters of any error message at most.
+MESSAGE_CHARS = 1000
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxstring = _REPR.maxlong = _REPR.maxother = SHOWN_CHARS
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message: at most ``limit`` characters, on one line.
+
+    Values come from hostile input (a 900-level nested array, an 8 MB string): reprlib shows
+    at most a few levels and elements of containers without recursing into the rest, and the
+    text is cut with ``...`` (``repr`` of a string already escapes its line breaks).
+    """
+    text = _REPR.repr(value).replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def one_line(message: str, limit: int) -> str:
+    """``message`` with its line breaks escaped, cut to ``limit`` characters."""
+    text = message.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+class ExitStatus(enum.IntEnum):
+    """The exit statuses of the ``regbench`` command, the same for every command (docs/cli.md).
+
+    A CI job can tell a gate's answer (1) from a mistake in the call (2), a problem regbench
+    reports (3) and benchmarks or deliveries that failed (4).
+    """
+
+    #: Done, and nothing a gate asked about was found.
+    OK = 0
+    #: Done, and what a gate asks about was found: a regression (``compare``, ``detect
+    #: --fail-on-regression``), no culprit (``bisect``), a warning (``system check --strict``).
+    FOUND = 1
+    #: The command line is wrong (click's usage errors: an unknown option, a bad value).
+    USAGE = 2
+    #: A :class:`RegbenchError`: the configuration, an input file, the store, a version or a
+    #: name that is not stored.
+    ERROR = 3
+    #: Work was done but some of it failed: runs or builds of a campaign, a sink's delivery.
+    FAILED = 4
+    #: Interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    INTERRUPTED = 130
+
 
 class RegbenchError(Exception):
-    """Base of every error regbench reports to a person as a one-line message."""
+    """Base of every error regbench reports to a person as a one-line message.
+
+    The message is made one line (line breaks escaped) of at most :data:`MESSAGE_CHARS`
+    characters, whatever value from the input it quotes.
+    """
+
+    def __init__(self, *args: object):
+        if args and isinstance(args[0], str):
+            args = (one_line(args[0], MESSAGE_CHARS), *args[1:])
+        super().__init__(*args)
+
+    #: What the command exits with when this error ends it.
+    exit_status = ExitStatus.ERROR
 
 
 class ConfigError(RegbenchError):
@@ -38,11 +107,11 @@ class InputError(RegbenchError):
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
         self.path = path
         self.line = line
-        self.reason = message
+        self.reason = one_line(message, REASON_CHARS)
         where = ""
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
-        super().__init__(where + message)
+        super().__init__(where + self.reason)
 
 
 class StoreError(RegbenchError):

@@ -74,10 +74,10 @@ def sniff_file(path: str) -> str:
     if {"benchmark", "version", "value"} <= set(header):
         return "csv"
     if first.startswith("{") and first.endswith("}"):
-        import json
+        from .adapters import jsonsafe
 
         try:
-            obj = json.loads(first)
+            obj = jsonsafe.loads(first)
         except ValueError:
             obj = None
         if isinstance(obj, dict) and {"benchmark", "version", "value"} <= set(obj):

@@ -123,6 +123,27 @@ class VersionInfo:
         return (0, self.timestamp, self.id)
 
 
+#: The schedule (``plan["schedule"]``) of a campaign that is a session of ``compare --run``,
+#: ``bisect`` or ``detect --confirm``: its runs are not part of a series' history unless asked.
+SESSION_SCHEDULE = "sequential-pairs"
+
+#: What a version's alias is in git: a tag or a branch name (:class:`VersionAlias`).
+ALIAS_KINDS = ("tag", "branch")
+
+
+@dataclass(frozen=True)
+class VersionAlias:
+    """Another name of a stored version: a git tag (``v10.5.0``) or branch name (``main``) that
+    pointed at its commit when it was benchmarked.  ``kind`` is one of :data:`ALIAS_KINDS`."""
+
+    name: str
+    kind: str = "tag"
+
+    def __post_init__(self):
+        if self.kind not in ALIAS_KINDS:
+            raise ValueError(f"`kind` must be one of {', '.join(ALIAS_KINDS)}, got {self.kind!r}")
+
+
 @dataclass
 class Series:
     """The history of one benchmark x configuration x machine.

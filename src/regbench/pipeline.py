@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .run.confirm import ConfirmOptions
     from .run.rerun import Skipped
     from .run.campaign import CampaignReporter, CampaignResult
-    from .store import Store
+    from .store import HistoryView, Store
 
 
 # ----------------------------------------------------------------------------- detect and alert
@@ -99,6 +99,8 @@ class DetectOutcome:
         not asked to be.
     confirm : bool
         Whether confirmation was asked for.
+    history : str or None
+        What history the series were read as (:meth:`regbench.store.HistoryView.describe`).
     """
 
     detection: DetectionResult
@@ -107,6 +109,7 @@ class DetectOutcome:
     bisect: bool = False
     notified: NotifyReport | None = None
     confirm: bool = False
+    history: str | None = None
 
     @property
     def regressed(self) -> bool:
@@ -147,7 +150,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
                      on_detected: Callable[[DetectOutcome], None] | None = None,
                      options: Mapping[str, Any] | None = None, confirm: ConfirmOptions | None = None,
-                     confirm_reporter=None) -> DetectOutcome:
+                     confirm_reporter=None, all_sessions: bool = False) -> DetectOutcome:
     """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks.
 
     Parameters
@@ -191,6 +194,11 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     confirm_reporter : SessionReporter, optional
         Told of the confirmations' progress; entered while confirming when it is a context
         manager.
+    all_sessions : bool
+        Put the runs of sessions (``compare --run``, ``bisect``, ``detect --confirm``) in the
+        histories, each session centred on the history's level; by default they are left out.
+        Either way the series are read along the first-parent line of ``[project] branch``
+        (default HEAD) of the project's repository (:func:`history_of`).
 
     Returns
     -------
@@ -206,9 +214,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     from .detect.alerts import change_step
 
     check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify, confirm=confirm is not None)
+    history = history_of(store, config, all_sessions=all_sessions)
     with _entered(progress) as report:
         # An incremental pass checks a few new versions per series: one process does it fastest.
-        result = detect_changes(store, method=method, benchmark=benchmark, min_change=min_change,
+        result = detect_changes(history, method=method, benchmark=benchmark, min_change=min_change,
                                 confidence_level=confidence_level, fdr=fdr, incremental=incremental,
                                 jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
                                 **dict(options or {}))
@@ -244,7 +253,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                 for e in entries if e.confirmation is not None and not e.alerts}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
-    outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None)
+    outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
+                            history=history.describe())
     if on_detected is not None:
         on_detected(outcome)
     if notify:
@@ -253,6 +263,34 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         assert config is not None  # check_detect_options refused --notify without a configuration
         outcome = replace(outcome, notified=notify_pending(store, build_sinks(config.notify)))
     return outcome
+
+
+def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool = False) -> HistoryView:
+    """The store's series as histories (:class:`regbench.store.HistoryView`): along the
+    first-parent line of ``[project] branch`` (default HEAD) of the project's repository when
+    there is one, with the runs of sessions left out (centred with ``all_sessions``).
+
+    Raises
+    ------
+    VersionError
+        ``[project] branch`` names no branch of the repository.
+    """
+    from .errors import VersionError
+    from .run.versions import first_parent_line
+    from .store import HistoryView
+
+    line: tuple[str, ...] | None = None
+    name = None
+    if config is not None:
+        name = config.branch or "HEAD"
+        try:
+            line = tuple(first_parent_line(Path(config.repo or config.root), name))
+        except VersionError:
+            if config.branch is not None:
+                raise VersionError(f"{config.path or 'regbench.toml'}: [project] `branch`: no branch "
+                                   f"{config.branch!r} in {config.repo or config.root}") from None
+            line = None  # not a git repository (or no commit yet): every version, in stored order
+    return HistoryView(store, line, name, "centre" if all_sessions else "exclude")
 
 
 def _confirm(store: Store, config: ProjectConfig, result: DetectionResult, options: ConfirmOptions, reporter

@@ -16,6 +16,8 @@ module                 reads
 ``pytest_benchmark``   pytest-benchmark's JSON
 ``asv``                asv's result files
 ``bmf``                Bencher Metric Format JSON
+``jsonsafe``           decoding JSON from other tools' files with bounded nesting (every parser's
+                       decoder)
 =====================  ===========================================================================
 
 No adapter knows the store: :mod:`regbench.ingest` stores what they parse.  A new format is one

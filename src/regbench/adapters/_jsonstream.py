@@ -11,17 +11,16 @@ C decoder (:meth:`json.JSONDecoder.raw_decode`) from a buffer read in 1 MiB chun
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, shown
+from . import jsonsafe
 
 _WS = re.compile(r"[ \t\n\r]*")
 _CHUNK = 1 << 20
-_DECODER = json.JSONDecoder()
 
 
 def skip_blanks(text: str, pos: int) -> int:
@@ -91,7 +90,7 @@ class _Reader:
             self.peek()
         while True:
             try:
-                obj, end = _DECODER.raw_decode(self.buf, self.pos)
+                obj, end = jsonsafe.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
                 if not self.eof:  # maybe only cut by the chunk boundary
                     self.fill()
@@ -158,7 +157,7 @@ def number(obj: dict, key: str, error: Callable[[str], InputError], *, required:
         return None
     value = obj[key]
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise error(f"`{key}` is not a number: {value!r}")
-    if not math.isfinite(value):
-        raise error(f"`{key}` is not finite: {value!r}")
+        raise error(f"`{key}` is not a number: {shown(value)}")
+    if not jsonsafe.finite_number(value):
+        raise error(f"`{key}` is not finite: {shown(value)}")
     return float(value)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import zlib
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from . import jsonsafe
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -45,7 +45,7 @@ def load(path: Path) -> tuple[Any, str]:
     if not text.strip():
         raise InputError("empty file (expected a JSON object)", path=str(path), line=1)
     try:
-        return json.loads(text), text
+        return jsonsafe.loads(text), text
     except json.JSONDecodeError as exc:
         truncated = " (the file is truncated)" if exc.pos >= len(text.rstrip()) else ""
         raise InputError(f"invalid JSON: {exc.msg}{truncated}", path=str(path), line=exc.lineno) from None
@@ -73,4 +73,4 @@ def line_of(text: str, name: str) -> int | None:
 
 def finite(value: Any) -> bool:
     """Whether ``value`` is a JSON number (not a boolean) that is finite."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return jsonsafe.finite_number(value)

@@ -48,13 +48,12 @@ Mapping to runs
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from . import _jsontext
 from .base import Adapter, ToolRun, register
 
@@ -91,8 +90,10 @@ class AsvAdapter(Adapter):
         if doc.get("version") != 2:
             raise error(f"unsupported asv result format version {doc.get('version')!r} (expected 2)")
         columns, results = doc["result_columns"], doc["results"]
-        if not isinstance(columns, list) or "result" not in columns or not isinstance(results, dict):
-            raise error("`result_columns` must list the columns, with `result`, and `results` be an object")
+        if (not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or "result" not in columns
+                or not isinstance(results, dict)):
+            raise error("`result_columns` must list the columns' names (strings), with `result`, and `results` "
+                        "be an object")
         described = _benchmarks_json(path)
         info = {key: doc[key] for key in ("commit_hash", "env_name") if isinstance(doc.get(key), str)}
         runs: list[ToolRun] = []
@@ -127,10 +128,11 @@ def _runs_of(name: str, cell: dict, described: dict | None, info: dict, error) -
     result, params = cell.get("result"), cell.get("params") or []
     if not isinstance(params, list) or any(not isinstance(p, list) for p in params):
         raise error(f"benchmark {name!r}: `params` must be an array of arrays of values")
-    combos = list(itertools.product(*params)) if params else [()]
-    if not isinstance(result, list) or len(result) != len(combos):
+    n_combos = math.prod(len(p) for p in params)  # before making them: a hostile file may ask for 10^30
+    if not isinstance(result, list) or len(result) != n_combos:
         raise error(f"benchmark {name!r}: `result` must hold one value per parameter combination "
-                    f"({len(combos)})")
+                    f"({n_combos})")
+    combos = list(itertools.product(*params)) if params else [()]
     names = (described or {}).get("param_names")
     if not isinstance(names, list) or len(names) != len(params):
         names = [f"param{j + 1}" for j in range(len(params))]
@@ -154,7 +156,7 @@ def _runs_of(name: str, cell: dict, described: dict | None, info: dict, error) -
         else:
             values = [value]
         if not isinstance(values, list) or any(not _jsontext.finite(v) for v in values):
-            raise error(f"benchmark {full!r}: samples must be finite numbers, got {json.dumps(values)[:80]}")
+            raise error(f"benchmark {full!r}: samples must be finite numbers, got {shown(values)}")
         extra = dict(info)
         extra.update({n: v for n, v in zip(names, combo, strict=True)})
         extra["result"] = value

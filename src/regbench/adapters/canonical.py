@@ -16,6 +16,7 @@ validated as whole arrays with numpy.  A CSV file whose name ends in ``.gz`` is 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,14 +25,20 @@ from typing import TextIO, cast
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord, StoredRun
+from . import jsonsafe
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
 OPTIONAL = ("timestamp", "config", "machine", "unit", "direction")
 COLUMNS = REQUIRED + OPTIONAL
 DEFAULT_MACHINE = "local"
 _TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp")
+#: Longest line (in bytes, line break excluded) of a canonical CSV or JSON-lines file.  A row of
+#: measurements is tens of bytes; the bound keeps a corrupt file (one line of megabytes) from
+#: costing the CSV reader seconds and gigabytes before it finds the line is wrong.
+MAX_LINE_BYTES = 64 * 1024
+_SCAN_CHUNK = 1 << 20
 
 
 @dataclass
@@ -88,6 +95,7 @@ def _read_csv(p: Path):
         fake = isinstance(exc, gzip.BadGzipFile)
         what = "not a gzip-compressed file" if fake else "the gzip-compressed data is damaged"
         raise InputError(f"{what} ({exc})", path=where) from None
+    _check_line_lengths(p, gz, where)
     for col in REQUIRED:
         if col not in header:
             raise InputError(f"missing column `{col}` (header must contain {','.join(REQUIRED)})",
@@ -104,30 +112,22 @@ def _read_csv(p: Path):
     # One spare column catches rows with too many fields (pandas would drop them silently).
     names = [*header, "__extra__"]
     dtypes["__extra__"] = object
+    common = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False,
+                  keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     try:
-        frame = pd.read_csv(p, dtype=dtypes, names=names, header=None, skiprows=1, index_col=False,
-                            skip_blank_lines=False, keep_default_na=False,
-                            na_values={c: [""] for c in ("run", "iteration", "value")}, skipinitialspace=True,
-                            encoding="utf-8-sig")
-    except pd.errors.ParserError as exc:
-        raise InputError(_parser_message(str(exc), len(header)), path=where, line=_parser_line(str(exc))) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
-    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
-        if not gz:
-            raise
-        raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
+        frame = _pandas_csv(p, where, len(header), gz, dtype=dtypes,
+                            na_values={c: [""] for c in ("run", "iteration", "value")}, **common)
     except ValueError:
-        # A column that should be numeric holds text: find the first such line.
+        # A column that should be numeric holds text: find the first such line.  Every column is
+        # read as text (a row with too many fields is found by this read too).
+        raw_frame = _pandas_csv(p, where, len(header), gz, dtype=str, na_values=[""], **common)
         for col in ("run", "iteration", "value"):
-            raw = pd.read_csv(p, usecols=[col], dtype=str, index_col=False, skip_blank_lines=False,
-                              keep_default_na=False, na_values=[""], skipinitialspace=True,
-                              encoding="utf-8-sig", names=header, header=None, skiprows=1)[col]
+            raw = raw_frame[col]
             num = pd.to_numeric(raw, errors="coerce")
             bad = np.flatnonzero(num.isna().to_numpy() & raw.notna().to_numpy())
             if bad.size:
                 i = int(bad[0])
-                raise InputError(f"`{col}` is not a number: {raw.iloc[i]!r}", path=where, line=i + 2) from None
+                raise InputError(f"`{col}` is not a number: {shown(raw.iloc[i])}", path=where, line=i + 2) from None
         raise
     extra = np.flatnonzero(frame["__extra__"].notna().to_numpy() & (frame["__extra__"] != "").to_numpy())
     if extra.size:
@@ -137,6 +137,59 @@ def _read_csv(p: Path):
         if col in _TEXT:
             frame[col] = _factorize_text(frame[col])
     return frame
+
+
+def _pandas_csv(p: Path, where: str, n_fields: int, gz: bool, **options):
+    """``pandas.read_csv(p, **options)`` with its errors and warnings as InputErrors (a ValueError
+    from a column that is not numeric is left to the caller)."""
+    import warnings
+    import zlib
+
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        # pandas warns, and drops the extra fields, when the first row is longer than the header.
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(p, **options)
+        except pd.errors.ParserWarning:
+            raise InputError(f"expected {n_fields} fields, found more", path=where, line=2) from None
+        except pd.errors.ParserError as exc:
+            raise InputError(_parser_message(str(exc), n_fields), path=where, line=_parser_line(str(exc))) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
+        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+            if not gz:
+                raise
+            raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
+
+
+def _check_line_lengths(p: Path, gz: bool, where: str) -> None:
+    """An InputError at the first line longer than :data:`MAX_LINE_BYTES` (read in 1 MiB chunks:
+    memory stays bounded whatever the file holds)."""
+    import gzip
+    import zlib
+
+    line, length = 1, 0  # the current line and its length so far
+    try:
+        with (gzip.open(p, "rb") if gz else p.open("rb")) as fh:
+            while chunk := fh.read(_SCAN_CHUNK):
+                breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x0A)
+                # The lengths of the lines in this chunk: the one open before it, those between
+                # its line breaks, and the one still open after it (line, line + 1, ...).
+                bounds = np.concatenate(([-1], breaks, [len(chunk)]))
+                lengths = np.diff(bounds) - 1
+                lengths[0] += length
+                long = np.flatnonzero(lengths > MAX_LINE_BYTES)
+                if long.size:
+                    raise InputError(f"a line longer than {MAX_LINE_BYTES} bytes (a row of measurements is "
+                                     "tens of bytes)", path=where, line=line + int(long[0]))
+                line += breaks.size
+                length = int(lengths[-1])
+    except (OSError, EOFError, zlib.error) as exc:
+        if not gz:
+            raise InputError(f"cannot read: {exc}", path=where) from None
+        raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
 
 
 def _factorize_text(column):
@@ -175,29 +228,35 @@ def _read_jsonl(p: Path):
     cols: dict[str, list] = {c: [] for c in COLUMNS}
     present: set[str] = set()
     n = 0
-    with p.open("r", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        # Read line by line, at most MAX_LINE_BYTES + 2 bytes at a time: memory stays bounded.
+        while raw := fh.readline(MAX_LINE_BYTES + 2):
+            n += 1
+            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                raise InputError(f"a line longer than {MAX_LINE_BYTES} bytes (a measurement is tens of bytes)",
+                                 path=where, line=n)
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text ({exc.reason})", path=where, line=n) from None
             if not line.strip():
                 for c in COLUMNS:
                     cols[c].append(None)
                 continue
             try:
-                obj = json.loads(line)
+                obj = jsonsafe.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not JSON: {exc.msg}", path=where, line=n) from None
             if not isinstance(obj, dict):
                 raise InputError("each line must be a JSON object", path=where, line=n)
             unknown = set(obj) - set(COLUMNS)
             if unknown:
-                raise InputError(f"unknown field `{sorted(unknown)[0]}`", path=where, line=n)
+                raise InputError(f"unknown field `{sorted(unknown)[0][:80]}`", path=where, line=n)
             present.update(obj)
             for c in COLUMNS:
                 v = obj.get(c)
                 if c in ("run", "iteration", "value") and v is not None:
-                    if isinstance(v, bool) or not isinstance(v, int | float):
-                        raise InputError(f"`{c}` is not a number: {v!r}", path=where, line=n)
-                    if not np.isfinite(v):
-                        raise InputError(f"`{c}` must be a finite number, got {v!r}", path=where, line=n)
+                    v = _json_number(v, c, where, n)
                 cols[c].append(v)
     if n == 0:
         raise InputError("empty file", path=where, line=1)
@@ -213,6 +272,19 @@ def _read_jsonl(p: Path):
         else:  # text: a missing field stays missing (code -1), anything else is its text
             data[c] = pd.Categorical([None if v is None else str(v) for v in cols[c]])
     return pd.DataFrame(data)
+
+
+def _json_number(v, col: str, where: str, line: int) -> float:
+    """A JSON number of a JSON-lines file as a finite float, else an InputError."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise InputError(f"`{col}` is not a number: {shown(v)}", path=where, line=line)
+    try:
+        x = float(v)  # an integer beyond the range of floats raises OverflowError
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        raise InputError(f"`{col}` must be a finite number, got {shown(v)}", path=where, line=line)
+    return x
 
 
 def _validate(frame, where: str, offset: int) -> ImportBatch:

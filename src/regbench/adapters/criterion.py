@@ -43,6 +43,7 @@ from typing import NoReturn
 import numpy as np
 
 from ..errors import InputError
+from . import jsonsafe
 from .base import Adapter, ToolRun, register
 
 SAMPLE_FILE = "sample.json"
@@ -97,7 +98,7 @@ def _load_json(path: Path):
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=where) from None
     try:
-        return json.loads(text), text
+        return jsonsafe.loads(text), text
     except json.JSONDecodeError as exc:
         cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
         what = "the file ends in the middle of the JSON" if cut else exc.msg
@@ -124,6 +125,8 @@ def _read_benchmark(sample_path: Path, root: Path | None) -> ToolRun:
         if not isinstance(v, list) or not v or not all(
                 isinstance(x, int | float) and not isinstance(x, bool) for x in v):
             bad(f"`{key}` must be a non-empty list of numbers")
+        if not all(map(jsonsafe.finite_number, v)):
+            bad(f"`{key}` must hold finite numbers")
         arrays[key] = np.asarray(v, dtype=np.float64)
     iters, times = arrays["iters"], arrays["times"]
     if iters.size != times.size:

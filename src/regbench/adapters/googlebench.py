@@ -38,8 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ._jsonstream import iter_top_level
+from .jsonsafe import finite_number
 from .base import Adapter, ToolRun, register
 
 _NOT_COUNTERS = frozenset({
@@ -119,8 +120,8 @@ def _add_entry(benches: dict[str, _Bench], entry, where: str, line: int) -> None
     unit = entry.get("time_unit", "ns")  # the library leaves it out in old versions: nanoseconds
     b = benches.get(name)
     if b is None or unit != b.unit:
-        if unit not in _TIME_UNITS:
-            raise error(f"`time_unit` of {name!r} is {unit!r}, not one of ns, us, ms, s")
+        if type(unit) is not str or unit not in _TIME_UNITS:
+            raise error(f"`time_unit` of {shown(name)} is {shown(unit)}, not one of ns, us, ms, s")
         if b is not None:
             raise error(f"`time_unit` of {name!r} is {unit!r}, it was {b.unit!r} on line {b.line}")
         b = benches[name] = _Bench(unit=unit, line=line)
@@ -168,11 +169,11 @@ def _metrics(entry: dict, error) -> dict[str, float]:
             continue
         t = type(value)
         if t is float or t is int:  # not bool, whose type is bool
-            if not math.isfinite(value):
-                raise error(f"`{key}` is not finite: {value!r}")
+            if not (math.isfinite(value) if t is float else finite_number(value)):
+                raise error(f"`{key}` is not finite: {shown(value)}")
             out[key] = value
         elif key in _TIMES:
-            raise error(f"`{key}` is not a number: {value!r}")
+            raise error(f"`{key}` is not a number: {shown(value)}")
     return out
 
 

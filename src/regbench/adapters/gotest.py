@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from . import jsonsafe
 from .base import Adapter, ToolRun, register
 
 _RESULT = re.compile(r"Benchmark\S*\s+\d+(?:\s|$)")
@@ -84,7 +85,10 @@ class _Results:
         if not complete:
             raise InputError("result line cut short (the file is truncated)", path=self.where, line=lineno)
         fields = text.split()
-        name, n = fields[0], int(fields[1])
+        name = fields[0]
+        if len(fields[1]) > 19:  # b.N is an int64; int() of thousands of digits is refused anyway
+            raise InputError(f"{name}: b.N is not a count: {fields[1][:30]}...", path=self.where, line=lineno)
+        n = int(fields[1])
         pairs = fields[2:]
         if not pairs:
             raise InputError(f"{name}: no measurement after b.N ({n})", path=self.where, line=lineno)
@@ -174,7 +178,7 @@ class GoJsonAdapter(Adapter):
         if not first.startswith("{"):
             return False
         try:
-            obj = json.loads(first)
+            obj = jsonsafe.loads(first)
         except ValueError:
             return False
         return isinstance(obj, dict) and isinstance(obj.get("Action"), str) and (
@@ -191,9 +195,9 @@ class GoJsonAdapter(Adapter):
                 if not raw.endswith("\n") and not raw.rstrip().endswith("}"):
                     raise InputError("event cut short (the file is truncated)", path=where, line=lineno)
                 try:
-                    event = json.loads(raw)
-                except ValueError as exc:
-                    raise InputError(f"not a go test -json event: {exc}", path=where, line=lineno) from None
+                    event = jsonsafe.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"not a go test -json event: {exc.msg}", path=where, line=lineno) from None
                 if not isinstance(event, dict) or not isinstance(event.get("Action"), str):
                     raise InputError("not a go test -json event (no `Action`)", path=where, line=lineno)
                 package = event.get("Package", "")

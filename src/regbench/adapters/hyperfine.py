@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import InputError
 from ._jsonstream import iter_top_level, number
 from .base import Adapter, ToolRun, register
+from .jsonsafe import finite_number
 
 _HEAD = re.compile(r'\A\s*\{\s*"results"\s*:\s*\[\s*(?:\{\s*"command"\s*:|\])')
 _PER_RUN = {"user": "s", "system": "s", "memory_usage_byte": "B"}
@@ -107,7 +108,7 @@ def _numbers(values: object, key: str, error: Callable[[str], InputError], name:
     if not isinstance(values, list) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in values):
         raise error(f"`{key}` of {name!r} is not a list of numbers")
-    out = np.asarray(values, dtype=np.float64)
-    if not np.isfinite(out).all():
+    if not all(map(finite_number, values)):
         raise error(f"`{key}` of {name!r} holds a value that is not finite")
+    out = np.asarray(values, dtype=np.float64)
     return out

@@ -53,13 +53,13 @@ from typing import NoReturn
 import numpy as np
 
 from ..errors import InputError
+from . import jsonsafe
 from ._jsonstream import skip_blanks
 from .base import Adapter, ToolRun, register
 
 #: Modes in which a higher score is better.
 HIGHER_MODES = frozenset({"thrpt"})
 MODES = frozenset({"thrpt", "avgt", "sample", "ss"})
-_DECODER = json.JSONDecoder()
 
 
 @register
@@ -129,7 +129,7 @@ def _iter_entries(path: Path):
             line += text.count("\n", counted, pos)
             counted = pos
             try:
-                obj, end = _DECODER.raw_decode(text, pos)
+                obj, end = jsonsafe.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
                 cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
                 what = "the file ends in the middle of a benchmark" if cut else exc.msg
@@ -262,13 +262,14 @@ def _histogram_forks(raw, bad: Callable[[str], NoReturn]) -> tuple[list[np.ndarr
         for i, it in enumerate(fork):
             try:
                 pairs = np.array(it, dtype=np.float64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an integer beyond floats
                 pairs = None
             if pairs is None or pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.shape[0] == 0:
                 bad(f"`rawDataHistogram` of fork {k}, iteration {i} must be a non-empty list of "
                     "[value, count] pairs")
             values, weights = pairs[:, 0], pairs[:, 1]
-            if (weights < 0).any() or (weights != np.floor(weights)).any() or weights.sum() <= 0:
+            if (not np.isfinite(weights).all() or (weights < 0).any() or (weights != np.floor(weights)).any()
+                    or not 0 < weights.sum() < math.inf):
                 bad(f"`rawDataHistogram` of fork {k}, iteration {i}: counts must be non-negative "
                     "integers, not all zero")
             total = float(weights.sum())

@@ -1,13 +1,96 @@
 """What several commands share that is not rendering (that is in :mod:`regbench.report`): the
-``DURATION`` option type and SIGTERM handled as Ctrl-C."""
+:class:`Context` every command gets (the one way to find the configuration file and open the
+store), the ``DURATION`` and configuration-name option types, and SIGTERM handled as Ctrl-C."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import ProjectConfig
+    from ..store import Store
+
+
+class Context:
+    """What every command gets: the global ``--store`` and ``--config``, and the one way to open
+    the store.
+
+    The store is, in this order: ``--store`` (or ``REGBENCH_STORE``); the ``store`` key of the
+    configuration file (``--config FILE``, else the nearest ``regbench.toml``, if there is one),
+    relative to that file's folder; ``.regbench/results.db`` under the current directory.
+    """
+
+    def __init__(self, store: str | None, config: str | None):
+        self.store_location = store
+        self.config_path = config
+        self.stores: list[Store] = []
+        self._config: ProjectConfig | None = None
+        self._looked_up = False
+
+    def load_config(self) -> ProjectConfig:
+        """The configuration file, which the command needs (a one-line error when there is none)."""
+        from ..config import load_config
+
+        if self._config is None:
+            self._config = load_config(self.config_path)
+            self._looked_up = True
+        return self._config
+
+    def config_if_any(self) -> ProjectConfig | None:
+        """The configuration file when one is given or found, else None."""
+        from ..config import find_config
+
+        if not self._looked_up:
+            self._looked_up = True
+            if self.config_path is not None or find_config() is not None:
+                self.load_config()
+        return self._config
+
+    def store_location_for(self, config: ProjectConfig | None) -> str | None:
+        """Where the store is (None: the default), after ``--store``, then ``config``'s ``store``."""
+        if self.store_location is not None:
+            return self.store_location
+        if config is not None and config.store:
+            return config.store if "://" in config.store else str(config.root / config.store)
+        return None
+
+    def open_store(self, *, create: bool = True, config: ProjectConfig | None = None) -> Store:
+        """The results store (closed when the command ends); ``create=False`` for commands that
+        only read it, so that a mistyped path is an error rather than an empty store.
+
+        ``config`` is the configuration the command has loaded already; without it, the
+        configuration file is read for its ``store`` key when ``--store`` is not given.
+        """
+        from ..store import Store
+
+        if config is None and self.store_location is None:
+            config = self.config_if_any()
+        store = Store(self.store_location_for(config), create=create)
+        self.stores.append(store)
+        store.revisions = self._revisions(config)  # versions named as git names them (HEAD~1, v1.2)
+        return store
+
+    def _revisions(self, config: ProjectConfig | None):
+        """Git revisions of the project's repository (regbench.toml's `repo`, else the current folder)."""
+        from ..errors import ConfigError
+        from ..run.versions import revision_resolver
+
+        if config is None:
+            try:
+                config = self.config_if_any()
+            except ConfigError:
+                config = None  # a reading command works without a valid configuration
+        return revision_resolver(config.repo or config.root if config is not None else Path.cwd())
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
 
 class DurationType(click.ParamType):
     """``90``, ``90s``, ``10m`` or ``1.5h`` as seconds (:func:`regbench.config.duration_seconds`,
@@ -27,6 +110,69 @@ class DurationType(click.ParamType):
 
 
 DURATION = DurationType()
+
+#: What a configuration *file* is called; a configuration *name* never ends so.
+FILE_SUFFIXES = (".toml", ".json", ".yaml", ".yml")
+
+
+def configuration_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Callback of the options that take a configuration's name (``--configuration``): a name
+    that looks like a file is a one-line error, so that a configuration file given in the wrong
+    place is not taken for a name under which runs are stored."""
+    from ..errors import ConfigError
+
+    if value is None:
+        return value
+    option = param.opts[0] if param.opts else f"--{param.name}"
+    if value.lower().endswith(FILE_SUFFIXES) or "/" in value or "\\" in value:
+        raise ConfigError(f"{option} {value!r} looks like a file, not a configuration name; a configuration "
+                          f"file is given before the command: regbench --config {value} {ctx.info_name} ...")
+    if not value.strip():
+        raise ConfigError(f"{option}: give a configuration name")
+    return value
+
+
+def moved_option(old: str, new: str):
+    """A hidden option ``old`` that tells, in one line, that it is spelled ``new`` now (and, for
+    ``--config``, that the configuration *file* is the global option given before the command)."""
+    from ..errors import ConfigError
+
+    def fail(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is None:
+            return
+        file = (f"a configuration file is given before the command (regbench --config FILE {ctx.info_name} ...); "
+                if old == "--config" else "")
+        raise ConfigError(f"{old} {value}: {file}the configuration's name is {new} NAME")
+
+    # A name of its own: ``--b-config`` would otherwise share ``b_config`` with ``--b-configuration``.
+    return click.option(old, "moved_" + old.strip("-").replace("-", "_"), hidden=True, expose_value=False,
+                        callback=fail)
+
+
+def check_benchmark(store: Store, name: str | None) -> None:
+    """A one-line error when no benchmark ``name`` is stored, suggesting the nearest names.
+
+    Raises
+    ------
+    NotFoundError
+        ``name`` is not a stored benchmark (None, meaning every benchmark, is always fine).
+    """
+    import difflib
+
+    from ..errors import NotFoundError
+
+    if name is None:
+        return
+    names = [b.name for b in store.benchmarks()]
+    if name in names:
+        return
+    near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if not near:  # a different case, or a prefix, is near too
+        near = [n for n in names if n.lower() == name.lower() or n.startswith(name)][:3]
+    hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else
+            f"it holds {len(names)} benchmark{'' if len(names) == 1 else 's'}: `regbench show` lists them"
+            if names else "it holds none yet")
+    raise NotFoundError(f"no benchmark named {name!r} in the store ({hint})")
 
 
 @contextlib.contextmanager

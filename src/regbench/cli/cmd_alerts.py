@@ -8,6 +8,7 @@ import subprocess
 
 import click
 
+from ..errors import ExitStatus
 from ..model import ALERT_STATUSES
 
 
@@ -83,7 +84,7 @@ def _triage(status: str, verb: str):
 command.command("ack", help="Acknowledge alerts: someone is looking into them.")(_triage("acknowledged", "acknowledged"))
 command.command("invalid", help="Mark alerts invalid: noise or a broken benchmark, not a real change.")(
     _triage("invalid", "marked invalid"))
-command.command("expected", help="Mark alerts expected: an intended change (seed 004 s.5), e.g. a costlier but "
+command.command("expected", help="Mark alerts expected: an intended change (Japke et al. 2025, s.5), e.g. a costlier but "
                                  "safer algorithm.")(_triage("expected", "marked expected"))
 command.command("reopen", help="Set alerts back to new (a fixed alert loses its fix).")(_triage("new", "reopened"))
 
@@ -93,7 +94,7 @@ command.command("reopen", help="Set alerts back to new (a fixed alert loses its 
 def notify_command(click_ctx) -> None:
     """Send the alerts not yet sent to the sinks of regbench.toml ([[notify]]), each alert once per
     sink; report what was sent and what failed (failed ones are tried again by the next call).
-    Exits with status 1 when a sink failed."""
+    Exits with status 4 when a sink failed."""
     from ..notify import build_sinks, notify_pending
     from ..report.alerts import print_notify_report
 
@@ -106,5 +107,5 @@ def notify_command(click_ctx) -> None:
     report = notify_pending(store, build_sinks(config.notify))
     print_notify_report(report)
     if not report.ok:
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FAILED)
 

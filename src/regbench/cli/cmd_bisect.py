@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import ExitStatus
 from ._common import DURATION
 
 
@@ -30,7 +31,8 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
     Each step runs a commit with GOOD and BAD, in triples of runs in random order, until an
     always-valid confidence sequence says whether the commit is like GOOD or like BAD, so noise
     costs more runs instead of a wrong turn; a step that cannot settle within its budget stops the bisection with the
-    range still open. Every run is stored. Exit status 1 when no culprit was found.
+    range still open. Every run is stored. Exit status 1 when no culprit was found, 4 when GOOD or BAD
+    did not build.
     """
     from ..report.console import emit_json
     from ..report.sequential import LiveReporter, bisect_json, print_bisect
@@ -46,5 +48,7 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
         emit_json(bisect_json(result))
     else:
         print_bisect(result)
+    if result.status == "unbuilt":
+        raise click.exceptions.Exit(ExitStatus.FAILED)
     if result.status != "found":
-        raise click.exceptions.Exit(1)
+        raise click.exceptions.Exit(ExitStatus.FOUND)

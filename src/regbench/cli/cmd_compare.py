@@ -1,7 +1,7 @@
 """``regbench compare A B``: version B against version A, runs as replicates; CI gate.
 
-With ``--variance``: whether the spread changed (Brown-Forsythe test, seed 003 s.3.3.1), between
-two versions or one version under two setups (``--b-config``, ``--b-machine``).
+With ``--variance``: whether the spread changed (Brown-Forsythe test, Larres et al. 2013, s.3.3.1), between
+two versions or one version under two setups (``--b-configuration``, ``--b-machine``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from ._common import DURATION
+from ..errors import ExitStatus
+from ._common import DURATION, configuration_name, moved_option
 
 #: Options of the mean comparison only, and of the variance comparison only.
 _MEAN_ONLY = ("threshold", "confidence", "seed")
@@ -27,7 +28,9 @@ RUN_THRESHOLD = 0.03
 @click.option("--threshold", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%).")
 @click.option("--benchmark", help="Only this benchmark.")
-@click.option("--config", "config_name", metavar="NAME", help="Only this configuration (both sides).")
+@click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
+              help="Only this configuration (both sides).")
+@moved_option("--config", "--configuration")
 @click.option("--machine", metavar="NAME", help="Only this machine (both sides).")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
@@ -38,7 +41,9 @@ RUN_THRESHOLD = 0.03
               help="With --variance: the run means (runs are the replicates) or all measured iterations pooled.")
 @click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="With --variance: significance level of the verdict.")
-@click.option("--b-config", metavar="NAME", help="With --variance: B's configuration, when it differs from A's.")
+@click.option("--b-configuration", "b_config", metavar="NAME", callback=configuration_name,
+              help="With --variance: B's configuration, when it differs from A's.")
+@moved_option("--b-config", "--b-configuration")
 @click.option("--b-machine", metavar="NAME", help="With --variance: B's machine, when it differs from A's.")
 @click.option("--run", "live", is_flag=True,
               help="Run A and B (git revisions) now, in interleaved pairs of fresh processes, until an "
@@ -57,13 +62,16 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
             alpha, b_config, b_machine, live, budget, max_pairs, settle_size, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
+    A and B are stored versions (of runs in the store), by name, tag or git revision; with
+    --run, git revisions of the project, run now.
+
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication). Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive.
     Exit status 1 when any benchmark regressed, so CI can gate on it.
 
-    With --variance: whether the spread changed, by the Brown-Forsythe test (seed 003).
-    A and B may name the same version when --b-config or --b-machine puts B on another
+    With --variance: whether the spread changed, by the Brown-Forsythe test (Larres et al. 2013).
+    A and B may name the same version when --b-configuration or --b-machine puts B on another
     setup. Verdicts: variance increased, variance decreased, no evidence of a change,
     undecidable. Exit status 0: the variance comparison informs, it does not gate.
     """
@@ -74,7 +82,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     if live:
         wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
         if wrong:
-            raise click.UsageError(f"--{wrong[0].replace('_', '-')} does not apply to --run", ctx=click_ctx)
+            raise click.UsageError(f"{_flag(click_ctx, wrong[0])} does not apply to --run", ctx=click_ctx)
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
               seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,
@@ -83,7 +91,7 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
     wrong += [n for n in _RUN_ONLY if n in given]
     if wrong:
-        opt = "--" + wrong[0].replace("_", "-")
+        opt = _flag(click_ctx, wrong[0])
         if wrong[0] in _RUN_ONLY:
             raise click.UsageError(f"{opt} needs --run", ctx=click_ctx)
         raise click.UsageError(f"{opt} does not apply to --variance" if variance else f"{opt} needs --variance",
@@ -96,16 +104,24 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     from ..analysis import compare_versions
     from ..report.results import print_comparison
 
+    from ._common import check_benchmark
+
     store = click_ctx.obj.open_store(create=False)
+    check_benchmark(store, benchmark)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
     print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
     if any(r.verdict == "regression" for r in rows):
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FOUND)
+
+
+def _flag(click_ctx: click.Context, name: str) -> str:
+    """The option of parameter ``name``, as typed (``b_config`` is ``--b-configuration``)."""
+    return next(p.opts[0] for p in click_ctx.command.params if p.name == name and p.opts)
 
 
 def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machine, of, alpha, fmt) -> None:
-    """``--variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    """``--variance``: one row per benchmark, as Larres et al. 2013, tables 3-4 (SD, CV, Levene p)."""
     from ..analysis import compare_variance
     from ..report.results import print_variance
 
@@ -136,4 +152,4 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
     else:
         print_settled(rows, title=live_title(rows, alpha=alpha, threshold=threshold))
     if any(r.gates for r in rows):
-        click_ctx.exit(1)
+        click_ctx.exit(ExitStatus.FOUND)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..errors import ExitStatus
+
 
 @click.command("demo")
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
@@ -31,3 +33,5 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     outcome = run_demo(Path(directory) if directory else None, seed=seed, reporter=ProgressReporter(),
                        on_created=print_demo_created)
     print_demo(outcome)
+    if not outcome.campaign.ok:
+        raise click.exceptions.Exit(ExitStatus.FAILED)

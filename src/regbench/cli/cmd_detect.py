@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
-from ..errors import ConfigError
+from ..errors import ConfigError, ExitStatus
 from ._common import DURATION
 
 #: Detector keyword arguments that have options of their own.
@@ -40,6 +40,9 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
               help="Check only versions newer than the last pass (auto): cheap enough for every new commit.")
 @click.option("--dry-run", is_flag=True, help="Only report: record no alerts and save no detection state.")
 @click.option("--notify", is_flag=True, help="Send new alerts to the sinks of regbench.toml ([[notify]]).")
+@click.option("--all-sessions", is_flag=True,
+              help="Also use the runs of compare --run, bisect and --confirm sessions, each session centred "
+                   "on the history's level at the versions it shares with it [default: campaigns' runs only].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
 @click.option("--bisect", "do_bisect", is_flag=True,
@@ -59,17 +62,20 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
                    "[detect], else compare --run's 100].")
 @click.pass_context
 def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run,
-            notify, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs) -> None:
+            notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs
+            ) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
+    A series is read along the first-parent line of [project] branch (default HEAD), with the
+    runs of campaigns only (--all-sessions adds those of compare --run, bisect and --confirm).
+
     auto (default): a change-point search over the whole history confirmed by a hierarchical
     test (runs within versions within segments) and a 3% minimum change. Other methods:
-    ci-overlap (seed 000 s.5), bootstrap-ci (seed 004 s.4.5), talos-ttest and forecast
-    (seed 003 s.5), edivisive (E-Divisive means), clusters (seed 001 s.4.2). A method's own
+    ci-overlap (Kalibera et al. 2005, s.5), bootstrap-ci (Japke et al. 2025, s.4.5), talos-ttest and forecast
+    (Larres et al. 2013, s.5), edivisive (E-Divisive means), clusters (Bulej et al. 2005, s.4.2). A method's own
     options are given with --option NAME=VALUE (docs/cli.md lists them).
     """
-    from ..config import find_config
     from ..pipeline import check_detect_options, detect_and_alert
     from ..report.alerts import print_notify_report
     from ..report.changes import print_detection
@@ -77,7 +83,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
 
     ctx = click_ctx.obj
     detector_options = parse_detector_options(method, options)
-    config = ctx.load_config() if (ctx.config_path or find_config()) else None
+    config = ctx.config_if_any()
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
@@ -87,11 +93,13 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
         fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
         notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
         on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
-        options=detector_options, confirm=confirming, confirm_reporter=_live_display())
+        options=detector_options, confirm=confirming, confirm_reporter=_live_display(), all_sessions=all_sessions)
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
-    if not outcome.ok or (fail_on_regression and outcome.regressed):
-        click_ctx.exit(1)
+    if not outcome.ok:
+        click_ctx.exit(ExitStatus.FAILED)
+    if fail_on_regression and outcome.regressed:
+        click_ctx.exit(ExitStatus.FOUND)
 
 
 def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, object]:

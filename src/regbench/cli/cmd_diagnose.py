@@ -21,17 +21,21 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     """One screen that says whether BENCHMARK can be trusted and what to change.
 
     \b
-    Impact factor and within/between-run noise (seed 000 s.2-3), auto-dependence against a
-    random reordering (seed 000 s.4.1), clusters and the impact factor after the clustering
-    additive filter, outliers (Tukey, MAD), warm-up found by MSER-5 (seed 001 s.2.2), normality of
-    run means (seed 001 s.3.3), and the cheapest runs x iterations for --target (seed 000 s.3.1).
-    Plots: samples by run (seed 000 fig. 1), lag plot beside its random reordering (figs. 4-5),
-    distributions per version (seed 003 fig. 4).
+    Impact factor and within/between-run noise (Kalibera et al. 2005, s.2-3), auto-dependence
+    against a random reordering (Kalibera et al. 2005, s.4.1), clusters and the impact factor
+    after the clustering additive filter, outliers (Tukey, MAD), warm-up found by MSER-5 (Bulej
+    et al. 2005, s.2.2), normality of run means (Bulej et al. 2005, s.3.3), and the cheapest
+    runs x iterations for --target (Kalibera et al. 2005, s.3.1). Plots: samples by run
+    (Kalibera et al. 2005, fig. 1), lag plot beside its random reordering (figs. 4-5),
+    distributions per version (Larres et al. 2013, fig. 4). Papers: docs/references.md.
     """
     from ..diagnosis import diagnose
     from ..report.diagnosis import print_diagnosis, write_plots
 
+    from ._common import check_benchmark
+
     store = ctx.open_store(create=False)
+    check_benchmark(store, benchmark)
     d = diagnose(store, benchmark, version=version_name, target=target, confidence_level=confidence)
     plots = [] if no_plots else write_plots(store, d, plots_dir)
     print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt)

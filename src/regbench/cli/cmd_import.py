@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ._common import configuration_name, moved_option
+
 CANONICAL = ("csv", "jsonl")
 
 
@@ -17,8 +19,9 @@ CANONICAL = ("csv", "jsonl")
               help="The version a tool's output measured (needed for every format but the canonical ones, "
                    "whose rows name their versions).")
 @click.option("--timestamp", metavar="ISO-8601", help="When that version was made (orders versions).")
-@click.option("--config", "config_name", default=None,
+@click.option("--configuration", "config_name", default=None, metavar="NAME", callback=configuration_name,
               help="Configuration the tool's output belongs to [default: default].")
+@moved_option("--config", "--configuration")
 @click.option("--machine", default=None, help="Machine the tool's output was measured on [default: local].")
 @click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False,
               callback=lambda ctx, _p, value: _list_formats(ctx) if value else None,
@@ -37,14 +40,13 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, parse_tool_file, sniff_file
+    from ..ingest import import_file, import_tool_file, parse_tool_file
     from ..report.console import console
 
-    if fmt == "auto":
-        fmt = sniff_file(file)
+    fmt = _format(file, fmt)
     if fmt in CANONICAL:
         if version or timestamp or config_name or machine:
-            raise InputError("--version, --timestamp, --config and --machine are for other tools' output; "
+            raise InputError("--version, --timestamp, --configuration and --machine are for other tools' output; "
                              "canonical rows name their versions (and config and machine columns)", path=file)
         from ..adapters import parse_file
 
@@ -66,6 +68,47 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=ts, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
+    if fmt not in CANONICAL and version:
+        from collections import Counter
+
+        ok = Counter(r.benchmark for r in store.runs(version=version) if r.status == "ok")
+        single = sorted(name for name, n in ok.items() if n == 1)
+        if single:
+            console.print(f"note: {len(single)} benchmark{'' if len(single) == 1 else 's'} of {version} "
+                          f"{'has' if len(single) == 1 else 'have'} one run, so `regbench summary` shows no "
+                          "interval (± —) for them: intervals are over runs, and one invocation of the tool is "
+                          "one run however many times it measured. Run the tool again and import each output "
+                          f"with --version {version} (each adds a run), or benchmark it as a command with "
+                          f"`format = \"{fmt}\"` in regbench.toml, which regbench repeats as fresh processes.",
+                          markup=False)
+
+
+def known_formats() -> list[str]:
+    """Every format ``--format`` takes: the canonical ones, then each tool's."""
+    from ..adapters.base import available_formats
+
+    return [*CANONICAL, *available_formats()]
+
+
+def _format(file: str, fmt: str) -> str:
+    """The format to read ``file`` in: ``fmt``, or the one sniffed from its content for ``auto``;
+    a format regbench does not know, given or sniffed, is an error listing every format."""
+    from ..errors import ConfigError, InputError
+    from ..ingest import sniff_file
+
+    known = known_formats()
+    if fmt != "auto":
+        if fmt not in known:
+            raise ConfigError(f"--format: unknown format {fmt!r} (known: auto, {', '.join(known)})")
+        return fmt
+    try:
+        return sniff_file(file)
+    except InputError as exc:
+        # The adapters know only the tools' formats: list the canonical ones too.
+        if exc.reason.startswith("not a format regbench knows"):
+            raise InputError(f"not a format regbench knows (give --format; known: {', '.join(known)})",
+                             path=file) from None
+        raise
 
 
 def _list_formats(ctx: click.Context) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..errors import ExitStatus
+from ._common import configuration_name, moved_option
+
 
 @click.command("run")
 @click.option("--versions", "revisions", metavar="REV_RANGE",
@@ -22,9 +25,15 @@ import click
 @click.option("--runs", type=click.IntRange(min=1), metavar="INT",
               help="Runs per benchmark and version, overriding regbench.toml.")
 @click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
-@click.option("--config", "config_name", default="default", show_default=True, metavar="NAME",
+@click.option("--retry-failed", is_flag=True,
+              help="Also run again the runs that failed earlier (once their cause is fixed): each "
+                   "experiment gets new runs for its failed ones; the failed runs stay stored.")
+@click.option("--configuration", "config_name", default="default", show_default=True, metavar="NAME",
+              callback=configuration_name,
               help="Configuration the runs are stored under: measure a setup (say, with noise control) "
-                   "apart from the default one, then `regbench compare V V --variance --b-config NAME`.")
+                   "apart from the default one, then `regbench compare V V --variance --b-configuration NAME` "
+                   "(the configuration file is the global --config FILE, before `run`).")
+@moved_option("--config", "--configuration")
 @click.option("--pin", metavar="CPUS",
               help="Pin every benchmark process to these CPUs (a list like taskset's: 0,1 or 1-3; "
                    "'none' turns [noise] pin off).")
@@ -44,7 +53,8 @@ import click
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
                    "stderr tail [default: wait].")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, config_name, pin, aslr, ramdisk,
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, retry_failed, config_name, pin,
+            aslr, ramdisk,
             env_size, quiet_load, quiet_wait, quiet_mode) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
@@ -52,7 +62,8 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
     drift cannot look like a change between versions.  A crash, hang or garbage output is
     recorded as the run's status; a version that fails to build is recorded and skipped.
     Runs already stored are not run again: after an interruption, run the same command again
-    to resume.  Noise control options override the [noise] table of regbench.toml; what was
+    to resume (--retry-failed also runs again those that failed).  Exit status 4 when a run or
+    a build failed, with one line per cause.  Noise control options override the [noise] table of regbench.toml; what was
     used is recorded with the campaign.
     """
     # Imported here: every command module is imported whenever `regbench` starts.
@@ -73,9 +84,12 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
             result = run_campaign(config, store, revisions=revisions, releases=releases,
                                   benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                  rebuild=rebuild, noise=noise, config_name=config_name)
+                                  rebuild=rebuild, noise=noise, config_name=config_name,
+                                  retry_failed=retry_failed)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)
-        raise click.exceptions.Exit(130) from None
+        raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
     click.echo(campaign_summary(result, store_location(store)))
+    if not result.ok:
+        raise click.exceptions.Exit(ExitStatus.FAILED)

@@ -1,4 +1,4 @@
-"""``regbench summary``: result and precision of every experiment (seed 000 s.3-4)."""
+"""``regbench summary``: result and precision of every experiment (Kalibera et al. 2005, s.3-4)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,18 @@ def command(ctx, benchmark, version_name, confidence, warmup_cost, no_robust, fm
 
     \b
     mean ± hw   mean of run means, CI half-width from the between-run and within-run
-                variance components (seed 000 s.3.1, formula 4)
-    robust      the same on medians of resampled run means (seed 000 s.4.2)
+                variance components (Kalibera et al. 2005, s.3.1, formula 4)
+    robust      the same on medians of resampled run means (Kalibera et al. 2005, s.4.2)
     impact      spread of run means / spread within-run noise alone would give (~1: runs alike)
     n_opt       iterations per run minimising (w + n) m for the same precision
     """
     from ..analysis import summarize
     from ..report.results import print_summary
 
+    from ._common import check_benchmark
+
     store = ctx.open_store(create=False)
+    check_benchmark(store, benchmark)
     rows = summarize(store, benchmark=benchmark, version=version_name, confidence_level=confidence,
                      robust=not no_robust, warmup_cost=warmup_cost)
     print_summary(rows, confidence=confidence, fmt=fmt)

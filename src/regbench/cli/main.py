@@ -1,7 +1,10 @@
 """Entry point of the ``regbench`` command.
 
 Every :class:`~regbench.errors.RegbenchError` is caught here, once, and printed as one line on
-stderr with exit status 1 (STYLE.md habit 6).  Commands live one per module in this package.
+stderr (STYLE.md habit 6).  What the command exits with is decided here too, from one table,
+:class:`~regbench.errors.ExitStatus` (docs/cli.md, "Exit statuses"): a command returns or raises
+``click.exceptions.Exit(ExitStatus.X)`` and never a bare number.  Commands live one per module in
+this package.
 """
 
 from __future__ import annotations
@@ -11,40 +14,14 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import RegbenchError
+from ..errors import ExitStatus, RegbenchError
+from ._common import Context
 
 COMMAND_MODULES = (
     "cmd_init", "cmd_run", "cmd_import", "cmd_export", "cmd_show", "cmd_summary", "cmd_compare",
     "cmd_detect", "cmd_diagnose", "cmd_demo", "cmd_alerts", "cmd_evaluate", "cmd_system", "cmd_bisect",
+    "cmd_clean",
 )
-
-
-class Context:
-    """What every command gets: the store location given on the command line, if any."""
-
-    def __init__(self, store: str | None, config: str | None):
-        self.store_location = store
-        self.config_path = config
-        self.stores: list = []
-
-    def open_store(self, *, create: bool = True, config=None):
-        from ..store import Store
-
-        location = self.store_location
-        if location is None and config is not None and config.store:
-            location = str((config.root / config.store)) if "://" not in config.store else config.store
-        store = Store(location, create=create)
-        self.stores.append(store)
-        return store
-
-    def close(self) -> None:
-        for store in self.stores:
-            store.close()
-
-    def load_config(self):
-        from ..config import load_config
-
-        return load_config(self.config_path)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -80,17 +57,20 @@ def main(argv: list[str] | None = None) -> int:
         rv = cli.main(args=argv, prog_name="regbench", standalone_mode=False)
     except RegbenchError as exc:
         click.echo(f"error: {exc}", err=True)
-        return 1
+        return int(exc.exit_status)
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
-        return 130
-    except click.ClickException as exc:
+        return ExitStatus.INTERRUPTED
+    except click.UsageError as exc:
         exc.show()
-        return exc.exit_code
+        return ExitStatus.USAGE
+    except click.ClickException as exc:  # click's other errors are about files it was to open
+        exc.show()
+        return ExitStatus.ERROR
     except click.exceptions.Exit as exc:
         return exc.exit_code
     # With standalone_mode=False click returns the code given to ctx.exit() (or a command's value).
-    return rv if isinstance(rv, int) else 0
+    return rv if isinstance(rv, int) else ExitStatus.OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -202,7 +202,8 @@ class Auto(Detector):
         side, is compared with up to 10 versions around it (the same two-level test, vectorised
         over positions); the best one per segment is kept when its p-value, Bonferroni-adjusted
         for all the stretches tried, is below ``alpha``, and both its edges become splits (a
-        revert, seed 003 s.5.3).  One hypothesis per segment scanned.
+        revert, seed 003 s.5.3).  The scan is repeated on the segments a kept excursion cuts, as
+        binary segmentation repeats its search.  One hypothesis per segment scanned.
         """
         if self.excursion < 1 or vs.mean.size < 5:
             return {}, 0
@@ -218,35 +219,53 @@ class Auto(Detector):
         s2v, df_b = vv
         out: dict[int, int] = {}
         tests = 0
-        bounds = [0, *cps, m.size]
-        for s, e in zip(bounds[:-1], bounds[1:], strict=True):
-            best = None
-            positions = 0
-            for width in range(1, self.excursion + 1):
-                ks = np.arange(s + 2, e - width - 1)
-                if ks.size == 0:
-                    continue
-                positions += ks.size
-                inside = seg(ks, ks + width)
-                before, after = seg(np.maximum(s, ks - 10), ks), seg(ks + width, np.minimum(e, ks + width + 10))
-                around = {key: before[key] + after[key] for key in before}
-                ml, mr = around["m"] / around["k"], inside["m"] / inside["k"]
-                dfw = around["dfw"] + inside["dfw"]
-                s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
-                tt = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
-                                 s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
-                rel, lo, hi = relative_interval(ml, mr, tt.var_left, tt.var_right, tt.df, self.confidence_level,
-                                                log=vs.log)
-                pp = np.where(np.isfinite(tt.p_value) & self.relevant(rel, lo, hi), tt.p_value, np.inf)
-                j = int(np.argmin(pp))
-                if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
-                    best = (float(pp[j]), int(ks[j]), width)
-            if positions == 0:
-                continue
-            tests += 1
-            if best is not None and min(1.0, best[0] * positions * factor) < self.alpha:
-                out[best[1]] = out[best[1] + best[2]] = positions
+        # Like binary segmentation, the scan is repeated on the segments an excursion it kept has
+        # cut (a history with two short reverts in one segment has both found); a segment already
+        # scanned without result is not scanned again.
+        scanned: set[tuple[int, int]] = set()
+        while True:
+            bounds = [0, *sorted({*cps, *out}), m.size]
+            todo = [(s, e) for s, e in zip(bounds[:-1], bounds[1:], strict=True) if (s, e) not in scanned]
+            if not todo:
+                break
+            scanned.update(todo)
+            before_scan = len(out)
+            for s, e in todo:
+                tests += self._scan_segment(s, e, seg, out, s2v, df_b, vs.log, factor)
+            if len(out) == before_scan:
+                break
         return out, tests
+
+    def _scan_segment(self, s: int, e: int, seg, out: dict[int, int], s2v: float, df_b: float, log: bool,
+                      factor: int) -> int:
+        """One segment of :meth:`_excursions`: the best excursion in ``[s, e)``, added to ``out``
+        when significant; returns the number of hypotheses tested (0 or 1)."""
+        best = None
+        positions = 0
+        for width in range(1, self.excursion + 1):
+            ks = np.arange(s + 2, e - width - 1)
+            if ks.size == 0:
+                continue
+            positions += ks.size
+            inside = seg(ks, ks + width)
+            before, after = seg(np.maximum(s, ks - 10), ks), seg(ks + width, np.minimum(e, ks + width + 10))
+            around = {key: before[key] + after[key] for key in before}
+            ml, mr = around["m"] / around["k"], inside["m"] / inside["k"]
+            dfw = around["dfw"] + inside["dfw"]
+            s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
+            tt = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
+                             s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
+            rel, lo, hi = relative_interval(ml, mr, tt.var_left, tt.var_right, tt.df, self.confidence_level,
+                                            log=log)
+            pp = np.where(np.isfinite(tt.p_value) & self.relevant(rel, lo, hi), tt.p_value, np.inf)
+            j = int(np.argmin(pp))
+            if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
+                best = (float(pp[j]), int(ks[j]), width)
+        if positions == 0:
+            return 0
+        if best is not None and min(1.0, best[0] * positions * factor) < self.alpha:
+            out[best[1]] = out[best[1] + best[2]] = positions
+        return 1
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]

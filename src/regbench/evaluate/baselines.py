@@ -18,10 +18,10 @@ yardsticks for ``regbench evaluate``, not methods offered to ``regbench detect``
     (one job, retriggers add values); ``perfherder-versions`` takes one value per version instead
     (the mean of its runs), as a push with one job gives.  Written from the description; no
     Perfherder code is used.
-``otava-mean``, ``otava-median``, ``otava-tuned``
+``otava-mean``, ``otava-median``, ``otava-low``, ``otava-tuned``
     :func:`otava.analysis.compute_change_points` (Hunter's windowed E-divisive with a t-test merge
-    step; Fleming et al., ICPE 2023) on the per-version mean of run means, or the per-version
-    median of all samples, with Otava's defaults (window 50, p-value 0.001, no magnitude floor);
+    step; Fleming et al., ICPE 2023) on the per-version mean of run means, the per-version
+    median of all samples, or their 10% quantile (a floor under interference), with Otava's defaults (window 50, p-value 0.001, no magnitude floor);
     ``otava-tuned`` is the variant that scored best among those tried on the default corpus (see
     :data:`OTAVA_VARIANTS`).  Needs ``apache-otava`` (``pip install 'regbench[evaluate]'``).
 ``asv-steps``
@@ -50,6 +50,7 @@ import numpy as np
 
 from ..detect import Change, Detector, kind_of
 from ..model import Series
+from ..stats.segments import LOW_QUANTILE
 
 INSTALL_HINT = "pip install 'regbench[evaluate]'"
 
@@ -179,13 +180,13 @@ def _load_otava() -> Callable:
 
 
 class OtavaBaseline(Detector):
-    """Apache Otava's ``compute_change_points`` on per-version means or medians."""
+    """Apache Otava's ``compute_change_points`` on per-version means, medians or low quantiles."""
 
     def __init__(self, *, name: str = "otava-mean", statistic: str = "mean", window_len: int = 50,
                  max_pvalue: float = 0.001, min_magnitude: float = 0.0):
         super().__init__(min_change=min_magnitude)
-        if statistic not in ("mean", "median"):
-            raise ValueError("`statistic` must be 'mean' or 'median'")
+        if statistic not in ("mean", "median", "low"):
+            raise ValueError("`statistic` must be 'mean', 'median' or 'low'")
         self.name = name
         self.statistic = statistic
         self.window_len = window_len
@@ -213,8 +214,10 @@ class OtavaBaseline(Detector):
                 continue
             if self.statistic == "mean":
                 value = float(np.mean([np.mean(r) for r in runs]))
-            else:
+            elif self.statistic == "median":
                 value = float(np.median(np.concatenate(runs)))
+            else:  # the low quantile of the version's samples (a floor under interference)
+                value = float(np.quantile(np.concatenate(runs), LOW_QUANTILE))
             idx.append(k)
             data.append(value)  # Python floats: Otava fails on numpy arrays
         if len(data) < 3:
@@ -332,6 +335,7 @@ class AsvSteps(Detector):
 OTAVA_VARIANTS: dict[str, dict] = {
     "otava-mean": {"statistic": "mean"},
     "otava-median": {"statistic": "median"},
+    "otava-low": {"statistic": "low"},
     "otava-tuned": {"statistic": "median", "max_pvalue": 0.001, "min_magnitude": 0.02},
 }
 

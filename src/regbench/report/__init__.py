@@ -22,6 +22,7 @@ module          contents
                 sources (``system check``)
 ``evaluation``  progress and the score table of detectors on the labelled corpus (``evaluate``)
 ``demo``        the generated project and what its loop found (``demo``)
+``clean``       what ``clean`` removed, or would remove
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
 ==============  ====================================================================================
 """

@@ -97,8 +97,58 @@ def store_location(store: Store) -> str:
             else store.engine.url.render_as_string(hide_password=True))
 
 
+def stderr_lines(tail: str | None) -> tuple[list[str], list[str]]:
+    """A run's stderr tail as (the benchmark's own non-blank lines, regbench's notes without
+    their ``[regbench]`` prefix)."""
+    from ..run.process import NOTE
+
+    lines = [line.rstrip() for line in (tail or "").splitlines() if line.strip()]
+    return ([line for line in lines if not line.startswith(NOTE)],
+            [line[len(NOTE):] for line in lines if line.startswith(NOTE)])
+
+
+def failure_cause(status: str, stderr_tail: str | None, *, width: int = 160) -> str:
+    """Why a run did not succeed, on one line: its status, regbench's last note on it (exit
+    status, signal, timeout, unreadable output) and the last line the benchmark wrote on stderr
+    (``failed (exit status 1): ModuleNotFoundError: No module named 'numpy'``)."""
+    own, notes = stderr_lines(stderr_tail)
+    head = status + (f" ({notes[-1]})" if notes else "")
+    if not own:
+        return head
+    last = own[-1].strip()
+    return f"{head}: {last if len(last) <= width else last[:width - 1] + '…'}"
+
+
+#: Causes listed at the end of a campaign, the most frequent first; the rest are counted.
+MAX_CAUSES = 8
+
+
+def failure_lines(result: CampaignResult) -> list[str]:
+    """One line per distinct cause of the campaign's failed runs (with how many runs of which
+    benchmarks), then what to do."""
+    if not result.failed:
+        return []
+    groups: dict[str, list[str]] = {}
+    for f in result.failed:
+        groups.setdefault(failure_cause(f.status, f.stderr_tail), []).append(f.trial.benchmark)
+    ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    n = len(result.failed)
+    lines = [f"{_n(n, 'run')} failed" + (f", for {len(groups)} causes:" if len(groups) > 1 else ":")]
+    for cause, benchmarks in ranked[:MAX_CAUSES]:
+        names = list(dict.fromkeys(benchmarks))
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        lines.append(f"  {_n(len(benchmarks), 'run')} of {shown}: {cause}")
+    if len(ranked) > MAX_CAUSES:
+        rest = sum(len(b) for _, b in ranked[MAX_CAUSES:])
+        lines.append(f"  {_n(rest, 'run')} for {len(ranked) - MAX_CAUSES} other causes")
+    lines.append("See `regbench show` for their stderr; once the cause is fixed, run the same command with "
+                 "--retry-failed to run them again (the failed runs stay stored).")
+    return lines
+
+
 def campaign_summary(result: CampaignResult, where: str) -> str:
-    """The one-paragraph account of a campaign printed at its end."""
+    """The one-paragraph account of a campaign printed at its end, then one line per cause of
+    its failed runs."""
     parts = [f"{result.counts.get('ok', 0)} ok"]
     parts += [f"{result.counts[s]} {s}" for s in RUN_STATUSES if s != "ok" and result.counts.get(s)]
     text = (f"Campaign {result.campaign_id} on {result.machine} (seed {result.seed}): "
@@ -107,6 +157,12 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
     if result.trials_skipped:
         text += (f" {_n(result.trials_skipped, 'run')} already stored "
                  f"{'was' if result.trials_skipped == 1 else 'were'} not run again.")
+    if result.retried:
+        text += f" {_n(result.retried, 'run')} ran again for earlier runs that had failed."
+    if result.failed_earlier:
+        text += (f" {_n(result.failed_earlier, 'run')} that failed earlier "
+                 f"{'was' if result.failed_earlier == 1 else 'were'} not run again: add --retry-failed "
+                 "to run them again.")
     if result.builds_failed:
         text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
                  f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
@@ -122,4 +178,5 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
             more = f"; about {_n(a.more_runs, 'more run')} needed" if a.more_runs else ""
             text += (f"\n{what}inconclusive: +-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} "
                      f"(target +-{a.target:.2%}): {why}{more}.")
-    return text
+    lines = failure_lines(result)
+    return "\n".join([text, *lines]) if lines else text

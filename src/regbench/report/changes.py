@@ -1,4 +1,4 @@
-"""Changes found by detection: the change table (seed 000 fig. 6), the notes on false-discovery-rate
+"""Changes found by detection: the change table (Kalibera et al. 2005, fig. 6), the notes on false-discovery-rate
 control, on confirmation and on alerts, the detection JSON of DESIGN.md, and the whole account of
 a :func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
 """
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None) -> None:
-    """Print the change table of seed 000 fig. 6: newer version, older version, change (and its CI)."""
+    """Print the change table of Kalibera et al. 2005, fig. 6: newer version, older version, change (and its CI)."""
     from rich.markup import escape
 
     rows = []
@@ -130,6 +130,8 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change)
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
+    if outcome.history is not None:
+        console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
     if outcome.confirm:
         for entry in outcome.changes:

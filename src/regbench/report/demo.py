@@ -5,6 +5,11 @@ changes found, which commit introduced each, and where to look next
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .campaign import campaign_summary
@@ -14,6 +19,23 @@ from .console import console
 if TYPE_CHECKING:
     from ..demo_project import DemoRepo
     from ..pipeline import DemoOutcome
+
+
+def regbench_command(argv0: str | None = None, *, path: str | None = None) -> str:
+    """How to call this very regbench from a shell, as a person can paste it.
+
+    ``regbench`` when the ``regbench`` found on ``path`` (default: ``$PATH``) is the script
+    running now; else that script's absolute path (a virtual environment that is not
+    activated); else ``PYTHON -m regbench`` with this interpreter (run as a module).
+    """
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    script = Path(argv0)
+    if script.name == "regbench" and script.is_file():
+        found = shutil.which("regbench", path=path if path is not None else os.environ.get("PATH"))
+        if found is not None and Path(found).resolve() == script.resolve():
+            return "regbench"
+        return shlex.quote(str(script.absolute()))
+    return f"{shlex.quote(sys.executable)} -m regbench"
 
 
 def print_demo_created(demo: DemoRepo, subjects: tuple[str, ...]) -> None:
@@ -38,7 +60,8 @@ def print_demo(outcome: DemoOutcome) -> None:
         console.print(f"  {c.kind} of {c.change:+.1%} introduced by {where}")
     verdict = "both planted changes were found" if outcome.planted_found else "not every planted change was found"
     console.print(f"{len(outcome.changes)} change(s) found in {outcome.seconds:.0f} s; {verdict}.")
+    regbench, root = regbench_command(), shlex.quote(str(demo.root))
     console.print(f"Results are stored in {outcome.store_path}. Explore them with:\n"
-                  f"  cd {demo.root} && regbench summary\n"
-                  f"  cd {demo.root} && regbench compare {demo.commits[demo.slower_index - 1][:7]} "
-                  f"{demo.commits[demo.slower_index][:7]}")
+                  f"  cd {root} && {regbench} summary\n"
+                  f"  cd {root} && {regbench} compare {demo.commits[demo.slower_index - 1][:7]} "
+                  f"{demo.commits[demo.slower_index][:7]}", markup=False)

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 def write_plots(store: Store, d: Diagnosis, plots_dir: str | Path | None = None) -> list[Path]:
     """Draw the diagnosis plots as PNG files and return their paths.
 
-    Samples by run (seed 000 fig. 1), a lag plot of the longest run beside its random
-    reordering (figs. 4-5), and the distributions of the series' last 30 versions (seed 003
+    Samples by run (Kalibera et al. 2005, fig. 1), a lag plot of the longest run beside its random
+    reordering (figs. 4-5), and the distributions of the series' last 30 versions (Larres et al. 2013,
     fig. 4). ``plots_dir`` defaults to ``diagnose/BENCHMARK`` beside a SQLite store (else under
     ``.regbench``).
     """

@@ -1,10 +1,10 @@
 """Static diagnostic plots (PNG) with matplotlib: what a person looks at to trust a benchmark.
 
 - :func:`plot_samples_by_run`: every sample in execution order with run boundaries and warm-up
-  shaded (seed 000 fig. 1: the clusters of each run, and how runs differ).
-- :func:`plot_lag`: lag plot of one run beside the same samples randomly reordered (seed 000
+  shaded (Kalibera et al. 2005, fig. 1: the clusters of each run, and how runs differ).
+- :func:`plot_lag`: lag plot of one run beside the same samples randomly reordered (Kalibera et al. 2005,
   figs. 4 and 5: structure on the left that vanishes on the right is auto-dependence).
-- :func:`plot_distributions`: violin and box per version (seed 003 fig. 4).
+- :func:`plot_distributions`: violin and box per version (Larres et al. 2013, fig. 4).
 
 matplotlib is imported lazily with the non-interactive Agg backend, so plotting works on a
 server without a display.

@@ -1,6 +1,6 @@
 """Stored results: what a store holds (``regbench show``), the result and precision of every
-experiment (``regbench summary``, seed 000 s.3-4), and version B against version A, of the mean
-(``regbench compare``) or of the spread (``compare --variance``, seed 003 s.3.3.1).
+experiment (``regbench summary``, Kalibera et al. 2005, s.3-4), and version B against version A, of the mean
+(``regbench compare``) or of the spread (``compare --variance``, Larres et al. 2013, s.3.3.1).
 """
 
 from __future__ import annotations
@@ -17,9 +17,17 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------------------------------ show
-def print_inventory(inv: Inventory, *, all_runs: bool = False) -> None:
-    """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run)."""
+#: Lines of a run's stderr tail ``regbench show`` prints (``--full``: all that was kept).
+STDERR_LINES = 5
+
+
+def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = False) -> None:
+    """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run),
+    then the end of the stderr of those runs (all of what was kept with ``full``); runs whose
+    stderr ends alike are printed once."""
     from rich.markup import escape
+
+    from .campaign import failure_cause
 
     rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed)]
             for b in inv.benchmarks]
@@ -41,15 +49,34 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False) -> None:
     if shown:
         rows = []
         for r in shown:
-            tail = (r.stderr_tail or "").strip().splitlines()
+            why = failure_cause(r.status, r.stderr_tail, width=100) if r.status != "ok" else ""
             rows.append([escape(r.benchmark), escape(r.version), str(r.run_index), r.status,
                          "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
-                         str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}",
-                         escape(tail[-1][:80]) if tail else ""])
+                         str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}", escape(why)])
         emit_table("Runs" if all_runs else "Failed runs",
                    ["benchmark", "version", "run", "status", "exit", "samples", "warm-up", "seconds",
-                    "stderr (last line)"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
+                    "why"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
+        _print_stderr_tails(shown, full=full)
     console.print(f"{len(inv.runs)} runs in {inv.location}")
+
+
+def _print_stderr_tails(runs, *, full: bool) -> None:
+    """The end of each run's stderr (``full``: all of it that was kept), once per distinct text."""
+    from rich.markup import escape
+
+    groups: dict[str, list] = {}
+    for r in runs:
+        lines = (r.stderr_tail or "").rstrip().splitlines()
+        if lines:
+            groups.setdefault("\n".join(lines if full else lines[-STDERR_LINES:]), []).append(r)
+    for text, members in groups.items():
+        first = members[0]
+        which = (f"{first.benchmark}@{first.version} run {first.run_index}" if len(members) == 1 else
+                 f"{len(members)} runs ({', '.join(sorted({f'{m.benchmark}@{m.version}' for m in members}))}: "
+                 f"runs {', '.join(str(m.run_index) for m in members[:10])}{', ...' if len(members) > 10 else ''})")
+        what = "all that was kept" if full else f"last {STDERR_LINES} lines (--full: all that was kept)"
+        console.print(f"\nstderr of [bold]{escape(which)}[/bold], {what}:")
+        console.print("\n".join("  " + escape(line) for line in text.splitlines()), markup=True)
 
 
 # --------------------------------------------------------------------------------------- summary
@@ -78,21 +105,44 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         return
     from rich.markup import escape
 
+    from .units import display_unit, fmt_count, fmt_interval
+
+    # One unit per benchmark (ns, us, ms, s for times), so that its versions read against each other.
+    means: dict[str, list[float]] = {}
+    for r in rows:
+        if r.plain is not None:
+            means.setdefault(r.benchmark, []).append(r.plain.mean)
+    units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
+             for name, values in means.items()}
     columns = ["benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"]
     table = []
+    single = [r for r in rows if r.plain is not None and r.plain.n_runs < 2]
     for r in rows:
         p, q = r.plain, r.robust
         if p is None:
             table.append([escape(r.benchmark), escape(r.version), "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
             continue
+        unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
-        table.append([escape(r.benchmark), escape(r.version), runs, fmt_num(p.n_iterations, 4),
-                      f"{fmt_value(p.mean, r.unit)} ± {fmt_num(p.half_width)}",
+        table.append([escape(r.benchmark), escape(r.version), runs, fmt_count(p.n_iterations),
+                      escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
-                      f"{fmt_value(q.mean, r.unit)} ± {fmt_num(q.half_width)}" if q else "—",
-                      fmt_num(p.impact_factor), fmt_num(p.n_opt)])
+                      escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
+                      fmt_num(p.impact_factor), fmt_count(p.n_opt)])
     emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
                right={c for c in columns if c not in ("benchmark", "version")})
+    if single:
+        console.print(single_run_note(len(single)), markup=False)
+
+
+def single_run_note(n: int) -> str:
+    """Why experiments with one run have no interval (``± —``), and what to do."""
+    return (f"No interval (± —) for {n} experiment{'' if n == 1 else 's'} with a single run: intervals are over "
+            "runs (fresh processes, the unit of replication), since the iterations inside one process share its "
+            "random initial conditions. A tool's output "
+            "(hyperfine, pytest-benchmark...) imported from one invocation is one run, however many times the "
+            "tool measured; run the tool again and import each output with the same --version (each adds a run), "
+            "or let regbench repeat it: a command benchmark with `format = \"NAME\"` in regbench.toml.")
 
 
 # --------------------------------------------------------------------------------------- compare
@@ -143,7 +193,7 @@ def variance_json(rows: Sequence[BenchmarkVariance]) -> list[dict]:
 
 
 def print_variance(rows: Sequence[BenchmarkVariance], *, of: str, alpha: float, fmt: str = "table") -> None:
-    """``compare --variance``: one row per benchmark, as seed 003 tables 3-4 (SD, CV, Levene p)."""
+    """``compare --variance``: one row per benchmark, as Larres et al. 2013, tables 3-4 (SD, CV, Levene p)."""
     if fmt == "json":
         emit_json(variance_json(rows))
         return

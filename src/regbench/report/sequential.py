@@ -110,7 +110,11 @@ def bisect_json(result: BisectResult) -> dict:
             "steps": [{"commit": s.commit, "verdict": s.verdict, "triples": s.triples,
                        "position": s.position if s.position == s.position else None,
                        "seconds": round(s.seconds, 3)} for s in result.steps],
-            "candidates": list(result.candidates)}
+            "candidates": list(result.candidates), "skipped": list(result.skipped)}
+
+
+#: Why a bisection step skipped its commit, by verdict (regbench.run.bisect.SKIPPED).
+_SKIP_WHY = {"unbuilt": "its build failed", "failed": "its benchmark failed in every run"}
 
 
 def print_bisect(result: BisectResult) -> None:
@@ -126,9 +130,14 @@ def print_bisect(result: BisectResult) -> None:
     for s in result.steps:
         level = 0.0 if abs(s.position) < 0.005 else s.position  # no "-0%"
         where = f", level {level:.0%} of the way from GOOD to BAD" if s.position == s.position else ""
+        if s.verdict in _SKIP_WHY:
+            console.print(f"  {s.commit}: skipped ({_SKIP_WHY[s.verdict]})")
+            continue
         console.print(f"  {s.commit}: like {s.verdict}" if s.verdict in ("good", "bad") else f"  {s.commit}: {s.verdict}",
                       end="")
         console.print(f" ({s.triples} triples of runs{where})")
+    if result.skipped:
+        console.print(f"Skipped (could not be measured): {', '.join(result.skipped)}.")
     if result.status == "found" and result.culprit_change is not None:
         c = result.culprit_change.decision
         own = (f"{fmt_pct(c.change)} [{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}] against its predecessor "
@@ -140,11 +149,11 @@ def print_bisect(result: BisectResult) -> None:
     elif result.status == "unbuilt":
         console.print("GOOD or BAD did not build: nothing to bisect.")
     else:
-        unbuilt = [s.commit for s in result.steps if s.verdict == "unbuilt" and s.commit in result.candidates]
+        unbuilt = [s.commit for s in result.steps if s.verdict in _SKIP_WHY and s.commit in result.candidates]
         if t.stopped != "settled":
             why = "GOOD and BAD could not be told apart within the budget; raise --budget or --max-pairs"
         elif any(s.verdict == "undecided" for s in result.steps):
             why = "a step did not settle within its budget; raise --budget or --max-pairs"
         else:
-            why = f"{', '.join(unbuilt)} did not build"
+            why = f"{', '.join(unbuilt)} could not be measured (skipped)"
         console.print(f"Undecided: the first bad commit is one of {', '.join(result.candidates)} ({why}).")

@@ -26,6 +26,7 @@ module                  job
 ``versions``            git revisions in history order, worktrees, cached builds
 ``releases``            versions from a package's releases on PyPI, each in its own venv
 ``fingerprint``         :func:`machine_fingerprint`: what the machine is
+``clean``               ``regbench clean``: leftover worktrees, caches and temporary folders
 ======================  ===================================================================
 
 The modules lower in the table do not import those above them (``core`` imports ``execute``,

@@ -15,6 +15,12 @@ order (like ``git bisect``, history is taken as a line: ``git rev-list --topo-or
 3. When one commit is left, it and its predecessor are compared pair by pair: the culprit is
    printed with its own change and confidence interval.
 
+A commit that cannot be measured is skipped, as ``git bisect skip`` does: one whose build fails
+(``unbuilt``) or whose benchmark fails in every run while GOOD and BAD run (``failed``: a syntax
+error, a missing module).  The middle of the commits still open is tried instead, and the skipped
+commits are listed in the result.  When skipped commits lie just before the first bad one, any
+of them may be the culprit: the answer is then that set (``undecided``), never a guess.
+
 Each step's error rate is ``alpha`` (valid under stopping after every pair); a bisection over
 ``k`` steps goes wrong with probability at most about ``k alpha`` (a union bound), which is
 why the default ``alpha`` of a step is smaller than a single comparison's.
@@ -47,6 +53,8 @@ if TYPE_CHECKING:
 
 #: Error rate of each step of a bisection: over log2(30) + 2 = 7 steps, about 7% at most in all.
 STEP_ALPHA = 0.01
+#: Verdicts of a step that skip its commit: it did not build, or its benchmark failed in every run.
+SKIPPED = ("unbuilt", "failed")
 #: Pairs (or triples) of runs per decision at most, by default: a commit that needs more is
 #: reported undecided rather than guessed (``--budget`` bounds the time instead).
 MAX_OBSERVATIONS = 200
@@ -55,7 +63,8 @@ MAX_OBSERVATIONS = 200
 @dataclass(frozen=True)
 class BisectStep:
     """One classification: ``commit`` was found like ``good`` or ``bad``, or ``undecided``, after
-    ``triples`` triples of runs (GOOD, the commit, BAD)."""
+    ``triples`` triples of runs (GOOD, the commit, BAD); or skipped (:data:`SKIPPED`): ``unbuilt``
+    (its build failed) or ``failed`` (its benchmark failed in every run)."""
 
     commit: str
     verdict: str
@@ -87,6 +96,9 @@ class BisectResult:
     commits : int
         Commits in GOOD..BAD.
     campaign_id : int
+    skipped : tuple of str
+        Commits skipped because they could not be measured (their step's verdict says why:
+        ``unbuilt`` or ``failed``), in the order they were tried.
     """
 
     benchmark: str
@@ -100,6 +112,7 @@ class BisectResult:
     candidates: tuple[str, ...]
     commits: int
     campaign_id: int
+    skipped: tuple[str, ...] = ()
 
     @property
     def runs(self) -> int:
@@ -164,14 +177,14 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
                       plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line)}})
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
-    with campaign_status(store, session.campaign_id):
+    with session, campaign_status(store, session.campaign_id):
         total = session.settle(spec, history[0], history[-1], rule, resolve_size=False)
 
         def done(status: str, culprit: str | None = None, change: Settled | None = None,
                  steps: Sequence[BisectStep] = (), candidates: Sequence[str] = ()) -> BisectResult:
             return BisectResult(benchmark, history[0].short, history[-1].short, status, total,
                                 culprit, change, tuple(steps), tuple(candidates), len(line),
-                                session.campaign_id)
+                                session.campaign_id, tuple(s.commit for s in steps if s.verdict in SKIPPED))
 
         if total.stopped == "unbuilt":
             return done("unbuilt")
@@ -182,7 +195,7 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         assert total.decision is not None  # settled
         shift = math.log1p(total.decision.change)  # D: the log ratio BAD/GOOD
         lo, hi = 0, len(history) - 1  # history[lo] is like GOOD, history[hi] like BAD
-        skipped: set[int] = set()  # commits that did not build (like `git bisect skip`)
+        skipped: set[int] = set()  # commits that cannot be measured (like `git bisect skip`)
         steps: list[BisectStep] = []
         while True:
             open_ = [k for k in range(lo + 1, hi) if k not in skipped]
@@ -195,11 +208,11 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
                 lo = mid
             elif step.verdict == "bad":
                 hi = mid
-            elif step.verdict == "unbuilt":
+            elif step.verdict in SKIPPED:
                 skipped.add(mid)
             else:
                 return done("undecided", steps=steps, candidates=[c.short for c in history[lo + 1:hi + 1]])
-        # Commits between the last good and the first bad one that did not build may be the
+        # Commits between the last good and the first bad one that were skipped may be the
         # culprit as well: then the answer is the set, not a guess.
         candidates = [history[k].short for k in range(lo + 1, hi + 1)]
         if len(candidates) > 1:
@@ -231,6 +244,8 @@ def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commi
     seen = session.observe(spec, (good.short, commit.short, bad.short), level, lambda d: d.decision == "changed",
                            dataclasses.replace(rule, threshold=0.0), label=(good.short, commit.short))
     x = seen.values
+    if seen.only_failing(commit.short):
+        return BisectStep(commit.short, "failed", 0, math.nan, seen.seconds)
     if seen.stopped != "settled" or seen.decision is None:
         return BisectStep(commit.short, "undecided", len(x), _position(x, shift), seen.seconds)
     verdict = "bad" if (seen.decision.cs.estimate > 0) == (shift > 0) else "good"

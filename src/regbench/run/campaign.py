@@ -11,7 +11,9 @@ reproduced (:func:`rmit_order`).
 Every run is written to the store in its own transaction as soon as it ends (DESIGN.md "Data"),
 so a campaign killed with ``kill -9`` loses at most the run in flight, and running the same
 command again *resumes*: trials whose (benchmark, version, run index) is already stored for this
-configuration and machine, whatever their status, are not run again.
+configuration and machine, whatever their status, are not run again.  With ``retry_failed``, an
+experiment with fewer successful runs than planned gets new runs (under new run indices) for the
+ones that failed: the failed runs stay stored, as history.
 
 Failures are results (DESIGN.md "Principles"): a run that crashes, hangs or prints garbage is
 stored with that status; a version that fails to build is recorded in the ``build`` table and its
@@ -48,6 +50,7 @@ from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporte
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
+from .versions import Worktrees, build_key
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -88,6 +91,17 @@ class NullReporter:
 
 
 @dataclass(frozen=True)
+class FailedTrial:
+    """A run of this campaign that did not succeed: what the end-of-campaign account groups by
+    cause."""
+
+    trial: Trial
+    status: str
+    exit_code: int | None
+    stderr_tail: str
+
+
+@dataclass(frozen=True)
 class CampaignResult:
     """What a finished campaign did.
 
@@ -115,6 +129,13 @@ class CampaignResult:
         The trials in the order they were executed.
     adaptive : tuple of AdaptiveOutcome
         Where each experiment of a ``plan = "adaptive"`` benchmark ended.
+    failed : tuple of FailedTrial
+        The runs of this campaign that did not succeed, in the order they ran.
+    failed_earlier : int
+        Runs stored before this campaign that failed and that ``retry_failed`` would run again
+        (0 when it did): the planned runs an experiment lacks for having failed.
+    retried : int
+        Runs this campaign added with ``retry_failed`` for earlier runs that had failed.
     """
 
     campaign_id: int
@@ -127,10 +148,18 @@ class CampaignResult:
     versions: tuple[str, ...]
     order: tuple[Trial, ...] = field(repr=False)
     adaptive: tuple[AdaptiveOutcome, ...] = ()
+    failed: tuple[FailedTrial, ...] = ()
+    failed_earlier: int = 0
+    retried: int = 0
 
     @property
     def runs_stored(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def ok(self) -> bool:
+        """True when every run of this campaign succeeded and every version built."""
+        return not self.failed and not self.builds_failed
 
 
 def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
@@ -161,7 +190,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                  runs: int | None = None, reporter: CampaignReporter | None = None,
                  rebuild: bool = False, command: str | None = None,
                  cache_dir: Path | None = None, releases: str | None = None,
-                 noise: NoiseControl | None = None) -> CampaignResult:
+                 noise: NoiseControl | None = None, retry_failed: bool = False) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -207,6 +236,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         while a copy per version keeps what runs in place without a ramdisk do (runs of one
         version share its tree).  The copies of every version are held at once, RMIT
         interleaving them.
+    retry_failed : bool
+        Also run again, under new run indices, the runs an experiment lacks because stored runs
+        failed: an experiment gets as many new runs as it has runs planned minus those that
+        succeeded (and minus those not run yet).  The failed runs stay stored.
 
     Returns
     -------
@@ -273,8 +306,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                        plan=plan)
     with LocalExecutor() as executor, contextlib.ExitStack() as cleanup:
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
+        trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
-                             noise_facts.get("ramdisk_dir"), cleanup)
+                             noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed)
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
@@ -294,28 +328,46 @@ class _Campaign:
     reporter: CampaignReporter
     ramdisk_base: str | None
     cleanup: contextlib.ExitStack
+    trees: Worktrees
+    retry_failed: bool = False
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
         # Version rows first, in history order, so that versions are ordered by history even
         # where timestamps tie.
-        store.ensure_versions(v.info for v in versions)
-        ready, failed = self.build(versions, cache_dir=cache_dir, rebuild=rebuild)
+        store.ensure_versions([v.info for v in versions],  # with their tags and branches, by name
+                              aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
+        slots = self.slots()
+        adaptive = any(s.plan == "adaptive" for s in self.specs)
+        # Only versions with a run to do are checked out and built: a campaign that resumes a
+        # finished one builds nothing (an adaptive benchmark's rounds may run any version).
+        needed = {v.name for v in versions if adaptive or slots.missing(v.name)}
+        ready, failed = self.build(versions, needed, cache_dir=cache_dir, rebuild=rebuild)
         noise = self.ctx.noise
         added = {v.name: dict(v.env) for v in ready if v.env}
         if noise.env_size is not None and added:  # a release's virtual environment adds variables
             check_env_size(self.widest, added, noise.env_size)
-        return self.run_trials(versions, ready, failed)
+        return self.run_trials(versions, ready, failed, slots)
 
-    def build(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool
+    def build(self, versions: Sequence[PlannedVersion], needed: set[str], *, cache_dir: Path, rebuild: bool
               ) -> tuple[list[ReadyVersion], list[str]]:
-        """Every version checked out and built (releases installed) before any trial: a trial
-        never waits for a build, and timing is not disturbed by one."""
+        """Every version with runs to do checked out and built (releases installed) before any
+        trial: a trial never waits for a build, and timing is not disturbed by one.  A version
+        with nothing to do is reported with its recorded build, if any."""
         self.reporter.builds_started(len(versions) if self.config.build else 0)
         ready: list[ReadyVersion] = []
         failed: list[str] = []
         for v in versions:
-            prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild)
+            if v.name not in needed:
+                recorded = (self.ctx.store.get_build(v.name, build_key(self.config.build))
+                            if self.config.build and v.release is None else None)
+                if recorded is not None:
+                    self.reporter.build_done(v.name, recorded.status, True)
+                    if recorded.status != "ok":
+                        failed.append(v.name)
+                continue
+            prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild,
+                                       trees=self.trees)
             if self.config.build or v.release is not None:
                 self.reporter.build_done(v.name, prepared.status, prepared.cached)
             if prepared.ready is None:
@@ -324,28 +376,43 @@ class _Campaign:
                 ready.append(prepared.ready)
         return ready, failed
 
-    def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
-                   failed: Sequence[str]) -> CampaignResult:
+    def slots(self) -> RunSlots:
+        """Which runs of this campaign's experiments are stored, and which indexes are free."""
         ctx = self.ctx
-        existing = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
-        # A tool's benchmarks are stored as SPEC/NAME: an invocation is done when any of them is.
-        tool_specs = [s.name for s in self.specs if s.format is not None]
-        parsed = {b: SeriesName.parse(b) for b in {b for b, _, _ in existing}}
-        done = set(existing) | {(parsed[b].benchmark, v, r) for b, v, r in existing
-                                if parsed[b].reported is not None and parsed[b].benchmark in tool_specs}
+        taken = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
+        sessions = ctx.store.session_campaigns()
+        history = (ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine,
+                                               exclude_campaigns=sessions) if sessions else taken)
+        return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history),
+                        retry_failed=self.retry_failed)
+
+    def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
+                   failed: Sequence[str], slots: RunSlots) -> CampaignResult:
+        ctx = self.ctx
+        existing = slots.taken
         built = {v.name for v in ready}
-        todo: list[Trial] = []
-        skipped = unbuilt = 0
+        nominal: list[Trial] = []
+        skipped = unbuilt = lacking = retried = 0
         for spec in self.specs:
             for v in versions:
+                have = slots.have(spec.name, v.name)
+                # Planned runs the experiment lacks because stored ones failed: run again with
+                # retry_failed (at new indexes, slots.place), counted for the hint otherwise.
+                lost = slots.lost(spec.name, v.name)
+                if self.retry_failed and v.name in built:
+                    retried += lost
+                else:
+                    lacking += lost
                 for r in range(self.runs_of[spec.name]):
-                    if v.name not in built:
-                        unbuilt += 1
-                    elif (spec.name, v.name, r) in (done if spec.format else existing):
+                    if r < have:
                         skipped += 1
+                    elif v.name not in built:
+                        unbuilt += 1
                     else:
-                        todo.append(Trial(spec.name, v.name, r))
-        order = rmit_order(todo, self.seed)
+                        nominal.append(Trial(spec.name, v.name, r))
+        # RMIT rounds by the run's rank in its experiment; the run is stored at a free index
+        # (the same one unless a bisection or comparison stored runs of the version first).
+        order = slots.place(rmit_order(nominal, self.seed))
         adaptive = [s for s in self.specs if s.plan == "adaptive"]
         if self.ramdisk_base is not None:
             # The versions that still have runs to do, copied before the first run: those with
@@ -365,17 +432,105 @@ class _Campaign:
             from .adaptive import run_adaptive_rounds
 
             outcomes, more = run_adaptive_rounds(runner, adaptive, [v.name for v in versions if v.name in built],
-                                                 seed=self.seed, existing=existing)
+                                                 seed=self.seed,
+                                                 existing=existing | {(t.benchmark, t.version, t.run_index)
+                                                                      for t in order})
             results += more
         counts = dict.fromkeys(RUN_STATUSES, 0)
         for result in results:
             if result.stored:
                 counts[result.outcome.status] += 1
+        failures = tuple(FailedTrial(r.trial, r.outcome.status, r.outcome.exit_code, r.outcome.stderr_tail or "")
+                         for r in results if r.stored and r.outcome.status != "ok")
         return CampaignResult(campaign_id=ctx.campaign_id, seed=self.seed, machine=ctx.machine, counts=counts,
                               builds_failed=tuple(failed),
                               trials_skipped=skipped + sum(not r.stored for r in results),
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
-                              order=tuple(r.trial for r in results), adaptive=tuple(outcomes))
+                              order=tuple(r.trial for r in results), adaptive=tuple(outcomes),
+                              failed=failures, failed_earlier=lacking, retried=retried)
+
+    def _failed_indices(self, history: set[tuple[str, str, int]]) -> dict[tuple[str, str], set[int]]:
+        """Per (benchmark, version), the run indices of this configuration and machine whose
+        stored run of the history failed: a benchmark's own run, or a tool's invocation that
+        reported nothing."""
+        ctx = self.ctx
+        reported = {(SeriesName.parse(b).benchmark, v, r) for b, v, r in history if SeriesName.parse(b).reported}
+        out: dict[tuple[str, str], set[int]] = {}
+        for spec in self.specs:
+            for run in ctx.store.runs(benchmark=spec.name):
+                if (run.config, run.machine) != (ctx.config_name, ctx.machine) or run.status == "ok":
+                    continue
+                if (spec.name, run.version, run.run_index) not in history:
+                    continue  # a session's run
+                if spec.format and (spec.name, run.version, run.run_index) in reported:
+                    continue
+                out.setdefault((spec.name, run.version), set()).add(run.run_index)
+        return out
+
+
+class RunSlots:
+    """The runs of a campaign's experiments already stored, and the free run indexes.
+
+    Only the runs of the history count as done (those of campaigns and imports): runs stored by
+    a session (``bisect``, ``compare --run``, ``detect --confirm``) do not make a campaign skip
+    a version, and the campaign's runs go to the indexes they left free.  A tool's benchmarks
+    are stored as ``SPEC/NAME``: an invocation is done when any of them is.
+    """
+
+    def __init__(self, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
+                 taken: set[tuple[str, str, int]], history: set[tuple[str, str, int]],
+                 failed: Mapping[tuple[str, str], set[int]] | None = None, *, retry_failed: bool = False):
+        tools = {s.name for s in specs if s.format is not None}
+        self.taken = taken
+        self.runs_of = runs_of
+        self.specs = specs
+        self._taken = self._index(taken, tools)
+        self._history = self._index(history, tools)
+        self._failed = dict(failed or {})
+        self.retry_failed = retry_failed
+
+    @staticmethod
+    def _index(keys: set[tuple[str, str, int]], tools: set[str]) -> dict[tuple[str, str], set[int]]:
+        out: dict[tuple[str, str], set[int]] = {}
+        for b, v, r in keys:
+            out.setdefault((b, v), set()).add(r)
+            name = SeriesName.parse(b)
+            if name.reported is not None and name.benchmark in tools:
+                out.setdefault((name.benchmark, v), set()).add(r)
+        return out
+
+    def have(self, benchmark: str, version: str) -> int:
+        """Runs of the experiment stored in the history (with ``retry_failed``, those that
+        succeeded: the failed ones are to be run again)."""
+        stored = self._history.get((benchmark, version), set())
+        if self.retry_failed:
+            return len(stored - self._failed.get((benchmark, version), set()))
+        return len(stored)
+
+    def lost(self, benchmark: str, version: str) -> int:
+        """Planned runs of the experiment that were stored in the history but failed."""
+        stored = self._history.get((benchmark, version), set())
+        ok = len(stored - self._failed.get((benchmark, version), set()))
+        return max(0, min(len(stored), self.runs_of[benchmark]) - ok)
+
+    def missing(self, version: str) -> bool:
+        """Whether any benchmark has runs to do on ``version``."""
+        return any(self.have(s.name, version) < self.runs_of[s.name] for s in self.specs)
+
+    def place(self, trials: Sequence[Trial]) -> list[Trial]:
+        """``trials`` (nominal: the ``r``-th run of its experiment) at free run indexes, in order."""
+        out: list[Trial] = []
+        nxt: dict[tuple[str, str], int] = {}
+        for t in trials:
+            key = (t.benchmark, t.version)
+            used = self._taken.get(key, set())
+            k = max(t.run_index, nxt.get(key, 0))
+            while k in used:
+                k += 1
+            out.append(Trial(t.benchmark, t.version, k) if k != t.run_index else t)
+            used = self._taken.setdefault(key, set())
+            used.add(k)
+        return out
 
 
 def _widest_runs(specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int]) -> list[tuple[BenchmarkSpec, int]]:

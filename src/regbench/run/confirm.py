@@ -151,7 +151,7 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
                             "max_pairs": rule.max_n}}
         session = Session(config, store, setup, reporter=reporter, plan=plan)
         settled: dict[tuple[str, str, str], Settled] = {}
-        with campaign_status(store, session.campaign_id):
+        with session, campaign_status(store, session.campaign_id):
             for r in group:
                 key = (r.spec.name, r.previous.sha, r.version.sha)
                 if key not in settled:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import dataclasses
+import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from .execute import RunOutcome, execute_run, no_counter_message, run_environmen
 from .noise import pad_environment
 from .process import NOTE
 from .ramdisk import remove_stale_scratch
-from .versions import Commit, build_version, prepare_tree, resolve_revisions, working_tree_version
+from .versions import Commit, Worktrees, build_version, prepare_tree, resolve_revisions, working_tree_version
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -206,24 +207,29 @@ class Prepared:
 
 
 def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion, *, cache_dir: Path,
-                    rebuild: bool = False) -> Prepared:
+                    rebuild: bool = False, trees: Worktrees | None = None) -> Prepared:
     """Check out and build one version (a release: install it), recording the build.
 
-    A commit gets its own git worktree under ``cache_dir`` (reused later); the build command of
+    A commit gets its own git worktree: from ``trees`` (the campaign's, removed when it ends),
+    else under ``cache_dir`` (reused later); the build command of
     ``config`` runs there once per version unless a recorded result applies
     (:func:`regbench.run.versions.build_version`).  A release is installed into a virtual
     environment under ``cache_dir.parent / "venvs"``, recorded as the build ``release-venv``.
 
     Campaigns sharing ``cache_dir`` (two campaigns on one store) take turns, one version at a
-    time (a lock on the folder): the second finds the worktree made and the build recorded,
-    rather than checking out or building into the same folder at the same moment.
+    time (a lock on the folder), unless the version is a commit checked out in the campaign's own
+    ``trees``: the second finds the worktree made, the release installed or the build recorded,
+    rather than checking out, installing or building into the same folder at the same moment.
     """
-    with locked_folder(cache_dir):
-        return _prepare_version(store, config, version, cache_dir=cache_dir, rebuild=rebuild)
+    # A campaign's own worktree (``trees``) needs no turn; the shared cache, a release's virtual
+    # environment and a working tree built in place do.
+    own = version.commit is not None and trees is not None
+    with contextlib.nullcontext() if own else locked_folder(cache_dir):
+        return _prepare_version(store, config, version, cache_dir=cache_dir, rebuild=rebuild, trees=trees)
 
 
 def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion, *, cache_dir: Path,
-                     rebuild: bool) -> Prepared:
+                     rebuild: bool, trees: Worktrees | None) -> Prepared:
     if version.release is not None:
         from .releases import environment_variables, interpreter, release_environment
 
@@ -234,13 +240,16 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
         if env is None:
             return Prepared(None, status, False)
         assert version.tree is not None  # a release runs in the project's folder
-        return Prepared(ReadyVersion(version.info, version.tree, interpreter(env), environment_variables(env)),
-                        status, False)
+        return Prepared(ReadyVersion(version.info, version.tree, interpreter(env),
+                                     benchmark_dir_env(config, environment_variables(env))), status, False)
     if version.commit is None:
         assert version.tree is not None  # the working tree, in place
         tree, reusable = version.tree, version.reusable_build
+    elif trees is not None:
+        reusable = version.commit.sha in trees.trees  # a fresh checkout has no build yet
+        tree = trees.checkout(version.commit)
     else:
-        reusable = (cache_dir / version.commit.sha).is_dir()  # a fresh checkout has no build yet
+        reusable = (cache_dir / version.commit.sha).is_dir()
         tree = prepare_tree(Path(config.repo or config.root), version.commit, cache_dir)
     status, cached = "ok", False
     if config.build:
@@ -248,8 +257,24 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
                               timeout=config.build_timeout, version_info=version.info,
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
-    ready = ReadyVersion(version.info, tree, config.python) if status == "ok" else None
+    ready = ReadyVersion(version.info, tree, config.python, benchmark_dir_env(config)) if status == "ok" else None
     return Prepared(ready, status, cached)
+
+
+def benchmark_dir_env(config: ProjectConfig, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` with ``[project] benchmark_dir`` (benchmarks kept outside the history) first on
+    ``PYTHONPATH`` and exported as ``REGBENCH_BENCHMARK_DIR``, for every version's runs.
+
+    The folder is used where it is, not copied into worktrees: every version runs today's
+    benchmarks, and editing one needs no new checkout.
+    """
+    out = dict(env or {})
+    if config.benchmark_dir is not None:
+        folder = str(config.benchmark_dir)
+        inherited = out.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        out["PYTHONPATH"] = os.pathsep.join(p for p in (folder, inherited) if p)
+        out["REGBENCH_BENCHMARK_DIR"] = folder
+    return out
 
 
 # ------------------------------------------------------------------------------ running them

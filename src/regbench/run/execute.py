@@ -29,21 +29,23 @@ quiet-system gate just before the process starts.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import fnmatch
-import json
+import io
 import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
-from ..config import BenchmarkSpec, NoiseControl
-from ..errors import ConfigError
+from ..adapters import jsonsafe
+from ..config import DEFAULT_MAX_SAMPLES, BenchmarkSpec, NoiseControl
+from ..errors import ConfigError, shown
 from . import measures as _measures
 from .noise import child_setup, pad_environment
 from .process import STDERR_TAIL, ProcessResult, read_tail, run_process, signal_name, with_note
@@ -96,10 +98,9 @@ class RunOutcome:
     measures : dict of str to float
         Measures of the whole process, whatever the status: ``cpu`` (user + system CPU
         seconds), ``wall`` (seconds) and ``maxrss`` (peak resident bytes); and ``instructions``
-        when declared and the run is ``ok``.  When the benchmark declares ``cpu``, ``maxrss``
-        or ``wall``, the process is started by a small spawner (:func:`run_process`) so that
-        they are its own; otherwise ``maxrss`` is missing and ``cpu`` includes a few ms of the
-        forked copy of regbench.  Empty when the process did not start.
+        when declared and the run is ``ok``.  The process is started by a small spawner
+        (:func:`run_process`), so that they are its own, and that nothing it starts outlives
+        the run.  Empty when the process did not start.
     measure_failures : dict of str to (str, str)
         For an ``ok`` run, the declared measures that could not be taken: ``(status, note)``,
         the status of the measuring process (or ``garbage`` for output that is not a count).
@@ -193,25 +194,30 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
             argv = _measures.perf_argv(argv, tmp / "perf.csv")
         gate = QuietGate.from_noise(noise).check() if noise.quiet_load is not None else None
         with open(tmp / "stdout", "w+b") as out, open(tmp / "stderr", "w+b") as err:
+            # Always through the spawner: it contains the benchmark (nothing it starts outlives
+            # the run) and measures the process itself.
             proc = run_process(argv, cwd=tree_used / spec.cwd, env=env, timeout=spec.timeout,
-                               stdout=out, stderr=err, setup=child_setup(noise),
-                               spawner=bool(_SPAWNED_MEASURES.intersection(spec.measures)))
+                               stdout=out, stderr=err, setup=child_setup(noise), spawner=True)
             stderr = read_tail(err, STDERR_TAIL)
             if gate is not None and gate.note is not None:
                 stderr = with_note(stderr, gate.note)  # before the status note, which ends the tail
+            if proc.left_running:
+                stderr = with_note(stderr, left_running_note(proc.left_running))
             if spec.format is not None:
                 uses_file = any(OUTPUT_PLACEHOLDER in a for a in spec.command)
                 outcome = _classify_tool(proc, stderr, result_file if uses_file else tmp / "stdout", spec,
                                          spec.format)
-            else:
-                if spec.kind == "python":
-                    text = samples_file.read_text("utf-8", "replace") if samples_file.exists() else ""
-                    fmt = "jsonl"
+            elif spec.kind == "python":
+                if samples_file.exists():
+                    with open(samples_file, "rb") as written:
+                        read = read_samples(written, "jsonl", max_samples=spec.max_samples)
                 else:
-                    out.seek(0)
-                    text = out.read().decode("utf-8", "replace")
-                    fmt = spec.output
-                outcome = _classify(proc, stderr, text, fmt, spec)
+                    read = SampleRead(np.empty(0), None)
+                outcome = _classify(proc, stderr, read, spec)
+            else:
+                out.seek(0)
+                outcome = _classify(proc, stderr, read_samples(out, spec.output, max_samples=spec.max_samples),
+                                    spec)
         measures: dict[str, float] = {}
         if proc.start_error is None:
             measures["wall"] = proc.duration
@@ -234,10 +240,11 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                                instruction_counter=counter)
 
 
-#: Measures taken through the spawner of :func:`run_process`: started from regbench itself, a
-#: process would report regbench's resident size as its peak, and the CPU time its forked copy of
-#: regbench spent before exec.
-_SPAWNED_MEASURES = frozenset({"cpu", "maxrss", "wall"})
+def left_running_note(count: int) -> str:
+    """The note of a run whose process left ``count`` processes running when it ended."""
+    what = "process" if count == 1 else "processes"
+    return (f"killed {count} {what} the benchmark left running (started in the background or with "
+            "setsid): nothing a run starts outlives it")
 
 
 def no_counter_message(benchmark: str) -> str:
@@ -310,11 +317,13 @@ def _process_status(proc: ProcessResult, spec: BenchmarkSpec) -> tuple[str, str]
     return None
 
 
-def _classify(proc: ProcessResult, stderr: str, text: str, fmt: str, spec: BenchmarkSpec) -> RunOutcome:
-    samples, problem = parse_samples(text, fmt)
+def _classify(proc: ProcessResult, stderr: str, read: SampleRead, spec: BenchmarkSpec) -> RunOutcome:
+    samples, problem = read.samples, read.problem
     ended = _process_status(proc, spec)
     if ended is not None:
         status, note = ended
+    elif read.too_many:
+        status, note = "failed", problem or "too many samples"
     elif problem is not None:
         status, note = "garbage", problem
     elif samples.size == 0:
@@ -384,40 +393,88 @@ def _inherited(name: str, extra: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for patterns in (INHERITED_ENV, extra) for pattern in patterns)
 
 
+#: Longest line of a benchmark's output, in bytes: a sample is a number or a small JSON object.
+MAX_LINE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SampleRead:
+    """What :func:`read_samples` found in a benchmark's output.
+
+    Attributes
+    ----------
+    samples : numpy.ndarray
+        The samples read before the first bad line (float64); empty when there were too many.
+    problem : str or None
+        One line describing the bad line (``"stdout line 3: not a number: 'hello'"``) or the
+        excess of samples; None if the whole output was samples.
+    too_many : bool
+        The output held more than ``max_samples`` samples: it was not read further.
+    """
+
+    samples: np.ndarray
+    problem: str | None
+    too_many: bool = False
+
+
+def read_samples(stream: IO[bytes], fmt: str, *, max_samples: int = DEFAULT_MAX_SAMPLES) -> SampleRead:
+    """Read a benchmark's output (``lines`` or ``jsonl``) into samples, line by line.
+
+    Memory stays bounded whatever the benchmark printed: the output is read one line of at most
+    :data:`MAX_LINE_BYTES` at a time, samples are kept as packed doubles, and reading stops at
+    the first bad line or at sample ``max_samples + 1`` (then the samples read are dropped: the
+    run is failed, and its samples would only fill the store).
+    """
+    if fmt not in ("lines", "jsonl"):
+        raise ValueError(f"`fmt` must be 'lines' or 'jsonl', got {fmt!r}")
+    parse = _parse_line if fmt == "lines" else _parse_json_line
+    values = array.array("d")
+    number = 0
+    while raw := stream.readline(MAX_LINE_BYTES + 2):
+        # bytes.splitlines, as str.splitlines did for the text: \r alone ends a line too.
+        for piece in raw.splitlines() if b"\r" in raw else (raw,):
+            number += 1
+            if len(piece.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                return SampleRead(np.asarray(values, dtype=float),
+                                  f"stdout line {number}: longer than {MAX_LINE_BYTES} bytes")
+            line = piece.strip()
+            if not line:
+                continue
+            value, what = parse(line)
+            if what is None and not math.isfinite(value):
+                what = "not a finite number"
+            if what is not None:
+                text = line.decode("utf-8", "replace")
+                return SampleRead(np.asarray(values, dtype=float), f"stdout line {number}: {what}: {shown(text)}")
+            if len(values) == max_samples:
+                return SampleRead(np.empty(0), f"more than {max_samples} samples (`max_samples`): the output "
+                                  "was not read further", too_many=True)
+            values.append(value)
+    # frombuffer shares the packed doubles (no copy): the array keeps them alive.
+    return SampleRead(np.frombuffer(values, dtype=float) if values else np.empty(0), None)
+
+
 def parse_samples(text: str, fmt: str) -> tuple[np.ndarray, str | None]:
-    """Parse a benchmark's output into samples.
+    """Parse a benchmark's output held in ``text`` into samples (:func:`read_samples`).
 
     Returns the samples read before the first bad line, and ``None`` or a one-line description
     of that bad line (``"stdout line 3: not a number: 'hello'"``).
     """
-    if fmt not in ("lines", "jsonl"):
-        raise ValueError(f"`fmt` must be 'lines' or 'jsonl', got {fmt!r}")
-    values: list[float] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        value, what = (_parse_line if fmt == "lines" else _parse_json_line)(line)
-        if what is None and not math.isfinite(value):
-            what = "not a finite number"
-        if what is not None:
-            shown = line if len(line) <= 80 else line[:77] + "..."
-            return np.asarray(values, dtype=float), f"stdout line {number}: {what}: {shown!r}"
-        values.append(value)
-    return np.asarray(values, dtype=float), None
+    read = read_samples(io.BytesIO(text.encode("utf-8", "surrogateescape")), fmt)
+    return read.samples, read.problem
 
 
-def _parse_line(line: str) -> tuple[float, str | None]:
+def _parse_line(line: bytes) -> tuple[float, str | None]:
     try:
         return float(line), None
     except ValueError:
         return math.nan, "not a number"
 
 
-def _parse_json_line(line: str) -> tuple[float, str | None]:
+def _parse_json_line(line: bytes) -> tuple[float, str | None]:
     try:
-        obj = json.loads(line)
-    except ValueError:
+        obj = jsonsafe.loads(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
         return math.nan, "not JSON"
     if isinstance(obj, dict):
         if "value" not in obj:
@@ -425,4 +482,6 @@ def _parse_json_line(line: str) -> tuple[float, str | None]:
         obj = obj["value"]
     if isinstance(obj, bool) or not isinstance(obj, int | float):
         return math.nan, "not a number"
+    if not jsonsafe.finite_number(obj):
+        return math.nan, "not a finite number"
     return float(obj), None

@@ -21,8 +21,8 @@ measure           unit    from
 ================  ======  ==========================================================
 
 The rusage of ``wait4`` covers the process and the descendants it waited for; ``cpu``,
-``maxrss`` and ``wall`` are taken by a small spawner process so that they are the benchmark's own
-(see :func:`regbench.run.execute.run_process`).  Virtual machines
+``maxrss`` and ``wall`` are taken by the small spawner process every run is started by, so that
+they are the benchmark's own (see :func:`regbench.run.process.run_process`).  Virtual machines
 often do not pass the performance counters through (``perf stat`` says ``<not supported>``),
 hence the callgrind fallback; the samples are never taken from a callgrind run, which is 20 to
 100 times slower.
@@ -36,9 +36,10 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from .scratch import owned_dir
 
 #: Units of the measures that do not depend on the counter.
 UNITS = {"cpu": "s", "maxrss": "B", "wall": "s"}
@@ -178,7 +179,7 @@ def callgrind_works(timeout: float = 60.0) -> bool:
     true = shutil.which("true")
     if shutil.which("valgrind") is None or true is None:
         return False
-    with tempfile.TemporaryDirectory(prefix="regbench-probe-") as tmp:
+    with owned_dir("regbench-probe-") as tmp:
         out = Path(tmp) / "callgrind.out"
         try:
             done = subprocess.run(callgrind_argv([true], out), capture_output=True,

@@ -33,6 +33,9 @@ from .quiet import OWN_LOAD
 STDERR_TAIL = 2000
 #: How a line regbench adds to a run's stderr tail starts.
 NOTE = "[regbench] "
+#: Seconds the spawner gets to kill what a process started, once asked to stop, before its
+#: process group is killed.
+STOP_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class ProcessResult:
     start_error: str | None = None
     cpu_time: float | None = None  # user + system seconds of the process and its reaped children
     max_rss: int | None = None  # peak resident set size in bytes (the largest of them)
+    left_running: int = 0  # processes it left behind that the spawner killed (see run_process)
 
 
 def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
@@ -74,6 +78,14 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
     its exit status, rusage and wall time: ``max_rss`` then counts the spawner's few MB at most,
     and ``duration`` is the process's own, without the spawner's start-up.  Without
     ``spawner``, ``max_rss`` is None.
+
+    The spawner also *contains* the process: a process that calls ``setsid`` (a daemon, a
+    double fork) leaves the process group and would survive the group kill.  On Linux the
+    spawner is a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant
+    whose parent ends is re-parented to it rather than to init; when the process ends, the
+    spawner kills whatever of it is still running (``left_running`` counts them), and on a
+    timeout, or when regbench ends, it is asked to stop (``SIGTERM``) and kills the process and
+    all its descendants the same way before its group is killed.
     """
     started_at = datetime.now(UTC).replace(tzinfo=None)
     full = list(argv)
@@ -101,30 +113,38 @@ def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeo
                                  cannot_start(argv, cwd, getattr(exc, "strerror", None) or str(exc)))
         try:
             exited, usage = _wait_unreaped(proc, timeout)
+            if not exited and spawner:
+                usage = _stop_spawner(proc)
             # The leader is still running or not yet reaped, so its pid, which is the group id,
             # cannot have been reused: killing the group cannot hit an unrelated process.
             _kill_group(proc)
             if usage is None:
                 usage = _reap(proc)
         except BaseException:
+            if spawner:
+                _stop_spawner(proc)
             _kill_group(proc)
             _reap(proc)
             raise
         t1 = time.monotonic()
         cpu = usage.ru_utime + usage.ru_stime if usage is not None else None
         OWN_LOAD.add(t0, t1, cpu)
+        said = [""]
+        if spawner:
+            report.seek(0)
+            said = report.read().decode("utf-8", "replace").split(" ", 1)
         if not exited:
-            return ProcessResult(None, True, t1 - t0, started_at, cpu_time=cpu)
+            left = int(said[1]) if said[0] == "stopped" and said[1:] and said[1].isdigit() else 0
+            return ProcessResult(None, True, t1 - t0, started_at, cpu_time=cpu, left_running=left)
         if not spawner:
             return ProcessResult(proc.returncode, False, t1 - t0, started_at, cpu_time=cpu)
-        report.seek(0)
-        said = report.read().decode("utf-8", "replace").split(" ", 1)
     if said[0] == "error" and len(said) == 2:
         return ProcessResult(None, False, t1 - t0, started_at, cannot_start(argv, cwd, said[1]))
     try:
-        code, utime, stime, maxrss, wall = said[1].split()
+        code, utime, stime, maxrss, wall, left_text = said[1].split()
         return ProcessResult(int(code), False, float(wall), started_at, cpu_time=float(utime) + float(stime),
-                             max_rss=int(maxrss) * (1 if sys.platform == "darwin" else 1024))  # macOS: bytes
+                             max_rss=int(maxrss) * (1 if sys.platform == "darwin" else 1024),  # macOS: bytes
+                             left_running=int(left_text))
     except (IndexError, ValueError):  # the spawner itself died (killed from outside)
         return ProcessResult(proc.returncode, False, t1 - t0, started_at, cpu_time=cpu)
 
@@ -135,9 +155,14 @@ def cannot_start(argv: Sequence[str], cwd: Path, reason: str) -> str:
 
 
 #: The spawner of :func:`run_process` (``python -I -S -c _SPAWNER ENV_FD REPORT_FD ARGV...``): only
-#: os, signal, sys and time, so it stays small.  It restores the signals Python ignores (as
-#: subprocess does), passes the environment from ENV_FD exactly (Python's start-up may add
-#: LC_CTYPE to its own), and writes ``exit CODE UTIME STIME MAXRSS WALL`` or ``error REASON``.
+#: os, signal, sys and time before the fork, so that the process starts small (ctypes, for
+#: prctl, is imported after it, while the child waits on the ``go`` pipe).  It restores the
+#: signals Python ignores (as subprocess does), passes the environment from ENV_FD exactly
+#: (Python's start-up may add LC_CTYPE to its own), and writes ``exit CODE UTIME STIME MAXRSS
+#: WALL LEFT``, ``error REASON``, or, stopped by SIGTERM, ``stopped LEFT``; LEFT counts the
+#: processes it had to kill besides the one it started.  The descendants are found in
+#: /proc by hand: this isolated interpreter (-I -S) cannot import psutil, and one file per
+#: child is all it needs.
 _SPAWNER = """\
 import os, signal, sys, time
 env_fd, out_fd = int(sys.argv[1]), int(sys.argv[2])
@@ -151,28 +176,103 @@ while True:
         break
     data += chunk
 env = dict(item.split(b"=", 1) for item in data.split(b"\\0") if b"=" in item)
-signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+me = os.getpid()
+pid = 0
+
+def children():
+    try:
+        with open("/proc/self/task/%d/children" % me) as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    kids = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return kids
+    for name in names:
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == me:
+                        kids.append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return kids
+
+def reap():
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+def sweep(main):
+    killed = set()
+    for _ in range(100000):
+        reap()
+        kids = children()
+        if not kids:
+            break
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+                killed.add(k)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    killed.discard(main)
+    return len(killed)
+
+def stop(*_):
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os.write(out_fd, b"stopped %d" % sweep(pid))
+    os._exit(137)
+
+signal.signal(signal.SIGTERM, stop)
 r, w = os.pipe()
-t0 = time.monotonic()
+go_r, go_w = os.pipe()
 pid = os.fork()
 if pid == 0:
     try:
         os.close(r)
+        os.close(go_w)
         for s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM):
             signal.signal(s, signal.SIG_DFL)
+        if os.read(go_r, 1) != b"g":
+            os._exit(127)
+        os.close(go_r)
         os.execvpe(argv[0], argv, env)
     except BaseException as exc:
         os.write(w, (getattr(exc, "strerror", None) or str(exc)).encode("utf-8", "replace"))
     os._exit(127)
 os.close(w)
+os.close(go_r)
+try:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+except Exception:
+    pass
+t0 = time.monotonic()
+os.write(go_w, b"g")
+os.close(go_w)
 error = os.read(r, 4096)
 _, status, ru = os.wait4(pid, 0)
 wall = time.monotonic() - t0
+left = sweep(pid)
 if error:
     report = "error " + error.decode("utf-8", "replace")
 else:
     code = os.waitstatus_to_exitcode(status)
-    report = "exit %d %r %r %d %r" % (code, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, wall)
+    report = "exit %d %r %r %d %r %d" % (code, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, wall, left)
 os.write(out_fd, report.encode())
 """
 
@@ -228,6 +328,17 @@ def _wait_unreaped(proc: subprocess.Popen, timeout: float):
                 return True, None
     finally:
         os.close(fd)
+
+
+def _stop_spawner(proc: subprocess.Popen):
+    """Ask the spawner to kill its process and everything that descends from it (``SIGTERM``),
+    and wait up to :data:`STOP_GRACE` seconds for it to end, unreaped when possible; the rusage
+    of :func:`_wait_unreaped` (None unless it had to reap)."""
+    if proc.returncode is not None:
+        return None
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGTERM)
+    return _wait_unreaped(proc, STOP_GRACE)[1]
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

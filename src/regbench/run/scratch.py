@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-#: The prefixes of owned folders (a run's scratch folder, a ramdisk copy).
-PREFIXES = ("regbench-run-", "regbench-ramdisk-")
+#: The prefixes of owned folders (a run's scratch folder, a ramdisk copy, a measure's probe).
+PREFIXES = ("regbench-run-", "regbench-ramdisk-", "regbench-probe-")
 #: The name of a folder being made (killed in the few microseconds before its rename: removed
 #: once it is older than :data:`NEW_GRACE` seconds).
 NEW_PREFIX = ".regbench-new-"
@@ -69,6 +69,21 @@ def owned_dir(prefix: str, base: str | os.PathLike | None = None) -> Iterator[Pa
         yield path
     finally:
         remove_tree(path)
+
+
+def in_use(path: str | os.PathLike) -> bool:
+    """Whether a live process owns the folder ``path`` (holds its lock)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def remove_stale(bases: Iterable[str | os.PathLike | None]) -> list[Path]:

@@ -13,7 +13,9 @@ repeat).
 
 Every run is stored as it ends, like any campaign's (a session is a campaign whose plan says
 ``"schedule": "sequential-pairs"``), so nothing measured is thrown away: a later
-``regbench compare A B`` or ``regbench detect`` sees these runs too.
+``regbench compare A B`` sees these runs too; ``regbench detect`` reads them only with
+``--all-sessions`` (:mod:`regbench.store.history`: a session's runs are not a campaign's), and
+a later campaign over the same version runs its own (:class:`regbench.run.campaign.RunSlots`).
 """
 
 from __future__ import annotations
@@ -32,19 +34,19 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
-from ..model import DEFAULT_CONFIG
+from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, default_cache_dir, prepare_version, select_benchmarks)
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .noise import check_noise
-from .versions import Commit, resolve_revisions
+from .versions import Commit, Worktrees, resolve_revisions
 
 if TYPE_CHECKING:
     from ..stats.sequential import SequentialDecision
     from ..store import Store
 
-SCHEDULE = "sequential-pairs"
+SCHEDULE = SESSION_SCHEDULE
 #: The defaults of ``compare --run``, which the sessions that reuse it (``detect --confirm``) share:
 #: error rate, pairs at most and before any decision, and the threshold when none is given.
 DEFAULT_ALPHA = 0.05
@@ -232,10 +234,22 @@ class Session:
             plan=dict(plan or {}, schedule=SCHEDULE, config=setup.config_name,
                       noise={**noise.to_json(), **noise_facts}))
         self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
+        self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir)
 
     @property
     def campaign_id(self) -> int:
         return self.runner.ctx.campaign_id
+
+    def close(self) -> None:
+        """Remove the worktrees the session checked out (also on an error or Ctrl-C when the
+        session is used as a context manager)."""
+        self.trees.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ versions
     def prepare(self, commit: Commit) -> ReadyVersion | None:
@@ -245,8 +259,9 @@ class Session:
         if name in self._ready:
             return self._ready[name]
         planned = PlannedVersion.of_commit(commit)
-        self.store.ensure_versions([planned.info])
-        prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild)
+        self.store.ensure_versions([planned.info], aliases={planned.name: commit.aliases})
+        prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild,
+                                   trees=self.trees)
         self._ready[name] = prepared.ready
         if prepared.ready is not None:
             self.runner.add(prepared.ready)
@@ -340,6 +355,7 @@ class Session:
 
         x: list[float] = []
         failed = 0
+        failures = dict.fromkeys(versions, 0)  # failed runs, per version
         start = self.clock()
         decision = None
         stopped = "max-pairs"
@@ -351,6 +367,8 @@ class Session:
             means = {v: self.run_once(spec, v) for v in order}
             if any(m is None for m in means.values()):
                 failed += 1
+                for v, m in means.items():
+                    failures[v] += m is None
                 if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
                     stopped = "failed"
                     break
@@ -362,20 +380,28 @@ class Session:
             if settled(decision):
                 stopped = "settled"
                 break
-        return Observed(x, failed, decision, stopped, self.clock() - start)
+        return Observed(x, failed, decision, stopped, self.clock() - start, failures)
 
 
 @dataclass(frozen=True)
 class Observed:
     """What :meth:`Session.observe` saw: the observations, the groups with a failed run, the
     last decision (None before any), why it stopped (``settled``, ``budget``, ``max-pairs`` or
-    ``failed``) and the seconds it took."""
+    ``failed``), the seconds it took, and the failed runs of each version."""
 
     values: list[float]
     failed: int
     decision: SequentialDecision | None
     stopped: str
     seconds: float
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def only_failing(self, version: str) -> bool:
+        """Whether the groups stopped because every run of ``version`` failed and no other
+        version's did (a commit whose benchmark cannot run, as a syntax error makes it)."""
+        runs = len(self.values) + self.failed
+        return (self.stopped == "failed" and runs > 0 and self.failures.get(version, 0) == runs
+                and not any(n for v, n in self.failures.items() if v != version))
 
 
 def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05, size: bool = False,
@@ -469,7 +495,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
-    with campaign_status(store, session.campaign_id):
+    with session, campaign_status(store, session.campaign_id):
         return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size) for spec in specs]
 
 

@@ -85,8 +85,10 @@ def check_aslr(root: Path) -> Finding:
     ok = value == "0"
     return Finding("address-space randomization", "ok" if ok else "warn", {"0": "off", "1": "partial", "2": "full"}
                    .get(value, value),
-                   "" if ok else "layout changes from run to run add between-run variance (seed 003 s.3): run "
-                                 "benchmarks under `setarch -R`, or sudo sysctl kernel.randomize_va_space=0")
+                   "" if ok else "layout changes from run to run add between-run variance (Larres et al. 2013, s.3): "
+                                 "`regbench run --no-aslr` (or aslr = false in [noise]) turns it off for the "
+                                 "benchmark processes only; sudo sysctl kernel.randomize_va_space=0 for the "
+                                 "whole machine")
 
 
 def check_load(root: Path, *, cores: int | None = None) -> Finding:

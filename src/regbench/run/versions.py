@@ -1,7 +1,8 @@
 """Versions from git: resolve revisions in history order, check them out, build them.
 
-Each commit gets its own ``git worktree`` (detached) under a cache folder, reused by later
-campaigns, so the user's working tree is never touched.  A commit is built there once per build
+Each commit gets its own ``git worktree`` (detached) under a cache folder for the length of one
+campaign or session (:class:`Worktrees`), so the user's working tree is never touched and no
+worktree stays registered in the user's repository once it ends.  A commit is built there once per build
 command: the result is recorded in the store (``build`` table) keyed by a short hash of the build
 argv, so an ``ok`` build is not run again and a failed one is not retried unless asked.  A commit
 that fails to build is a recorded result, not an error: its runs are skipped and the campaign goes
@@ -15,6 +16,7 @@ topological order (``git rev-list --reverse --topo-order``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import VersionError
-from ..model import VersionInfo
+from ..model import VersionAlias, VersionInfo
 from .process import STDERR_TAIL, read_tail, run_process, with_note
 
 if TYPE_CHECKING:
@@ -54,6 +56,8 @@ class Commit:
     timestamp: datetime
     timestamp_text: str
     subject: str
+    #: The tags and local branches pointing at it (names people use: ``v10.5.0``, ``main``).
+    aliases: tuple[VersionAlias, ...] = ()
 
     def version_info(self) -> dict:
         """What git says of the commit: the keyword arguments of :class:`~regbench.model.VersionInfo`."""
@@ -179,6 +183,7 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
 
 
 def _describe(repo: Path, shas: Sequence[str]) -> list[Commit]:
+    refs = _refs(repo)
     commits: list[Commit] = []
     for k in range(0, len(shas), 500):  # stay well under argv length limits
         out = git(repo, "log", "--no-walk=unsorted", f"--abbrev={ABBREV}", f"--format={_FIELDS}",
@@ -187,8 +192,54 @@ def _describe(repo: Path, shas: Sequence[str]) -> list[Commit]:
             if line:
                 sha, short, ct, iso, subject = line.split("\x1f", 4)
                 stamp = datetime.fromtimestamp(int(ct), UTC).replace(tzinfo=None)
-                commits.append(Commit(sha, short, stamp, iso, subject))
+                commits.append(Commit(sha, short, stamp, iso, subject, tuple(refs.get(sha, ()))))
     return commits
+
+
+def _refs(repo: Path) -> dict[str, list[VersionAlias]]:
+    """The tags and local branches of ``repo`` by the commit they point at (annotated tags peeled)."""
+    out = git(repo, "for-each-ref", "--format=%(objectname)%09%(*objectname)%09%(refname)", "refs/tags", "refs/heads")
+    refs: dict[str, list[VersionAlias]] = {}
+    for line in out.splitlines():
+        obj, peeled, ref = line.split("\t", 2)
+        if ref.startswith("refs/tags/"):
+            alias = VersionAlias(ref[len("refs/tags/"):], "tag")
+        else:
+            alias = VersionAlias(ref[len("refs/heads/"):], "branch")
+        if len(alias.name) <= 200:
+            refs.setdefault(peeled or obj, []).append(alias)
+    return refs
+
+
+def revision_resolver(repo: Path | None):
+    """A :data:`regbench.store.db.RevisionResolver` over ``repo``: ``rev`` -> its full commit sha,
+    or None (not a revision there, or ``repo`` is not a git repository).  Answers are remembered."""
+    memo: dict[str, str | None] = {}
+
+    def resolve(rev: str) -> str | None:
+        if repo is None or not rev or rev.startswith("-"):
+            return None
+        if rev not in memo:
+            try:
+                memo[rev] = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
+            except VersionError:
+                memo[rev] = None
+        return memo[rev]
+
+    return resolve
+
+
+def first_parent_line(repo: Path, rev: str = "HEAD") -> list[str]:
+    """The full shas of ``rev``'s first-parent history, oldest first: the line a branch's
+    history is read along (commits merged in from side branches are not on it).
+
+    Raises
+    ------
+    VersionError
+        ``repo`` is not a git repository or ``rev`` is unknown.
+    """
+    sha = _verify(repo, rev)
+    return git(repo, "rev-list", "--first-parent", "--reverse", sha).split()
 
 
 def working_tree_version(path: Path, *, ignore: Iterable[Path] = ()) -> WorkingTree:
@@ -257,6 +308,71 @@ def prepare_tree(repo: Path, commit: Commit, cache_dir: Path) -> Path:
     return target
 
 
+class Worktrees:
+    """The git worktrees of one campaign or session, removed from the user's repository when it
+    ends (normally, on an error or on Ctrl-C: use it as a context manager).
+
+    Each checkout goes to a folder of its own under ``cache_dir`` (``<cache_dir>/<pid>-<random>/
+    <sha>``), so that campaigns running at the same time never remove each other's trees.
+    Opening it runs ``git worktree prune`` (forgets worktrees whose folders are gone, left by a
+    killed campaign); closing it runs ``git worktree remove --force`` on each of its trees, then
+    removes its folder.  Builds are made again in each new tree (a recorded failure is kept:
+    :func:`build_version`).
+    """
+
+    def __init__(self, repo: Path, cache_dir: Path):
+        self.repo = Path(repo)
+        self.cache_dir = Path(cache_dir).resolve()
+        self.folder: Path | None = None
+        self.trees: dict[str, Path] = {}
+
+    def __enter__(self) -> Worktrees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def checkout(self, commit: Commit) -> Path:
+        """A detached worktree of ``commit``, made once per campaign."""
+        if commit.sha in self.trees:
+            return self.trees[commit.sha]
+        if self.folder is None:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(VersionError):
+                git(self.repo, "worktree", "prune")  # dead entries of campaigns killed earlier
+            self.folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self.cache_dir))
+        self.trees[commit.sha] = prepare_tree(self.repo, commit, self.folder)
+        return self.trees[commit.sha]
+
+    def close(self) -> None:
+        """Remove every worktree made (and its registration in the repository)."""
+        remove_worktrees(self.repo, list(self.trees.values()))
+        self.trees.clear()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+
+def remove_worktrees(repo: Path, trees: Sequence[Path]) -> None:
+    """``git worktree remove --force`` each tree (its folder is deleted if git could not), then
+    ``git worktree prune``; never raises for a tree already gone."""
+    for tree in trees:
+        with contextlib.suppress(VersionError):
+            git(repo, "worktree", "remove", "--force", "--force", str(tree))
+        if Path(tree).exists():
+            shutil.rmtree(tree, ignore_errors=True)
+    if trees:
+        with contextlib.suppress(VersionError):
+            git(repo, "worktree", "prune")
+
+
+def registered_worktrees(repo: Path) -> list[Path]:
+    """The linked worktrees registered in ``repo`` (``git worktree list``), the main one left out."""
+    out = git(repo, "worktree", "list", "--porcelain")
+    paths = [Path(line[len("worktree "):]) for line in out.splitlines() if line.startswith("worktree ")]
+    return paths[1:]
+
+
 def build_key(argv: Sequence[str]) -> str:
     """A short, stable hash of a build command: builds are cached per (version, key)."""
     return hashlib.sha256(json.dumps(list(argv)).encode()).hexdigest()[:16]
@@ -284,17 +400,18 @@ def build_version(store: Store, *, version: str, tree: Path, argv: Sequence[str]
     rebuild : bool
         Build even if a result is recorded (failures are otherwise not retried).
     use_cache : bool
-        False when the recorded result cannot describe ``tree`` (a fresh checkout, an
-        uncommitted working tree): build anyway.
+        False when a recorded ``ok`` build cannot describe ``tree`` (a fresh checkout has none
+        of its output): build anyway.  A recorded failure is kept all the same (the same
+        sources fail again) unless ``rebuild``.
 
     Returns
     -------
     BuildResult
     """
     key = build_key(argv)
-    if use_cache and not rebuild:
+    if not rebuild:
         previous = store.get_build(version, key)
-        if previous is not None:
+        if previous is not None and (use_cache or previous.status != "ok"):
             return BuildResult(version, previous.status, True, previous.exit_code,
                                previous.log_tail, previous.duration)
     with tempfile.TemporaryFile() as log:

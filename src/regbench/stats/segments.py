@@ -793,6 +793,13 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
     return [vs for vs in out if vs is not None]
 
 
+#: A run counts for a mode when at least this many of its samples, and this share of them, lie in
+#: it (:func:`mode_stats`): a lone sample in a mode is a stray (an outlier short of the fences, the
+#: tail of the next mode), and a run mean made of it moves by the stray's whole distance.
+MODE_MIN_SAMPLES = 2
+MODE_MIN_SHARE = 0.05
+
+
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
                log: bool = False, outlying_z: float | None = None) -> list[VersionStats]:
     """Per mode, the per-version summaries of each run's mean of its samples in that mode.
@@ -815,7 +822,9 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
     Returns
     -------
     list of VersionStats
-        One per mode; a run without samples in a mode does not count for it.
+        One per mode; a run with fewer than :data:`MODE_MIN_SAMPLES` samples (or
+        :data:`MODE_MIN_SHARE` of its samples) in a mode does not count for it, and a version
+        of two runs or more where only one run counts has no value for it.
 
     References
     ----------
@@ -828,7 +837,15 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
         values = np.empty(len(flat))
         for i, r in enumerate(flat):
             inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
-            values[i] = inside.mean() if inside.size else np.nan
+            enough = max(MODE_MIN_SAMPLES, int(np.ceil(MODE_MIN_SHARE * r.size)))
+            values[i] = inside.mean() if inside.size >= enough else np.nan
+        # A version of several runs where only one run holds the mode has no value for it: that
+        # one run's samples there are strays, or the edge of a level that a step has moved across
+        # the fixed boundary, and a version level from one run has no spread to judge it by.
+        if group.size:
+            held = np.bincount(group, weights=np.isfinite(values).astype(float), minlength=index.size)
+            total = np.bincount(group, minlength=index.size)
+            values[((held < 2) & (total >= 2))[group]] = np.nan
         out.append(stats_of_runs(values, group, index, log=log, outlying_z=outlying_z))
     return out
 

@@ -16,6 +16,8 @@ module      job
             backoff), named rows created once (``ON CONFLICT DO NOTHING``), migrations serialized
 ``leases``  a running campaign's lock (a file lock, or a PostgreSQL advisory lock): a campaign
             left ``running`` whose lock is free was killed
+``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
+            runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================
 
 Migrations (Alembic) live in ``migrations/``; a store made by any earlier revision is upgraded
@@ -23,5 +25,7 @@ when it is opened.
 """
 
 from .db import DEFAULT_LOCATION, ENV_VAR, Store, decode_samples, encode_samples, resolve_url
+from .history import HistoryView
 
-__all__ = ["DEFAULT_LOCATION", "ENV_VAR", "Store", "decode_samples", "encode_samples", "resolve_url"]
+__all__ = ["DEFAULT_LOCATION", "ENV_VAR", "HistoryView", "Store", "decode_samples", "encode_samples",
+           "resolve_url"]

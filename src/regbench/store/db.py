@@ -33,9 +33,11 @@ from ..model import (
     BuildInfo,
     CampaignInfo,
     RunInfo,
+    SESSION_SCHEDULE,
     RunRecord,
     Series,
     StoredRun,
+    VersionAlias,
     VersionInfo,
     utcnow,
 )
@@ -118,16 +120,24 @@ def _stored_run(row: sa.Row) -> StoredRun:
                      direction=m["direction"], timestamp_text=m["timestamp_text"])
 
 
+#: Turns a revision (``HEAD~1``, a tag, a sha) into a full commit sha, or None when it names no
+#: commit: how :meth:`Store.resolve_version` asks git (:func:`regbench.run.versions.revision_resolver`).
+RevisionResolver = Callable[[str], str | None]
+
+
 class Store:
     """A results store at a SQLAlchemy URL (SQLite file by default).
 
-    ``patience`` is how long, in seconds, a write waits in all for other writers to let go of
-    the store before it fails (:func:`regbench.store.tx.retrying`).
+    ``revisions`` (None by default) is a :data:`RevisionResolver` that :meth:`resolve_version`
+    asks about names that are neither stored versions nor aliases: the command line sets it to
+    the project's git repository.  ``patience`` is how long, in seconds, a write waits in all for
+    other writers to let go of the store before it fails (:func:`regbench.store.tx.retrying`).
     """
 
     def __init__(self, location: str | os.PathLike | None = None, *, create: bool = True,
-                 patience: float = tx.DEFAULT_PATIENCE):
+                 revisions: RevisionResolver | None = None, patience: float = tx.DEFAULT_PATIENCE):
         self.url = resolve_url(location)
+        self.revisions = revisions
         self.patience = float(patience)
         if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
             path = Path(self.url[len("sqlite:///") :])
@@ -298,14 +308,19 @@ class Store:
         self._ids[key] = ident
         return ident
 
-    def ensure_versions(self, versions: Iterable[VersionInfo]) -> None:
+    def ensure_versions(self, versions: Iterable[VersionInfo], *,
+                        aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
         """Create the versions not stored yet, in the order given, in one transaction (versions
-        without timestamps are ordered by first appearance)."""
+        without timestamps are ordered by first appearance), and record ``aliases`` (by version
+        name: its tags and branches, :meth:`set_aliases`)."""
         versions = list(versions)
+        named = {name: list(a) for name, a in (aliases or {}).items()}
 
         def work(conn: Connection) -> None:
             for v in versions:
-                self.ensure_version(conn, v)
+                vid = self.ensure_version(conn, v)
+                if named.get(v.name):
+                    self.set_aliases(conn, vid, named[v.name])
 
         self.write(work)
 
@@ -396,6 +411,11 @@ class Store:
              .join(t.machine, t.machine.c.id == t.campaign.c.machine_id).order_by(t.campaign.c.id))
         with self.engine.connect() as conn:
             return [CampaignInfo(**r._mapping) for r in conn.execute(q)]
+
+    def session_campaigns(self) -> list[int]:
+        """The campaigns that are sessions of ``compare --run``, ``bisect`` or ``detect --confirm``
+        (:data:`~regbench.model.SESSION_SCHEDULE`), not campaigns of a history."""
+        return [c.id for c in self.campaigns() if (c.plan or {}).get("schedule") == SESSION_SCHEDULE]
 
     # ------------------------------------------------------------------ builds
     def get_build(self, version: str, build_key: str) -> BuildInfo | None:
@@ -552,8 +572,10 @@ class Store:
         with self.engine.connect() as conn:
             return [(r.status, r.duration) for r in conn.execute(q)]
 
-    def existing_run_keys(self, *, config: str, machine: str) -> set[tuple[str, str, int]]:
-        """(benchmark, version, run_index) of every stored run of a configuration on a machine."""
+    def existing_run_keys(self, *, config: str, machine: str, exclude_campaigns: Iterable[int] = ()
+                          ) -> set[tuple[str, str, int]]:
+        """(benchmark, version, run_index) of every stored run of a configuration on a machine
+        (but those of the campaigns ``exclude_campaigns``)."""
         q = (sa.select(t.benchmark.c.name, t.version.c.name, t.run.c.run_index)
              .select_from(t.run)
              .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
@@ -561,6 +583,9 @@ class Store:
              .join(t.config, t.config.c.id == t.run.c.config_id)
              .join(t.machine, t.machine.c.id == t.run.c.machine_id)
              .where(t.config.c.name == config, t.machine.c.name == machine))
+        excluded = list(exclude_campaigns)
+        if excluded:
+            q = q.where(sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(excluded)))
         with self.engine.connect() as conn:
             return {(b, v, int(i)) for b, v, i in conn.execute(q)}
 
@@ -590,17 +615,74 @@ class Store:
         return sorted(infos, key=lambda v: v.history_key)
 
     def resolve_version(self, name: str) -> str:
-        """The stored version called ``name``, or the only one whose name starts with it (as git
-        accepts a short sha); :class:`NotFoundError` otherwise."""
-        names = [v.name for v in self.versions()]
-        if name in names:
-            return name
-        matches = [n for n in names if n.startswith(name)]
+        """The stored version a person means by ``name``; :class:`NotFoundError` when none.
+
+        In order: a stored version's name; an alias (a tag or branch name recorded when the
+        version was benchmarked, :meth:`set_aliases`); a git revision (``HEAD~1``, a tag, a
+        full or short sha) that :attr:`revisions` turns into a commit stored as a version; the
+        only version whose name or commit starts with ``name`` (as git accepts a short sha).
+        A working tree with uncommitted changes shares its commit with the committed version:
+        the committed one is meant.
+        """
+        name = name.strip()
+        if not name:
+            raise NotFoundError("empty version name")
+        with self.engine.connect() as conn:
+            if conn.execute(sa.select(t.version.c.id).where(t.version.c.name == name)).first() is not None:
+                return name
+            aliased = conn.execute(sa.select(t.version.c.name).join(
+                t.version_alias, t.version_alias.c.version_id == t.version.c.id)
+                .where(t.version_alias.c.name == name)).scalar()
+            if aliased is not None:
+                return aliased
+            rows = conn.execute(sa.select(t.version.c.name, t.version.c.commit_sha)).all()
+        sha = self.revisions(name) if self.revisions is not None else None
+        if sha is not None:
+            found = _by_commit(rows, sha)
+            if found is not None:
+                return found
+        lowered = name.lower()
+        matches = sorted({n for n, c in rows if n.startswith(name) or (c or "").startswith(lowered)})
+        if len(matches) > 1 and len(lowered) >= 4:  # one commit, stored committed and dirty
+            commits = {c for n, c in rows if n in matches}
+            if len(commits) == 1 and (found := _by_commit(rows, commits.pop() or "")) is not None:
+                return found
         if len(matches) == 1:
             return matches[0]
         if matches:
             raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(matches[:5])}")
-        raise NotFoundError(f"no version named {name!r} in the store")
+        if sha is not None:
+            raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
+                                "(benchmark it with `regbench run --versions`)")
+        raise NotFoundError(f"no version named {name!r} in the store (a stored name, tag, branch or sha)")
+
+    def set_aliases(self, conn: Connection, version_id: int, aliases: Iterable[VersionAlias]) -> None:
+        """Record ``aliases`` as names of the version ``version_id``, in ``conn``'s transaction.
+
+        An alias names one version: one recorded for another version (a moved branch or tag)
+        is pointed at this one.
+        """
+        for alias in aliases:
+            query = (sa.select(t.version_alias.c.version_id, t.version_alias.c.kind)
+                     .where(t.version_alias.c.name == alias.name))
+            row = conn.execute(query).first()
+            if row is None:  # another campaign may record the same alias at the same moment
+                tx.insert_missing(conn, t.version_alias, dict(name=alias.name, version_id=version_id, kind=alias.kind))
+                row = conn.execute(query).one()
+            if (row.version_id, row.kind) != (version_id, alias.kind):
+                conn.execute(t.version_alias.update().where(t.version_alias.c.name == alias.name)
+                             .values(version_id=version_id, kind=alias.kind))
+
+    def aliases(self) -> dict[str, list[VersionAlias]]:
+        """Every version's aliases by version name (tags first, then branches, each by name)."""
+        q = (sa.select(t.version.c.name.label("version"), t.version_alias.c.name, t.version_alias.c.kind)
+             .join(t.version, t.version.c.id == t.version_alias.c.version_id)
+             .order_by(t.version_alias.c.kind.desc(), t.version_alias.c.name))
+        out: dict[str, list[VersionAlias]] = {}
+        with self.engine.connect() as conn:
+            for r in conn.execute(q):
+                out.setdefault(r.version, []).append(VersionAlias(r.name, r.kind))
+        return out
 
     def series_keys(self) -> list[tuple[str, str, str]]:
         """Every (benchmark, config, machine) that has runs."""
@@ -614,11 +696,13 @@ class Store:
 
     # ------------------------------------------------------------------ series
     def load_series(self, benchmark: str | Iterable[str] | None = None, *, config: str | None = None,
-                    machine: str | None = None, versions: Iterable[str] | None = None) -> list[Series]:
+                    machine: str | None = None, versions: Iterable[str] | None = None,
+                    campaigns: Iterable[int] | None = None, exclude_campaigns: Iterable[int] = ()) -> list[Series]:
         """Load series with samples as numpy arrays, versions in history order.
 
-        Filters narrow the result (``benchmark`` may be one name or several); with none, every
-        series in the store is returned.  Only runs
+        Filters narrow the result (``benchmark`` may be one name or several; ``campaigns`` keeps
+        only the runs of these campaigns, ``exclude_campaigns`` leaves theirs out); with none,
+        every series in the store is returned.  Only runs
         with status ``ok`` contribute samples (warm-up removed); the others are counted in
         ``Series.failed``.
         """
@@ -658,6 +742,11 @@ class Store:
                 if unknown:
                     raise NotFoundError(f"no version named {sorted(unknown)[0]!r} in the store")
                 q = q.where(t.run.c.version_id.in_(vids))
+            if campaigns is not None:
+                q = q.where(t.run.c.campaign_id.in_(list(campaigns)))
+            excluded = list(exclude_campaigns)
+            if excluded:
+                q = q.where(sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(excluded)))
             rows = conn.execute(q).all()
 
         grouped: dict[tuple[int, int, int], dict[int, tuple[list[np.ndarray], int, int]]] = {}
@@ -792,6 +881,16 @@ def _after_stored(conn: Connection, records: Sequence[RunRecord]) -> list[RunRec
     first = {(b, v, c, m): int(top) + 1 for b, v, c, m, top in conn.execute(q)}
     return [dataclasses.replace(rec, run_index=first.get(_run_key(rec)[:4], 0) + int(rec.run_index))
             for rec in records]
+
+
+def _by_commit(rows: Iterable[tuple[str, str | None]], sha: str) -> str | None:
+    """The version stored with commit ``sha``: the one named by the commit (not a dirty working
+    tree of it) when several are."""
+    named = [n for n, c in rows if c == sha]
+    if len(named) > 1:
+        committed = [n for n in named if sha.startswith(n)]
+        named = committed or named
+    return named[0] if len(named) == 1 else None
 
 
 def _known_revisions() -> set[str]:

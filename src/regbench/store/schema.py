@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0006"
 
 metadata = sa.MetaData()
 
@@ -247,3 +247,18 @@ confirmation = sa.Table(
     # An alert is confirmed once, when it is created (several NULLs are allowed everywhere).
     sa.UniqueConstraint("alert_id", name="uq_confirmation_alert"),
 )
+
+
+# Versions as people name them (0006): a git tag or branch name of a stored version.  An alias
+# names one version at a time (a moved tag or branch is re-pointed when its new commit is stored);
+# ``kind`` is one of regbench.model.ALIAS_KINDS.
+version_alias = sa.Table(
+    "version_alias",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("kind", sa.String(8), nullable=False),
+    sa.UniqueConstraint("name", name="uq_version_alias_name"),
+)
+sa.Index("ix_version_alias_version", version_alias.c.version_id)

@@ -1,0 +1,71 @@
+"""How measurements look to a person: times in the unit that suits each benchmark (ns, us, ms or
+s, as pyperf shows them), an interval with the precision its half-width carries, and counts as
+integers with thousands separators.
+
+Only what is printed is scaled; stored values and JSON output keep the benchmark's own unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: Time units by size, and their length in seconds.
+TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+_SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+@dataclass(frozen=True)
+class DisplayUnit:
+    """The unit values are shown in: ``shown = value * factor``."""
+
+    name: str
+    factor: float = 1.0
+
+
+def display_unit(values: Iterable[float], unit: str) -> DisplayUnit:
+    """The unit to show a benchmark's ``values`` (in ``unit``) in: for times, the largest of s,
+    ms, us and ns in which their median is at least 1 (ns below that); other units unchanged.
+
+    One unit per benchmark, chosen from all the values shown for it, so that its versions can be
+    read against one another.
+    """
+    if unit not in _SECONDS:
+        return DisplayUnit(unit)
+    finite = sorted(abs(v) * _SECONDS[unit] for v in values if v is not None and math.isfinite(v) and v != 0)
+    if not finite:
+        return DisplayUnit(unit)
+    median = finite[len(finite) // 2]
+    name, length = next(((n, s) for n, s in TIME_UNITS if median >= s), TIME_UNITS[-1])
+    return DisplayUnit(name, _SECONDS[unit] / length)
+
+
+def decimals_for(half_width: float) -> int:
+    """Decimals that show ``half_width`` to two significant digits (none at 10 or more)."""
+    if not math.isfinite(half_width) or half_width <= 0:
+        return 0
+    return max(0, min(9, 1 - math.floor(math.log10(half_width))))
+
+
+def fmt_interval(mean: float | None, half_width: float | None, unit: DisplayUnit) -> str:
+    """``mean ± half_width unit`` with the mean rounded where the half-width says its digits stop
+    (``263.8 ± 6.0 us``); without a half-width, the mean to 4 significant digits and ``± —``."""
+    suffix = f" {unit.name}" if unit.name else ""
+    if mean is None or not math.isfinite(mean):
+        return "—"
+    m = mean * unit.factor
+    if half_width is None or not math.isfinite(half_width):
+        return f"{m:.4g} ± —{suffix}"
+    h = half_width * unit.factor
+    d = decimals_for(h)
+    return f"{m:,.{d}f} ± {h:,.{d}f}{suffix}"
+
+
+def fmt_count(x: float | None) -> str:
+    """A count as an integer with thousands separators (``171,200``); ``∞`` and ``—`` as such."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "∞"
+    return f"{round(x):,}"

@@ -1,0 +1,290 @@
+"""The command line as a person meets it: failures told with their causes and retried, one way
+to find the store, options that say what they take, messages that name what is wrong."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.cli.main import main
+from regbench.model import RunRecord
+from regbench.store import Store
+
+PY = sys.executable
+FAILS = [PY, "-c", "import sys; sys.stderr.write('reading data.bin\\nboom: missing data file\\n'); sys.exit(1)"]
+MISSING = [PY, "-c", "import nosuchmodule_for_regbench"]
+PRINTS = [PY, "-c", "import os\nfor _ in range(int(os.environ['REGBENCH_ITERATIONS'])): print(1.0)"]
+
+
+def write_config(folder: Path, benchmarks: dict[str, list[str]], *, runs: int = 2, extra: str = "") -> Path:
+    text = (f'[project]\nname = "p"\nstore = "results/r.db"\n{extra}'
+            f"[defaults]\nruns = {runs}\niterations = 2\nwarmup = 0\n")
+    for name, command in benchmarks.items():
+        text += f"[[benchmark]]\nname = {json.dumps(name)}\ncommand = {json.dumps(command)}\n"
+    cfg = folder / "regbench.toml"
+    cfg.write_text(text, encoding="utf-8")
+    return cfg
+
+
+def statuses(store_path: Path, benchmark: str) -> list[tuple[int, str]]:
+    with Store(store_path, create=False) as store:
+        return sorted((r.run_index, r.status) for r in store.runs(benchmark=benchmark))
+
+
+# ------------------------------------------------------------------ failures: visible, retryable
+def test_failed_campaign_exits_4_with_one_line_per_cause_then_retries(tmp_path, capsys):
+    cfg = write_config(tmp_path, {"a": FAILS, "b": MISSING})
+    assert main(["--config", str(cfg), "run"]) == 4
+    out = capsys.readouterr().out
+    assert "4 runs stored (0 ok, 4 failed)" in out
+    assert "4 runs failed, for 2 causes:\n" in out
+    assert "  2 runs of a: failed (exit status 1): boom: missing data file\n" in out
+    assert "  2 runs of b: failed (exit status 1): ModuleNotFoundError: No module named " in out
+    assert "--retry-failed" in out
+
+    # `show` finds the store of regbench.toml and shows the benchmark's own stderr.
+    assert main(["--config", str(cfg), "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "failed (exit status 1): boom: missing data file" in shown
+    assert "  reading data.bin\n  boom: missing data file\n  [regbench] exit status 1\n" in shown
+    assert "stderr of 2 runs (a@" in shown  # runs that failed alike are printed once
+
+    # Without --retry-failed nothing is run again, and the account says how to.
+    assert main(["--config", str(cfg), "run"]) == 0
+    out = capsys.readouterr().out
+    assert "0 runs stored" in out and "4 runs that failed earlier were not run again: add --retry-failed" in out
+
+    # b is fixed: --retry-failed runs the lacking runs under new indices and keeps the failed ones.
+    write_config(tmp_path, {"a": FAILS, "b": PRINTS})
+    assert main(["--config", str(cfg), "run", "--retry-failed"]) == 4  # a still fails
+    out = capsys.readouterr().out
+    assert "4 runs stored (2 ok, 2 failed)" in out and "4 runs ran again for earlier runs that had failed" in out
+    store_path = tmp_path / "results" / "r.db"
+    assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
+    # b has its two successful runs now: only a's are run again.
+    write_config(tmp_path, {"a": PRINTS, "b": PRINTS})
+    assert main(["--config", str(cfg), "run", "--retry-failed"]) == 0
+    out = capsys.readouterr().out
+    assert "2 runs stored (2 ok)" in out and "runs failed" not in out
+    assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
+    assert [s for _, s in statuses(store_path, "a")] == ["failed"] * 4 + ["ok"] * 2
+
+
+def test_show_full_prints_all_of_the_stderr_kept(tmp_path, capsys):
+    tail = "\n".join(f"line {k}" for k in range(12)) + "\n[regbench] exit status 2"
+    with Store(tmp_path / "r.db") as store:
+        store.add_run(RunRecord("b", "v1", 0, np.empty(0), status="failed", exit_code=2, stderr_tail=tail))
+        store.add_run(RunRecord("b", "v1", 1, np.array([1.0, 2.0]), stderr_tail="a warning"))
+    assert main(["--store", str(tmp_path / "r.db"), "show"]) == 0
+    short = capsys.readouterr().out
+    assert "  line 11\n  [regbench] exit status 2\n" in short and "line 7" not in short and "line 8" in short
+    assert "a warning" not in short  # only failed runs without --runs
+    assert main(["--store", str(tmp_path / "r.db"), "show", "--runs", "--full"]) == 0
+    full = capsys.readouterr().out
+    assert "  line 0\n  line 1\n" in full and "  a warning\n" in full
+
+
+# ------------------------------------------------------------------ one way to open the store
+@pytest.fixture
+def configured_store(tmp_path) -> Path:
+    """A regbench.toml whose `store` holds two versions of one benchmark (and no default store)."""
+    cfg = write_config(tmp_path, {"b": PRINTS})
+    path = tmp_path / "results" / "r.db"
+    rng = np.random.default_rng(1)
+    with Store(path) as store:
+        for v in ("v1", "v2"):
+            store.add_runs([RunRecord("b", v, r, rng.normal(1.0, 0.01, 10)) for r in range(4)])
+    return cfg
+
+
+@pytest.mark.parametrize("args", [
+    ["show"], ["summary"], ["export"], ["compare", "v1", "v2"], ["diagnose", "b", "--no-plots"],
+    ["alerts", "list"], ["alerts", "show", "1"], ["detect", "--dry-run"],
+])
+def test_every_command_reads_the_store_of_the_configuration(configured_store, args, capsys, monkeypatch):
+    monkeypatch.chdir(configured_store.parent)
+    monkeypatch.delenv("REGBENCH_STORE", raising=False)
+    code = main(args)
+    err = capsys.readouterr().err
+    assert "no results store" not in err
+    if args[:2] == ["alerts", "show"]:
+        assert code == 3 and err == "error: no alert #1 in the store\n"  # the store was opened
+    elif args[0] != "diagnose" or "statsmodels" not in err:
+        assert code == 0, err
+
+
+def test_store_option_wins_over_the_configuration(configured_store, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(configured_store.parent)
+    assert main(["--store", str(tmp_path / "other.db"), "show"]) == 3
+    assert "no results store at " + str(tmp_path / "other.db") in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the demo's hint works as written
+def test_the_command_printed_for_regbench_works_as_written_without_an_activated_venv(tmp_path):
+    import os
+    import subprocess
+
+    from regbench.report.demo import regbench_command
+
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}  # a shell where the venv is not activated
+    script = Path(sys.executable).parent / "regbench"
+    cases = [regbench_command("-c", path=bare["PATH"])]  # run as `python -m ...`
+    if script.is_file():
+        cases.append(regbench_command(str(script), path=bare["PATH"]))
+        assert cases[-1] == str(script)
+        assert regbench_command(str(script), path=str(script.parent)) == "regbench"  # on PATH: as short as that
+    assert cases[0] == f"{sys.executable} -m regbench"
+    for command in cases:
+        out = subprocess.run(f"cd {tmp_path} && {command} --version", shell=True, env=bare,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and "regbench, version" in out.stdout, out.stderr
+
+
+# ------------------------------------------------------------------ --config FILE and --configuration NAME
+@pytest.mark.parametrize("name", ["other.toml", "other.JSON", "cfg.yaml", "a/b", "conf.yml"])
+def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys, name):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), "run", "--configuration", name]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--configuration {name!r} looks like a file, not a configuration name" in err
+    assert f"regbench --config {name} run" in err
+    assert not (tmp_path / "results").exists()  # nothing stored, no store created
+
+
+@pytest.mark.parametrize("args", [["run", "--config", "other.toml"], ["compare", "v1", "v2", "--config", "x"],
+                                  ["compare", "v1", "v1", "--variance", "--b-config", "x"],
+                                  ["import", "--config", "x", "f.csv"]])
+def test_the_old_spelling_after_the_command_says_where_it_went(tmp_path, capsys, args):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), *args]) == 3
+    err = capsys.readouterr().err
+    new = "--b-configuration" if "--b-config" in args else "--configuration"
+    assert err.count("\n") == 1 and f"the configuration's name is {new} NAME" in err
+    if "--b-config" not in args:
+        assert f"a configuration file is given before the command (regbench --config FILE {args[0]} ...)" in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_runs_are_stored_under_the_configuration_name(tmp_path, capsys):
+    cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    assert main(["--config", str(cfg), "run", "--configuration", "quiet"]) == 0
+    with Store(tmp_path / "results" / "r.db", create=False) as store:
+        assert {r.config for r in store.runs()} == {"quiet"}
+
+
+# ------------------------------------------------------------------ where a bad value was written
+@pytest.mark.parametrize("defaults, bench, message", [
+    ({"runs": "3"}, {}, "[defaults] `runs` must be a positive integer, got '3'"),
+    ({"timeout": -1}, {}, "[defaults] `timeout` must be a positive"),
+    ({"warmup": -2}, {}, "[defaults]: `warmup` must be a non-negative integer"),
+    ({"direction": "up"}, {}, "[defaults]: `direction` must be 'lower' or 'higher'"),
+    ({"runs": 3}, {"runs": "4"}, "[[benchmark]] #1 ('a') `runs` must be a positive integer, got '4'"),
+    ({"runs": "3"}, {"runs": 4, "iterations": 0}, "[[benchmark]] #1 ('a') `iterations` must be a positive"),
+])
+def test_a_bad_value_is_reported_in_the_table_it_was_written_in(tmp_path, defaults, bench, message):
+    from regbench.config import parse_config
+    from regbench.errors import ConfigError
+
+    data = {"project": {"name": "p"}, "defaults": defaults,
+            "benchmark": [{"name": "a", "command": ["true"], **bench}]}
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, path=tmp_path / "regbench.toml")
+    assert str(err.value).startswith(f"{tmp_path / 'regbench.toml'}: {message}")
+
+
+# ------------------------------------------------------------------ names that are not stored
+def test_an_unknown_benchmark_is_named_with_the_nearest_stored_ones(tmp_path, capsys):
+    with Store(tmp_path / "r.db") as store:
+        for name in ("parse_json", "parse_xml", "render"):
+            store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
+    base = ["--store", str(tmp_path / "r.db")]
+    for command in (["diagnose", "parse_jsn", "--no-plots"], ["summary", "--benchmark", "parse_jsn"],
+                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"]):
+        assert main([*base, *command]) == 3
+        assert capsys.readouterr().err == ("error: no benchmark named 'parse_jsn' in the store "
+                                           "(did you mean 'parse_json', 'parse_xml'?)\n")
+    assert main([*base, "diagnose", "NOSUCH", "--no-plots"]) == 3
+    assert capsys.readouterr().err == ("error: no benchmark named 'NOSUCH' in the store "
+                                       "(it holds 3 benchmarks: `regbench show` lists them)\n")
+
+
+def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
+    from regbench.adapters.base import available_formats
+
+    odd = tmp_path / "odd.txt"
+    odd.write_text("hello\n")
+    for args in (["import", str(odd)], ["import", "--format", "nope", str(odd)]):
+        assert main(["--store", str(tmp_path / "r.db"), *args]) == 3
+        err = capsys.readouterr().err
+        listed = err.split("known: ")[1].rstrip(")\n").split(", ")
+        assert err.count("\n") == 1 and set(listed) >= {"csv", "jsonl", *available_formats()}
+    assert not (tmp_path / "r.db").exists()
+
+
+# ------------------------------------------------------------------ citations the docs resolve
+def test_every_citation_in_the_docs_and_the_help_is_on_the_references_page():
+    import re
+
+    from click.testing import CliRunner
+
+    from regbench.cli.main import _register, cli
+
+    root = Path(__file__).resolve().parents[1]
+    references = (root / "docs" / "references.md").read_text()
+    listed = set(re.findall(r"^\| ([A-Z]\w+ et al\. \d{4}) \|", references, flags=re.M))
+    assert len(listed) == 5
+    _register()
+    texts = {p.name: p.read_text() for p in [*(root / "docs").glob("*.md"), root / "README.md"]
+             if p.name != "references.md"}
+
+    def helps(group, path):
+        for name, command in getattr(group, "commands", {}).items():
+            texts[f"{path} {name} --help"] = CliRunner().invoke(cli, [*path.split()[1:], name, "--help"]).output
+            helps(command, f"{path} {name}")
+
+    helps(cli, "regbench")
+    from regbench.config import EXAMPLE
+
+    texts["regbench init"] = EXAMPLE
+    cited = set()
+    for where, text in texts.items():
+        assert not re.search(r"\bseeds? 00\d", text), f"{where} cites a paper by its number"
+        assert "shared/seeds" not in text, f"{where} points at a folder not in the repository"
+        cited |= set(re.findall(r"[A-Z]\w+ et al\. \d{4}", text))
+    assert cited <= listed and len(cited) >= 4
+
+
+# ------------------------------------------------------------------ help and hints that stay true
+def test_init_names_the_project_after_its_folder(tmp_path, capsys):
+    from regbench.config import load_config
+
+    folder = tmp_path / "my-lib"
+    folder.mkdir()
+    assert main(["--config", str(folder / "regbench.toml"), "init"]) == 0
+    text = (folder / "regbench.toml").read_text()
+    assert 'name = "my-lib"' in text and "myproject" not in text
+    assert load_config(folder / "regbench.toml").name == "my-lib"
+
+
+def test_compare_help_says_versions_are_stored_and_system_check_suggests_no_aslr(tmp_path):
+    from click.testing import CliRunner
+
+    from regbench.cli.main import _register, cli
+    from regbench.run.system_check import check_aslr
+
+    _register()
+    text = " ".join(CliRunner().invoke(cli, ["compare", "--help"]).output.split())
+    assert "A and B are stored versions (of runs in the store), by name, tag or git revision" in text
+    (tmp_path / "proc" / "sys" / "kernel").mkdir(parents=True)
+    (tmp_path / "proc" / "sys" / "kernel" / "randomize_va_space").write_text("2\n")
+    finding = check_aslr(tmp_path)
+    assert finding.status == "warn" and "regbench run --no-aslr" in finding.advice and "setarch" not in finding.advice
+
+
+def test_the_readme_range_says_what_it_leaves_out():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "--versions v1.0^..main" in readme and "leaves v1.0 itself out" in readme

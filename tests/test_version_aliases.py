@@ -1,0 +1,131 @@
+"""Versions as people name them: tags, branches and git revisions resolve to stored versions."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from regbench.cli.main import main
+from regbench.config import load_config
+from regbench.demo_project import git_commit, git_init
+from regbench.errors import NotFoundError
+from regbench.model import VersionAlias
+from regbench.run.campaign import run_campaign
+from regbench.run.versions import revision_resolver
+from regbench.store import Store
+from regbench.store import schema
+
+from storetools import upgrade_to
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+#: One run prints its iterations' timings: the level read from the tree, a little noise by run.
+BENCH = ("import os, random\n"
+         "level = float(open('level.txt').read())\n"
+         "r = random.Random(os.environ['REGBENCH_VERSION'] + os.environ['REGBENCH_RUN_INDEX'])\n"
+         "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+         "    print(level * r.lognormvariate(0, 0.01))\n")
+
+
+def tag(repo: Path, name: str, rev: str = "HEAD", *, annotated: bool = False) -> None:
+    args = ["tag", "-f", "-a", name, "-m", name, rev] if annotated else ["tag", "-f", name, rev]
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path) -> tuple[Path, list[str]]:
+    """Three tagged commits (v1.0 lightweight, v1.1 annotated, v1.2 slower by 20%)."""
+    repo = tmp_path / "proj"
+    git_init(repo)
+    toml = ('[project]\nname = "p"\n[defaults]\nruns = 2\niterations = 3\nwarmup = 0\n'
+            f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([sys.executable, "bench.py"])}\n')
+    (repo / ".gitignore").write_text(".regbench/\n")
+    shas = []
+    for k, level in enumerate((1.0, 1.0, 1.2)):
+        files = {"level.txt": repr(level)}
+        if k == 0:
+            files |= {"bench.py": BENCH, "regbench.toml": toml, ".gitignore": ".regbench/\n"}
+        shas.append(git_commit(repo, files, f"commit {k}", when=T0 + timedelta(hours=k)))
+    tag(repo, "v1.0", shas[0])
+    tag(repo, "v1.1", shas[1], annotated=True)
+    tag(repo, "v1.2", shas[2])
+    return repo, shas
+
+
+def test_tags_and_branches_are_recorded_and_resolve(project, tmp_path):
+    repo, shas = project
+    store = Store(tmp_path / "r.db")
+    run_campaign(load_config(repo / "regbench.toml"), store, revisions="v1.0,v1.1,v1.2", seed=1,
+                 cache_dir=tmp_path / "wt")
+    aliases = store.aliases()
+    assert aliases[shas[0][:10]] == [VersionAlias("v1.0", "tag")]
+    assert aliases[shas[1][:10]] == [VersionAlias("v1.1", "tag")]  # an annotated tag, peeled to its commit
+    assert aliases[shas[2][:10]] == [VersionAlias("v1.2", "tag"), VersionAlias("main", "branch")]
+    assert store.resolve_version("v1.1") == shas[1][:10]
+    assert store.resolve_version("main") == shas[2][:10]
+    # Without a repository, a full sha still names its stored version.
+    assert store.resolve_version(shas[1]) == shas[1][:10]
+    with pytest.raises(NotFoundError, match="no version named 'HEAD~1'"):
+        store.resolve_version("HEAD~1")
+    # With one, any revision does; one that is not stored says which commit it is.
+    store.revisions = revision_resolver(repo)
+    assert store.resolve_version("HEAD~1") == shas[1][:10]
+    assert store.resolve_version("v1.2^") == shas[1][:10]
+    later = git_commit(repo, {"level.txt": "1.3"}, "commit 3", when=T0 + timedelta(hours=3))
+    with pytest.raises(NotFoundError, match=rf"'HEAD' is commit {later[:10]}, which has no version in the store"):
+        store.resolve_version("HEAD")
+
+
+def test_a_moved_tag_names_the_version_it_was_last_benchmarked_at(project, tmp_path):
+    repo, shas = project
+    store = Store(tmp_path / "r.db")
+    config = load_config(repo / "regbench.toml")
+    run_campaign(config, store, revisions="v1.0,v1.1", seed=2, cache_dir=tmp_path / "wt")
+    tag(repo, "stable", shas[0])
+    run_campaign(config, store, revisions="stable", seed=3, cache_dir=tmp_path / "wt")  # nothing new to run
+    assert store.resolve_version("stable") == shas[0][:10]
+    tag(repo, "stable", shas[1])
+    run_campaign(config, store, revisions="stable", seed=4, cache_dir=tmp_path / "wt")
+    assert store.resolve_version("stable") == shas[1][:10]
+
+
+def test_cli_compare_by_tag_and_by_git_revision(project, tmp_path, capsys, monkeypatch):
+    repo, shas = project
+    monkeypatch.chdir(repo)
+    assert main(["run", "--versions", "v1.0,v1.1,v1.2", "--seed", "5"]) == 0
+    capsys.readouterr()
+    assert main(["compare", "v1.0", "v1.2", "--format", "json"]) == 1  # +20%: a regression
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["a"], row["b"]) == (shas[0][:10], shas[2][:10]) and row["change"] == pytest.approx(0.2, abs=0.02)
+    assert main(["compare", "HEAD~1", "HEAD", "--format", "json"]) == 1
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["a"], row["b"]) == (shas[1][:10], shas[2][:10])
+    assert main(["show", "--version", "v1.1"]) == 0
+    assert shas[1][:10] in capsys.readouterr().out
+    assert main(["compare", "v9.9", "HEAD"]) == 3  # an error, not a finding (docs/cli.md, "Exit statuses")
+    err = capsys.readouterr().err
+    assert err.startswith("error: no version named 'v9.9'") and err.count("\n") == 1
+
+
+def test_a_store_at_0004_upgrades_and_keeps_its_versions(tmp_path):
+    path = tmp_path / "old.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        upgrade_to(conn, "0004")
+        conn.exec_driver_sql("insert into version (name, commit_sha) values ('abc1234567', 'abc1234567ff')")
+    engine.dispose()
+    with Store(path, create=False) as store:
+        assert store.schema_revision() == schema.SCHEMA_REVISION == "0006"
+        assert store.aliases() == {} and store.resolve_version("abc1234567ff") == "abc1234567"
+        with store.engine.begin() as conn:
+            store.set_aliases(conn, store.versions()[0].id, [VersionAlias("v0.1")])
+        assert store.resolve_version("v0.1") == "abc1234567"
+    with sqlite3.connect(path) as con:
+        assert con.execute("select name, kind from version_alias").fetchall() == [("v0.1", "tag")]
