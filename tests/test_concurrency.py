@@ -262,7 +262,7 @@ def test_a_campaign_killed_with_kill_9_is_marked_interrupted_and_its_folders_rem
     campaign.wait(timeout=30)
     assert wait_dead(benchmark)  # the run in flight dies with regbench
     left = [p.name for p in tmp.iterdir()]
-    assert len(left) == 1 and left[0].startswith("regbench-run-")
+    assert len(left) == 1 and left[0].startswith("regbench-run-") and left[0].endswith(".owned")
     with Store(store_url, create=False) as store:
         assert [c.status for c in store.campaigns()] == ["running"]
     # The same command again: it resumes, and tells the dead campaign from a live one.
@@ -347,6 +347,44 @@ def test_scratch_folders_of_dead_processes_are_removed_and_live_ones_kept(tmp_pa
     assert not third.exists()
     scratch.remove_tree(live)
     assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]
+
+
+def test_a_folder_not_marked_as_owned_is_left_alone(tmp_path):
+    # Made by a regbench from before owned folders, which may be running now: `regbench clean`'s
+    # business (once it is old), not a campaign's.
+    legacy = tmp_path / "regbench-ramdisk-old"
+    legacy.mkdir()
+    assert scratch.remove_stale([tmp_path]) == [] and legacy.is_dir()
+
+
+def test_removing_a_folder_already_gone_leaves_the_folder_around_it_alone(tmp_path):
+    # Two campaigns removing the same dead folder: the second finds it gone.  The folder it was
+    # in (/tmp, /dev/shm) keeps its permissions.
+    base = tmp_path / "base"
+    base.mkdir()
+    base.chmod(0o1777)
+    scratch.remove_tree(base / "regbench-run-gone")
+    assert base.stat().st_mode & 0o7777 == 0o1777
+    inner = base / "regbench-run-x" / "ro"
+    inner.mkdir(parents=True)
+    (inner / "f").write_text("x")
+    inner.chmod(0o500)  # a read-only folder a benchmark left: still removed
+    scratch.remove_tree(base / "regbench-run-x")
+    assert list(base.iterdir()) == [] and base.stat().st_mode & 0o7777 == 0o1777
+
+
+def test_regbench_clean_keeps_an_old_folder_that_a_live_run_holds(tmp_path):
+    from regbench.run.clean import clean
+
+    live = scratch.make_owned_dir("regbench-run-", tmp_path)  # a run of three days, say
+    dead = scratch.make_owned_dir("regbench-run-", tmp_path)
+    scratch.release(dead)
+    days_ago = time.time() - 3 * 86400
+    for d in (live, dead):
+        os.utime(d, (days_ago, days_ago))
+    assert [x.path for x in clean(repo=None, cache_dirs=[], temp_dirs=[tmp_path]).leftovers] == [dead]
+    assert live.is_dir() and not dead.exists()
+    scratch.remove_tree(live)
 
 
 def test_a_scratch_folder_being_made_is_left_alone_for_a_minute(tmp_path):

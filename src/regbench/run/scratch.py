@@ -8,8 +8,12 @@ removed, and the operating system drops the lock when the process dies, however 
 :func:`remove_stale` (called when a campaign or a session starts) removes every such folder
 whose lock is free, and leaves those of live processes alone.
 
-The folder is made under a temporary name (``.regbench-new-*``), locked, then renamed: no
-process ever sees a ``regbench-run-*`` folder that is not locked yet.
+The folder is made under a temporary name (``.regbench-new-*``), locked, then renamed to
+``regbench-run-XXXXXXXX.owned``: no process ever sees an owned folder that is not locked yet.
+A folder without the ``.owned`` ending (made by a regbench from before owned folders, which may
+be running right now) is never taken for stale here; ``regbench clean`` removes such folders
+once they are old.  (The mark is in the name, not a file inside: a ramdisk copy is the
+benchmark's working folder.)
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ PREFIXES = ("regbench-run-", "regbench-ramdisk-", "regbench-probe-")
 #: once it is older than :data:`NEW_GRACE` seconds).
 NEW_PREFIX = ".regbench-new-"
 NEW_GRACE = 60.0
+#: The ending of an owned folder's name (:func:`tempfile.mkdtemp`'s names have no dot).
+OWNED = ".owned"
 
 # The locks this process holds, by folder (a lock is held by an open file descriptor).
 _held: dict[str, int] = {}
@@ -44,7 +50,7 @@ def make_owned_dir(prefix: str, base: str | os.PathLike | None = None) -> Path:
     fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by the benchmark
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        final = os.path.join(os.path.dirname(made), prefix + os.path.basename(made)[len(NEW_PREFIX):])
+        final = os.path.join(os.path.dirname(made), prefix + os.path.basename(made)[len(NEW_PREFIX):] + OWNED)
         os.rename(made, final)
     except BaseException:
         os.close(fd)
@@ -88,7 +94,8 @@ def in_use(path: str | os.PathLike) -> bool:
 
 def remove_stale(bases: Iterable[str | os.PathLike | None]) -> list[Path]:
     """Remove the owned folders in ``bases`` (None are skipped) whose process is gone; return
-    them.  A folder whose lock is held (a live run, here or in another campaign) is left alone.
+    them.  A folder whose lock is held (a live run, here or in another campaign), or that is not
+    an owned one, is left alone.
     """
     removed: list[Path] = []
     for base in dict.fromkeys(str(b) for b in bases if b is not None):
@@ -98,24 +105,40 @@ def remove_stale(bases: Iterable[str | os.PathLike | None]) -> list[Path]:
             continue
         for entry in entries:
             new = entry.name.startswith(NEW_PREFIX)
-            if not (new or entry.name.startswith(PREFIXES)) or not entry.is_dir(follow_symlinks=False):
+            if not (new or (entry.name.startswith(PREFIXES) and entry.name.endswith(OWNED))):
+                continue  # not an owned folder (or one made by a regbench without them)
+            try:
+                if not entry.is_dir(follow_symlinks=False) or \
+                        (new and time.time() - entry.stat(follow_symlinks=False).st_mtime < NEW_GRACE):
+                    continue  # not a folder, or one being made right now
+            except OSError:
                 continue
-            try:
-                if new and time.time() - entry.stat(follow_symlinks=False).st_mtime < NEW_GRACE:
-                    continue  # being made right now
-                fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY)
-            except OSError:
-                continue  # removed meanwhile, or not ours to open
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # its process is alive
-            else:
-                _rmtree(Path(entry.path))  # still holding the lock: nobody else removes it too
+            if _remove_if_dead(Path(entry.path)):
                 removed.append(Path(entry.path))
-            finally:
-                os.close(fd)
     return removed
+
+
+def _remove_if_dead(path: Path) -> bool:
+    """Remove the owned folder ``path`` if nobody holds its lock."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False  # removed meanwhile, or not ours to open
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # its process is alive
+        try:
+            held, now = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False  # another campaign removed it meanwhile
+        if (held.st_dev, held.st_ino) != (now.st_dev, now.st_ino):
+            return False  # removed and made again meanwhile: not the folder locked
+        _rmtree(path)  # holding the lock: no other campaign removes it at the same time
+        return True
+    finally:
+        os.close(fd)
 
 
 def remove_tree(path: str | os.PathLike) -> None:
@@ -126,9 +149,16 @@ def remove_tree(path: str | os.PathLike) -> None:
 
 
 def _rmtree(path: Path) -> None:
-    def retry(func, name, _exc) -> None:
+    root = os.path.abspath(path)
+
+    def retry(func, name, exc) -> None:
+        if isinstance(exc, FileNotFoundError) or (isinstance(exc, tuple) and issubclass(exc[0], FileNotFoundError)):
+            return  # gone already (removed by another process meanwhile)
+        parent = os.path.dirname(os.path.abspath(name))
+        if parent != root and not parent.startswith(root + os.sep):
+            return  # never change the folder the tree is in (/tmp, /dev/shm)
         try:
-            os.chmod(os.path.dirname(name), 0o700)
+            os.chmod(parent, 0o700)  # a read-only folder the benchmark made
             func(name)
         except OSError:
             pass
