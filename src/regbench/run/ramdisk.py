@@ -137,9 +137,18 @@ def _bytes(folder: Path, tree: Path) -> int:
 def remove_tree(path: Path) -> None:
     """Remove ``path`` whatever a benchmark left in it (read-only folders included)."""
 
-    def retry(func, name, _exc) -> None:
+    top = os.path.abspath(path)
+
+    def retry(func, name, exc) -> None:
+        # A folder the benchmark made read-only is made writable again, but only inside ``path``:
+        # never ``path``'s own parent (/dev/shm, the temporary folder), whose mode is not ours to
+        # change, and not for a file that is already gone.
+        error = exc[1] if isinstance(exc, tuple) else exc
+        parent = os.path.dirname(os.path.abspath(name))
+        if isinstance(error, FileNotFoundError) or not (parent == top or parent.startswith(top + os.sep)):
+            return
         try:
-            os.chmod(os.path.dirname(name), 0o700)
+            os.chmod(parent, 0o700)
             func(name)
         except OSError:
             pass
