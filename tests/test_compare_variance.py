@@ -164,7 +164,7 @@ def test_undecidable_rows_are_strict_json(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["v1", "nope", "--variance"], "error: no version named 'nope' in the store"),
+    (["v1", "nope", "--variance"], "error: no version named 'nope' in the store (a stored name, tag, branch or sha)"),
     (["v1", "v1", "--variance"], "error: the variance comparison needs two different versions, or a B side "
                                  "on another configuration or machine (--b-configuration, --b-machine)"),
     (["v1", "v1", "--variance", "--b-configuration", "nope"], "error: no configuration named 'nope' in the store"),

@@ -476,3 +476,19 @@ def test_cli_options_reach_the_campaign(tree, capsys):
     assert "CPU 9999 is not available to regbench" in err and len(err.strip().splitlines()) == 1
     assert main([*args, "--pin", "x-y"]) == 3
     assert "--pin must be a list of CPU numbers" in capsys.readouterr().err
+
+
+def test_remove_tree_never_changes_the_mode_of_the_folder_holding_it(tmp_path):
+    # A tree already removed by someone else: rmtree fails on the tree itself, and the retry must
+    # not "fix" its parent (run as root on /dev/shm, that once made the tmpfs 0700 for everyone).
+    parent = tmp_path / "shm"
+    parent.mkdir()
+    parent.chmod(0o1777)
+    ramdisk.remove_tree(parent / "gone")
+    assert (parent.stat().st_mode & 0o7777) == 0o1777
+    inner = parent / "tree" / "sub"
+    inner.mkdir(parents=True)
+    (inner / "f").write_text("x")
+    inner.chmod(0o500)
+    ramdisk.remove_tree(parent / "tree")
+    assert not (parent / "tree").exists() and (parent.stat().st_mode & 0o7777) == 0o1777

@@ -152,13 +152,15 @@ def _rmtree(path: Path) -> None:
     root = os.path.abspath(path)
 
     def retry(func, name, exc) -> None:
-        if isinstance(exc, FileNotFoundError) or (isinstance(exc, tuple) and issubclass(exc[0], FileNotFoundError)):
-            return  # gone already (removed by another process meanwhile)
+        # A folder the benchmark made read-only is made writable again, but only inside ``path``:
+        # never ``path``'s own parent (/dev/shm, the temporary folder), whose mode is not ours to
+        # change, and not for a file already gone (removed by another process meanwhile).
+        error = exc[1] if isinstance(exc, tuple) else exc
         parent = os.path.dirname(os.path.abspath(name))
-        if parent != root and not parent.startswith(root + os.sep):
-            return  # never change the folder the tree is in (/tmp, /dev/shm)
+        if isinstance(error, FileNotFoundError) or not (parent == root or parent.startswith(root + os.sep)):
+            return
         try:
-            os.chmod(parent, 0o700)  # a read-only folder the benchmark made
+            os.chmod(parent, 0o700)
             func(name)
         except OSError:
             pass
