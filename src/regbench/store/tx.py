@@ -74,7 +74,7 @@ def retryable(exc: BaseException) -> bool:
     code = getattr(orig, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
-    state = getattr(orig, "sqlstate", None)
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)  # psycopg 3, psycopg2
     if state is not None:
         return state in _PG_RETRY
     text = str(orig).lower()
