@@ -214,6 +214,7 @@ for _ in range(int(os.environ["REGBENCH_ITERATIONS"])):
 """
 
 
+@pytest.mark.slow
 def test_a_write_lock_held_for_8_seconds_delays_a_campaign_and_loses_no_run(store_url, tmp_path):
     # Before, the run that finished while another writer held the lock died with "database is
     # locked" after SQLite's 5 s busy timeout, and the campaign with it.
