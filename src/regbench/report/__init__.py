@@ -23,6 +23,8 @@ module          contents
 ``evaluation``  progress and the score table of detectors on the labelled corpus (``evaluate``)
 ``demo``        the generated project and what its loop found (``demo``)
 ``clean``       what ``clean`` removed, or would remove
+``plans``       optimized plans derived (``optimize``) and stored (``show --plans``)
+``units``       times in the unit that suits each benchmark, intervals to their precision, counts
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
 ==============  ====================================================================================
 """
