@@ -231,3 +231,19 @@ def test_bad_input_gives_one_line_errors(tmp_path, capsys):
     assert rc == 3 and err.startswith("error: plan of benchmark 'gone': no such benchmark") and err.count("\n") == 1
     rc, out, _ = _cli(repo, "optimize", "--forget", "gone", capsys=capsys)
     assert rc == 0 and "1 plans of gone deleted" in out
+
+
+def test_spread_order_keeps_every_benchmark_over_the_whole_campaign():
+    from regbench.run.campaign import Trial, spread_order
+
+    runs_of = {"a": 10, "b": 2, "c": 5}
+    trials = [Trial(b, "v", r) for b, n in runs_of.items() for r in range(n)]
+    order = spread_order(trials, runs_of, 7)
+    assert sorted(order, key=lambda t: (t.benchmark, t.run_index)) == sorted(trials, key=lambda t: (t.benchmark,
+                                                                                                    t.run_index))
+    # b's second run is in the second half of the campaign, not next to its first.
+    pos = {(t.benchmark, t.run_index): k for k, t in enumerate(order)}
+    assert pos[("b", 1)] > pos[("a", 4)] and pos[("c", 4)] > pos[("a", 7)]
+    # Runs of one benchmark keep their order; the result depends only on the set and the seed.
+    assert [t.run_index for t in order if t.benchmark == "a"] == list(range(10))
+    assert spread_order(reversed(trials), runs_of, 7) == order
