@@ -4,6 +4,7 @@ end to end with real processes, real git and a real store."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sys
@@ -16,6 +17,7 @@ import sqlalchemy as sa
 from scipy import stats as st
 
 from regbench.cli.main import main
+from regbench.errors import ConfigError
 from regbench.demo_project import git_commit, git_init
 from regbench.model import RunRecord
 from regbench.optimize.algorithm import Configuration, choose, minimal_configuration, Scored
@@ -247,3 +249,57 @@ def test_spread_order_keeps_every_benchmark_over_the_whole_campaign():
     # Runs of one benchmark keep their order; the result depends only on the set and the seed.
     assert [t.run_index for t in order if t.benchmark == "a"] == list(range(10))
     assert spread_order(reversed(trials), runs_of, 7) == order
+
+
+def _full_campaign(store: Store, benches=("b",), versions=("v1", "v2"), runs=4, iters=10) -> int:
+    from regbench.model import VersionInfo
+
+    cid = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    rng = np.random.default_rng(0)
+    for k, v in enumerate(versions):
+        info = VersionInfo(v, timestamp=datetime(2024, 1, 1 + k))
+        for b in benches:
+            for r in range(runs):
+                store.add_run(RunRecord(b, v, r, 1 + 0.001 * rng.standard_normal(iters + 1), machine="m",
+                                        campaign_id=cid, warmup=1, duration=0.5), version_info=info)
+    store.finish_campaign(cid, "finished")
+    return cid
+
+
+def test_a_plan_is_derived_again_after_an_alert_on_its_benchmark(store):
+    from regbench.optimize.plans import derive_plans
+    from regbench.store.alerts import alert_transaction
+
+    cid = _full_campaign(store, benches=("b", "c"))
+    first = derive_plans(store)
+    assert first.campaign_id == cid and {d.plan.benchmark for d in first.derived} == {"b", "c"}
+    assert all(d.plan.version == "v2" and d.plan.runs >= 2 and d.plan.warmup == 1 for d in first.derived)
+    assert all(d.plan.seconds == pytest.approx(d.plan.full_seconds * d.minimal.time_share) for d in first.derived)
+    again = derive_plans(store)
+    assert again.derived == () and len(again.kept) == 2
+    later = max(d.plan.created_at for d in first.derived) + timedelta(seconds=1)
+    with alert_transaction(store) as tx:
+        tx.create(benchmark="c", config="default", machine="m", version="v2", previous="v1", kind="regression",
+                  change=0.05, ci_low=0.03, ci_high=0.07, p_value=0.001, methods=["auto"], now=later, why="test")
+    third = derive_plans(store)
+    assert [(d.plan.benchmark, d.plan.revision) for d in third.derived] == [("c", 2)]
+    assert [p.benchmark for p in third.kept] == ["b"]
+    # From an older version, on request.
+    fourth = derive_plans(store, version="v1", refresh=True, benchmarks=["b"])
+    assert [(d.plan.benchmark, d.plan.version, d.plan.revision) for d in fourth.derived] == [("b", "v1", 2)]
+
+
+def test_a_tool_invocation_runs_the_most_of_its_benchmarks_plans(store):
+    from regbench.optimize.plans import plans_for_campaign
+
+    cid = _seed_store(store, benchmarks=("tool/A", "tool/B", "cmd"))
+    save_plans(store, [dataclasses.replace(_new("tool/A", runs=2, campaign=cid), iterations=9),
+                       dataclasses.replace(_new("tool/B", runs=5, campaign=cid), iterations=3),
+                       _new("cmd", runs=3, campaign=cid)])
+    got = plans_for_campaign(store, ["tool", "cmd", "other"], machine="m")
+    assert dict(got.runs) == {"tool": 5, "cmd": 3} and dict(got.iterations) == {"tool": 9, "cmd": 5}
+    assert got.unplanned == ("other",)
+    # Only the benchmarks asked for; another machine has no plan.
+    assert dict(plans_for_campaign(store, ["cmd"], configured=["tool", "cmd"], machine="m").runs) == {"cmd": 3}
+    with pytest.raises(ConfigError, match="no optimized plan is stored for configuration 'default' on machine 'x'"):
+        plans_for_campaign(store, ["cmd"], machine="x")

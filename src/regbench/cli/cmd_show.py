@@ -32,7 +32,11 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
         from ..report.plans import print_plans
         from ..store.plans import load_plans
 
-        print_plans(load_plans(store, benchmarks=None if benchmark is None else [benchmark]), fmt=fmt)
+        from ..model import SeriesName
+
+        # A tool's benchmark by its configured name lists the plans of all it reports.
+        print_plans([p for p in load_plans(store) if benchmark is None or benchmark in
+                     (p.benchmark, SeriesName.parse(p.benchmark).benchmark)], fmt=fmt)
         return
     check_benchmark(store, benchmark)
     print_inventory(inventory(store, benchmark=benchmark, version=version_name), all_runs=list_runs, full=full)
