@@ -15,7 +15,9 @@ stored runs:
   percentile intervals (10,000 resamples) of the two versions do not overlap and the results
   differ by at least 3 % (s.4.5); false positives and negatives against the full
   configuration's detections, and against the planted truth;
-* baselines of s.4.2: the minimum configuration and a random one (seeded).
+* baselines of s.4.2: the minimum configuration and a random one (seeded);
+* ``plan = "adaptive"`` simulated from the same runs (:func:`adaptive_runs`): on every version,
+  runs are added from a pilot of 3 until the 99 % interval of the mean is within +-1 %.
 
 Suites
 ------
@@ -462,12 +464,31 @@ def detect(a: np.ndarray, b: np.ndarray, location: str, rng) -> bool:
     return bool(apart and abs(stat(b) - stat(a)) / abs(stat(a)) >= 0.03)
 
 
-def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int, seed: int) -> dict:
+def adaptive_runs(x: np.ndarray, *, target: float, pilot: int = 3) -> int:
+    """Runs ``plan = "adaptive"`` would stop at on this experiment, simulated from its runs: the
+    first ``r >= pilot`` whose 99 % interval of the mean (formula 4 of Kalibera et al. 2005, as
+    :mod:`regbench.run.adaptive` uses) has a relative half-width of at most ``target``; all runs
+    when none does.  (The real adaptive plan also re-chooses the iterations after the pilot; the
+    simulation keeps them, so its cost is an upper bound.)"""
+    from regbench.stats import hierarchical_summary
+
+    for r in range(pilot, x.shape[0] + 1):
+        hs = hierarchical_summary(list(x[:r]))
+        if hs.half_width / abs(hs.mean) <= target:
+            return r
+    return x.shape[0]
+
+
+def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int, seed: int,
+             adaptive_target: float = 0.01) -> dict:
     rng = np.random.default_rng(seed)
     location = METRICS[metric]
     versions = list(next(iter(data.values())).keys())
-    methods: dict[str, dict[str, Configuration]] = {"muoptime": {}, "minimum": {}, "random": {}}
-    cost = {m: 0 for m in methods} | {"full": 0}
+    names = ["muoptime", "minimum", "random"] + (["adaptive"] if location == "mean" else [])
+    # method -> (benchmark, version) -> configuration; the static plans are derived from v1 and
+    # used on every version; the adaptive plan decides on each version from its own runs.
+    plans: dict[str, dict[tuple[str, str], Configuration]] = {m: {} for m in names}
+    cost = {m: 0 for m in names} | {"full": 0}
     unstable = 0
     for bench, per in data.items():
         x, w = per[versions[0]]
@@ -476,20 +497,25 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
                                                             min_runs=min_runs, n_resamples=2000, rng=rng)
         unstable += not found.stable
         configs = smaller_configurations(Configuration(*x.shape), min_runs=min_runs)
-        methods["muoptime"][bench] = found.chosen.configuration
-        methods["minimum"][bench] = min(configs, key=lambda c: (c.cost(w), c.runs))
-        methods["random"][bench] = configs[int(rng.integers(len(configs)))]
-        for m in methods:
-            cost[m] += methods[m][bench].cost(w)
-        cost["full"] += found.full.cost
+        static = {"muoptime": found.chosen.configuration,
+                  "minimum": min(configs, key=lambda c: (c.cost(w), c.runs)),
+                  "random": configs[int(rng.integers(len(configs)))]}
+        for ver in versions:
+            xv, _ = per[ver]
+            for m in names:
+                c = (static[m] if m != "adaptive"
+                     else Configuration(adaptive_runs(xv, target=adaptive_target), xv.shape[1]))
+                plans[m][(bench, ver)] = c
+                cost[m] += c.cost(w)
+            cost["full"] += Configuration(*xv.shape).cost(w)
     out: dict = {"benchmarks": len(data), "unstable": unstable, "versions": len(versions)}
-    for m, plan in methods.items():
+    for m, plan in plans.items():
         rates = []
         for bench, per in data.items():
             for ver in versions:
                 x, w = per[ver]
-                s = score_configurations(x, [plan[bench], Configuration(*x.shape)], warmup=w, metric="cv"
-                                         if location == "mean" else "rmad")
+                s = score_configurations(x, [plan[(bench, ver)], Configuration(*x.shape)], warmup=w,
+                                         metric="cv" if location == "mean" else "rmad")
                 rates.append(abs(s[0].result - s[1].result) / abs(s[1].result))
         r = np.array(rates)
         fp = fn = tp_full = neg_full = 0
@@ -499,8 +525,8 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
                 xa, _ = per[a]
                 xb, _ = per[b]
                 full = detect(xa.ravel(), xb.ravel(), location, rng)
-                c = plan[bench]
-                mine = detect(result_of(xa, c, location), result_of(xb, c, location), location, rng)
+                ca, cb = plan[(bench, a)], plan[(bench, b)]
+                mine = detect(result_of(xa, ca, location), result_of(xb, cb, location), location, rng)
                 # Go names its benchmarks NAME-GOMAXPROCS: a planted name is a prefix.
                 planted = any(bench == p or bench.startswith(p + "-") for p in suite.planted) and b == versions[1]
                 tp_full += full
@@ -578,11 +604,11 @@ def main(argv=None) -> int:
             for metric in args.metrics.split(","):
                 for th in thresholds:
                     res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs, seed=1)
-                    for m in ("muoptime", "minimum", "random"):
-                        if m != "muoptime" and (th != thresholds[0] or metric not in ("cv", "rmad")):
+                    for m in ("muoptime", "minimum", "random", "adaptive"):
+                        if m not in res or m != "muoptime" and (th != thresholds[0] or metric not in ("cv", "rmad")):
                             continue  # a baseline depends only on the location (mean: cv, median: rmad)
                         e = res[m]
-                        label = metric if m == "muoptime" else METRICS[metric]
+                        label = {"muoptime": metric, "adaptive": "mean, target 0.01"}.get(m, METRICS[metric])
                         print(f"| {m} | {label} | {th if m == 'muoptime' else '—'} | {e['time_saved']:.1%} | "
                               f"{e['within1']:.0%} | {e['within3']:.0%} | {e['within5']:.0%} | "
                               f"{e['fpr_vs_full']:.1%} | {e['fnr_vs_full']:.1%} | {e['full_changes']} | "
