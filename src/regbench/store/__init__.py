@@ -12,6 +12,7 @@ module      job
 ``schema``  the tables (portable SQLAlchemy types only) and the schema revision
 ``alerts``  the notification repository: alerts, their history, deliveries, the outbox queries
 ``state``   detectors' saved states for incremental detection
+``plans``   optimized execution plans per benchmark, versioned (``regbench optimize``)
 ``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
             runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================
