@@ -24,5 +24,6 @@ module          contents
 ``demo``        the generated project and what its loop found (``demo``)
 ``clean``       what ``clean`` removed, or would remove
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
+``screening``   a screening design, its effects table with aliases, the half-normal plot (``screen``)
 ==============  ====================================================================================
 """

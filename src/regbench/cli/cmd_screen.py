@@ -1,0 +1,96 @@
+"""``regbench screen``: run a screening design over the configuration space and estimate effects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ExitStatus
+
+
+@click.command("screen")
+@click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME",
+              help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration) or "
+                   "plackett-burman.")
+@click.option("--generator", "generators", multiple=True, metavar="'D = ABC'",
+              help="A generator of the fraction (repeatable); factors A, B, C... are the [[screen.option]] "
+                   "tables in order.  Without one, generators are searched from --size and --resolution.")
+@click.option("--size", type=click.IntRange(min=4), metavar="RUNS",
+              help="Configurations of a searched fraction (a power of two) [default: the smallest that "
+                   "reaches --resolution].")
+@click.option("--resolution", type=click.IntRange(3, 10), metavar="R",
+              help="Resolution of a searched fraction [default: 4, main effects clear of two-option "
+                   "interactions].")
+@click.option("--benchmark", metavar="NAME", help="The benchmark measured [default: the only one configured].")
+@click.option("--versions", "revisions", metavar="REV_RANGE",
+              help="Git versions to screen (as `regbench run --versions`) [default: the working tree].")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, metavar="INT",
+              help="Runs per configuration and version: their scatter gives the effects' intervals.")
+@click.option("--seed", type=click.IntRange(min=0), metavar="INT",
+              help="Seed of the randomized interleaved order [default: random, recorded].")
+@click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
+@click.option("--order", type=click.IntRange(1, 3), default=2, show_default=True,
+              help="Estimate main effects (1) and interactions up to this many options.")
+@click.option("--alias-order", type=click.IntRange(1, 4), default=3, show_default=True,
+              help="Report aliases up to this many options.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write the half-normal plot of each version to DIR as PNG and SVG.")
+@click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
+@click.pass_obj
+def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
+            alias_order, plot_dir, dry_run) -> None:
+    """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
+
+    Each configuration of the design is run --runs times per version in randomized interleaved
+    order, every run stored as it ends (run the same command again to resume); configurations
+    that break a constraint are never run.  Then the main effects and interactions of the
+    options are estimated with their aliases (Yilmaz et al. 2007, s.3), importance is decided by
+    Lenth's pseudo standard error, and intervals come from the runs' scatter.  Exit status 4
+    when a run or a build failed.
+    """
+    from ..errors import ConfigError
+    from ..report.console import echo
+    from ..report.screening import design_lines, emit_screen, plot_half_normal, points_lines
+    from ..screening.base import get_design
+    from ..screening.campaign import plan_points, run_screen
+    from ._common import sigterm_as_interrupt
+
+    config = ctx.load_config()
+    if config.screen is None:
+        raise ConfigError(f"{config.path}: no [screen] table: `regbench screen` needs a configuration space "
+                          "([[screen.option]] tables, docs/screening.md)")
+    options: dict[str, object] = {}
+    if generators:
+        options["generators"] = list(generators)
+    if size is not None:
+        options["runs"] = size
+    if resolution is not None:
+        options["resolution"] = resolution
+    if options and design_name != "fractional":
+        raise ConfigError("--generator, --size and --resolution are options of --design fractional")
+    design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
+    if dry_run:
+        for line in design_lines(design):
+            echo(line)
+        for line in points_lines(tuple(plan_points(config.screen, design))):
+            echo(line)
+        return
+    store = ctx.open_store(config=config)
+    try:
+        with sigterm_as_interrupt():
+            result = run_screen(config, store, design, benchmark=benchmark, revisions=revisions, runs=runs,
+                                seed=seed, machine=machine, order=order, alias_order=alias_order)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
+        raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
+    unit = config.benchmark(result.benchmark).unit
+    emit_screen(result, unit=unit)
+    if plot_dir is not None:
+        for ve in result.effects:
+            if ve.effects is not None:
+                stem = plot_dir / f"half-normal-{result.benchmark}-{ve.version}".replace("/", "_")
+                png, svg = plot_half_normal(ve.effects, stem, title=f"{result.benchmark} at {ve.version}")
+                echo(f"half-normal plot: {png} and {svg}")
+    if not result.ok:
+        raise click.exceptions.Exit(ExitStatus.FAILED)

@@ -1,0 +1,113 @@
+"""What ``regbench screen`` shows: the design, the effects table with aliases, the half-normal plot.
+
+The half-normal plot (seed 002 eq. 4, Fig. 5-7) is drawn with matplotlib (the ``diagnose``
+extra) as PNG and SVG; the important effects (Lenth's margin) are labelled, and the margin is
+drawn as a horizontal line so the decision can be seen rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..screening.base import DesignMatrix
+from ..screening.campaign import ScreenPoint, ScreenResult
+from ..screening.effects import EffectsResult
+from .console import echo, emit_table, fmt_num
+
+
+def design_lines(design: DesignMatrix) -> list[str]:
+    """The design in a few lines: its label, generators, defining relation, word-length pattern."""
+    out = [f"design: {design.label()} ({design.note})" if design.note else f"design: {design.label()}"]
+    if design.generators is not None and design.generators.generated:
+        out.append("generators: " + ", ".join(design.generator_texts()))
+        relation = design.defining_relation()
+        if design.generators.p <= 6:
+            out.append("defining relation: " + relation)
+    if design.word_length_pattern is not None:
+        wlp = design.word_length_pattern
+        last = max((i for i, a in enumerate(wlp) if a), default=-1)
+        out.append("word-length pattern: (" + ", ".join(str(a) for a in wlp[:last + 1][2:]) + ") for lengths 3.."
+                   + str(last + 1) if last >= 2 else "word-length pattern: no word of length 3 or more")
+    return out
+
+
+def points_lines(points: tuple[ScreenPoint, ...]) -> list[str]:
+    out = []
+    for p in points:
+        mark = "" if p.valid else "   (not run: breaks " + "; ".join(p.violated) + ")"
+        out.append(f"{p.row + 1:4d}  {p.name}{mark}")
+    return out
+
+
+def effects_rows(effects: EffectsResult) -> list[list[str]]:
+    replicated = effects.df_error > 0
+    rows = []
+    for e in effects.effects:
+        ci = f"[{fmt_num(e.ci_low)}, {fmt_num(e.ci_high)}]" if replicated else "-"
+        p = f"{e.p_value:.3g}" if replicated and math.isfinite(e.p_value) else "-"
+        rows.append([e.term.name, fmt_num(e.estimate), ci, p, "[bold]yes[/]" if e.important else "no",
+                     ", ".join(e.term.aliases) or "-"])
+    return rows
+
+
+def emit_screen(result: ScreenResult, *, unit: str) -> None:
+    for line in design_lines(result.design):
+        echo(line)
+    excluded = [p for p in result.points if not p.valid]
+    if excluded:
+        echo(f"{len(excluded)} configurations break a constraint and were not run (effects fitted to the rest)")
+    counts = ", ".join(f"{n} {s}" for s, n in result.counts.items() if n)
+    echo(f"campaign {result.campaign_id} (seed {result.seed}) on {result.machine}: "
+         f"{counts or 'no run'} stored; {result.trials_skipped} already stored")
+    if result.builds_failed:
+        echo("not built (not run): " + ", ".join(result.builds_failed))
+    for ve in result.effects:
+        if ve.effects is None:
+            echo(f"{ve.version}: no effects ({ve.reason})")
+            continue
+        emit_effects(ve.effects, title=f"effects on {result.benchmark} at {ve.version} ({unit}; z(+) - z(-))")
+        if ve.reason:
+            echo(ve.reason)
+
+
+def emit_effects(effects: EffectsResult, *, title: str) -> None:
+    level = f"{effects.confidence_level:.0%}"
+    emit_table(title, ["effect", "estimate", f"{level} interval", "p", "important", "aliased with"],
+               effects_rows(effects), right={"estimate", "p"})
+    lr = effects.lenth
+    echo(f"Lenth's pseudo standard error {fmt_num(lr.pse)}: important above {fmt_num(lr.margin)} "
+         f"(simultaneous {fmt_num(lr.simultaneous_margin)}); "
+         + (f"run-to-run sd {fmt_num(effects.sigma)} on {effects.df_error} df"
+            if effects.df_error else "no replication: no intervals"))
+
+
+def plot_half_normal(effects: EffectsResult, stem: Path, *, title: str) -> tuple[Path, Path]:
+    """The half-normal plot (seed 002 eq. 4) as ``STEM.png`` and ``STEM.svg``."""
+    from ..extras import require
+
+    matplotlib = require("matplotlib", what="the half-normal plot of regbench screen")
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    hn = effects.half_normal
+    important = {e.term.name for e in effects.effects if e.important}
+    fig, ax = plt.subplots(figsize=(7, 5), dpi=110)
+    colors = ["C3" if n in important else "C0" for n in hn.names]
+    ax.scatter(hn.x, hn.y, c=colors, s=18)
+    for x, y, n in zip(hn.x, hn.y, hn.names, strict=True):
+        if n in important:
+            ax.annotate(n, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+    if math.isfinite(effects.lenth.margin):
+        ax.axhline(effects.lenth.margin, color="0.5", lw=0.8, ls="--", label="Lenth's margin of error")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xlabel("half-normal quantile")
+    ax.set_ylabel("|effect|")
+    ax.set_title(title)
+    fig.tight_layout()
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png)
+    fig.savefig(svg)
+    plt.close(fig)
+    return png, svg
