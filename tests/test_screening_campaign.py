@@ -191,3 +191,19 @@ def test_kill_9_then_the_same_command_resumes(tmp_path):
 def test_screen_is_documented():
     text = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
     assert "## regbench screen" in text or "`regbench screen`" in text
+
+
+def test_a_d_optimal_follow_up_reuses_the_runs_and_separates_aliased_interactions(tmp_path, capsys):
+    cfg = project(tmp_path)
+    assert screen(cfg, "--runs", "1") == 0
+    capsys.readouterr()
+    # In the 2^(4-1) fraction a*b and c*d share a column; 4 added runs separate them.
+    assert screen(cfg, "--runs", "1", "--augment", "4", "--term", "a*b", "--term", "c*d") == 0
+    out = capsys.readouterr().out
+    assert "design: d-optimal, 12 runs (8 valid runs of 2^(4-1) resolution IV, 8 runs + 4 added" in out
+    assert "ok stored; 8 already stored" in out  # the fraction's runs are reused
+    assert "Type III sums of squares" in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in (["a*b"], ["c*d"])}
+    assert set(lines) == {"a*b", "c*d"}
+    assert screen(cfg, "--term", "a*b") == 3
+    assert "--term names the model of a follow-up" in capsys.readouterr().err

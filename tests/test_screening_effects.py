@@ -140,3 +140,29 @@ def test_bad_input_is_a_one_line_error():
         estimate_effects(d.coded, [[1.0]] * 4, terms, confidence_level=1.5)
     with pytest.raises(ConfigError, match="at least two effects"):
         estimate_effects(d.coded, [[1.0]] * 4, [Term((0,), "A")])
+
+
+def test_type3_sums_of_squares_agree_with_statsmodels_anova_lm():
+    """An unbalanced follow-up (a fraction plus added runs, unequal replication): statsmodels'
+    ``anova_lm(typ=3)`` on the same ±1 regressors gives the same sums of squares, F and p."""
+    import pandas as pd
+    from statsmodels.formula.api import ols
+    from statsmodels.stats.anova import anova_lm
+
+    from regbench.screening.effects import type3_anova
+
+    rng = np.random.default_rng(5)
+    base = get_design("fractional", generators=["D = ABC"]).build([2] * 4).coded
+    coded = np.vstack([base, [[1, 1, -1, 1], [-1, 1, 1, 1], [1, -1, 1, 1]]])
+    terms = [Term((i,), "ABCD"[i]) for i in range(4)] + [Term((0, 1), "A*B"), Term((2, 3), "C*D")]
+    y = _responses(coded, {"mu": 3, "terms": {(0,): 1.0, (0, 1): 0.6, (2, 3): -0.2}}, rng, runs=2)
+    y[4] = y[4][:1]  # unequal replication
+    result = type3_anova(coded, y, terms)
+    rows = [dict(zip("abcd", row, strict=True), y=v) for row, r in zip(coded, y, strict=True) for v in r]
+    fit = ols("y ~ a + b + c + d + a:b + c:d", data=pd.DataFrame(rows)).fit()
+    table = anova_lm(fit, typ=3)
+    for r, name in zip(result.rows, ["a", "b", "c", "d", "a:b", "c:d"], strict=True):
+        assert r.sum_sq == pytest.approx(table.loc[name, "sum_sq"], rel=1e-9)
+        assert r.f == pytest.approx(table.loc[name, "F"], rel=1e-9)
+        assert r.p_value == pytest.approx(table.loc[name, "PR(>F)"], rel=1e-7)
+    assert result.residual_df == int(fit.df_resid)

@@ -34,12 +34,18 @@ from ..errors import ExitStatus
               help="Estimate main effects (1) and interactions up to this many options.")
 @click.option("--alias-order", type=click.IntRange(1, 4), default=3, show_default=True,
               help="Report aliases up to this many options.")
+@click.option("--augment", type=click.IntRange(min=1), metavar="N",
+              help="A follow-up: add N configurations chosen D-optimal (coordinate exchange) for the model "
+                   "of the main effects and the --term interactions, under the constraints; the design's "
+                   "runs already stored are reused, and the model is analysed with Type III sums of squares.")
+@click.option("--term", "terms", multiple=True, metavar="OPT*OPT",
+              help="An interaction of the follow-up model (repeatable), such as journal_mode*synchronous.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write the half-normal plot of each version to DIR as PNG and SVG.")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, plot_dir, dry_run) -> None:
+            alias_order, augment, terms, plot_dir, dry_run) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -53,7 +59,8 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     from ..report.console import echo
     from ..report.screening import design_lines, emit_screen, plot_half_normal, points_lines
     from ..screening.base import get_design
-    from ..screening.campaign import plan_points, run_screen
+    from ..screening.campaign import augmented_design, parse_terms, plan_points, run_screen
+    from ..screening.effects import Term
     from ._common import sigterm_as_interrupt
 
     config = ctx.load_config()
@@ -70,6 +77,13 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     if options and design_name != "fractional":
         raise ConfigError("--generator, --size and --resolution are options of --design fractional")
     design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
+    model = None
+    if terms and augment is None:
+        raise ConfigError("--term names the model of a follow-up: give --augment N too")
+    if augment is not None:
+        space = config.screen
+        model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
+        design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
     if dry_run:
         for line in design_lines(design):
             echo(line)
@@ -80,7 +94,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     try:
         with sigterm_as_interrupt():
             result = run_screen(config, store, design, benchmark=benchmark, revisions=revisions, runs=runs,
-                                seed=seed, machine=machine, order=order, alias_order=alias_order)
+                                seed=seed, machine=machine, order=order, alias_order=alias_order, terms=model)
     except KeyboardInterrupt:
         click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None

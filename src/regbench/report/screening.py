@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..screening.base import DesignMatrix
 from ..screening.campaign import ScreenPoint, ScreenResult
-from ..screening.effects import EffectsResult
+from ..screening.effects import EffectsResult, Type3Result
 from .console import echo, emit_table, fmt_num
 
 
@@ -69,6 +69,8 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
         emit_effects(ve.effects, title=f"effects on {result.benchmark} at {ve.version} ({unit}; z(+) - z(-))")
         if ve.reason:
             echo(ve.reason)
+        if result.design.design == "d-optimal" and ve.anova is not None:
+            emit_anova(ve.anova, title=f"Type III sums of squares at {ve.version}")
 
 
 def emit_effects(effects: EffectsResult, *, title: str) -> None:
@@ -80,6 +82,13 @@ def emit_effects(effects: EffectsResult, *, title: str) -> None:
          f"(simultaneous {fmt_num(lr.simultaneous_margin)}); "
          + (f"run-to-run sd {fmt_num(effects.sigma)} on {effects.df_error} df"
             if effects.df_error else "no replication: no intervals"))
+
+
+def emit_anova(anova: Type3Result, *, title: str) -> None:
+    rows = [[r.term.name, fmt_num(r.sum_sq), str(r.df), fmt_num(r.f), f"{r.p_value:.3g}"]
+            for r in sorted(anova.rows, key=lambda r: r.p_value)]
+    rows.append(["residual", fmt_num(anova.residual_sum_sq), str(anova.residual_df), "", ""])
+    emit_table(title, ["term", "sum of squares", "df", "F", "p"], rows, right={"sum of squares", "df", "F", "p"})
 
 
 def plot_half_normal(effects: EffectsResult, stem: Path, *, title: str) -> tuple[Path, Path]:

@@ -10,13 +10,14 @@ module              contents
 ``full_factorial``  every configuration (pyDOE3 ``fullfact``)
 ``fractional``      regular 2^(k-p) fractions from generators, or searched by run size and resolution
 ``plackett_burman`` Plackett-Burman designs (pyDOE3 ``pbdesign``)
+``doptimal``        D-optimal augmentation of a design (coordinate exchange, then row exchange)
 ``words``           generators, defining relation, word-length pattern, resolution, alias chains
 ``terms``           the effects a design estimates and their aliases
 ``effects``         effects (eq. 1-3), intervals and t-tests from replication, Lenth's pseudo
-                    standard error, half-normal points (eq. 4)
+                    standard error, half-normal points (eq. 4), Type III sums of squares
 ``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
 ==================  ===============================================================================
 
-``space``, ``base``, the designs, ``words``, ``terms`` and ``effects`` import numpy, scipy and
+``space``, ``base``, the designs, ``doptimal``, ``words``, ``terms`` and ``effects`` import numpy, scipy and
 pyDOE3 only; ``campaign`` is an orchestrator above :mod:`regbench.run`.
 """

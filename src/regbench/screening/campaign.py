@@ -48,7 +48,7 @@ from ..run.executor import LocalExecutor
 from ..run.fingerprint import default_machine_name, machine_fingerprint
 from ..run.versions import Worktrees
 from .base import DesignMatrix
-from .effects import EffectsResult, estimable_terms, estimate_effects
+from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
 from .space import ConfigurationSpace, Level, configurations
 from .terms import design_terms
 
@@ -79,11 +79,13 @@ class ScreenPoint:
 
 @dataclass(frozen=True)
 class VersionEffects:
-    """The effects estimated from one version's runs (None with the reason when they cannot be)."""
+    """The effects estimated from one version's runs (None with the reason when they cannot be),
+    and the Type III analysis of the same model (None when no residual is left)."""
 
     version: str
     effects: EffectsResult | None
     reason: str = ""
+    anova: Type3Result | None = None
 
 
 @dataclass(frozen=True)
@@ -196,9 +198,11 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                revisions: str | None = None, runs: int = 3, seed: int | None = None, machine: str | None = None,
                noise: NoiseControl | None = None, order: int = 2, alias_order: int = 3,
                confidence_level: float = 0.95, reporter: TrialReporter | None = None,
-               command: str | None = None, cache_dir: Path | None = None) -> ScreenResult:
+               command: str | None = None, cache_dir: Path | None = None,
+               terms: Sequence[Term] | None = None) -> ScreenResult:
     """Run every valid configuration of ``design`` ``runs`` times per version, then estimate
-    the effects per version.
+    the effects per version (``terms``: the model, default every effect up to ``order`` the
+    design estimates, :func:`regbench.screening.terms.design_terms`).
 
     Raises
     ------
@@ -244,7 +248,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         ready, failed = _prepare(store, config, versions, cache_dir, trees)
         counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
                                       ready, runs, seed, reporter)
-    terms = design_terms(design, space.names, order=order, alias_order=alias_order)
+    if terms is None:
+        terms = design_terms(design, space.names, order=order, alias_order=alias_order)
     effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
                                     machine=machine, confidence_level=confidence_level)
                     for v in versions if v.name not in failed)
@@ -320,7 +325,8 @@ def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseContro
     return counts, skipped
 
 
-def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms, *, benchmark: str,
+def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term], *,
+                    benchmark: str,
                     version: str, machine: str, confidence_level: float = 0.95) -> VersionEffects:
     """The effects of one version from the stored runs of the design's valid points: each
     successful run is one response, the mean of its measured samples (runs are the unit of
@@ -336,11 +342,15 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
     with_runs = np.array([bool(r) for r in responses])
     kept = estimable_terms(design.coded[with_runs], terms)
     try:
+        anova = type3_anova(design.coded, responses, kept)
+    except ConfigError:
+        anova = None
+    try:
         return VersionEffects(version, estimate_effects(design.coded, responses, kept,
                                                         confidence_level=confidence_level),
                               "" if len(kept) == len(terms) else
                               f"{len(terms) - len(kept)} effects not estimable from the configurations run: "
-                              + ", ".join(t.name for t in terms if t not in kept))
+                              + ", ".join(t.name for t in terms if t not in kept), anova)
     except ConfigError as exc:
         return VersionEffects(version, None, str(exc))
 
@@ -349,3 +359,37 @@ def plan_json(points: Sequence[ScreenPoint]) -> str:
     """The design's configurations as JSON lines (``--dry-run``)."""
     return "\n".join(json.dumps({"row": p.row, "configuration": p.name, "levels": dict(p.levels),
                                  "valid": p.valid, "violated": list(p.violated)}) for p in points)
+
+
+def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
+    """``["journal*sync", ...]`` as terms over ``space``'s options (one-line error for an unknown
+    option or a repeated one)."""
+    out = []
+    for text in texts:
+        names = [n.strip() for n in text.split("*")]
+        factors = tuple(sorted(space.names.index(space.option(n).name) for n in names))
+        if len(set(factors)) != len(factors):
+            raise ConfigError(f"term {text!r}: an option appears twice")
+        out.append(Term(factors, "*".join(space.names[f] for f in factors)))
+    return out
+
+
+def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Sequence[Term], n_add: int, *,
+                     seed: int = 0) -> DesignMatrix:
+    """``base``'s valid rows followed by ``n_add`` rows chosen D-optimal for ``terms`` under the
+    constraints (seed 002 s.3.5 and s.4.5: a follow-up that separates aliased effects).  The same
+    seed gives the same rows, so the same command resumes the same design."""
+    from .doptimal import augment
+
+    if any(n != 2 for n in base.level_counts):
+        raise ConfigError("a D-optimal follow-up needs two-level options")
+    valid_rows = np.array([space.valid(p.levels) for p in plan_points(space, base)])
+
+    def valid(row: np.ndarray) -> bool:
+        return space.valid({o.name: o.levels[int(v > 0)] for o, v in zip(space.options, row, strict=True)})
+
+    result = augment(base.coded[valid_rows], terms, n_add, valid=valid, rng=seed)
+    return DesignMatrix(design="d-optimal", levels=((result.coded + 1) // 2).astype(np.int64),
+                        level_counts=base.level_counts,
+                        note=f"{int(valid_rows.sum())} valid runs of {base.label()} + {n_add} added, D-optimal for "
+                             f"{len(terms)} terms (D-efficiency {result.d_efficiency:.3f})")
