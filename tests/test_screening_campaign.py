@@ -207,3 +207,25 @@ def test_a_d_optimal_follow_up_reuses_the_runs_and_separates_aliased_interaction
     assert set(lines) == {"a*b", "c*d"}
     assert screen(cfg, "--term", "a*b") == 3
     assert "--term names the model of a follow-up" in capsys.readouterr().err
+
+
+def test_a_suite_of_the_important_options_is_validated_against_the_full_set(tmp_path, capsys):
+    cfg = project(tmp_path)
+
+    def run(*args: str) -> int:
+        return main(["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", *args])
+
+    assert run("--design", "suite", "--important", "a", "--validate", "--runs", "1") == 0
+    assert "not validated (2 of the 16 valid configurations are measured: run `regbench screen --design full` first)" \
+        in capsys.readouterr().out
+    assert run("--design", "full", "--runs", "1") == 0
+    assert "14 ok stored; 2 already stored" in capsys.readouterr().out  # the suite's configurations are reused
+    assert run("--design", "suite", "--important", "a", "--important", "b", "--validate", "--runs", "1",
+               "--plot", str(tmp_path / "plots")) == 0
+    out = capsys.readouterr().out
+    assert "design: suite, 4 runs (all 4 combinations of 2 important options, the others at random)" in out
+    assert "against the 16 configurations of the full set: Mann-Whitney p = " in out
+    assert "no run stored; 4 already stored" in out  # every configuration of the suite is in the full set
+    assert len(list((tmp_path / "plots").glob("qq-*.svg"))) == 1
+    assert run("--important", "a") == 3
+    assert "--design suite needs --important" in capsys.readouterr().err

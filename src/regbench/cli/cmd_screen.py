@@ -40,12 +40,18 @@ from ..errors import ExitStatus
                    "runs already stored are reused, and the model is analysed with Type III sums of squares.")
 @click.option("--term", "terms", multiple=True, metavar="OPT*OPT",
               help="An interaction of the follow-up model (repeatable), such as journal_mode*synchronous.")
+@click.option("--important", multiple=True, metavar="OPTION",
+              help="For --design suite: an important option (repeatable); the suite is every combination "
+                   "of their levels with the other options at random valid levels (drawn with --seed, default 0).")
+@click.option("--validate", is_flag=True,
+              help="For --design suite: compare the suite with the full set of configurations stored for "
+                   "the same benchmark, version and machine (Mann-Whitney, Q-Q, random samples of the same size).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write the half-normal plot of each version to DIR as PNG and SVG.")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, augment, terms, plot_dir, dry_run) -> None:
+            alias_order, augment, terms, important, validate, plot_dir, dry_run) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -57,9 +63,10 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     """
     from ..errors import ConfigError
     from ..report.console import echo
-    from ..report.screening import design_lines, emit_screen, plot_half_normal, points_lines
+    from ..report.screening import (design_lines, emit_screen, emit_suite_check, plot_half_normal, plot_qq,
+                                    points_lines)
     from ..screening.base import get_design
-    from ..screening.campaign import augmented_design, parse_terms, plan_points, run_screen
+    from ..screening.campaign import augmented_design, check_suite, parse_terms, plan_points, run_screen
     from ..screening.effects import Term
     from ._common import sigterm_as_interrupt
 
@@ -76,12 +83,20 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         options["resolution"] = resolution
     if options and design_name != "fractional":
         raise ConfigError("--generator, --size and --resolution are options of --design fractional")
+    space = config.screen
+    if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
+        raise ConfigError("--design suite needs --important OPTION (repeatable); --important and --validate "
+                          "are for --design suite")
+    if design_name == "suite":
+        options = {"important": [space.names.index(space.option(n).name) for n in important],
+                   "rng": seed if seed is not None else 0,
+                   "valid": lambda row: space.valid({o.name: o.levels[int(i)]
+                                                     for o, i in zip(space.options, row, strict=True)})}
     design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
     model = None
     if terms and augment is None:
         raise ConfigError("--term names the model of a follow-up: give --augment N too")
     if augment is not None:
-        space = config.screen
         model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
         design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
     if dry_run:
@@ -106,5 +121,13 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                 stem = plot_dir / f"half-normal-{result.benchmark}-{ve.version}".replace("/", "_")
                 png, svg = plot_half_normal(ve.effects, stem, title=f"{result.benchmark} at {ve.version}")
                 echo(f"half-normal plot: {png} and {svg}")
+    if validate:
+        for check in check_suite(store, space, result, seed=seed if seed is not None else 0):
+            emit_suite_check(check)
+            if plot_dir is not None and check.validation is not None:
+                stem = plot_dir / f"qq-{result.benchmark}-{check.version}".replace("/", "_")
+                png, svg = plot_qq(check.validation, stem, title=f"suite against the full set: {result.benchmark} "
+                                                                 f"at {check.version}")
+                echo(f"Q-Q plot: {png} and {svg}")
     if not result.ok:
         raise click.exceptions.Exit(ExitStatus.FAILED)

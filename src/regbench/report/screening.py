@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+
 from ..screening.base import DesignMatrix
-from ..screening.campaign import ScreenPoint, ScreenResult
+from ..screening.campaign import ScreenPoint, ScreenResult, SuiteCheck
 from ..screening.effects import EffectsResult, Type3Result
+from ..screening.suite import SuiteValidation
 from .console import echo, emit_table, fmt_num
 
 
@@ -91,14 +94,55 @@ def emit_anova(anova: Type3Result, *, title: str) -> None:
     emit_table(title, ["term", "sum of squares", "df", "F", "p"], rows, right={"sum of squares", "df", "F", "p"})
 
 
-def plot_half_normal(effects: EffectsResult, stem: Path, *, title: str) -> tuple[Path, Path]:
-    """The half-normal plot (seed 002 eq. 4) as ``STEM.png`` and ``STEM.svg``."""
+def emit_suite_check(check: SuiteCheck) -> None:
+    v = check.validation
+    if v is None:
+        echo(f"suite at {check.version}: not validated ({check.reason})")
+        return
+    echo(f"suite at {check.version} against the {check.full_configurations} configurations of the full set: "
+         f"Mann-Whitney p = {v.mann_whitney_p:.3g}, KS distance {v.ks_distance:.3f}; "
+         f"{v.samples} random samples of the same size: {v.random_rejected:.0%} rejected at {v.alpha:g}, "
+         f"median KS distance {float(np.median(v.random_ks)):.3f}, {v.suite_rank:.0%} as far or further "
+         "from the full set than the suite")
+
+
+def plot_qq(v: SuiteValidation, stem: Path, *, title: str) -> tuple[Path, Path]:
+    """The Q-Q plot of a suite against the full set (seed 002 Fig. 10) as PNG and SVG."""
+    plt = _pyplot("the Q-Q plot of regbench screen --validate")
+    fig, ax = plt.subplots(figsize=(5.5, 5.5), dpi=110)
+    ax.scatter(v.qq_full, v.qq_suite, s=18)
+    lo, hi = float(min(v.qq_full.min(), v.qq_suite.min())), float(max(v.qq_full.max(), v.qq_suite.max()))
+    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--", label="x = y")
+    ax.set_xlabel("full set quantile")
+    ax.set_ylabel("suite quantile")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="upper left", fontsize=8)
+    return _save(plt, fig, stem)
+
+
+def _pyplot(what: str):
     from ..extras import require
 
-    matplotlib = require("matplotlib", what="the half-normal plot of regbench screen")
+    matplotlib = require("matplotlib", what=what)
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(plt, fig, stem: Path) -> tuple[Path, Path]:
+    fig.tight_layout()
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png)
+    fig.savefig(svg)
+    plt.close(fig)
+    return png, svg
+
+
+def plot_half_normal(effects: EffectsResult, stem: Path, *, title: str) -> tuple[Path, Path]:
+    """The half-normal plot (seed 002 eq. 4) as ``STEM.png`` and ``STEM.svg``."""
+    plt = _pyplot("the half-normal plot of regbench screen")
     hn = effects.half_normal
     important = {e.term.name for e in effects.effects if e.important}
     fig, ax = plt.subplots(figsize=(7, 5), dpi=110)
@@ -113,10 +157,4 @@ def plot_half_normal(effects: EffectsResult, stem: Path, *, title: str) -> tuple
     ax.set_xlabel("half-normal quantile")
     ax.set_ylabel("|effect|")
     ax.set_title(title)
-    fig.tight_layout()
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png)
-    fig.savefig(svg)
-    plt.close(fig)
-    return png, svg
+    return _save(plt, fig, stem)

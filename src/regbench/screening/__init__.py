@@ -10,6 +10,7 @@ module              contents
 ``full_factorial``  every configuration (pyDOE3 ``fullfact``)
 ``fractional``      regular 2^(k-p) fractions from generators, or searched by run size and resolution
 ``plackett_burman`` Plackett-Burman designs (pyDOE3 ``pbdesign``)
+``suite``           screening suites and their validation against the full set
 ``doptimal``        D-optimal augmentation of a design (coordinate exchange, then row exchange)
 ``words``           generators, defining relation, word-length pattern, resolution, alias chains
 ``terms``           the effects a design estimates and their aliases

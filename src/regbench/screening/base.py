@@ -100,7 +100,8 @@ class Design(abc.ABC):
 
 
 #: Designs shipped with regbench: name -> module of this package (imported when first asked for).
-BUILTIN = {"full": "full_factorial", "fractional": "fractional", "plackett-burman": "plackett_burman"}
+BUILTIN = {"full": "full_factorial", "fractional": "fractional", "plackett-burman": "plackett_burman",
+           "suite": "suite"}
 REGISTRY: dict[str, type[Design]] = {}
 
 

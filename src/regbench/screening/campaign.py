@@ -50,6 +50,7 @@ from ..run.versions import Worktrees
 from .base import DesignMatrix
 from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
 from .space import ConfigurationSpace, Level, configurations
+from .suite import SuiteValidation
 from .terms import design_terms
 
 if TYPE_CHECKING:
@@ -333,9 +334,9 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
     replication, seed 000 s.2)."""
     names = {p.name for p in points if p.valid}
     per_config: dict[str, list[float]] = {}
-    for s in store.load_series(benchmark, machine=machine, versions=[version]):
-        if s.config in names and s.runs:
-            per_config[s.config] = [float(np.mean(r)) for r in s.runs[0] if r.size]
+    for series in store.load_series(benchmark, machine=machine, versions=[version]):
+        if series.config in names and series.runs:
+            per_config[series.config] = [float(np.mean(r)) for r in series.runs[0] if r.size]
     responses = [per_config.get(p.name, []) if p.valid else [] for p in points]
     if not any(responses):
         return VersionEffects(version, None, "no successful run")
@@ -393,3 +394,48 @@ def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Seque
                         level_counts=base.level_counts,
                         note=f"{int(valid_rows.sum())} valid runs of {base.label()} + {n_add} added, D-optimal for "
                              f"{len(terms)} terms (D-efficiency {result.d_efficiency:.3f})")
+
+
+def config_means(store: Store, benchmark: str, *, version: str, machine: str) -> dict[str, float]:
+    """Per stored configuration, the mean of its successful runs' means at ``version``."""
+    out: dict[str, float] = {}
+    for s in store.load_series(benchmark, machine=machine, versions=[version]):
+        values = [float(np.mean(r)) for r in (s.runs[0] if s.runs else []) if r.size]
+        if values:
+            out[s.config] = float(np.mean(values))
+    return out
+
+
+@dataclass(frozen=True)
+class SuiteCheck:
+    """A suite's validation at one version (None with the reason when the full set is missing)."""
+
+    version: str
+    validation: SuiteValidation | None
+    full_configurations: int
+    reason: str = ""
+
+
+def check_suite(store: Store, space: ConfigurationSpace, result: ScreenResult, *, samples: int = 1000,
+                seed: int = 0) -> list[SuiteCheck]:
+    """Validate the suite just run against the full set of valid configurations stored for the
+    same benchmark, version and machine (run ``--design full`` first; seed 002 s.4.6-4.7)."""
+    from .full_factorial import FullFactorial
+    from .suite import validate_suite
+
+    full = FullFactorial().build([len(o.levels) for o in space.options])
+    names = [p.name for p in plan_points(space, full) if p.valid]
+    suite_names = [p.name for p in result.points if p.valid]
+    out = []
+    for ve in result.effects:
+        means = config_means(store, result.benchmark, version=ve.version, machine=result.machine)
+        full_values = [means[n] for n in names if n in means]
+        suite_values = [means[n] for n in suite_names if n in means]
+        if len(full_values) < len(names):
+            out.append(SuiteCheck(ve.version, None, len(full_values),
+                                  f"{len(full_values)} of the {len(names)} valid configurations are measured: "
+                                  "run `regbench screen --design full` first"))
+            continue
+        out.append(SuiteCheck(ve.version, validate_suite(suite_values, full_values, samples=samples, rng=seed),
+                              len(full_values)))
+    return out
