@@ -229,3 +229,27 @@ def test_a_suite_of_the_important_options_is_validated_against_the_full_set(tmp_
     assert len(list((tmp_path / "plots").glob("qq-*.svg"))) == 1
     assert run("--important", "a") == 3
     assert "--design suite needs --important" in capsys.readouterr().err
+
+
+def test_a_new_version_where_an_option_starts_to_matter_is_caught_by_recalibration(tmp_path, capsys):
+    from datetime import UTC, datetime
+
+    from regbench.demo_project import git_commit, git_init
+
+    repo = tmp_path / "repo"
+    git_init(repo)
+    cfg_text = CONFIG.format(py=f'"{PY}"', env="", constraints="")
+    files = {"bench.py": BENCH.format(delay=""), "settings.in": "c=$c\n", "regbench.toml": cfg_text}
+    git_commit(repo, files, "v1", when=datetime(2024, 1, 1, tzinfo=UTC))
+    # the "new version": option d now costs 2 units
+    slower = BENCH.format(delay="").replace("+ 1 * c", "+ 1 * c + 2 * (os.environ['OPT_D'] == '1')")
+    git_commit(repo, {"bench.py": slower}, "v2", when=datetime(2024, 1, 2, tzinfo=UTC))
+    cfg = repo / "regbench.toml"
+    assert main(["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", "--generator", "D = ABC",
+                 "--runs", "2", "--seed", "3", "--versions", "HEAD~1,HEAD"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "recalibration" in out and "effects that changed" in out
+    table = [line.split() for line in out.split("effects that changed", 1)[1].splitlines()[3:] if line.strip()]
+    assert table[0][0] == "d" and float(table[0][3]) == pytest.approx(2, abs=0.3)  # the change, in units
+    assert float(table[0][4]) < 1e-6  # its Benjamini-Hochberg q-value
+    assert len(table) == 1  # no other effect changed significantly

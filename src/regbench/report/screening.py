@@ -74,6 +74,21 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
             echo(ve.reason)
         if result.design.design == "d-optimal" and ve.anova is not None:
             emit_anova(ve.anova, title=f"Type III sums of squares at {ve.version}")
+    emit_recalibration(result)
+
+
+def emit_recalibration(result: ScreenResult) -> None:
+    for r in result.recalibration:
+        moved = [c for c in r.changes if c.significant]
+        if not moved:
+            echo(f"recalibration {r.before} -> {r.after}: no effect changed significantly (Benjamini-Hochberg at 0.05)")
+            continue
+        rows = [[c.name, fmt_num(c.before), fmt_num(c.after), fmt_num(c.change), f"{c.q_value:.3g}",
+                 ("yes" if c.important_before else "no") + " -> " + ("yes" if c.important_after else "no")]
+                for c in moved]
+        emit_table(f"recalibration {r.before} -> {r.after}: effects that changed",
+                   ["effect", "before", "after", "change", "q", "important"], rows,
+                   right={"before", "after", "change", "q"})
 
 
 def emit_effects(effects: EffectsResult, *, title: str) -> None:

@@ -16,9 +16,11 @@ module              contents
 ``terms``           the effects a design estimates and their aliases
 ``effects``         effects (eq. 1-3), intervals and t-tests from replication, Lenth's pseudo
                     standard error, half-normal points (eq. 4), Type III sums of squares
+``recalibrate``     effects of one version against the previous one's (seed 002 s.4.8)
 ``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
 ==================  ===============================================================================
 
-``space``, ``base``, the designs, ``doptimal``, ``words``, ``terms`` and ``effects`` import numpy, scipy and
+``space``, ``base``, the designs, ``doptimal``, ``suite``, ``recalibrate``, ``words``, ``terms`` and
+``effects`` import numpy, scipy and
 pyDOE3 only; ``campaign`` is an orchestrator above :mod:`regbench.run`.
 """

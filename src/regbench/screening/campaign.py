@@ -49,6 +49,7 @@ from ..run.fingerprint import default_machine_name, machine_fingerprint
 from ..run.versions import Worktrees
 from .base import DesignMatrix
 from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
+from .recalibrate import EffectChange, compare_effects
 from .space import ConfigurationSpace, Level, configurations
 from .suite import SuiteValidation
 from .terms import design_terms
@@ -90,6 +91,15 @@ class VersionEffects:
 
 
 @dataclass(frozen=True)
+class Recalibration:
+    """The effects of one version against the previous one's (seed 002 s.4.8)."""
+
+    before: str
+    after: str
+    changes: tuple[EffectChange, ...]
+
+
+@dataclass(frozen=True)
 class ScreenResult:
     """What ``regbench screen`` did and found.
 
@@ -109,6 +119,8 @@ class ScreenResult:
         Versions that did not build (not run).
     effects : tuple of VersionEffects
         Per version, in history order.
+    recalibration : tuple of Recalibration
+        Each version with effects against the previous one with effects.
     """
 
     design: DesignMatrix
@@ -121,6 +133,7 @@ class ScreenResult:
     trials_skipped: int
     builds_failed: tuple[str, ...]
     effects: tuple[VersionEffects, ...]
+    recalibration: tuple[Recalibration, ...] = ()
 
     @property
     def failed_runs(self) -> int:
@@ -254,9 +267,12 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
                                     machine=machine, confidence_level=confidence_level)
                     for v in versions if v.name not in failed)
+    with_effects = [(ve.version, ve.effects) for ve in effects if ve.effects is not None]
+    recalibration = tuple(Recalibration(a, b, compare_effects(ea, eb))
+                          for (a, ea), (b, eb) in zip(with_effects, with_effects[1:]))
     return ScreenResult(design=design, points=tuple(points), benchmark=spec.name, campaign_id=campaign_id,
                         seed=seed, machine=machine, counts=counts, trials_skipped=skipped,
-                        builds_failed=tuple(failed), effects=effects)
+                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration)
 
 
 def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
