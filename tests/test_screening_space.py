@@ -103,3 +103,21 @@ def test_constraints_are_checked_not_evaluated():
     c = parse_constraint("journal == 'wal' and cache == 100", space)
     assert c.names == {"journal", "cache"}
     assert c.holds({"journal": "wal", "sync": "off", "cache": 100})
+
+
+def test_the_pure_screening_modules_load_no_store_cli_or_cluster():
+    """STYLE.md habit 1: designs, words, effects, suites and recalibration import numpy, scipy
+    and pyDOE3 only; checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import regbench.screening.space, regbench.screening.base, regbench.screening.fractional\n"
+            "import regbench.screening.full_factorial, regbench.screening.plackett_burman\n"
+            "import regbench.screening.effects, regbench.screening.terms, regbench.screening.doptimal\n"
+            "import regbench.screening.suite, regbench.screening.recalibrate\n"
+            "bad = [m for m in ('sqlalchemy', 'rich', 'click', 'distributed', 'matplotlib', 'regbench.store',\n"
+            "                   'regbench.run') if m in sys.modules]\n"
+            "print(bad)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

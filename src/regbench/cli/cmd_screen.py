@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -48,10 +49,14 @@ from ..errors import ExitStatus
                    "the same benchmark, version and machine (Mann-Whitney, Q-Q, random samples of the same size).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write the half-normal plot of each version to DIR as PNG and SVG.")
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
+                   "each hold the resource benchmark=1 (one run at a time per machine).")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, augment, terms, important, validate, plot_dir, dry_run) -> None:
+            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, dry_run) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -105,11 +110,21 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         for line in points_lines(tuple(plan_points(config.screen, design))):
             echo(line)
         return
+    if scheduler is not None and executor_name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
+    executor = None
+    if executor_name == "dask":
+        from ..run.dask_executor import DaskExecutor
+
+        executor = DaskExecutor(scheduler)
     store = ctx.open_store(config=config)
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(), contextlib.ExitStack() as stack:
+            if executor is not None:
+                stack.enter_context(executor)
             result = run_screen(config, store, design, benchmark=benchmark, revisions=revisions, runs=runs,
-                                seed=seed, machine=machine, order=order, alias_order=alias_order, terms=model)
+                                seed=seed, machine=machine, order=order, alias_order=alias_order, terms=model,
+                                executor=executor)
     except KeyboardInterrupt:
         click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None

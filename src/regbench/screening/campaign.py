@@ -213,10 +213,12 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                noise: NoiseControl | None = None, order: int = 2, alias_order: int = 3,
                confidence_level: float = 0.95, reporter: TrialReporter | None = None,
                command: str | None = None, cache_dir: Path | None = None,
-               terms: Sequence[Term] | None = None) -> ScreenResult:
+               terms: Sequence[Term] | None = None, executor: Executor | None = None) -> ScreenResult:
     """Run every valid configuration of ``design`` ``runs`` times per version, then estimate
     the effects per version (``terms``: the model, default every effect up to ``order`` the
-    design estimates, :func:`regbench.screening.terms.design_terms`).
+    design estimates, :func:`regbench.screening.terms.design_terms`; ``executor``: where the runs
+    are made, default one at a time here, :class:`~regbench.run.executor.LocalExecutor`; the
+    caller closes one it gives).
 
     Raises
     ------
@@ -248,11 +250,14 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         "schedule": SCHEDULE, "benchmark": spec.name, "runs": runs, "design": design.label(),
         "generators": list(design.generator_texts()), "configurations": [p.name for p in valid],
         "excluded": [p.name for p in points if not p.valid], "versions": [v.name for v in versions],
+        "executor": executor.name if executor is not None else "local",
         "noise": {**noise.to_json(), **noise_facts},
     }
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv), plan=plan)
-    with LocalExecutor() as executor, contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
+    with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
+        if executor is None:
+            executor = cleanup.enter_context(LocalExecutor())
         with store.engine.begin() as conn:
             for v in versions:
                 store.ensure_version(conn, v.info)
@@ -308,7 +313,8 @@ def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseContro
                 benchmark: str, points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
                 ready: Sequence[ReadyVersion], runs: int, seed: int,
                 reporter: TrialReporter | None) -> tuple[dict[str, int], int]:
-    """RMIT rounds over (configuration, version) pairs; each run stored as it ends."""
+    """RMIT rounds over (configuration, version) pairs, all handed to the executor at once (a
+    Dask cluster runs them in parallel); each run stored as it comes back."""
     runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready, reporter)
                for p in points}
     todo: list[tuple[int, str, str]] = []
@@ -333,13 +339,27 @@ def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseContro
         block = [t for t in todo if t[0] == r]
         ordered.extend(block[k] for k in rng.permutation(len(block)))
     counts = dict.fromkeys(RUN_STATUSES, 0)
-    for r, name, version in ordered:
-        for result in runners[name].run([(Trial(benchmark, version, r), specs[name])]):
-            if result.stored:
-                counts[result.outcome.status] += 1
-            else:
-                skipped += 1
+    requests = [runners[name].request(Trial(benchmark, version, r), specs[name]) for r, name, version in ordered]
+    owner = {id(req): name for req, (_, name, _) in zip(requests, ordered, strict=True)}
+    for request, outcome in executor.map(requests, started=_started(reporter)):
+        # The configuration's own runner stores it (its RunContext names the configuration).
+        runner = runners[owner[id(request)]]
+        if runner.store_outcome(request, outcome):
+            counts[outcome.status] += 1
+        else:
+            skipped += 1
     return counts, skipped
+
+
+def _started(reporter: TrialReporter | None):
+    if reporter is None:
+        return None
+
+    def started(request) -> None:
+        t = request.trial
+        reporter.trial_started(t.benchmark, t.version, t.run_index)
+
+    return started
 
 
 def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term], *,
