@@ -11,7 +11,11 @@ and a resolution instead, generators are *searched*:
   then 4 (counted from the XORs of pairs of columns: a word of length 3 through the new column is
   a pair of columns whose product is its column, a word of length 4 a triple), then of the
   lengths up to ``resolution + 1`` when the defining relation is small enough to enumerate;
-  ties go to the longest word, then the first in order.
+  ties go to the longest word, then the first in order;
+- then, while the defining relation is small enough to enumerate (p <= 10), one generator at a
+  time is exchanged for any candidate that makes the word-length pattern lexicographically
+  smaller, and an iterated local search moves two generators at random (fixed seed) and
+  exchanges again, keeping improvements.
 
 This greedy search reaches the resolution asked whenever a regular design of that size can
 (for resolution III and IV: up to N - 1 and N / 2 factors in N runs; Wu and Hamada 2009, s.5.2
@@ -36,6 +40,8 @@ from .words import MAX_ENUMERATED_P, Generators, parse_generators, resolution, w
 
 #: Generated factors at most for the exchange pass (each step enumerates 2^p words per candidate).
 EXCHANGE_MAX_P = 10
+#: Rounds of the iterated local search after the exchange.
+PERTURBATIONS = 8
 #: Base factors at most (2^16 runs): a larger design is no screening design.
 MAX_BASE = 16
 
@@ -135,7 +141,34 @@ def _greedy(k: int, m: int, want: int) -> list[int] | None:
             return None
         columns.append(best_word)
         pairs.update(best_word ^ c for c in columns[:-1])
-    return _exchange(columns, m, want)
+    return _perturb(_exchange(columns, m, want), m, want)
+
+
+def _perturb(columns: list[int], m: int, want: int) -> list[int]:
+    """Iterated local search: replace two generated columns by random candidates, exchange
+    again, keep the result when its word-length pattern is smaller (a fixed seed: the same
+    design every time).  Single exchanges stall where two generators must move together."""
+    p = len(columns) - m
+    if p < 2 or p > EXCHANGE_MAX_P:
+        return columns
+    rng = np.random.default_rng(0)
+    pool = _candidates(m, want - 1)
+
+    def score(cols: list[int]) -> tuple[int, ...]:
+        return word_length_pattern(_as_generators(cols, m))[:want + 3]
+
+    best, best_score = columns, score(columns)
+    for _ in range(PERTURBATIONS):
+        trial = list(best)
+        for f in rng.choice(np.arange(m, len(trial)), size=2, replace=False):
+            unused = [w for w in pool if w not in trial]
+            if unused:
+                trial[int(f)] = unused[int(rng.integers(len(unused)))]
+        trial = _exchange(trial, m, want)
+        s = score(trial)
+        if s < best_score:
+            best, best_score = trial, s
+    return best
 
 
 def _exchange(columns: list[int], m: int, want: int) -> list[int]:
