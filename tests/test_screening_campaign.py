@@ -253,3 +253,15 @@ def test_a_new_version_where_an_option_starts_to_matter_is_caught_by_recalibrati
     assert table[0][0] == "d" and float(table[0][3]) == pytest.approx(2, abs=0.3)  # the change, in units
     assert float(table[0][4]) < 1e-6  # its Benjamini-Hochberg q-value
     assert len(table) == 1  # no other effect changed significantly
+
+
+def test_a_multi_level_option_runs_in_the_full_design_and_is_refused_by_a_fraction(tmp_path, capsys):
+    cfg = project(tmp_path, constraints="constraints = ['a == \"off\" and b == \"slow\"']")  # 6 of 24 run
+    cfg.write_text(cfg.read_text().replace('levels = [0, 1]\nenv = "OPT_D"', 'levels = [0, 1, 2]\nenv = "OPT_D"'))
+    assert screen(cfg) == 3
+    assert "'d' has 3 levels: --design fractional needs two-level options" in capsys.readouterr().err
+    assert main(["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", "--design", "full",
+                 "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "design: full, 24 runs" in out and "6 ok stored" in out
+    assert "effects of options with more than two levels are not estimated yet" in out

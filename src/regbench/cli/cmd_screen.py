@@ -97,6 +97,12 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                    "rng": seed if seed is not None else 0,
                    "valid": lambda row: space.valid({o.name: o.levels[int(i)]
                                                      for o, i in zip(space.options, row, strict=True)})}
+    if design_name in ("fractional", "plackett-burman", "suite") or augment is not None:
+        for o in config.screen.options:
+            if not o.binary and (design_name != "suite" or augment is not None):
+                raise ConfigError(f"[[screen.option]] {o.name!r} has {len(o.levels)} levels: --design {design_name}"
+                                  + (" and --augment need" if augment is not None else " needs")
+                                  + " two-level options (--design full takes any number of levels)")
     design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
     model = None
     if terms and augment is None:

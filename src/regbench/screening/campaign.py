@@ -268,7 +268,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
                                       ready, runs, seed, reporter)
     if terms is None:
-        terms = design_terms(design, space.names, order=order, alias_order=alias_order)
+        terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
+                 if all(n == 2 for n in design.level_counts) else [])
     effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
                                     machine=machine, confidence_level=confidence_level)
                     for v in versions if v.name not in failed)
@@ -368,6 +369,9 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
     """The effects of one version from the stored runs of the design's valid points: each
     successful run is one response, the mean of its measured samples (runs are the unit of
     replication, seed 000 s.2)."""
+    if any(n != 2 for n in design.level_counts):
+        return VersionEffects(version, None, "effects of options with more than two levels are not estimated yet "
+                                             "(the runs are stored)")
     names = {p.name for p in points if p.valid}
     per_config: dict[str, list[float]] = {}
     for series in store.load_series(benchmark, machine=machine, versions=[version]):
