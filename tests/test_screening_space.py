@@ -121,3 +121,15 @@ def test_the_pure_screening_modules_load_no_store_cli_or_cluster():
             "print(bad)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_oversized_spaces_and_constraints_are_one_line_errors():
+    with pytest.raises(ConfigError, match="more than 512"):
+        parse_space({"option": [{"name": f"o{i}", "levels": [0, 1], "env": "X"} for i in range(513)]})
+    with pytest.raises(ConfigError, match="more than 1000"):
+        parse_space({"option": [{"name": "x", "levels": list(range(1001)), "env": "X"}]})
+    with pytest.raises(ConfigError, match="longer than 2000 characters"):
+        _space(constraints=["cache == 100 or " * 200 + "cache == 100"])
+    from regbench.screening.base import get_design
+    with pytest.raises(ConfigError, match="searching generators for 200 options is not supported"):
+        get_design("fractional").build([2] * 200)

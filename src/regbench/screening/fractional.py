@@ -42,6 +42,8 @@ from .words import MAX_ENUMERATED_P, Generators, parse_generators, resolution, w
 EXCHANGE_MAX_P = 10
 #: Rounds of the iterated local search after the exchange.
 PERTURBATIONS = 8
+#: Options at most for which generators are searched.
+MAX_SEARCHED_K = 128
 #: Base factors at most (2^16 runs): a larger design is no screening design.
 MAX_BASE = 16
 
@@ -223,6 +225,9 @@ def search_generators(k: int, want: int, runs: int | None) -> Generators:
     """
     if k < 2:
         raise ConfigError("design 'fractional': needs at least two options")
+    if k > MAX_SEARCHED_K:
+        raise ConfigError(f"design 'fractional': searching generators for {k} options is not supported (at most "
+                          f"{MAX_SEARCHED_K}); give the generators")
     m_min = max(int(np.ceil(np.log2(k + 1))), 2)
     sizes = [int(np.log2(runs))] if runs is not None else list(range(m_min, min(k, MAX_BASE) + 1))
     for m in sizes:
