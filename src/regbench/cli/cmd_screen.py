@@ -12,8 +12,8 @@ from ..errors import ExitStatus
 
 @click.command("screen")
 @click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME",
-              help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration) or "
-                   "plackett-burman.")
+              help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration), "
+                   "plackett-burman, or suite (every combination of the --important options).")
 @click.option("--generator", "generators", multiple=True, metavar="'D = ABC'",
               help="A generator of the fraction (repeatable); factors A, B, C... are the [[screen.option]] "
                    "tables in order.  Without one, generators are searched from --size and --resolution.")
@@ -63,8 +63,10 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     order, every run stored as it ends (run the same command again to resume); configurations
     that break a constraint are never run.  Then the main effects and interactions of the
     options are estimated with their aliases (Yilmaz et al. 2007, s.3), importance is decided by
-    Lenth's pseudo standard error, and intervals come from the runs' scatter.  Exit status 4
-    when a run or a build failed.
+    Lenth's pseudo standard error, and intervals come from the runs' scatter; with several
+    versions, effects that changed are listed (recalibration, s.4.8).  --augment adds a D-optimal
+    follow-up (s.4.5), --design suite runs a screening suite (s.4.6-4.7).  Exit status 4 when a
+    run or a build failed.
     """
     from ..errors import ConfigError
     from ..report.console import echo
