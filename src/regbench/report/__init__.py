@@ -27,5 +27,6 @@ module          contents
 ``units``       a time unit per benchmark (ns, us, ms, s) and numbers rounded to their interval's
                 precision (``summary``)
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
+``screening``   a screening design, its effects table with aliases, the half-normal plot (``screen``)
 ==============  ====================================================================================
 """
