@@ -392,3 +392,21 @@ def test_each_change_says_how_runs_were_summarised():
     assert c.estimator and "of each run" in c.estimator
     with pytest.raises(ValueError, match="`location` must be 'auto' or one of mean, median, low"):
         get_detector("auto", location="min")
+
+
+def test_changes_within_the_refine_reach_are_reported_once_by_the_most_significant():
+    from regbench.detect.auto import REFINE_REACH, _merge_near
+    from regbench.detect.base import Change
+
+    s = series_from_levels([1.0] * 12)
+
+    def ch(k, p, detail=None):
+        return Change("bench", "default", "m1", f"v{k}", f"v{k - 1}", 0.05, 0.03, 0.07, "regression", "auto",
+                      p_value=p, detail=detail)
+
+    overall = [ch(3, 1e-5), ch(9, 1e-9)]
+    mode = [ch(3 + REFINE_REACH, 1e-8, "mode 1"), ch(9 - 1, 1e-6, "mode 1"), ch(1, 1e-4, "mode 1")]
+    merged = sorted(_merge_near(s, overall, mode), key=lambda c: s.index(c.version))
+    # v5 (the mode's, more significant) stands for v3; v9 (more significant) for v8; v1 is four
+    # versions from v5, a change of its own.
+    assert [(c.version, c.detail) for c in merged] == [("v1", "mode 1"), ("v5", "mode 1"), ("v9", None)]

@@ -207,3 +207,15 @@ def test_a_stray_sample_or_a_lone_run_does_not_make_a_mode_level():
     runs[1][2] = three
     _, slow = mode_stats(runs, np.array([-np.inf, 3.0, np.inf]))
     assert list(slow.index) == [0, 1] and list(slow.n) == [3, 2] and slow.mean[1] == 5.0
+
+
+def test_a_run_s_own_outlier_does_not_raise_its_fence():
+    # Ten iterations a run: an interpolated 90th percentile is x[8] + 0.1 (x[9] - x[8]), so a 120x
+    # outlier lifted its run's percentile to 13x; with two of three runs hit, the version's fence
+    # rose to 130x and kept the outliers, whose run means then made a +300% "change".
+    base = np.linspace(0.99, 1.01, 10)
+    runs = [np.r_[base[:9], 120.0], np.r_[base[:9], 180.0], base.copy()]
+    lo, hi = fence_bounds(runs, fence=10.0)
+    assert np.all(hi <= 10.0 * 1.01 + 1e-12) and np.all(lo >= 0.099 - 1e-12)
+    means = robust_run_means(runs)
+    assert np.allclose(means, [base[:9].mean(), base[:9].mean(), base.mean()])

@@ -15,10 +15,13 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NoReturn, TypeGuard
+from typing import TYPE_CHECKING, NoReturn, TypeGuard
 
 from .errors import ConfigError, shown
 from .model import CHANGE_KINDS, DIRECTIONS, measure_series
+
+if TYPE_CHECKING:
+    from .screening.space import ConfigurationSpace
 
 CONFIG_NAME = "regbench.toml"
 
@@ -281,6 +284,8 @@ class ProjectConfig:
     notify: tuple[NotifySpec, ...] = ()
     noise: NoiseControl = NoiseControl()
     detect: DetectSettings = DetectSettings()
+    #: The configuration space (``[screen]``, :mod:`regbench.screening.space`); None without one.
+    screen: ConfigurationSpace | None = None
 
     def alerts_suppressed(self, benchmark: str) -> bool:
         """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
@@ -342,10 +347,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         raise ConfigError(f"{where}: {msg}")
 
     _check_text(data, fail)
-    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect"}
+    unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect", "screen"}
     if unknown:
         fail(f"unknown table [{sorted(unknown)[0]}] "
-             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise], [detect])")
+             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise], [detect], [screen])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -417,7 +422,14 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         notify=_notify_tables(data.get("notify", []), root, fail),
         noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
         detect=_detect_table(data.get("detect", {}), fail),
+        screen=_screen_table(data["screen"], where) if "screen" in data else None,
     )
+
+
+def _screen_table(table: object, where: str) -> ConfigurationSpace:
+    from .screening.space import parse_space
+
+    return parse_space(table, where=where)
 
 
 def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec:

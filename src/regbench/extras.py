@@ -8,6 +8,7 @@ extra          packages                                      what needs them
 ``evaluate``   apache-otava, asv                             the Otava and asv baselines in
                                                              ``regbench evaluate``
 ``postgres``   psycopg                                       a PostgreSQL store
+``dask``       dask, distributed                             ``regbench screen --executor dask``
 =============  ============================================  =====================================
 
 Everything else (detection, campaigns, import and export) needs only the base install, which the
@@ -31,6 +32,8 @@ PROVIDERS = {
     "asv": ("evaluate", "asv"),
     "asv_runner": ("evaluate", "asv"),  # installed with asv, which computes its statistics with it
     "psycopg": ("postgres", "psycopg"),
+    "distributed": ("dask", "distributed"),
+    "dask": ("dask", "dask"),
 }
 
 

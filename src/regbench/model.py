@@ -349,6 +349,62 @@ class StoredRun(RunInfo):
     __hash__ = object.__hash__
 
 
+# ------------------------------------------------------------------------------------ plans
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """How much one benchmark is repeated in later campaigns: an optimized plan (Japke et al.
+    2025, Algorithm 1), derived from a stored full campaign (``regbench optimize``).
+
+    Attributes
+    ----------
+    benchmark, config, machine : str
+        The series it is for (a tool's benchmark as ``SPEC/NAME``).
+    revision : int
+        1 for its first plan, one more each time it is derived again; the highest is current.
+    campaign_id : int
+        The full campaign it was derived from.
+    version : str
+        The version whose runs it was derived from.
+    runs, iterations, warmup : int
+        The repetition levels it asks for: runs (fresh processes) of ``warmup`` + ``iterations``.
+    full_runs, full_iterations : int
+        The full configuration it was reduced from.
+    metric : str
+        The stability metric (``cv``, ``rmad``, ``rciw1``, ``rciw2``, ``rciw3``).
+    threshold : float
+    stability, full_stability : float
+        The metric under the plan and under the full configuration: the precision to expect.
+    stable : bool
+        False when not even the full configuration was under the threshold (the plan is the full one).
+    seconds, full_seconds : float or None
+        Expected seconds of runs per version under the plan and under the full configuration
+        (from the stored durations of the full campaign's runs; None when they are not stored).
+    created_at : datetime
+        UTC, naive.
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    revision: int
+    campaign_id: int
+    version: str
+    runs: int
+    iterations: int
+    warmup: int
+    full_runs: int
+    full_iterations: int
+    metric: str
+    threshold: float
+    stability: float
+    full_stability: float
+    stable: bool
+    seconds: float | None
+    full_seconds: float | None
+    created_at: datetime
+
+
 # ------------------------------------------------------------------------------------ alerts
 # (the alert record and its vocabulary's helpers)
 

@@ -24,6 +24,10 @@ from ._common import configuration_name, moved_option
 @click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
 @click.option("--runs", type=click.IntRange(min=1), metavar="INT",
               help="Runs per benchmark and version, overriding regbench.toml.")
+@click.option("--plan", "plan_kind", type=click.Choice(["configured", "optimized"]), default="configured",
+              show_default=True,
+              help="optimized: run each benchmark with its stored optimized plan (`regbench optimize`); "
+                   "benchmarks without one run as configured.")
 @click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
 @click.option("--retry-failed", is_flag=True,
               help="Also run again the runs that failed earlier (once their cause is fixed): each "
@@ -53,7 +57,7 @@ from ._common import configuration_name, moved_option
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
                    "stderr tail [default: wait].")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, retry_failed, config_name, pin,
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name, pin,
             aslr, ramdisk,
             env_size, quiet_load, quiet_wait, quiet_mode) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
@@ -78,6 +82,14 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
     noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
                           label=lambda key: "--" + key.replace("_", "-"))
     store = ctx.open_store(config=config)
+    optimized = None
+    if plan_kind == "optimized":
+        from ..optimize.plans import plans_for_campaign
+        from ..run.fingerprint import default_machine_name
+
+        names = [b.name for b in config.benchmarks]
+        optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
+                                       machine=machine or default_machine_name())
     reporter = ProgressReporter()
     try:
         with sigterm_as_interrupt(), reporter:
@@ -85,7 +97,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, rebuild, 
                                   benchmarks=list(benchmarks) or None,
                                   seed=seed, machine=machine, runs=runs, reporter=reporter,
                                   rebuild=rebuild, noise=noise, config_name=config_name,
-                                  retry_failed=retry_failed)
+                                  retry_failed=retry_failed, optimized=optimized)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)

@@ -12,8 +12,14 @@ import click
                    "not only its last 5 lines.")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--version", "version_name", help="Only this version.")
+@click.option("--plans", "list_plans", is_flag=True,
+              help="List each benchmark's current optimized plan (`regbench optimize`) instead: runs x "
+                   "iterations, its time and its expected precision.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Of --plans.")
 @click.pass_obj
-def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_name: str | None) -> None:
+def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_name: str | None,
+            list_plans: bool, fmt: str) -> None:
     """List benchmarks, versions (in history order), builds and runs with their status, and the
     last lines of the stderr of failed runs (of every run listed, with --runs)."""
     from ..inventory import inventory
@@ -22,5 +28,15 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
     from ._common import check_benchmark
 
     store = ctx.open_store(create=False)
+    if list_plans:
+        from ..report.plans import print_plans
+        from ..store.plans import load_plans
+
+        from ..model import SeriesName
+
+        # A tool's benchmark by its configured name lists the plans of all it reports.
+        print_plans([p for p in load_plans(store) if benchmark is None or benchmark in
+                     (p.benchmark, SeriesName.parse(p.benchmark).benchmark)], fmt=fmt)
+        return
     check_benchmark(store, benchmark)
     print_inventory(inventory(store, benchmark=benchmark, version=version_name), all_runs=list_runs, full=full)

@@ -50,6 +50,10 @@ from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, Segment
 from .base import Change, Detector, kind_of, register
 
 
+#: How far (in versions) a kept split may move to where its t statistic is largest
+#: (:meth:`Auto._refine`): how precisely the search places a change.
+REFINE_REACH = 2
+
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
 RELEVANCE = ("estimate", "interval")
@@ -176,7 +180,7 @@ class Auto(Detector):
         best = whole if not (local.p_value < whole.p_value) else local
         return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
 
-    def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = 2) -> dict[int, int]:
+    def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = REFINE_REACH) -> dict[int, int]:
         taus = sorted(found)
         out: dict[int, int] = {}
         for i, tau in enumerate(taus):
@@ -310,8 +314,7 @@ class Auto(Detector):
                                                 excursions=False, estimator="the mean of each run's samples in "
                                                                             "each mode: a multimodal benchmark")
                     n_tests += tests
-                    taken = {series.index(c.version) for c in changes}
-                    changes += [c for c in found if not taken & {series.index(c.version) + d for d in (-1, 0, 1)}]
+                    changes = _merge_near(series, changes, found)
                 changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
@@ -494,6 +497,25 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
         lo_b = pool[cl.labels == b].min()
         cuts.append(float(np.sqrt(hi_a * lo_b)) if cl.log_scale and hi_a > 0 else (hi_a + lo_b) / 2)
     return np.array([-np.inf, *cuts, np.inf])
+
+
+def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> list[Change]:
+    """``changes`` with a mode's ``found`` changes added, each change reported once.
+
+    Changes within :data:`REFINE_REACH` versions of each other are one change seen twice (the
+    search places a split only that precisely, :meth:`Auto._refine`), seen through a mode, or the
+    level step moving samples across a mode boundary: the one with the smallest p-value stands
+    for them.
+    """
+    out = list(changes)
+    for c in found:
+        k = series.index(c.version)
+        near = [x for x in out if abs(series.index(x.version) - k) <= REFINE_REACH]
+        p = c.p_value if c.p_value is not None else 1.0
+        if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
+            continue
+        out = [x for x in out if x not in near] + [c]
+    return out
 
 
 def _saved_scale(state: dict) -> float:

@@ -23,8 +23,10 @@ module          contents
 ``evaluation``  progress and the score table of detectors on the labelled corpus (``evaluate``)
 ``demo``        the generated project and what its loop found (``demo``)
 ``clean``       what ``clean`` removed, or would remove
+``plans``       optimized plans derived (``optimize``) and stored (``show --plans``)
 ``units``       a time unit per benchmark (ns, us, ms, s) and numbers rounded to their interval's
                 precision (``summary``)
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
+``screening``   a screening design, its effects table with aliases, the half-normal plot (``screen``)
 ==============  ====================================================================================
 """

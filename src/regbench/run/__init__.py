@@ -7,6 +7,7 @@ module                  job
                         interface, versions made ready, :class:`~.core.TrialRunner` (run and
                         store), :func:`~.core.record_outcome`, the checks before a campaign
 ``executor``            executors behind the core's interface: ``local`` (one run at a time)
+``dask_executor``       ``dask``: runs as tasks of a Dask cluster, one at a time per worker
 ``campaign``            :func:`run_campaign`: builds, then runs in RMIT order, stored one by one
 ``adaptive``            ``plan = "adaptive"``: runs added round by round until precise enough
 ``confirm``             ``detect --confirm``: each new change run again until settled

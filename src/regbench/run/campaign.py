@@ -53,6 +53,7 @@ from .ramdisk import ramdisk_trees
 from .versions import Worktrees, build_key
 
 if TYPE_CHECKING:
+    from ..optimize.plans import CampaignPlans
     from ..store import Store
     from .adaptive import AdaptiveOutcome
 
@@ -184,13 +185,39 @@ def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -
     return out
 
 
+def spread_order(trials: Iterable[Trial], runs_of: Mapping[str, int],
+                 rng: int | np.random.Generator | None) -> list[Trial]:
+    """RMIT for benchmarks with different numbers of runs (optimized plans).
+
+    With :func:`rmit_order`, a benchmark of 2 runs would sit in the first two rounds only and the
+    last rounds would interleave only the few benchmarks that kept many runs: the drift RMIT
+    spreads over every experiment would then fall on those alone (Japke et al. 2025 s.2 and
+    s.3.2).  Here the ``k``-th of ``n`` runs goes to round ``floor(k * R / n)`` of ``R`` (the most
+    runs of any benchmark), so every benchmark is spread over the whole campaign; each round is
+    shuffled.  Like :func:`rmit_order`, the result depends only on the set of trials and the seed.
+    """
+    rng = np.random.default_rng(rng)
+    canonical = sorted(set(trials), key=lambda t: (t.run_index, t.benchmark, t.version))
+    widest = max((runs_of[t.benchmark] for t in canonical), default=1)
+    rounds: dict[int, list[Trial]] = {}
+    for t in canonical:
+        n = max(runs_of[t.benchmark], t.run_index + 1)
+        rounds.setdefault(t.run_index * widest // n, []).append(t)
+    out: list[Trial] = []
+    for r in sorted(rounds):
+        block = rounds[r]
+        out.extend(block[k] for k in rng.permutation(len(block)))
+    return out
+
+
 def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None = None,
                  benchmarks: Sequence[str] | None = None, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  runs: int | None = None, reporter: CampaignReporter | None = None,
                  rebuild: bool = False, command: str | None = None,
                  cache_dir: Path | None = None, releases: str | None = None,
-                 noise: NoiseControl | None = None, retry_failed: bool = False) -> CampaignResult:
+                 noise: NoiseControl | None = None, retry_failed: bool = False,
+                 optimized: CampaignPlans | None = None) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -240,6 +267,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         Also run again, under new run indices, the runs an experiment lacks because stored runs
         failed: an experiment gets as many new runs as it has runs planned minus those that
         succeeded (and minus those not run yet).  The failed runs stay stored.
+    optimized : CampaignPlans, optional
+        Optimized plans (``--plan optimized``, :func:`regbench.optimize.plans.plans_for_campaign`):
+        each planned benchmark runs its plan's runs and iterations (a fixed plan), the others as
+        configured; runs are spread over the rounds by :func:`spread_order`.  Not with ``runs``.
 
     Returns
     -------
@@ -265,6 +296,11 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     specs = select_benchmarks(config, benchmarks)
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
+    if optimized is not None:
+        if runs is not None:
+            raise ConfigError("give --runs or --plan optimized, not both")
+        specs = [dataclasses.replace(s, iterations=optimized.iterations[s.name], runs=optimized.runs[s.name],
+                                     plan="fixed") if s.name in optimized.runs else s for s in specs]
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
     if releases is not None:
         if revisions is not None:
@@ -299,6 +335,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                    if s.plan == "adaptive" else {})} for s in specs},
         "noise": {**noise.to_json(), **noise_facts},
     }
+    if optimized is not None:
+        plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
+                                           "iterations": p.iterations} for p in optimized.plans}
     if counter is not None:
         plan["instruction_counter"] = counter
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
@@ -308,7 +347,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
         trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
-                             noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed)
+                             noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None)
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
@@ -330,6 +369,7 @@ class _Campaign:
     cleanup: contextlib.ExitStack
     trees: Worktrees
     retry_failed: bool = False
+    spread: bool = False  # optimized plans: spread_order instead of rmit_order
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
@@ -412,7 +452,8 @@ class _Campaign:
                         nominal.append(Trial(spec.name, v.name, r))
         # RMIT rounds by the run's rank in its experiment; the run is stored at a free index
         # (the same one unless a bisection or comparison stored runs of the version first).
-        order = slots.place(rmit_order(nominal, self.seed))
+        order = slots.place(spread_order(nominal, self.runs_of, self.seed) if self.spread
+                            else rmit_order(nominal, self.seed))
         adaptive = [s for s in self.specs if s.plan == "adaptive"]
         if self.ramdisk_base is not None:
             # The versions that still have runs to do, copied before the first run: those with

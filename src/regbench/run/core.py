@@ -353,23 +353,30 @@ class TrialRunner:
 
         requests = (self.request(trial, spec) for trial, spec in work)
         for request, outcome in self.ctx.executor.map(requests, started=started):
-            t = request.trial
-            try:
-                # Waits for other writers as long as the store's patience allows: a finished run
-                # is not lost because another process holds the store for a while.
-                record_outcome(self.ctx.store, request.spec, t, outcome, config_name=self.ctx.config_name,
-                               machine=self.ctx.machine, campaign_id=self.ctx.campaign_id,
-                               version_info=self.versions[t.version].info)
-                stored = True
-            except DuplicateRunError:
-                # Raised only when this very run key is stored (a race on a machine, version or
-                # benchmark row is not a duplicate): another campaign on the same store, with
-                # the same configuration and machine, stored this trial meanwhile.
-                stored = False
-            if self.reporter is not None:
-                self.reporter.trial_done(t.benchmark, t.version, t.run_index,
-                                         outcome.status if stored else "already stored")
-            yield TrialResult(t, request.spec, outcome, stored)
+            stored = self.store_outcome(request, outcome)
+            yield TrialResult(request.trial, request.spec, outcome, stored)
+
+    def store_outcome(self, request: RunRequest, outcome: RunOutcome) -> bool:
+        """Store one run's outcome in its own transaction and tell the reporter; False when
+        another campaign on the same store stored a run with its key first (this one is then
+        dropped).  For orchestrators that hand one executor the requests of several runners."""
+        t = request.trial
+        try:
+            # Waits for other writers as long as the store's patience allows: a finished run is
+            # not lost because another process holds the store for a while.
+            record_outcome(self.ctx.store, request.spec, t, outcome, config_name=self.ctx.config_name,
+                           machine=self.ctx.machine, campaign_id=self.ctx.campaign_id,
+                           version_info=self.versions[t.version].info)
+            stored = True
+        except DuplicateRunError:
+            # Raised only when this very run key is stored (a race on a machine, version or
+            # benchmark row is not a duplicate): another campaign on the same store, with the
+            # same configuration and machine, stored this trial meanwhile.
+            stored = False
+        if self.reporter is not None:
+            self.reporter.trial_done(t.benchmark, t.version, t.run_index,
+                                     outcome.status if stored else "already stored")
+        return stored
 
     def run(self, work: Iterable[tuple[Trial, BenchmarkSpec]]) -> list[TrialResult]:
         """:meth:`iter_run`, all at once."""

@@ -10,6 +10,8 @@ the store, so a run made elsewhere is stored exactly like a local one.
 name        executor
 ==========  ====================================================================================
 ``local``   :class:`LocalExecutor`: one run at a time on this machine, in the order given
+``dask``    :class:`~regbench.run.dask_executor.DaskExecutor` (registered when its module is
+            imported; the ``dask`` extra): runs as tasks of a Dask scheduler's workers
 ==========  ====================================================================================
 
 The order of the requests is the orchestrator's (RMIT, seed 004 s.2); an executor that runs

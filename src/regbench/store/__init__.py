@@ -16,6 +16,7 @@ module      job
             backoff), named rows created once (``ON CONFLICT DO NOTHING``), migrations serialized
 ``leases``  a running campaign's lock (a file lock, or a PostgreSQL advisory lock): a campaign
             left ``running`` whose lock is free was killed
+``plans``   optimized execution plans per benchmark, versioned (``regbench optimize``)
 ``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
             runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================

@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 
 metadata = sa.MetaData()
 
@@ -262,3 +262,33 @@ version_alias = sa.Table(
     sa.UniqueConstraint("name", name="uq_version_alias_name"),
 )
 sa.Index("ix_version_alias_version", version_alias.c.version_id)
+
+
+# Optimized execution plans (0007, Japke et al. 2025 Algorithm 1): one row per plan derived; the
+# highest ``revision`` of a (benchmark, config, machine) is its current plan, earlier ones stay as
+# history.  Its columns are those of regbench.model.ExecutionPlan.
+plan = sa.Table(
+    "plan",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False),
+    sa.Column("campaign_id", sa.Integer, sa.ForeignKey("campaign.id"), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("runs", sa.Integer, nullable=False),
+    sa.Column("iterations", sa.Integer, nullable=False),
+    sa.Column("warmup", sa.Integer, nullable=False),
+    sa.Column("full_runs", sa.Integer, nullable=False),
+    sa.Column("full_iterations", sa.Integer, nullable=False),
+    sa.Column("metric", sa.String(8), nullable=False),
+    sa.Column("threshold", sa.Float, nullable=False),
+    sa.Column("stability", sa.Float, nullable=True),
+    sa.Column("full_stability", sa.Float, nullable=True),
+    sa.Column("stable", sa.Boolean, nullable=False),
+    sa.Column("seconds", sa.Float, nullable=True),
+    sa.Column("full_seconds", sa.Float, nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "revision", name="uq_plan_revision"),
+)

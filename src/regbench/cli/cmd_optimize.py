@@ -1,0 +1,60 @@
+"""``regbench optimize``: the least repetition per benchmark from a full campaign (Japke et al. 2025)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("optimize")
+@click.option("--campaign", "campaign_id", type=int, metavar="ID",
+              help="The full campaign to optimize from [default: the last finished one run without "
+                   "optimized plans].")
+@click.option("--benchmark", "benchmarks", multiple=True, metavar="NAME",
+              help="Only this benchmark (repeatable; a tool's benchmark by its configured name or as "
+                   "NAME/REPORTED) [default: all the campaign ran].")
+@click.option("--version", "version_name", metavar="NAME",
+              help="The version whose runs are used [default: each benchmark's last in history].")
+@click.option("--metric", type=click.Choice(["cv", "rmad", "rciw1", "rciw2", "rciw3"]), default="rmad",
+              show_default=True, help="Stability metric (Japke et al. 2025, s.2).")
+@click.option("--threshold", type=float, default=0.01, show_default=True, metavar="X",
+              help="Largest metric a plan may have, in (0, 1).")
+@click.option("--min-runs", type=int, default=2, show_default=True, metavar="N",
+              help="Fewest runs a plan may have (runs are the unit of replication).")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, metavar="N",
+              help="Bootstrap resamples of the RCIW metrics.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="INT",
+              help="Seed of the RCIW bootstrap.")
+@click.option("--refresh", is_flag=True,
+              help="Derive every plan again, not only missing ones and those of benchmarks with an "
+                   "alert raised since their plan.")
+@click.option("--forget", metavar="NAME",
+              help="Only delete every stored plan of this benchmark (one that no longer exists).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.pass_obj
+def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_runs, resamples, seed,
+            refresh, forget, fmt) -> None:
+    """Derive each benchmark's optimized plan (fewest runs and iterations whose stability metric
+    stays under the threshold) from a stored full campaign, and store it for `regbench run
+    --plan optimized`.
+
+    Every smaller configuration is simulated by keeping the first runs and the first measured
+    iterations of the full campaign's runs; warm-up iterations are kept and paid for in every run
+    (Japke et al. 2025, Algorithm 1, s.4.4).  See docs/optimize.md.
+    """
+    from ..errors import ConfigError
+    from ..optimize.plans import OptimizeOptions, derive_plans
+    from ..report.console import echo
+    from ..report.plans import print_optimize
+    from ..store.plans import forget_plans
+
+    store = ctx.open_store(create=False)
+    if forget is not None:
+        n = forget_plans(store, forget)
+        if not n:
+            raise ConfigError(f"--forget {forget!r}: no plan of this benchmark is stored")
+        echo(f"{n} plans of {forget} deleted")
+        return
+    options = OptimizeOptions(metric=metric, threshold=threshold, min_runs=min_runs, n_resamples=resamples, seed=seed)
+    result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
+                          version=version_name, options=options, refresh=refresh)
+    print_optimize(result, fmt=fmt)

@@ -1,0 +1,156 @@
+"""``regbench screen``: run a screening design over the configuration space and estimate effects."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import click
+
+from ..errors import ExitStatus
+
+
+@click.command("screen")
+@click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME",
+              help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration), "
+                   "plackett-burman, or suite (every combination of the --important options).")
+@click.option("--generator", "generators", multiple=True, metavar="'D = ABC'",
+              help="A generator of the fraction (repeatable); factors A, B, C... are the [[screen.option]] "
+                   "tables in order.  Without one, generators are searched from --size and --resolution.")
+@click.option("--size", type=click.IntRange(min=4), metavar="RUNS",
+              help="Configurations of a searched fraction (a power of two) [default: the smallest that "
+                   "reaches --resolution].")
+@click.option("--resolution", type=click.IntRange(3, 10), metavar="R",
+              help="Resolution of a searched fraction [default: 4, main effects clear of two-option "
+                   "interactions].")
+@click.option("--benchmark", metavar="NAME", help="The benchmark measured [default: the only one configured].")
+@click.option("--versions", "revisions", metavar="REV_RANGE",
+              help="Git versions to screen (as `regbench run --versions`) [default: the working tree].")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, metavar="INT",
+              help="Runs per configuration and version: their scatter gives the effects' intervals.")
+@click.option("--seed", type=click.IntRange(min=0), metavar="INT",
+              help="Seed of the randomized interleaved order [default: random, recorded].")
+@click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
+@click.option("--order", type=click.IntRange(1, 3), default=2, show_default=True,
+              help="Estimate main effects (1) and interactions up to this many options.")
+@click.option("--alias-order", type=click.IntRange(1, 4), default=3, show_default=True,
+              help="Report aliases up to this many options.")
+@click.option("--augment", type=click.IntRange(min=1), metavar="N",
+              help="A follow-up: add N configurations chosen D-optimal (coordinate exchange) for the model "
+                   "of the main effects and the --term interactions, under the constraints; the design's "
+                   "runs already stored are reused, and the model is analysed with Type III sums of squares.")
+@click.option("--term", "terms", multiple=True, metavar="OPT*OPT",
+              help="An interaction of the follow-up model (repeatable), such as journal_mode*synchronous.")
+@click.option("--important", multiple=True, metavar="OPTION",
+              help="For --design suite: an important option (repeatable); the suite is every combination "
+                   "of their levels with the other options at random valid levels (drawn with --seed, default 0).")
+@click.option("--validate", is_flag=True,
+              help="For --design suite: compare the suite with the full set of configurations stored for "
+                   "the same benchmark, version and machine (Mann-Whitney, Q-Q, random samples of the same size).")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Write the half-normal plot of each version to DIR as PNG and SVG.")
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
+                   "each hold the resource benchmark=1 (one run at a time per machine).")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
+@click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
+@click.pass_obj
+def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
+            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, dry_run) -> None:
+    """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
+
+    Each configuration of the design is run --runs times per version in randomized interleaved
+    order, every run stored as it ends (run the same command again to resume); configurations
+    that break a constraint are never run.  Then the main effects and interactions of the
+    options are estimated with their aliases (Yilmaz et al. 2007, s.3), importance is decided by
+    Lenth's pseudo standard error, and intervals come from the runs' scatter; with several
+    versions, effects that changed are listed (recalibration, s.4.8).  --augment adds a D-optimal
+    follow-up (s.4.5), --design suite runs a screening suite (s.4.6-4.7).  Exit status 4 when a
+    run or a build failed.
+    """
+    from ..errors import ConfigError
+    from ..report.console import echo
+    from ..report.screening import (design_lines, emit_screen, emit_suite_check, plot_half_normal, plot_qq,
+                                    points_lines)
+    from ..screening.base import get_design
+    from ..screening.campaign import augmented_design, check_suite, parse_terms, plan_points, run_screen
+    from ..screening.effects import Term
+    from ._common import sigterm_as_interrupt
+
+    config = ctx.load_config()
+    if config.screen is None:
+        raise ConfigError(f"{config.path}: no [screen] table: `regbench screen` needs a configuration space "
+                          "([[screen.option]] tables, docs/screening.md)")
+    options: dict[str, object] = {}
+    if generators:
+        options["generators"] = list(generators)
+    if size is not None:
+        options["runs"] = size
+    if resolution is not None:
+        options["resolution"] = resolution
+    if options and design_name != "fractional":
+        raise ConfigError("--generator, --size and --resolution are options of --design fractional")
+    space = config.screen
+    if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
+        raise ConfigError("--design suite needs --important OPTION (repeatable); --important and --validate "
+                          "are for --design suite")
+    if design_name == "suite":
+        options = {"important": [space.names.index(space.option(n).name) for n in important],
+                   "rng": seed if seed is not None else 0,
+                   "valid": lambda row: space.valid({o.name: o.levels[int(i)]
+                                                     for o, i in zip(space.options, row, strict=True)})}
+    if design_name in ("fractional", "plackett-burman", "suite") or augment is not None:
+        for o in config.screen.options:
+            if not o.binary and (design_name != "suite" or augment is not None):
+                raise ConfigError(f"[[screen.option]] {o.name!r} has {len(o.levels)} levels: --design {design_name}"
+                                  + (" and --augment need" if augment is not None else " needs")
+                                  + " two-level options (--design full takes any number of levels)")
+    design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
+    model = None
+    if terms and augment is None:
+        raise ConfigError("--term names the model of a follow-up: give --augment N too")
+    if augment is not None:
+        model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
+        design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
+    if dry_run:
+        for line in design_lines(design):
+            echo(line)
+        for line in points_lines(tuple(plan_points(config.screen, design))):
+            echo(line)
+        return
+    if scheduler is not None and executor_name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
+    executor = None
+    if executor_name == "dask":
+        from ..run.dask_executor import DaskExecutor
+
+        executor = DaskExecutor(scheduler)
+    store = ctx.open_store(config=config)
+    try:
+        with sigterm_as_interrupt(), contextlib.ExitStack() as stack:
+            if executor is not None:
+                stack.enter_context(executor)
+            result = run_screen(config, store, design, benchmark=benchmark, revisions=revisions, runs=runs,
+                                seed=seed, machine=machine, order=order, alias_order=alias_order, terms=model,
+                                executor=executor)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
+        raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
+    unit = config.benchmark(result.benchmark).unit
+    emit_screen(result, unit=unit)
+    if plot_dir is not None:
+        for ve in result.effects:
+            if ve.effects is not None:
+                stem = plot_dir / f"half-normal-{result.benchmark}-{ve.version}".replace("/", "_")
+                png, svg = plot_half_normal(ve.effects, stem, title=f"{result.benchmark} at {ve.version}")
+                echo(f"half-normal plot: {png} and {svg}")
+    if validate:
+        for check in check_suite(store, space, result, seed=seed if seed is not None else 0):
+            emit_suite_check(check)
+            if plot_dir is not None and check.validation is not None:
+                stem = plot_dir / f"qq-{result.benchmark}-{check.version}".replace("/", "_")
+                png, svg = plot_qq(check.validation, stem, title=f"suite against the full set: {result.benchmark} "
+                                                                 f"at {check.version}")
+                echo(f"Q-Q plot: {png} and {svg}")
+    if not result.ok:
+        raise click.exceptions.Exit(ExitStatus.FAILED)

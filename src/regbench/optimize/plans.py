@@ -1,0 +1,234 @@
+"""``regbench optimize``: optimized plans from a stored full campaign, and their upkeep.
+
+:func:`derive_plans` reads the ``ok`` runs of one campaign, per benchmark (a tool's reported
+benchmarks each on their own, as ``SPEC/NAME``), configuration and machine, on one version (the
+last of the campaign in history order unless told), runs Algorithm 1 of Japke et al. 2025
+(:func:`regbench.optimize.algorithm.minimal_configuration`) and stores the plans
+(:mod:`regbench.store.plans`).  A benchmark that has a current plan is left alone unless
+``refresh`` is given or an alert was raised on it since its plan was made (its code changed, s.3.2
+of the paper: plans "must be re-determined ... for those microbenchmarks affected by software
+modifications").
+
+:func:`plans_for_campaign` turns the current plans into the runs and iterations of each configured
+benchmark for ``regbench run --plan optimized``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError, NotFoundError
+from ..model import DEFAULT_CONFIG, ExecutionPlan, SeriesName, StoredRun
+from . import algorithm
+
+#: Defaults of ``regbench optimize`` (docs/optimize.md says how they were chosen).
+DEFAULT_METRIC = "rmad"
+DEFAULT_THRESHOLD = 0.01
+DEFAULT_MIN_RUNS = 2
+
+
+@dataclass(frozen=True)
+class OptimizeOptions:
+    """How plans are derived (the options of ``regbench optimize``)."""
+
+    metric: str = DEFAULT_METRIC
+    threshold: float = DEFAULT_THRESHOLD
+    min_runs: int = DEFAULT_MIN_RUNS
+    n_resamples: int = 10_000
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class DerivedPlan:
+    """One benchmark's new plan, with Algorithm 1's full answer."""
+
+    plan: ExecutionPlan
+    minimal: algorithm.MinimalConfiguration
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What :func:`derive_plans` did.
+
+    Attributes
+    ----------
+    campaign_id : int
+        The full campaign the plans come from.
+    derived : tuple of DerivedPlan
+        Plans stored now.
+    kept : tuple of ExecutionPlan
+        Current plans left as they were (no ``refresh``, no change since).
+    """
+
+    campaign_id: int
+    derived: tuple[DerivedPlan, ...]
+    kept: tuple[ExecutionPlan, ...]
+
+    @property
+    def time_share(self) -> float:
+        """Iterations of the derived plans over those of the full configuration (NaN if none)."""
+        full = sum(d.minimal.full.cost for d in self.derived)
+        return sum(d.minimal.chosen.cost for d in self.derived) / full if full else float("nan")
+
+
+def full_campaign(store, campaign_id: int | None) -> int:
+    """The campaign to optimize from: ``campaign_id`` (checked), or the last finished campaign that
+    is neither a session (bisect, compare, confirm) nor itself run with optimized plans."""
+    campaigns = store.campaigns()
+    if campaign_id is not None:
+        if not any(c.id == campaign_id for c in campaigns):
+            raise NotFoundError(f"--campaign: no campaign {campaign_id} in the store")
+        return campaign_id
+    sessions = set(store.session_campaigns())
+    full = [c for c in campaigns if c.id not in sessions and c.status == "finished"
+            and not (c.plan or {}).get("optimized")]
+    if not full:
+        raise NotFoundError("no finished full campaign in the store to optimize from; run `regbench run` first")
+    return max(full, key=lambda c: c.id).id
+
+
+def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str) -> tuple[np.ndarray, int, float | None]:
+    """The ``(runs, iterations)`` measured samples of one experiment's ok runs, cut to the shortest
+    run; the warm-up per run (the most any run had); the seconds of all its runs (None if any is
+    unknown).  A level recorded fewer than 3 times is a :class:`ConfigError` naming the benchmark."""
+    ok = [r for r in runs if r.status == "ok"]
+    measured = [np.asarray(r.samples[r.warmup:], dtype=float) for r in ok]
+    n_iter = min((m.size for m in measured), default=0)
+    if len(ok) < algorithm.MIN_LEVEL or n_iter < algorithm.MIN_LEVEL:
+        raise ConfigError(f"benchmark {benchmark!r}: the campaign has {len(ok)} ok runs of at least {n_iter} "
+                          f"measured iterations; at least {algorithm.MIN_LEVEL} of each are needed to optimize "
+                          "from it (run a full campaign with more, or leave the benchmark out with --benchmark)")
+    durations = [r.duration for r in ok]
+    seconds = None if any(d is None for d in durations) else float(sum(d for d in durations if d is not None))
+    return np.stack([m[:n_iter] for m in measured]), max(r.warmup for r in ok), seconds
+
+
+def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
+                 version: str | None = None, options: OptimizeOptions = OptimizeOptions(),
+                 refresh: bool = False) -> OptimizeResult:
+    """Derive and store the optimized plan of every benchmark of a full campaign.
+
+    Raises
+    ------
+    ConfigError
+        A bad metric or threshold, or a benchmark with fewer than 3 runs or iterations.
+    NotFoundError
+        No such campaign or version, or a named benchmark that the campaign did not run.
+    """
+    from ..store.alerts import list_alerts
+    from ..store.plans import NewPlan, load_plans, save_plans
+
+    try:
+        algorithm.check_options(options.metric, options.threshold)
+    except ValueError as exc:
+        raise ConfigError(str(exc).replace("`metric`", "--metric").replace("`threshold`", "--threshold")) from None
+    if options.min_runs < 1:
+        raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
+    cid = full_campaign(store, campaign_id)
+    infos = [r for r in store.runs() if r.campaign_id == cid]
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    experiments: dict[tuple[str, str, str], set[str]] = {}
+    for r in infos:
+        experiments.setdefault((r.benchmark, r.config, r.machine), set()).add(r.version)
+    if benchmarks is not None:
+        missing = [b for b in benchmarks if not any(e[0] == b or SeriesName.parse(e[0]).benchmark == b
+                                                    for e in experiments)]
+        if missing:
+            raise NotFoundError(f"--benchmark {missing[0]!r}: campaign {cid} did not run it")
+        experiments = {e: v for e, v in experiments.items()
+                       if e[0] in benchmarks or SeriesName.parse(e[0]).benchmark in benchmarks}
+    if version is not None and not any(version in v for v in experiments.values()):
+        raise NotFoundError(f"--version {version!r}: campaign {cid} has no run of it")
+    current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
+    changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
+    rng = np.random.default_rng(options.seed)
+    new: list[NewPlan] = []
+    minimal: list[algorithm.MinimalConfiguration] = []
+    kept: list[ExecutionPlan] = []
+    for (bench, cfg, mach), versions in sorted(experiments.items()):
+        if SeriesName.parse(bench).measure is not None:
+            continue  # a measure (one sample per run) has no iterations to reduce
+        have = current.get((bench, cfg, mach))
+        if have is not None and not refresh and not (changed.get((bench, cfg, mach)) or have.created_at) > have.created_at:
+            kept.append(have)
+            continue
+        ver = version if version is not None else max(versions, key=lambda v: order[v])
+        if ver not in versions:
+            continue
+        runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id == cid]
+        if not any(r.status == "ok" for r in runs):
+            continue  # nothing measured (a tool's failed invocations are stored under its own name)
+        samples, warmup, seconds = campaign_samples(runs, benchmark=bench)
+        found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
+                                                threshold=options.threshold, min_runs=options.min_runs,
+                                                n_resamples=options.n_resamples, rng=rng)
+        c = found.chosen.configuration
+        tool = SeriesName.parse(bench).reported is not None
+        full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
+        new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
+                           samples.shape[1], options.metric, float(options.threshold), found.chosen.stability,
+                           found.full.stability, found.stable,
+                           None if full_seconds is None else full_seconds * found.time_share, full_seconds))
+        minimal.append(found)
+    stored = save_plans(store, new)
+    return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),
+                          tuple(kept))
+
+
+@dataclass(frozen=True)
+class CampaignPlans:
+    """What ``regbench run --plan optimized`` runs of each configured benchmark.
+
+    Attributes
+    ----------
+    runs, iterations : Mapping[str, int]
+        By configured benchmark name.  A tool's benchmark (``format = ...``) runs one invocation
+        for all its reported benchmarks, so it gets the most runs and iterations of their plans.
+    plans : tuple of ExecutionPlan
+        The plans used.
+    unplanned : tuple of str
+        Configured benchmarks without a plan: they run as configured.
+    """
+
+    runs: Mapping[str, int]
+    iterations: Mapping[str, int]
+    plans: tuple[ExecutionPlan, ...]
+    unplanned: tuple[str, ...]
+
+
+def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,
+                       config: str = DEFAULT_CONFIG, machine: str | None = None) -> CampaignPlans:
+    """The current plans of the benchmarks ``spec_names`` (those to run) on this configuration and
+    machine; ``configured`` (default: ``spec_names``) are all benchmarks of regbench.toml.
+
+    Raises
+    ------
+    ConfigError
+        A stored plan names a benchmark that is no longer configured (one line naming it), or
+        there is no plan at all.
+    """
+    from ..store.plans import load_plans
+
+    plans = [p for p in load_plans(store, config=config) if machine is None or p.machine == machine]
+    if not plans:
+        raise ConfigError(f"--plan optimized: no optimized plan is stored for configuration {config!r}"
+                          + (f" on machine {machine!r}" if machine else "") + "; run `regbench optimize` first")
+    names = set(spec_names)
+    known = set(configured) if configured is not None else names
+    runs: dict[str, int] = {}
+    iterations: dict[str, int] = {}
+    used: list[ExecutionPlan] = []
+    for p in plans:
+        spec = SeriesName.parse(p.benchmark).benchmark if SeriesName.parse(p.benchmark).reported else p.benchmark
+        if spec not in known:
+            raise ConfigError(f"plan of benchmark {p.benchmark!r}: no such benchmark in regbench.toml any more "
+                              f"(`regbench optimize --forget {spec}` removes its plans)")
+        if spec not in names:
+            continue
+        runs[spec] = max(runs.get(spec, 0), p.runs)
+        iterations[spec] = max(iterations.get(spec, 0), p.iterations)
+        used.append(p)
+    return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs))

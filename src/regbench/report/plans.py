@@ -1,0 +1,65 @@
+"""Optimized plans: what ``regbench optimize`` derived and ``regbench show --plans`` lists."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .console import echo, emit_json, emit_table, finite, fmt_num, fmt_pct
+
+if TYPE_CHECKING:
+    from ..model import ExecutionPlan
+    from ..optimize.plans import OptimizeResult
+
+
+def plan_json(p: ExecutionPlan) -> dict:
+    """One plan as JSON (``format_version`` 1)."""
+    return {"format_version": 1, "benchmark": p.benchmark, "config": p.config, "machine": p.machine,
+            "revision": p.revision, "campaign": p.campaign_id, "version": p.version, "runs": p.runs,
+            "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
+            "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
+            "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
+            "seconds": p.seconds, "full_seconds": p.full_seconds, "created_at": p.created_at.isoformat()}
+
+
+def _share(p: ExecutionPlan) -> float:
+    return p.runs * (p.warmup + p.iterations) / (p.full_runs * (p.warmup + p.full_iterations))
+
+
+def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans") -> None:
+    """Each benchmark's plan: runs x iterations (+ warm-up), its time, and the precision to expect."""
+    from rich.markup import escape
+
+    if fmt == "json":
+        emit_json([plan_json(p) for p in plans])
+        return
+    rows = []
+    for p in plans:
+        rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
+                     f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else ""),
+                     f"{p.full_runs} x {p.full_iterations}", fmt_pct(_share(p), sign=False),
+                     "—" if p.seconds is None else f"{p.seconds:.3g} s",
+                     f"{p.metric} {fmt_pct(p.stability, sign=False)}" + ("" if p.stable else " [yellow](unstable)[/]"),
+                     str(p.campaign_id)])
+    emit_table(title, ["benchmark", "config", "machine", "rev", "runs x iterations", "full", "time",
+                       "seconds/version", "expected precision", "from campaign"], rows,
+               right={"rev", "time", "seconds/version", "from campaign"})
+
+
+def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
+    """The plans derived now, the suite's time under them, and those kept."""
+    plans = [d.plan for d in result.derived]
+    if fmt == "json":
+        emit_json({"format_version": 1, "campaign": result.campaign_id, "time_share": finite(result.time_share),
+                   "derived": [plan_json(p) for p in plans], "kept": [plan_json(p) for p in result.kept]})
+        return
+    if plans:
+        print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}")
+        unstable = sum(not p.stable for p in plans)
+        echo(f"suite time under the new plans: {fmt_pct(result.time_share, sign=False)} of the full "
+             f"configuration's (iterations, warm-up included); {len(plans)} plans stored"
+             + (f"; {unstable} benchmarks not stable even at the full configuration keep it" if unstable else ""))
+    if result.kept:
+        echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")
+    if not plans and not result.kept:
+        echo("no benchmark to optimize in campaign " + fmt_num(result.campaign_id))

@@ -1,0 +1,26 @@
+"""Screening the configuration space (Yilmaz et al. 2007, seed 002): which options matter.
+
+==================  ===============================================================================
+module              contents
+==================  ===============================================================================
+``space``           the configuration space of ``[screen]``: options, levels, constraints parsed
+                    with :mod:`ast` and checked (never evaluated as code), how options are applied
+``base``            the :class:`~regbench.screening.base.Design` contract, the
+                    :class:`~regbench.screening.base.DesignMatrix` record and the registry
+``full_factorial``  every configuration (pyDOE3 ``fullfact``)
+``fractional``      regular 2^(k-p) fractions from generators, or searched by run size and resolution
+``plackett_burman`` Plackett-Burman designs (pyDOE3 ``pbdesign``)
+``suite``           screening suites and their validation against the full set
+``doptimal``        D-optimal augmentation of a design (coordinate exchange, then row exchange)
+``words``           generators, defining relation, word-length pattern, resolution, alias chains
+``terms``           the effects a design estimates and their aliases
+``effects``         effects (eq. 1-3), intervals and t-tests from replication, Lenth's pseudo
+                    standard error, half-normal points (eq. 4), Type III sums of squares
+``recalibrate``     effects of one version against the previous one's (seed 002 s.4.8)
+``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
+==================  ===============================================================================
+
+``space``, ``base``, the designs, ``doptimal``, ``suite``, ``recalibrate``, ``words``, ``terms`` and
+``effects`` import numpy, scipy and
+pyDOE3 only; ``campaign`` is an orchestrator above :mod:`regbench.run`.
+"""

@@ -1,0 +1,483 @@
+"""``regbench screen``: run a design as a campaign, then estimate the options' effects.
+
+Every row of the design is a configuration of the space (``[screen]``), stored as a regbench
+configuration named after its levels (:func:`configuration_name`), so that the same
+configuration in two designs (a fraction, then the full factorial) is one configuration in the
+store and its runs are not made twice.  The runs go through the run core
+(:class:`~regbench.run.core.TrialRunner`) like a campaign's:
+
+- RMIT across configurations and versions (seed 004 s.2): round ``r`` holds the ``r``-th run of
+  every (configuration, version), shuffled with the recorded seed, and rounds follow one another;
+- every run is stored in its own transaction as it ends; a run that fails is stored with its
+  status and left out of the estimates (a point that lost every run is left out of the fit);
+- running the same command again resumes: the run indices already stored for a configuration,
+  version and machine are not run again;
+- a configuration that breaks a constraint is never run: it is reported, and the effects are
+  fitted to the others (least squares, :mod:`regbench.screening.effects`).
+
+How an option reaches the benchmark: ``env`` sets a variable, ``arg`` appends an argument to the
+command, ``template`` renders the ``[screen] template`` file per configuration (its path in the
+template's variable).  ``build`` (a build flag) needs a build per configuration, which the run
+core does not do yet: such an option is a one-line error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import secrets
+import shlex
+import string
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
+from ..errors import ConfigError
+from ..model import RUN_STATUSES
+from ..run import noise as _noise
+from ..run.core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
+                        campaign_status, default_cache_dir, plan_versions, prepare_version, store_dir)
+from ..run.executor import LocalExecutor
+from ..run.fingerprint import default_machine_name, machine_fingerprint
+from ..run.versions import Worktrees
+from .base import DesignMatrix
+from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
+from .recalibrate import EffectChange, compare_effects
+from .space import ConfigurationSpace, Level, configurations
+from .suite import SuiteValidation
+from .terms import design_terms
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+SCHEDULE = "screen-rmit-rounds"
+#: Longest configuration name made of levels; a longer one is named by its hash.
+MAX_NAME = 200
+
+
+@dataclass(frozen=True)
+class ScreenPoint:
+    """One row of the design as a configuration.
+
+    ``violated`` lists the constraints it breaks (it is then never run).
+    """
+
+    row: int
+    levels: Mapping[str, Level]
+    name: str
+    violated: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.violated
+
+
+@dataclass(frozen=True)
+class VersionEffects:
+    """The effects estimated from one version's runs (None with the reason when they cannot be),
+    and the Type III analysis of the same model (None when no residual is left)."""
+
+    version: str
+    effects: EffectsResult | None
+    reason: str = ""
+    anova: Type3Result | None = None
+
+
+@dataclass(frozen=True)
+class Recalibration:
+    """The effects of one version against the previous one's (seed 002 s.4.8)."""
+
+    before: str
+    after: str
+    changes: tuple[EffectChange, ...]
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    """What ``regbench screen`` did and found.
+
+    Attributes
+    ----------
+    design : DesignMatrix
+    points : tuple of ScreenPoint
+        Every row, valid or not.
+    benchmark : str
+    campaign_id, seed : int
+    machine : str
+    counts : Mapping[str, int]
+        Runs stored by this campaign, by status.
+    trials_skipped : int
+        Runs not made because they were stored before (resume, or another design).
+    builds_failed : tuple of str
+        Versions that did not build (not run).
+    effects : tuple of VersionEffects
+        Per version, in history order.
+    recalibration : tuple of Recalibration
+        Each version with effects against the previous one with effects.
+    """
+
+    design: DesignMatrix
+    points: tuple[ScreenPoint, ...]
+    benchmark: str
+    campaign_id: int
+    seed: int
+    machine: str
+    counts: Mapping[str, int]
+    trials_skipped: int
+    builds_failed: tuple[str, ...]
+    effects: tuple[VersionEffects, ...]
+    recalibration: tuple[Recalibration, ...] = ()
+
+    @property
+    def failed_runs(self) -> int:
+        return sum(n for status, n in self.counts.items() if status != "ok")
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed_runs and not self.builds_failed
+
+
+def configuration_name(levels: Mapping[str, Level], space: ConfigurationSpace) -> str:
+    """``journal=wal,sync=off`` (options in the space's order); a name longer than
+    :data:`MAX_NAME` is ``screen-`` and 16 hex digits of its hash (the levels are kept with the
+    configuration in the store either way)."""
+    name = ",".join(f"{o.name}={o.render(levels[o.name])}" for o in space.options)
+    if len(name) <= MAX_NAME:
+        return name
+    return "screen-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def plan_points(space: ConfigurationSpace, design: DesignMatrix) -> list[ScreenPoint]:
+    """The design's rows as configurations, each with the constraints it breaks."""
+    if design.k != len(space.options):
+        raise ConfigError(f"the design has {design.k} factors but [screen] has {len(space.options)} options")
+    return [ScreenPoint(row=i, levels=levels, name=configuration_name(levels, space), violated=space.violated(levels))
+            for i, levels in enumerate(configurations(space, design.levels))]
+
+
+def applied_spec(spec: BenchmarkSpec, space: ConfigurationSpace, point: ScreenPoint, *,
+                 template_dir: Path | None, root: Path) -> BenchmarkSpec:
+    """``spec`` as it runs in ``point``'s configuration (a new spec; the configured one is never
+    changed): variables set, arguments appended, the template rendered."""
+    env = dict(spec.env)
+    command = list(spec.command)
+    placeholders: dict[str, str] = {}
+    for o in space.options:
+        value = o.render(point.levels[o.name])
+        if o.apply == "env":
+            env[o.target] = value
+        elif o.apply == "arg":
+            command.append(o.target.replace("{value}", value))
+        elif o.apply == "template":
+            placeholders[o.name] = value
+        else:
+            raise ConfigError(f"[[screen.option]] {o.name!r}: options applied as build flags (`build`) are not run "
+                              "yet: each configuration would need its own build; apply it with env, arg or template")
+    if space.template is not None:
+        assert template_dir is not None
+        env[space.template.env] = str(_render(space, placeholders, point, template_dir, root))
+    return dataclasses.replace(spec, env=env, command=tuple(command))
+
+
+def _render(space: ConfigurationSpace, placeholders: Mapping[str, str], point: ScreenPoint,
+            template_dir: Path, root: Path) -> Path:
+    assert space.template is not None
+    source = root / space.template.source
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"[screen] `template`: cannot read {source}: {exc}") from None
+    try:
+        rendered = string.Template(text).substitute(placeholders)
+    except KeyError as exc:
+        raise ConfigError(f"[screen] `template` {source.name}: ${{{exc.args[0]}}} is not an option applied "
+                          "through the template") from None
+    except ValueError as exc:
+        raise ConfigError(f"[screen] `template` {source.name}: {exc}") from None
+    folder = template_dir / hashlib.sha256(point.name.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / source.name.removesuffix(".in")
+    path.write_text(rendered, encoding="utf-8")
+    return path
+
+
+def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, benchmark: str | None = None,
+               revisions: str | None = None, runs: int = 3, seed: int | None = None, machine: str | None = None,
+               noise: NoiseControl | None = None, order: int = 2, alias_order: int = 3,
+               confidence_level: float = 0.95, reporter: TrialReporter | None = None,
+               command: str | None = None, cache_dir: Path | None = None,
+               terms: Sequence[Term] | None = None, executor: Executor | None = None) -> ScreenResult:
+    """Run every valid configuration of ``design`` ``runs`` times per version, then estimate
+    the effects per version (``terms``: the model, default every effect up to ``order`` the
+    design estimates, :func:`regbench.screening.terms.design_terms`; ``executor``: where the runs
+    are made, default one at a time here, :class:`~regbench.run.executor.LocalExecutor`; the
+    caller closes one it gives).
+
+    Raises
+    ------
+    ConfigError
+        No ``[screen]`` table, an unknown or ambiguous benchmark, a benchmark of a tool's format,
+        an option applied as a build flag, an unreadable template; before anything is written.
+    """
+    space = config.screen
+    if space is None:
+        raise ConfigError(f"{config.path or 'regbench.toml'}: no [screen] table: `regbench screen` needs a "
+                          "configuration space ([[screen.option]] tables)")
+    spec = _benchmark(config, benchmark)
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
+    points = plan_points(space, design)
+    valid = [p for p in points if p.valid]
+    if not valid:
+        raise ConfigError("every configuration of the design breaks a constraint: nothing to run")
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
+    template_dir = cache_dir.parent / "screen-files"
+    specs = {p.name: applied_spec(spec, space, p, template_dir=template_dir, root=config.root) for p in valid}
+    ignore = [q for q in (store_dir(store), cache_dir) if q is not None]
+    versions = plan_versions(Path(config.repo or config.root), revisions, ignore=ignore)
+    noise = noise if noise is not None else config.noise
+    noise_facts = _noise.check_noise(noise)
+    machine = machine or default_machine_name()
+    seed = int(seed) if seed is not None else secrets.randbits(32)
+    plan = {
+        "schedule": SCHEDULE, "benchmark": spec.name, "runs": runs, "design": design.label(),
+        "generators": list(design.generator_texts()), "configurations": [p.name for p in valid],
+        "excluded": [p.name for p in points if not p.valid], "versions": [v.name for v in versions],
+        "executor": executor.name if executor is not None else "local",
+        "noise": {**noise.to_json(), **noise_facts},
+    }
+    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
+                                       command=command if command is not None else shlex.join(sys.argv), plan=plan)
+    with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
+        if executor is None:
+            executor = cleanup.enter_context(LocalExecutor())
+        def named(conn) -> None:
+            for v in versions:
+                store.ensure_version(conn, v.info)
+            for p in valid:  # the levels travel with the configuration's name
+                store.ensure_config(conn, p.name, params={k: v for k, v in p.levels.items()})
+
+        store.write(named)  # waits for other writers of the store
+        trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+        ready, failed = _prepare(store, config, versions, cache_dir, trees)
+        counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
+                                      ready, runs, seed, reporter)
+    if terms is None:
+        terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
+                 if all(n == 2 for n in design.level_counts) else [])
+    effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
+                                    machine=machine, confidence_level=confidence_level)
+                    for v in versions if v.name not in failed)
+    with_effects = [(ve.version, ve.effects) for ve in effects if ve.effects is not None]
+    recalibration = tuple(Recalibration(a, b, compare_effects(ea, eb))
+                          for (a, ea), (b, eb) in zip(with_effects, with_effects[1:]))
+    return ScreenResult(design=design, points=tuple(points), benchmark=spec.name, campaign_id=campaign_id,
+                        seed=seed, machine=machine, counts=counts, trials_skipped=skipped,
+                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration)
+
+
+def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
+    if name is None:
+        if len(config.benchmarks) != 1:
+            raise ConfigError(f"{config.path or 'regbench.toml'}: give --benchmark NAME: screening measures one "
+                              f"benchmark ({len(config.benchmarks)} are configured)")
+        spec = config.benchmarks[0]
+    else:
+        spec = config.benchmark(name)
+    if spec.format is not None:
+        raise ConfigError(f"benchmark {spec.name!r}: screening needs a benchmark with its own samples, "
+                          "not a tool `format`")
+    if spec.kind != "command" and config.screen is not None and any(o.apply == "arg" for o in config.screen.options):
+        raise ConfigError(f"benchmark {spec.name!r} is a Python benchmark: options applied as command-line "
+                          "arguments (`arg`) need a command benchmark")
+    return spec
+
+
+def _prepare(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion], cache_dir: Path,
+             trees: Worktrees) -> tuple[list[ReadyVersion], list[str]]:
+    ready, failed = [], []
+    for v in versions:
+        prepared = prepare_version(store, config, v, cache_dir=cache_dir, trees=trees)
+        if prepared.ready is None:
+            failed.append(v.name)
+        else:
+            ready.append(prepared.ready)
+    return ready, failed
+
+
+def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseControl, executor: Executor,
+                benchmark: str, points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
+                ready: Sequence[ReadyVersion], runs: int, seed: int,
+                reporter: TrialReporter | None) -> tuple[dict[str, int], int]:
+    """RMIT rounds over (configuration, version) pairs, all handed to the executor at once (a
+    Dask cluster runs them in parallel); each run stored as it comes back."""
+    runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready, reporter)
+               for p in points}
+    todo: list[tuple[int, str, str]] = []
+    skipped = 0
+    for p in points:
+        by_version: dict[str, set[int]] = {}
+        for b, vname, r in store.existing_run_keys(config=p.name, machine=machine):
+            if b == benchmark:
+                by_version.setdefault(vname, set()).add(r)
+        for ver in ready:
+            have = by_version.get(ver.name, set())
+            for r in range(runs):
+                if r in have:
+                    skipped += 1
+                else:
+                    todo.append((r, p.name, ver.name))
+    rng = np.random.default_rng(seed)
+    # Canonical order first, so the shuffle depends only on the set of trials and the seed.
+    todo.sort()
+    ordered: list[tuple[int, str, str]] = []
+    for r in sorted({t[0] for t in todo}):
+        block = [t for t in todo if t[0] == r]
+        ordered.extend(block[k] for k in rng.permutation(len(block)))
+    counts = dict.fromkeys(RUN_STATUSES, 0)
+    requests = [runners[name].request(Trial(benchmark, version, r), specs[name]) for r, name, version in ordered]
+    owner = {id(req): name for req, (_, name, _) in zip(requests, ordered, strict=True)}
+    for request, outcome in executor.map(requests, started=_started(reporter)):
+        # The configuration's own runner stores it (its RunContext names the configuration).
+        runner = runners[owner[id(request)]]
+        if runner.store_outcome(request, outcome):
+            counts[outcome.status] += 1
+        else:
+            skipped += 1
+    return counts, skipped
+
+
+def _started(reporter: TrialReporter | None):
+    if reporter is None:
+        return None
+
+    def started(request) -> None:
+        t = request.trial
+        reporter.trial_started(t.benchmark, t.version, t.run_index)
+
+    return started
+
+
+def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term], *,
+                    benchmark: str,
+                    version: str, machine: str, confidence_level: float = 0.95) -> VersionEffects:
+    """The effects of one version from the stored runs of the design's valid points: each
+    successful run is one response, the mean of its measured samples (runs are the unit of
+    replication, seed 000 s.2)."""
+    if any(n != 2 for n in design.level_counts):
+        return VersionEffects(version, None, "effects of options with more than two levels are not estimated yet "
+                                             "(the runs are stored)")
+    names = {p.name for p in points if p.valid}
+    per_config: dict[str, list[float]] = {}
+    for series in store.load_series(benchmark, machine=machine, versions=[version]):
+        if series.config in names and series.runs:
+            per_config[series.config] = [float(np.mean(r)) for r in series.runs[0] if r.size]
+    responses = [per_config.get(p.name, []) if p.valid else [] for p in points]
+    if not any(responses):
+        return VersionEffects(version, None, "no successful run")
+    with_runs = np.array([bool(r) for r in responses])
+    kept = estimable_terms(design.coded[with_runs], terms)
+    try:
+        anova = type3_anova(design.coded, responses, kept)
+    except ConfigError:
+        anova = None
+    try:
+        return VersionEffects(version, estimate_effects(design.coded, responses, kept,
+                                                        confidence_level=confidence_level),
+                              "" if len(kept) == len(terms) else
+                              f"{len(terms) - len(kept)} effects not estimable from the configurations run: "
+                              + ", ".join(t.name for t in terms if t not in kept), anova)
+    except ConfigError as exc:
+        return VersionEffects(version, None, str(exc))
+
+
+def plan_json(points: Sequence[ScreenPoint]) -> str:
+    """The design's configurations as JSON lines (``--dry-run``)."""
+    return "\n".join(json.dumps({"row": p.row, "configuration": p.name, "levels": dict(p.levels),
+                                 "valid": p.valid, "violated": list(p.violated)}) for p in points)
+
+
+def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
+    """``["journal*sync", ...]`` as terms over ``space``'s options (one-line error for an unknown
+    option or a repeated one)."""
+    out = []
+    for text in texts:
+        names = [n.strip() for n in text.split("*")]
+        factors = tuple(sorted(space.names.index(space.option(n).name) for n in names))
+        if len(set(factors)) != len(factors):
+            raise ConfigError(f"term {text!r}: an option appears twice")
+        out.append(Term(factors, "*".join(space.names[f] for f in factors)))
+    return out
+
+
+def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Sequence[Term], n_add: int, *,
+                     seed: int = 0) -> DesignMatrix:
+    """``base``'s valid rows followed by ``n_add`` rows chosen D-optimal for ``terms`` under the
+    constraints (seed 002 s.3.5 and s.4.5: a follow-up that separates aliased effects).  The same
+    seed gives the same rows, so the same command resumes the same design."""
+    from .doptimal import augment
+
+    if any(n != 2 for n in base.level_counts):
+        raise ConfigError("a D-optimal follow-up needs two-level options")
+    valid_rows = np.array([space.valid(p.levels) for p in plan_points(space, base)])
+
+    def valid(row: np.ndarray) -> bool:
+        return space.valid({o.name: o.levels[int(v > 0)] for o, v in zip(space.options, row, strict=True)})
+
+    result = augment(base.coded[valid_rows], terms, n_add, valid=valid, rng=seed)
+    return DesignMatrix(design="d-optimal", levels=((result.coded + 1) // 2).astype(np.int64),
+                        level_counts=base.level_counts,
+                        note=f"{int(valid_rows.sum())} valid runs of {base.label()} + {n_add} added, D-optimal for "
+                             f"{len(terms)} terms (D-efficiency {result.d_efficiency:.3f})")
+
+
+def config_means(store: Store, benchmark: str, *, version: str, machine: str) -> dict[str, float]:
+    """Per stored configuration, the mean of its successful runs' means at ``version``."""
+    out: dict[str, float] = {}
+    for s in store.load_series(benchmark, machine=machine, versions=[version]):
+        values = [float(np.mean(r)) for r in (s.runs[0] if s.runs else []) if r.size]
+        if values:
+            out[s.config] = float(np.mean(values))
+    return out
+
+
+@dataclass(frozen=True)
+class SuiteCheck:
+    """A suite's validation at one version (None with the reason when the full set is missing)."""
+
+    version: str
+    validation: SuiteValidation | None
+    full_configurations: int
+    reason: str = ""
+
+
+def check_suite(store: Store, space: ConfigurationSpace, result: ScreenResult, *, samples: int = 1000,
+                seed: int = 0) -> list[SuiteCheck]:
+    """Validate the suite just run against the full set of valid configurations stored for the
+    same benchmark, version and machine (run ``--design full`` first; seed 002 s.4.6-4.7)."""
+    from .full_factorial import FullFactorial
+    from .suite import validate_suite
+
+    full = FullFactorial().build([len(o.levels) for o in space.options])
+    names = [p.name for p in plan_points(space, full) if p.valid]
+    suite_names = [p.name for p in result.points if p.valid]
+    out = []
+    for ve in result.effects:
+        means = config_means(store, result.benchmark, version=ve.version, machine=result.machine)
+        full_values = [means[n] for n in names if n in means]
+        suite_values = [means[n] for n in suite_names if n in means]
+        if len(full_values) < len(names):
+            out.append(SuiteCheck(ve.version, None, len(full_values),
+                                  f"{len(full_values)} of the {len(names)} valid configurations are measured: "
+                                  "run `regbench screen --design full` first"))
+            continue
+        out.append(SuiteCheck(ve.version, validate_suite(suite_values, full_values, samples=samples, rng=seed),
+                              len(full_values)))
+    return out

@@ -1,0 +1,305 @@
+"""Optimized plans (Japke et al. 2025, Algorithm 1): the algorithm against an independent
+brute force, its bad input, the plan table, and optimize -> run --plan optimized -> show --plans
+end to end with real processes, real git and a real store."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from scipy import stats as st
+
+from regbench.cli.main import main
+from regbench.errors import ConfigError
+from regbench.demo_project import git_commit, git_init
+from regbench.model import RunRecord
+from regbench.optimize.algorithm import Configuration, choose, minimal_configuration, Scored
+from regbench.store import Store
+from regbench.store import schema as t
+from regbench.store.plans import NewPlan, load_plans, save_plans
+
+from storetools import upgrade_to
+
+PY = sys.executable
+
+
+# ---------------------------------------------------------------------------- the algorithm
+def brute_force(x: np.ndarray, warmup: int, metric: str, threshold: float, min_runs: int):
+    """Algorithm 1 written independently: every (r, i) with r * i >= 3, metric by numpy/scipy."""
+    best = None
+    for r, i in itertools.product(range(1, x.shape[0] + 1), range(1, x.shape[1] + 1)):
+        if r * i < 3 or r < min_runs:
+            continue
+        m = x[:r, :i].ravel()
+        value = (np.std(m, ddof=1) / np.mean(m) if metric == "cv"
+                 else st.median_abs_deviation(m, scale=1.0) / np.median(m))
+        if value <= threshold:
+            key = (r * (warmup + i), value, r)
+            best = min(best, (key, (r, i))) if best else (key, (r, i))
+    return best[1] if best else x.shape
+
+
+@pytest.mark.parametrize("metric", ["cv", "rmad"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_minimal_configuration_agrees_with_a_brute_force(metric, seed):
+    rng = np.random.default_rng(seed)
+    runs, iters = 6, 12
+    # Between-run spread (random initial conditions) plus within-run noise of varying size.
+    x = 100 + rng.normal(0, 0.6, (runs, 1)) + rng.normal(0, [0.2, 0.5, 1.0][seed - 1], (runs, iters))
+    for warmup, min_runs in [(0, 1), (5, 2)]:
+        found = minimal_configuration(x, warmup=warmup, metric=metric, threshold=0.01, min_runs=min_runs)
+        want = brute_force(x, warmup, metric, 0.01, min_runs)
+        assert (found.chosen.configuration.runs, found.chosen.configuration.iterations) == tuple(want)
+        assert found.chosen.cost == found.chosen.configuration.runs * (warmup + found.chosen.configuration.iterations)
+        # The result under a configuration is the mean (CV) or median (RMAD) of its measurements.
+        c = found.chosen.configuration
+        pooled = x[:c.runs, :c.iterations].ravel()
+        assert found.chosen.result == pytest.approx(np.mean(pooled) if metric == "cv" else np.median(pooled))
+        assert found.change_rate == pytest.approx(abs(found.chosen.result - found.full.result) / found.full.result)
+
+
+def test_ties_of_cost_go_to_the_smaller_metric():
+    full = Configuration(3, 2)
+    scored = [Scored(Configuration(1, 3), 3, 0.008, 1.0), Scored(Configuration(3, 1), 3, 0.004, 1.0),
+              Scored(Configuration(3, 2), 6, 0.001, 1.0)]
+    found = choose(scored, full, metric="cv", threshold=0.01, warmup=0)
+    assert found.chosen.configuration == Configuration(3, 1)
+    assert found.time_share == pytest.approx(0.5)
+
+
+def test_warmup_is_paid_in_every_run():
+    # Identical runs: every configuration is stable; with a long warm-up fewer runs of more
+    # iterations are cheaper than more runs of fewer.
+    rng = np.random.default_rng(0)
+    x = 50 + rng.normal(0, 0.01, (5, 10))
+    cold = minimal_configuration(x, warmup=0, metric="cv", threshold=0.01, min_runs=1)
+    warm = minimal_configuration(x, warmup=20, metric="cv", threshold=0.01, min_runs=1)
+    assert cold.chosen.cost == 3 and warm.chosen.configuration == Configuration(1, 3)
+    assert warm.chosen.cost == 23 and warm.full.cost == 5 * 30
+
+
+def test_an_unstable_benchmark_keeps_the_full_configuration():
+    rng = np.random.default_rng(4)
+    x = rng.lognormal(0, 0.5, (4, 8))
+    found = minimal_configuration(x, metric="rmad", threshold=0.01)
+    assert not found.stable and found.chosen.configuration == Configuration(4, 8)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"threshold": 0.0}, r"`threshold` must be in \(0, 1\), got 0.0"),
+    ({"threshold": 1.5}, r"`threshold` must be in \(0, 1\), got 1.5"),
+    ({"metric": "sd"}, r"`metric` must be one of cv, rmad, rciw1, rciw2, rciw3, got 'sd'"),
+    ({"min_runs": 0}, r"`min_runs` must be a positive integer"),
+    ({"warmup": -1}, r"`warmup` must be a non-negative integer"),
+])
+def test_bad_options_name_the_option(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        minimal_configuration(np.ones((3, 3)), **kwargs)
+
+
+def test_fewer_than_three_at_a_level_is_an_error():
+    with pytest.raises(ValueError, match="at least 3 runs and 3 iterations to be reduced, got 2 runs of 10"):
+        minimal_configuration(np.ones((2, 10)))
+
+
+# ---------------------------------------------------------------------------- the plan table
+def _new(bench="b", runs=2, campaign=1) -> NewPlan:
+    return NewPlan(bench, "default", "m", campaign, "v1", runs, 5, 1, 10, 20, "rmad", 0.01, 0.004, 0.001,
+                   True, 1.5, 30.0)
+
+
+def _seed_store(store: Store, benchmarks=("b",)) -> int:
+    cid = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    for b in benchmarks:
+        store.add_run(RunRecord(b, "v1", 0, np.ones(3), machine="m", campaign_id=cid))
+    return cid
+
+
+def test_plans_are_versioned_and_the_last_is_current(store):
+    cid = _seed_store(store)
+    save_plans(store, [_new(runs=3, campaign=cid)])
+    save_plans(store, [_new(runs=2, campaign=cid)])
+    current = load_plans(store)
+    assert [(p.revision, p.runs) for p in current] == [(2, 2)]
+    assert [(p.revision, p.runs) for p in load_plans(store, current=False)] == [(1, 3), (2, 2)]
+    assert current[0].seconds == 1.5 and current[0].version == "v1" and current[0].stable
+
+
+def test_a_0006_store_is_upgraded_to_hold_plans(tmp_path):
+    path = tmp_path / "old.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        upgrade_to(conn, "0006")
+    engine.dispose()
+    with Store(path) as s:
+        assert s.schema_revision() == t.SCHEMA_REVISION == "0007"
+        cid = _seed_store(s)
+        save_plans(s, [_new(campaign=cid)])
+        assert len(load_plans(s)) == 1
+
+
+# ---------------------------------------------------------------------------- end to end
+BENCH = """\
+import os, random
+n = int(os.environ["REGBENCH_ITERATIONS"])
+rng = random.Random(int(os.environ["REGBENCH_RUN_INDEX"]) * 7919 + len(os.environ["REGBENCH_VERSION"]))
+spread = float(os.environ["SPREAD"])
+base = 1.0 + rng.gauss(0, spread)          # random initial conditions of the run
+for _ in range(n):
+    print(base * (1 + rng.gauss(0, spread)))
+"""
+
+
+def _project(tmp_path: Path, benchmarks: dict[str, float]) -> Path:
+    repo = tmp_path / "proj"
+    git_init(repo)
+    text = "[project]\nname = \"p\"\n[defaults]\nruns = 4\niterations = 10\nwarmup = 1\n"
+    for name, spread in benchmarks.items():
+        text += (f"\n[[benchmark]]\nname = \"{name}\"\ncommand = {json.dumps([PY, 'bench.py'])}\n"
+                 f"env = {{ SPREAD = \"{spread}\" }}\n")
+    (repo / "regbench.toml").write_text(text)
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    git_commit(repo, {"bench.py": BENCH, "regbench.toml": text}, "one", when=when)
+    git_commit(repo, {"README": "two"}, "two", when=when + timedelta(days=1))
+    return repo
+
+
+def _cli(repo: Path, *args: str, capsys) -> tuple[int, str, str]:
+    rc = main(["--store", str(repo / "s.db"), "--config", str(repo / "regbench.toml"), *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_optimize_then_run_with_optimized_plans(tmp_path, capsys):
+    repo = _project(tmp_path, {"steady": 0.0005, "noisy": 0.3})
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--seed", "3", capsys=capsys)
+    assert rc == 0, err
+    rc, out, err = _cli(repo, "optimize", "--format", "json", capsys=capsys)
+    assert rc == 0, err
+    doc = json.loads(out)
+    plans = {p["benchmark"]: p for p in doc["derived"]}
+    assert (plans["noisy"]["runs"], plans["noisy"]["iterations"], plans["noisy"]["stable"]) == (4, 10, False)
+    steady = plans["steady"]
+    assert steady["stable"] and steady["runs"] * steady["iterations"] < 40 and steady["runs"] >= 2
+    assert steady["warmup"] == 1 and steady["seconds"] < steady["full_seconds"]
+    # A second optimize keeps current plans; --refresh derives new revisions.
+    rc, out, _ = _cli(repo, "optimize", "--format", "json", capsys=capsys)
+    assert json.loads(out)["derived"] == [] and len(json.loads(out)["kept"]) == 2
+    rc, out, _ = _cli(repo, "optimize", "--refresh", "--format", "json", capsys=capsys)
+    assert {p["revision"] for p in json.loads(out)["derived"]} == {2}
+
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "5",
+                      capsys=capsys)
+    assert rc == 0, err
+    with Store(repo / "s.db") as s:
+        head = s.versions()[-1].name
+        by = {b: [r for r in s.raw_runs(b, head)] for b in ("steady", "noisy")}
+        assert len(by["steady"]) == steady["runs"] and len(by["noisy"]) == 4
+        assert {r.n_samples for r in by["steady"]} == {1 + steady["iterations"]}
+        last = max(s.campaigns(), key=lambda c: c.id)
+        assert last.plan["optimized"]["steady"]["revision"] == 2
+    rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
+    assert rc == 0 and "steady" in out and "noisy" in out and "unstable" in out
+    # The optimized campaign is not taken as a full one to optimize from.
+    rc, out, _ = _cli(repo, "optimize", "--refresh", "--format", "json", capsys=capsys)
+    assert json.loads(out)["campaign"] == 1
+
+
+def test_bad_input_gives_one_line_errors(tmp_path, capsys):
+    repo = _project(tmp_path, {"steady": 0.001})
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--runs", "2", capsys=capsys)
+    assert rc == 0, err
+    rc, _, err = _cli(repo, "optimize", capsys=capsys)
+    assert rc == 3 and err.count("\n") == 1
+    assert "benchmark 'steady': the campaign has 2 ok runs" in err and "at least 3" in err
+    rc, _, err = _cli(repo, "optimize", "--threshold", "1.5", capsys=capsys)
+    assert rc == 3 and err == "error: --threshold must be in (0, 1), got 1.5\n"
+    rc, _, err = _cli(repo, "optimize", "--campaign", "99", capsys=capsys)
+    assert rc == 3 and "--campaign: no campaign 99" in err
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", capsys=capsys)
+    assert rc == 3 and "no optimized plan is stored" in err
+    # A plan whose benchmark is gone from regbench.toml.
+    with Store(repo / "s.db") as s:
+        cid = _seed_store(s, benchmarks=("gone",))
+        save_plans(s, [_new(bench="gone", campaign=cid)])
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", capsys=capsys)
+    assert rc == 3 and err.startswith("error: plan of benchmark 'gone': no such benchmark") and err.count("\n") == 1
+    rc, out, _ = _cli(repo, "optimize", "--forget", "gone", capsys=capsys)
+    assert rc == 0 and "1 plans of gone deleted" in out
+
+
+def test_spread_order_keeps_every_benchmark_over_the_whole_campaign():
+    from regbench.run.campaign import Trial, spread_order
+
+    runs_of = {"a": 10, "b": 2, "c": 5}
+    trials = [Trial(b, "v", r) for b, n in runs_of.items() for r in range(n)]
+    order = spread_order(trials, runs_of, 7)
+    assert sorted(order, key=lambda t: (t.benchmark, t.run_index)) == sorted(trials, key=lambda t: (t.benchmark,
+                                                                                                    t.run_index))
+    # b's second run is in the second half of the campaign, not next to its first.
+    pos = {(t.benchmark, t.run_index): k for k, t in enumerate(order)}
+    assert pos[("b", 1)] > pos[("a", 4)] and pos[("c", 4)] > pos[("a", 7)]
+    # Runs of one benchmark keep their order; the result depends only on the set and the seed.
+    assert [t.run_index for t in order if t.benchmark == "a"] == list(range(10))
+    assert spread_order(reversed(trials), runs_of, 7) == order
+
+
+def _full_campaign(store: Store, benches=("b",), versions=("v1", "v2"), runs=4, iters=10) -> int:
+    from regbench.model import VersionInfo
+
+    cid = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    rng = np.random.default_rng(0)
+    for k, v in enumerate(versions):
+        info = VersionInfo(v, timestamp=datetime(2024, 1, 1 + k))
+        for b in benches:
+            for r in range(runs):
+                store.add_run(RunRecord(b, v, r, 1 + 0.001 * rng.standard_normal(iters + 1), machine="m",
+                                        campaign_id=cid, warmup=1, duration=0.5), version_info=info)
+    store.finish_campaign(cid, "finished")
+    return cid
+
+
+def test_a_plan_is_derived_again_after_an_alert_on_its_benchmark(store):
+    from regbench.optimize.plans import derive_plans
+    from regbench.store.alerts import alert_transaction
+
+    cid = _full_campaign(store, benches=("b", "c"))
+    first = derive_plans(store)
+    assert first.campaign_id == cid and {d.plan.benchmark for d in first.derived} == {"b", "c"}
+    assert all(d.plan.version == "v2" and d.plan.runs >= 2 and d.plan.warmup == 1 for d in first.derived)
+    assert all(d.plan.seconds == pytest.approx(d.plan.full_seconds * d.minimal.time_share) for d in first.derived)
+    again = derive_plans(store)
+    assert again.derived == () and len(again.kept) == 2
+    later = max(d.plan.created_at for d in first.derived) + timedelta(seconds=1)
+    with alert_transaction(store) as tx:
+        tx.create(benchmark="c", config="default", machine="m", version="v2", previous="v1", kind="regression",
+                  change=0.05, ci_low=0.03, ci_high=0.07, p_value=0.001, methods=["auto"], now=later, why="test")
+    third = derive_plans(store)
+    assert [(d.plan.benchmark, d.plan.revision) for d in third.derived] == [("c", 2)]
+    assert [p.benchmark for p in third.kept] == ["b"]
+    # From an older version, on request.
+    fourth = derive_plans(store, version="v1", refresh=True, benchmarks=["b"])
+    assert [(d.plan.benchmark, d.plan.version, d.plan.revision) for d in fourth.derived] == [("b", "v1", 2)]
+
+
+def test_a_tool_invocation_runs_the_most_of_its_benchmarks_plans(store):
+    from regbench.optimize.plans import plans_for_campaign
+
+    cid = _seed_store(store, benchmarks=("tool/A", "tool/B", "cmd"))
+    save_plans(store, [dataclasses.replace(_new("tool/A", runs=2, campaign=cid), iterations=9),
+                       dataclasses.replace(_new("tool/B", runs=5, campaign=cid), iterations=3),
+                       _new("cmd", runs=3, campaign=cid)])
+    got = plans_for_campaign(store, ["tool", "cmd", "other"], machine="m")
+    assert dict(got.runs) == {"tool": 5, "cmd": 3} and dict(got.iterations) == {"tool": 9, "cmd": 5}
+    assert got.unplanned == ("other",)
+    # Only the benchmarks asked for; another machine has no plan.
+    assert dict(plans_for_campaign(store, ["cmd"], configured=["tool", "cmd"], machine="m").runs) == {"cmd": 3}
+    with pytest.raises(ConfigError, match="no optimized plan is stored for configuration 'default' on machine 'x'"):
+        plans_for_campaign(store, ["cmd"], machine="x")

@@ -1,0 +1,77 @@
+"""D-optimal augmentation by coordinate exchange, against exhaustive search on small cases."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from regbench.errors import ConfigError
+from regbench.screening.base import get_design
+from regbench.screening.doptimal import augment
+from regbench.screening.effects import Term, model_columns
+from regbench.screening.terms import design_terms
+
+
+def log_det(rows, terms):
+    x = np.column_stack([np.ones(len(rows)), model_columns(np.asarray(rows, float), terms)])
+    sign, value = np.linalg.slogdet(x.T @ x)
+    return value if sign > 0 else -np.inf
+
+
+MODEL = [Term((0,), "A"), Term((1,), "B"), Term((2,), "C"), Term((3,), "D"),
+         Term((0, 1), "A*B"), Term((2, 3), "C*D")]
+
+
+def brute_force_best(existing, terms, n_add, valid=lambda r: True):
+    candidates = [np.array(c, float) for c in itertools.product([-1, 1], repeat=existing.shape[1])
+                  if valid(np.array(c, float))]
+    return max(log_det(np.vstack([existing, *combo]), terms)
+               for combo in itertools.combinations_with_replacement(candidates, n_add))
+
+
+def test_augmenting_table1_separates_ab_from_cd_as_well_as_exhaustive_search():
+    base = get_design("fractional", generators=["D = ABC"]).build([2] * 4).coded
+    assert np.linalg.matrix_rank(np.column_stack([np.ones(8), model_columns(base, MODEL)])) == 6  # AB = CD
+    result = augment(base, MODEL, 2, rng=1)
+    assert result.estimable
+    assert result.log_det == pytest.approx(brute_force_best(base, MODEL, 2), abs=1e-9)
+    # the added runs come from the other half fraction, where AB and CD differ
+    assert np.all(np.prod(result.added, axis=1) == -1)
+
+
+def test_constraints_are_respected_and_the_optimum_under_them_is_found():
+    base = get_design("fractional", generators=["D = ABC"]).build([2] * 4).coded
+
+    def valid(row):
+        return not (row[0] == 1 and row[1] == 1)
+
+    result = augment(base, MODEL, 3, valid=valid, rng=5)
+    assert all(valid(r) for r in result.added)
+    assert result.log_det == pytest.approx(brute_force_best(base, MODEL, 3, valid), abs=1e-9)
+
+
+def test_from_nothing_a_full_factorial_is_d_optimal_for_main_effects():
+    terms = [Term((i,), "ABC"[i]) for i in range(3)]
+    result = augment(np.empty((0, 3)), terms, 8, rng=3)
+    assert result.d_efficiency == pytest.approx(1.0)
+
+
+def test_a_128_run_design_with_20_terms_is_augmented_in_under_10_s():
+    d = get_design("fractional", runs=128, resolution=4).build([2] * 14)
+    terms = design_terms(d, order=1) + [Term(pair, "*".join(map(str, pair)))
+                                        for pair in [(0, 1), (0, 2), (1, 2), (3, 4), (5, 6), (7, 8)]]
+    assert len(terms) == 20
+    start = time.perf_counter()
+    result = augment(d.coded, terms, 16, rng=0)
+    assert time.perf_counter() - start < 10
+    assert result.estimable and result.coded.shape == (144, 14)
+
+
+def test_bad_input():
+    with pytest.raises(ConfigError, match="`n_add` must be a positive integer"):
+        augment(np.ones((2, 2)), MODEL[:2], 0)
+    with pytest.raises(ConfigError, match="no valid configuration"):
+        augment(np.ones((2, 2)), MODEL[:2], 1, valid=lambda r: False)
