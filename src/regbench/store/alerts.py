@@ -16,10 +16,11 @@ Every time is UTC without a time zone, as elsewhere in the store.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -31,7 +32,7 @@ from ..errors import NotFoundError, StoreError
 from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, VersionInfo
 from . import schema as t
 from .schema import Database
-from .tx import again_on_conflict
+from .tx import again_on_conflict, write_transaction
 
 R = TypeVar("R")
 
@@ -295,6 +296,14 @@ class AlertTransaction:
             version_id=self._id(t.version, version, "version"),
             previous_id=self._id(t.version, previous, "version"),
             kind=kind, method=method, created_at=now, **values))
+
+
+@contextlib.contextmanager
+def alert_transaction(store: Database) -> Iterator[AlertTransaction]:
+    """One write transaction over the alert tables: committed on success, rolled back on any
+    error, run once (:func:`run_in_transaction` runs its work again on a conflict)."""
+    with write_transaction(store.engine) as conn:
+        yield AlertTransaction(store, conn)
 
 
 def run_in_transaction(store: Database, work: Callable[[AlertTransaction], R], *, attempts: int = 3) -> R:

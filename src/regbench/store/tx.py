@@ -26,10 +26,11 @@ isolation / Savepoints / Transactional DDL").
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
 import sqlalchemy as sa
@@ -100,6 +101,16 @@ def retrying(attempt: Callable[[], R], *, patience: float = DEFAULT_PATIENCE, wh
             delay = min(delay * 2, 2.0)
 
 
+@contextlib.contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction (``BEGIN IMMEDIATE`` on SQLite), committed when the block ends, run
+    once: :func:`write` is the same, run again while another writer is in the way."""
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            yield conn
+
+
 def write(engine: Engine, work: Callable[[Connection], R], *, patience: float = DEFAULT_PATIENCE,
           rolled_back: Callable[[], None] | None = None) -> R:
     """``work(conn)`` in one write transaction, committed when it returns; its result.
@@ -112,10 +123,8 @@ def write(engine: Engine, work: Callable[[Connection], R], *, patience: float = 
 
     def attempt() -> R:
         try:
-            with engine.connect() as conn:
-                conn.execution_options(**{WRITE_OPTION: True})
-                with conn.begin():
-                    return work(conn)
+            with write_transaction(engine) as conn:
+                return work(conn)
         except BaseException:
             if rolled_back is not None:
                 rolled_back()
