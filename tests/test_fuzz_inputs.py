@@ -109,3 +109,15 @@ def test_known_hostile_inputs_are_one_line_errors(tmp_path, name, filename, data
     kind, message = outcome(TARGETS[name].call, path)
     assert kind == "error", message
     assert message.startswith(str(tmp_path / start)) and len(message) < 400
+
+
+def test_a_jmh_score_past_the_float_range_is_left_out_not_a_crash(tmp_path):
+    # Found by benchmarks/fuzz_inputs.py (seed 3): a score of 400 digits has no float.
+    from regbench.adapters.base import get_adapter
+
+    path = tmp_path / "x.json"
+    path.write_text('[{"benchmark": "a", "mode": "avgt", "primaryMetric": {"scoreUnit": "us/op", "score": 1'
+                    + "0" * 400 + ', "rawData": [[1.0, 1.1, 0.9]]}}]')
+    runs = get_adapter("jmh").parse(path)
+    assert [r.samples.tolist() for r in runs] == [[1.0, 1.1, 0.9]]
+    assert all("score" not in r.params for r in runs)

@@ -220,7 +220,7 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
         base["params"] = entry["params"]
     for key, out in (("score", "score"), ("scoreError", "score_error")):
         v = metric.get(key)
-        if isinstance(v, int | float) and not isinstance(v, bool):
+        if jsonsafe.finite_number(v):  # an integer past the float range has no float: left out
             base[out] = float(v)
     for k, samples in enumerate(forks):
         if samples.size == 0:
