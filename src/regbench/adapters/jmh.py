@@ -220,7 +220,7 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
         base["params"] = entry["params"]
     for key, out in (("score", "score"), ("scoreError", "score_error")):
         v = metric.get(key)
-        if jsonsafe.finite_number(v):  # an integer past the float range has no float: left out
+        if v is not None and jsonsafe.finite_number(v):  # an integer past the float range has no float
             base[out] = float(v)
     for k, samples in enumerate(forks):
         if samples.size == 0:
