@@ -56,7 +56,15 @@ def test_regbench_toml_loads_or_gives_a_one_line_config_error():
         seen[kind] += 1
 
     check()
-    assert seen["error"] > 0 and seen["accepted"] > 0
+    # Mostly refused (3.7% of 1,000 were accepted in the long run, so 150 examples may accept
+    # none); a valid configuration is accepted and keeps the promises checked above.
+    assert seen["error"] > 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "regbench.toml"
+        path.write_text('[[benchmark]]\nname = "a"\ncommand = ["true"]\nruns = 3\ntimeout = 60\n')
+        kind, message = outcome(load_configuration, path)
+        assert kind == "accepted", message
+        _check_accepted(load_configuration(path))
 
 
 def _check_accepted(config) -> None:
