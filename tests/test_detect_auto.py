@@ -410,3 +410,19 @@ def test_changes_within_the_refine_reach_are_reported_once_by_the_most_significa
     # v5 (the mode's, more significant) stands for v3; v9 (more significant) for v8; v1 is four
     # versions from v5, a change of its own.
     assert [(c.version, c.detail) for c in merged] == [("v1", "mode 1"), ("v5", "mode 1"), ("v9", None)]
+
+
+def test_a_change_seen_in_a_mode_that_left_for_some_versions_is_placed_since_the_version_before_it():
+    # Hit (60%, ~1.0) and miss (40%, ~2.0) modes.  v8-v10 are 60% slower: the hits move to ~1.6,
+    # across the boundary between the modes, so the hit mode is absent there; from v11 on it is
+    # 10% faster than at first.  The hit mode's search finds the step at v11 most clearly; it is
+    # "since v10", the version before it, not since v7, the hit mode's last version before it,
+    # which would overlap the step at v8 (a CI run of the demo reported such a span).
+    levels = [1.0] * 8 + [1.6] * 3 + [0.9] * 8
+
+    def sampler(rng, k):
+        hit = rng.random(40) < 0.6
+        return levels[k] * np.where(hit, 1.0, 2.0) * (1 + rng.normal(0, 0.01, 40))
+    changes = get_detector("auto").detect(series_from_levels(levels, runs=6, sampler=sampler))
+    assert [(c.version, c.previous, c.detail is not None) for c in changes] == [
+        ("v8", "v7", False), ("v11", "v10", True)]

@@ -37,6 +37,7 @@ this module is the policy that puts them together.
 from __future__ import annotations
 
 import dataclasses
+import dataclasses
 import warnings
 from collections.abc import Sequence
 
@@ -314,7 +315,7 @@ class Auto(Detector):
                                                 excursions=False, estimator="the mean of each run's samples in "
                                                                             "each mode: a multimodal benchmark")
                     n_tests += tests
-                    changes = _merge_near(series, changes, found)
+                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
@@ -516,6 +517,17 @@ def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> l
             continue
         out = [x for x in out if x not in near] + [c]
     return out
+
+
+def _previous_in(series: Series, vs: VersionStats, c: Change) -> Change:
+    """``c``, a change found in one mode, with ``previous`` the version before it in the whole
+    history ``vs``.  A mode's own history skips the versions where too few runs held it (a level
+    step can move a version's samples out of the mode), so the mode's last version before the
+    change can lie several versions back; the change stays where the mode's search placed it,
+    and a report "since" a version further back would overlap the steps in between."""
+    k = series.index(c.version)
+    before = [int(i) for i in vs.index if int(i) < k]
+    return dataclasses.replace(c, previous=series.versions[before[-1]].name) if before else c
 
 
 def _saved_scale(state: dict) -> float:
