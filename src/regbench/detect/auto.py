@@ -37,7 +37,6 @@ this module is the policy that puts them together.
 from __future__ import annotations
 
 import dataclasses
-import dataclasses
 import warnings
 from collections.abc import Sequence
 
