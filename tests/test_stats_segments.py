@@ -18,6 +18,7 @@ from regbench.stats.segments import (
     segment_test,
     two_level_t,
     version_stats,
+    history_percentiles,
     version_stats_many,
     version_variance,
 )
@@ -219,3 +220,40 @@ def test_a_run_s_own_outlier_does_not_raise_its_fence():
     assert np.all(hi <= 10.0 * 1.01 + 1e-12) and np.all(lo >= 0.099 - 1e-12)
     means = robust_run_means(runs)
     assert np.allclose(means, [base[:9].mean(), base[:9].mean(), base.mean()])
+
+
+def test_a_mode_of_the_history_is_not_fenced_out_of_a_version_that_drew_few_of_its_samples():
+    # Hits at ~1 and misses at ~300 (a cache miss, seed 001 s.4.2), a fifth of the history's
+    # samples.  Version 1's runs drew almost no misses, so its own 90th percentile is a hit: with
+    # the version alone as the reference its one miss would be an outlier and left out, and the
+    # version's level would jump to the hits' alone with the luck of the draw.
+    rng = np.random.default_rng(3)
+
+    def run(misses):
+        return np.r_[np.full(10 - misses, 1.0), np.full(misses, 300.0)] * (1 + rng.normal(0, 0.01, 10))
+    runs = [run(2), run(3), run(2), run(1), run(0), run(0), run(2), run(3), run(2)]
+    group = np.repeat([0, 1, 2], 3)
+    means = robust_run_means(runs, group=group)
+    assert means[3] == pytest.approx(runs[3].mean())  # the miss is kept
+    # A sample far from its version and from the whole history is still left out.
+    runs[4][0] = 1e6
+    lo, hi = fence_bounds(runs, group=group)
+    assert 300.0 * 1.05 < hi[4] < 1e6
+    assert robust_run_means(runs, group=group)[4] == pytest.approx(runs[4][1:].mean())
+
+
+def test_pooled_summaries_fence_each_history_by_its_own_percentiles():
+    # A history in microseconds and one in seconds, each with a 1,000x outlier: pooled in one
+    # call, each is fenced by its own history's percentiles, not by the other's.
+    fast = [[h * 1e-6 for h in runs] for runs in history(8, seed=5)]
+    slow = history(8, seed=6)
+    fast[3][1][0] *= 1e3
+    slow[5][0][2] *= 1e3
+    for refs in (None, [history_percentiles([r for v in fast for r in v]), (0.5, 2.0)]):
+        pooled = version_stats_many([fast, slow], fence_histories=refs)
+        for k, (runs, got) in enumerate(zip([fast, slow], pooled, strict=True)):
+            want = version_stats(runs, fence_history=None if refs is None else refs[k])
+            assert np.array_equal(got.mean, want.mean)
+    # The outliers were left out.
+    assert version_stats_many([fast, slow])[0].mean[3] == pytest.approx(version_stats(fast).mean[3])
+    assert np.all(version_stats_many([fast, slow])[0].mean < 2e-6)

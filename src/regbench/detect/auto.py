@@ -44,9 +44,9 @@ import numpy as np
 
 from ..model import Series
 from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, SegmentTest, VersionStats,
-                              bimodality_coefficient, choose_location, compare_segments, mode_stats, pooled_spread,
-                              ratio_interval, relative_change, relative_interval, segment_test, two_level_t,
-                              version_stats, version_stats_many, version_variance)
+                              bimodality_coefficient, choose_location, compare_segments, history_percentiles,
+                              mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
+                              segment_test, two_level_t, version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -331,7 +331,8 @@ class Auto(Detector):
                 "segment_start": series.versions[int(vs.index[start])].name,
                 "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs, cps)),
                 "estimator": choice.estimator, "log": choice.log, "reason": choice.reason,
-                "run_scale": None if not np.isfinite(vs.run_scale) else float(vs.run_scale)}
+                "run_scale": None if not np.isfinite(vs.run_scale) else float(vs.run_scale),
+                "fence_history": _fence_history(series)}
 
     def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
         """Test each new version, in history order, against the segment since the last change.
@@ -347,7 +348,7 @@ class Auto(Detector):
             warnings.simplefilter("ignore", RuntimeWarning)
             vs = version_stats(series.runs, fence=self.fence, estimator=state.get("estimator", "mean"),
                                log=bool(state.get("log", False)), outlying_z=self.outlying,
-                               run_scale=_saved_scale(state))
+                               run_scale=_saved_scale(state), fence_history=_saved_fence(state))
         return self._check(state, series, vs)
 
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
@@ -361,7 +362,8 @@ class Auto(Detector):
                                            estimators=[state.get("estimator", "mean") for state, _ in items],
                                            logs=[bool(state.get("log", False)) for state, _ in items],
                                            outlying_z=self.outlying,
-                                           run_scales=[_saved_scale(state) for state, _ in items])
+                                           run_scales=[_saved_scale(state) for state, _ in items],
+                                           fence_histories=[_saved_fence(state) for state, _ in items])
         return [self._check(state, series, vs) for (state, series), vs in zip(items, all_stats, strict=True)]
 
     def _check(self, state: dict, series: Series, vs: VersionStats) -> tuple[list[Change], int, dict]:
@@ -534,6 +536,20 @@ def _saved_scale(state: dict) -> float:
     no run is left out, when the pass could not estimate it)."""
     scale = state.get("run_scale")
     return float("nan") if scale is None else float(scale)
+
+
+def _fence_history(series: Series) -> list[float] | None:
+    """The history's percentiles that the outlier fence of a full pass used
+    (:func:`~regbench.stats.segments.history_percentiles`), saved for incremental passes."""
+    lo, hi = history_percentiles([r for runs in series.runs for r in runs])
+    return [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None
+
+
+def _saved_fence(state: dict) -> tuple[float, float] | None:
+    """The fence reference of a full pass (None for a state saved before it was kept: the new
+    versions' own percentiles are used)."""
+    ref = state.get("fence_history")
+    return (float(ref[0]), float(ref[1])) if ref else None
 
 
 def _listed(vv: tuple[float, float] | None) -> list[float] | None:

@@ -225,7 +225,18 @@ def _check_group(group, n: int) -> np.ndarray:
     return group
 
 
-def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0) -> tuple[np.ndarray, np.ndarray]:
+def history_percentiles(runs: Sequence[np.ndarray]) -> tuple[float, float]:
+    """The 10th and 90th percentiles (order statistics) of every sample of the positive runs of
+    one history: the history's reference for :func:`fence_bounds`, NaN when it has none."""
+    pooled = [r for r in runs if r.size and r.min() > 0]
+    if not pooled:
+        return float("nan"), float("nan")
+    flat = np.concatenate(pooled)
+    return float(np.quantile(flat, 0.1, method="higher")), float(np.quantile(flat, 0.9, method="lower"))
+
+
+def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
+                 history=None) -> tuple[np.ndarray, np.ndarray]:
     """Per run, the lowest and highest sample :func:`robust_run_means` keeps.
 
     Parameters
@@ -238,7 +249,15 @@ def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0)
         How many times beyond its version's 90th (or below its 10th) percentile a sample is left
         out; ``inf`` trims nothing.  A run's percentiles are order statistics (the sample at or
         inside the percentile, never interpolated towards an extreme one), and its version's is
-        the median over the version's runs.
+        the median over the version's runs.  A sample is left out only when it is also that far
+        beyond the whole history's percentile: a mode holding a tenth of the history's samples
+        (a cache miss, seed 001 s.4.2) lies inside the history's percentiles, so a version whose
+        runs happened to draw few of its samples does not lose them, and its level does not jump
+        with the luck of the draw.
+    history : tuple of float or of numpy.ndarray, optional, keyword-only
+        The history's ``(10th, 90th)`` percentiles (:func:`history_percentiles`), one pair or
+        one array of each per run (runs of several histories at once); default: those of
+        ``runs``, taken as one history.
 
     Returns
     -------
@@ -285,13 +304,17 @@ def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0)
             version_q[part] = np.nanmedian(q[order[part]], axis=0)
     lo[order] = version_q[:, 0] / fence
     hi[order] = version_q[:, 1] * fence
+    h_lo, h_hi = history_percentiles(runs) if history is None else history
+    # np.fmin/fmax: a history without a reference (NaN) leaves the version's bounds as they are.
+    lo = np.fmin(lo, np.asarray(h_lo, dtype=float) / fence).reshape(n)
+    hi = np.fmax(hi, np.asarray(h_hi, dtype=float) * fence).reshape(n)
     trim = positive & (lo > 0)
     lo[~trim] = -np.inf
     hi[~trim] = np.inf
     return lo, hi
 
 
-def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0) -> np.ndarray:
+def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0, history=None) -> np.ndarray:
     """Mean of each run after dropping samples an order of magnitude away from their version.
 
     A sample is left out when it is more than ``fence`` times the 90th percentile of its
@@ -313,6 +336,8 @@ def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 1
         The version of each run (0, 1, ...); default: all runs are of one version.
     fence : float, keyword-only
         See above; ``inf`` gives the plain run means.
+    history : optional, keyword-only
+        The history's percentiles for the fence (see :func:`fence_bounds`).
 
     Returns
     -------
@@ -328,11 +353,11 @@ def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 1
     ----------
     seed 000 s.2 (runs are the replicates); seed 001 s.2.1 (outliers), s.4.2 (modes).
     """
-    return _locations(runs, group=group, fence=fence, estimators=("mean",))["mean"]
+    return _locations(runs, group=group, fence=fence, estimators=("mean",), history=history)["mean"]
 
 
 def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
-                  estimator: str = "mean") -> np.ndarray:
+                  estimator: str = "mean", history=None) -> np.ndarray:
     """One location per run: the mean, the median or the low quantile of its samples, after the
     outlier fences of :func:`robust_run_means`.
 
@@ -344,6 +369,8 @@ def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0
         The version of each run (0, 1, ...); default: all runs are of one version.
     fence : float, keyword-only
         Outlier fence (see :func:`robust_run_means`).
+    history : optional, keyword-only
+        The history's percentiles for the fence (see :func:`fence_bounds`).
     estimator : {"mean", "median", "low"}, keyword-only
         ``low`` is the :data:`LOW_QUANTILE` quantile.
 
@@ -366,15 +393,16 @@ def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0
     """
     if estimator not in LOCATIONS:
         raise ValueError(f"`estimator` must be one of {', '.join(LOCATIONS)}, got {estimator!r}")
-    return _locations(runs, group=group, fence=fence, estimators=(estimator,))[estimator]
+    return _locations(runs, group=group, fence=fence, estimators=(estimator,), history=history)[estimator]
 
 
-def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: Sequence[str]) -> dict[str, np.ndarray]:
+def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: Sequence[str],
+               history=None) -> dict[str, np.ndarray]:
     """:func:`run_locations` of several estimators, the fences and the stacking of runs done once."""
     n = len(runs)
     out = {name: np.full(n, np.nan) for name in estimators}
     sizes = np.array([r.size for r in runs])
-    lo, hi = fence_bounds(runs, group=group, fence=fence)
+    lo, hi = fence_bounds(runs, group=group, fence=fence, history=history)
     for size in np.unique(sizes):
         if size == 0:
             continue
@@ -697,7 +725,8 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
 
 
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
-                  log: bool = False, outlying_z: float | None = None, run_scale: float | None = None) -> VersionStats:
+                  log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
+                  fence_history: tuple[float, float] | None = None) -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -713,6 +742,9 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         Summarise the logarithms of the locations (see :class:`VersionStats`).
     outlying_z, run_scale : float, optional, keyword-only
         Leave out outlying runs (:func:`outlying_runs`, see :func:`stats_of_runs`).
+    fence_history : tuple of float, optional, keyword-only
+        The whole history's percentiles for the fence (:func:`history_percentiles`), saved by
+        a full pass for the few new versions of an incremental one; default: those of ``runs``.
 
     Returns
     -------
@@ -733,14 +765,15 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     flat, group, index = _flatten(runs)
     if not flat:
         return stats_of_runs(np.empty(0), group, index, log=log)
-    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator), group, index, log=log,
+    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history),
+                         group, index, log=log,
                          outlying_z=outlying_z, run_scale=run_scale)
 
 
 def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
                        estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None,
-                       outlying_z: float | None = None, run_scales: Sequence[float | None] | None = None
-                       ) -> list[VersionStats]:
+                       outlying_z: float | None = None, run_scales: Sequence[float | None] | None = None,
+                       fence_histories: Sequence[tuple[float, float] | None] | None = None) -> list[VersionStats]:
     """:func:`version_stats` of many histories with one call of :func:`run_locations` per
     estimator.
 
@@ -759,6 +792,8 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         Per history, its ``estimator`` and ``log`` (default: ``"mean"`` and False for all).
     outlying_z, run_scales : optional, keyword-only
         Leave out outlying runs, with each history's scale (see :func:`stats_of_runs`).
+    fence_histories : sequence, optional, keyword-only
+        Per history, its ``fence_history`` (see :func:`version_stats`; None: its own runs').
 
     Returns
     -------
@@ -770,13 +805,14 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
     estimators = list(estimators) if estimators is not None else ["mean"] * n
     logs = list(logs) if logs is not None else [False] * n
     scales = list(run_scales) if run_scales is not None else [None] * n
-    if len(estimators) != n or len(logs) != n or len(scales) != n:
-        raise ValueError("`estimators`, `logs` and `run_scales` must give one value per history")
+    refs = list(fence_histories) if fence_histories is not None else [None] * n
+    if len(estimators) != n or len(logs) != n or len(scales) != n or len(refs) != n:
+        raise ValueError("`estimators`, `logs`, `run_scales` and `fence_histories` must give one value per history")
     out: list[VersionStats | None] = [None] * n
     for name in dict.fromkeys(estimators):
         members = [h for h in range(n) if estimators[h] == name]
         flats: list[np.ndarray] = []
-        groups, indexes = [], []
+        groups, indexes, h_lo, h_hi = [], [], [], []
         offset = 0
         for h in members:
             flat, group, index = _flatten(histories[h])
@@ -784,12 +820,17 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
             groups.append(group + offset)
             indexes.append(index)
             offset += index.size
+            given = refs[h]
+            ref = given if given is not None else history_percentiles(flat)
+            h_lo.append(np.full(len(flat), ref[0]))
+            h_hi.append(np.full(len(flat), ref[1]))
         if not flats:
             for h in members:
                 out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h], outlying_z=outlying_z,
-                                       run_scale=scales[h])
+                                       run_scale=scales[h], fence_history=refs[h])
             continue
-        values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name)
+        values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name,
+                               history=(np.concatenate(h_lo), np.concatenate(h_hi)))
         start = base = 0
         for h, g, index in zip(members, groups, indexes, strict=True):
             out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h],
@@ -807,7 +848,8 @@ MODE_MIN_SHARE = 0.05
 
 
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
-               log: bool = False, outlying_z: float | None = None) -> list[VersionStats]:
+               log: bool = False, outlying_z: float | None = None,
+               fence_history: tuple[float, float] | None = None) -> list[VersionStats]:
     """Per mode, the per-version summaries of each run's mean of its samples in that mode.
 
     Parameters
@@ -824,6 +866,8 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
         Summarise the logarithms of the per-mode run means.
     outlying_z : float, optional, keyword-only
         Leave out outlying runs of each mode (:func:`outlying_runs`).
+    fence_history : tuple of float, optional, keyword-only
+        As for :func:`version_stats`.
 
     Returns
     -------
@@ -837,7 +881,7 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
     seed 001 s.4.2: complex (multimodal) benchmarks compared cluster by cluster.
     """
     flat, group, index = _flatten(runs)
-    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence)
+    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence, history=fence_history)
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         values = np.empty(len(flat))
