@@ -2,7 +2,8 @@
 
 Rules (the store's ``alert_delivery`` table holds one row per alert and sink):
 
-* An alert is sent while its status is ``new``: a person who already acknowledged it, marked it
+* An alert is sent while its status is ``new`` and it is not held (seen on fewer machines than
+  ``[alerts] require_machines``; it is sent once enough machines show it): a person who already acknowledged it, marked it
   invalid or expected, or a later change that fixed it before it was told, makes telling it
   pointless.  Status changes are not sent (who made them knows; a fix is told by the restoring
   alert, which is new).  A sink gets only the ``kinds`` it is configured for.

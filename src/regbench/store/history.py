@@ -109,6 +109,16 @@ class HistoryView:
                               [s.failed[k] for k in keep], [s.warmup[k] for k in keep]))
         return out
 
+    def measured_versions(self, benchmark: str, config: str) -> dict[str, list[str]]:
+        """Machine -> the versions of the history where it measured ``benchmark`` on ``config``
+        (as :meth:`Store.measured_versions`: runs of campaigns, and of sessions when they are
+        centred; versions on the line)."""
+        sessions: list[int] | None = [] if self.sessions == "centre" else None
+        measured = self.store.measured_versions(benchmark, config, exclude_campaigns=sessions)
+        kept = {v.name for v in self.versions()}
+        return {m: [v for v in names if v in kept] for m, names in measured.items()
+                if any(v in kept for v in names)}
+
     # ------------------------------------------------------------------------- words
     def describe(self) -> str:
         """What this history is, in one sentence (``regbench detect`` prints it)."""
