@@ -183,7 +183,8 @@ def test_require_machines_holds_an_alert_until_enough_machines_show_it(store, tm
     (alert,) = out.created
     assert alert.held and alert.hold_machines == 2 and out.held == (alert,)
     assert alert.to_json()["held"] is True
-    assert "held until seen on 2 machines" in events(store, alert.id)[0]
+    assert events(store, alert.id)[-1] == ("measured without the change on b, c; held, not notified: seen on 1 "
+                                           "of the 2 machines [alerts] require_machines asks")
     assert notify_pending(store, [sink], now=T0).sent == 0            # listed, not told
     assert [a.id for a in list_alerts(store)] == [alert.id]
     out = record_alerts(store, [change("b")], config=cfg, now=T0 + timedelta(days=1))
@@ -200,8 +201,9 @@ def test_a_change_on_enough_machines_in_one_pass_is_told_at_once(store, tmp_path
     out = record_alerts(store, [change("a"), change("b"), change("a", benchmark="fft", version="v6",
                                                                  previous="v5")], config=cfg, now=T0)
     both, alone = out.created
-    assert not both.held and both.machines == ("a", "b") and out.raised == (both,)
-    assert alone.held and alone.spread == "machine-specific"
+    assert not both.held and both.machines == ("a", "b") and out.raised == ()  # never held
+    assert not any("held" in why for why in events(store, both.id))
+    assert alone.held and alone.spread == "machine-specific" and out.held == (alone,)
 
 
 def test_a_held_alert_triaged_is_not_reopened_when_raised(store, tmp_path):
@@ -223,6 +225,10 @@ def test_a_raised_alert_is_not_held_again_and_a_lower_setting_raises(store, tmp_
     assert not get_alert(store, told.id).held
     (held,) = record_alerts(store, [change("a", "v6", "v5")], config=cfg3, now=T0).created
     assert held.hold_machines == 3
+    record_alerts(store, [change("a", "v6", "v5")], config=config("[alerts]\nrequire_machines = 4\n", tmp_path),
+                  now=T0)
+    assert get_alert(store, held.id).hold_machines == 4
+    assert "still held, now until seen on 4 machines" in events(store, held.id)[-1]
     out = record_alerts(store, [change("a", "v6", "v5")], now=T0 + timedelta(days=1))  # setting back to 1
     assert [a.id for a in out.raised] == [held.id] and not get_alert(store, held.id).held
 

@@ -504,15 +504,10 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
         why = f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
         if conf is not None:
             why += f"; {confirmation_text(conf)}"
-        if rules.require > 1:  # raised at the end of this call if enough machines of it show it
-            why += f"; held until seen on {rules.require} machines ([alerts] require_machines)"
         alert = tx.create(benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
                           previous=c.previous, kind=c.kind, change=float(c.change),
                           ci_low=_finite_or_none(c.ci_low), ci_high=_finite_or_none(c.ci_high),
                           p_value=_finite_or_none(c.p_value), methods=[c.method], now=now, why=why)
-        if rules.require > 1:
-            tx.update(alert.id, now=now, hold_machines=rules.require)
-            (alert,) = tx.alerts([alert.id])
         if conf is not None:
             confirm(c, conf, alert.id)
             (alert,) = tx.alerts([alert.id])
@@ -536,7 +531,8 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
         for a in list(alerts):
             if a.id not in created and a.id not in merged:
                 continue
-            fresh = _machines_and_hold(tx, a, rules.measured.get(key), span, rules.require, now=now)
+            fresh = _machines_and_hold(tx, a, rules.measured.get(key), span, rules.require, now=now,
+                                       new=a.id in created)
             if fresh is not a:
                 keep(alerts, fresh)
                 if a.held and not fresh.held:
@@ -547,9 +543,10 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
 
 
 def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Sequence[str]] | None, span,
-                       require: int, *, now: datetime) -> Alert:
-    """Bring an alert's unchanged machines up to date with what was measured, and raise it when
-    it is held and enough machines show it now; write only what changes."""
+                       require: int, *, now: datetime, new: bool) -> Alert:
+    """Bring an alert's unchanged machines up to date with what was measured; hold it when it is
+    ``new`` (created by this call) and fewer than ``require`` machines show it, raise it when it
+    was held and enough machines show it now; write only what changes."""
     reasons = []
     wrote = False
     if measured is not None:
@@ -564,15 +561,18 @@ def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Seq
         wrote = unchanged != before
         if unchanged - before:
             reasons.append("measured without the change on " + ", ".join(sorted(unchanged - before)))
-    if alert.held:
-        n = len(alert.machines)
+    n = len(alert.machines)
+    if new and not alert.held and n < require:
+        tx.update(alert.id, now=now, hold_machines=require)
+        reasons.append(f"held, not notified: seen on {n} of the {require} machines [alerts] require_machines asks")
+    elif alert.held:
         if n >= require:
             tx.update(alert.id, now=now, hold_machines=None)
             reasons.append(f"raised: seen on {n} machines ({', '.join(alert.machines)}); "
                            f"[alerts] require_machines = {require}")
         elif alert.hold_machines != require:
             tx.update(alert.id, now=now, hold_machines=require)
-            reasons.append(f"held until seen on {require} machines ([alerts] require_machines)")
+            reasons.append(f"still held, now until seen on {require} machines ([alerts] require_machines)")
     if reasons:
         tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
     elif not wrote:

@@ -177,7 +177,7 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         if known:
             console.print(f"{known} change(s) not run again (already alerts, or suppressed).")
     if outcome.alerts is not None:
-        console.print(alerts_note(outcome.alerts))
+        console.print(alerts_note(outcome.alerts), markup=False, highlight=False)
         for line in machine_lines(outcome):
             console.print(line, markup=False, highlight=False)
     if outcome.bisect:
