@@ -21,7 +21,8 @@ change matches several alerts the one it overlaps most is taken.  A change that 
 creates a ``new`` alert; re-running the same detection writes nothing at all.
 
 **Across machines.**  Benchmarks run on many machines, and a change seen on one machine only is
-often the machine (a kernel upgrade, another CPU model), where one seen on several is the code.
+often the machine (a kernel upgrade, another CPU model), where one seen on several is the code:
+hardware, kernel and layout are external factors of every result (Larres et al. 2013, s.3).
 A change that is not the same step as an alert of its own series is *evidence* of an alert of
 another machine when they have the same benchmark, configuration and kind and its candidate
 versions overlap those of a machine that already shows that alert (:func:`span_gap` <= 0: not
