@@ -274,3 +274,36 @@ def test_a_store_at_0007_upgrades_with_its_alerts(tmp_path):
         assert s.schema_revision() == t.SCHEMA_REVISION
         (alert,) = list_alerts(s)
         assert (alert.machines, alert.held, alert.spread, alert.also_on) == (("a",), False, "single", ())
+
+
+# ------------------------------------------------------------------------------- concurrency
+def test_two_detections_at_once_on_two_machines_make_one_alert_per_step(store, store_url):
+    """Two processes' detections (threads with stores of their own here) recording the same steps
+    on two machines at the same moment: no unique constraint spans machines, so each step's
+    alerts are serialized per benchmark and configuration (PostgreSQL: an advisory lock)."""
+    import threading
+
+    benchmarks = [f"b{k}" for k in range(12)]
+    for b in benchmarks:
+        fill(store, b, machines=("a", "b"))
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def detect(machine: str) -> None:
+        try:
+            with Store(store_url, create=False) as mine:
+                barrier.wait()
+                for b in benchmarks:
+                    record_alerts(mine, [change(machine, benchmark=b)], now=T0)
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=detect, args=(m,)) for m in ("a", "b")]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    alerts = list_alerts(store)
+    assert sorted(a.benchmark for a in alerts) == sorted(benchmarks)
+    assert all(sorted(a.machines) == ["a", "b"] for a in alerts)

@@ -33,7 +33,7 @@ from ..errors import NotFoundError, StoreError
 from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
 from . import schema as t
 from .schema import Database
-from .tx import again_on_conflict, write_transaction
+from .tx import again_on_conflict, schema_key, write_transaction
 
 R = TypeVar("R")
 
@@ -276,7 +276,16 @@ class AlertTransaction:
         return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
 
     def config_alerts(self, benchmark: str, config: str) -> list[Alert]:
-        """Every alert of one benchmark and configuration, on any machine (any status), oldest first."""
+        """Every alert of one benchmark and configuration, on any machine (any status), oldest first.
+
+        The transaction then holds the lock of their alerts until it ends (PostgreSQL: an
+        advisory lock per benchmark and configuration; SQLite: the write transaction's own): two
+        detections recording the same step on two machines at once would otherwise both create
+        an alert, as no unique constraint spans machines.
+        """
+        if self.conn.dialect.name == "postgresql":
+            self.conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
+                schema_key(self.conn, f"alerts:{benchmark}\0{config}"))))
         q = _alert_query().where(t.benchmark.c.name == benchmark, t.config.c.name == config)
         return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
 
