@@ -307,3 +307,29 @@ def test_two_detections_at_once_on_two_machines_make_one_alert_per_step(store, s
     alerts = list_alerts(store)
     assert sorted(a.benchmark for a in alerts) == sorted(benchmarks)
     assert all(sorted(a.machines) == ["a", "b"] for a in alerts)
+
+
+# ---------------------------------------------------------------------------- notifications
+def test_the_sinks_tell_each_machine(store, tmp_path):
+    import io
+
+    from regbench.notify.markdown import MarkdownSink
+    from regbench.notify.terminal import TerminalSink
+    from regbench.notify.webhook import payload
+
+    fill(store)
+    fill(store, "sort")
+    record_alerts(store, [change("a"), change("b", change=0.12, ci=(0.09, 0.15)), change("c", "v4", "v1"),
+                          change("b", benchmark="sort")], now=T0)
+    everywhere, one = sorted(list_alerts(store), key=lambda a: a.benchmark)
+    screen = io.StringIO()
+    sinks = [TerminalSink(stream=screen), MarkdownSink(path=tmp_path / "pr.md")]
+    assert notify_pending(store, sinks, now=T0).sent == 4
+    assert "in fft on a (also on b, c) at v3 (since v2)" in screen.getvalue()
+    table = (tmp_path / "pr.md").read_text()
+    assert "| a, b, c |" in table and "| b (machine-specific) |" in table
+    context = payload(everywhere, sink="hook")["blocks"][1]["elements"][0]["text"]
+    assert ("machines: seen on 3 machines: a +10.00% [+8.00%, +12.00%] at v3 (since v2), p = 0.001, auto; "
+            "b +12.00% [+9.00%, +15.00%] at v3 (since v2), p = 0.001, auto; "
+            "c +10.00% [+8.00%, +12.00%] at v4 (since v1), p = 0.001, auto") in context
+    assert payload(one, sink="hook")["regbench"]["alert"]["unchanged_on"] == ["a", "c"]
