@@ -3,10 +3,11 @@
 Seed 001 s.2: "to avoid repetitive or redundant notifications, the analysis module consults the
 notification repository for a history of notifications".  This module is that repository's
 storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_delivery`` tables
-(:mod:`regbench.store.schema`, migration 0002), and on ``confirmation`` (migration 0004: what
-``regbench detect --confirm`` found when it ran a change again, and its cost) and ``alert_machine``
-(migration 0009: the other machines of an alert, with their evidence or without the change).  The *rules* (what is the same alert, what fixes
-one, which status may follow which) live in :mod:`regbench.detect.alerts`, which works through
+(:mod:`regbench.store.schema`, migration 0002), on ``confirmation`` (migration 0004: what
+``regbench detect --confirm`` found when it ran a change again, and its cost) and on
+``alert_machine`` (migration 0009: the other machines of an alert, with their evidence or without
+the change).  The *rules* (what is the same alert, what fixes one, which status may follow which,
+which machines an alert reaches) live in :mod:`regbench.detect.alerts`, which works through
 the protocols it declares, implemented here: :class:`AlertTransaction` and
 :func:`run_in_transaction` (which :meth:`Store.run_alert_transaction` offers).  The outbox that
 sends alerts to sinks lives in :mod:`regbench.notify.outbox`.  The :class:`~regbench.model.Alert`
@@ -396,10 +397,11 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 
-    Due: status ``new``, not held (waiting for more machines), of one of ``kinds``, and either never tried on this sink, or failed
-    with ``next_attempt_at`` reached, or claimed by an attempt whose claim has expired (a notify
-    that died mid-send).  Never-tried alerts come first (oldest first), then retries: one alert a
-    sink keeps refusing does not hold back the others.
+    Due: status ``new``, not held (waiting for more machines), of one of ``kinds``, and either
+    never tried on this sink, or failed with ``next_attempt_at`` reached, or claimed by an
+    attempt whose claim has expired (a notify that died mid-send).  Never-tried alerts come
+    first (oldest first), then retries: one alert a sink keeps refusing does not hold back the
+    others.
     """
     d = t.alert_delivery
     with store.engine.connect() as conn:
