@@ -145,6 +145,9 @@ def test_a_change_others_measured_without_is_machine_specific(store):
     record_alerts(store, [change("a")], now=T0 + timedelta(days=1))
     assert get_alert(store, fft.id).unchanged_on == ("b", "c", "d")
     assert "measured without the change on d" in events(store, fft.id)[-1]
+    before = events(store, fft.id)
+    record_alerts(store, [change("a"), change("a", benchmark="sort")], now=T0 + timedelta(days=2))
+    assert events(store, fft.id) == before and get_alert(store, fft.id).updated_at == T0 + timedelta(days=1)
 
 
 def test_a_later_pass_adds_a_machine_and_keeps_the_triage(store):
@@ -333,3 +336,26 @@ def test_the_sinks_tell_each_machine(store, tmp_path):
             "b +12.00% [+9.00%, +15.00%] at v3 (since v2), p = 0.001, auto; "
             "c +10.00% [+8.00%, +12.00%] at v4 (since v1), p = 0.001, auto") in context
     assert payload(one, sink="hook")["regbench"]["alert"]["unchanged_on"] == ["a", "c"]
+
+
+class Measured:
+    """What each machine measured, given outright (as a history other than the store's)."""
+
+    def __init__(self, versions: dict[str, list[str]]):
+        self.versions = versions
+
+    def measured_versions(self, benchmark: str, config: str) -> dict[str, list[str]]:
+        return self.versions
+
+
+def test_the_coverage_given_decides_which_machines_measured_the_step(store):
+    fill(store)
+    (alert,) = record_alerts(store, [change("a")], coverage=Measured({"a": VERSIONS, "b": ["v1", "v5"]}),
+                             now=T0).created
+    assert alert.unchanged_on == ("b",)  # c's runs in the store are not in the history given
+    # read as a history where b has not reached the step yet: b is no longer said to be unchanged
+    record_alerts(store, [change("a")], coverage=Measured({"a": VERSIONS, "b": ["v1", "v2"]}),
+                  now=T0 + timedelta(hours=1))
+    now = get_alert(store, alert.id)
+    assert now.unchanged_on == () and now.spread == "single" and now.updated_at == T0 + timedelta(hours=1)
+    assert events(store, alert.id)[-1] == "not measured around the step in the history read: b"

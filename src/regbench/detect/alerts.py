@@ -140,7 +140,7 @@ class Transaction(Protocol):
         without showing it; replaces what was recorded of that machine."""
         ...
 
-    def drop_machine(self, alert_id: int, machine: str) -> None:
+    def drop_machine(self, alert_id: int, machine: str, *, now: datetime) -> None:
         """Forget what was recorded of one other machine of an alert."""
         ...
 
@@ -549,7 +549,6 @@ def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Seq
     ``new`` (created by this call) and fewer than ``require`` machines show it, raise it when it
     was held and enough machines show it now; write only what changes."""
     reasons = []
-    wrote = False
     if measured is not None:
         step = span(alert.version, alert.previous)
         unchanged = {machine for machine, versions in measured.items()
@@ -558,10 +557,12 @@ def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Seq
         for machine in sorted(unchanged - before):
             tx.set_machine(alert.id, machine, None, now=now)
         for machine in sorted(before - unchanged):
-            tx.drop_machine(alert.id, machine)
-        wrote = unchanged != before
+            tx.drop_machine(alert.id, machine, now=now)
         if unchanged - before:
             reasons.append("measured without the change on " + ", ".join(sorted(unchanged - before)))
+        if before - unchanged:
+            gone = ", ".join(sorted(before - unchanged))
+            reasons.append(f"not measured around the step in the history read: {gone}")
     n = len(alert.machines)
     if new and not alert.held and n < require:
         tx.update(alert.id, now=now, hold_machines=require)
@@ -574,10 +575,9 @@ def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Seq
         elif alert.hold_machines != require:
             tx.update(alert.id, now=now, hold_machines=require)
             reasons.append(f"still held, now until seen on {require} machines ([alerts] require_machines)")
-    if reasons:
-        tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
-    elif not wrote:
+    if not reasons:
         return alert
+    tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
     return tx.alerts([alert.id])[0]
 
 

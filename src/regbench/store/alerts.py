@@ -296,7 +296,8 @@ class AlertTransaction:
 
     def set_machine(self, alert_id: int, machine: str, evidence: MachineEvidence | None, *, now: datetime) -> None:
         """Record another machine of an alert: its evidence, or (None) that it measured the step
-        without showing it; replaces what was recorded of that machine."""
+        without showing it; replaces what was recorded of that machine.  The alert is updated
+        (``updated_at``)."""
         am = t.alert_machine
         mid = self._id(t.machine, machine, "machine")
         if evidence is None:
@@ -312,12 +313,14 @@ class AlertTransaction:
         if not done:
             self.conn.execute(am.insert().values(alert_id=alert_id, machine_id=mid, created_at=now, updated_at=now,
                                                  **values))
+        self.update(alert_id, now=now)
 
-    def drop_machine(self, alert_id: int, machine: str) -> None:
-        """Forget what was recorded of one other machine of an alert."""
+    def drop_machine(self, alert_id: int, machine: str, *, now: datetime) -> None:
+        """Forget what was recorded of one other machine of an alert (and update the alert)."""
         am = t.alert_machine
         mid = self._id(t.machine, machine, "machine")
         self.conn.execute(am.delete().where(am.c.alert_id == alert_id, am.c.machine_id == mid))
+        self.update(alert_id, now=now)
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
                change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
