@@ -359,3 +359,22 @@ def test_the_coverage_given_decides_which_machines_measured_the_step(store):
     now = get_alert(store, alert.id)
     assert now.unchanged_on == () and now.spread == "single" and now.updated_at == T0 + timedelta(hours=1)
     assert events(store, alert.id)[-1] == "not measured around the step in the history read: b"
+
+
+def test_a_history_counts_only_the_versions_on_its_line(store):
+    from regbench.store import HistoryView
+
+    shas = {v: f"{k:040x}" for k, v in enumerate(VERSIONS)}
+    infos = [VersionInfo(v, commit=shas[v], timestamp=T0 + timedelta(days=k)) for k, v in enumerate(VERSIONS)]
+    store.add_runs([RunRecord("fft", v, 0, np.array([1.0]), machine=m) for m in ("a", "b") for v in VERSIONS[:3]]
+                   + [RunRecord("fft", v, 0, np.array([1.0]), machine="a") for v in VERSIONS[3:]]
+                   + [RunRecord("fft", "v5", 0, np.array([1.0]), machine="b")], versions=infos)
+    everything = HistoryView(store)
+    assert everything.measured_versions("fft", "default")["b"] == ["v0", "v1", "v2", "v5"]
+    line = HistoryView(store, tuple(shas[v] for v in VERSIONS if v != "v5"), "main")  # v5: a side branch
+    assert line.measured_versions("fft", "default")["b"] == ["v0", "v1", "v2"]
+    (alert,) = record_alerts(store, [change("a")], coverage=line, now=T0).created
+    assert alert.spread == "single"        # on the line, b has not measured v3 yet
+    (other,) = record_alerts(store, [change("a", "v6", "v5")], coverage=everything, now=T0).created
+    assert other.spread == "single"        # b's v5 is the step's `previous`: nothing after it on b
+    assert record_alerts(store, [change("a")], coverage=everything, now=T0).merged[0].unchanged_on == ("b",)
