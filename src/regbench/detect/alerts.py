@@ -56,8 +56,10 @@ restores that alert when ``|(1 + a)(1 + b) - 1| <= max(1%, |a| / 2)``, where ``a
 alert's relative change and ``b`` the new change's: the level is back within half the original
 change (and never asked closer than 1%, the noise floor of most benchmarks).  The latest such
 alert becomes ``fixed``, with ``fixed_by`` = the restoring version and ``fixed_by_alert`` = the
-restoring alert.  The restoring change is itself recorded as an alert (an improvement is worth
-telling, like Perfherder's improvement alerts), whose history says which alert it restored.
+restoring alert (an alert's series is its first machine's: across machines, an improvement
+restores the regressions whose first machine is its own).  The restoring change is itself
+recorded as an alert (an improvement is worth telling, like Perfherder's improvement alerts),
+whose history says which alert it restored.
 Only regressions are fixed: an improvement undone by a later regression is told by that
 regression's own alert.
 Fixing happens once, when the restoring step is first recorded: re-running detection, or a person
