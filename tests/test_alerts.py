@@ -141,14 +141,14 @@ def test_overlapping_windows_merge(store):
     assert get_alert(store, a.id).methods == ("ci-overlap", "forecast", "x", "y")
 
 
-def test_other_kind_config_or_machine_is_another_alert(store, tmp_path):
+def test_other_kind_or_config_is_another_alert_another_machine_is_evidence(store, tmp_path):
     fill(store, ("fft",), configs=("big",), machines=("local", "ci-1"))
     out = record_alerts(store, [change(), change(change=-0.1, ci=(-0.12, -0.08)),
                                 change(config="big"), change(config="big", machine="ci-1")], now=T0)
-    assert len(out.created) == 4
-    assert [(a.kind, a.config, a.machine) for a in out.created] == [
-        ("regression", "big", "ci-1"), ("regression", "big", "local"), ("improvement", "default", "local"),
-        ("regression", "default", "local")]
+    assert len(out.created) == 3
+    assert [(a.kind, a.config, a.machines) for a in out.created] == [
+        ("regression", "big", ("ci-1", "local")), ("improvement", "default", ("local",)),
+        ("regression", "default", ("local",))]
 
 
 def test_invalid_alerts_are_not_resurrected_by_a_rerun(store):

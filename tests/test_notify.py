@@ -269,7 +269,8 @@ def test_json_file_is_versioned_and_added_to_atomically(store, tmp_path):
     assert list(doc["alerts"][0]) == ["id", "key", "benchmark", "config", "machine", "unit", "direction", "version",
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
-                                      "updated_at", "confirmation"]
+                                      "updated_at", "confirmation", "spread", "machines", "unchanged_on", "held",
+                                      "hold_machines"]
     before = path.read_text()
     assert notify_pending(store, [sink], now=T0).sent == 0
     assert path.read_text() == before  # nothing due: the file, not yet taken away, is left alone

@@ -126,6 +126,7 @@ direction = "lower"
 # Alerts: every change found by `regbench detect` becomes an alert once (`regbench alerts`).
 # [alerts]
 # suppress = ["experimental-*"]     # globs of benchmark names whose changes are not alerts
+# require_machines = 2              # notify a change only once this many machines show it (default 1)
 
 # `regbench detect`'s defaults (its options override them):
 # [detect]
@@ -281,6 +282,8 @@ class ProjectConfig:
     benchmarks: tuple[BenchmarkSpec, ...] = ()
     #: Globs of benchmark names whose changes are not alerts (``[alerts] suppress``).
     alert_suppress: tuple[str, ...] = ()
+    #: Machines that must show a change before its alert is notified (``[alerts] require_machines``).
+    require_machines: int = 1
     notify: tuple[NotifySpec, ...] = ()
     noise: NoiseControl = NoiseControl()
     detect: DetectSettings = DetectSettings()
@@ -406,6 +409,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     noise = data.get("noise", {})
     if not isinstance(noise, dict):
         fail("[noise] must be a table")
+    alert_suppress, require_machines = _alerts_table(data.get("alerts", {}), fail)
 
     return ProjectConfig(
         path=path, root=root,
@@ -418,7 +422,8 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         store=proj.get("store"),
         python=str(proj.get("python", sys.executable)),
         benchmarks=tuple(specs),
-        alert_suppress=_alerts_table(data.get("alerts", {}), fail),
+        alert_suppress=alert_suppress,
+        require_machines=require_machines,
         notify=_notify_tables(data.get("notify", []), root, fail),
         noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
         detect=_detect_table(data.get("detect", {}), fail),
@@ -724,10 +729,11 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
     return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs)
 
 
-def _alerts_table(table, fail: Fail) -> tuple[str, ...]:
+def _alerts_table(table, fail: Fail) -> tuple[tuple[str, ...], int]:
+    """``[alerts]``: the globs of ``suppress`` and ``require_machines``."""
     if not isinstance(table, dict):
         fail("[alerts] must be a table")
-    bad = set(table) - {"suppress"}
+    bad = set(table) - {"suppress", "require_machines"}
     if bad:
         fail(f"[alerts]: unknown key `{sorted(bad)[0]}`")
     suppress = table.get("suppress", [])
@@ -735,7 +741,11 @@ def _alerts_table(table, fail: Fail) -> tuple[str, ...]:
         suppress = [suppress]
     if not isinstance(suppress, list) or not all(isinstance(p, str) and p for p in suppress):
         fail("[alerts] `suppress` must be a list of benchmark names or globs (strings)")
-    return tuple(suppress)
+    require = table.get("require_machines", 1)
+    if isinstance(require, bool) or not isinstance(require, int) or require < 1:
+        fail(f"[alerts] `require_machines` must be an integer of at least 1 (machines that must show a change "
+             f"before it is notified), got {shown(require)}")
+    return tuple(suppress), require
 
 
 # Options of each sink type: key -> (checker, default); a default of _REQUIRED marks a required key.

@@ -32,6 +32,10 @@ TRIAGE_STATUSES = ("new", "acknowledged", "invalid", "expected")
 CONFIRMATION_STATUSES = ("confirmed", "refuted", "inconclusive", "unconfirmed")
 #: The confirmation statuses that let a change become an alert.
 ALERTING_CONFIRMATIONS = ("confirmed", "unconfirmed")
+#: How far an alert's change reaches across machines (:attr:`Alert.spread`): seen on ``several``
+#: machines; ``machine-specific`` (seen on one, other machines measured the same versions without
+#: it); ``single`` machine (no other machine measured those versions).
+MACHINE_SPREADS = ("several", "machine-specific", "single")
 
 
 # ------------------------------------------------------------------------------ series names
@@ -483,6 +487,32 @@ class Confirmation:
 
 
 @dataclass(frozen=True)
+class MachineEvidence:
+    """One machine's view of an alert's change: where it showed, how much, and who found it.
+
+    ``version``/``previous`` are the machine's own (machines measure different versions, so
+    their candidate versions differ); ``change`` is its relative change with the interval
+    ``[ci_low, ci_high]`` (the tightest any method gave on it) and ``p_value``; ``methods`` are the
+    detectors that found it there.
+    """
+
+    machine: str
+    version: str
+    previous: str
+    change: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    methods: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict; the key order is stable."""
+        return {"machine": self.machine, "version": self.version, "previous": self.previous,
+                "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high, "p_value": self.p_value,
+                "methods": list(self.methods)}
+
+
+@dataclass(frozen=True)
 class Alert:
     """One alert as stored, with its series and versions by name.
 
@@ -494,6 +524,14 @@ class Alert:
     every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is the version whose
     change restored performance and ``fixed_by_alert`` that change's alert; on that restoring
     alert, ``restores`` is the alert it fixed.  Times are UTC without a time zone.
+
+    Across machines (:mod:`regbench.detect.alerts`): ``machine`` is the first machine that showed
+    the change, and the fields above are its own; ``also_on`` is the evidence of the other
+    machines that showed the same change (same benchmark, configuration and kind, overlapping
+    candidate versions), ``unchanged_on`` the machines that measured versions around the step
+    without showing it.  ``hold_machines`` is not None while the alert is *held*: seen on fewer
+    machines than ``[alerts] require_machines`` asked (then this number), it is listed but not
+    notified.
     """
 
     id: int
@@ -518,10 +556,39 @@ class Alert:
     updated_at: datetime
     restores: int | None = None
     confirmation: Confirmation | None = None
+    also_on: tuple[MachineEvidence, ...] = ()
+    unchanged_on: tuple[str, ...] = ()
+    hold_machines: int | None = None
 
     @property
     def series(self) -> tuple[str, str, str]:
         return (self.benchmark, self.config, self.machine)
+
+    @property
+    def evidence(self) -> tuple[MachineEvidence, ...]:
+        """Every machine that showed the change, this alert's own machine first."""
+        own = MachineEvidence(self.machine, self.version, self.previous, self.change, self.ci_low, self.ci_high,
+                              self.p_value, self.methods)
+        return (own, *self.also_on)
+
+    @property
+    def machines(self) -> tuple[str, ...]:
+        """The machines that showed the change, this alert's own first."""
+        return (self.machine, *(e.machine for e in self.also_on))
+
+    @property
+    def held(self) -> bool:
+        """Whether the alert waits for more machines before it is notified."""
+        return self.hold_machines is not None
+
+    @property
+    def spread(self) -> str:
+        """One of :data:`MACHINE_SPREADS`: ``several`` machines showed it, it is ``machine-specific``
+        (others measured the same versions without it), or ``single`` (no other machine measured
+        them)."""
+        if self.also_on:
+            return "several"
+        return "machine-specific" if self.unchanged_on else "single"
 
     def to_json(self) -> dict:
         """A JSON-ready dict (times in ISO 8601 with ``Z``); the key order is stable."""
@@ -534,6 +601,8 @@ class Alert:
             "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
             "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
             "confirmation": self.confirmation.to_json() if self.confirmation is not None else None,
+            "spread": self.spread, "machines": [e.to_json() for e in self.evidence],
+            "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
         }
 
 

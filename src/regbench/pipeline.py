@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome, Step
     from .detect.base import Change
-    from .model import Confirmation
+    from .model import Alert, Confirmation
     from .notify import NotifyReport
     from .run.bisect import BisectResult
     from .run.confirm import ConfirmOptions
@@ -63,6 +63,9 @@ class DetectedChange:
     not_confirmed : str or None
         Why confirmation did not run it (``"already alert #3"``, suppressed), when confirmation
         was asked for; else None.
+    alert : Alert or None
+        The alert it was recorded into (its own, or another machine's as evidence), as at the
+        end of the detection; None in a dry run, and when it was not recorded.
     """
 
     change: Change
@@ -70,12 +73,18 @@ class DetectedChange:
     not_bisected: str | None = None
     confirmation: Confirmation | None = None
     not_confirmed: str | None = None
+    alert: Alert | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether its alert is held: seen on fewer machines than ``[alerts] require_machines``."""
+        return self.alert is not None and self.alert.held
 
     @property
     def alerts(self) -> bool:
-        """Whether the change is (or, in a dry run, would be) an alert: not refuted nor left
-        inconclusive by confirmation."""
-        return self.confirmation is None or self.confirmation.alerts
+        """Whether the change is (or, in a dry run, would be) an alert that is told: not refuted
+        nor left inconclusive by confirmation, and not held."""
+        return (self.confirmation is None or self.confirmation.alerts) and not self.held
 
 
 @dataclass(frozen=True)
@@ -233,10 +242,14 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     if not dry_run:
         from .detect.alerts import record_alerts
 
-        alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations)
+        # What each machine measured is read from the history detection read.
+        alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
+                               coverage=history)
         save_detection_state(store, result)
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
-                                   not_confirmed=not_confirmed.get(change_step(c))) for c in result.changes)
+                                   not_confirmed=not_confirmed.get(change_step(c)),
+                                   alert=alerts.alert_of(c) if alerts is not None else None)
+                    for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
 
@@ -250,7 +263,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         found = {change_step(c): r for c, r in bisected}
         why = {change_step(s.change): s.reason for s in skipped}
         why |= {change_step(e.change): f"confirmation found it {e.confirmation.status}"
-                for e in entries if e.confirmation is not None and not e.alerts}
+                for e in entries if e.confirmation is not None and not e.confirmation.alerts}
+        why |= {change_step(e.change): f"its alert #{e.alert.id} is held (seen on {len(e.alert.machines)} of "
+                                       f"{e.alert.hold_machines} machines required)"
+                for e in entries if e.alert is not None and e.alert.held}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,

@@ -20,14 +20,46 @@ method is added to ``methods``, and the narrower interval wins (``change``, ``ci
 change matches several alerts the one it overlaps most is taken.  A change that matches nothing
 creates a ``new`` alert; re-running the same detection writes nothing at all.
 
+**Across machines.**  Benchmarks run on many machines, and a change seen on one machine only is
+often the machine (a kernel upgrade, another CPU model), where one seen on several is the code:
+hardware, kernel and layout are external factors of every result (Larres et al. 2013, s.3).
+A change that is not the same step as an alert of its own series is *evidence* of an alert of
+another machine when they have the same benchmark, configuration and kind and its candidate
+versions overlap those of a machine that already shows that alert (:func:`span_gap` <= 0: not
+merely adjacent, as machines measure different versions); the nearest such alert wins, then the
+oldest.  The machine's change, interval, p-value, versions and methods are kept as that alert's
+evidence (:class:`~regbench.model.MachineEvidence`, in :attr:`~regbench.model.Alert.also_on`),
+merged afterwards like the alert's own (methods added, the narrower interval wins).  So one change
+on three machines is one alert with three machines, whether the machines were seen in one
+detection or in several, and a triaged alert stays as triaged (its history says which machine
+was added).  Whenever detection records a change into an alert, the alert's other machines are
+brought up to date from what each machine measured (a :class:`Coverage`: the history's runs):
+a machine *measured the step* when it has a version at or before the alert's ``previous`` and
+one at or after its ``version``, so that a step there would show between two of its versions;
+those that measured it without showing it are :attr:`~regbench.model.Alert.unchanged_on`.  An
+alert seen on one machine is then ``machine-specific`` when another machine measured the step,
+and ``single`` (no other machine measured it) otherwise (:attr:`~regbench.model.Alert.spread`).
+
+**Held.**  ``[alerts] require_machines = k`` (default 1: every change is told) holds a new alert
+seen on fewer than ``k`` machines: it is stored, listed (``regbench alerts list``, ``regbench
+detect``) and de-duplicated as any other, but not notified (:func:`regbench.store.alerts.due_alerts`).
+When later evidence brings it to ``k`` machines it is *raised*: an event in its history, and the
+next notify tells it.  Only a new alert is held, and a raised alert is never held again (a
+setting raised later does not take back what was told); a setting lowered later raises the held
+alerts that detection records again (every one, in a full pass).  ``k`` counts machines that
+showed the change, so a benchmark measured on fewer than ``k`` machines is never told (its held
+alerts say so).
+
 **Fixed.**  When an improvement is recorded as a new alert and an earlier *open* regression
 alert (``new`` or ``acknowledged``) of the same series has its step before it, the improvement
 restores that alert when ``|(1 + a)(1 + b) - 1| <= max(1%, |a| / 2)``, where ``a`` is the
 alert's relative change and ``b`` the new change's: the level is back within half the original
 change (and never asked closer than 1%, the noise floor of most benchmarks).  The latest such
 alert becomes ``fixed``, with ``fixed_by`` = the restoring version and ``fixed_by_alert`` = the
-restoring alert.  The restoring change is itself recorded as an alert (an improvement is worth
-telling, like Perfherder's improvement alerts), whose history says which alert it restored.
+restoring alert (an alert's series is its first machine's: across machines, an improvement
+restores the regressions whose first machine is its own).  The restoring change is itself
+recorded as an alert (an improvement is worth telling, like Perfherder's improvement alerts),
+whose history says which alert it restored.
 Only regressions are fixed: an improvement undone by a later regression is told by that
 regression's own alert.
 Fixing happens once, when the restoring step is first recorded: re-running detection, or a person
@@ -63,12 +95,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from ..errors import AlertError, ConfigError, NotFoundError
-from ..model import CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, Confirmation, as_utc
+from ..model import (CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, Confirmation,
+                     MachineEvidence, as_utc)
 from .base import Change
 
 #: Candidate versions at most this many versions apart are the same step.
@@ -96,8 +129,21 @@ class Transaction(Protocol):
         """Every alert of one series (any status), oldest first."""
         ...
 
+    def config_alerts(self, benchmark: str, config: str) -> list[Alert]:
+        """Every alert of one benchmark and configuration, on any machine (any status), oldest first."""
+        ...
+
     def alerts(self, ids: Sequence[int]) -> list[Alert]:
         """The alerts with these ids, as they are now."""
+        ...
+
+    def set_machine(self, alert_id: int, machine: str, evidence: MachineEvidence | None, *, now: datetime) -> None:
+        """Record another machine of an alert: its evidence, or (None) that it measured the step
+        without showing it; replaces what was recorded of that machine."""
+        ...
+
+    def drop_machine(self, alert_id: int, machine: str, *, now: datetime) -> None:
+        """Forget what was recorded of one other machine of an alert."""
         ...
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
@@ -132,6 +178,15 @@ class AlertRepository(Protocol):
         ...
 
 
+@runtime_checkable
+class Coverage(Protocol):
+    """What each machine measured (the results store's ``Store`` and its ``HistoryView`` are ones)."""
+
+    def measured_versions(self, benchmark: str, config: str) -> Mapping[str, Sequence[str]]:
+        """Machine -> the versions where it measured ``benchmark`` on ``config``."""
+        ...
+
+
 @dataclass(frozen=True)
 class AlertOutcome:
     """What :func:`record_alerts` did.
@@ -150,6 +205,10 @@ class AlertOutcome:
     withheld : tuple of Change
         Changes not recorded because running them again refuted them or could not settle them
         (their confirmation is recorded, without an alert).
+    raised : tuple of Alert
+        Alerts that were held and that this call raised (now seen on enough machines).
+    placed : mapping
+        The alert id each recorded change went into, by :func:`change_step`.
     """
 
     created: tuple[Alert, ...] = ()
@@ -157,6 +216,18 @@ class AlertOutcome:
     suppressed: tuple[Change, ...] = ()
     fixed: tuple[Alert, ...] = ()
     withheld: tuple[Change, ...] = ()
+    raised: tuple[Alert, ...] = ()
+    placed: Mapping[Step, int] = field(default_factory=dict)
+
+    @property
+    def held(self) -> tuple[Alert, ...]:
+        """The alerts of this call (created or merged) that are held, not notified."""
+        return tuple(a for a in (*self.created, *self.merged) if a.held)
+
+    def alert_of(self, change: Change) -> Alert | None:
+        """The alert (as at the end of the call) that ``change`` was recorded into, or None."""
+        ident = self.placed.get(change_step(change))
+        return next((a for a in (*self.created, *self.merged) if a.id == ident), None)
 
 
 # ------------------------------------------------------------------------------- the pure rules
@@ -222,6 +293,55 @@ def _match(alerts: Sequence[Alert], c: Change, here: tuple[int, int], span) -> A
     return min(matches, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
 
 
+def _evidence_span(e: MachineEvidence, span) -> tuple[int, int]:
+    return span(e.version, e.previous)
+
+
+def _place(group: Sequence[Alert], c: Change, here: tuple[int, int], span) -> tuple[Alert | None, bool]:
+    """The alert of ``group`` (the alerts of one benchmark and configuration, every machine) that
+    the change ``c`` (candidate span ``here``) is recorded into, and whether it is that alert's own
+    series (else it is evidence of another machine's alert); ``(None, False)`` for a new alert.
+
+    The rules are in the module docstring: the alert's own series first (:func:`_match`), then an
+    alert that already has evidence of ``c``'s machine at the same step (the same rule), then one
+    of another machine whose evidence overlaps ``here``.
+    """
+    own = _match([a for a in group if a.machine == c.machine], c, here, span)
+    if own is not None:
+        return own, True
+    known: list[tuple[int, int, Alert]] = []
+    overlapping: list[tuple[int, int, Alert]] = []
+    for a in group:
+        if a.machine == c.machine or a.kind != c.kind:
+            continue
+        mine = next((e for e in a.also_on if e.machine == c.machine), None)
+        if mine is not None:
+            gap = span_gap(_evidence_span(mine, span), here)
+            if same_step(_evidence_span(mine, span), here) and (gap <= 0 or c.method not in mine.methods):
+                known.append((gap, a.id, a))
+            continue  # the machine is evidence of this alert at another step: not this change
+        gap = min(span_gap(_evidence_span(e, span), here) for e in a.evidence)
+        if gap <= 0:
+            overlapping.append((gap, a.id, a))
+    for found in (known, overlapping):
+        if found:
+            return min(found, key=lambda x: x[:2])[2], False
+    return None, False
+
+
+def measured_step(positions: Iterable[int], step: tuple[int, int]) -> bool:
+    """Whether a machine that measured the versions at ``positions`` (history order) measured the
+    candidate span ``step``: it has a version before the span and one at or after its end, so that
+    a step there would show between two of its versions."""
+    pos = list(positions)
+    return any(p < step[0] for p in pos) and any(p >= step[1] for p in pos)
+
+
+def required_machines(config) -> int:
+    """``[alerts] require_machines`` of a configuration (1 without one)."""
+    return 1 if config is None else int(config.require_machines)
+
+
 def known_alerts(repository: AlertRepository, changes: Iterable[Change]) -> list[Alert | None]:
     """For each change, the stored alert it is the same step as, or None when it would be new.
 
@@ -241,13 +361,13 @@ def known_alerts(repository: AlertRepository, changes: Iterable[Change]) -> list
         def span(version: str, previous: str) -> tuple[int, int]:
             return candidate_span(tx.position(previous), tx.position(version))
 
-        by_series: dict[tuple[str, str, str], list[Alert]] = {}
+        by_group: dict[tuple[str, str], list[Alert]] = {}
         out: list[Alert | None] = []
         for c in changes:
-            key = (c.benchmark, c.config, c.machine)
-            if key not in by_series:
-                by_series[key] = tx.series_alerts(*key)
-            out.append(_match(by_series[key], c, span(c.version, c.previous), span))
+            key = (c.benchmark, c.config)
+            if key not in by_group:
+                by_group[key] = tx.config_alerts(*key)
+            out.append(_place(by_group[key], c, span(c.version, c.previous), span)[0])
         return out
 
     return repository.run_alert_transaction(read, attempts=1)
@@ -255,8 +375,8 @@ def known_alerts(repository: AlertRepository, changes: Iterable[Change]) -> list
 
 # ------------------------------------------------------------------------------ record_alerts
 def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, config=None,
-                  now: datetime | None = None, confirmations: Mapping[Step, Confirmation] | None = None
-                  ) -> AlertOutcome:
+                  now: datetime | None = None, confirmations: Mapping[Step, Confirmation] | None = None,
+                  coverage: Coverage | None = None) -> AlertOutcome:
     """Record the changes of a detection as alerts, idempotently, in one transaction.
 
     Parameters
@@ -266,7 +386,8 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
     changes : iterable of Change
         Changes from any detectors, in any order; versions must be in the store.
     config : regbench.config.ProjectConfig, optional
-        For suppression (``[alerts] suppress``, ``alerts = false``); nothing is suppressed without.
+        For suppression (``[alerts] suppress``, ``alerts = false``) and ``[alerts]
+        require_machines``; nothing is suppressed nor held without.
     now : datetime, optional
         The time written into the alerts and their history (UTC; default: the current time).
     confirmations : mapping, optional
@@ -275,6 +396,10 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
         alert: its confirmation is stored alone and the change is counted in
         :attr:`AlertOutcome.withheld`.  The others are recorded as usual, and an alert they
         create keeps its confirmation (:attr:`regbench.model.Alert.confirmation`).
+    coverage : Coverage, optional
+        What each machine measured, to tell which machines measured an alert's step without
+        showing it (the history detection read) [default: ``repository`` when it is one (the
+        store: the runs of its campaigns); else no machine is said to be unchanged].
 
     Returns
     -------
@@ -303,18 +428,40 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
             raise ValueError(f"`change` of a change must be finite, got {c.change!r} "
                              f"({c.benchmark} at {c.version})")
     confirmed = dict(confirmations or {})
-    return repository.run_alert_transaction(lambda tx: _record(tx, changes, config=config, now=now,
-                                                               confirmations=confirmed))
+    if coverage is None and isinstance(repository, Coverage):
+        coverage = repository
+    # Read before the write transaction: what was measured does not depend on the alerts.
+    measured: dict[tuple[str, str], Mapping[str, Sequence[str]]] = {}
+    if coverage is not None:
+        for c in changes:
+            key = (c.benchmark, c.config)
+            if key not in measured and not is_suppressed(config, c.benchmark):
+                measured[key] = coverage.measured_versions(*key)
+    rules = _Rules(config=config, now=now, confirmations=confirmed, measured=measured,
+                   require=required_machines(config))
+    return repository.run_alert_transaction(lambda tx: _record(tx, changes, rules))
 
 
-def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
-            confirmations: Mapping[Step, Confirmation]) -> AlertOutcome:
+@dataclass(frozen=True)
+class _Rules:
+    """What one :func:`record_alerts` call applies (its options, and what each machine measured)."""
+
+    config: object
+    now: datetime
+    confirmations: Mapping[Step, Confirmation]
+    measured: Mapping[tuple[str, str], Mapping[str, Sequence[str]]]
+    require: int
+
+
+def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutcome:
+    now, confirmations = rules.now, rules.confirmations
     created: dict[int, Alert] = {}
     merged: dict[int, Alert] = {}
     fixed: dict[int, Alert] = {}
     suppressed: list[Change] = []
     withheld: list[Change] = []
-    by_series: dict[tuple[str, str, str], list[Alert]] = {}
+    placed: dict[Step, int] = {}
+    by_group: dict[tuple[str, str], list[Alert]] = {}
 
     def confirm(c: Change, conf: Confirmation, alert_id: int | None) -> None:
         tx.add_confirmation(conf, benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
@@ -323,10 +470,17 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
     def span(version: str, previous: str) -> tuple[int, int]:
         return candidate_span(tx.position(previous), tx.position(version))
 
+    def keep(alerts: list[Alert], fresh: Alert) -> None:
+        """Put the fresh copy of an alert in its group and in the tables of this call."""
+        alerts[[a.id for a in alerts].index(fresh.id)] = fresh
+        for table in (created, merged, fixed):
+            if fresh.id in table:
+                table[fresh.id] = fresh
+
     order = sorted(changes, key=lambda c: (c.benchmark, c.config, c.machine, span(c.version, c.previous),
                                            c.method, c.kind))
     for c in order:
-        if is_suppressed(config, c.benchmark):
+        if is_suppressed(rules.config, c.benchmark):
             suppressed.append(c)
             continue
         conf = confirmations.get(change_step(c))
@@ -334,22 +488,21 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
             confirm(c, conf, None)
             withheld.append(c)
             continue
-        key = (c.benchmark, c.config, c.machine)
-        if key not in by_series:
-            by_series[key] = tx.series_alerts(*key)
-        alerts = by_series[key]
+        key = (c.benchmark, c.config)
+        if key not in by_group:
+            by_group[key] = tx.config_alerts(*key)
+        alerts = by_group[key]
         here = span(c.version, c.previous)
-        target = _match(alerts, c, here, span)
+        target, own = _place(alerts, c, here, span)
         if target is not None:
-            if conf is not None and target.confirmation is None:
+            if conf is not None and target.confirmation is None and own:
                 # confirmed as new, but a concurrent detection recorded the step meanwhile
                 confirm(c, conf, target.id)
-            updated = _merge(tx, target, c, now=now)
-            alerts[alerts.index(target)] = updated
-            if updated.id in created:
-                created[updated.id] = updated
-            else:
+            updated = _merge(tx, target, c, now=now) if own else _merge_machine(tx, target, c, now=now)
+            if updated.id not in created:
                 merged[updated.id] = updated
+            keep(alerts, updated)
+            placed[change_step(c)] = updated.id
             continue
         why = f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
         if conf is not None:
@@ -363,7 +516,8 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
             (alert,) = tx.alerts([alert.id])
         alerts.append(alert)
         created[alert.id] = alert
-        restored = _restored_alert(alerts, alert, span)
+        placed[change_step(c)] = alert.id
+        restored = _restored_alert([a for a in alerts if a.machine == c.machine], alert, span)
         if restored is not None:
             tx.update(restored.id, now=now, status="fixed", fixed_by=alert.version, fixed_by_alert_id=alert.id)
             tx.add_event(restored.id, "fixed", who=SYSTEM_ACTOR, now=now,
@@ -371,17 +525,62 @@ def _record(tx: Transaction, changes: list[Change], *, config, now: datetime,
             tx.add_event(alert.id, "new", who=SYSTEM_ACTOR, now=now,
                          why=f"restores alert #{restored.id} ({restored.kind} {restored.change:+.2%} "
                              f"at {restored.version})")
-            fresh = {a.id: a for a in tx.alerts([restored.id, alert.id])}
-            restored, alert = fresh[restored.id], fresh[alert.id]
-            ids = [a.id for a in alerts]
-            alerts[ids.index(restored.id)] = restored
-            alerts[ids.index(alert.id)] = created[alert.id] = alert
-            fixed[restored.id] = restored
-            for table in (created, merged):
-                if restored.id in table:
-                    table[restored.id] = restored
+            now_as = {a.id: a for a in tx.alerts([restored.id, alert.id])}
+            fixed[restored.id] = now_as[restored.id]
+            keep(alerts, now_as[restored.id])
+            keep(alerts, now_as[alert.id])
+    raised: list[Alert] = []
+    for key, alerts in by_group.items():
+        for a in list(alerts):
+            if a.id not in created and a.id not in merged:
+                continue
+            fresh = _machines_and_hold(tx, a, rules.measured.get(key), span, rules.require, now=now,
+                                       new=a.id in created)
+            if fresh is not a:
+                keep(alerts, fresh)
+                if a.held and not fresh.held:
+                    raised.append(fresh)
     return AlertOutcome(created=tuple(created.values()), merged=tuple(merged.values()),
-                        suppressed=tuple(suppressed), fixed=tuple(fixed.values()), withheld=tuple(withheld))
+                        suppressed=tuple(suppressed), fixed=tuple(fixed.values()), withheld=tuple(withheld),
+                        raised=tuple(raised), placed=placed)
+
+
+def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Sequence[str]] | None, span,
+                       require: int, *, now: datetime, new: bool) -> Alert:
+    """Bring an alert's unchanged machines up to date with what was measured; hold it when it is
+    ``new`` (created by this call) and fewer than ``require`` machines show it, raise it when it
+    was held and enough machines show it now; write only what changes."""
+    reasons = []
+    if measured is not None:
+        step = span(alert.version, alert.previous)
+        unchanged = {machine for machine, versions in measured.items()
+                     if machine not in alert.machines and measured_step(map(tx.position, versions), step)}
+        before = set(alert.unchanged_on)
+        for machine in sorted(unchanged - before):
+            tx.set_machine(alert.id, machine, None, now=now)
+        for machine in sorted(before - unchanged):
+            tx.drop_machine(alert.id, machine, now=now)
+        if unchanged - before:
+            reasons.append("measured without the change on " + ", ".join(sorted(unchanged - before)))
+        if before - unchanged:
+            gone = ", ".join(sorted(before - unchanged))
+            reasons.append(f"not measured around the step in the history read: {gone}")
+    n = len(alert.machines)
+    if new and not alert.held and n < require:
+        tx.update(alert.id, now=now, hold_machines=require)
+        reasons.append(f"held, not notified: seen on {n} of the {require} machines [alerts] require_machines asks")
+    elif alert.held:
+        if n >= require:
+            tx.update(alert.id, now=now, hold_machines=None)
+            reasons.append(f"raised: seen on {n} machines ({', '.join(alert.machines)}); "
+                           f"[alerts] require_machines = {require}")
+        elif alert.hold_machines != require:
+            tx.update(alert.id, now=now, hold_machines=require)
+            reasons.append(f"still held, now until seen on {require} machines ([alerts] require_machines)")
+    if not reasons:
+        return alert
+    tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
+    return tx.alerts([alert.id])[0]
 
 
 def confirmation_text(conf: Confirmation) -> str:
@@ -411,6 +610,35 @@ def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
         return alert
     tx.update(alert.id, now=now, **values)
     tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
+    return tx.alerts([alert.id])[0]
+
+
+def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
+    """Fold a change of another machine into an alert as that machine's evidence; write only what
+    changes."""
+    mine = next((e for e in alert.also_on if e.machine == c.machine), None)
+    lo, hi = _finite_or_none(c.ci_low), _finite_or_none(c.ci_high)
+    new = MachineEvidence(c.machine, c.version, c.previous, float(c.change), lo, hi, _finite_or_none(c.p_value),
+                          (c.method,))
+    if mine is None:
+        tx.set_machine(alert.id, c.machine, new, now=now)
+        why = (f"also seen on {c.machine} by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
+               + ("; no longer measured without the change there" if c.machine in alert.unchanged_on else ""))
+    else:
+        reasons = []
+        methods = mine.methods
+        if c.method not in methods:
+            methods = tuple(sorted({*methods, c.method}))
+            reasons.append(f"also found on {c.machine} by {c.method}")
+        if _width(lo, hi) < _width(mine.ci_low, mine.ci_high):
+            # the versions stay as first recorded, as the alert's own do
+            mine = replace(mine, change=new.change, ci_low=lo, ci_high=hi, p_value=new.p_value)
+            reasons.append(f"narrower interval on {c.machine} from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
+        if not reasons:
+            return alert
+        tx.set_machine(alert.id, c.machine, replace(mine, methods=methods), now=now)
+        why = "; ".join(reasons)
+    tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why=why)
     return tx.alerts([alert.id])[0]
 
 
@@ -493,6 +721,6 @@ def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, 
     return repository.run_alert_transaction(triage, attempts=1)
 
 
-__all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Step", "Transaction", "candidate_span",
-           "change_step", "confirmation_text", "is_suppressed", "known_alerts", "record_alerts", "restores",
-           "same_step", "set_status", "span_gap"]
+__all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Coverage", "Step", "Transaction",
+           "candidate_span", "change_step", "confirmation_text", "is_suppressed", "known_alerts", "measured_step",
+           "record_alerts", "required_machines", "restores", "same_step", "set_status", "span_gap"]

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import ClassVar
 
 from ..errors import ConfigError, SinkError
-from ..model import CHANGE_KINDS, Alert
+from ..model import CHANGE_KINDS, Alert, MachineEvidence
 
 #: Version of the JSON that sinks write or post (the JSON file, the webhook's ``regbench`` field).
 FORMAT_VERSION = 1
@@ -84,8 +84,11 @@ def pct(x: float | None) -> str:
 
 
 def series_label(a: Alert) -> str:
-    """``benchmark [config] on machine`` (the default configuration is not named)."""
-    return a.benchmark + ("" if a.config == "default" else f" [{a.config}]") + f" on {a.machine}"
+    """``benchmark [config] on machine`` (the default configuration is not named), with ``(also on
+    b, c)`` for a change seen on other machines too (the numbers of a headline are the first
+    machine's; :func:`machines_text` gives each one's)."""
+    also = f" (also on {', '.join(a.machines[1:])})" if a.also_on else ""
+    return a.benchmark + ("" if a.config == "default" else f" [{a.config}]") + f" on {a.machine}{also}"
 
 
 def headline(a: Alert) -> str:
@@ -95,16 +98,42 @@ def headline(a: Alert) -> str:
             f"alert #{a.id}" + (f", restores alert #{a.restores}" if a.restores is not None else ""))
 
 
+def evidence_text(e: MachineEvidence) -> str:
+    """One machine's evidence: ``b +9.80% [+7.00%, +12.60%] at v3 (since v2), p = 0.001, auto``."""
+    ci = f" [{pct(e.ci_low)}, {pct(e.ci_high)}]" if e.ci_low is not None and e.ci_high is not None else ""
+    p = f", p = {e.p_value:.3g}" if e.p_value is not None else ""
+    return f"{e.machine} {pct(e.change)}{ci} at {e.version} (since {e.previous}){p}, {', '.join(e.methods)}"
+
+
+def machines_text(a: Alert) -> str:
+    """How far the change reaches across machines, in words, with the hold if any:
+    ``seen on 3 machines: ...``, ``machine-specific: seen on a only; measured without it on b, c``,
+    ``single machine (no other machine measured it)``."""
+    if a.spread == "several":
+        text = f"seen on {len(a.machines)} machines: " + "; ".join(evidence_text(e) for e in a.evidence)
+        if a.unchanged_on:
+            text += f"; measured without it on {', '.join(a.unchanged_on)}"
+    elif a.spread == "machine-specific":
+        text = f"machine-specific: seen on {a.machine} only; measured without it on {', '.join(a.unchanged_on)}"
+    else:
+        text = f"single machine ({a.machine}; no other machine measured it)"
+    if a.held:
+        text += (f"; held, not notified: seen on {len(a.machines)} of the {a.hold_machines} machines "
+                 "[alerts] require_machines asks")
+    return text
+
+
 def details(a: Alert) -> list[str]:
-    """Further lines for a message body: methods, p-value, status, fix, confirmation."""
+    """Further lines for a message body: machines, methods, p-value, status, fix, confirmation."""
     from ..detect.alerts import confirmation_text
 
-    lines = [f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
+    lines = [f"machines: {machines_text(a)}",
+             f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
              f"status: {a.status}" + (f" (fixed by {a.fixed_by}, alert #{a.fixed_by_alert})" if a.fixed_by else ""),
              f"unit: {a.unit} ({a.direction} is better)",
              f"alert key: {a.uid}"]
     if a.confirmation is not None:
-        lines.insert(2, f"run again: {confirmation_text(a.confirmation)}")
+        lines.insert(3, f"run again: {confirmation_text(a.confirmation)}")
     return lines
 
 

@@ -6,7 +6,7 @@ Format (``format_version`` 1)::
      "alerts": [{"id", "key", "benchmark", "config", "machine", "unit", "direction", "version",
                  "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                  "status", "fixed_by", "fixed_by_alert", "restores", "created_at", "updated_at",
-                 "confirmation"}, ...]}
+                 "confirmation", "spread", "machines", "unchanged_on", "held", "hold_machines"}, ...]}
 
 Each call *adds* the alerts it delivers to those already in the file (an alert once, by its
 ``key``; ``generated_at`` is the last addition), under the lock of the file's folder and
@@ -15,7 +15,10 @@ the file, where replacing it lost the first one's alerts.  Whoever handles the a
 file away (``mv``, then read it); the next call starts a new one.  A call with nothing to deliver
 writes ``"alerts": []`` when there is no file, and leaves a file alone.  ``confirmation`` (what
 ``regbench detect --confirm`` found, or null) was added to version 1 without changing the
-version: keys are only ever added to a version, and readers ignore those they do not know.
+version, and so were the alert's reach across machines (``spread``: ``several``,
+``machine-specific`` or ``single``; ``machines``: each machine's evidence, the alert's own
+first; ``unchanged_on``; ``held`` and ``hold_machines``, always false and null for an alert that
+is sent): keys are only ever added to a version, and readers ignore those they do not know.
 """
 
 from __future__ import annotations

@@ -34,8 +34,9 @@ def row(a: Alert) -> str:
     if a.restores is not None:
         mark += f" (fixes #{a.restores})"
     ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
+    machines = ", ".join(a.machines) + (" (machine-specific)" if a.spread == "machine-specific" else "")
     return "| " + " | ".join([
-        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(a.machine), cell(a.version),
+        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(a.version),
         cell(a.previous), pct(a.change), ci, cell(", ".join(a.methods))]) + " |"
 
 

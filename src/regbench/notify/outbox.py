@@ -2,9 +2,10 @@
 
 Rules (the store's ``alert_delivery`` table holds one row per alert and sink):
 
-* An alert is sent while its status is ``new``: a person who already acknowledged it, marked it
-  invalid or expected, or a later change that fixed it before it was told, makes telling it
-  pointless.  Status changes are not sent (who made them knows; a fix is told by the restoring
+* An alert is sent while its status is ``new`` and it is not held (seen on fewer machines than
+  ``[alerts] require_machines``; it is sent once enough machines show it): a person who already
+  acknowledged it, marked it invalid or expected, or a later change that fixed it before it was
+  told, makes telling it pointless.  Status changes are not sent (who made them knows; a fix is told by the restoring
   alert, which is new).  A sink gets only the ``kinds`` it is configured for.
 * A delivery is *claimed* (row ``pending``, committed) before the sink is called, and marked
   ``sent`` in its own commit right after the sink returns; a failure marks it ``failed`` with

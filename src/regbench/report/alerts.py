@@ -24,18 +24,23 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
 
     colours = {"regression": "red", "improvement": "green"}
     confirmed = any(a.confirmation is not None for a in alerts)
+    spreads = {"several": "{n} machines", "machine-specific": "machine-specific", "single": "single machine"}
     rows = []
     for a in alerts:
         series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
         ci = f"[{fmt_pct(a.ci_low)}, {fmt_pct(a.ci_high)}]"
         status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
-        row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series), escape(a.machine),
+        if a.held:
+            status += f", held ({len(a.machines)}/{a.hold_machines} machines)"
+        row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series),
+               escape(", ".join(a.machines)), spreads[a.spread].format(n=len(a.machines)),
                escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
         if confirmed:
             c = a.confirmation
             row.append("" if c is None else f"{c.status} ({c.pairs} pairs)" if c.campaign_id is not None else c.status)
         rows.append([*row, a.created_at.strftime("%Y-%m-%d %H:%M")])
-    columns = ["id", "status", "kind", "benchmark", "machine", "version", "previous", "change", "CI", "methods"]
+    columns = ["id", "status", "kind", "benchmark", "machines", "spread", "version", "previous", "change", "CI",
+               "methods"]
     emit_table("Alerts", [*columns, *(["run again"] if confirmed else []), "created (UTC)"], rows,
                right={"id", "change", "CI"})
     console.print(f"{len(alerts)} alert(s)")

@@ -73,17 +73,53 @@ def alerts_note(outcome: AlertOutcome) -> str:
         parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
     if outcome.withheld:
         parts.append(f"{len(outcome.withheld)} not alerted (refuted or inconclusive when run again)")
+    if outcome.held:
+        parts.append(f"{len(outcome.held)} held, not notified (seen on fewer machines than [alerts] require_machines)")
+    if outcome.raised:
+        parts.append(f"{len(outcome.raised)} raised (now seen on enough machines)")
     return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
+
+
+def machine_lines(outcome: DetectOutcome) -> list[str]:
+    """One sentence per alert of this detection that is seen on several machines, machine-specific
+    or held: ``Alert #3 (fft): seen on 3 machines: a +10.1%, b +9.8%, c +10.4%.``"""
+    from ..notify.base import machines_text
+
+    lines = []
+    seen: set[int] = set()
+    for entry in outcome.changes:
+        a = entry.alert
+        if a is None or a.id in seen:
+            continue
+        seen.add(a.id)
+        if a.spread == "single" and not a.held:
+            continue
+        series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
+        lines.append(f"Alert #{a.id} ({series}, {a.kind}): {machines_text(a)}.")
+    return lines
+
+
+def alert_json(entry: DetectedChange) -> dict | None:
+    """What became of one change as an alert, for the detection JSON: the alert's id, whether it
+    is held, its spread over machines, the machines that show it and those that do not."""
+    a = entry.alert
+    if a is None:
+        return None
+    return {"id": a.id, "held": a.held, "spread": a.spread, "machines": list(a.machines),
+            "unchanged_on": list(a.unchanged_on)}
 
 
 def detection_json(outcome: DetectOutcome) -> list[dict]:
     """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--confirm`` each
     also has ``confirmation`` (:meth:`regbench.model.Confirmation.to_json`, or null) and, when
     it was not run again, ``confirm_skipped``; after ``--bisect``, ``bisect`` (the bisection, or
-    null) and, when it was left alone, ``bisect_skipped``."""
+    null) and, when it was left alone, ``bisect_skipped``; unless ``--dry-run``, ``alert``
+    (:func:`alert_json`, or null for a change not recorded)."""
     def row(entry: DetectedChange) -> dict:
         change = entry.change
         out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
+        if outcome.alerts is not None:
+            out["alert"] = alert_json(entry)
         if outcome.confirm:
             out["confirmation"] = entry.confirmation.to_json() if entry.confirmation is not None else None
             if entry.not_confirmed is not None:
@@ -141,7 +177,9 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         if known:
             console.print(f"{known} change(s) not run again (already alerts, or suppressed).")
     if outcome.alerts is not None:
-        console.print(alerts_note(outcome.alerts))
+        console.print(alerts_note(outcome.alerts), markup=False, highlight=False)
+        for line in machine_lines(outcome):
+            console.print(line, markup=False, highlight=False)
     if outcome.bisect:
         for entry in outcome.changes:
             if entry.not_bisected is not None:

@@ -3,9 +3,11 @@
 Seed 001 s.2: "to avoid repetitive or redundant notifications, the analysis module consults the
 notification repository for a history of notifications".  This module is that repository's
 storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_delivery`` tables
-(:mod:`regbench.store.schema`, migration 0002), and on ``confirmation`` (migration 0004: what
-``regbench detect --confirm`` found when it ran a change again, and its cost).  The *rules* (what is the same alert, what fixes
-one, which status may follow which) live in :mod:`regbench.detect.alerts`, which works through
+(:mod:`regbench.store.schema`, migration 0002), on ``confirmation`` (migration 0004: what
+``regbench detect --confirm`` found when it ran a change again, and its cost) and on
+``alert_machine`` (migration 0009: the other machines of an alert, with their evidence or without
+the change).  The *rules* (what is the same alert, what fixes one, which status may follow which,
+which machines an alert reaches) live in :mod:`regbench.detect.alerts`, which works through
 the protocols it declares, implemented here: :class:`AlertTransaction` and
 :func:`run_in_transaction` (which :meth:`Store.run_alert_transaction` offers).  The outbox that
 sends alerts to sinks lives in :mod:`regbench.notify.outbox`.  The :class:`~regbench.model.Alert`
@@ -29,10 +31,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..errors import NotFoundError, StoreError
-from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, VersionInfo
+from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
 from . import schema as t
 from .schema import Database
-from .tx import again_on_conflict, write_transaction
+from .tx import again_on_conflict, schema_key, write_transaction
 
 R = TypeVar("R")
 
@@ -78,7 +80,8 @@ def _alert_query() -> sa.Select:
                       t.machine.c.name.label("machine"), t.benchmark.c.unit, t.benchmark.c.direction,
                       v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
                       a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
-                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, r.c.id.label("restores"),
+                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, a.c.hold_machines,
+                      r.c.id.label("restores"),
                       *(k.c[name].label(f"confirmation_{name}") for name in _CONFIRMATION_FIELDS))
             .select_from(a)
             .join(t.benchmark, t.benchmark.c.id == a.c.benchmark_id)
@@ -107,7 +110,39 @@ def _alert(row) -> Alert:
                  p_value=m["p_value"], methods=tuple(m["methods"] or ()), status=m["status"],
                  fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
                  updated_at=m["updated_at"], restores=m["restores"],
-                 confirmation=_confirmation(m, "confirmation_") if confirmed else None)
+                 confirmation=_confirmation(m, "confirmation_") if confirmed else None,
+                 hold_machines=m["hold_machines"])
+
+
+#: Alert ids per query of their machines (far below any database's limit of bound parameters).
+_CHUNK = 500
+
+
+def _with_machines(conn: Connection, alerts: list[Alert]) -> list[Alert]:
+    """The alerts with their other machines (``alert_machine``): evidence and unchanged ones."""
+    if not alerts:
+        return alerts
+    am, v, p = t.alert_machine, t.version.alias("v"), t.version.alias("p")
+    q = (sa.select(am, t.machine.c.name.label("machine"), v.c.name.label("version"), p.c.name.label("previous"))
+         .select_from(am)
+         .join(t.machine, t.machine.c.id == am.c.machine_id)
+         .outerjoin(v, v.c.id == am.c.version_id)
+         .outerjoin(p, p.c.id == am.c.previous_id)
+         .order_by(am.c.alert_id, am.c.id))
+    evidence: dict[int, list[MachineEvidence]] = {}
+    unchanged: dict[int, list[str]] = {}
+    ids = [a.id for a in alerts]
+    for k in range(0, len(ids), _CHUNK):
+        for r in conn.execute(q.where(am.c.alert_id.in_(ids[k:k + _CHUNK]))):
+            if r.changed:
+                evidence.setdefault(r.alert_id, []).append(MachineEvidence(
+                    r.machine, r.version, r.previous, r.change, r.ci_low, r.ci_high, r.p_value,
+                    tuple(r.methods or ())))
+            else:
+                unchanged.setdefault(r.alert_id, []).append(r.machine)
+    return [dataclasses.replace(a, also_on=tuple(evidence.get(a.id, ())),
+                                unchanged_on=tuple(sorted(unchanged.get(a.id, ()))))
+            if a.id in evidence or a.id in unchanged else a for a in alerts]
 
 
 def list_alerts(store: Database, *, status: str | Iterable[str] | None = None, benchmark: str | None = None,
@@ -122,7 +157,7 @@ def list_alerts(store: Database, *, status: str | Iterable[str] | None = None, b
     if ids is not None:
         q = q.where(t.alert.c.id.in_(list(ids)))
     with store.engine.connect() as conn:
-        return [_alert(r) for r in conn.execute(q)]
+        return _with_machines(conn, [_alert(r) for r in conn.execute(q)])
 
 
 def get_alert(store: Database, alert_id: int) -> Alert:
@@ -239,11 +274,53 @@ class AlertTransaction:
         """Every alert of one series (any status), oldest first."""
         q = _alert_query().where(t.benchmark.c.name == benchmark, t.config.c.name == config,
                                  t.machine.c.name == machine)
-        return [_alert(r) for r in self.conn.execute(q)]
+        return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
+
+    def config_alerts(self, benchmark: str, config: str) -> list[Alert]:
+        """Every alert of one benchmark and configuration, on any machine (any status), oldest first.
+
+        The transaction then holds the lock of their alerts until it ends (PostgreSQL: an
+        advisory lock per benchmark and configuration; SQLite: the write transaction's own): two
+        detections recording the same step on two machines at once would otherwise both create
+        an alert, as no unique constraint spans machines.
+        """
+        if self.conn.dialect.name == "postgresql":
+            self.conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
+                schema_key(self.conn, f"alerts:{benchmark}\0{config}"))))
+        q = _alert_query().where(t.benchmark.c.name == benchmark, t.config.c.name == config)
+        return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
 
     def alerts(self, ids: Sequence[int]) -> list[Alert]:
         q = _alert_query().where(t.alert.c.id.in_(list(ids)))
-        return [_alert(r) for r in self.conn.execute(q)]
+        return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
+
+    def set_machine(self, alert_id: int, machine: str, evidence: MachineEvidence | None, *, now: datetime) -> None:
+        """Record another machine of an alert: its evidence, or (None) that it measured the step
+        without showing it; replaces what was recorded of that machine.  The alert is updated
+        (``updated_at``)."""
+        am = t.alert_machine
+        mid = self._id(t.machine, machine, "machine")
+        if evidence is None:
+            values: dict = dict(changed=False, version_id=None, previous_id=None, change=None, ci_low=None,
+                                ci_high=None, p_value=None, methods=None)
+        else:
+            values = dict(changed=True, version_id=self._id(t.version, evidence.version, "version"),
+                          previous_id=self._id(t.version, evidence.previous, "version"), change=evidence.change,
+                          ci_low=evidence.ci_low, ci_high=evidence.ci_high, p_value=evidence.p_value,
+                          methods=sorted(set(evidence.methods)))
+        done = self.conn.execute(am.update().where(am.c.alert_id == alert_id, am.c.machine_id == mid)
+                                 .values(updated_at=now, **values)).rowcount
+        if not done:
+            self.conn.execute(am.insert().values(alert_id=alert_id, machine_id=mid, created_at=now, updated_at=now,
+                                                 **values))
+        self.update(alert_id, now=now)
+
+    def drop_machine(self, alert_id: int, machine: str, *, now: datetime) -> None:
+        """Forget what was recorded of one other machine of an alert (and update the alert)."""
+        am = t.alert_machine
+        mid = self._id(t.machine, machine, "machine")
+        self.conn.execute(am.delete().where(am.c.alert_id == alert_id, am.c.machine_id == mid))
+        self.update(alert_id, now=now)
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
                change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
@@ -323,10 +400,11 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 
-    Due: status ``new``, of one of ``kinds``, and either never tried on this sink, or failed
-    with ``next_attempt_at`` reached, or claimed by an attempt whose claim has expired (a notify
-    that died mid-send).  Never-tried alerts come first (oldest first), then retries: one alert a
-    sink keeps refusing does not hold back the others.
+    Due: status ``new``, not held (waiting for more machines), of one of ``kinds``, and either
+    never tried on this sink, or failed with ``next_attempt_at`` reached, or claimed by an
+    attempt whose claim has expired (a notify that died mid-send).  Never-tried alerts come
+    first (oldest first), then retries: one alert a sink keeps refusing does not hold back the
+    others.
     """
     d = t.alert_delivery
     with store.engine.connect() as conn:
@@ -334,7 +412,7 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
     alerts = list_alerts(store, status="new")
     fresh, retry, flight = [], [], []
     for a in alerts:
-        if a.kind not in kinds:
+        if a.kind not in kinds or a.held:
             continue
         row = rows.get(a.id)
         if row is None:

@@ -770,6 +770,31 @@ class Store:
         out.sort(key=lambda s: (s.benchmark, s.config, s.machine))
         return out
 
+    def measured_versions(self, benchmark: str, config: str, *, exclude_campaigns: Iterable[int] | None = None
+                          ) -> dict[str, list[str]]:
+        """Machine -> the versions where it has a run of ``benchmark`` on ``config`` with samples
+        (status ``ok``), without reading the samples: what each machine measured
+        (:func:`regbench.detect.alerts.record_alerts` asks, to tell a machine-specific change).
+
+        ``exclude_campaigns`` leaves those campaigns' runs out [default: the sessions'
+        (:meth:`session_campaigns`), as a history does].
+        """
+        excluded = list(self.session_campaigns() if exclude_campaigns is None else exclude_campaigns)
+        q = (sa.select(t.machine.c.name.label("machine"), t.version.c.name.label("version")).distinct()
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .where(t.benchmark.c.name == benchmark, t.config.c.name == config, t.run.c.status == "ok"))
+        if excluded:
+            q = q.where(sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(excluded)))
+        out: dict[str, list[str]] = {}
+        with self.engine.connect() as conn:
+            for r in conn.execute(q.order_by(t.machine.c.name, t.version.c.name)):
+                out.setdefault(r.machine, []).append(r.version)
+        return out
+
     def raw_runs(self, benchmark: str, version: str, *, config: str | None = None,
                  machine: str | None = None) -> list[StoredRun]:
         """Every run of one experiment with all its samples, by configuration, machine and run index.

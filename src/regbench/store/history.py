@@ -109,6 +109,22 @@ class HistoryView:
                               [s.failed[k] for k in keep], [s.warmup[k] for k in keep]))
         return out
 
+    def measured_versions(self, benchmark: str, config: str) -> dict[str, list[str]]:
+        """Machine -> the versions of the history where it measured ``benchmark`` on ``config``
+        (as :meth:`Store.measured_versions`: runs of campaigns, and of sessions when they are
+        centred; versions on the line)."""
+        # Asked once per benchmark and configuration with changes: what does not depend on them
+        # is read once per view (a view is one detection's reading of the store).
+        cached = self.__dict__.get("_measured_cache")
+        if cached is None:
+            sessions = [] if self.sessions == "centre" else self.store.session_campaigns()
+            cached = (sessions, frozenset(v.name for v in self.versions()))
+            object.__setattr__(self, "_measured_cache", cached)
+        sessions, kept = cached
+        measured = self.store.measured_versions(benchmark, config, exclude_campaigns=sessions)
+        return {m: [v for v in names if v in kept] for m, names in measured.items()
+                if any(v in kept for v in names)}
+
     # ------------------------------------------------------------------------- words
     def describe(self) -> str:
         """What this history is, in one sentence (``regbench detect`` prints it)."""

@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0007"
+SCHEMA_REVISION = "0009"
 
 metadata = sa.MetaData()
 
@@ -161,9 +161,37 @@ alert = sa.Table(
     # this makes a concurrent second detection fail and retry instead of duplicating.
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "kind", "version_id", "previous_id",
                         name="uq_alert_step"),
+    # (0009) Not NULL while the alert is held: seen on fewer machines than this, the number
+    # [alerts] require_machines asked; it is listed, not notified.  NULL: raised.
+    sa.Column("hold_machines", sa.Integer, nullable=True),
 )
 
 sa.Index("ix_alert_status", alert.c.status)
+
+# An alert across machines (0009): one row per machine other than the alert's own that either
+# showed the same change (``changed``, with its own versions, change, interval, p-value and
+# methods) or measured versions around the step without showing it (``changed`` false, the
+# other columns NULL).  See regbench.detect.alerts, "Across machines".
+alert_machine = sa.Table(
+    "alert_machine",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("alert_id", sa.Integer, sa.ForeignKey("alert.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("changed", sa.Boolean, nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=True),
+    sa.Column("previous_id", sa.Integer, sa.ForeignKey("version.id"), nullable=True),
+    sa.Column("change", sa.Float, nullable=True),
+    sa.Column("ci_low", sa.Float, nullable=True),
+    sa.Column("ci_high", sa.Float, nullable=True),
+    sa.Column("p_value", sa.Float, nullable=True),
+    sa.Column("methods", sa.JSON, nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    # A machine is evidence of an alert once (a concurrent detection adding it too retries).
+    sa.UniqueConstraint("alert_id", "machine_id", name="uq_alert_machine"),
+)
+sa.Index("ix_alert_machine_alert", alert_machine.c.alert_id)
 
 alert_event = sa.Table(
     "alert_event",

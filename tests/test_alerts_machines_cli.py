@@ -1,0 +1,153 @@
+"""End to end: runs of three machines imported as canonical CSV, ``regbench detect`` with the default
+method, then ``regbench alerts``: a step on all three machines is one alert with three machines'
+evidence, a step on one machine of three is machine-specific, and ``[alerts] require_machines = 2``
+holds that one (listed, not notified).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.cli.main import main
+from regbench.errors import ExitStatus
+
+MACHINES = ("m1", "m2", "m3")
+N_VERSIONS = 6
+STEP_AT = 3  # v3 is the first version that shows each step
+
+
+def write_runs(path: Path, *, seed: int = 0, machines=MACHINES, versions=range(N_VERSIONS)) -> None:
+    """Canonical CSV: ``everywhere`` is 20% slower from v3 on every machine; ``one-box`` only on m2;
+    ``flat`` never changes.  5 runs of 20 iterations per version, 1% noise within a run and 0.3%
+    between runs; each machine has its own level (another CPU)."""
+    rng = np.random.default_rng(seed)
+    rows = ["benchmark,version,run,iteration,value,machine,timestamp"]
+    for machine in machines:
+        base = 1.0 + 0.25 * MACHINES.index(machine)
+        for bench in ("everywhere", "one-box", "flat"):
+            steps = bench == "everywhere" or (bench == "one-box" and machine == "m2")
+            for v in versions:
+                level = base * (1.2 if steps and v >= STEP_AT else 1.0)
+                for r in range(5):
+                    mu = level * (1 + rng.normal(0, 0.003))
+                    rows += [f"{bench},v{v},{r},{i},{mu * (1 + rng.normal(0, 0.01))!r},{machine},"
+                             f"2024-05-0{v + 1}T12:00:00Z" for i in range(20)]
+    path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.fixture
+def imported(tmp_path: Path) -> Path:
+    csv = tmp_path / "runs.csv"
+    write_runs(csv)
+    store = tmp_path / "r.db"
+    assert main(["--store", str(store), "import", str(csv)]) == 0
+    return store
+
+
+def alerts_json(store: Path, capsys) -> list[dict]:
+    capsys.readouterr()
+    assert main(["--store", str(store), "alerts", "list", "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_step_on_three_machines_is_one_alert_and_one_on_a_single_machine_is_machine_specific(
+        imported, tmp_path, capsys):
+    config = tmp_path / "regbench.toml"
+    config.write_text(f'[[notify]]\ntype = "json"\npath = "{tmp_path / "sent.json"}"\n')
+    args = ["--store", str(imported), "--config", str(config)]
+    capsys.readouterr()
+    assert main([*args, "detect", "--jobs", "1", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted((r["benchmark"], r["machine"], r["version"]) for r in rows) == [
+        ("everywhere", "m1", "v3"), ("everywhere", "m2", "v3"), ("everywhere", "m3", "v3"), ("one-box", "m2", "v3")]
+    assert len({r["alert"]["id"] for r in rows if r["benchmark"] == "everywhere"}) == 1
+
+    everywhere, one_box = sorted(alerts_json(imported, capsys), key=lambda a: a["benchmark"])
+    assert (everywhere["benchmark"], everywhere["spread"], everywhere["held"]) == ("everywhere", "several", False)
+    evidence = everywhere["machines"]
+    assert [e["machine"] for e in evidence] == ["m1", "m2", "m3"]
+    for e in evidence:  # each machine's own change, interval, p-value and versions
+        assert (e["version"], e["previous"]) == ("v3", "v2")
+        assert e["ci_low"] <= e["change"] <= e["ci_high"] and 0.17 < e["change"] < 0.23
+        assert e["p_value"] is not None and e["p_value"] < 0.01 and e["methods"] == ["auto"]
+    assert len({e["change"] for e in evidence}) == 3  # three measurements, not one copied
+    assert (one_box["machine"], one_box["spread"], one_box["unchanged_on"]) == ("m2", "machine-specific", ["m1", "m3"])
+
+    assert main(["--store", str(imported), "alerts", "show", str(everywhere["id"])]) == 0
+    shown = capsys.readouterr().out
+    assert "in everywhere on m1 (also on m2, m3)" in shown and "machines: seen on 3 machines: m1 +" in shown
+    assert main(["--store", str(imported), "alerts", "show", str(one_box["id"]), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["spread"] == "machine-specific"
+    assert main(["--store", str(imported), "alerts", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "3 machines" in listed and "machine-specific" in listed
+
+    # both are told (require_machines is 1 by default), each once, with its machines
+    assert main([*args, "alerts", "notify"]) == 0
+    sent = json.loads((tmp_path / "sent.json").read_text())["alerts"]
+    assert sorted(a["benchmark"] for a in sent) == ["everywhere", "one-box"]
+    assert next(a for a in sent if a["benchmark"] == "everywhere")["machines"][2]["machine"] == "m3"
+
+    # a second full pass finds the same changes: nothing new, no duplicate evidence
+    assert main([*args, "detect", "--jobs", "1"]) == 0
+    assert "Alerts: 0 new alert(s), 2 already known" in capsys.readouterr().out
+    again = sorted(alerts_json(imported, capsys), key=lambda a: a["benchmark"])
+    assert [len(a["machines"]) for a in again] == [3, 1]
+
+
+def test_require_machines_two_holds_the_single_machine_alert(imported, tmp_path, capsys):
+    config = tmp_path / "regbench.toml"
+    config.write_text(f'[alerts]\nrequire_machines = 2\n\n[[notify]]\ntype = "json"\n'
+                      f'path = "{tmp_path / "sent.json"}"\n')
+    args = ["--store", str(imported), "--config", str(config)]
+    capsys.readouterr()
+    assert main([*args, "detect", "--jobs", "1", "--fail-on-regression", "--benchmark", "one-box"]) == 0
+    out = capsys.readouterr().out  # a held regression does not fail the gate: nobody is told of it
+    assert "1 held, not notified" in out
+    assert "machine-specific: seen on m2 only; measured without it on m1, m3; held, not notified" in out
+    assert main([*args, "detect", "--jobs", "1", "--notify"]) == 0
+    (held,) = [a for a in alerts_json(imported, capsys) if a["benchmark"] == "one-box"]
+    assert held["held"] is True and held["hold_machines"] == 2 and held["status"] == "new"
+    sent = json.loads((tmp_path / "sent.json").read_text())["alerts"]
+    assert [a["benchmark"] for a in sent] == ["everywhere"]  # the step on all three machines only
+    assert main(["--store", str(imported), "alerts", "list"]) == 0
+    assert "held (1/2 machines)" in capsys.readouterr().out
+
+
+def test_a_bad_require_machines_is_one_line(imported, tmp_path, capsys):
+    config = tmp_path / "regbench.toml"
+    config.write_text("[alerts]\nrequire_machines = 0\n")
+    assert main(["--store", str(imported), "--config", str(config), "detect", "--jobs", "1"]) == ExitStatus.ERROR
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("[alerts] `require_machines` must be an integer of at least 1 (machines that must show "
+                        "a change before it is notified), got 0") and "\n" not in err
+
+
+def test_an_incremental_pass_adds_a_machine_that_reports_later_to_the_alert(tmp_path, capsys):
+    store = tmp_path / "r.db"
+    first, later = tmp_path / "first.csv", tmp_path / "later.csv"
+    write_runs(first, machines=("m1", "m2"))
+    assert main(["--store", str(store), "import", str(first)]) == 0
+    config = tmp_path / "regbench.toml"
+    config.write_text("[alerts]\nrequire_machines = 3\n")
+    args = ["--store", str(store), "--config", str(config), "detect", "--jobs", "1", "--incremental"]
+    assert main(args) == 0
+    (alert,) = [a for a in alerts_json(store, capsys) if a["benchmark"] == "everywhere"]
+    assert [m["machine"] for m in alert["machines"]] == ["m1", "m2"] and alert["held"] is True
+    # m3 reports later, with v0..v6; m1 and m2 add v6
+    write_runs(later, seed=1, machines=("m1", "m2", "m3"), versions=[6])
+    extra = tmp_path / "m3.csv"
+    write_runs(extra, seed=2, machines=("m3",))
+    for path in (later, extra):
+        assert main(["--store", str(store), "import", str(path)]) == 0
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "1 raised (now seen on enough machines)" in capsys.readouterr().out
+    (now,) = [a for a in alerts_json(store, capsys) if a["benchmark"] == "everywhere"]
+    assert now["id"] == alert["id"] and [m["machine"] for m in now["machines"]] == ["m1", "m2", "m3"]
+    assert now["held"] is False and now["status"] == "new"
+    assert len(alerts_json(store, capsys)) == 2  # no new alert for m3's step
