@@ -57,7 +57,7 @@ def wait_for_port(port: int, proc: subprocess.Popen, *, timeout: float = 30.0) -
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            raise RuntimeError(f"the server exited with {proc.returncode}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
@@ -66,13 +66,27 @@ def wait_for_port(port: int, proc: subprocess.Popen, *, timeout: float = 30.0) -
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
-def start_server(store: str | Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """``regbench serve`` on a free loopback port, as a subprocess; (process, base URL)."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "regbench", "--store", str(store), "serve", "--port", str(port),
-                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_port(port, proc)
-    return proc, f"http://127.0.0.1:{port}/"
+class Server:
+    """``regbench serve`` on a free loopback port, as a subprocess logging to a file."""
+
+    def __init__(self, store: str | Path, log: Path, *extra: str) -> None:
+        port = free_port()
+        self.log = log
+        with open(log, "w") as out:  # a file, not a pipe: a chatty server never blocks on it
+            self.proc = subprocess.Popen([sys.executable, "-m", "regbench", "--store", str(store), "serve",
+                                          "--port", str(port), *extra], stdout=out, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{port}/"
+        try:
+            wait_for_port(port, self.proc)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def stop(self) -> str:
+        """Stop the server; what it logged."""
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        return self.log.read_text()
 
 
 def chromium_path() -> str:
