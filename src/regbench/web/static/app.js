@@ -107,6 +107,8 @@
           var v = spark[tr.dataset.seriesId];
           if (v) { tr.querySelector(".spark-cell").appendChild(sparkline(v)); }
         });
+        // first complete render, in ms since navigation (benchmarks/bench_dashboard.py reads it)
+        if (!window.__regbench_ready_at) { window.__regbench_ready_at = performance.now(); }
         document.body.dataset.ready = "yes";
       });
     }
