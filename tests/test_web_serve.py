@@ -153,6 +153,9 @@ def test_log_in_and_triage_in_the_browser(served, page):
     cookies = {c["name"]: c for c in page.context.cookies()}
     session = cookies["regbench_session"]
     assert session["httpOnly"] and session["sameSite"] == "Strict"
+    stale = page.context.new_page()
+    stale.console_log = ConsoleLog(stale)
+    stale.goto(base + "alerts.html")
     row = page.locator("tr[data-alert='1']")
     row.locator("select[name=status]").select_option("expected")
     row.locator("input[name=reason]").fill("the new cache trades time for memory")
@@ -162,6 +165,17 @@ def test_log_in_and_triage_in_the_browser(served, page):
     with Store(path, create=False) as store:
         last = alert_history(store, 1)[-1]
         assert (last.status, last.who, last.why) == ("expected", "alice", "the new cache trades time for memory")
+    # the same decision again, from a tab opened before it: a styled page saying why, nothing changed
+    stale.locator("tr[data-alert='1'] select[name=status]").select_option("expected")
+    stale.locator("tr[data-alert='1'] input[name=reason]").fill("again")
+    stale.locator("tr[data-alert='1'] button").click()
+    stale.wait_for_selector("#message")
+    assert stale.locator("#message").inner_text() == "alert #1 is already expected"
+    assert stale.evaluate("getComputedStyle(document.querySelector('#message')).color") == "rgb(180, 35, 24)"
+    assert stale.console_log.errors == ["console error: Failed to load resource: the server responded with a status "
+                                        "of 409 (Conflict)"]
+    with Store(path, create=False) as store:
+        assert alert_history(store, 1)[-1].why == "the new cache trades time for memory"
     # a form posted with a wrong CSRF token is refused, logged in or not
     r = page.request.post(base + "alerts/1/triage", form={"status": "new", "reason": "x", "csrf": "forged"})
     assert r.status == 403

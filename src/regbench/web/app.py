@@ -34,7 +34,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..errors import AlertError, ConfigError, NotFoundError, RegbenchError, StoreError
+from ..errors import (AlertError, AuthError, ConfigError, ForbiddenError, NotFoundError, RegbenchError, RequestError,
+                      StoreError)
 from ..store import Store
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
@@ -49,19 +50,8 @@ PATIENCE = 5.0
 _VERSION_TEXT = re.compile(r"^[\w.\-+/~^@]{1,200}$")
 
 
-class BadRequest(RegbenchError):
-    """A malformed query parameter or form field (400)."""
-
-
-class Unauthorized(RegbenchError):
-    """No credentials, or unknown ones (401)."""
-
-
-class Forbidden(RegbenchError):
-    """Credentials without the scope, or a CSRF token missing or wrong (403)."""
-
-
-_STATUS = ((BadRequest, 400), (ConfigError, 400), (Unauthorized, 401), (Forbidden, 403), (NotFoundError, 404),
+#: The HTTP status of each error, the first that matches (a subclass before its parent).
+_STATUS = ((RequestError, 400), (ConfigError, 400), (ForbiddenError, 403), (AuthError, 401), (NotFoundError, 404),
            (AlertError, 409), (StoreError, 503))
 
 
@@ -94,7 +84,12 @@ class Site:
 
 
 def _viewer(request: Request, user: ApiToken | None) -> pages.Viewer:
-    return pages.Viewer(live=True, user=user.name if user else None, csrf=request.state.csrf)
+    return pages.Viewer(live=True, user=user.name if user else None, csrf=request.state.csrf, base=_base(request))
+
+
+def _base(request: Request) -> str:
+    """The app's root path (a proxy may mount it under a prefix), for the pages' ``<base href>``."""
+    return request.scope.get("root_path", "").rstrip("/") + "/"
 
 
 def _user(site: Site, request: Request) -> ApiToken | None:
@@ -113,7 +108,7 @@ def _check_csrf(request: Request, form) -> None:
     sent = str(form.get("csrf", ""))
     cookie = request.cookies.get(CSRF_COOKIE, "")
     if not sent or not cookie or not hmac.compare_digest(sent, cookie):
-        raise Forbidden("the form's CSRF token is missing or wrong: reload the page and try again")
+        raise ForbiddenError("the form's CSRF token is missing or wrong: reload the page and try again")
 
 
 def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bool], what: str,
@@ -121,11 +116,11 @@ def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bo
     value = request.query_params.get(name)
     if value is None or value == "":
         if required:
-            raise BadRequest(f"query parameter `{name}` is missing: give {what}")
+            raise RequestError(f"query parameter `{name}` is missing: give {what}")
         return None
     ok = pattern(value) if callable(pattern) else bool(pattern.match(value))
     if not ok:
-        raise BadRequest(f"query parameter `{name}` = {value[:60]!r} is not {what}")
+        raise RequestError(f"query parameter `{name}` = {value[:60]!r} is not {what}")
     return value
 
 
@@ -172,7 +167,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
     def _error(request: Request, status: int, message: str) -> Response:
         if request.url.path.startswith("/api/") or request.url.path.startswith("/data/"):
             return JSONResponse({"error": message}, status_code=status)
-        viewer = pages.Viewer(live=True, csrf=request.state.csrf)
+        viewer = pages.Viewer(live=True, csrf=request.state.csrf, base=_base(request))
         return HTMLResponse(pages.error_page(viewer, status, message, site.dash), status_code=status)
 
     def html(text: str) -> Response:
@@ -200,7 +195,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         a = _param(request, "a", _VERSION_TEXT, "a version name", required=False)
         b = _param(request, "b", _VERSION_TEXT, "a version name", required=False)
         if (a is None) != (b is None):
-            raise BadRequest(f"query parameter `{'b' if b is None else 'a'}` is missing: compare needs two versions")
+            raise RequestError(f"query parameter `{'b' if b is None else 'a'}` is missing: compare needs two versions")
         return html(pages.compare_page(dash, _viewer(request, user), a, b))
 
     @page
@@ -274,13 +269,13 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         site.dashboard()
         user = _user(site, request)
         if user is None:
-            raise Unauthorized("triage needs an API token: log in, or send `Authorization: Bearer TOKEN`")
+            raise AuthError("triage needs an API token: log in, or send `Authorization: Bearer TOKEN`")
         if not user.allows("triage"):
-            raise Forbidden(f"token {user.name!r} has no `triage` scope")
+            raise ForbiddenError(f"token {user.name!r} has no `triage` scope")
         if not alert_id.isdigit():
-            raise BadRequest(f"alert id {alert_id[:40]!r} is not a number")
+            raise RequestError(f"alert id {alert_id[:40]!r} is not a number")
         if not reason.strip():
-            raise BadRequest("form field `reason` is missing: say why")
+            raise RequestError("form field `reason` is missing: say why")
         assert site.store is not None
         set_status(site.store, [int(alert_id)], status, who=user.name, why=reason.strip())
         log.info("alert #%s set to %s by token %r", alert_id, status, user.name)
@@ -294,7 +289,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
                 _check_csrf(request, form)
             aid = request.path_params["alert_id"]
             triage(request, aid, str(form.get("status", "")), str(form.get("reason", "")))
-            return RedirectResponse(f"../../alerts.html?done={aid}", status_code=303)
+            return RedirectResponse(f"{_base(request)}alerts.html?done={aid}", status_code=303)
 
         return await guarded(request, work)
 
@@ -306,9 +301,9 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
 
         def work() -> Response:
             if not request.headers.get("authorization", "").lower().startswith("bearer "):
-                raise Unauthorized("the API needs `Authorization: Bearer TOKEN`")
+                raise AuthError("the API needs `Authorization: Bearer TOKEN`")
             if not isinstance(body, dict):
-                raise BadRequest('the body must be a JSON object {"status": ..., "reason": ...}')
+                raise RequestError('the body must be a JSON object {"status": ..., "reason": ...}')
             aid = request.path_params["alert_id"]
             user = triage(request, aid, str(body.get("status", "")), str(body.get("reason", "")))
             return JSONResponse({"alert": int(aid), "status": body.get("status"), "who": user.name})

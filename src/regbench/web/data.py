@@ -126,6 +126,7 @@ class Dashboard:
     url: str | None = None
     series: list[SeriesData] = field(default_factory=list)
     by_id: dict[str, SeriesData] = field(default_factory=dict)
+    of_benchmark: dict[str, list[SeriesData]] = field(default_factory=dict)
     alerts: list[Alert] = field(default_factory=list)
     versions: list[dict] = field(default_factory=list)
     generated: str = ""
@@ -157,6 +158,9 @@ class Dashboard:
                 series.append(self._series(one, by_series.get(key, []), alerts_of.get(key, []), commits))
             self.series = series
             self.by_id = {s.id: s for s in series}
+            self.of_benchmark = {}
+            for s in series:
+                self.of_benchmark.setdefault(s.benchmark, []).append(s)
             self.alerts = alerts
             self.versions = [{"name": v.name, "commit": v.commit, "commit_url": commit_link(self.url, v.commit)}
                              for v in stored]
@@ -224,8 +228,7 @@ class Dashboard:
 
     def series_payload(self, sid: str) -> dict:
         s = self.get(sid)
-        siblings = [{"config": o.config, "machine": o.machine, "id": o.id}
-                    for o in self.series if o.benchmark == s.benchmark]
+        siblings = [{"config": o.config, "machine": o.machine, "id": o.id} for o in self.of_benchmark[s.benchmark]]
         return {"format_version": FORMAT_VERSION, "id": s.id, "benchmark": s.benchmark, "config": s.config,
                 "machine": s.machine, "unit": s.unit, "direction": s.direction, "state": s.state,
                 "confidence": CONFIDENCE, "versions": list(s.versions), "changes": list(s.changes),

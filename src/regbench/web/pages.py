@@ -31,6 +31,7 @@ class Viewer:
     live: bool = False
     user: str | None = None
     csrf: str = ""
+    base: str = ""  # the live dashboard's root URL path: relative links work from any page path
 
 
 STATIC = Viewer()
@@ -38,7 +39,7 @@ STATIC = Viewer()
 
 def render(template: str, dash: Dashboard | None, viewer: Viewer, **values) -> str:
     base = {"project": dash.project if dash else "regbench", "generated": dash.generated if dash else "",
-            "live": viewer.live, "user": viewer.user, "csrf": viewer.csrf}
+            "live": viewer.live, "user": viewer.user, "csrf": viewer.csrf, "base": viewer.base}
     return environment().get_template(template).render(**base, **values)
 
 
