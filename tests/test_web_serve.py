@@ -193,3 +193,24 @@ def test_a_missing_store_is_a_clear_page_and_a_log_line(tmp_path):
         err = server.stop()
     assert f"ERROR: regbench.web: GET /: no results store at {tmp_path / 'none.db'}" in err
     assert "Traceback" not in err
+
+
+def test_a_locked_store_is_a_clear_page_and_the_dashboard_recovers(tmp_path):
+    import sqlite3
+
+    synthetic_store(tmp_path / "s.db").close()
+    holder = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")  # no other connection may even read
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE held(x)")
+    server = Server(tmp_path / "s.db", tmp_path / "serve.log")
+    try:
+        r = httpx.get(server.base, timeout=60)
+        assert r.status_code == 503
+        assert "stayed locked by another writer for 5 s" in r.text and "Traceback" not in r.text
+        holder.execute("ROLLBACK")
+        holder.close()
+        assert httpx.get(server.base, timeout=60).status_code == 200
+    finally:
+        log = server.stop()
+    assert "ERROR: regbench.web: GET /: the store" in log and "Traceback" not in log

@@ -89,6 +89,18 @@ def test_the_series_chart_shows_intervals_the_change_and_every_run_on_demand(rep
     assert marker.get_attribute("data-previous") == sha(3)
     assert float(marker.get_attribute("data-change")) == pytest.approx(0.2)
     assert "+20.0% [+18.0%, +22.0%]" in marker.inner_text()
+    # drag across the middle of the plot: the chart zooms in on the versions under it
+    full = float(chart.get_attribute("data-xmax")) - float(chart.get_attribute("data-xmin"))
+    box = page.locator("#chart .u-over").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+    page.mouse.up()
+    zoomed = float(chart.get_attribute("data-xmax")) - float(chart.get_attribute("data-xmin"))
+    assert zoomed == pytest.approx(0.3 * full, rel=0.1)
+    page.dblclick("#chart .u-over")
+    assert float(chart.get_attribute("data-xmax")) - float(chart.get_attribute("data-xmin")) == pytest.approx(full)
     page.click("#show-runs")
     page.wait_for_selector("body[data-runs=yes]")
     assert chart.get_attribute("data-runs") == str(8 * 4)
@@ -135,3 +147,24 @@ def test_a_report_of_a_missing_store_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: no results store at") and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_needs_no_network_and_links_commits_when_a_url_is_set(tmp_path):
+    import re
+
+    from regbench.store import Store
+    from regbench.web.data import Dashboard
+    from regbench.web.static_site import write_report
+
+    synthetic_store(tmp_path / "s.db").close()
+    with Store(tmp_path / "s.db", create=False) as store:
+        dash = Dashboard(store, project="demo", url="https://example.org/team/project/").load()
+        write_report(dash, tmp_path / "out", diagnosis=False)
+        payload = dash.series_payload(series_id("b0", "default", "local"))
+    assert payload["changes"][0]["commit_url"] == f"https://example.org/team/project/commit/{sha(4)}"
+    assert payload["versions"][0]["commit_url"] == f"https://example.org/team/project/commit/{sha(0)}"
+    alerts = (tmp_path / "out" / "alerts.html").read_text()
+    assert f'href="https://example.org/team/project/commit/{sha(4)}"' in alerts
+    for html in (tmp_path / "out").glob("*.html"):
+        loaded = re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', html.read_text())
+        assert loaded and all(not re.match(r"^[a-z]+://", u) for u in loaded if u != "data:,"), html.name

@@ -157,6 +157,10 @@
       var changes = data.changes;
       var markers = {
         hooks: {
+          // the visible range, for people's tests and tools: zoom changes it
+          setScale: [function (u, key) {
+            if (key === "x") { q("chart").dataset.xmin = String(u.scales.x.min); q("chart").dataset.xmax = String(u.scales.x.max); }
+          }],
           draw: [function (u) {
             var ctx = u.ctx;
             ctx.save();
@@ -180,7 +184,10 @@
       var width = Math.max(q("chart").clientWidth - 20, 300);
       var opts = {
         width: width, height: 360, plugins: [markers],
-        scales: { x: { time: false, range: function (u, min, max) { return [Math.min(min, -0.5), Math.max(max, n - 0.5)]; } } },
+        // half a version of margin on both sides of the whole history; a zoom keeps its range
+        scales: { x: { time: false, range: function (u, min, max) {
+          return min === xs[0] && max === xs[xs.length - 1] ? [Math.min(min, -0.5), Math.max(max, n - 0.5)] : [min, max];
+        } } },
         axes: [
           { label: "version", values: function (u, splits) {
             return splits.map(function (x) { return Number.isInteger(x) && data.versions[x] ? data.versions[x].name.slice(0, 7) : ""; });
