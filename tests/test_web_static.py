@@ -168,3 +168,13 @@ def test_the_report_needs_no_network_and_links_commits_when_a_url_is_set(tmp_pat
     for html in (tmp_path / "out").glob("*.html"):
         loaded = re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]*)"', html.read_text())
         assert loaded and all(not re.match(r"^[a-z]+://", u) for u in loaded if u != "data:,"), html.name
+
+
+def test_project_url_is_checked():
+    from regbench.config import parse_config
+    from regbench.errors import ConfigError
+
+    assert parse_config({"project": {"url": "https://example.org/team/project"}}).url == "https://example.org/team/project"
+    assert parse_config({}).url is None
+    with pytest.raises(ConfigError, match=r"\[project\] `url` must be the repository's web page \(https://...\), got"):
+        parse_config({"project": {"url": "example.org/team"}})
