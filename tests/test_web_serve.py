@@ -214,3 +214,26 @@ def test_a_locked_store_is_a_clear_page_and_the_dashboard_recovers(tmp_path):
     finally:
         log = server.stop()
     assert "ERROR: regbench.web: GET /: the store" in log and "Traceback" not in log
+
+
+def test_serve_reads_and_writes_the_store_it_is_given(store_url, tmp_path):
+    """On SQLite, and on PostgreSQL with --store-url (CI): the pages, and a triage recorded."""
+    synthetic_store(store_url).close()
+    with Store(store_url, create=False) as store:
+        from regbench.store.tokens import create_token
+
+        _, secret = create_token(store, "ci-bot", "triage")
+    server = Server(store_url, tmp_path / "serve.log")
+    try:
+        sid = series_id("b0", "default", "local")
+        assert f'"commit":"{sha(4)}"' in httpx.get(server.base + f"data/series/{sid}.js").text
+        assert httpx.get(server.base + f"series.html?s={sid}").status_code == 200
+        r = httpx.post(server.base + "api/alerts/1", json={"status": "invalid", "reason": "a noisy neighbour"},
+                       headers={"Authorization": f"Bearer {secret}"})
+        assert r.status_code == 200, r.text
+        assert 'data-status="invalid"' in httpx.get(server.base + "alerts.html").text
+    finally:
+        server.stop()
+    with Store(store_url, create=False) as store:
+        last = alert_history(store, 1)[-1]
+        assert (last.status, last.who, last.why) == ("invalid", "ci-bot", "a noisy neighbour")

@@ -25,7 +25,7 @@ def sha(k: int) -> str:
     return f"{k:02d}" + "ab" * 19
 
 
-def synthetic_store(path: Path, *, benchmarks: int = 3, versions: int = 8, runs: int = 4, seed: int = 0) -> Store:
+def synthetic_store(path: Path | str, *, benchmarks: int = 3, versions: int = 8, runs: int = 4, seed: int = 0) -> Store:
     """A store of ``benchmarks`` x 2 configurations x 1 machine; benchmark ``b0`` gets 20% slower
     at version 4 (recorded as an alert), ``b2`` is noisy (10% noise), the rest are stable."""
     rng = np.random.default_rng(seed)
