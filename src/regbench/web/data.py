@@ -131,6 +131,8 @@ class Dashboard:
     versions: list[dict] = field(default_factory=list)
     generated: str = ""
     fingerprint: tuple = ()
+    #: What pages derived from this state of the store (a comparison's rows...), by key.
+    cache: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def load(self) -> Dashboard:
@@ -166,6 +168,7 @@ class Dashboard:
                              for v in stored]
             self.generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
             self.fingerprint = now
+            self.cache = {}
             return self
 
     def _series(self, s: Series, summaries: Sequence[ExperimentSummary], alerts: Sequence[Alert],

@@ -108,7 +108,11 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
         a, b = names[-2], names[-1]
     if a is not None and b is not None:
         try:
-            found = compare_versions(dash.store, a, b, confidence_level=CONFIDENCE)
+            # a bootstrap per series (a second per thousand series): once per state of the store
+            key = ("compare", a, b)
+            if key not in dash.cache:
+                dash.cache[key] = compare_versions(dash.store, a, b, confidence_level=CONFIDENCE)
+            found = dash.cache[key]
         except NotFoundError as exc:
             if a not in names or b not in names:
                 raise
