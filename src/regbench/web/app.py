@@ -39,7 +39,7 @@ from ..errors import (AlertError, AuthError, ConfigError, ForbiddenError, NotFou
 from ..store import Store
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
-from .data import Dashboard, benchmark_id, js_payload, valid_id
+from .data import STATES, Dashboard, benchmark_id, js_payload, valid_id
 
 log = logging.getLogger("regbench.web")
 
@@ -175,6 +175,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
 
     @page
     def overview(request: Request, dash: Dashboard, user: ApiToken | None) -> Response:
+        _param(request, "state", lambda v: v in STATES, f"a state ({', '.join(STATES)})", required=False)
         return html(pages.overview_page(dash, _viewer(request, user)))
 
     @page
