@@ -238,3 +238,26 @@ def test_serve_reads_and_writes_the_store_it_is_given(store_url, tmp_path):
     with Store(store_url, create=False) as store:
         last = alert_history(store, 1)[-1]
         assert (last.status, last.who, last.why) == ("invalid", "ci-bot", "a noisy neighbour")
+
+
+def test_log_out_and_a_revoked_token_end_the_session(served, page):
+    from regbench.store.tokens import revoke_token
+
+    path, base, _ = served
+    secret = _token(path, "carol", "triage")
+    for leave in ("log out", "revoke"):
+        page.goto(base + "login")
+        page.fill("input[name=token]", secret if leave == "log out" else _token(path, "dave", "triage"))
+        page.click("form.login button")
+        page.wait_for_url("**/alerts.html")
+        assert page.locator("form.triage").count() == 1
+        if leave == "log out":
+            page.click("nav form.inline button")
+            page.wait_for_url("**/index.html")
+        else:
+            with Store(path, create=False) as store:
+                revoke_token(store, "dave")
+        page.goto(base + "alerts.html")
+        assert page.locator("form.triage").count() == 0
+        assert page.locator("nav a[href=login]").count() == 1
+    assert page.console_log.errors == []

@@ -53,6 +53,13 @@ def test_every_page_of_the_report_loads_without_console_errors(report, page):
         else:
             page.wait_for_load_state("load")
         assert page.console_log.errors == [], name
+    # read-only: no form anywhere in the report
+    assert not any("<form" in p.read_text() and "method=\"post\"" in p.read_text() for p in report.glob("*.html"))
+    # the feed holds the alert
+    import xml.etree.ElementTree as ET
+
+    entries = ET.parse(report / "alerts.atom").getroot().findall("{http://www.w3.org/2005/Atom}entry")
+    assert len(entries) == 1
     # the diagnosis page shows its plots (drawn as PNG files beside it)
     assert page.locator(".plots img").count() == 3
     assert all(page.evaluate("[...document.images].map(i => i.naturalWidth > 0)"))
