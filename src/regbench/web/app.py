@@ -10,6 +10,11 @@ session cookie.  Every form POST also carries a CSRF token that must equal the H
 recorded with the token's name as who, and the time, in the alert's history
 (:func:`regbench.detect.alerts.set_status`).
 
+Sessions and the CSRF check are written here rather than taken from Starlette's
+``SessionMiddleware`` (a signed cookie holding the session) or a CSRF package: a session must end
+when its token is revoked, which a self-contained signed cookie cannot do without a server-side
+lookup anyway, and the double-submit check is a comparison of two strings.
+
 Bad input is an error page of one sentence: a malformed query parameter is 400 naming it, an
 unknown series or version 404 naming it, a missing or locked store 503 (and one log line).
 """

@@ -130,7 +130,11 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
 
 
 def alerts_feed(dash: Dashboard, *, base_url: str = "") -> str:
-    """The alerts as an Atom feed (RFC 4287), newest first, one entry per alert."""
+    """The alerts as an Atom feed (RFC 4287), newest first, one entry per alert.
+
+    Written with the standard library's escaping: a feed library (feedgen) would bring lxml for
+    one flat document of a few fields per entry; the tests parse the result as XML.
+    """
     from xml.sax.saxutils import escape
 
     def when(a: Alert) -> str:
