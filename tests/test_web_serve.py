@@ -55,7 +55,8 @@ def test_every_live_page_loads_without_console_errors(served, page):
     _, base, _ = served
     sid = series_id("b0", "default", "local")
     for name, scripted in [("", True), (f"series.html?s={sid}", True), ("alerts.html", False),
-                           ("compare.html", False), (f"diagnosis-{benchmark_id('b0')}.html", False)]:
+                           ("compare.html", False), (f"diagnosis-{benchmark_id('b0')}.html", False),
+                           ("login", False)]:
         response = page.goto(base + name)
         assert response is not None and response.status == 200, name
         if scripted:
