@@ -275,6 +275,7 @@ class ProjectConfig:
     benchmark_dir: Path | None = None
     #: The branch whose first-parent line detection reads (None: HEAD).
     branch: str | None = None
+    url: str | None = None  # the repository's web page: the dashboard links commits under URL/commit/SHA
     build: tuple[str, ...] | None = None
     build_timeout: float = 600.0
     store: str | None = None
@@ -309,7 +310,7 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures"}
-_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch"}
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch", "url"}
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -383,6 +384,9 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     branch = proj.get("branch")
     if branch is not None and (not isinstance(branch, str) or not branch.strip() or branch.startswith("-")):
         fail("[project] `branch` must be a branch name (a string)")
+    url = proj.get("url")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("https://", "http://"))):
+        fail(f"[project] `url` must be the repository's web page (https://...), got {shown(url)}")
     for key in ("store", "python", "name"):
         if key in proj and (not isinstance(proj[key], str) or not proj[key].strip()):
             fail(f"[project] `{key}` must be a non-empty string, got {shown(proj[key])}")
@@ -417,6 +421,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         repo=(root / repo).resolve() if repo is not None else None,
         benchmark_dir=benchmark_dir,
         branch=branch,
+        url=url,
         build=build,
         build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
         store=proj.get("store"),

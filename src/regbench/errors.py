@@ -11,6 +11,9 @@
      ├── NotFoundError            a benchmark, version or other named thing is not in the store
      ├── AlertError               an alert cannot take the status asked for
      ├── SinkError                a notification sink could not deliver
+     ├── RequestError             a request to the dashboard is malformed (a query parameter, a form field)
+     ├── AuthError                a write to the dashboard without credentials, or with unknown ones
+     │    └── ForbiddenError         credentials without the scope, or a CSRF token missing or wrong
      └── MissingDependency        an optional package a feature needs is not installed
 
 The CLI catches :class:`RegbenchError` once, prints ``str(error)`` on one line and exits with
@@ -132,6 +135,18 @@ class NotFoundError(RegbenchError):
 
 class AlertError(RegbenchError):
     """An alert cannot take the status asked for (e.g. it already has it)."""
+
+
+class RequestError(RegbenchError):
+    """A request to the dashboard is malformed: a query parameter or a form field (HTTP 400)."""
+
+
+class AuthError(RegbenchError):
+    """A write to the dashboard without credentials, or with unknown ones (HTTP 401)."""
+
+
+class ForbiddenError(AuthError):
+    """Credentials without the scope the write needs, or a CSRF token missing or wrong (HTTP 403)."""
 
 
 class SinkError(RegbenchError):

@@ -409,6 +409,7 @@ def run_demo(directory: Path | None = None, *, seed: int | None = None, reporter
     """
     from .config import load_config
     from .demo_project import create_demo_repo
+    from .detect.alerts import record_alerts
     from .detect.driver import detect_changes
     from .run.campaign import run_campaign
     from .store import Store
@@ -428,6 +429,8 @@ def run_demo(directory: Path | None = None, *, seed: int | None = None, reporter
                                     reporter=campaign_reporter, command="regbench demo")
         changes = detect_changes(store, method=DEMO_METHOD, min_change=DEMO_MIN_CHANGE,
                                  confidence_level=DEMO_CONFIDENCE, jobs=1).changes
+        # As alerts, so that the dashboard (`regbench report`, `serve`) marks them and lists them.
+        record_alerts(store, changes, config=config)
     return DemoOutcome(demo, subjects, store_path, campaign, tuple(changes), DEMO_METHOD, DEMO_CONFIDENCE,
                        DEMO_MIN_CHANGE, time.perf_counter() - started)
 

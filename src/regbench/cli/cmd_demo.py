@@ -24,7 +24,8 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     run in SQLite, and reports the changes between consecutive commits found by the default
     detector (auto: a change-point search confirmed by a hierarchical test, 99% confidence,
     minimum change 3%). Takes about a minute on 2 cores; the folder is kept so that you can
-    explore it with the other commands.
+    explore it with the other commands. Ends by writing the dashboard (`regbench report`) into
+    the folder's `report/` and printing where to open it.
     """
     from ..pipeline import run_demo
     from ..report.campaign import ProgressReporter
@@ -33,5 +34,20 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     outcome = run_demo(Path(directory) if directory else None, seed=seed, reporter=ProgressReporter(),
                        on_created=print_demo_created)
     print_demo(outcome)
+    write_demo_report(outcome)
     if not outcome.campaign.ok:
         raise click.exceptions.Exit(ExitStatus.FAILED)
+
+
+def write_demo_report(outcome) -> None:
+    """The demo's dashboard in ``report/`` of its folder, and the ``file://`` address to open."""
+    from ..config import load_config
+    from ..report.web import print_report_written
+    from ..store import Store
+    from ..web.data import Dashboard
+    from ..web.static_site import write_report
+
+    config = load_config(outcome.demo.config_path)
+    with Store(outcome.store_path, create=False) as store:
+        dash = Dashboard(store, project=config.name, url=config.url).load()
+        print_report_written(write_report(dash, outcome.demo.root / "report"))

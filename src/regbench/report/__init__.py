@@ -27,6 +27,7 @@ module          contents
 ``units``       a time unit per benchmark (ns, us, ms, s) and numbers rounded to their interval's
                 precision (``summary``)
 ``plots``       static PNG plots with matplotlib: samples by run, lag plot, distributions
+``web``         where a dashboard report was written, and API tokens (``report``, ``token``)
 ``screening``   a screening design, its effects table with aliases, the half-normal plot (``screen``)
 ==============  ====================================================================================
 """

@@ -17,6 +17,7 @@ module      job
 ``leases``  a running campaign's lock (a file lock, or a PostgreSQL advisory lock): a campaign
             left ``running`` whose lock is free was killed
 ``plans``   optimized execution plans per benchmark, versioned (``regbench optimize``)
+``tokens``  API tokens of the live dashboard: only their SHA-256 is kept (``regbench token``)
 ``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
             runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================

@@ -320,3 +320,21 @@ plan = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "revision", name="uq_plan_revision"),
 )
+
+
+# API tokens of the live dashboard (0008): who may write (triage alerts) and what.  Only the
+# SHA-256 of a token is kept; ``scopes`` is a space-separated list (read, triage, submit, admin);
+# ``machine`` binds a token to one machine's submissions (kept for later use); a revoked token
+# keeps its row, so that the history of what it did still names it.
+api_token = sa.Table(
+    "api_token",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("scopes", sa.String(200), nullable=False),
+    sa.Column("machine", sa.String(200), nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("revoked_at", sa.DateTime, nullable=True),
+    sa.UniqueConstraint("token_hash", name="uq_api_token_hash"),
+)

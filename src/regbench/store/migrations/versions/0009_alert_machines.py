@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"  # "0008" once 0008_api_token is merged
+down_revision = "0008"
 
 
 def upgrade() -> None:

@@ -1,0 +1,32 @@
+"""``regbench serve``: the dashboard live over the store (:mod:`regbench.web.app`)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface; put HTTPS in front then).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--secure-cookies", is_flag=True, help="Mark the session cookies Secure (behind an HTTPS proxy).")
+@click.pass_obj
+def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
+    """Serve the dashboard: the pages of `regbench report`, live over the store (SQLite or
+    PostgreSQL), and triage of alerts by people logged in with an API token (`regbench token`).
+
+    Reading needs no token; every write does. Stop with Ctrl-C.
+    """
+    import logging
+
+    import uvicorn
+
+    from ..web.app import create_app
+
+    config = ctx.config_if_any()
+    location = ctx.store_location_for(config)
+    app = create_app(location, project=config.name if config else "regbench", url=config.url if config else None,
+                     secure_cookies=secure_cookies)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    click.echo(f"regbench dashboard on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="info")

@@ -1,0 +1,50 @@
+"""``regbench token``: API tokens of the live dashboard (:mod:`regbench.store.tokens`)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("token")
+def command() -> None:
+    """Create, list and revoke the API tokens that may write through `regbench serve`.
+
+    A token is shown once, when it is created; the store keeps only its SHA-256. Give it to
+    the dashboard's log-in form, or send it as `Authorization: Bearer TOKEN`.
+    """
+
+
+@command.command("create")
+@click.option("--name", required=True, help="Who or what the token is for (recorded with every triage).")
+@click.option("--scope", "scopes", multiple=True, default=("triage",), show_default=True,
+              help="What it may do: read, triage, submit or admin (repeat, or space-separated).")
+@click.option("--machine", default=None, help="Bind the token to one machine's submissions.")
+@click.pass_obj
+def create(ctx, name: str, scopes: tuple[str, ...], machine: str | None) -> None:
+    """Create a token and print its secret, once."""
+    from ..report.web import print_token_created
+    from ..store.tokens import create_token
+
+    token, secret = create_token(ctx.open_store(create=False), name, scopes, machine=machine)
+    print_token_created(token, secret)
+
+
+@command.command("list")
+@click.pass_obj
+def list_(ctx) -> None:
+    """List the tokens (never their secrets)."""
+    from ..report.web import print_tokens
+    from ..store.tokens import list_tokens
+
+    print_tokens(list_tokens(ctx.open_store(create=False)))
+
+
+@command.command("revoke")
+@click.argument("token")
+@click.pass_obj
+def revoke(ctx, token: str) -> None:
+    """Revoke TOKEN (its id, or every live token of that name)."""
+    from ..report.web import print_tokens_revoked
+    from ..store.tokens import revoke_token
+
+    print_tokens_revoked(revoke_token(ctx.open_store(create=False), token))
