@@ -242,3 +242,28 @@ def test_reading_commands_do_not_turn_a_foreign_file_into_a_store(tmp_path):
     out = run(["--store", str(empty), "summary"])
     assert out.returncode == 3 and "is not a regbench store" in out.stderr
     assert empty.read_bytes() == b""
+
+
+def test_command_names_follow_their_modules():
+    """The lazy group finds a command by its module's name (cmd_foo_bar is foo-bar), without importing it."""
+    import importlib
+
+    from regbench.cli.main import command_name
+
+    for module in COMMAND_MODULES:
+        assert importlib.import_module(f"regbench.cli.{module}").command.name == command_name(module)
+
+
+def test_a_command_imports_only_its_own_module():
+    code = ("import sys\n"
+            "from regbench.cli.main import main\n"
+            "main(['detect', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('regbench.cli.cmd_')))\n"
+            "print(sorted(m for m in ('scipy', 'pandas', 'sqlalchemy', 'rich', 'sklearn', 'matplotlib') "
+            "if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    modules, heavy = out.stdout.splitlines()[-2:]
+    assert modules == "['regbench.cli.cmd_detect']"
+    assert heavy == "[]"  # --help needs none of them
+    # An unknown command is still click's usage error.
+    assert run(["nosuch"]).returncode == 2
