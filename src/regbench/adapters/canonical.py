@@ -109,14 +109,16 @@ def _read_csv(p: Path):
     # twice as slow here and turns names that look like numbers into numbers ('1.10' -> 1.1).
     dtypes: dict[str, type | str] = {c: object for c in header if c in _TEXT}
     dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
-    # One spare column catches rows with too many fields (pandas would drop them silently).
+    # One spare column catches rows with too many fields (pandas would drop them silently).  It
+    # is read as a number: an empty column of 10 million Python objects costs seconds; an extra
+    # field that is text fails the read, and the text read below finds it.
     names = [*header, "__extra__"]
-    dtypes["__extra__"] = object
+    dtypes["__extra__"] = "float64"
     common = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False,
                   keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     try:
         frame = _pandas_csv(p, where, len(header), gz, dtype=dtypes,
-                            na_values={c: [""] for c in ("run", "iteration", "value")}, **common)
+                            na_values={c: [""] for c in ("run", "iteration", "value", "__extra__")}, **common)
     except ValueError:
         # A column that should be numeric holds text: find the first such line.  Every column is
         # read as text (a row with too many fields is found by this read too).
@@ -128,8 +130,12 @@ def _read_csv(p: Path):
             if bad.size:
                 i = int(bad[0])
                 raise InputError(f"`{col}` is not a number: {shown(raw.iloc[i])}", path=where, line=i + 2) from None
+        extra = np.flatnonzero(raw_frame["__extra__"].notna().to_numpy() & (raw_frame["__extra__"] != "").to_numpy())
+        if extra.size:
+            raise InputError(f"expected {len(header)} fields, found more", path=where,
+                             line=int(extra[0]) + 2) from None
         raise
-    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy() & (frame["__extra__"] != "").to_numpy())
+    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy())
     if extra.size:
         raise InputError(f"expected {len(header)} fields, found more", path=where, line=int(extra[0]) + 2)
     frame = frame.drop(columns="__extra__")
@@ -174,6 +180,13 @@ def _check_line_lengths(p: Path, gz: bool, where: str) -> None:
     try:
         with (gzip.open(p, "rb") if gz else p.open("rb")) as fh:
             while chunk := fh.read(_SCAN_CHUNK):
+                first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+                if (first >= 0 and length + first <= MAX_LINE_BYTES and len(chunk) - last - 1 <= MAX_LINE_BYTES
+                        and _no_long_line_between(chunk, first, last)):
+                    # No line of this chunk is too long: count its lines at memchr speed.
+                    line += chunk.count(b"\n")
+                    length = len(chunk) - last - 1
+                    continue
                 breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x0A)
                 # The lengths of the lines in this chunk: the one open before it, those between
                 # its line breaks, and the one still open after it (line, line + 1, ...).
@@ -190,6 +203,15 @@ def _check_line_lengths(p: Path, gz: bool, where: str) -> None:
         if not gz:
             raise InputError(f"cannot read: {exc}", path=where) from None
         raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
+
+
+def _no_long_line_between(chunk: bytes, first: int, last: int) -> bool:
+    """Whether no line between the line breaks at ``first`` and ``last`` of ``chunk`` can be
+    longer than :data:`MAX_LINE_BYTES`: every window of half that many bytes, from ``first`` on,
+    holds a line break (a longer line would cover one such window whole).  False means "look
+    closer", not that a line is too long."""
+    half = MAX_LINE_BYTES // 2
+    return all(chunk.find(b"\n", w + 1, w + half + 1) >= 0 for w in range(first, last, half))
 
 
 def _factorize_text(column):
@@ -297,7 +319,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     if keep.size == 0:
         raise InputError("no measurements after the header", path=where, line=offset)
     lines = keep + offset
-    frame = frame.iloc[keep].reset_index(drop=True)
+    if keep.size < n_rows:  # a copy of every column only when there are blank lines to drop
+        frame = frame.iloc[keep].reset_index(drop=True)
 
     for c in REQUIRED:
         miss = np.flatnonzero(frame[c].isna().to_numpy())
@@ -338,9 +361,11 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             raise InputError(f"`{col}` must not be blank", path=where,
                              line=int(lines[np.flatnonzero(code == empty[0])[0]]))
 
-    versions = _per_key_attribute(frame, v_code, v_names, "timestamp", lines, where, "version")
-    units = _per_key_attribute(frame, b_code, b_names, "unit", lines, where, "benchmark")
-    dirs = _per_key_attribute(frame, b_code, b_names, "direction", lines, where, "benchmark")
+    v_seen, v_first = _unique_first(v_code)
+    b_seen, b_first = _unique_first(b_code)
+    versions = _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "timestamp", lines, where, "version")
+    units = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "unit", lines, where, "benchmark")
+    dirs = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "direction", lines, where, "benchmark")
     for name, d in dirs.items():
         if d is not None and d not in DIRECTIONS:
             row = np.flatnonzero(b_code == b_names.index(name))[0]  # only on the error path
@@ -360,7 +385,9 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         order = np.arange(len(frame)) if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
     else:  # too many distinct keys for one integer: sort on two
         order = np.lexsort((it, key))
-    key_s, it_s = key[order], it[order]
+    in_order = bool(order[-1] == len(order) - 1) and np.array_equal(order, np.arange(len(order)))
+    # Rows of a campaign's log come in order: then the sorted views are the columns themselves.
+    key_s, it_s = (key, it) if in_order else (key[order], it[order])
     same_run = key_s[1:] == key_s[:-1]
     dup = np.flatnonzero(same_run & (it_s[1:] == it_s[:-1]))
     if dup.size:
@@ -378,9 +405,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
 
     starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
     ends = np.concatenate((starts[1:], [len(order)]))
-    value_s = value[order]
+    value_s = value if in_order else value[order]
     # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
-    v_seen, v_first = np.unique(v_code, return_index=True)
     batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
     for pos in np.argsort(v_first, kind="stable"):
         name = v_names[v_seen[pos]]
@@ -389,7 +415,6 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         if ts_text is not None:
             info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
         batch.versions[name] = info
-    b_seen, b_first = np.unique(b_code, return_index=True)
     batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
     for name in b_names:
         info = {}
@@ -405,18 +430,37 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
                         first_iteration=int(it_s[s]))
         batch.records.append(rec)
         batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = int(
-            lines[order[s:e]].min())
+            lines[s] if in_order else lines[order[s:e]].min())
     return batch
 
 
-def _per_key_attribute(frame, code, names, col, lines, where, owner) -> dict[str, str | None]:
-    """The value of ``col`` for each ``owner`` (it must not differ between rows of one owner)."""
+def _unique_first(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_index=True)``: the distinct codes, sorted, and the row where each
+    first occurs; by hashing (pandas), not by sorting millions of rows."""
+    import pandas as pd
+
+    first = np.flatnonzero(~pd.Index(code).duplicated(keep="first"))
+    seen = code[first]
+    order = np.argsort(seen, kind="stable")
+    return seen[order], first[order]
+
+
+def _per_key_attribute(frame, code, names, seen_first, col, lines, where, owner) -> dict[str, str | None]:
+    """The value of ``col`` for each ``owner`` (it must not differ between rows of one owner);
+    ``seen_first`` is :func:`_unique_first` of ``code``."""
+    import pandas as pd
+
     if col not in frame:
         return {n: None for n in names}
     attr = frame[col]
     a_code = attr.cat.codes.to_numpy(np.int64)  # -1 for a blank cell
     a_names = [str(x) for x in attr.cat.categories]
-    owners, first = np.unique(code, return_index=True)
+    owners, first = seen_first
+    # One value per owner when there are as many distinct (owner, value) pairs as owners (a hash
+    # of the rows); otherwise every row is compared with its owner's first, to say where.
+    pairs = code * (len(a_names) + 1) + (a_code + 1)
+    if len(pd.unique(pairs)) == len(owners):
+        return {names[o]: None if a_code[f] < 0 else a_names[a_code[f]] for o, f in zip(owners, first, strict=True)}
     first_of = np.zeros(len(names), dtype=np.int64)
     first_of[owners] = first
     # One pass: every row against the first row of its owner.
