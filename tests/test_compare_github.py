@@ -175,3 +175,38 @@ def test_wrong_uses_of_base_are_usage_errors(on, capsys):
     compare = on("main")
     assert compare("--base", "merge-base") == 3
     assert "HEAD is the merge base of main and HEAD" in capsys.readouterr().err
+
+
+def _row(name: str, a: list[float], b: list[float], *, direction: str = "lower", machine: str = "m1"):
+    """One benchmark's comparison, computed from run means as `compare` computes it."""
+    import warnings
+
+    from regbench.analysis import BenchmarkComparison
+    from regbench.stats import compare_runs, verdict
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # one run a side: an undecidable interval
+        cmp = compare_runs(a, b, confidence_level=0.99, n_resamples=2000, rng=0)
+    return BenchmarkComparison(name, "default", machine, "s", direction, cmp,
+                               verdict(cmp.ci_low, cmp.ci_high, direction=direction, threshold=0.0), "v1", "v2")
+
+
+def test_the_table_puts_the_worst_change_first_whatever_the_direction():
+    from regbench.report.github import comparison_markdown
+
+    lvl = [1.0, 1.01, 0.99, 1.0, 1.005]
+    rows = [
+        _row("fast", lvl, [0.7 * x for x in lvl]),                                # -30%: the best
+        _row("lat|ency", lvl, [1.3 * x for x in lvl], machine="m|2"),             # +30%: the worst
+        _row("small", lvl, [1.05 * x for x in lvl]),                              # +5%
+        _row("thr", [100 * x for x in lvl], [80 * x for x in lvl], direction="higher"),  # -20% of a throughput
+        _row("one run", [1.0], [1.01]),                                           # inconclusive
+    ]
+    text = comparison_markdown(rows, confidence=0.99, threshold=0.0)
+    assert text.splitlines()[0] == "### :x: regbench: 3 regressions, 1 improvement, 0 unchanged, 1 inconclusive"
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| benchmark")]
+    assert [ln.split(" | ")[0] for ln in table] == ["| lat\\|ency", "| thr", "| small", "| one run", "| fast"]
+    # Two machines: a machine column, escaped too.
+    assert table[0].startswith("| lat\\|ency | m\\|2 | ")
+    assert "| benchmark | machine | v1 | v2 | change | 99% CI | runs | verdict |" in text
+    assert table[3].endswith("| 1/1 | inconclusive |") and "[—, —]" in table[3]

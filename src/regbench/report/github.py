@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 #: How the verdicts are counted in the verdict line, in its order (singular, plural).
 _COUNTED = {"regression": ("regression", "regressions"), "improvement": ("improvement", "improvements"),
-            "inconclusive": ("inconclusive", "inconclusive"), "no change": ("unchanged", "unchanged")}
+            "no change": ("unchanged", "unchanged"), "inconclusive": ("inconclusive", "inconclusive")}
 #: The marker of a verdict in the table (a regression stands out).
 _MARK = {"regression": "**regression**", "improvement": "improvement", "inconclusive": "inconclusive",
          "no change": "no change"}
