@@ -400,32 +400,36 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     for code, size in zip((b_code, v_code, c_code, m_code, run), dims, strict=True):
         key = key * size + code
     span = int(it.max()) + 1
+    order: np.ndarray | None  # None: the rows are in order already
     if np.prod([float(d) for d in dims]) * span < 2**62:
         full = key * span + it
-        order = np.arange(len(frame)) if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
+        order = None if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
     else:  # too many distinct keys for one integer: sort on two
         order = np.lexsort((it, key))
-    in_order = bool(order[-1] == len(order) - 1) and np.array_equal(order, np.arange(len(order)))
+
+    def row_of(k) -> int:
+        """The row of the ``k``-th value in sorted order."""
+        return int(k) if order is None else int(order[k])
+
     # Rows of a campaign's log come in order: then the sorted views are the columns themselves.
-    key_s, it_s = (key, it) if in_order else (key[order], it[order])
+    key_s, it_s, value_s = (key, it, value) if order is None else (key[order], it[order], value[order])
     same_run = key_s[1:] == key_s[:-1]
     dup = np.flatnonzero(same_run & (it_s[1:] == it_s[:-1]))
     if dup.size:
-        i, j = order[dup[0]], order[dup[0] + 1]
+        i, j = row_of(dup[0]), row_of(dup[0] + 1)
         first, second = sorted((int(lines[i]), int(lines[j])))
         raise InputError(
             f"duplicate sample: benchmark {b_names[b_code[j]]!r}, version {v_names[v_code[j]]!r}, run "
             f"{run[j]}, iteration {it[j]} already on line {first}", path=where, line=second)
     gap = np.flatnonzero(same_run & (it_s[1:] != it_s[:-1] + 1))
     if gap.size:
-        j = order[gap[0] + 1]
+        j = row_of(gap[0] + 1)
         raise InputError(
             f"iterations of run {run[j]} of {b_names[b_code[j]]!r} at version {v_names[v_code[j]]!r} must be "
             f"consecutive: iteration {it_s[gap[0]]} is followed by {it[j]}", path=where, line=int(lines[j]))
 
     starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
-    ends = np.concatenate((starts[1:], [len(order)]))
-    value_s = value if in_order else value[order]
+    ends = np.concatenate((starts[1:], [len(key)]))
     # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
     batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
     for pos in np.argsort(v_first, kind="stable"):
@@ -444,13 +448,13 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             info["direction"] = dirs[name]
         batch.benchmarks[name] = info
     for s, e in zip(starts, ends, strict=True):
-        j = order[s]
+        j = row_of(s)
         rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
                         samples=value_s[s:e], config=c_names[c_code[j]], machine=m_names[m_code[j]],
                         first_iteration=int(it_s[s]))
         batch.records.append(rec)
         batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = int(
-            lines[s] if in_order else lines[order[s:e]].min())
+            lines[s] if order is None else lines[order[s:e]].min())
     return batch
 
 
@@ -476,6 +480,8 @@ def _per_key_attribute(frame, code, names, seen_first, col, lines, where, owner)
     a_code = attr.cat.codes.to_numpy(np.int64)  # -1 for a blank cell
     a_names = [str(x) for x in attr.cat.categories]
     owners, first = seen_first
+    if len(a_names) == 1 and a_code.min() >= 0:  # one value in the whole column (a unit, a direction)
+        return {names[o]: a_names[0] for o in owners}
     # One value per owner when there are as many distinct (owner, value) pairs as owners (a hash
     # of the rows); otherwise every row is compared with its owner's first, to say where.
     pairs = code * (len(a_names) + 1) + (a_code + 1)
