@@ -98,6 +98,9 @@ CSV_ERRORS = [
     ("too many fields after a blank line", HEADER + "\n" + GOOD + "\nb,v1,0,1,1,2,3\n", 4,
      "expected 5 fields, found 7"),
     ("one field too many", HEADER + "\n" + GOOD + "\nb,v1,0,1,1,2\n", 4, "expected 5 fields, found more"),
+    ("one text field too many", HEADER + "\n" + GOOD + "\nb,v1,0,1,1,x\n", 4, "expected 5 fields, found more"),
+    ("a text field too many after a bad value", HEADER + "\n" + GOOD + "b,v1,0,1,x\nb,v1,0,2,1,x\n", 3,
+     "`value` is not a number: 'x'"),
     ("missing field", HEADER + "\n" + GOOD + "\nb,v1,0,1\n", 4, "missing value for `value`"),
     ("empty field", HEADER + "\n" + GOOD + "b,v1,,1,1\n", 3, "missing value for `run`"),
     ("empty benchmark", HEADER + "\n" + GOOD + ",v1,0,1,1\n", 3, "missing value for `benchmark`"),
@@ -525,3 +528,38 @@ def test_adapters_import_neither_the_store_nor_sqlalchemy():
             "print(sorted(k for k in sys.modules if k == 'sqlalchemy' or k.startswith('regbench.store')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: Rows of about 30 bytes: a file of them crosses the 1 MiB chunks the line-length check reads.
+ROW = "b,v1,0,{},1.0\n"
+
+
+@pytest.mark.parametrize("where", [0, 1 << 20, (1 << 20) - 40_000, 2_500_000, None],
+                         ids=["first line", "at a chunk start", "across a chunk end", "inside a chunk", "last line"])
+def test_a_line_too_long_is_found_wherever_it_is(store, tmp_path, where):
+    """The check of line lengths skips chunks it can prove hold no long line; every placement of
+    one long line (after the header, across the 1 MiB chunks, at the end without a line break)
+    is still found, on its line."""
+    rows = [HEADER + "\n"] + [ROW.format(k) for k in range(200_000)]
+    long_row = "b,v1,0,0," + "1" * 70_000
+    text = "".join(rows)
+    if where is None:
+        text, line = text + long_row, len(rows) + 1  # no line break after it
+    else:
+        cut = text.index("\n", max(where, len(rows[0]) - 1)) + 1
+        line = text.count("\n", 0, cut) + 1
+        text = text[:cut] + long_row + "\n" + text[cut:]
+    expect_error(store, write(tmp_path, text), line,
+                 "a line longer than 65536 bytes (a row of measurements is tens of bytes)")
+
+
+def test_lines_just_short_enough_pass_the_line_check(tmp_path):
+    """Lines of up to 65536 bytes, in every chunk, are not refused (the fast path's windows are
+    half that: a window without a line break is looked at closely, not refused)."""
+    from regbench.adapters.canonical import MAX_LINE_BYTES, _check_line_lengths
+
+    lines = [HEADER] + [(f"b,v1,0,{k},1.0" + " " * k).ljust(MAX_LINE_BYTES - k % 3, "0") for k in range(40)]
+    assert max(len(line) for line in lines) == MAX_LINE_BYTES
+    path = tmp_path / "wide.csv"
+    path.write_text("\n".join(lines) + "\n")
+    _check_line_lengths(path, False, str(path))  # no error

@@ -242,3 +242,50 @@ def test_reading_commands_do_not_turn_a_foreign_file_into_a_store(tmp_path):
     out = run(["--store", str(empty), "summary"])
     assert out.returncode == 3 and "is not a regbench store" in out.stderr
     assert empty.read_bytes() == b""
+
+
+def test_command_names_follow_their_modules():
+    """The lazy group finds a command by its module's name (cmd_foo_bar is foo-bar), without importing it."""
+    import importlib
+
+    from regbench.cli.main import command_name
+
+    for module in COMMAND_MODULES:
+        assert importlib.import_module(f"regbench.cli.{module}").command.name == command_name(module)
+
+
+def test_a_command_imports_only_its_own_module():
+    code = ("import sys\n"
+            "from regbench.cli.main import main\n"
+            "main(['detect', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('regbench.cli.cmd_')))\n"
+            "print(sorted(m for m in ('scipy', 'pandas', 'sqlalchemy', 'rich', 'sklearn', 'matplotlib') "
+            "if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    modules, heavy = out.stdout.splitlines()[-2:]
+    assert modules == "['regbench.cli.cmd_detect']"
+    assert heavy == "[]"  # --help needs none of them
+    # An unknown command is still click's usage error.
+    assert run(["nosuch"]).returncode == 2
+
+
+def test_an_incremental_detect_imports_none_of_the_heavy_packages_it_does_not_use(store_with_step, tmp_path):
+    """The re-check a CI job runs after each new version pays for numpy, SQLAlchemy and
+    scipy.special only: not pandas, scikit-learn, matplotlib, dask or alembic (other commands')."""
+    assert run(["--store", str(store_with_step), "detect"]).returncode == 0  # saves each series' state
+    more = tmp_path / "more.csv"
+    write_csv(more, [1.0, 1.0, 1.2, 1.2, 1.5], seed=1)
+    lines = more.read_text().splitlines()
+    more.write_text("\n".join([lines[0]] + [ln for ln in lines[1:] if ",v4," in ln]) + "\n")
+    assert run(["--store", str(store_with_step), "import", str(more)]).returncode == 0
+    code = ("import json, sys\n"
+            "from regbench.cli.main import main\n"
+            f"status = main(['--store', {str(store_with_step)!r}, 'detect', '--incremental', '--dry-run', "
+            "'--format', 'json'])\n"
+            "print(json.dumps([status, sorted(m for m in ('pandas', 'sklearn', 'matplotlib', 'dask', 'alembic') "
+            "if m in sys.modules)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    changes = json.loads(out.stdout[:out.stdout.rindex("\n[")])
+    assert [(c["version"], c["kind"]) for c in changes] == [("v4", "regression")]  # the new version was checked
+    assert json.loads(out.stdout.splitlines()[-1]) == [0, []]

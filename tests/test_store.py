@@ -455,3 +455,22 @@ def test_version_metadata_must_be_a_version_info_record(store):
     with pytest.raises(ValueError, match=r"^`version_info` describes version 'v2', not the run's version 'v1'$"):
         store.add_run(run(version="v1"), version_info=VersionInfo("v2"))
     assert store.runs() == [] and store.versions() == []
+
+
+def test_many_new_versions_are_created_in_the_order_given(store):
+    """add_runs creates its versions in a few statements; the order given is still first
+    appearance, a stored version keeps what it has, and the first of two with one name counts."""
+    store.add_run(RunRecord("b", "old", 0, np.array([1.0])))
+    t0 = datetime(2024, 1, 1, 12, tzinfo=timezone(timedelta(hours=2)))
+    names = [f"v{k:04d}" for k in range(1200, 0, -1)]  # more than one batch of names; not name order
+    versions = ([VersionInfo("old", commit="c" * 40)] + [VersionInfo(n) for n in names[:600]]
+                + [VersionInfo(names[0], commit="d" * 40)]
+                + [VersionInfo(n, timestamp=t0 if n == names[700] else None) for n in names[600:]])
+    records = [RunRecord("b", n, 0, np.array([2.0])) for n in reversed(names)]
+    assert store.add_runs(records, versions=versions) == len(names)
+    stored = {v.name: v for v in store.versions()}
+    assert stored["old"].commit is None
+    assert stored[names[0]].commit is None
+    assert stored[names[700]].timestamp == datetime(2024, 1, 1, 10)  # in UTC, naive
+    untimed = [v.name for v in sorted(stored.values(), key=lambda v: v.id) if v.timestamp is None]
+    assert untimed == ["old", *[n for n in names if n != names[700]]]

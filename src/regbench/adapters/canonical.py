@@ -21,13 +21,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 import numpy as np
 
 from ..errors import InputError, shown
 from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord, StoredRun
 from . import jsonsafe
+
+if TYPE_CHECKING:
+    import mmap
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
 OPTIONAL = ("timestamp", "config", "machine", "unit", "direction")
@@ -109,14 +112,16 @@ def _read_csv(p: Path):
     # twice as slow here and turns names that look like numbers into numbers ('1.10' -> 1.1).
     dtypes: dict[str, type | str] = {c: object for c in header if c in _TEXT}
     dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
-    # One spare column catches rows with too many fields (pandas would drop them silently).
+    # One spare column catches rows with too many fields (pandas would drop them silently).  It
+    # is read as a number: an empty column of 10 million Python objects costs seconds; an extra
+    # field that is text fails the read, and the text read below finds it.
     names = [*header, "__extra__"]
-    dtypes["__extra__"] = object
+    dtypes["__extra__"] = "float64"
     common = dict(names=names, header=None, skiprows=1, index_col=False, skip_blank_lines=False,
                   keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     try:
         frame = _pandas_csv(p, where, len(header), gz, dtype=dtypes,
-                            na_values={c: [""] for c in ("run", "iteration", "value")}, **common)
+                            na_values={c: [""] for c in ("run", "iteration", "value", "__extra__")}, **common)
     except ValueError:
         # A column that should be numeric holds text: find the first such line.  Every column is
         # read as text (a row with too many fields is found by this read too).
@@ -128,8 +133,12 @@ def _read_csv(p: Path):
             if bad.size:
                 i = int(bad[0])
                 raise InputError(f"`{col}` is not a number: {shown(raw.iloc[i])}", path=where, line=i + 2) from None
+        extra = np.flatnonzero(raw_frame["__extra__"].notna().to_numpy() & (raw_frame["__extra__"] != "").to_numpy())
+        if extra.size:
+            raise InputError(f"expected {len(header)} fields, found more", path=where,
+                             line=int(extra[0]) + 2) from None
         raise
-    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy() & (frame["__extra__"] != "").to_numpy())
+    extra = np.flatnonzero(frame["__extra__"].notna().to_numpy())
     if extra.size:
         raise InputError(f"expected {len(header)} fields, found more", path=where, line=int(extra[0]) + 2)
     frame = frame.drop(columns="__extra__")
@@ -170,10 +179,19 @@ def _check_line_lengths(p: Path, gz: bool, where: str) -> None:
     import gzip
     import zlib
 
+    if not gz and _no_long_line_mapped(p):
+        return
     line, length = 1, 0  # the current line and its length so far
     try:
         with (gzip.open(p, "rb") if gz else p.open("rb")) as fh:
             while chunk := fh.read(_SCAN_CHUNK):
+                first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+                if (first >= 0 and length + first <= MAX_LINE_BYTES and len(chunk) - last - 1 <= MAX_LINE_BYTES
+                        and _no_long_line_between(chunk, first, last)):
+                    # No line of this chunk is too long: count its lines at memchr speed.
+                    line += chunk.count(b"\n")
+                    length = len(chunk) - last - 1
+                    continue
                 breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x0A)
                 # The lengths of the lines in this chunk: the one open before it, those between
                 # its line breaks, and the one still open after it (line, line + 1, ...).
@@ -190,6 +208,30 @@ def _check_line_lengths(p: Path, gz: bool, where: str) -> None:
         if not gz:
             raise InputError(f"cannot read: {exc}", path=where) from None
         raise InputError(f"the gzip-compressed data is damaged ({exc})", path=where) from None
+
+
+def _no_long_line_mapped(p: Path) -> bool:
+    """Whether no line of the file ``p`` is longer than :data:`MAX_LINE_BYTES`, found in the
+    file mapped into memory (no copy, no count of its lines) by :func:`_no_long_line_between`;
+    False means "look closer" (or that the file cannot be mapped), not that a line is too long."""
+    import mmap
+
+    try:
+        with p.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            first, last = mm.find(b"\n"), mm.rfind(b"\n")
+            return (first >= 0 and first <= MAX_LINE_BYTES and len(mm) - last - 1 <= MAX_LINE_BYTES
+                    and _no_long_line_between(mm, first, last))
+    except (OSError, ValueError):  # not a regular file, or empty
+        return False
+
+
+def _no_long_line_between(chunk: bytes | mmap.mmap, first: int, last: int) -> bool:
+    """Whether no line between the line breaks at ``first`` and ``last`` of ``chunk`` can be
+    longer than :data:`MAX_LINE_BYTES`: every window of half that many bytes, from ``first`` on,
+    holds a line break (a longer line would cover one such window whole).  False means "look
+    closer", not that a line is too long."""
+    half = MAX_LINE_BYTES // 2
+    return all(chunk.find(b"\n", w + 1, w + half + 1) >= 0 for w in range(first, last, half))
 
 
 def _factorize_text(column):
@@ -297,7 +339,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     if keep.size == 0:
         raise InputError("no measurements after the header", path=where, line=offset)
     lines = keep + offset
-    frame = frame.iloc[keep].reset_index(drop=True)
+    if keep.size < n_rows:  # a copy of every column only when there are blank lines to drop
+        frame = frame.iloc[keep].reset_index(drop=True)
 
     for c in REQUIRED:
         miss = np.flatnonzero(frame[c].isna().to_numpy())
@@ -338,9 +381,11 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             raise InputError(f"`{col}` must not be blank", path=where,
                              line=int(lines[np.flatnonzero(code == empty[0])[0]]))
 
-    versions = _per_key_attribute(frame, v_code, v_names, "timestamp", lines, where, "version")
-    units = _per_key_attribute(frame, b_code, b_names, "unit", lines, where, "benchmark")
-    dirs = _per_key_attribute(frame, b_code, b_names, "direction", lines, where, "benchmark")
+    v_seen, v_first = _unique_first(v_code)
+    b_seen, b_first = _unique_first(b_code)
+    versions = _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "timestamp", lines, where, "version")
+    units = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "unit", lines, where, "benchmark")
+    dirs = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "direction", lines, where, "benchmark")
     for name, d in dirs.items():
         if d is not None and d not in DIRECTIONS:
             row = np.flatnonzero(b_code == b_names.index(name))[0]  # only on the error path
@@ -355,32 +400,37 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     for code, size in zip((b_code, v_code, c_code, m_code, run), dims, strict=True):
         key = key * size + code
     span = int(it.max()) + 1
+    order: np.ndarray | None  # None: the rows are in order already
     if np.prod([float(d) for d in dims]) * span < 2**62:
         full = key * span + it
-        order = np.arange(len(frame)) if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
+        order = None if np.all(np.diff(full) > 0) else np.argsort(full, kind="stable")
     else:  # too many distinct keys for one integer: sort on two
         order = np.lexsort((it, key))
-    key_s, it_s = key[order], it[order]
+
+    def row_of(k) -> int:
+        """The row of the ``k``-th value in sorted order."""
+        return int(k) if order is None else int(order[k])
+
+    # Rows of a campaign's log come in order: then the sorted views are the columns themselves.
+    key_s, it_s, value_s = (key, it, value) if order is None else (key[order], it[order], value[order])
     same_run = key_s[1:] == key_s[:-1]
     dup = np.flatnonzero(same_run & (it_s[1:] == it_s[:-1]))
     if dup.size:
-        i, j = order[dup[0]], order[dup[0] + 1]
+        i, j = row_of(dup[0]), row_of(dup[0] + 1)
         first, second = sorted((int(lines[i]), int(lines[j])))
         raise InputError(
             f"duplicate sample: benchmark {b_names[b_code[j]]!r}, version {v_names[v_code[j]]!r}, run "
             f"{run[j]}, iteration {it[j]} already on line {first}", path=where, line=second)
     gap = np.flatnonzero(same_run & (it_s[1:] != it_s[:-1] + 1))
     if gap.size:
-        j = order[gap[0] + 1]
+        j = row_of(gap[0] + 1)
         raise InputError(
             f"iterations of run {run[j]} of {b_names[b_code[j]]!r} at version {v_names[v_code[j]]!r} must be "
             f"consecutive: iteration {it_s[gap[0]]} is followed by {it[j]}", path=where, line=int(lines[j]))
 
     starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
-    ends = np.concatenate((starts[1:], [len(order)]))
-    value_s = value[order]
+    ends = np.concatenate((starts[1:], [len(key)]))
     # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
-    v_seen, v_first = np.unique(v_code, return_index=True)
     batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
     for pos in np.argsort(v_first, kind="stable"):
         name = v_names[v_seen[pos]]
@@ -389,7 +439,6 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         if ts_text is not None:
             info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
         batch.versions[name] = info
-    b_seen, b_first = np.unique(b_code, return_index=True)
     batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
     for name in b_names:
         info = {}
@@ -399,24 +448,45 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             info["direction"] = dirs[name]
         batch.benchmarks[name] = info
     for s, e in zip(starts, ends, strict=True):
-        j = order[s]
+        j = row_of(s)
         rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
                         samples=value_s[s:e], config=c_names[c_code[j]], machine=m_names[m_code[j]],
                         first_iteration=int(it_s[s]))
         batch.records.append(rec)
         batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = int(
-            lines[order[s:e]].min())
+            lines[s] if order is None else lines[order[s:e]].min())
     return batch
 
 
-def _per_key_attribute(frame, code, names, col, lines, where, owner) -> dict[str, str | None]:
-    """The value of ``col`` for each ``owner`` (it must not differ between rows of one owner)."""
+def _unique_first(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_index=True)``: the distinct codes, sorted, and the row where each
+    first occurs; by hashing (pandas), not by sorting millions of rows."""
+    import pandas as pd
+
+    first = np.flatnonzero(~pd.Index(code).duplicated(keep="first"))
+    seen = code[first]
+    order = np.argsort(seen, kind="stable")
+    return seen[order], first[order]
+
+
+def _per_key_attribute(frame, code, names, seen_first, col, lines, where, owner) -> dict[str, str | None]:
+    """The value of ``col`` for each ``owner`` (it must not differ between rows of one owner);
+    ``seen_first`` is :func:`_unique_first` of ``code``."""
+    import pandas as pd
+
     if col not in frame:
         return {n: None for n in names}
     attr = frame[col]
     a_code = attr.cat.codes.to_numpy(np.int64)  # -1 for a blank cell
     a_names = [str(x) for x in attr.cat.categories]
-    owners, first = np.unique(code, return_index=True)
+    owners, first = seen_first
+    if len(a_names) == 1 and a_code.min() >= 0:  # one value in the whole column (a unit, a direction)
+        return {names[o]: a_names[0] for o in owners}
+    # One value per owner when there are as many distinct (owner, value) pairs as owners (a hash
+    # of the rows); otherwise every row is compared with its owner's first, to say where.
+    pairs = code * (len(a_names) + 1) + (a_code + 1)
+    if len(pd.unique(pairs)) == len(owners):
+        return {names[o]: None if a_code[f] < 0 else a_names[a_code[f]] for o, f in zip(owners, first, strict=True)}
     first_of = np.zeros(len(names), dtype=np.int64)
     first_of[owners] = first
     # One pass: every row against the first row of its owner.

@@ -77,16 +77,22 @@ class Context:
         return store
 
     def _revisions(self, config: ProjectConfig | None):
-        """Git revisions of the project's repository (regbench.toml's `repo`, else the current folder)."""
-        from ..errors import ConfigError
+        """Git revisions of the project's repository (:meth:`project_repo`)."""
         from ..run.versions import revision_resolver
+
+        return revision_resolver(self.project_repo(config))
+
+    def project_repo(self, config: ProjectConfig | None = None) -> Path:
+        """The project's git repository: regbench.toml's `repo` (``config``, else the file found,
+        if it is valid), else the configuration file's folder, else the current folder."""
+        from ..errors import ConfigError
 
         if config is None:
             try:
                 config = self.config_if_any()
             except ConfigError:
                 config = None  # a reading command works without a valid configuration
-        return revision_resolver(config.repo or config.root if config is not None else Path.cwd())
+        return config.repo or config.root if config is not None else Path.cwd()
 
     def close(self) -> None:
         for store in self.stores:

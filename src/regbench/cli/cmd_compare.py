@@ -23,8 +23,14 @@ RUN_THRESHOLD = 0.03
 
 
 @click.command("compare")
-@click.argument("a")
-@click.argument("b")
+@click.argument("a", required=False)
+@click.argument("b", required=False)
+@click.option("--base", type=click.Choice(["merge-base"]),
+              help="Compare against the merge base of the main branch and the compared version (the one "
+                   "version given, else HEAD) instead of a version A: the pull-request comparison.")
+@click.option("--base-branch", metavar="BRANCH",
+              help="With --base merge-base: the main branch [default: [project] branch of regbench.toml, "
+                   "else origin/HEAD's branch, else main or master].")
 @click.option("--threshold", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%).")
 @click.option("--benchmark", help="Only this benchmark.")
@@ -56,11 +62,16 @@ RUN_THRESHOLD = 0.03
 @click.option("--settle-size/--no-settle-size", default=True, show_default=True,
               help="With --run: once a change is certain, go on until it is also certain whether it "
                    "reaches --threshold (--no-settle-size stops at the first decision).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default="table", show_default=True,
+              help="github: a Markdown comment for a pull request on stdout, also appended to the file "
+                   "$GITHUB_STEP_SUMMARY names (the job summary of GitHub Actions).")
 @click.pass_context
-def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
+def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
             alpha, b_config, b_machine, live, budget, max_pairs, settle_size, fmt) -> None:
     """Compare version B against version A for every benchmark.
+
+    With --base merge-base, give only the compared version (default HEAD): it is compared with
+    the commit it branched from, `git merge-base MAIN HEAD`, as a pull request's benchmark job wants.
 
     A and B are stored versions (of runs in the store), by name, tag or git revision; with
     --run, git revisions of the project, run now.
@@ -79,6 +90,18 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
              if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     if live and variance:
         raise click.UsageError("--run and --variance do not go together", ctx=click_ctx)
+    if fmt == "github" and (live or variance):
+        raise click.UsageError(f"--format github does not apply to {'--run' if live else '--variance'}",
+                               ctx=click_ctx)
+    if base_branch is not None and base is None:
+        raise click.UsageError("--base-branch needs --base merge-base", ctx=click_ctx)
+    if base is None and b is None:  # click's words, as when B was a required argument
+        raise click.MissingParameter(ctx=click_ctx, param_hint="'A'" if a is None else "'B'", param_type="argument")
+    if base is not None:
+        if b is not None:
+            raise click.UsageError("with --base merge-base give one version, the compared one (default HEAD)",
+                                   ctx=click_ctx)
+        a, b = _merge_base(click_ctx, a or "HEAD", base_branch, stored=not live), a or "HEAD"
     if live:
         wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
         if wrong:
@@ -110,9 +133,54 @@ def command(click_ctx, a, b, threshold, benchmark, config_name, machine, confide
     check_benchmark(store, benchmark)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
-    print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
+    if fmt == "github":
+        _github(rows, confidence=confidence, threshold=threshold)
+    else:
+        print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
     if any(r.verdict == "regression" for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
+
+
+def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stored: bool) -> str:
+    """Side A of ``--base merge-base``: the commit ``head`` branched from the main branch at, as
+    the store names it (``stored``), or as a full sha (``--run`` runs it)."""
+    from ..errors import NotFoundError, VersionError
+    from ..run.versions import main_branch, merge_base, revision_resolver
+
+    ctx = click_ctx.obj
+    config = ctx.config_if_any()
+    repo = ctx.project_repo(config)
+    branch = main_branch(repo, branch if branch is not None else config.branch if config is not None else None)
+    sha = merge_base(repo, branch, head)
+    if revision_resolver(repo)(head) == sha:
+        raise VersionError(f"{head} is the merge base of {branch} and {head} (commit {sha[:10]}): nothing to "
+                           "compare it with; compare a branch that has commits of its own")
+    if not stored:
+        return sha
+    try:
+        return ctx.open_store(create=False, config=config).resolve_version(sha)
+    except NotFoundError:
+        raise NotFoundError(f"the merge base of {branch} and {head}, commit {sha[:10]}, has no stored results "
+                            f"(run it: regbench run --versions {sha[:10]})") from None
+
+
+def _github(rows, *, confidence: float, threshold: float) -> None:
+    """``--format github``: the Markdown comment on stdout, and appended to ``$GITHUB_STEP_SUMMARY``."""
+    import os
+
+    from ..errors import ConfigError
+    from ..report.github import comparison_markdown
+
+    text = comparison_markdown(rows, confidence=confidence, threshold=threshold)
+    click.echo(text, nl=False)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise ConfigError(f"GITHUB_STEP_SUMMARY={summary}: cannot append the job summary: "
+                              f"{exc.strerror or exc}") from None
 
 
 def _flag(click_ctx: click.Context, name: str) -> str:

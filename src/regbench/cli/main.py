@@ -4,11 +4,13 @@ Every :class:`~regbench.errors.RegbenchError` is caught here, once, and printed 
 stderr (STYLE.md habit 6).  What the command exits with is decided here too, from one table,
 :class:`~regbench.errors.ExitStatus` (docs/cli.md, "Exit statuses"): a command returns or raises
 ``click.exceptions.Exit(ExitStatus.X)`` and never a bare number.  Commands live one per module in
-this package.
+this package, and a command's module is imported only when that command runs (or ``--help``
+lists them all): ``regbench detect`` does not pay for the imports of ``regbench screen``.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -24,7 +26,32 @@ COMMAND_MODULES = (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def command_name(module: str) -> str:
+    """The command module ``module`` defines: ``cmd_`` taken off, ``_`` as ``-`` (``cmd_foo_bar``
+    is ``regbench foo-bar``); a test checks it against every module's ``command.name``."""
+    return module.removeprefix("cmd_").replace("_", "-")
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are the modules of :data:`COMMAND_MODULES`, each imported on
+    first use (click's documented pattern for lazy subcommands, "Advanced Groups")."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(command_name(m) for m in COMMAND_MODULES)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        known = super().get_command(ctx, cmd_name)
+        if known is not None:
+            return known
+        module = next((m for m in COMMAND_MODULES if command_name(m) == cmd_name), None)
+        if module is None:
+            return None
+        command = importlib.import_module(f".{module}", __package__).command
+        self.add_command(command, cmd_name)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="regbench")
 @click.option("--store", envvar="REGBENCH_STORE", metavar="PATH|URL",
               help="Results store: a SQLite path or a SQLAlchemy URL "
@@ -44,15 +71,13 @@ def cli(ctx: click.Context, store: str | None, config_path: str | None) -> None:
 
 
 def _register() -> None:
-    import importlib
-
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f".{name}", __package__)
-        cli.add_command(module.command)
+    """Import every command now (a listing of all of them, as tests and docs checks want)."""
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):
+        cli.get_command(ctx, name)
 
 
 def main(argv: list[str] | None = None) -> int:
-    _register()
     try:
         rv = cli.main(args=argv, prog_name="regbench", standalone_mode=False)
     except RegbenchError as exc:

@@ -11,6 +11,8 @@ module          contents
                 and a batch progress bar
 ``results``     what a store holds (``show``), experiment summaries (``summary``), and version B
                 against version A (``compare``, ``compare --variance``)
+``github``      version B against version A as a Markdown pull-request comment and job summary
+                (``compare --format github``)
 ``changes``     the change table, FDR and alert notes, the detection JSON, and the account of a
                 :func:`regbench.pipeline.detect_and_alert` outcome (``detect``)
 ``sequential``  comparisons run until settled and bisections: live status, tables, sentences and

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .console import console, emit_json, emit_table, fmt_pct
-from .sequential import bisect_json, print_bisect
 
 if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
@@ -125,6 +124,8 @@ def detection_json(outcome: DetectOutcome) -> list[dict]:
             if entry.not_confirmed is not None:
                 out["confirm_skipped"] = entry.not_confirmed
         if outcome.bisect:
+            from .sequential import bisect_json  # with the run package: only after --bisect
+
             out["bisect"] = bisect_json(entry.bisection) if entry.bisection else None
             if entry.not_bisected is not None:
                 out["bisect_skipped"] = entry.not_bisected
@@ -190,4 +191,6 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
             if entry.bisection is not None:
                 c = entry.change
                 console.print(f"Bisecting {escape(c.benchmark)} between {c.previous} and {c.version}:")
+                from .sequential import print_bisect
+
                 print_bisect(entry.bisection)

@@ -229,6 +229,53 @@ def revision_resolver(repo: Path | None):
     return resolve
 
 
+#: Where the main branch is looked for when neither the command line nor regbench.toml names it,
+#: after ``origin/HEAD``'s target: the local branches first, then the remote's (a CI checkout of
+#: a pull request often has only ``origin/main``).
+MAIN_BRANCH_CANDIDATES = ("main", "master", "origin/main", "origin/master")
+
+
+def main_branch(repo: Path, configured: str | None = None) -> str:
+    """The branch pull requests merge into: ``configured`` when given, else the branch
+    ``origin/HEAD`` points at, else the first of :data:`MAIN_BRANCH_CANDIDATES` that exists.
+
+    Raises
+    ------
+    VersionError
+        ``configured`` is not a revision of ``repo``, or none of the fallbacks exists.
+    """
+    if configured is not None:
+        _verify(repo, configured)
+        return configured
+    try:
+        target = git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD").strip()
+    except VersionError:
+        target = ""
+    for name in ([target] if target else []) + list(MAIN_BRANCH_CANDIDATES):
+        if revision_resolver(repo)(name) is not None:
+            return name
+    raise VersionError(f"{repo}: no main branch found (neither origin/HEAD nor "
+                       f"{', '.join(MAIN_BRANCH_CANDIDATES)}); name it with --base-branch or "
+                       "[project] branch in regbench.toml")
+
+
+def merge_base(repo: Path, branch: str, head: str) -> str:
+    """The full sha of the best common ancestor of ``branch`` and ``head`` (``git merge-base``):
+    the commit a pull request from ``head`` into ``branch`` started from.
+
+    Raises
+    ------
+    VersionError
+        Either is not a revision of ``repo``, or they have no common ancestor.
+    """
+    a, b = _verify(repo, branch), _verify(repo, head)
+    try:
+        return git(repo, "merge-base", a, b).strip()
+    except VersionError:  # exit status 1 and no output: unrelated histories
+        raise VersionError(f"{repo}: {branch} and {head} have no common ancestor "
+                           "(is the history shallow? check out with fetch-depth 0)") from None
+
+
 def first_parent_line(repo: Path, rev: str = "HEAD") -> list[str]:
     """The full shas of ``rev``'s first-parent history, oldest first: the line a branch's
     history is read along (commits merged in from side branches are not on it).

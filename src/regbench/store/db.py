@@ -68,6 +68,15 @@ def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes
     return raw, "f8"
 
 
+def _version_row(version: VersionInfo) -> dict:
+    """The ``version`` table row of a new version (its timestamp in UTC, naive)."""
+    timestamp = version.timestamp
+    if timestamp is not None and timestamp.tzinfo is not None:
+        timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
+    return dict(name=version.name, commit_sha=version.commit, timestamp=timestamp,
+                timestamp_text=version.timestamp_text)
+
+
 def decode_samples(blob: bytes | None, encoding: str) -> np.ndarray:
     if blob is None:
         return np.empty(0)
@@ -299,14 +308,41 @@ class Store:
         query = sa.select(t.version.c.id).where(t.version.c.name == version.name)
         ident = conn.execute(query).scalar()
         if ident is None:
-            timestamp = version.timestamp
-            if timestamp is not None and timestamp.tzinfo is not None:
-                timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
-            tx.insert_missing(conn, t.version, dict(name=version.name, commit_sha=version.commit,
-                                                    timestamp=timestamp, timestamp_text=version.timestamp_text))
+            tx.insert_missing(conn, t.version, _version_row(version))
             ident = conn.execute(query).scalar_one()
         self._ids[key] = ident
         return ident
+
+    def _ensure_many_versions(self, conn: Connection, versions: Sequence[VersionInfo]) -> None:
+        """:meth:`ensure_version` of each of ``versions``, in their order, in a few statements:
+        one read of the stored ones, one ``executemany`` of the new ones, one read of their ids."""
+        for version in versions:
+            if not isinstance(version, VersionInfo):
+                raise TypeError(f"`version` must be a VersionInfo, not {type(version).__name__}")
+        todo: list[VersionInfo] = []
+        named: set[str] = set()
+        for v in versions:  # the first of two with one name counts, as with ensure_version
+            if v.name not in named and ("version", v.name) not in self._ids:
+                named.add(v.name)
+                todo.append(v)
+        if not todo:
+            return
+
+        def ids_of(names: list[str]) -> dict[str, int]:
+            found: dict[str, int] = {}
+            for start in range(0, len(names), 500):  # SQLite's limit of bound parameters is 999 at least
+                query = (sa.select(t.version.c.name, t.version.c.id)
+                         .where(t.version.c.name.in_(names[start:start + 500])))
+                found.update((name, ident) for name, ident in conn.execute(query))
+            return found
+
+        ids = ids_of([v.name for v in todo])
+        missing = [v for v in todo if v.name not in ids]
+        tx.insert_missing_many(conn, t.version, [_version_row(v) for v in missing])
+        if missing:
+            ids.update(ids_of([v.name for v in missing]))
+        for v in todo:
+            self._ids[("version", v.name)] = ids[v.name]
 
     def ensure_versions(self, versions: Iterable[VersionInfo], *,
                         aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
@@ -506,8 +542,7 @@ class Store:
         records, versions = list(records), list(versions)
 
         def work(conn: Connection) -> int:
-            for version in versions:
-                self.ensure_version(conn, version)
+            self._ensure_many_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)
             todo = _after_stored(conn, records) if append else records

@@ -30,7 +30,7 @@ import contextlib
 import random
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import sqlalchemy as sa
@@ -165,6 +165,29 @@ def insert_missing(conn: Connection, table: sa.Table, values: Mapping[str, objec
             conn.execute(table.insert().values(**values))
     except sa.exc.IntegrityError:
         pass
+
+
+def insert_missing_many(conn: Connection, table: sa.Table, rows: Sequence[Mapping[str, object]], *,
+                        key: str = "name") -> None:
+    """:func:`insert_missing` for many rows, in their order: one ``executemany`` on SQLite and
+    PostgreSQL (a thousand versions of an import in one statement, not a thousand)."""
+    if not rows:
+        return
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        from sqlalchemy.dialects import sqlite
+
+        conn.execute(sqlite.insert(table).on_conflict_do_nothing(index_elements=[table.c[key]]),
+                     [dict(r) for r in rows])
+        return
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        conn.execute(postgresql.insert(table).on_conflict_do_nothing(index_elements=[table.c[key]]),
+                     [dict(r) for r in rows])
+        return
+    for row in rows:
+        insert_missing(conn, table, row, key=key)
 
 
 def lock_schema(conn: Connection) -> None:

@@ -1,0 +1,77 @@
+"""``regbench compare --format github``: the comparison as a Markdown pull-request comment.
+
+A verdict line first (``2 regressions, 1 improvement, 40 unchanged``), then every benchmark in
+a collapsible ``<details>`` table, the worst change first, each change with its interval.  The
+same text serves as the GitHub Actions job summary (``GITHUB_STEP_SUMMARY``); writing it is the
+command's job, this module only renders.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..notify.markdown import cell
+from .console import fmt_pct, fmt_value
+
+if TYPE_CHECKING:
+    from ..analysis import BenchmarkComparison
+
+#: How the verdicts are counted in the verdict line, in its order (singular, plural).
+_COUNTED = {"regression": ("regression", "regressions"), "improvement": ("improvement", "improvements"),
+            "no change": ("unchanged", "unchanged"), "inconclusive": ("inconclusive", "inconclusive")}
+#: The marker of a verdict in the table (a regression stands out).
+_MARK = {"regression": "**regression**", "improvement": "improvement", "inconclusive": "inconclusive",
+         "no change": "no change"}
+
+
+def verdict_line(rows: Sequence[BenchmarkComparison]) -> str:
+    """``2 regressions, 1 improvement, 40 unchanged``: each verdict that occurs, with its count
+    (regressions, improvements and unchanged are always named; inconclusive when there is one)."""
+    counts = {v: sum(r.verdict == v for r in rows) for v in _COUNTED}
+    parts = [f"{n} {_COUNTED[v][0] if n == 1 else _COUNTED[v][1]}" for v, n in counts.items()
+             if n or v != "inconclusive"]
+    return ", ".join(parts)
+
+
+def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison]:
+    """``rows`` by change, the worst first: the largest rise of a lower-is-better benchmark (or
+    fall of a higher-is-better one) leads, the best improvement comes last, undefined changes
+    after all; ties by name, so the order is the same on every run."""
+    def key(r: BenchmarkComparison) -> tuple[int, float, str, str, str]:
+        c = r.comparison.change
+        if c is None or not math.isfinite(c):
+            return (1, 0.0, r.benchmark, r.config, r.machine)
+        return (0, -c if r.direction != "higher" else c, r.benchmark, r.config, r.machine)
+
+    return sorted(rows, key=key)
+
+
+def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float) -> str:
+    """The comment: a heading with the verdict line, then the table in ``<details>``.
+
+    Cells from the store (benchmark, configuration and machine names, version names) are
+    escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.
+    """
+    a, b = rows[0].a, rows[0].b
+    regressions = sum(r.verdict == "regression" for r in rows)
+    icon = ":x:" if regressions else ":white_check_mark:"
+    where = [("config", len({r.config for r in rows}) > 1), ("machine", len({r.machine for r in rows}) > 1)]
+    shown = [name for name, differs in where if differs]
+    header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", "verdict"]
+    align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", "---"]
+    lines = [f"### {icon} regbench: {verdict_line(rows)}", "",
+             f"{cell(b)} against {cell(a)}: change of the mean of run means, {confidence:.0%} bootstrap "
+             f"interval over runs, threshold {threshold:.1%}.", "",
+             "<details><summary>All " + (f"{len(rows)} benchmarks" if len(rows) != 1 else "1 benchmark")
+             + ", the worst change first</summary>", "",
+             "| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    for r in worse_first(rows):
+        c = r.comparison
+        cells = [cell(r.benchmark), *[cell(getattr(r, name)) for name in shown],
+                 cell(fmt_value(c.mean_a, r.unit)), cell(fmt_value(c.mean_b, r.unit)), fmt_pct(c.change),
+                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}", _MARK[r.verdict]]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
