@@ -252,3 +252,20 @@ def test_a_token_over_its_rate_gets_429_with_retry_after(tmp_path):
         assert httpx.get(server.base + "api/v1/formats", headers=bearer(keys["other"])).status_code == 200
     finally:
         server.stop()
+
+
+def test_submissions_over_http_on_the_store_url(store_url, tmp_path):
+    """The server over the ``store_url`` store (PostgreSQL with ``--store-url``): submit, retry, read."""
+    synthetic_store(store_url, benchmarks=1).close()
+    keys = tokens(store_url, ci=("submit read", None))
+    server = start(store_url, tmp_path, rate=1000, burst=1000)
+    try:
+        query = dict(format="jsonl", machine="pg-box", submission="pg-0000001")
+        body = jsonl_body(machine="pg-box", runs=3)
+        assert submit(server.base, keys["ci"], body, **query).status_code == 201
+        assert submit(server.base, keys["ci"], body, **query).json()["replayed"]
+        found = httpx.get(server.base + "api/v1/series", params={"machine": "pg-box"}, headers=bearer(keys["ci"]))
+        assert [(s["benchmark"], s["versions"]) for s in found.json()["series"]] == [("api_bench", 1)]
+        assert count(store_url, "run") == 1 * 2 * 8 * 4 + 3
+    finally:
+        server.stop()
