@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_api.py                     # 8 clients for 60 s on SQLite
     python benchmarks/bench_api.py --duration 10       # a smoke check
     python benchmarks/bench_api.py --store-url postgresql+psycopg://user@127.0.0.1:5432/db
+    python benchmarks/bench_api.py --reference         # also the same submissions stored in-process
 
 A real ``regbench serve`` (uvicorn, one process) listens on a free loopback port over a fresh
 store.  ``--clients`` threads, each with its own API token bound to its own machine, submit for
@@ -14,6 +15,10 @@ a second time with the same id, as a client retrying after a lost answer would. 
 answer or a connection error is retried with the same id.  At the end the runs in the store are
 counted against the acknowledged submissions: lost (acknowledged but not stored) and duplicated
 (stored more than once) must both be zero.
+
+With ``--reference``, the same submissions are then stored for the same time by the same number
+of threads calling :func:`regbench.web.api_submit.submit` directly on a fresh store (no HTTP, no
+server): the ratio of the two rates is what the server and HTTP cost, measured in the same run.
 """
 
 from __future__ import annotations
@@ -94,6 +99,34 @@ def run_client(k: int, base: str, secret: str, deadline: float, args, out: Clien
             n += 1
 
 
+def reference(args) -> float:
+    """Submissions a second stored in-process (same bodies, threads and time), on a fresh store."""
+    from regbench.web.api_submit import SubmitRequest, submit
+
+    with tempfile.TemporaryDirectory(prefix="bench-api-ref-") as tmp:
+        store = Store(str(Path(tmp) / "results.db"))
+        done = [0] * args.clients
+        deadline = time.monotonic() + args.duration
+
+        def one(k: int) -> None:
+            rng, n = np.random.default_rng(k), 0
+            while time.monotonic() < deadline:
+                data = body(k, n, runs=args.runs, samples=args.samples, rng=rng)
+                submit(store, SubmitRequest(f"ref-{k}-{n:08d}", "jsonl", f"client{k}"), data)
+                done[k] += 1
+                n += 1
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(args.clients)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        elapsed = time.monotonic() - start
+        store.close()
+    return sum(done) / elapsed
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -107,6 +140,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs a submission")
     parser.add_argument("--samples", type=int, default=100, help="samples a run")
     parser.add_argument("--store-url", default=None, help="a PostgreSQL URL (default: a SQLite file)")
+    parser.add_argument("--reference", action="store_true",
+                        help="also store the same submissions in-process on SQLite (no HTTP), for the ratio")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
@@ -172,6 +207,10 @@ def main() -> int:
     if failed:
         print(f"clients stopped by an answer: {len(failed)}, first: {failed[0]}")
     ok = stored_runs == expected and stored_subs == acknowledged and duplicated == 0 and not failed
+    if args.reference:
+        ref = reference(args)
+        print(f"in-process reference (SQLite, no HTTP): {ref * args.runs:.1f} runs per second; "
+              f"through the API: {expected / elapsed / (ref * args.runs):.2f} of it")
     print("OK" if ok else "FAILED")
     return 0 if ok else 1
 
