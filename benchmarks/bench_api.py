@@ -56,9 +56,9 @@ class Client:
     failed: str | None = None  # an answer that stopped the client (a 4xx)
 
 
-def body(client: int, n: int, *, runs: int, samples: int, rng: np.random.Generator) -> bytes:
+def body(client: int, n: int, *, runs: int, samples: int, rng: np.random.Generator, nonce: str = "") -> bytes:
     values = 1.0 + 0.01 * rng.standard_normal((runs, samples))
-    machine, bench, version = f"client{client}", f"load_{n % 10}", f"v{n // 10}"
+    machine, bench, version = f"client{client}", f"load_{n % 10}", f"{nonce}v{n // 10}"
     return "".join(f'{{"benchmark":"{bench}","version":"{version}","run":{r},"iteration":{i},"value":{v!r},'
                    f'"machine":"{machine}"}}\n' for r in range(runs) for i, v in enumerate(values[r].tolist())).encode()
 
@@ -69,8 +69,8 @@ def run_client(k: int, base: str, secret: str, deadline: float, args, out: Clien
     n = 0
     with httpx.Client(timeout=120) as http:
         while time.monotonic() < deadline:
-            data = body(k, n, runs=args.runs, samples=args.samples, rng=rng)
-            sid = f"bench-{k}-{n:08d}"
+            data = body(k, n, runs=args.runs, samples=args.samples, rng=rng, nonce=args.nonce)
+            sid = f"bench-{args.nonce}-{k}-{n:08d}"
             params = {"format": "jsonl", "machine": f"client{k}", "submission": sid}
             for _ in range(1 + (n % 10 == 9)):  # every 10th sent twice: a retry after a lost answer
                 while True:
@@ -127,6 +127,12 @@ def reference(args) -> float:
     return sum(done) / elapsed
 
 
+def _counts(store: Store) -> tuple[int, int]:
+    with store.engine.connect() as conn:
+        return (conn.execute(sa.select(sa.func.count()).select_from(t.run)).scalar_one(),
+                conn.execute(sa.select(sa.func.count()).select_from(t.submission)).scalar_one())
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -143,12 +149,14 @@ def main() -> int:
     parser.add_argument("--reference", action="store_true",
                         help="also store the same submissions in-process on SQLite (no HTTP), for the ratio")
     args = parser.parse_args()
+    args.nonce = os.urandom(4).hex()  # new versions and ids each run: a server's database may hold earlier ones
 
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
         root = Path(tmp)
         location = args.store_url or str(root / "results.db")
         secrets = []
         with Store(location) as store:
+            before_runs, before_subs = _counts(store)  # a server's database may hold earlier runs
             for k in range(args.clients):
                 secrets.append(create_token(store, f"client{k}", "submit", machine=f"client{k}")[1])
         (root / "regbench.toml").write_text("[serve]\nrate = 100000\nburst = 100000\n")
@@ -179,12 +187,14 @@ def main() -> int:
             server.terminate()
             server.wait(timeout=60)
             log.close()
-        with Store(location, create=False) as store, store.engine.connect() as conn:
-            stored_runs = conn.execute(sa.select(sa.func.count()).select_from(t.run)).scalar_one()
-            stored_subs = conn.execute(sa.select(sa.func.count()).select_from(t.submission)).scalar_one()
-            distinct = conn.execute(sa.select(sa.func.count()).select_from(
-                sa.select(t.run.c.benchmark_id, t.run.c.version_id, t.run.c.machine_id, t.run.c.run_index)
-                .distinct().subquery())).scalar_one()
+        with Store(location, create=False) as store:
+            stored_runs, stored_subs = _counts(store)
+            stored_runs, stored_subs = stored_runs - before_runs, stored_subs - before_subs
+            with store.engine.connect() as conn:
+                twice = conn.execute(sa.select(sa.func.count()).select_from(
+                    sa.select(t.run.c.benchmark_id).group_by(t.run.c.benchmark_id, t.run.c.version_id,
+                                                             t.run.c.config_id, t.run.c.machine_id, t.run.c.run_index)
+                    .having(sa.func.count() > 1).subquery())).scalar_one()
     acknowledged = sum(len(c.acknowledged) for c in clients)
     expected = acknowledged * args.runs
     latencies = sorted(x for c in clients for x in c.latencies)
@@ -197,7 +207,7 @@ def main() -> int:
     if latencies:
         print(f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
               f"95th percentile {latencies[int(0.95 * (len(latencies) - 1))] * 1000:.0f} ms")
-    lost, duplicated = max(0, expected - stored_runs), stored_runs - distinct
+    lost, duplicated = max(0, expected - stored_runs), twice
     print(f"stored runs: {stored_runs}, expected {expected}; submissions recorded: {stored_subs}; "
           f"lost: {lost}; duplicated: {duplicated + max(0, stored_runs - expected)}")
     errors = [e for c in clients for e in c.errors]
