@@ -112,3 +112,26 @@ def test_check_request_names_the_problem(request_, message):
 def test_check_request_refuses_another_machine_than_the_binding():
     with pytest.raises(ForbiddenError, match="token 'ci' is bound to machine 'a' and cannot submit as machine 'b'"):
         check_request(SubmitRequest("sub-0000008", "jsonl", "b"), bound_machine="a", token_name="ci")
+
+
+def test_a_0009_store_is_upgraded_to_hold_submissions(tmp_path):
+    from regbench.store import Store
+    from regbench.store.tokens import create_token, list_tokens
+    from storetools import upgrade_to
+
+    path = tmp_path / "old.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        upgrade_to(conn, "0009")
+        assert "submission" not in sa.inspect(conn).get_table_names()
+    engine.dispose()
+    with Store(path) as s:
+        create_token(s, "ci", "submit")
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.connect() as conn:
+        columns = {c["name"] for c in sa.inspect(conn).get_columns("submission")}
+    engine.dispose()
+    assert columns == {c.name for c in t.submission.columns}
+    with Store(path) as s:
+        assert s.schema_revision() == "0010" and [k.name for k in list_tokens(s)] == ["ci"]
+        assert not submit(s, SubmitRequest("sub-upgraded", "pyperf", "m1", "v1"), GOLDEN_PYPERF.read_bytes()).replayed
