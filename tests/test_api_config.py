@@ -31,3 +31,26 @@ def test_a_bad_serve_key_is_one_line_naming_it(table, message):
 def test_serve_must_be_a_table():
     with pytest.raises(ConfigError, match=r"\[serve\] must be a table"):
         parse_config({"serve": 3})
+
+
+def test_a_token_bucket_refills_at_its_rate_and_says_how_long_to_wait():
+    from regbench.errors import RateLimitError
+    from regbench.web.api_limits import TokenBuckets
+
+    now = [100.0]
+    buckets = TokenBuckets(rate=2.0, burst=3, clock=lambda: now[0])
+    for _ in range(3):
+        buckets.take(1, who="ci")
+    with pytest.raises(RateLimitError, match=r"token 'ci' is over its rate limit \(2 requests a second, bursts of 3\)") as err:
+        buckets.take(1, who="ci")
+    assert err.value.retry_after == pytest.approx(0.5)
+    buckets.take(2, who="other")  # another token has its own bucket
+    now[0] += 0.5
+    buckets.take(1, who="ci")  # one request refilled in half a second
+    with pytest.raises(RateLimitError):
+        buckets.take(1, who="ci")
+    now[0] += 60.0
+    for _ in range(3):  # refilled to the burst, not beyond
+        buckets.take(1, who="ci")
+    with pytest.raises(RateLimitError):
+        buckets.take(1, who="ci")
