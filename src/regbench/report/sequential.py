@@ -39,6 +39,9 @@ class LiveReporter(SessionReporter):
         elif self.status is not None:
             self.status.update(f"{version} ready")
 
+    def note(self, text: str) -> None:
+        self.console.print(text, markup=False)
+
     def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
         if self.status is not None:
             self.status.update(f"{benchmark}: {b} vs {a}, {pairs} observation(s), {fmt_pct(decision.change)} "
@@ -57,7 +60,7 @@ def settled_row(s: Settled) -> dict:
             "ci_low": num(d.ci_low) if d else None, "ci_high": num(d.ci_high) if d else None,
             "alpha": d.alpha if d else None, "threshold": d.threshold if d else None,
             "pairs": s.pairs, "failed_pairs": s.failed_pairs, "seconds": round(s.seconds, 3),
-            "more_pairs": s.more_pairs}
+            "more_pairs": s.more_pairs, "pairing": s.pairing}
 
 
 def settled_text(s: Settled) -> str:

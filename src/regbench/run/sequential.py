@@ -20,6 +20,7 @@ a later campaign over the same version runs its own (:class:`regbench.run.campai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 import shlex
@@ -37,6 +38,8 @@ from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, default_cache_dir, prepare_version, select_benchmarks)
+from .duet import DuetCores, DuetExecutor, duet_cores
+from .execute import RunOutcome
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .noise import check_noise
@@ -67,6 +70,9 @@ class SessionReporter:
     def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision: SequentialDecision) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        """One line about how the runs are made (duet runs, or why not)."""
+
 
 @dataclass(frozen=True)
 class Settled:
@@ -92,6 +98,10 @@ class Settled:
         and spread (None when it cannot be told).
     log_ratios : tuple of float
         The observations, in order.
+    pairing : str
+        How the two runs of a pair were made: ``"interleaved"`` (one after the other, in random
+        order) or ``"duet"`` (at the same time, each pinned to its own CPU:
+        :mod:`regbench.run.duet`).
     """
 
     benchmark: str
@@ -105,6 +115,7 @@ class Settled:
     seconds: float
     more_pairs: int | None = None
     log_ratios: tuple[float, ...] = field(default=(), repr=False)
+    pairing: str = "interleaved"
 
     @property
     def gates(self) -> bool:
@@ -168,6 +179,10 @@ class SessionSetup:
     noise : NoiseControl, optional
         Noise control of every run (default: the ``[noise]`` table); checked before anything is
         written and recorded with the session (a RAM disk is then copied per run).
+    duet : bool
+        Run the versions of a pair (or of a bisection's triple) at the same time, each pinned
+        to its own CPU (:mod:`regbench.run.duet`), where the machine allows; else interleaved,
+        with a note saying why.
     """
 
     machine: str | None = None
@@ -177,6 +192,7 @@ class SessionSetup:
     command: str | None = None
     rebuild: bool = False
     noise: NoiseControl | None = None
+    duet: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,6 +241,10 @@ class Session:
         noise_facts = check_noise(noise)
         machine = setup.machine or default_machine_name()
         self.clock = clock
+        self.duet: DuetCores | None = None
+        if setup.duet:
+            self.duet = duet_cores((), noise)
+            self.reporter.note(self.duet.describe())
         self._ready: dict[str, ReadyVersion | None] = {}
         self._next_index: dict[tuple[str, str], int] = {}
         self._existing: dict[tuple[str, str], int] | None = None
@@ -232,9 +252,16 @@ class Session:
             seed=self.seed, machine=machine, fingerprint=machine_fingerprint(),
             command=setup.command if setup.command is not None else shlex.join(sys.argv),
             plan=dict(plan or {}, schedule=SCHEDULE, config=setup.config_name,
-                      noise={**noise.to_json(), **noise_facts}))
+                      noise={**noise.to_json(), **noise_facts},
+                      duet=(list(self.duet.cores) if self.duet.usable else self.duet.reason)
+                      if self.duet is not None else None))
         self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
         self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir)
+        self._duet_runner: TrialRunner | None = None
+        if self.duet is not None and self.duet.usable:
+            self._duet_runner = TrialRunner(dataclasses.replace(self.runner.ctx,
+                                                                executor=DuetExecutor(self.duet.cores)))
+            self._duet_runner.versions = self.runner.versions  # the same ready versions, as they are added
 
     @property
     def campaign_id(self) -> int:
@@ -288,15 +315,36 @@ class Session:
             (result,) = self.runner.run([(trial, spec)])
             if result.stored:
                 break  # else another campaign took this index meanwhile: take the next one
-        outcome = result.outcome
-        if outcome.status != "ok":
+        return _run_mean(spec, result.outcome)
+
+    def duet_refused(self, spec: BenchmarkSpec, count: int) -> str | None:
+        """Why ``count`` versions of ``spec`` cannot run as a duet here; None when they can, or
+        when duet runs were not asked for (or are not possible at all: the session said so)."""
+        if self.duet is None or not self.duet.usable:
             return None
-        warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
-        measured = outcome.samples[warm:]
-        if measured.size == 0:
-            return None
-        value = float(np.mean(measured))
-        return value if value > 0 and math.isfinite(value) else None
+        if spec.threads > 1:
+            return duet_cores([spec]).reason
+        if count > len(self.duet.cores):
+            return f"{count} versions at once need {count} CPUs"
+        return None
+
+    def pairing(self, spec: BenchmarkSpec, count: int) -> str:
+        """``"duet"`` when ``count`` versions of ``spec`` run at the same time, else ``"interleaved"``."""
+        usable = self.duet is not None and self.duet.usable and self.duet_refused(spec, count) is None
+        return "duet" if usable else "interleaved"
+
+    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str]) -> dict[str, float | None]:
+        """Run ``spec`` once on each version at the same time, each pinned to its own CPU, and
+        store the runs; their means (None for a failed one).  A run whose index another
+        campaign took meanwhile is made again, alone (a duet partner cannot be re-made)."""
+        if self._duet_runner is None:
+            raise RuntimeError("the session has no duet runner")
+        trials = [Trial(spec.name, v, self._run_index(spec.name, v)) for v in versions]
+        means: dict[str, float | None] = {}
+        for result in self._duet_runner.run([(t, spec) for t in trials]):
+            v = result.trial.version
+            means[v] = _run_mean(spec, result.outcome) if result.stored else self.run_once(spec, v)
+        return means
 
     def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True) -> Settled:
         """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
@@ -341,7 +389,7 @@ class Session:
             more = more_pairs_needed(seen.values, threshold=rule.threshold, alpha=rule.alpha,
                                      size=resolve_size and rule.threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.values),
-                       seen.failed, seen.seconds, more, tuple(seen.values))
+                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing)
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
                 settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str]
@@ -359,12 +407,17 @@ class Session:
         start = self.clock()
         decision = None
         stopped = "max-pairs"
+        duet = self.pairing(spec, len(versions)) == "duet"
+        refused = self.duet_refused(spec, len(versions))
+        if refused is not None:
+            self.reporter.note(f"{spec.name}: duet mode cannot be used: {refused}; running interleaved "
+                               f"{'pairs' if len(versions) == 2 else 'groups'} instead")
         while len(x) < rule.max_n:
             if rule.budget is not None and self.clock() - start >= rule.budget:
                 stopped = "budget"
                 break
             order = [versions[k] for k in self.rng.permutation(len(versions))]
-            means = {v: self.run_once(spec, v) for v in order}
+            means = self.run_duet(spec, order) if duet else {v: self.run_once(spec, v) for v in order}
             if any(m is None for m in means.values()):
                 failed += 1
                 for v, m in means.items():
@@ -380,14 +433,16 @@ class Session:
             if settled(decision):
                 stopped = "settled"
                 break
-        return Observed(x, failed, decision, stopped, self.clock() - start, failures)
+        return Observed(x, failed, decision, stopped, self.clock() - start, failures,
+                        "duet" if duet else "interleaved")
 
 
 @dataclass(frozen=True)
 class Observed:
     """What :meth:`Session.observe` saw: the observations, the groups with a failed run, the
     last decision (None before any), why it stopped (``settled``, ``budget``, ``max-pairs`` or
-    ``failed``), the seconds it took, and the failed runs of each version."""
+    ``failed``), the seconds it took, the failed runs of each version, and how the runs of a
+    group were made (``duet`` or ``interleaved``)."""
 
     values: list[float]
     failed: int
@@ -395,6 +450,7 @@ class Observed:
     stopped: str
     seconds: float
     failures: dict[str, int] = field(default_factory=dict)
+    pairing: str = "interleaved"
 
     def only_failing(self, version: str) -> bool:
         """Whether the groups stopped because every run of ``version`` failed and no other
@@ -460,14 +516,14 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
-                 settle_size: bool = True) -> list[Settled]:
+                 settle_size: bool = True, duet: bool | None = None) -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
     settled in turn; ``budget`` (seconds) applies to each benchmark.  With ``settle_size`` (the
     default) a certain change is followed until it is also certain whether it reaches the
-    threshold; without, the first decision ends it.  ``seed`` to ``noise`` are those of
-    :class:`SessionSetup`.  See :class:`Session`.
+    threshold; without, the first decision ends it.  ``seed`` to ``noise`` and ``duet`` (None:
+    ``[run] duet`` of the configuration) are those of :class:`SessionSetup`.  See :class:`Session`.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
@@ -490,7 +546,8 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     if ca[0].sha == cb[0].sha:
         raise ConfigError(f"{a!r} and {b!r} are the same commit ({ca[0].short}): nothing to compare")
     check_environment_size(config, noise, specs, [ca[0].short, cb[0].short])
-    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
+                         duet=config.run.duet if duet is None else duet)
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
@@ -505,3 +562,15 @@ def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
         raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
     if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
         raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+
+
+def _run_mean(spec: BenchmarkSpec, outcome: RunOutcome) -> float | None:
+    """The mean of a run's measured samples (after warm-up); None if it failed or is not positive."""
+    if outcome.status != "ok":
+        return None
+    warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
+    measured = outcome.samples[warm:]
+    if measured.size == 0:
+        return None
+    value = float(np.mean(measured))
+    return value if value > 0 and math.isfinite(value) else None

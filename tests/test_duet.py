@@ -1,0 +1,155 @@
+"""Duet runs (regbench.run.duet): A and B of a pair at the same time, each pinned to its own CPU.
+
+Real processes: the benchmark reads its own ``Cpus_allowed_list`` from ``/proc/self/status``,
+records it, and (in the duet test) waits for the partner of its pair to have started, which only
+happens when the two really run at the same time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from regbench.config import BenchmarkSpec, NoiseControl, load_config
+from regbench.demo_project import create_step_repo
+from regbench.run.duet import DuetExecutor, duet_cores
+from regbench.run.sequential import SessionReporter, compare_live
+from regbench.store import Store
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity needs Linux")
+
+# A benchmark that writes which CPUs it may run on, then (with DUET_WAIT) waits for the run of the
+# other version with the same run index to have started: only a duet's partner starts in time.
+PROGRAM = r"""
+import os, pathlib, random, time
+log = pathlib.Path(os.environ['DUET_LOG'])
+v, i = os.environ['REGBENCH_VERSION'], os.environ['REGBENCH_RUN_INDEX']
+cpus = [line.split(':', 1)[1].strip() for line in open('/proc/self/status') if line.startswith('Cpus_allowed_list')][0]
+(log / f'{v}.{i}.cpus').write_text(cpus)
+met = None
+if os.environ.get('DUET_WAIT'):
+    deadline = time.monotonic() + 20
+    met = False
+    while time.monotonic() < deadline:
+        if len(list(log.glob(f'*.{i}.cpus'))) >= 2:
+            met = True
+            break
+        time.sleep(0.002)
+    (log / f'{v}.{i}.met').write_text(str(met))
+level = float(open('level.txt').read())
+r = random.Random(v + '/' + i)
+run = r.lognormvariate(0, 0.02)
+for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):
+    print(level * run * r.lognormvariate(0, 0.02))
+"""
+
+
+def two_cpus() -> bool:
+    return len(os.sched_getaffinity(0)) >= 2
+
+
+def make_repo(path: Path, extra: str = 'pass_env = ["DUET_LOG", "DUET_WAIT"]\n') -> list[str]:
+    return list(create_step_repo(path, commits=3, steps={3: 1.2}, program=PROGRAM, extra=extra).commits)
+
+
+class Notes(SessionReporter):
+    def __init__(self):
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+@pytest.mark.skipif(not two_cpus(), reason="duet runs need two CPUs regbench may use")
+def test_duet_runs_a_and_b_together_each_pinned_to_its_own_cpu(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setenv("DUET_LOG", str(log))
+    monkeypatch.setenv("DUET_WAIT", "1")
+    notes = Notes()
+    config = load_config(repo / "regbench.toml")
+    (res,) = compare_live(config, Store(tmp_path / "r.db"), shas[0], shas[-1], threshold=0.03, seed=3,
+                          duet=True, reporter=notes)
+    cores = duet_cores()
+    assert notes.notes == [cores.describe()] and cores.usable
+    assert res.pairing == "duet" and res.stopped == "settled" and res.verdict == "regression"
+    assert 0.15 < res.decision.change < 0.25
+    a, b = shas[0][:len(res.a)], shas[-1][:len(res.b)]
+    assert (res.a, res.b) == (a, b)
+    for i in range(res.pairs):
+        # Each run saw one CPU, the two of a pair different ones; each found its partner running.
+        pinned = {(log / f"{v}.{i}.cpus").read_text() for v in (a, b)}
+        assert pinned == {str(c) for c in cores.cores}
+        assert all((log / f"{v}.{i}.met").read_text() == "True" for v in (a, b))
+
+
+@pytest.mark.skipif(not two_cpus(), reason="duet runs need two CPUs regbench may use")
+def test_a_multithreaded_benchmark_runs_interleaved_saying_why(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, extra='pass_env = ["DUET_LOG"]\nthreads = 4\n')
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setenv("DUET_LOG", str(log))
+    notes = Notes()
+    config = load_config(repo / "regbench.toml")
+    (res,) = compare_live(config, Store(tmp_path / "r.db"), shas[0], shas[-1], threshold=0.03, seed=3,
+                          duet=True, reporter=notes)
+    assert notes.notes[-1] == ("b: duet mode cannot be used: benchmark 'b' is declared multi-threaded "
+                               "(threads = 4); running interleaved pairs instead")
+    assert res.pairing == "interleaved" and res.verdict == "regression"
+    # Not pinned: every run may use every CPU regbench may.
+    assert len({p.read_text() for p in log.glob("*.cpus")}) == 1
+
+
+def test_one_allowed_cpu_falls_back_to_interleaved_pairs_and_says_so(tmp_path):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    log = tmp_path / "log"
+    log.mkdir()
+    cpu = min(os.sched_getaffinity(0))
+    # The real CLI, in a process that may only use one CPU (as `taskset -c 0 regbench ...`).
+    code = (f"import os, sys; os.sched_setaffinity(0, {{{cpu}}})\n"
+            "from regbench.cli.main import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    env = dict(os.environ, PYTHONPATH=SRC, DUET_LOG=str(log), COLUMNS="200")
+    proc = subprocess.run([sys.executable, "-c", code, "--store", str(tmp_path / "r.db"), "--config",
+                           str(repo / "regbench.toml"), "compare", shas[0], shas[-1], "--run", "--duet", "--seed", "2",
+                           "--format", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, proc.stderr  # a 20% regression gates
+    assert (f"duet mode cannot be used: only one CPU is available to regbench (CPU {cpu}); "
+            "running interleaved pairs instead") in proc.stderr
+    (row,) = json.loads(proc.stdout)
+    assert row["pairing"] == "interleaved" and row["verdict"] == "regression"
+    assert {p.read_text() for p in log.glob("*.cpus")} == {str(cpu)}
+
+
+def test_duet_cores_says_why_not():
+    assert duet_cores([BenchmarkSpec(name="t", kind="command", threads=2)]).reason == \
+        "benchmark 't' is declared multi-threaded (threads = 2)"
+    one = min(os.sched_getaffinity(0))
+    assert duet_cores((), NoiseControl(pin=(one,))).reason == f"only one CPU is available to regbench (CPU {one})"
+    with pytest.raises(ValueError, match="`cores` must name at least two CPUs"):
+        DuetExecutor([0])
+
+
+def test_run_duet_table_is_validated(tmp_path):
+    from regbench.errors import ConfigError
+
+    toml = tmp_path / "regbench.toml"
+    toml.write_text('[project]\nname = "p"\n[run]\nduet = "yes"\n')
+    with pytest.raises(ConfigError, match=r"\[run\] `duet` must be true or false"):
+        load_config(toml)
+    toml.write_text('[project]\nname = "p"\n[run]\nduet = true\n')
+    assert load_config(toml).run.duet is True
+    toml.write_text('[project]\nname = "p"\n[run]\nduets = true\n')
+    with pytest.raises(ConfigError, match=r"\[run\]: unknown key `duets`"):
+        load_config(toml)
