@@ -153,3 +153,29 @@ def test_run_duet_table_is_validated(tmp_path):
     toml.write_text('[project]\nname = "p"\n[run]\nduets = true\n')
     with pytest.raises(ConfigError, match=r"\[run\]: unknown key `duets`"):
         load_config(toml)
+
+
+# Each run lands in one of two levels 25% apart (decided per run, as a hash seed would), with
+# small noise around its level: a bimodal benchmark made on purpose.
+BIMODAL = r"""
+import os, random
+level = float(open('level.txt').read())
+r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])
+run = (1.25 if r.random() < 0.5 else 1.0) * r.lognormvariate(0, 0.005)
+for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):
+    print(level * run * r.lognormvariate(0, 0.005))
+"""
+
+
+def test_by_mode_settles_a_bimodal_benchmark_that_plain_pairs_cannot(tmp_path):
+    repo = tmp_path / "repo"
+    shas = list(create_step_repo(repo, commits=3, steps={3: 1.05}, program=BIMODAL).commits)
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    (plain,) = compare_live(config, store, shas[0], shas[-1], threshold=0.03, seed=8, max_pairs=40)
+    (moded,) = compare_live(config, store, shas[0], shas[-1], threshold=0.03, seed=8, max_pairs=40, by_mode=True)
+    assert plain.stopped == "max-pairs" and plain.verdict == "inconclusive"
+    assert moded.stopped == "settled" and moded.verdict == "regression" and 12 <= moded.pairs < 40
+    assert moded.modes is not None and moded.modes.modes == 2 and 0.02 < moded.decision.change < 0.08
+    assert 2 * len(moded.log_ratios) + moded.modes.unmatched == 2 * moded.pairs  # matches, not pairs
+    assert moded.compared_by.startswith("mode by mode (interleaved runs)")

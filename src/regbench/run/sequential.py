@@ -36,6 +36,7 @@ import numpy as np
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
+from ..stats.modepairs import BURN_IN, ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, default_cache_dir, prepare_version, select_benchmarks)
 from .duet import DuetCores, DuetExecutor, duet_cores
@@ -102,6 +103,9 @@ class Settled:
         How the two runs of a pair were made: ``"interleaved"`` (one after the other, in random
         order) or ``"duet"`` (at the same time, each pinned to its own CPU:
         :mod:`regbench.run.duet`).
+    modes : regbench.stats.modepairs.ModeMatch or None
+        With ``by_mode``: the modes found and the matching (``log_ratios`` are then the
+        mode-matched observations, fewer than the pairs); None for ordinary pairs.
     """
 
     benchmark: str
@@ -116,6 +120,22 @@ class Settled:
     more_pairs: int | None = None
     log_ratios: tuple[float, ...] = field(default=(), repr=False)
     pairing: str = "interleaved"
+    modes: ModeMatch | None = None
+
+    @property
+    def compared_by(self) -> str:
+        """One line: what the observations were (and how the runs were made)."""
+        how = "duet runs" if self.pairing == "duet" else "interleaved runs"
+        m = self.modes
+        if m is None:
+            return f"pairs of {how}, log ratio of run means"
+        if m.modes == 2:
+            return (f"mode by mode ({how}): each run matched with a run of the other version in the same "
+                    f"mode; the slower mode holds {m.upper_share_a:.0%} of {self.a}'s runs and "
+                    f"{m.upper_share_b:.0%} of {self.b}'s (shares not tested)")
+        if m.modes == 1:
+            return f"pairs of {how} (one mode found in the first {BURN_IN} pairs)"
+        return f"mode by mode ({how}): fewer than {BURN_IN} pairs, modes not yet told apart"
 
     @property
     def gates(self) -> bool:
@@ -258,6 +278,7 @@ class Session:
         self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
         self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir)
         self._duet_runner: TrialRunner | None = None
+        self._told: set[tuple[str, int]] = set()
         if self.duet is not None and self.duet.usable:
             self._duet_runner = TrialRunner(dataclasses.replace(self.runner.ctx,
                                                                 executor=DuetExecutor(self.duet.cores)))
@@ -346,7 +367,8 @@ class Session:
             means[v] = _run_mean(spec, result.outcome) if result.stored else self.run_once(spec, v)
         return means
 
-    def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True) -> Settled:
+    def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True,
+               by_mode: bool = False) -> Settled:
         """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
 
         Parameters
@@ -362,6 +384,9 @@ class Session:
             Once a change is certain, go on until it is also certain whether it reaches the
             threshold (the sequence holds at every time, so going on keeps its error rate).
             False stops at the first decision (bisection only needs the direction).
+        by_mode : bool
+            Compare mode by mode (:mod:`regbench.stats.modepairs`): for a benchmark whose runs
+            land in two levels; no decision before its burn-in of 12 pairs.
 
         Returns
         -------
@@ -381,27 +406,36 @@ class Session:
             return d.decision == "no change" or (d.decision == "changed" and (
                 not resolve_size or size_settled(d) is not None))
 
-        seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short))
+        def matched(groups: Sequence[dict[str, float]]) -> Sequence[float]:
+            return [float(v) for v in match_modes([g[a.short] for g in groups], [g[b.short] for g in groups]).log_ratios]
+
+        seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short),
+                            observations=matched if by_mode else None)
+        modes = (match_modes([g[a.short] for g in seen.groups], [g[b.short] for g in seen.groups])
+                 if by_mode else None)
         more = None
         if seen.stopped != "settled":
             # With the size to settle, either way out (within the band, or beyond it) needs the
             # half-width below the distance from the estimate to the band's edge.
             more = more_pairs_needed(seen.values, threshold=rule.threshold, alpha=rule.alpha,
                                      size=resolve_size and rule.threshold > 0)
-        return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.values),
-                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing)
+        return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
+                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes)
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
-                settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str]
-                ) -> Observed:
+                settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str],
+                observations: Callable[[Sequence[dict[str, float]]], Sequence[float]] | None = None) -> Observed:
         """The loop every sequential decision shares: run ``versions`` once each, in random order
         (a pair, or the triple of a bisection step), turn their run means into one observation,
         and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
-        observation limit, or runs that keep failing.
+        observation limit, or runs that keep failing.  With ``observations``, the observations
+        are instead that function of all groups' run means so far (mode-matched pairs), and the
+        limit counts groups.
         """
         from ..stats.sequential import sequential_decision
 
         x: list[float] = []
+        groups: list[dict[str, float]] = []
         failed = 0
         failures = dict.fromkeys(versions, 0)  # failed runs, per version
         start = self.clock()
@@ -409,10 +443,11 @@ class Session:
         stopped = "max-pairs"
         duet = self.pairing(spec, len(versions)) == "duet"
         refused = self.duet_refused(spec, len(versions))
-        if refused is not None:
+        if refused is not None and (spec.name, len(versions)) not in self._told:
+            self._told.add((spec.name, len(versions)))  # once per benchmark and group size
             self.reporter.note(f"{spec.name}: duet mode cannot be used: {refused}; running interleaved "
                                f"{'pairs' if len(versions) == 2 else 'groups'} instead")
-        while len(x) < rule.max_n:
+        while len(groups) < rule.max_n:
             if rule.budget is not None and self.clock() - start >= rule.budget:
                 stopped = "budget"
                 break
@@ -422,19 +457,23 @@ class Session:
                 failed += 1
                 for v, m in means.items():
                     failures[v] += m is None
-                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
+                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(groups) + failed):
                     stopped = "failed"
                     break
                 continue
-            x.append(observation({v: m for v, m in means.items() if m is not None}))
+            groups.append({v: m for v, m in means.items() if m is not None})
+            if observations is None:
+                x.append(observation(groups[-1]))
+            else:
+                x = list(observations(groups))
             decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
                                            min_n=rule.min_n)
-            self.reporter.pair_done(spec.name, label[0], label[1], len(x), decision)
+            self.reporter.pair_done(spec.name, label[0], label[1], len(groups), decision)
             if settled(decision):
                 stopped = "settled"
                 break
         return Observed(x, failed, decision, stopped, self.clock() - start, failures,
-                        "duet" if duet else "interleaved")
+                        "duet" if duet else "interleaved", groups)
 
 
 @dataclass(frozen=True)
@@ -451,11 +490,12 @@ class Observed:
     seconds: float
     failures: dict[str, int] = field(default_factory=dict)
     pairing: str = "interleaved"
+    groups: list[dict[str, float]] = field(default_factory=list)
 
     def only_failing(self, version: str) -> bool:
         """Whether the groups stopped because every run of ``version`` failed and no other
         version's did (a commit whose benchmark cannot run, as a syntax error makes it)."""
-        runs = len(self.values) + self.failed
+        runs = len(self.groups) + self.failed
         return (self.stopped == "failed" and runs > 0 and self.failures.get(version, 0) == runs
                 and not any(n for v, n in self.failures.items() if v != version))
 
@@ -516,14 +556,15 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
-                 settle_size: bool = True, duet: bool | None = None) -> list[Settled]:
+                 settle_size: bool = True, duet: bool | None = None, by_mode: bool = False) -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
     settled in turn; ``budget`` (seconds) applies to each benchmark.  With ``settle_size`` (the
     default) a certain change is followed until it is also certain whether it reaches the
     threshold; without, the first decision ends it.  ``seed`` to ``noise`` and ``duet`` (None:
-    ``[run] duet`` of the configuration) are those of :class:`SessionSetup`.  See :class:`Session`.
+    ``[run] duet`` of the configuration) are those of :class:`SessionSetup`; ``by_mode`` compares
+    mode by mode (:meth:`Session.settle`).  See :class:`Session`.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
@@ -551,9 +592,11 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
+                            "by_mode": by_mode,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
     with session, campaign_status(store, session.campaign_id):
-        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size) for spec in specs]
+        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size, by_mode=by_mode)
+                for spec in specs]
 
 
 def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
