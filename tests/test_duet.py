@@ -179,3 +179,56 @@ def test_by_mode_settles_a_bimodal_benchmark_that_plain_pairs_cannot(tmp_path):
     assert moded.modes is not None and moded.modes.modes == 2 and 0.02 < moded.decision.change < 0.08
     assert 2 * len(moded.log_ratios) + moded.modes.unmatched == 2 * moded.pairs  # matches, not pairs
     assert moded.compared_by.startswith("mode by mode (interleaved runs)")
+
+
+@pytest.mark.skipif(not two_cpus(), reason="duet runs need two CPUs regbench may use")
+def test_bisect_runs_good_and_bad_as_duets_and_says_when_a_triple_cannot(tmp_path, monkeypatch):
+    from regbench.run.bisect import bisect
+
+    repo = tmp_path / "repo"
+    shas = list(create_step_repo(repo, commits=6, steps={4: 1.2}, program=PROGRAM,
+                                 extra='pass_env = ["DUET_LOG"]\n').commits)
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setenv("DUET_LOG", str(log))
+    notes = Notes()
+    store = Store(tmp_path / "r.db")
+    result = bisect(load_config(repo / "regbench.toml"), store, shas[0], shas[-1], benchmark="b", seed=4,
+                    duet=True, reporter=notes)
+    assert result.status == "found" and shas[3].startswith(result.culprit)
+    assert result.total.pairing == "duet"
+    cores = duet_cores()
+    assert notes.notes[0] == cores.describe()
+    if len(os.sched_getaffinity(0)) < 3:
+        # Told once, however many steps ran interleaved.
+        assert notes.notes[1:] == ["b: duet mode cannot be used: 3 versions at once need 3 CPUs; "
+                                   "running interleaved groups instead"]
+    pinned = {p.read_text() for p in log.glob("*.cpus")}
+    assert {str(c) for c in cores.cores} <= pinned
+    (campaign,) = store.campaigns()
+    assert campaign.plan["duet"] == list(cores.cores)
+
+
+@pytest.mark.skipif(not two_cpus(), reason="duet runs need two CPUs regbench may use")
+def test_detect_confirm_follows_run_duet_of_the_configuration(tmp_path):
+    from regbench.detect.base import Change
+    from regbench.run.campaign import run_campaign
+    from regbench.run.confirm import ConfirmOptions, confirm_changes
+    from regbench.run.fingerprint import default_machine_name
+
+    repo = create_step_repo(tmp_path / "repo", commits=4, steps={3: 1.25}, extra="[run]\nduet = true\n")
+    config = load_config(repo.config_path)
+    assert config.run.duet is True
+    store = Store(tmp_path / "r.db")
+    run_campaign(config, store, revisions=",".join(repo.commits), seed=1)
+    names = {v.commit: v.name for v in store.versions()}
+    versions = [names[c] for c in repo.commits]
+    change = Change("b", "default", default_machine_name(), versions[2], versions[1], 0.25, 0.2, 0.3,
+                    "regression", "test")
+    notes = Notes()
+    (conf,) = confirm_changes(config, store, [change], threshold=0.05, options=ConfirmOptions(seed=3),
+                              reporter=notes)
+    assert conf.status == "confirmed"
+    assert notes.notes == [duet_cores().describe()]
+    session = [c for c in store.campaigns() if "confirm" in c.plan]
+    assert session and session[0].plan["duet"] == list(duet_cores().cores)
