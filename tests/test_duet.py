@@ -232,3 +232,57 @@ def test_detect_confirm_follows_run_duet_of_the_configuration(tmp_path):
     assert notes.notes == [duet_cores().describe()]
     session = [c for c in store.campaigns() if "confirm" in c.plan]
     assert session and session[0].plan["duet"] == list(duet_cores().cores)
+
+
+# A C loop whose length is read at build time from level.txt; it prints wall-clock seconds.
+LOOP_C = r"""
+#include <stdio.h>
+#include <time.h>
+int main(void) {
+    volatile unsigned long h = 0;
+    for (int r = 0; r < 3; r++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (long i = 0; i < (long)(LEVEL * 200000); i++) h = h * 31 + i;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("%.9f\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9);
+    }
+    return h == 42;
+}
+"""
+
+
+def c_repo(path: Path, levels: list[float]) -> list[str]:
+    from regbench.demo_project import STEP_START, git_commit, git_init
+    from datetime import timedelta
+
+    git_init(path)
+    toml = ('[project]\nname = "c"\nbuild = ["sh", "-c", "gcc -O1 -DLEVEL=$(cat level.txt) -o loop loop.c"]\n'
+            '[defaults]\niterations = 3\nwarmup = 0\n[[benchmark]]\nname = "loop"\ncommand = ["./loop"]\n')
+    return [git_commit(path, {"regbench.toml": toml, "loop.c": LOOP_C, "level.txt": repr(level)}, f"level {level}",
+                       when=STEP_START + timedelta(hours=k)) for k, level in enumerate(levels)]
+
+
+def test_instruction_counts_settle_a_comparison_and_say_they_are_not_time(tmp_path):
+    import shutil
+
+    from regbench.run import measures
+
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc to build the benchmark")
+    if measures.instruction_counter() is None:
+        pytest.skip("no instruction counter here: perf cannot count instructions and valgrind is missing")
+    repo = tmp_path / "repo"
+    shas = c_repo(repo, [1.0, 1.0, 1.1])
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    (up,) = compare_live(config, store, shas[0], shas[2], threshold=0.03, seed=1, measure="instructions")
+    assert up.measure == "instructions" and up.counter == measures.instruction_counter()
+    assert up.stopped == "settled" and up.verdict == "regression" and 0.05 < up.decision.change < 0.15
+    assert "instructions are not time" in up.compared_by
+    (same,) = compare_live(config, store, shas[0], shas[1], threshold=0.03, seed=2, measure="instructions")
+    assert same.stopped == "settled" and same.verdict == "no change" and abs(same.decision.change) < 0.01
+    # The counts are stored as the measure's own series, beside the timed samples.
+    assert {"loop", "loop:instructions"} <= {b.name for b in store.benchmarks()}
+    with pytest.raises(Exception, match="`measure` must be 'instructions'"):
+        compare_live(config, store, shas[0], shas[1], measure="cycles")

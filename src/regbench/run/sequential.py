@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
 from ..stats.modepairs import BURN_IN, ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
-                   check_env_size, default_cache_dir, prepare_version, select_benchmarks)
+                   check_env_size, check_measures, default_cache_dir, prepare_version, select_benchmarks)
 from .duet import DuetCores, DuetExecutor, duet_cores
 from .execute import RunOutcome
 from .executor import LocalExecutor
@@ -106,6 +106,11 @@ class Settled:
     modes : regbench.stats.modepairs.ModeMatch or None
         With ``by_mode``: the modes found and the matching (``log_ratios`` are then the
         mode-matched observations, fewer than the pairs); None for ordinary pairs.
+    measure : str
+        What settled it: ``"time"`` (the run means of the benchmark's own samples) or
+        ``"instructions"`` (each run's instruction count).
+    counter : str or None
+        With instructions: ``"perf"`` or ``"callgrind"``.
     """
 
     benchmark: str
@@ -121,11 +126,16 @@ class Settled:
     log_ratios: tuple[float, ...] = field(default=(), repr=False)
     pairing: str = "interleaved"
     modes: ModeMatch | None = None
+    measure: str = "time"
+    counter: str | None = None
 
     @property
     def compared_by(self) -> str:
         """One line: what the observations were (and how the runs were made)."""
         how = "duet runs" if self.pairing == "duet" else "interleaved runs"
+        if self.measure == "instructions":
+            return (f"pairs of {how}, log ratio of the runs' instruction counts ({self.counter or 'counter'}): "
+                    "instructions are not time; the verdict is about the instructions executed")
         m = self.modes
         if m is None:
             return f"pairs of {how}, log ratio of run means"
@@ -329,14 +339,15 @@ class Session:
         self._next_index[key] = k + 1
         return k
 
-    def run_once(self, spec: BenchmarkSpec, version: str) -> float | None:
-        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed)."""
+    def run_once(self, spec: BenchmarkSpec, version: str, measure: str | None = None) -> float | None:
+        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed),
+        or with ``measure`` that measure of the run."""
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
             (result,) = self.runner.run([(trial, spec)])
             if result.stored:
                 break  # else another campaign took this index meanwhile: take the next one
-        return _run_mean(spec, result.outcome)
+        return _run_value(spec, result.outcome, measure)
 
     def duet_refused(self, spec: BenchmarkSpec, count: int) -> str | None:
         """Why ``count`` versions of ``spec`` cannot run as a duet here; None when they can, or
@@ -354,7 +365,8 @@ class Session:
         usable = self.duet is not None and self.duet.usable and self.duet_refused(spec, count) is None
         return "duet" if usable else "interleaved"
 
-    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str]) -> dict[str, float | None]:
+    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str], measure: str | None = None
+                 ) -> dict[str, float | None]:
         """Run ``spec`` once on each version at the same time, each pinned to its own CPU, and
         store the runs; their means (None for a failed one).  A run whose index another
         campaign took meanwhile is made again, alone (a duet partner cannot be re-made)."""
@@ -364,11 +376,12 @@ class Session:
         means: dict[str, float | None] = {}
         for result in self._duet_runner.run([(t, spec) for t in trials]):
             v = result.trial.version
-            means[v] = _run_mean(spec, result.outcome) if result.stored else self.run_once(spec, v)
+            means[v] = (_run_value(spec, result.outcome, measure) if result.stored
+                        else self.run_once(spec, v, measure))
         return means
 
     def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True,
-               by_mode: bool = False) -> Settled:
+               by_mode: bool = False, measure: str | None = None) -> Settled:
         """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
 
         Parameters
@@ -387,6 +400,11 @@ class Session:
         by_mode : bool
             Compare mode by mode (:mod:`regbench.stats.modepairs`): for a benchmark whose runs
             land in two levels; no decision before its burn-in of 12 pairs.
+        measure : {None, "instructions"}
+            Settle on each run's instruction count instead of its samples (perf or callgrind,
+            :mod:`regbench.run.measures`; the runs measure it whatever their ``measures``).
+            Counts that are exactly equal in every pair are a deterministic measure: the
+            decision is then taken on that one value (see :func:`exact_decision`).
 
         Returns
         -------
@@ -409,8 +427,14 @@ class Session:
         def matched(groups: Sequence[dict[str, float]]) -> Sequence[float]:
             return [float(v) for v in match_modes([g[a.short] for g in groups], [g[b.short] for g in groups]).log_ratios]
 
+        counter = None
+        if measure is not None:
+            if measure != "instructions":
+                raise ConfigError(f"`measure` must be 'instructions', got {measure!r}")
+            spec = dataclasses.replace(spec, measures=tuple(dict.fromkeys((*spec.measures, measure))))
+            counter = check_measures(self.store, [spec])
         seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short),
-                            observations=matched if by_mode else None)
+                            observations=matched if by_mode else None, measure=measure)
         modes = (match_modes([g[a.short] for g in seen.groups], [g[b.short] for g in seen.groups])
                  if by_mode else None)
         more = None
@@ -420,11 +444,13 @@ class Session:
             more = more_pairs_needed(seen.values, threshold=rule.threshold, alpha=rule.alpha,
                                      size=resolve_size and rule.threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
-                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes)
+                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes,
+                       measure or "time", counter)
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
                 settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str],
-                observations: Callable[[Sequence[dict[str, float]]], Sequence[float]] | None = None) -> Observed:
+                observations: Callable[[Sequence[dict[str, float]]], Sequence[float]] | None = None,
+                measure: str | None = None) -> Observed:
         """The loop every sequential decision shares: run ``versions`` once each, in random order
         (a pair, or the triple of a bisection step), turn their run means into one observation,
         and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
@@ -452,7 +478,8 @@ class Session:
                 stopped = "budget"
                 break
             order = [versions[k] for k in self.rng.permutation(len(versions))]
-            means = self.run_duet(spec, order) if duet else {v: self.run_once(spec, v) for v in order}
+            means = (self.run_duet(spec, order, measure) if duet
+                     else {v: self.run_once(spec, v, measure) for v in order})
             if any(m is None for m in means.values()):
                 failed += 1
                 for v, m in means.items():
@@ -466,8 +493,10 @@ class Session:
                 x.append(observation(groups[-1]))
             else:
                 x = list(observations(groups))
-            decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
-                                           min_n=rule.min_n)
+            decision = exact_decision(x, rule) if measure is not None else None
+            if decision is None:
+                decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
+                                               min_n=rule.min_n)
             self.reporter.pair_done(spec.name, label[0], label[1], len(groups), decision)
             if settled(decision):
                 stopped = "settled"
@@ -556,7 +585,8 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
-                 settle_size: bool = True, duet: bool | None = None, by_mode: bool = False) -> list[Settled]:
+                 settle_size: bool = True, duet: bool | None = None, by_mode: bool = False,
+                 measure: str | None = None) -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
@@ -564,7 +594,8 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     default) a certain change is followed until it is also certain whether it reaches the
     threshold; without, the first decision ends it.  ``seed`` to ``noise`` and ``duet`` (None:
     ``[run] duet`` of the configuration) are those of :class:`SessionSetup`; ``by_mode`` compares
-    mode by mode (:meth:`Session.settle`).  See :class:`Session`.
+    mode by mode and ``measure = "instructions"`` settles on instruction counts
+    (:meth:`Session.settle`).  See :class:`Session`.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
@@ -592,11 +623,11 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
-                            "by_mode": by_mode,
+                            "by_mode": by_mode, "measure": measure or "time",
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
     with session, campaign_status(store, session.campaign_id):
-        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size, by_mode=by_mode)
-                for spec in specs]
+        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size, by_mode=by_mode,
+                               measure=measure) for spec in specs]
 
 
 def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
@@ -605,6 +636,35 @@ def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
         raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
     if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
         raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+
+
+def exact_decision(x: Sequence[float], rule: StopRule) -> SequentialDecision | None:
+    """The decision on a measure that did not vary at all: with at least ``min_n`` observations
+    all exactly equal (instruction counts of a deterministic program), the change is that value,
+    known without error; None otherwise (the confidence sequence decides).
+
+    A Gaussian confidence sequence is undefined without spread; a count that repeats to the last
+    instruction in every pair is not noisy, and more pairs would only repeat it.
+    """
+    from ..stats.sequential import ConfidenceSequence, SequentialDecision
+
+    if len(x) < rule.min_n or max(x) != min(x):
+        return None
+    r = float(x[0])
+    if r == 0 and rule.threshold == 0:
+        return None  # with a threshold of 0, "no change" is never decided
+    decision = "changed" if r != 0 else "no change"
+    cs = ConfidenceSequence(len(x), r, r, r, rule.alpha, 0.0)
+    return SequentialDecision(decision, len(x), math.expm1(r), math.expm1(r), math.expm1(r), rule.threshold,
+                              rule.alpha, cs)
+
+
+def _run_value(spec: BenchmarkSpec, outcome: RunOutcome, measure: str | None) -> float | None:
+    """The run's mean, or with ``measure`` that measure of the run (None if missing or not positive)."""
+    if measure is None:
+        return _run_mean(spec, outcome)
+    value = outcome.measures.get(measure) if outcome.status == "ok" else None
+    return float(value) if value is not None and value > 0 and math.isfinite(value) else None
 
 
 def _run_mean(spec: BenchmarkSpec, outcome: RunOutcome) -> float | None:
