@@ -145,7 +145,8 @@ class Pool:
 
 
 def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: str, n_rep: int,
-                    max_pairs: int, rng: np.random.Generator, by_mode: bool = False) -> tuple[float, float]:
+                    max_pairs: int, rng: np.random.Generator, by_mode: bool = False,
+                    location: str = "mean") -> tuple[float, float]:
     """Mean seconds to a decision and the rate of wrong (or unsettled) decisions; ``by_mode``:
     ``compare --run --by-mode`` (mode-matched pairs, regbench.stats.modepairs)."""
     from regbench.stats.modepairs import match_modes
@@ -158,7 +159,13 @@ def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: 
         ib = rng.integers(len(b.mean), size=max_pairs)
         # The same run shape as pyperf's plan (1 warm-up + 3 values), so that only the number
         # of runs differs.
-        ma, mb = a.values[ia, :RUN_VALUES].mean(axis=1), b.values[ib, :RUN_VALUES].mean(axis=1)
+        if location == "low":  # compare --run --location low: each run's 10% quantile
+            from regbench.stats.segments import LOW_QUANTILE
+
+            ma = np.quantile(a.values[ia, :RUN_VALUES], LOW_QUANTILE, axis=1)
+            mb = np.quantile(b.values[ib, :RUN_VALUES], LOW_QUANTILE, axis=1)
+        else:
+            ma, mb = a.values[ia, :RUN_VALUES].mean(axis=1), b.values[ib, :RUN_VALUES].mean(axis=1)
         if by_mode:
             m = match_modes(ma, mb)
             x, made = m.log_ratios, m.made_at
@@ -448,6 +455,20 @@ def main() -> None:
             bk, bft, bfw = (fixed_t_matching(base, changed, wrong_change=w, wrong_null=w0, n_rep=n_rep, rng=rng)
                             if w < 0.5 else (0, math.nan, math.nan))
             row |= {"by_mode_fixed_t_runs": bk, "by_mode_fixed_t_s": bft}
+            t, w = replay_regbench(base, changed, threshold=effect, alpha=ALPHA, truth="up", n_rep=n_rep,
+                                   max_pairs=MAX_PAIRS, rng=rng, location="low")
+            t0, w0 = replay_regbench(base, base, threshold=effect, alpha=ALPHA, truth="same", n_rep=n_rep,
+                                     max_pairs=MAX_PAIRS, rng=rng, location="low")
+            row["low"] = dict(s_change=t, wrong_change=w, s_null=t0, wrong_null=w0)
+            lk, lft, _ = (fixed_t_matching(base, changed, wrong_change=w, wrong_null=w0, n_rep=n_rep, rng=rng)
+                          if w < 0.5 else (0, math.nan, math.nan))
+            row |= {"low_fixed_t_runs": lk, "low_fixed_t_s": lft}
+            print(f"  {label:5s} low quantile: change {t:6.2f} s wrong {w:.3f}, no change {t0:6.2f} s wrong {w0:.3f}"
+                  f" | pyperf {row['pyperf_s']:.2f} s wrong {row['pyperf_wrong_change']:.3f}/"
+                  f"{row['pyperf_wrong_null']:.3f}"
+                  + (f" | best fixed plan (run means) at its error rates: {lk} runs/version, {lft:.2f} s: "
+                     f"{lft / t:.1f}x more" if lk else " | no fixed plan to match"), flush=True)
+            t, w, t0, w0 = (row["by_mode"][k] for k in ("s_change", "wrong_change", "s_null", "wrong_null"))
             rows.append(row)
             print(f"  {label:5s} by mode: change {t:6.2f} s wrong {w:.3f}, no change {t0:6.2f} s wrong {w0:.3f}"
                   + (f" | best fixed plan at its error rates: {bk} runs/version, {bft:.2f} s: "

@@ -286,3 +286,25 @@ def test_instruction_counts_settle_a_comparison_and_say_they_are_not_time(tmp_pa
     assert {"loop", "loop:instructions"} <= {b.name for b in store.benchmarks()}
     with pytest.raises(Exception, match="`measure` must be 'instructions'"):
         compare_live(config, store, shas[0], shas[1], measure="cycles")
+
+
+def test_location_low_compares_each_runs_floor(tmp_path, monkeypatch):
+    from regbench.errors import ConfigError
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setenv("DUET_LOG", str(log))
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    (res,) = compare_live(config, store, shas[0], shas[-1], threshold=0.03, seed=3, location="low")
+    assert res.location == "low" and res.verdict == "regression" and 0.15 < res.decision.change < 0.25
+    assert "10% quantiles" in res.compared_by
+    (campaign,) = store.campaigns()
+    assert campaign.plan["location"] == "low"
+    with pytest.raises(ConfigError, match="`location` must be one of mean, median, low, got 'min'"):
+        compare_live(config, store, shas[0], shas[-1], location="min")
+    with pytest.raises(ConfigError, match="`location` applies to time, not to instruction counts"):
+        compare_live(config, store, shas[0], shas[-1], location="low", measure="instructions")
+    assert len(store.campaigns()) == 1  # refused before anything was written

@@ -106,3 +106,33 @@ def test_error_rate_holds_for_a_real_change_and_a_1pct_change_settles_in_1000_pa
     if effect == 0.01:
         a, b = bimodal_runs(np.random.default_rng(5), 1000, effect=effect)
         assert first_decision(np.log(b / a), threshold=effect)[0] == "undecided"
+
+
+def interfered_runs(gen, n, *, effect=0.0, samples=5, share=0.3, size=None):
+    """Runs of ``samples`` values: a floor (run noise 0.3%, B's scaled by ``1 + effect``) plus,
+    for a ``share`` of samples, interference that only adds time (exponential, mean 20%)."""
+    shape = (size, n) if size else (n,)
+
+    def runs(scale):
+        floor = scale * np.exp(0.003 * gen.standard_normal(shape))[..., None]
+        hit = gen.random((*shape, samples)) < share
+        return floor * (1 + hit * gen.exponential(0.2, (*shape, samples)))
+    return runs(1.0), runs(1 + effect)
+
+
+@pytest.mark.parametrize("effect", [0.0, 0.03])
+def test_the_low_quantile_keeps_the_error_rate_and_needs_fewer_pairs_than_the_mean(effect):
+    """compare --run --location low: log ratios of each run's 10% quantile (numpy's default
+    quantile, as regbench.run.sequential.run_value) under interference that only adds time."""
+    from regbench.stats.segments import LOW_QUANTILE
+
+    gen = np.random.default_rng(777 + int(effect * 100))
+    wrong, used = {"low": 0, "mean": 0}, {"low": [], "mean": []}
+    for _ in range(REPLAYS):
+        a, b = interfered_runs(gen, 300, effect=effect)
+        for loc, f in (("low", lambda r: np.quantile(r, LOW_QUANTILE, axis=-1)), ("mean", lambda r: r.mean(axis=-1))):
+            decision, sign, n = first_decision(np.log(f(b) / f(a)), threshold=0.02)
+            wrong[loc] += (decision == "changed") if effect == 0 else (decision != "changed" or sign < 0)
+            used[loc].append(n)
+    assert wrong["low"] / REPLAYS <= ALPHA + MARGIN
+    assert np.mean(used["low"]) < 0.5 * np.mean(used["mean"])

@@ -16,7 +16,7 @@ from ._common import DURATION, configuration_name, moved_option
 _MEAN_ONLY = ("threshold", "confidence", "seed")
 _VARIANCE_ONLY = ("variance_of", "alpha", "b_config", "b_machine")
 #: Options of the live sequential comparison (--run) only, and what it shares with the others.
-_RUN_ONLY = ("budget", "max_pairs", "settle_size", "duet", "by_mode", "measure")
+_RUN_ONLY = ("budget", "max_pairs", "settle_size", "duet", "by_mode", "measure", "location")
 _RUN_ALLOWED = ("threshold", "seed", "alpha")
 #: --threshold of --run when not given: "no change" then means none of 3% or more.
 RUN_THRESHOLD = 0.03
@@ -73,12 +73,15 @@ RUN_THRESHOLD = 0.03
               help="With --run: what each run contributes: its samples' mean (time), or its instruction "
                    "count (perf, else callgrind), which the machine's load does not move; instructions are "
                    "not time, and the output says which measure settled it.")
+@click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
+              help="With --run (time): what of a run's samples it contributes; low: their 10% quantile, a floor "
+                   "that interference, which only adds time, hardly moves.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default="table", show_default=True,
               help="github: a Markdown comment for a pull request on stdout, also appended to the file "
                    "$GITHUB_STEP_SUMMARY names (the job summary of GitHub Actions).")
 @click.pass_context
 def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
-            alpha, b_config, b_machine, live, budget, max_pairs, settle_size, duet, by_mode, measure, fmt) -> None:
+            alpha, b_config, b_machine, live, budget, max_pairs, settle_size, duet, by_mode, measure, location, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
     With --base merge-base, give only the compared version (default HEAD): it is compared with
@@ -121,7 +124,7 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
               seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,
               settle_size=settle_size, duet=duet, by_mode=by_mode,
-              measure=None if measure == "time" else measure, fmt=fmt)
+              measure=None if measure == "time" else measure, location=location, fmt=fmt)
         return
     wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
     wrong += [n for n in _RUN_ONLY if n in given]
@@ -212,7 +215,7 @@ def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machin
 
 
 def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs,
-          settle_size, duet, by_mode, measure, fmt) -> None:
+          settle_size, duet, by_mode, measure, location, fmt) -> None:
     """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
     from ..model import DEFAULT_CONFIG
     from ..report.console import emit_json
@@ -227,7 +230,7 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
         rows = compare_live(config, store, a, b, benchmarks=[benchmark] if benchmark else None, threshold=threshold,
                             alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
                             config_name=config_name or DEFAULT_CONFIG, reporter=reporter, settle_size=settle_size, duet=duet,
-                            by_mode=by_mode, measure=measure)
+                            by_mode=by_mode, measure=measure, location=location)
     if fmt == "json":
         emit_json([settled_row(r) for r in rows])
     else:

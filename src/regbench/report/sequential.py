@@ -61,7 +61,8 @@ def settled_row(s: Settled) -> dict:
             "alpha": d.alpha if d else None, "threshold": d.threshold if d else None,
             "pairs": s.pairs, "failed_pairs": s.failed_pairs, "seconds": round(s.seconds, 3),
             "more_pairs": s.more_pairs, "pairing": s.pairing, "compared_by": s.compared_by,
-            "modes": s.modes.modes if s.modes else None, "measure": s.measure, "counter": s.counter}
+            "modes": s.modes.modes if s.modes else None, "measure": s.measure, "counter": s.counter,
+            "location": s.location}
 
 
 def settled_text(s: Settled) -> str:
@@ -97,7 +98,7 @@ def print_settled(rows: Sequence[Settled], *, title: str) -> None:
         text = settled_text(s)
         if text:
             console.print(text, markup=False)
-        if s.modes is not None or s.pairing == "duet" or s.measure != "time":
+        if s.modes is not None or s.pairing == "duet" or s.measure != "time" or s.location != "mean":
             console.print(f"{s.benchmark}: compared {s.compared_by}.", markup=False)
 
 

@@ -111,6 +111,9 @@ class Settled:
         ``"instructions"`` (each run's instruction count).
     counter : str or None
         With instructions: ``"perf"`` or ``"callgrind"``.
+    location : str
+        With time: what of a run's samples each run contributes, ``"mean"``, ``"median"`` or
+        ``"low"`` (the :data:`~regbench.stats.segments.LOW_QUANTILE` quantile).
     """
 
     benchmark: str
@@ -128,6 +131,7 @@ class Settled:
     modes: ModeMatch | None = None
     measure: str = "time"
     counter: str | None = None
+    location: str = "mean"
 
     @property
     def compared_by(self) -> str:
@@ -136,9 +140,13 @@ class Settled:
         if self.measure == "instructions":
             return (f"pairs of {how}, log ratio of the runs' instruction counts ({self.counter or 'counter'}): "
                     "instructions are not time; the verdict is about the instructions executed")
+        from ..stats.segments import LOW_QUANTILE
+
         m = self.modes
+        of = {"mean": "run means", "median": "run medians",
+              "low": f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"}[self.location]
         if m is None:
-            return f"pairs of {how}, log ratio of run means"
+            return f"pairs of {how}, log ratio of {of}"
         if m.modes == 2:
             return (f"mode by mode ({how}): each run matched with a run of the other version in the same "
                     f"mode; the slower mode holds {m.upper_share_a:.0%} of {self.a}'s runs and "
@@ -339,15 +347,15 @@ class Session:
         self._next_index[key] = k + 1
         return k
 
-    def run_once(self, spec: BenchmarkSpec, version: str, measure: str | None = None) -> float | None:
+    def run_once(self, spec: BenchmarkSpec, version: str, value: str | None = None) -> float | None:
         """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed),
-        or with ``measure`` that measure of the run."""
+        or what ``value`` names (:func:`run_value`)."""
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
             (result,) = self.runner.run([(trial, spec)])
             if result.stored:
                 break  # else another campaign took this index meanwhile: take the next one
-        return _run_value(spec, result.outcome, measure)
+        return run_value(spec, result.outcome, value)
 
     def duet_refused(self, spec: BenchmarkSpec, count: int) -> str | None:
         """Why ``count`` versions of ``spec`` cannot run as a duet here; None when they can, or
@@ -365,7 +373,7 @@ class Session:
         usable = self.duet is not None and self.duet.usable and self.duet_refused(spec, count) is None
         return "duet" if usable else "interleaved"
 
-    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str], measure: str | None = None
+    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str], value: str | None = None
                  ) -> dict[str, float | None]:
         """Run ``spec`` once on each version at the same time, each pinned to its own CPU, and
         store the runs; their means (None for a failed one).  A run whose index another
@@ -376,12 +384,12 @@ class Session:
         means: dict[str, float | None] = {}
         for result in self._duet_runner.run([(t, spec) for t in trials]):
             v = result.trial.version
-            means[v] = (_run_value(spec, result.outcome, measure) if result.stored
-                        else self.run_once(spec, v, measure))
+            means[v] = (run_value(spec, result.outcome, value) if result.stored
+                        else self.run_once(spec, v, value))
         return means
 
     def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True,
-               by_mode: bool = False, measure: str | None = None) -> Settled:
+               by_mode: bool = False, measure: str | None = None, location: str = "mean") -> Settled:
         """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
 
         Parameters
@@ -405,6 +413,11 @@ class Session:
             :mod:`regbench.run.measures`; the runs measure it whatever their ``measures``).
             Counts that are exactly equal in every pair are a deterministic measure: the
             decision is then taken on that one value (see :func:`exact_decision`).
+        location : {"mean", "median", "low"}
+            With time, what of a run's samples it contributes: ``"low"``, the
+            :data:`~regbench.stats.segments.LOW_QUANTILE` quantile, is a floor that interference,
+            which only adds time, hardly moves (as the detector's ``choose_location``); the
+            observations are still independent pairs, so the error rate is that of the mean's.
 
         Returns
         -------
@@ -428,13 +441,13 @@ class Session:
             return [float(v) for v in match_modes([g[a.short] for g in groups], [g[b.short] for g in groups]).log_ratios]
 
         counter = None
+        check_value(measure, location)
         if measure is not None:
-            if measure != "instructions":
-                raise ConfigError(f"`measure` must be 'instructions', got {measure!r}")
             spec = dataclasses.replace(spec, measures=tuple(dict.fromkeys((*spec.measures, measure))))
             counter = check_measures(self.store, [spec])
+        value = measure if measure is not None else None if location == "mean" else location
         seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short),
-                            observations=matched if by_mode else None, measure=measure)
+                            observations=matched if by_mode else None, value=value)
         modes = (match_modes([g[a.short] for g in seen.groups], [g[b.short] for g in seen.groups])
                  if by_mode else None)
         more = None
@@ -445,18 +458,18 @@ class Session:
                                      size=resolve_size and rule.threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
                        seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes,
-                       measure or "time", counter)
+                       measure or "time", counter, location)
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
                 settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str],
                 observations: Callable[[Sequence[dict[str, float]]], Sequence[float]] | None = None,
-                measure: str | None = None) -> Observed:
+                value: str | None = None) -> Observed:
         """The loop every sequential decision shares: run ``versions`` once each, in random order
         (a pair, or the triple of a bisection step), turn their run means into one observation,
         and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
         observation limit, or runs that keep failing.  With ``observations``, the observations
         are instead that function of all groups' run means so far (mode-matched pairs), and the
-        limit counts groups.
+        limit counts groups.  ``value`` is what a run contributes (:func:`run_value`).
         """
         from ..stats.sequential import sequential_decision
 
@@ -478,8 +491,8 @@ class Session:
                 stopped = "budget"
                 break
             order = [versions[k] for k in self.rng.permutation(len(versions))]
-            means = (self.run_duet(spec, order, measure) if duet
-                     else {v: self.run_once(spec, v, measure) for v in order})
+            means = (self.run_duet(spec, order, value) if duet
+                     else {v: self.run_once(spec, v, value) for v in order})
             if any(m is None for m in means.values()):
                 failed += 1
                 for v, m in means.items():
@@ -493,7 +506,7 @@ class Session:
                 x.append(observation(groups[-1]))
             else:
                 x = list(observations(groups))
-            decision = exact_decision(x, rule) if measure is not None else None
+            decision = exact_decision(x, rule) if value == "instructions" else None
             if decision is None:
                 decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
                                                min_n=rule.min_n)
@@ -586,7 +599,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
                  settle_size: bool = True, duet: bool | None = None, by_mode: bool = False,
-                 measure: str | None = None) -> list[Settled]:
+                 measure: str | None = None, location: str = "mean") -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
@@ -594,8 +607,8 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     default) a certain change is followed until it is also certain whether it reaches the
     threshold; without, the first decision ends it.  ``seed`` to ``noise`` and ``duet`` (None:
     ``[run] duet`` of the configuration) are those of :class:`SessionSetup`; ``by_mode`` compares
-    mode by mode and ``measure = "instructions"`` settles on instruction counts
-    (:meth:`Session.settle`).  See :class:`Session`.
+    mode by mode, ``measure = "instructions"`` settles on instruction counts and ``location``
+    chooses what of a run's samples it contributes (:meth:`Session.settle`).  See :class:`Session`.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
@@ -610,6 +623,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     if not (math.isfinite(threshold) and threshold >= 0):
         raise ConfigError(f"`threshold` must be a finite number >= 0, got {threshold!r}")
     check_pair_limits(min_pairs, max_pairs)
+    check_value(measure, location)
     repo = Path(config.repo or config.root)
     ca = resolve_revisions(repo, a)
     cb = resolve_revisions(repo, b)
@@ -623,11 +637,24 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
-                            "by_mode": by_mode, "measure": measure or "time",
+                            "by_mode": by_mode, "measure": measure or "time", "location": location,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
     with session, campaign_status(store, session.campaign_id):
         return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size, by_mode=by_mode,
-                               measure=measure) for spec in specs]
+                               measure=measure, location=location) for spec in specs]
+
+
+def check_value(measure: str | None, location: str) -> None:
+    """``measure`` is None or ``"instructions"``, ``location`` one of the locations, and a location
+    other than the mean goes with time only."""
+    from ..stats.segments import LOCATIONS
+
+    if measure not in (None, "instructions"):
+        raise ConfigError(f"`measure` must be 'instructions', got {measure!r}")
+    if location not in LOCATIONS:
+        raise ConfigError(f"`location` must be one of {', '.join(LOCATIONS)}, got {location!r}")
+    if measure is not None and location != "mean":
+        raise ConfigError("`location` applies to time, not to instruction counts")
 
 
 def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
@@ -659,21 +686,24 @@ def exact_decision(x: Sequence[float], rule: StopRule) -> SequentialDecision | N
                               rule.alpha, cs)
 
 
-def _run_value(spec: BenchmarkSpec, outcome: RunOutcome, measure: str | None) -> float | None:
-    """The run's mean, or with ``measure`` that measure of the run (None if missing or not positive)."""
-    if measure is None:
-        return _run_mean(spec, outcome)
-    value = outcome.measures.get(measure) if outcome.status == "ok" else None
-    return float(value) if value is not None and value > 0 and math.isfinite(value) else None
+def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None) -> float | None:
+    """What one run contributes to a sequential comparison; None if it failed or is not positive.
 
-
-def _run_mean(spec: BenchmarkSpec, outcome: RunOutcome) -> float | None:
-    """The mean of a run's measured samples (after warm-up); None if it failed or is not positive."""
+    ``value`` None: the mean of its measured samples (after warm-up); ``"median"`` or ``"low"``:
+    their median or :data:`~regbench.stats.segments.LOW_QUANTILE` quantile; ``"instructions"``:
+    the run's instruction count.
+    """
     if outcome.status != "ok":
         return None
+    if value == "instructions":
+        count = outcome.measures.get(value)
+        return float(count) if count is not None and count > 0 and math.isfinite(count) else None
     warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
     measured = outcome.samples[warm:]
     if measured.size == 0:
         return None
-    value = float(np.mean(measured))
-    return value if value > 0 and math.isfinite(value) else None
+    from ..stats.segments import LOW_QUANTILE
+
+    q = {None: None, "median": 0.5, "low": LOW_QUANTILE}[value]
+    result = float(np.mean(measured)) if q is None else float(np.quantile(measured, q))
+    return result if result > 0 and math.isfinite(result) else None
