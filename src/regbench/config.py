@@ -245,6 +245,19 @@ class NotifySpec:
 
 
 @dataclass(frozen=True)
+class ServeSettings:
+    """``[serve]``: the HTTP API of ``regbench serve`` (docs/api.md)."""
+
+    #: Whether the API's reads need no token (writes always need one).
+    public_reads: bool = False
+    #: The largest request body, in bytes (64 MiB).
+    max_body: int = 64 * 1024 * 1024
+    #: Requests a second each API token may make, on average, and at once.
+    rate: float = 20.0
+    burst: int = 60
+
+
+@dataclass(frozen=True)
 class DetectSettings:
     """The ``[detect]`` table: defaults of ``regbench detect`` that its options override.
 
@@ -307,6 +320,7 @@ class ProjectConfig:
     run: RunSettings = RunSettings()
     #: The configuration space (``[screen]``, :mod:`regbench.screening.space`); None without one.
     screen: ConfigurationSpace | None = None
+    serve: ServeSettings = ServeSettings()
 
     def alerts_suppressed(self, benchmark: str) -> bool:
         """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
@@ -369,11 +383,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
 
     _check_text(data, fail)
     unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect", "screen",
-                         "run"}
+                           "serve", "run"}
     if unknown:
-        fail(f"unknown table [{sorted(unknown)[0]}] "
-             "(expected [project], [defaults], [[benchmark]], [alerts], [[notify]], [noise], [detect], [run], "
-             "[screen])")
+        fail(f"unknown table [{sorted(unknown)[0]}] (expected [project], [defaults], [[benchmark]], [alerts], "
+             "[[notify]], [noise], [detect], [run], [screen], [serve])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -453,7 +466,32 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         detect=_detect_table(data.get("detect", {}), fail),
         run=_run_table(data.get("run", {}), fail),
         screen=_screen_table(data["screen"], where) if "screen" in data else None,
+        serve=_serve_table(data.get("serve", {}), fail),
     )
+
+
+def _serve_table(table, fail: Fail) -> ServeSettings:
+    """``[serve]``: ``public_reads``, ``max_body`` (bytes), ``rate`` and ``burst`` of each token."""
+    if not isinstance(table, dict):
+        fail("[serve] must be a table")
+    keys = ("public_reads", "max_body", "rate", "burst")
+    bad = set(table) - set(keys)
+    if bad:
+        fail(f"[serve]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
+    d = ServeSettings()
+    public = table.get("public_reads", d.public_reads)
+    if not isinstance(public, bool):
+        fail(f"[serve] `public_reads` must be true or false, got {shown(public)}")
+    size = table.get("max_body", d.max_body)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1024:
+        fail(f"[serve] `max_body` must be an integer number of bytes of at least 1024, got {shown(size)}")
+    rate = table.get("rate", d.rate)
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0:
+        fail(f"[serve] `rate` must be a positive number of requests a second, got {shown(rate)}")
+    burst = table.get("burst", d.burst)
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+        fail(f"[serve] `burst` must be an integer of at least 1, got {shown(burst)}")
+    return ServeSettings(public_reads=public, max_body=size, rate=float(rate), burst=burst)
 
 
 def _screen_table(table: object, where: str) -> ConfigurationSpace:

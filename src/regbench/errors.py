@@ -12,6 +12,9 @@
      ├── AlertError               an alert cannot take the status asked for
      ├── SinkError                a notification sink could not deliver
      ├── RequestError             a request to the dashboard is malformed (a query parameter, a form field)
+     │    ├── ConflictError          a submission id already used for another body (HTTP 409)
+     │    ├── TooLargeError          a request body over the server's limit (HTTP 413)
+     │    └── RateLimitError         a token over its rate limit (HTTP 429; carries the wait)
      ├── AuthError                a write to the dashboard without credentials, or with unknown ones
      │    └── ForbiddenError         credentials without the scope, or a CSRF token missing or wrong
      └── MissingDependency        an optional package a feature needs is not installed
@@ -139,6 +142,22 @@ class AlertError(RegbenchError):
 
 class RequestError(RegbenchError):
     """A request to the dashboard is malformed: a query parameter or a form field (HTTP 400)."""
+
+
+class ConflictError(RequestError):
+    """A submission conflicts with what is stored: its id was used for another body (HTTP 409)."""
+
+
+class TooLargeError(RequestError):
+    """A request body over the server's size limit (HTTP 413)."""
+
+
+class RateLimitError(RequestError):
+    """A token sent more requests than its rate limit allows (HTTP 429); ``retry_after`` in seconds."""
+
+    def __init__(self, message: str, *, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class AuthError(RegbenchError):

@@ -20,11 +20,12 @@ class ImportReport:
     versions: int
 
 
-def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None) -> ImportReport:
+def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, within=None) -> ImportReport:
     """Import a canonical CSV / JSON-lines file in one transaction (all or nothing).
 
     A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate.
-    ``batch`` may hold the file already parsed (:func:`regbench.adapters.parse_file`).
+    ``batch`` may hold the file already parsed (:func:`regbench.adapters.parse_file`);
+    ``within`` is called inside the transaction first (:meth:`Store.add_runs`).
     """
     if batch is None:
         batch = parse_file(path, fmt=fmt)
@@ -42,7 +43,7 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None) -> Im
             raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is "
                              "already in the store", path=str(path), line=line)
     versions = [VersionInfo(name, **info) for name, info in batch.versions.items()]
-    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks)
+    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks, within=within)
     return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions))
 
 
@@ -100,12 +101,14 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
 
 
 def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
-                     machine: str = "local", timestamp=None, commit: str | None = None, runs=None) -> ImportReport:
+                     machine: str = "local", timestamp=None, commit: str | None = None, runs=None,
+                     within=None) -> ImportReport:
     """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
 
     The file's runs are appended after the runs already stored for the same benchmark, version,
     configuration and machine, so importing a second invocation of the tool adds runs.  ``runs``
-    may hold the file already parsed (:func:`parse_tool_file`).
+    may hold the file already parsed (:func:`parse_tool_file`); ``within`` is called inside the
+    transaction first (:meth:`Store.add_runs`).
     """
     from .model import RunRecord
 
@@ -133,7 +136,7 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,
                          machine=machine, warmup=r.warmup) for r in runs]
     n = store.add_runs(records, versions=[VersionInfo(version, commit=commit, timestamp=timestamp)],
-                       benchmarks=benchmarks, append=True)
+                       benchmarks=benchmarks, append=True, within=within)
     return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)
 
 

@@ -13,9 +13,11 @@ import click
 @click.pass_obj
 def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
     """Serve the dashboard: the pages of `regbench report`, live over the store (SQLite or
-    PostgreSQL), and triage of alerts by people logged in with an API token (`regbench token`).
+    PostgreSQL), and triage of alerts by people logged in with an API token (`regbench token`),
+    with the HTTP API under /api/v1 (submitting runs, reading series and alerts; docs/api.md).
 
-    Reading needs no token; every write does. Stop with Ctrl-C.
+    The pages need no token; the API's reads need one unless `[serve] public_reads = true`;
+    every write does. Stop with Ctrl-C.
     """
     import logging
 
@@ -26,7 +28,7 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
     config = ctx.config_if_any()
     location = ctx.store_location_for(config)
     app = create_app(location, project=config.name if config else "regbench", url=config.url if config else None,
-                     secure_cookies=secure_cookies)
+                     secure_cookies=secure_cookies, settings=config.serve if config else None)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     click.echo(f"regbench dashboard on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info")

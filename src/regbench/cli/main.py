@@ -22,7 +22,7 @@ from ._common import Context
 COMMAND_MODULES = (
     "cmd_init", "cmd_run", "cmd_import", "cmd_export", "cmd_show", "cmd_summary", "cmd_compare",
     "cmd_detect", "cmd_diagnose", "cmd_demo", "cmd_alerts", "cmd_evaluate", "cmd_system", "cmd_bisect",
-    "cmd_clean", "cmd_optimize", "cmd_screen", "cmd_report", "cmd_serve", "cmd_token",
+    "cmd_clean", "cmd_optimize", "cmd_screen", "cmd_report", "cmd_serve", "cmd_token", "cmd_push",
 )
 
 

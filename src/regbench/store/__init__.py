@@ -18,6 +18,7 @@ module      job
             left ``running`` whose lock is free was killed
 ``plans``   optimized execution plans per benchmark, versioned (``regbench optimize``)
 ``tokens``  API tokens of the live dashboard: only their SHA-256 is kept (``regbench token``)
+``submissions`` the ids of the HTTP API's submissions, recorded with their runs (retries stored once)
 ``history`` :class:`HistoryView`: the series as histories (one line of commits, sessions'
             runs left out or centred), what ``regbench detect`` reads
 ==========  ==================================================================================

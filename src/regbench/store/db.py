@@ -523,7 +523,8 @@ class Store:
             n_samples=int(samples.size), encoding=enc, samples=blob)
 
     def add_runs(self, records: Iterable[RunRecord], *, versions: Iterable[VersionInfo] = (),
-                 benchmarks: Mapping[str, Mapping[str, str]] | None = None, append: bool = False) -> int:
+                 benchmarks: Mapping[str, Mapping[str, str]] | None = None, append: bool = False,
+                 within: Callable[[Connection], None] | None = None) -> int:
         """Store many runs in one transaction (all or nothing); return how many.
 
         ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
@@ -535,6 +536,10 @@ class Store:
         for their (benchmark, version, config, machine), found inside the transaction: two
         imports of one version at once get distinct indices, never a duplicate.
 
+        ``within(conn)``, if given, is called first inside the same transaction (the HTTP API
+        records a submission's id there, so that its runs and its id are stored together or not
+        at all); what it raises rolls everything back and propagates.
+
         Raises :class:`DuplicateRunError` when a run with the same key is already stored.
         """
         if isinstance(versions, Mapping):  # the mapping of names to dicts this took before
@@ -542,6 +547,8 @@ class Store:
         records, versions = list(records), list(versions)
 
         def work(conn: Connection) -> int:
+            if within is not None:
+                within(conn)
             self._ensure_many_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)

@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0009"
+SCHEMA_REVISION = "0010"
 
 metadata = sa.MetaData()
 
@@ -337,4 +337,22 @@ api_token = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("revoked_at", sa.DateTime, nullable=True),
     sa.UniqueConstraint("token_hash", name="uq_api_token_hash"),
+)
+
+# Submissions through the HTTP API (0010): the client's id of each, recorded in the transaction
+# that stores its runs, so that a retried submission is never stored twice (``body_sha256``
+# tells a retry, same body, from a different body sent under the same id).
+submission = sa.Table(
+    "submission",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("submission_id", sa.String(200), nullable=False),
+    sa.Column("body_sha256", sa.String(64), nullable=False),
+    sa.Column("token_id", sa.Integer, sa.ForeignKey("api_token.id"), nullable=True),
+    sa.Column("format", sa.String(40), nullable=False),
+    sa.Column("machine", sa.String(200), nullable=False),
+    sa.Column("runs", sa.Integer, nullable=False),
+    sa.Column("samples", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("submission_id", name="uq_submission_id"),
 )

@@ -2,7 +2,8 @@
 
 The pages and payloads are those of the static report (:mod:`regbench.web.pages`,
 :class:`~regbench.web.data.Dashboard`), computed again when the store changes.  Reading needs no
-credentials.  Writing (triage of alerts) needs an API token (:mod:`regbench.store.tokens`) with
+credentials.  The HTTP API (:mod:`regbench.web.api`, a FastAPI app) is mounted at ``/api/v1``.
+Writing (triage of alerts) needs an API token (:mod:`regbench.store.tokens`) with
 the ``triage`` scope, sent either as ``Authorization: Bearer TOKEN`` (the JSON API,
 ``POST /api/alerts/ID``) or through the log-in form, which sets an HttpOnly, SameSite=Strict
 session cookie.  Every form POST also carries a CSRF token that must equal the HttpOnly
@@ -39,11 +40,13 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..config import ServeSettings
 from ..errors import (AlertError, AuthError, ConfigError, ForbiddenError, NotFoundError, RegbenchError, RequestError,
                       StoreError)
 from ..store import Store
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
+from .api import ApiContext, create_api
 from .data import STATES, Dashboard, benchmark_id, js_payload, valid_id
 
 log = logging.getLogger("regbench.web")
@@ -75,13 +78,18 @@ class Site:
     diagnosed: dict[str, tuple[tuple, str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def dashboard(self) -> Dashboard:
-        """The dashboard, the store opened on first use (and again after it failed)."""
+    def open_store(self) -> Store:
+        """The store, opened on first use (and again after it failed)."""
         with self.lock:
             if self.store is None:
                 self.store = Store(self.location, create=False, patience=PATIENCE)
                 self.dash = Dashboard(self.store, project=self.project, url=self.url)
-        assert self.dash is not None
+            return self.store
+
+    def dashboard(self) -> Dashboard:
+        """The dashboard, the store opened on first use (and again after it failed)."""
+        self.open_store()
+        assert self.dash is not None and self.store is not None
         try:
             return self.dash.load()
         except sa.exc.OperationalError as exc:  # locked past PATIENCE, or the file went away
@@ -130,7 +138,7 @@ def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bo
 
 
 def create_app(location: str | None, *, project: str = "regbench", url: str | None = None,
-               secure_cookies: bool = False) -> Starlette:
+               secure_cookies: bool = False, settings: ServeSettings | None = None) -> Starlette:
     """The dashboard app over the store at ``location`` (a path or SQLAlchemy URL; None: the default).
 
     Parameters
@@ -144,8 +152,11 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         The repository's web page (``[project] url``): commits are linked under it.
     secure_cookies : bool
         Mark cookies ``Secure`` (when served over HTTPS behind a proxy).
+    settings : ServeSettings, optional
+        ``[serve]`` of the configuration: the HTTP API's limits and whether its reads are public.
     """
     site = Site(location, project=project, url=url, secure_cookies=secure_cookies)
+    settings = settings or ServeSettings()
 
     def page(handler: Callable[[Request, Dashboard, ApiToken | None], Response]):
         """A GET endpoint: the dashboard loaded in a worker thread; errors as pages."""
@@ -325,6 +336,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         Route("/login", login, methods=["GET", "POST"]), Route("/logout", logout, methods=["POST"]),
         Route("/alerts/{alert_id}/triage", triage_form, methods=["POST"]),
         Route("/api/alerts/{alert_id}", triage_api, methods=["POST"]),
+        Mount("/api/v1", create_api(ApiContext(site.open_store, site.dashboard, settings))),
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]
 
