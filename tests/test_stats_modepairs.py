@@ -136,3 +136,21 @@ def test_the_low_quantile_keeps_the_error_rate_and_needs_fewer_pairs_than_the_me
             used[loc].append(n)
     assert wrong["low"] / REPLAYS <= ALPHA + MARGIN
     assert np.mean(used["low"]) < 0.5 * np.mean(used["mean"])
+
+
+def test_the_split_agrees_with_the_mixture_clustering_of_stats_clusters():
+    """An independent reference: Gaussian mixtures chosen by ICL (find_clusters, Mclust's method)
+    find two clusters where split_modes splits, one where it does not, and put the same runs
+    on each side."""
+    from regbench.stats.clusters import find_clusters
+
+    gen = np.random.default_rng(12)
+    for _ in range(10):
+        a, _ = bimodal_runs(gen, 30, spread=0.01)
+        x = np.log(a)
+        split = split_modes(x)
+        ref = find_clusters(x, log=False, rng=1)
+        assert split is not None and ref.n_clusters == 2
+        assert np.array_equal(x > split, ref.labels == np.argmax(ref.centres))
+        u = 0.01 * gen.standard_normal(30)
+        assert split_modes(u) is None and find_clusters(u, log=False, rng=1).n_clusters == 1
