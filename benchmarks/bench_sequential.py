@@ -92,13 +92,24 @@ int main(int argc, char **argv) {
 """
 
 
+# The C loop made bimodal on purpose: each run, at its start, does 25% more work with chance 1/2
+# (as a hash seed or a memory layout drawn per process would make it): two levels 25% apart.
+C_BIMODAL = C_HASH.replace("int reps = atoi(argv[2]);",
+                           "int reps = atoi(argv[2]);\n"
+                           "    struct timespec s; clock_gettime(CLOCK_MONOTONIC, &s);\n"
+                           "    srand((unsigned)(s.tv_nsec ^ getpid()));\n"
+                           "    if (rand() & 1) n += n / 4;").replace("#include <time.h>",
+                                                                  "#include <time.h>\n#include <unistd.h>")
+
+
 def workloads(workdir: Path) -> dict[str, list[str]]:
     (workdir / "sort.py").write_text(PY_SORT)
     out = {"py-sort": [sys.executable, str(workdir / "sort.py")]}
     if shutil.which("gcc"):
-        (workdir / "hash.c").write_text(C_HASH)
-        subprocess.run(["gcc", "-O2", "-o", str(workdir / "hash"), str(workdir / "hash.c")], check=True)
-        out["c-hash"] = [str(workdir / "hash")]
+        for name, code in (("c-hash", C_HASH), ("c-bimodal", C_BIMODAL)):
+            (workdir / f"{name}.c").write_text(code)
+            subprocess.run(["gcc", "-O2", "-o", str(workdir / name), str(workdir / f"{name}.c")], check=True)
+            out[name] = [str(workdir / name)]
     return out
 
 
@@ -134,8 +145,11 @@ class Pool:
 
 
 def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: str, n_rep: int,
-                    max_pairs: int, rng: np.random.Generator) -> tuple[float, float]:
-    """Mean seconds to a decision and the rate of wrong (or unsettled) decisions."""
+                    max_pairs: int, rng: np.random.Generator, by_mode: bool = False,
+                    location: str = "mean") -> tuple[float, float]:
+    """Mean seconds to a decision and the rate of wrong (or unsettled) decisions; ``by_mode``:
+    ``compare --run --by-mode`` (mode-matched pairs, regbench.stats.modepairs)."""
+    from regbench.stats.modepairs import match_modes
     from regbench.stats.sequential import t_mixture_path
 
     band = math.log1p(threshold)
@@ -145,18 +159,32 @@ def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: 
         ib = rng.integers(len(b.mean), size=max_pairs)
         # The same run shape as pyperf's plan (1 warm-up + 3 values), so that only the number
         # of runs differs.
-        x = np.log(b.values[ib, :RUN_VALUES].mean(axis=1) / a.values[ia, :RUN_VALUES].mean(axis=1))
+        if location == "low":  # compare --run --location low: each run's 10% quantile
+            from regbench.stats.segments import LOW_QUANTILE
+
+            ma = np.quantile(a.values[ia, :RUN_VALUES], LOW_QUANTILE, axis=1)
+            mb = np.quantile(b.values[ib, :RUN_VALUES], LOW_QUANTILE, axis=1)
+        else:
+            ma, mb = a.values[ia, :RUN_VALUES].mean(axis=1), b.values[ib, :RUN_VALUES].mean(axis=1)
+        if by_mode:
+            m = match_modes(ma, mb)
+            x, made = m.log_ratios, m.made_at
+        else:
+            x, made = np.log(mb / ma), np.arange(max_pairs)
+        if x.size < 2:
+            x, made = np.zeros(2), np.full(2, max_pairs - 1)
         low, high = t_mixture_path(x, alpha=alpha)
-        n = np.arange(1, max_pairs + 1)
+        n = np.arange(1, x.size + 1)
         changed = ((low > 0) | (high < 0)) & (n >= 3)
         no_change = (low > -band) & (high < band) & (n >= 3)
         settled = changed | no_change
-        stop = int(np.argmax(settled)) if settled.any() else max_pairs - 1
+        k = int(np.argmax(settled)) if settled.any() else x.size - 1
+        stop = int(made[k]) if settled.any() else max_pairs - 1
         times.append(float(a.cost(ia[:stop + 1], RUN_VALUES).sum() + b.cost(ib[:stop + 1], RUN_VALUES).sum()))
         if not settled.any():
             wrong += 1
-        elif changed[stop]:
-            wrong += truth != ("up" if low[stop] > 0 else "down")
+        elif changed[k]:
+            wrong += truth != ("up" if low[k] > 0 else "down")
         else:
             wrong += truth != "same"
     return float(np.mean(times)), wrong / n_rep
@@ -225,6 +253,132 @@ def fixed_t_matching(base: Pool, changed: Pool, *, wrong_change: float, wrong_nu
     return 0, math.nan, math.nan
 
 
+HOG = r"""
+import random, sys, time
+# A bounded background load: bursts of CPU work over a 192 MB buffer (memory traffic), with
+# pauses, for at most sys.argv[1] seconds.  Its bursts come and go within a run or two.
+end = time.monotonic() + float(sys.argv[1])
+buf = bytearray(192 * 2**20)
+r = random.Random(7)
+while time.monotonic() < end:
+    stop = time.monotonic() + r.uniform(0.02, 0.3)
+    k = 0
+    while time.monotonic() < stop:
+        buf[k % 4096::4096] = bytes(len(buf[k % 4096::4096]))
+        k += 97
+    time.sleep(r.uniform(0.02, 0.3))
+"""
+
+
+def collect_duet(argv: list[str], pairs: int, rng: np.random.Generator, tree: Path, cores) -> dict[str, list]:
+    """Under the background load: ``pairs`` interleaved pairs and ``pairs`` duet pairs of the base
+    against itself ("same") and against +3% ("change"), alternating in random order so that
+    each mode sees the same load.  Each pair: log ratio of the run means (RUN_VALUES values, as
+    regbench uses), its wall-clock seconds, its CPU-core seconds (both runs' durations)."""
+    from regbench.run.core import RunRequest, Trial
+    from regbench.run.duet import DuetExecutor
+
+    ex = DuetExecutor(cores)
+    out: dict[str, list] = {f"{m}-{t}": [] for m in ("interleaved", "duet") for t in ("same", "change")}
+
+    def spec(v: str) -> BenchmarkSpec:
+        return BenchmarkSpec(name="b", kind="command", command=(*argv, repr(FACTORS[v]), str(WARMUP + VALUES)),
+                             iterations=VALUES, warmup=WARMUP, timeout=60)
+
+    def mean(o) -> float | None:
+        return float(np.mean(o.samples[WARMUP:WARMUP + RUN_VALUES])) if o.status == "ok" else None
+
+    for r in range(pairs):
+        for key in rng.permutation(list(out)):
+            mode, truth = key.split("-")
+            vb = "base" if truth == "same" else "+3%"
+            versions = [("base", "a"), (vb, "b")]
+            if rng.random() < 0.5:
+                versions.reverse()
+            reqs = [RunRequest(spec(v), Trial("b", side, r), tree, sys.executable) for v, side in versions]
+            t0 = time.perf_counter()
+            if mode == "duet":
+                got = {req.trial.version: o for req, o in ex.map(reqs)}
+            else:
+                got = {req.trial.version: req.execute() for req in reqs}
+            wall = time.perf_counter() - t0
+            ma, mb = mean(got["a"]), mean(got["b"])
+            if ma and mb:
+                out[key].append((math.log(mb / ma), wall, got["a"].duration + got["b"].duration))
+        print(f"\r  duet section: round {r + 1}/{pairs}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return out
+
+
+def replay_gate(pairs: list, *, threshold: float, alpha: float, n_rep: int, max_pairs: int,
+                rng: np.random.Generator) -> dict:
+    """``compare --run`` (settle the size too) replayed on pairs drawn from real ones: the rate at
+    which its gate fails (a regression not shown below the threshold), any "changed" decision,
+    and the mean wall and CPU-core seconds per decision."""
+    from regbench.run.sequential import size_settled
+    from regbench.stats.sequential import sequential_decision
+
+    arr = np.array(pairs)
+    gate = changed = 0
+    wall, cpu, used = [], [], []
+    for _ in range(n_rep):
+        idx = rng.integers(len(arr), size=max_pairs)
+        x = arr[idx, 0]
+        d = None
+        for n in range(3, max_pairs + 1):
+            d = sequential_decision(x[:n], threshold=threshold, alpha=alpha)
+            if d.decision == "no change" or (d.decision == "changed" and size_settled(d) is not None):
+                break
+        assert d is not None
+        n = d.n
+        changed += d.decision == "changed"
+        gate += d.decision == "changed" and d.change > 0 and size_settled(d) != "within"
+        wall.append(arr[idx[:n], 1].sum())
+        cpu.append(arr[idx[:n], 2].sum())
+        used.append(n)
+    return {"gate_fails": gate / n_rep, "changed": changed / n_rep, "wall_s": float(np.mean(wall)),
+            "cpu_s": float(np.mean(cpu)), "pairs": float(np.mean(used)), "pair_sd": float(np.std(arr[:, 0], ddof=1))}
+
+
+def duet_section(args, rng: np.random.Generator) -> dict:
+    """Duet against interleaved pairs under a bounded background load (the hog above)."""
+    from regbench.run.duet import duet_cores
+
+    cores = duet_cores()
+    if not cores.usable:
+        print(f"duet section skipped: {cores.reason}", flush=True)
+        return {"skipped": cores.reason}
+    pairs = args.duet_pairs or (40 if args.quick else 200)
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = workloads(Path(tmp)).get("c-hash")
+        if argv is None:
+            return {"skipped": "no gcc"}
+        hog_script = Path(tmp) / "hog.py"
+        hog_script.write_text(HOG)
+        hog = subprocess.Popen([sys.executable, str(hog_script), "3600"])
+        try:
+            t0 = time.perf_counter()
+            pools = collect_duet(argv, pairs, rng, Path(tmp), cores.cores)
+            print(f"  duet section: {time.perf_counter() - t0:.0f} s collecting under load", file=sys.stderr)
+        finally:
+            hog.kill()
+            hog.wait()
+    out: dict = {"cores": list(cores.cores), "pairs": pairs}
+    for key, pool in pools.items():
+        out[key] = replay_gate(pool, threshold=0.02, alpha=ALPHA, n_rep=args.duet_replays or (200 if args.quick else 1000),
+                               max_pairs=MAX_PAIRS // 5, rng=rng)
+    i, d = out["interleaved-same"], out["duet-same"]
+    print(f"c-hash under a background load, 2% gate, alpha 5%, A against A: interleaved gate fails "
+          f"{i['gate_fails']:.3f} (any 'changed' {i['changed']:.3f}), {i['wall_s']:.2f} s wall, {i['cpu_s']:.2f} "
+          f"CPU-core s, pair sd {i['pair_sd']:.2%}; duet gate fails {d['gate_fails']:.3f} (changed {d['changed']:.3f}), "
+          f"{d['wall_s']:.2f} s wall, {d['cpu_s']:.2f} CPU-core s, pair sd {d['pair_sd']:.2%}", flush=True)
+    i, d = out["interleaved-change"], out["duet-change"]
+    print(f"  +3% change: interleaved {i['pairs']:.1f} pairs, {i['wall_s']:.2f} s wall, gate fails "
+          f"{i['gate_fails']:.3f}; duet {d['pairs']:.1f} pairs, {d['wall_s']:.2f} s wall, gate fails "
+          f"{d['gate_fails']:.3f}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -232,7 +386,14 @@ def main() -> None:
     ap.add_argument("--replays", type=int, default=None)
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--pool", type=Path, default=None, help="reuse (or save) collected runs here (JSON)")
+    ap.add_argument("--duet-only", action="store_true", help="only the duet section (under a background load)")
+    ap.add_argument("--no-duet", action="store_true", help="leave the duet section out")
+    ap.add_argument("--duet-pairs", type=int, default=None, help="pairs per mode in the duet section")
+    ap.add_argument("--duet-replays", type=int, default=None)
     args = ap.parse_args()
+    if args.duet_only:
+        print(json.dumps(duet_section(args, np.random.default_rng(args.seed)), indent=1))
+        return
     runs = args.runs or (40 if args.quick else 200)
     n_rep = args.replays or (200 if args.quick else 1000)
     rng = np.random.default_rng(args.seed)
@@ -284,7 +445,36 @@ def main() -> None:
                                           wrong_null=nominal["wrong_null"], n_rep=n_rep, rng=rng)
                          if nominal["wrong_change"] < 0.5 else (0, math.nan, math.nan))  # nothing to match
             row |= {"fixed_t_runs": k, "fixed_t_s": ft, "fixed_t_wrong_change": fw}
+            # compare --run --by-mode (mode-matched pairs) at alpha 5%, and the best fixed plan at
+            # its error rates: the ratio of the target (3x less time than the best fixed plan).
+            t, w = replay_regbench(base, changed, threshold=effect, alpha=ALPHA, truth="up", n_rep=n_rep,
+                                   max_pairs=MAX_PAIRS, rng=rng, by_mode=True)
+            t0, w0 = replay_regbench(base, base, threshold=effect, alpha=ALPHA, truth="same", n_rep=n_rep,
+                                     max_pairs=MAX_PAIRS, rng=rng, by_mode=True)
+            row["by_mode"] = dict(s_change=t, wrong_change=w, s_null=t0, wrong_null=w0)
+            bk, bft, bfw = (fixed_t_matching(base, changed, wrong_change=w, wrong_null=w0, n_rep=n_rep, rng=rng)
+                            if w < 0.5 else (0, math.nan, math.nan))
+            row |= {"by_mode_fixed_t_runs": bk, "by_mode_fixed_t_s": bft}
+            t, w = replay_regbench(base, changed, threshold=effect, alpha=ALPHA, truth="up", n_rep=n_rep,
+                                   max_pairs=MAX_PAIRS, rng=rng, location="low")
+            t0, w0 = replay_regbench(base, base, threshold=effect, alpha=ALPHA, truth="same", n_rep=n_rep,
+                                     max_pairs=MAX_PAIRS, rng=rng, location="low")
+            row["low"] = dict(s_change=t, wrong_change=w, s_null=t0, wrong_null=w0)
+            lk, lft, _ = (fixed_t_matching(base, changed, wrong_change=w, wrong_null=w0, n_rep=n_rep, rng=rng)
+                          if w < 0.5 else (0, math.nan, math.nan))
+            row |= {"low_fixed_t_runs": lk, "low_fixed_t_s": lft}
+            print(f"  {label:5s} low quantile: change {t:6.2f} s wrong {w:.3f}, no change {t0:6.2f} s wrong {w0:.3f}"
+                  f" | pyperf {row['pyperf_s']:.2f} s wrong {row['pyperf_wrong_change']:.3f}/"
+                  f"{row['pyperf_wrong_null']:.3f}"
+                  + (f" | best fixed plan (run means) at its error rates: {lk} runs/version, {lft:.2f} s: "
+                     f"{lft / t:.1f}x more" if lk else " | no fixed plan to match"), flush=True)
+            t, w, t0, w0 = (row["by_mode"][k] for k in ("s_change", "wrong_change", "s_null", "wrong_null"))
             rows.append(row)
+            print(f"  {label:5s} by mode: change {t:6.2f} s wrong {w:.3f}, no change {t0:6.2f} s wrong {w0:.3f}"
+                  + (f" | best fixed plan at its error rates: {bk} runs/version, {bft:.2f} s: "
+                     f"{bft / t:.1f}x more than by mode" if bk else " | no fixed plan to match")
+                  + (f"; plain pairs' fixed plan {ft / nominal['s_change']:.1f}x more than plain pairs" if k else ""),
+                  flush=True)
             m = row[f"regbench_{matched}"] if matched else None
             print(f"  {label:5s} (measured {real:+.2%}): regbench(a=5%) change {nominal['s_change']:6.2f} s "
                   f"wrong {nominal['wrong_change']:.3f}, no change {nominal['s_null']:6.2f} s wrong "
@@ -297,7 +487,8 @@ def main() -> None:
                   + (f" | best fixed plan at regbench's error rates: {k} runs/version, {ft:.2f} s" if k
                      else " | no fixed plan to match"),
                   flush=True)
-    print(json.dumps(rows, indent=1))
+    duet = {} if args.no_duet else duet_section(args, rng)
+    print(json.dumps({"rows": rows, "duet": duet}, indent=1))
 
 
 if __name__ == "__main__":

@@ -173,6 +173,7 @@ class BenchmarkSpec:
     budget: float | None = None  # adaptive: seconds of runs per benchmark and version
     pilot: int = 3  # adaptive: runs with the configured iterations before the plan is chosen
     max_samples: int = DEFAULT_MAX_SAMPLES  # a run printing more is failed (memory stays bounded)
+    threads: int = 1  # threads (or processes) it keeps busy at once: > 1 rules out duet runs
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,21 @@ class DetectSettings:
 
 
 @dataclass(frozen=True)
+class RunSettings:
+    """The ``[run]`` table: how the sequential sessions (``compare --run``, ``bisect``,
+    ``detect --confirm``) make their runs.
+
+    Attributes
+    ----------
+    duet : bool
+        Run the two versions of a pair at the same time, each pinned to its own CPU
+        (:mod:`regbench.run.duet`); the ``--duet`` flag of those commands turns it on too.
+    """
+
+    duet: bool = False
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     """The whole of ``regbench.toml``."""
 
@@ -301,6 +317,7 @@ class ProjectConfig:
     notify: tuple[NotifySpec, ...] = ()
     noise: NoiseControl = NoiseControl()
     detect: DetectSettings = DetectSettings()
+    run: RunSettings = RunSettings()
     #: The configuration space (``[screen]``, :mod:`regbench.screening.space`); None without one.
     screen: ConfigurationSpace | None = None
     serve: ServeSettings = ServeSettings()
@@ -323,7 +340,7 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
                  "plan", "target", "budget", "pilot", "pass_env", "max_samples"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
-                               "measures"}
+                               "measures", "threads"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch", "url"}
 
 
@@ -366,10 +383,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
 
     _check_text(data, fail)
     unknown = set(data) - {"project", "defaults", "benchmark", "alerts", "notify", "noise", "detect", "screen",
-                           "serve"}
+                           "serve", "run"}
     if unknown:
         fail(f"unknown table [{sorted(unknown)[0]}] (expected [project], [defaults], [[benchmark]], [alerts], "
-             "[[notify]], [noise], [detect], [screen], [serve])")
+             "[[notify]], [noise], [detect], [run], [screen], [serve])")
     proj = data.get("project", {})
     if not isinstance(proj, dict):
         fail("[project] must be a table")
@@ -447,6 +464,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         notify=_notify_tables(data.get("notify", []), root, fail),
         noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
         detect=_detect_table(data.get("detect", {}), fail),
+        run=_run_table(data.get("run", {}), fail),
         screen=_screen_table(data["screen"], where) if "screen" in data else None,
         serve=_serve_table(data.get("serve", {}), fail),
     )
@@ -588,6 +606,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         measures=tuple(measures),
         plan=plan, target_width=float(width), budget=budget, pilot=pilot,
         max_samples=_positive(get("max_samples", DEFAULT_MAX_SAMPLES), f"{label} `max_samples`", fail, int),
+        threads=_positive(b.get("threads", 1), f"{label} `threads`", fail, int),
     )
     if spec.format is None and spec.warmup + spec.iterations > spec.max_samples:
         fail(f"{label}: `warmup` + `iterations` ({spec.warmup + spec.iterations}) is more than `max_samples` "
@@ -772,6 +791,18 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
     if pairs is not None and pairs > LIMITS["confirm_max_pairs"]:
         fail(f"[detect] `confirm_max_pairs` must be at most {LIMITS['confirm_max_pairs']:.0f}, got {pairs}")
     return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs)
+
+
+def _run_table(table, fail: Fail) -> RunSettings:
+    if not isinstance(table, dict):
+        fail("[run] must be a table")
+    bad = set(table) - {"duet"}
+    if bad:
+        fail(f"[run]: unknown key `{sorted(bad)[0]}` (expected duet)")
+    duet = table.get("duet", False)
+    if not isinstance(duet, bool):
+        fail(f"[run] `duet` must be true or false, got {shown(duet)}")
+    return RunSettings(duet=duet)
 
 
 def _alerts_table(table, fail: Fail) -> tuple[tuple[str, ...], int]:

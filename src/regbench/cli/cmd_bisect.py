@@ -22,9 +22,12 @@ from ._common import DURATION
               help="Pairs (or, for a step, triples) of runs per decision at most.")
 @click.option("--seed", type=click.IntRange(min=0), metavar="INT", help="Seed of the run order [default: random, recorded].")
 @click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
+@click.option("--duet/--no-duet", default=None,
+              help="Run the versions of a pair (a step's triple, given three CPUs) at the same time, each "
+                   "pinned to its own CPU; else interleaved, saying why [default: [run] duet of regbench.toml].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
-def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, fmt) -> None:
+def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, fmt) -> None:
     """Build and benchmark commits between GOOD and BAD to find the first one that changes
     the benchmark.
 
@@ -43,7 +46,8 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
     store = ctx.open_store(config=config)
     with sigterm_as_interrupt(), LiveReporter() as reporter:
         result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
-                        budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter)
+                        budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter,
+                        duet=duet)
     if fmt == "json":
         emit_json(bisect_json(result))
     else:

@@ -16,7 +16,7 @@ from ._common import DURATION, configuration_name, moved_option
 _MEAN_ONLY = ("threshold", "confidence", "seed")
 _VARIANCE_ONLY = ("variance_of", "alpha", "b_config", "b_machine")
 #: Options of the live sequential comparison (--run) only, and what it shares with the others.
-_RUN_ONLY = ("budget", "max_pairs", "settle_size")
+_RUN_ONLY = ("budget", "max_pairs", "settle_size", "duet", "by_mode", "measure", "location")
 _RUN_ALLOWED = ("threshold", "seed", "alpha")
 #: --threshold of --run when not given: "no change" then means none of 3% or more.
 RUN_THRESHOLD = 0.03
@@ -62,12 +62,26 @@ RUN_THRESHOLD = 0.03
 @click.option("--settle-size/--no-settle-size", default=True, show_default=True,
               help="With --run: once a change is certain, go on until it is also certain whether it "
                    "reaches --threshold (--no-settle-size stops at the first decision).")
+@click.option("--duet/--no-duet", default=None,
+              help="With --run: run A and B of each pair at the same time, each pinned to its own CPU, "
+                   "so that interference hits both alike; falls back to interleaved pairs, saying why, "
+                   "where it cannot be used [default: [run] duet of regbench.toml, else off].")
+@click.option("--by-mode", is_flag=True,
+              help="With --run: for a benchmark whose runs land in two levels (modes), match each run with "
+                   "a run of the other version in the same mode and compare those (no decision before 12 pairs).")
+@click.option("--measure", type=click.Choice(["time", "instructions"]), default="time", show_default=True,
+              help="With --run: what each run contributes: its samples' mean (time), or its instruction "
+                   "count (perf, else callgrind), which the machine's load does not move; instructions are "
+                   "not time, and the output says which measure settled it.")
+@click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
+              help="With --run (time): what of a run's samples it contributes; low: their 10% quantile, a floor "
+                   "that interference, which only adds time, hardly moves.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default="table", show_default=True,
               help="github: a Markdown comment for a pull request on stdout, also appended to the file "
                    "$GITHUB_STEP_SUMMARY names (the job summary of GitHub Actions).")
 @click.pass_context
 def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_name, machine, confidence, seed, variance, variance_of,
-            alpha, b_config, b_machine, live, budget, max_pairs, settle_size, fmt) -> None:
+            alpha, b_config, b_machine, live, budget, max_pairs, settle_size, duet, by_mode, measure, location, fmt) -> None:
     """Compare version B against version A for every benchmark.
 
     With --base merge-base, give only the compared version (default HEAD): it is compared with
@@ -109,7 +123,8 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
               seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,
-              settle_size=settle_size, fmt=fmt)
+              settle_size=settle_size, duet=duet, by_mode=by_mode,
+              measure=None if measure == "time" else measure, location=location, fmt=fmt)
         return
     wrong = [n for n in (_MEAN_ONLY if variance else _VARIANCE_ONLY) if n in given]
     wrong += [n for n in _RUN_ONLY if n in given]
@@ -200,7 +215,7 @@ def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machin
 
 
 def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha, seed, budget, max_pairs,
-          settle_size, fmt) -> None:
+          settle_size, duet, by_mode, measure, location, fmt) -> None:
     """``compare --run``: settle each benchmark by running A and B in pairs (regbench.run.sequential)."""
     from ..model import DEFAULT_CONFIG
     from ..report.console import emit_json
@@ -214,7 +229,8 @@ def _live(click_ctx, a, b, *, benchmark, config_name, machine, threshold, alpha,
     with sigterm_as_interrupt(), LiveReporter() as reporter:
         rows = compare_live(config, store, a, b, benchmarks=[benchmark] if benchmark else None, threshold=threshold,
                             alpha=alpha, budget=budget, max_pairs=max_pairs, seed=seed, machine=machine,
-                            config_name=config_name or DEFAULT_CONFIG, reporter=reporter, settle_size=settle_size)
+                            config_name=config_name or DEFAULT_CONFIG, reporter=reporter, settle_size=settle_size, duet=duet,
+                            by_mode=by_mode, measure=measure, location=location)
     if fmt == "json":
         emit_json([settled_row(r) for r in rows])
     else:

@@ -39,6 +39,9 @@ class LiveReporter(SessionReporter):
         elif self.status is not None:
             self.status.update(f"{version} ready")
 
+    def note(self, text: str) -> None:
+        self.console.print(text, markup=False)
+
     def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
         if self.status is not None:
             self.status.update(f"{benchmark}: {b} vs {a}, {pairs} observation(s), {fmt_pct(decision.change)} "
@@ -57,7 +60,9 @@ def settled_row(s: Settled) -> dict:
             "ci_low": num(d.ci_low) if d else None, "ci_high": num(d.ci_high) if d else None,
             "alpha": d.alpha if d else None, "threshold": d.threshold if d else None,
             "pairs": s.pairs, "failed_pairs": s.failed_pairs, "seconds": round(s.seconds, 3),
-            "more_pairs": s.more_pairs}
+            "more_pairs": s.more_pairs, "pairing": s.pairing, "compared_by": s.compared_by,
+            "modes": s.modes.modes if s.modes else None, "measure": s.measure, "counter": s.counter,
+            "location": s.location}
 
 
 def settled_text(s: Settled) -> str:
@@ -93,6 +98,8 @@ def print_settled(rows: Sequence[Settled], *, title: str) -> None:
         text = settled_text(s)
         if text:
             console.print(text, markup=False)
+        if s.modes is not None or s.pairing == "duet" or s.measure != "time" or s.location != "mean":
+            console.print(f"{s.benchmark}: compared {s.compared_by}.", markup=False)
 
 
 def live_title(rows: Sequence[Settled], *, alpha: float, threshold: float) -> str:

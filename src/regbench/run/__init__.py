@@ -13,6 +13,7 @@ module                  job
 ``confirm``             ``detect --confirm``: each new change run again until settled
 ``bisect``              ``regbench bisect``: the first commit that changes a benchmark
 ``sequential``          :class:`~.sequential.Session`, ``compare --run``: pairs until settled
+``duet``                duet runs: the two versions of a pair at once, each on its own CPU
 ``rerun``               whether a detected change can be run again here (bisect, confirm)
 ``execute``             :func:`execute_run`: one run as one fresh process, classified
 ``process``             :func:`~.process.run_process`: start, time out, kill the group, reap

@@ -126,7 +126,8 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
            max_pairs: int = MAX_OBSERVATIONS, min_pairs: int = 3, seed: int | None = None,
            machine: str | None = None, config_name: str = DEFAULT_CONFIG, cache_dir: Path | None = None,
            command: str | None = None, rebuild: bool = False,
-           reporter: SessionReporter | None = None, noise: NoiseControl | None = None) -> BisectResult:
+           reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
+           duet: bool | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` that changes ``benchmark`` (see the module doc).
 
     Parameters
@@ -146,6 +147,9 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         Seconds of benchmark time per decision.
     max_pairs, min_pairs : int
         Pairs per decision at most / before any decision.
+    duet : bool, optional
+        Run the versions of a pair, and of a step's triple when three CPUs are free, at the same
+        time, each pinned to its own CPU (:mod:`regbench.run.duet`); None: ``[run] duet``.
 
     Returns
     -------
@@ -172,7 +176,8 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
     history = [g[0], *line]
     check_environment_size(config, noise, [spec], [c.short for c in history])
-    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
+                         duet=config.run.duet if duet is None else duet)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line)}})

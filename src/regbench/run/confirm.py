@@ -72,6 +72,9 @@ class ConfirmOptions:
         Error rate of each sequential decision.
     seed : int or None
         Seed of the order within pairs (drawn at random, and recorded, when None).
+    duet : bool or None
+        Run the two versions of a pair at the same time, each pinned to its own CPU
+        (:mod:`regbench.run.duet`); None: ``[run] duet`` of the configuration.
     """
 
     budget: float | None = None
@@ -79,6 +82,7 @@ class ConfirmOptions:
     min_pairs: int = DEFAULT_MIN_PAIRS
     alpha: float = DEFAULT_ALPHA
     seed: int | None = None
+    duet: bool | None = None
 
     def __post_init__(self):
         if self.budget is not None and not (isinstance(self.budget, int | float) and 0 < self.budget < math.inf):
@@ -143,7 +147,8 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
                                [c.short for r in group for c in (r.previous, r.version)])
     rule = options.rule(float(threshold))
     for config_name, group in by_config.items():
-        setup = SessionSetup(machine=here, config_name=config_name, seed=options.seed, noise=noise)
+        setup = SessionSetup(machine=here, config_name=config_name, seed=options.seed, noise=noise,
+                             duet=config.run.duet if options.duet is None else options.duet)
         plan = {"confirm": {"changes": [{"benchmark": r.spec.name, "previous": r.previous.short,
                                          "version": r.version.short, "kind": r.change.kind,
                                          "method": r.change.method} for r in group],

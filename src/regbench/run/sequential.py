@@ -20,6 +20,7 @@ a later campaign over the same version runs its own (:class:`regbench.run.campai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 import shlex
@@ -35,8 +36,11 @@ import numpy as np
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
+from ..stats.modepairs import BURN_IN, ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
-                   check_env_size, default_cache_dir, prepare_version, select_benchmarks)
+                   check_env_size, check_measures, default_cache_dir, prepare_version, select_benchmarks)
+from .duet import DuetCores, DuetExecutor, duet_cores
+from .execute import RunOutcome
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .noise import check_noise
@@ -67,6 +71,9 @@ class SessionReporter:
     def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision: SequentialDecision) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        """One line about how the runs are made (duet runs, or why not)."""
+
 
 @dataclass(frozen=True)
 class Settled:
@@ -92,6 +99,21 @@ class Settled:
         and spread (None when it cannot be told).
     log_ratios : tuple of float
         The observations, in order.
+    pairing : str
+        How the two runs of a pair were made: ``"interleaved"`` (one after the other, in random
+        order) or ``"duet"`` (at the same time, each pinned to its own CPU:
+        :mod:`regbench.run.duet`).
+    modes : regbench.stats.modepairs.ModeMatch or None
+        With ``by_mode``: the modes found and the matching (``log_ratios`` are then the
+        mode-matched observations, fewer than the pairs); None for ordinary pairs.
+    measure : str
+        What settled it: ``"time"`` (the run means of the benchmark's own samples) or
+        ``"instructions"`` (each run's instruction count).
+    counter : str or None
+        With instructions: ``"perf"`` or ``"callgrind"``.
+    location : str
+        With time: what of a run's samples each run contributes, ``"mean"``, ``"median"`` or
+        ``"low"`` (the :data:`~regbench.stats.segments.LOW_QUANTILE` quantile).
     """
 
     benchmark: str
@@ -105,6 +127,33 @@ class Settled:
     seconds: float
     more_pairs: int | None = None
     log_ratios: tuple[float, ...] = field(default=(), repr=False)
+    pairing: str = "interleaved"
+    modes: ModeMatch | None = None
+    measure: str = "time"
+    counter: str | None = None
+    location: str = "mean"
+
+    @property
+    def compared_by(self) -> str:
+        """One line: what the observations were (and how the runs were made)."""
+        how = "duet runs" if self.pairing == "duet" else "interleaved runs"
+        if self.measure == "instructions":
+            return (f"pairs of {how}, log ratio of the runs' instruction counts ({self.counter or 'counter'}): "
+                    "instructions are not time; the verdict is about the instructions executed")
+        from ..stats.segments import LOW_QUANTILE
+
+        m = self.modes
+        of = {"mean": "run means", "median": "run medians",
+              "low": f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"}[self.location]
+        if m is None:
+            return f"pairs of {how}, log ratio of {of}"
+        if m.modes == 2:
+            return (f"mode by mode ({how}): each run matched with a run of the other version in the same "
+                    f"mode; the slower mode holds {m.upper_share_a:.0%} of {self.a}'s runs and "
+                    f"{m.upper_share_b:.0%} of {self.b}'s (shares not tested)")
+        if m.modes == 1:
+            return f"pairs of {how} (one mode found in the first {BURN_IN} pairs)"
+        return f"mode by mode ({how}): fewer than {BURN_IN} pairs, modes not yet told apart"
 
     @property
     def gates(self) -> bool:
@@ -168,6 +217,10 @@ class SessionSetup:
     noise : NoiseControl, optional
         Noise control of every run (default: the ``[noise]`` table); checked before anything is
         written and recorded with the session (a RAM disk is then copied per run).
+    duet : bool
+        Run the versions of a pair (or of a bisection's triple) at the same time, each pinned
+        to its own CPU (:mod:`regbench.run.duet`), where the machine allows; else interleaved,
+        with a note saying why.
     """
 
     machine: str | None = None
@@ -177,6 +230,7 @@ class SessionSetup:
     command: str | None = None
     rebuild: bool = False
     noise: NoiseControl | None = None
+    duet: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,6 +279,10 @@ class Session:
         noise_facts = check_noise(noise)
         machine = setup.machine or default_machine_name()
         self.clock = clock
+        self.duet: DuetCores | None = None
+        if setup.duet:
+            self.duet = duet_cores((), noise)
+            self.reporter.note(self.duet.describe())
         self._ready: dict[str, ReadyVersion | None] = {}
         self._next_index: dict[tuple[str, str], int] = {}
         self._existing: dict[tuple[str, str], int] | None = None
@@ -232,9 +290,17 @@ class Session:
             seed=self.seed, machine=machine, fingerprint=machine_fingerprint(),
             command=setup.command if setup.command is not None else shlex.join(sys.argv),
             plan=dict(plan or {}, schedule=SCHEDULE, config=setup.config_name,
-                      noise={**noise.to_json(), **noise_facts}))
+                      noise={**noise.to_json(), **noise_facts},
+                      duet=(list(self.duet.cores) if self.duet.usable else self.duet.reason)
+                      if self.duet is not None else None))
         self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
         self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir)
+        self._duet_runner: TrialRunner | None = None
+        self._told: set[tuple[str, int]] = set()
+        if self.duet is not None and self.duet.usable:
+            self._duet_runner = TrialRunner(dataclasses.replace(self.runner.ctx,
+                                                                executor=DuetExecutor(self.duet.cores)))
+            self._duet_runner.versions = self.runner.versions  # the same ready versions, as they are added
 
     @property
     def campaign_id(self) -> int:
@@ -281,24 +347,49 @@ class Session:
         self._next_index[key] = k + 1
         return k
 
-    def run_once(self, spec: BenchmarkSpec, version: str) -> float | None:
-        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed)."""
+    def run_once(self, spec: BenchmarkSpec, version: str, value: str | None = None) -> float | None:
+        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed),
+        or what ``value`` names (:func:`run_value`)."""
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
             (result,) = self.runner.run([(trial, spec)])
             if result.stored:
                 break  # else another campaign took this index meanwhile: take the next one
-        outcome = result.outcome
-        if outcome.status != "ok":
-            return None
-        warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
-        measured = outcome.samples[warm:]
-        if measured.size == 0:
-            return None
-        value = float(np.mean(measured))
-        return value if value > 0 and math.isfinite(value) else None
+        return run_value(spec, result.outcome, value)
 
-    def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True) -> Settled:
+    def duet_refused(self, spec: BenchmarkSpec, count: int) -> str | None:
+        """Why ``count`` versions of ``spec`` cannot run as a duet here; None when they can, or
+        when duet runs were not asked for (or are not possible at all: the session said so)."""
+        if self.duet is None or not self.duet.usable:
+            return None
+        if spec.threads > 1:
+            return duet_cores([spec]).reason
+        if count > len(self.duet.cores):
+            return f"{count} versions at once need {count} CPUs"
+        return None
+
+    def pairing(self, spec: BenchmarkSpec, count: int) -> str:
+        """``"duet"`` when ``count`` versions of ``spec`` run at the same time, else ``"interleaved"``."""
+        usable = self.duet is not None and self.duet.usable and self.duet_refused(spec, count) is None
+        return "duet" if usable else "interleaved"
+
+    def run_duet(self, spec: BenchmarkSpec, versions: Sequence[str], value: str | None = None
+                 ) -> dict[str, float | None]:
+        """Run ``spec`` once on each version at the same time, each pinned to its own CPU, and
+        store the runs; their means (None for a failed one).  A run whose index another
+        campaign took meanwhile is made again, alone (a duet partner cannot be re-made)."""
+        if self._duet_runner is None:
+            raise RuntimeError("the session has no duet runner")
+        trials = [Trial(spec.name, v, self._run_index(spec.name, v)) for v in versions]
+        means: dict[str, float | None] = {}
+        for result in self._duet_runner.run([(t, spec) for t in trials]):
+            v = result.trial.version
+            means[v] = (run_value(spec, result.outcome, value) if result.stored
+                        else self.run_once(spec, v, value))
+        return means
+
+    def settle(self, spec: BenchmarkSpec, a: Commit, b: Commit, rule: StopRule, *, resolve_size: bool = True,
+               by_mode: bool = False, measure: str | None = None, location: str = "mean") -> Settled:
         """Run ``a`` and ``b`` in pairs until the comparison of ``spec`` is settled.
 
         Parameters
@@ -314,6 +405,19 @@ class Session:
             Once a change is certain, go on until it is also certain whether it reaches the
             threshold (the sequence holds at every time, so going on keeps its error rate).
             False stops at the first decision (bisection only needs the direction).
+        by_mode : bool
+            Compare mode by mode (:mod:`regbench.stats.modepairs`): for a benchmark whose runs
+            land in two levels; no decision before its burn-in of 12 pairs.
+        measure : {None, "instructions"}
+            Settle on each run's instruction count instead of its samples (perf or callgrind,
+            :mod:`regbench.run.measures`; the runs measure it whatever their ``measures``).
+            Counts that are exactly equal in every pair are a deterministic measure: the
+            decision is then taken on that one value (see :func:`exact_decision`).
+        location : {"mean", "median", "low"}
+            With time, what of a run's samples it contributes: ``"low"``, the
+            :data:`~regbench.stats.segments.LOW_QUANTILE` quantile, is a floor that interference,
+            which only adds time, hardly moves (as the detector's ``choose_location``); the
+            observations are still independent pairs, so the error rate is that of the mean's.
 
         Returns
         -------
@@ -333,61 +437,93 @@ class Session:
             return d.decision == "no change" or (d.decision == "changed" and (
                 not resolve_size or size_settled(d) is not None))
 
-        seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short))
+        def matched(groups: Sequence[dict[str, float]]) -> Sequence[float]:
+            return [float(v) for v in match_modes([g[a.short] for g in groups], [g[b.short] for g in groups]).log_ratios]
+
+        counter = None
+        check_value(measure, location)
+        if measure is not None:
+            spec = dataclasses.replace(spec, measures=tuple(dict.fromkeys((*spec.measures, measure))))
+            counter = check_measures(self.store, [spec])
+        value = measure if measure is not None else None if location == "mean" else location
+        seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short),
+                            observations=matched if by_mode else None, value=value)
+        modes = (match_modes([g[a.short] for g in seen.groups], [g[b.short] for g in seen.groups])
+                 if by_mode else None)
         more = None
         if seen.stopped != "settled":
             # With the size to settle, either way out (within the band, or beyond it) needs the
             # half-width below the distance from the estimate to the band's edge.
             more = more_pairs_needed(seen.values, threshold=rule.threshold, alpha=rule.alpha,
                                      size=resolve_size and rule.threshold > 0)
-        return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.values),
-                       seen.failed, seen.seconds, more, tuple(seen.values))
+        return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
+                       seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes,
+                       measure or "time", counter, location)
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
-                settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str]
-                ) -> Observed:
+                settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str],
+                observations: Callable[[Sequence[dict[str, float]]], Sequence[float]] | None = None,
+                value: str | None = None) -> Observed:
         """The loop every sequential decision shares: run ``versions`` once each, in random order
         (a pair, or the triple of a bisection step), turn their run means into one observation,
         and ask the confidence sequence after each, until ``settled(decision)``, the budget, the
-        observation limit, or runs that keep failing.
+        observation limit, or runs that keep failing.  With ``observations``, the observations
+        are instead that function of all groups' run means so far (mode-matched pairs), and the
+        limit counts groups.  ``value`` is what a run contributes (:func:`run_value`).
         """
         from ..stats.sequential import sequential_decision
 
         x: list[float] = []
+        groups: list[dict[str, float]] = []
         failed = 0
         failures = dict.fromkeys(versions, 0)  # failed runs, per version
         start = self.clock()
         decision = None
         stopped = "max-pairs"
-        while len(x) < rule.max_n:
+        duet = self.pairing(spec, len(versions)) == "duet"
+        refused = self.duet_refused(spec, len(versions))
+        if refused is not None and (spec.name, len(versions)) not in self._told:
+            self._told.add((spec.name, len(versions)))  # once per benchmark and group size
+            self.reporter.note(f"{spec.name}: duet mode cannot be used: {refused}; running interleaved "
+                               f"{'pairs' if len(versions) == 2 else 'groups'} instead")
+        while len(groups) < rule.max_n:
             if rule.budget is not None and self.clock() - start >= rule.budget:
                 stopped = "budget"
                 break
             order = [versions[k] for k in self.rng.permutation(len(versions))]
-            means = {v: self.run_once(spec, v) for v in order}
+            means = (self.run_duet(spec, order, value) if duet
+                     else {v: self.run_once(spec, v, value) for v in order})
             if any(m is None for m in means.values()):
                 failed += 1
                 for v, m in means.items():
                     failures[v] += m is None
-                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(x) + failed):
+                if failed > MAX_FAILED_PAIRS and failed > 0.2 * (len(groups) + failed):
                     stopped = "failed"
                     break
                 continue
-            x.append(observation({v: m for v, m in means.items() if m is not None}))
-            decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
-                                           min_n=rule.min_n)
-            self.reporter.pair_done(spec.name, label[0], label[1], len(x), decision)
+            groups.append({v: m for v, m in means.items() if m is not None})
+            if observations is None:
+                x.append(observation(groups[-1]))
+            else:
+                x = list(observations(groups))
+            decision = exact_decision(x, rule) if value == "instructions" else None
+            if decision is None:
+                decision = sequential_decision(np.asarray(x), threshold=rule.threshold, alpha=rule.alpha,
+                                               min_n=rule.min_n)
+            self.reporter.pair_done(spec.name, label[0], label[1], len(groups), decision)
             if settled(decision):
                 stopped = "settled"
                 break
-        return Observed(x, failed, decision, stopped, self.clock() - start, failures)
+        return Observed(x, failed, decision, stopped, self.clock() - start, failures,
+                        "duet" if duet else "interleaved", groups)
 
 
 @dataclass(frozen=True)
 class Observed:
     """What :meth:`Session.observe` saw: the observations, the groups with a failed run, the
     last decision (None before any), why it stopped (``settled``, ``budget``, ``max-pairs`` or
-    ``failed``), the seconds it took, and the failed runs of each version."""
+    ``failed``), the seconds it took, the failed runs of each version, and how the runs of a
+    group were made (``duet`` or ``interleaved``)."""
 
     values: list[float]
     failed: int
@@ -395,11 +531,13 @@ class Observed:
     stopped: str
     seconds: float
     failures: dict[str, int] = field(default_factory=dict)
+    pairing: str = "interleaved"
+    groups: list[dict[str, float]] = field(default_factory=list)
 
     def only_failing(self, version: str) -> bool:
         """Whether the groups stopped because every run of ``version`` failed and no other
         version's did (a commit whose benchmark cannot run, as a syntax error makes it)."""
-        runs = len(self.values) + self.failed
+        runs = len(self.groups) + self.failed
         return (self.stopped == "failed" and runs > 0 and self.failures.get(version, 0) == runs
                 and not any(n for v, n in self.failures.items() if v != version))
 
@@ -460,14 +598,17 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
                  cache_dir: Path | None = None, command: str | None = None, rebuild: bool = False,
                  reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
-                 settle_size: bool = True) -> list[Settled]:
+                 settle_size: bool = True, duet: bool | None = None, by_mode: bool = False,
+                 measure: str | None = None, location: str = "mean") -> list[Settled]:
     """Compare revision ``b`` against ``a`` by running them, pair by pair, until settled.
 
     ``a`` and ``b`` are git revisions of ``config.repo``.  Every benchmark (or those named) is
     settled in turn; ``budget`` (seconds) applies to each benchmark.  With ``settle_size`` (the
     default) a certain change is followed until it is also certain whether it reaches the
-    threshold; without, the first decision ends it.  ``seed`` to ``noise`` are those of
-    :class:`SessionSetup`.  See :class:`Session`.
+    threshold; without, the first decision ends it.  ``seed`` to ``noise`` and ``duet`` (None:
+    ``[run] duet`` of the configuration) are those of :class:`SessionSetup`; ``by_mode`` compares
+    mode by mode, ``measure = "instructions"`` settles on instruction counts and ``location``
+    chooses what of a run's samples it contributes (:meth:`Session.settle`).  See :class:`Session`.
     """
     if not 0 < alpha < 1:
         raise ConfigError(f"`alpha` must be in (0, 1), got {alpha!r}")
@@ -482,6 +623,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     if not (math.isfinite(threshold) and threshold >= 0):
         raise ConfigError(f"`threshold` must be a finite number >= 0, got {threshold!r}")
     check_pair_limits(min_pairs, max_pairs)
+    check_value(measure, location)
     repo = Path(config.repo or config.root)
     ca = resolve_revisions(repo, a)
     cb = resolve_revisions(repo, b)
@@ -490,13 +632,29 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     if ca[0].sha == cb[0].sha:
         raise ConfigError(f"{a!r} and {b!r} are the same commit ({ca[0].short}): nothing to compare")
     check_environment_size(config, noise, specs, [ca[0].short, cb[0].short])
-    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
+                         duet=config.run.duet if duet is None else duet)
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
+                            "by_mode": by_mode, "measure": measure or "time", "location": location,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})
     with session, campaign_status(store, session.campaign_id):
-        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size) for spec in specs]
+        return [session.settle(spec, ca[0], cb[0], rule, resolve_size=settle_size, by_mode=by_mode,
+                               measure=measure, location=location) for spec in specs]
+
+
+def check_value(measure: str | None, location: str) -> None:
+    """``measure`` is None or ``"instructions"``, ``location`` one of the locations, and a location
+    other than the mean goes with time only."""
+    from ..stats.segments import LOCATIONS
+
+    if measure not in (None, "instructions"):
+        raise ConfigError(f"`measure` must be 'instructions', got {measure!r}")
+    if location not in LOCATIONS:
+        raise ConfigError(f"`location` must be one of {', '.join(LOCATIONS)}, got {location!r}")
+    if measure is not None and location != "mean":
+        raise ConfigError("`location` applies to time, not to instruction counts")
 
 
 def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
@@ -505,3 +663,47 @@ def check_pair_limits(min_pairs: int, max_pairs: int) -> None:
         raise ConfigError(f"`min_pairs` must be an integer >= 2, got {min_pairs!r}")
     if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
         raise ConfigError(f"`max_pairs` must be an integer >= min_pairs ({min_pairs}), got {max_pairs!r}")
+
+
+def exact_decision(x: Sequence[float], rule: StopRule) -> SequentialDecision | None:
+    """The decision on a measure that did not vary at all: with at least ``min_n`` observations
+    all exactly equal (instruction counts of a deterministic program), the change is that value,
+    known without error; None otherwise (the confidence sequence decides).
+
+    A Gaussian confidence sequence is undefined without spread; a count that repeats to the last
+    instruction in every pair is not noisy, and more pairs would only repeat it.
+    """
+    from ..stats.sequential import ConfidenceSequence, SequentialDecision
+
+    if len(x) < rule.min_n or max(x) != min(x):
+        return None
+    r = float(x[0])
+    if r == 0 and rule.threshold == 0:
+        return None  # with a threshold of 0, "no change" is never decided
+    decision = "changed" if r != 0 else "no change"
+    cs = ConfidenceSequence(len(x), r, r, r, rule.alpha, 0.0)
+    return SequentialDecision(decision, len(x), math.expm1(r), math.expm1(r), math.expm1(r), rule.threshold,
+                              rule.alpha, cs)
+
+
+def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None) -> float | None:
+    """What one run contributes to a sequential comparison; None if it failed or is not positive.
+
+    ``value`` None: the mean of its measured samples (after warm-up); ``"median"`` or ``"low"``:
+    their median or :data:`~regbench.stats.segments.LOW_QUANTILE` quantile; ``"instructions"``:
+    the run's instruction count.
+    """
+    if outcome.status != "ok":
+        return None
+    if value == "instructions":
+        count = outcome.measures.get(value)
+        return float(count) if count is not None and count > 0 and math.isfinite(count) else None
+    warm = auto_warmup(outcome.samples) if spec.warmup_auto else spec.warmup
+    measured = outcome.samples[warm:]
+    if measured.size == 0:
+        return None
+    from ..stats.segments import LOW_QUANTILE
+
+    q = {None: None, "median": 0.5, "low": LOW_QUANTILE}[value]
+    result = float(np.mean(measured)) if q is None else float(np.quantile(measured, q))
+    return result if result > 0 and math.isfinite(result) else None

@@ -26,6 +26,8 @@ module             contents
 ``sequential``     interleaved A/B pairs monitored after every pair: always-valid t-mixture
                    confidence sequence and the changed / no change decision (Lai 1976; Wang and
                    Ramdas 2024)
+``modepairs``      mode-matched pairs for a sequential comparison of a bimodal benchmark
+                   (cluster by cluster, seed 001 s.4)
 ``variance``       whether the spread changed: Brown-Forsythe / Levene (seed 003 s.3.3.1)
 ``segments``       robust run means, per-version summaries and the two-level (versions x runs)
                    test of adjacent segments of a history (seed 000 s.2-3, seed 001 s.2.1, s.4.2)
@@ -63,6 +65,7 @@ _LAZY = {
     "changepoint": ("e_divisive", "EDivisiveResult", "best_split", "edivisive_candidates", "SplitCandidate"),
     "sequential": ("ConfidenceSequence", "SequentialDecision", "SimulationResult", "DECISIONS",
                    "t_mixture_cs", "t_mixture_path", "sequential_decision", "simulate_error_rates"),
+    "modepairs": ("ModeMatch", "match_modes", "split_modes"),
     "variance": ("VarianceComparison", "variance_change", "VARIANCE_VERDICTS"),
     "segments": ("VersionStats", "SegmentStats", "SegmentTest", "TwoLevelT", "robust_run_means", "fence_bounds",
                  "stats_of_runs", "version_stats", "version_stats_many", "mode_stats", "two_level_t",
