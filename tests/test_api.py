@@ -269,3 +269,32 @@ def test_submissions_over_http_on_the_store_url(store_url, tmp_path):
         assert count(store_url, "run") == 1 * 2 * 8 * 4 + 3
     finally:
         server.stop()
+
+
+def test_private_pages_need_a_log_in_with_a_token_that_may_read(tmp_path):
+    # `[serve] public_pages = false`: every page, data file and plot needs a token that may read;
+    # by default (the other tests here) the pages are open.
+    path = tmp_path / "s.db"
+    synthetic_store(path).close()
+    keys = tokens(path, reader=("read", None), submitter=("submit", None))
+    server = start(path, tmp_path, public_pages=False)
+    try:
+        base = server.base
+        for where in ("", "index.html", "alerts.html", "alerts.atom", "data/index.js"):
+            answer = httpx.get(base + where)
+            assert answer.status_code == 401, where
+            assert "public_pages = false" in answer.text
+        page = httpx.get(base)
+        assert 'href="login"' in page.text  # the 401 page leads to the log-in form
+        assert httpx.get(base + "login").status_code == 200
+        assert httpx.get(base, headers=bearer(keys["submitter"])).status_code == 401
+        assert httpx.get(base, headers=bearer(keys["reader"])).status_code == 200
+        assert httpx.get(base + "data/index.js", headers=bearer(keys["reader"])).status_code == 200
+        # A log-in with the reading token opens the pages for its session.
+        with httpx.Client(base_url=base) as client:
+            form = client.get("login")
+            csrf = client.cookies.get("regbench_csrf")
+            client.post("login", data={"token": keys["reader"], "csrf": csrf})
+            assert form.status_code == 200 and client.get("").status_code == 200
+    finally:
+        server.stop()

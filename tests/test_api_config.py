@@ -9,14 +9,18 @@ from regbench.errors import ConfigError
 
 
 def test_serve_defaults_and_values():
-    assert parse_config({}).serve == ServeSettings(public_reads=False, max_body=64 * 1024 * 1024, rate=20.0, burst=60)
-    got = parse_config({"serve": {"public_reads": True, "max_body": 4096, "rate": 2, "burst": 5}}).serve
-    assert got == ServeSettings(public_reads=True, max_body=4096, rate=2.0, burst=5)
+    assert parse_config({}).serve == ServeSettings(public_reads=False, public_pages=True, max_body=64 * 1024 * 1024,
+                                                   rate=20.0, burst=60)
+    got = parse_config({"serve": {"public_reads": True, "public_pages": False, "max_body": 4096, "rate": 2,
+                                  "burst": 5}}).serve
+    assert got == ServeSettings(public_reads=True, public_pages=False, max_body=4096, rate=2.0, burst=5)
 
 
 @pytest.mark.parametrize("table, message", [
-    ({"public": True}, r"\[serve\]: unknown key `public` \(expected public_reads, max_body, rate, burst\)"),
+    ({"public": True}, r"\[serve\]: unknown key `public` \(expected public_reads, public_pages, max_body, rate, "
+                       r"burst\)"),
     ({"public_reads": "yes"}, r"\[serve\] `public_reads` must be true or false, got 'yes'"),
+    ({"public_pages": 0}, r"\[serve\] `public_pages` must be true or false, got 0"),
     ({"max_body": 10}, r"\[serve\] `max_body` must be an integer number of bytes of at least 1024, got 10"),
     ({"max_body": True}, r"\[serve\] `max_body` must be an integer"),
     ({"rate": 0}, r"\[serve\] `rate` must be a positive number of requests a second, got 0"),

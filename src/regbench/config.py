@@ -250,6 +250,8 @@ class ServeSettings:
 
     #: Whether the API's reads need no token (writes always need one).
     public_reads: bool = False
+    #: Whether the dashboard's pages need no log-in (false: a token with the ``read`` scope).
+    public_pages: bool = True
     #: The largest request body, in bytes (64 MiB).
     max_body: int = 64 * 1024 * 1024
     #: Requests a second each API token may make, on average, and at once.
@@ -471,10 +473,11 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
 
 
 def _serve_table(table, fail: Fail) -> ServeSettings:
-    """``[serve]``: ``public_reads``, ``max_body`` (bytes), ``rate`` and ``burst`` of each token."""
+    """``[serve]``: ``public_reads``, ``public_pages``, ``max_body`` (bytes), ``rate`` and ``burst`` of
+    each token."""
     if not isinstance(table, dict):
         fail("[serve] must be a table")
-    keys = ("public_reads", "max_body", "rate", "burst")
+    keys = ("public_reads", "public_pages", "max_body", "rate", "burst")
     bad = set(table) - set(keys)
     if bad:
         fail(f"[serve]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
@@ -482,6 +485,9 @@ def _serve_table(table, fail: Fail) -> ServeSettings:
     public = table.get("public_reads", d.public_reads)
     if not isinstance(public, bool):
         fail(f"[serve] `public_reads` must be true or false, got {shown(public)}")
+    pages = table.get("public_pages", d.public_pages)
+    if not isinstance(pages, bool):
+        fail(f"[serve] `public_pages` must be true or false, got {shown(pages)}")
     size = table.get("max_body", d.max_body)
     if isinstance(size, bool) or not isinstance(size, int) or size < 1024:
         fail(f"[serve] `max_body` must be an integer number of bytes of at least 1024, got {shown(size)}")
@@ -491,7 +497,7 @@ def _serve_table(table, fail: Fail) -> ServeSettings:
     burst = table.get("burst", d.burst)
     if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
         fail(f"[serve] `burst` must be an integer of at least 1, got {shown(burst)}")
-    return ServeSettings(public_reads=public, max_body=size, rate=float(rate), burst=burst)
+    return ServeSettings(public_reads=public, public_pages=pages, max_body=size, rate=float(rate), burst=burst)
 
 
 def _screen_table(table: object, where: str) -> ConfigurationSpace:

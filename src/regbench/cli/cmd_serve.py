@@ -16,8 +16,8 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
     PostgreSQL), and triage of alerts by people logged in with an API token (`regbench token`),
     with the HTTP API under /api/v1 (submitting runs, reading series and alerts; docs/api.md).
 
-    The pages need no token; the API's reads need one unless `[serve] public_reads = true`;
-    every write does. Stop with Ctrl-C.
+    The pages need no token unless `[serve] public_pages = false`; the API's reads need one
+    unless `[serve] public_reads = true`; every write does. Stop with Ctrl-C.
     """
     import logging
 

@@ -162,9 +162,21 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         """A GET endpoint: the dashboard loaded in a worker thread; errors as pages."""
 
         async def endpoint(request: Request) -> Response:
-            return await guarded(request, lambda: handler(request, site.dashboard(), _user(site, request)))
+            def work() -> Response:
+                dash = site.dashboard()
+                return handler(request, dash, reader(request))
+            return await guarded(request, work)
 
         return endpoint
+
+    def reader(request: Request) -> ApiToken | None:
+        """The request's user; with ``[serve] public_pages = false``, one whose token may read, or
+        an AuthError (a 401 page that links the log-in form)."""
+        user = _user(site, request)
+        if not settings.public_pages and (user is None or not user.allows("read")):
+            raise AuthError("these pages need a log-in with a token that may read ([serve] public_pages = false): "
+                            "log in with one, or send it as `Authorization: Bearer`")
+        return user
 
     async def guarded(request: Request, work: Callable[[], Response]) -> Response:
         request.state.csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
@@ -228,6 +240,14 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         return html(site.diagnosed[bid][1])
 
     async def plot(request: Request) -> Response:
+        if not settings.public_pages:
+            def check() -> Response:
+                site.dashboard()
+                reader(request)
+                return Response(status_code=204)
+            refused = await guarded(request, check)
+            if refused.status_code != 204:
+                return refused
         bid, name = request.path_params["bid"], request.path_params["name"]
         path = site.plots / bid / name
         if not re.match(r"^[0-9a-f]{12}$", bid) or "/" in name or not path.is_file():
