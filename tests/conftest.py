@@ -2,7 +2,7 @@
 
 By default ``store`` is a new SQLite file in the test's ``tmp_path``.  As sqlite-utils re-runs its
 suite on a second backend, ``pytest --store-url URL`` runs every test that uses ``store`` (or
-``store_url``) on the database server at the SQLAlchemy ``URL`` instead, e.g.::
+``store_url`` or ``open_store``) on the database server at the SQLAlchemy ``URL`` instead, e.g.::
 
     pytest tests/test_store.py --store-url postgresql+psycopg://postgres@127.0.0.1:5432/regbench_test
 

@@ -44,6 +44,21 @@ def campaign_repo(path: Path, open_store, *, steps: dict[int, float], commits: i
     return repo, config, store, [names[c] for c in repo.commits]
 
 
+@pytest.fixture
+def open_sqlite_store(tmp_path):
+    """``open_store`` on a SQLite file whatever ``--store-url`` says, for the tests about what
+    confirmation decides rather than what it stores (their campaigns make the PostgreSQL pass long)."""
+    opened: list[Store] = []
+
+    def open_() -> Store:
+        opened.append(Store(tmp_path / "r.db"))
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
+
+
 #: A 25% slowdown at commit 6 of 10: the default detector finds it in 3 runs per commit, whatever the
 #: machine's load (ci-overlap's intervals of 3 runs, with Student's t on 2 degrees of freedom, can miss it).
 STEP = {6: 1.25}
@@ -126,11 +141,11 @@ def test_a_false_alarm_is_refuted_and_not_alerted(tmp_path, planted, open_store)
     assert (record.previous, record.version, record.method) == (versions[2], versions[3], planted)
 
 
-def test_a_refuted_change_is_not_bisected(tmp_path, planted, monkeypatch, open_store):
+def test_a_refuted_change_is_not_bisected(tmp_path, planted, monkeypatch, open_sqlite_store):
     from regbench.run import bisect as bisect_module
 
     monkeypatch.setattr(bisect_module, "bisect_changes", lambda *a, **k: pytest.fail("a refuted change was bisected"))
-    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={})
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1, bisect=True,
                            confirm=ConfirmOptions(seed=4, max_pairs=200))
     (entry,) = out.changes
@@ -146,8 +161,8 @@ def test_a_dry_run_confirms_but_records_nothing(tmp_path, planted, open_store):
     assert store.campaigns()[-1].plan["confirm"]  # the runs are kept, as every run is
 
 
-def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, planted, open_store):
-    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={})
+def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, planted, open_sqlite_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1,
                            confirm=ConfirmOptions(seed=6, max_pairs=3))
     conf = out.changes[0].confirmation
@@ -156,8 +171,8 @@ def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, p
     assert list_alerts(store) == [] and len(out.alerts.withheld) == 1
 
 
-def test_a_change_that_goes_the_other_way_is_refuted(tmp_path, open_store):
-    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={4: 0.8})
+def test_a_change_that_goes_the_other_way_is_refuted(tmp_path, open_sqlite_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={4: 0.8})
     here = default_machine_name()
     wrong = Change("b", "default", here, versions[3], versions[2], 0.1, 0.05, 0.15, "regression", "test")
     (conf,) = confirm_changes(config, store, [wrong], threshold=0.05, options=ConfirmOptions(seed=7))
