@@ -478,9 +478,10 @@ def main() -> None:
           + (f" --crowds {args.crowds} --writers {args.writers}" if args.crowds else "")
           + (" --store-url URL" if args.store_url else "") + f"`, {datetime.now():%Y-%m-%d}: "
           f"{wall:.0f} s wall, {cpu.ru_utime + cpu.ru_stime + me.ru_utime + me.ru_stime:.0f} s CPU.\n")
-    print(table("pair", pairs, ["commands failed", "corrupt stores", "lost runs", "duplicated runs",
-                                "campaigns left running", "alerts sent", "alerts lost", "alerts sent twice"]))
-    print()
+    if args.pairs:
+        print(table("pair", pairs, ["commands failed", "corrupt stores", "lost runs", "duplicated runs",
+                                    "campaigns left running", "alerts sent", "alerts lost", "alerts sent twice"]))
+        print()
     if args.crowds:
         walls = np.array(crowd_walls)
         print(f"Crowds: every command started together; a crowd's wall time median {np.median(walls):.1f} s "
@@ -491,9 +492,9 @@ def main() -> None:
     if args.kills:
         print("Each kill at a moment drawn uniformly in 5-95% of the command's duration unkilled ("
               + ", ".join(f"{kind} {d:.1f} s" for kind, d in durations.items()) + ").\n")
-    print(table("kill -9 of", kills, ["killed mid-way", "commands failed", "corrupt stores", "partial imports",
-                                      "lost runs", "duplicated runs", "campaigns left running",
-                                      "scratch folders left"]))
+        print(table("kill -9 of", kills, ["killed mid-way", "commands failed", "corrupt stores", "partial imports",
+                                          "lost runs", "duplicated runs", "campaigns left running",
+                                          "scratch folders left"]))
     if log:
         print("\nFailures (last line of each):")
         for line in dict.fromkeys(log):

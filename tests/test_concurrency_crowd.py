@@ -188,3 +188,36 @@ def test_postgresql_errors_worth_a_retry_are_retried():
     assert tx.retryable(wrapped(psycopg.errors.SerializationFailure("could not serialize access")))
     assert not tx.retryable(wrapped(psycopg.errors.UndefinedTable("no such table")))
     assert not tx.retryable(sa.exc.IntegrityError("INSERT ...", None, psycopg.errors.UniqueViolation("dup")))
+
+
+def test_a_dozen_imports_of_one_version_at_once_all_store_their_runs(store_url):
+    """Writers numbering their runs after the stored ones (``add_runs(append=True)``, a tool
+    import of one version) take turns: on PostgreSQL each read the same highest index, and with
+    a dozen at once one of them could fail every attempt ("cannot store the runs (concurrent
+    writers?)", 2 commands of 36 in a measurement before :func:`tx.lock_appends`)."""
+    n = 12
+    Store(store_url).close()
+    stores = [Store(store_url) for _ in range(n)]
+    ready = threading.Barrier(n, timeout=60)
+    errors: list[BaseException] = []
+
+    def importer(store: Store, k: int) -> None:
+        ready.wait()
+        try:
+            store.add_runs([RunRecord("x", "v1", r, np.array([float(k)])) for r in range(2)], append=True)
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=importer, args=(s, k)) for k, s in enumerate(stores)]
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+    finally:
+        for s in stores:
+            s.close()
+    assert errors == []
+    with Store(store_url, create=False) as store:
+        runs = store.runs()
+    assert sorted(r.run_index for r in runs) == list(range(2 * n))

@@ -548,6 +548,8 @@ class Store:
         records, versions = list(records), list(versions)
 
         def work(conn: Connection) -> int:
+            if append:
+                tx.lock_appends(conn)  # appenders take turns: each sees the indices the last one took
             self._ensure_many_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)

@@ -197,6 +197,21 @@ def lock_schema(conn: Connection) -> None:
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(schema_key(conn, "schema"))))
 
 
+def lock_appends(conn: Connection) -> None:
+    """Wait for, then hold until the transaction ends, the lock of writers that number their runs
+    after the stored ones (PostgreSQL: an advisory lock per schema; SQLite: the write
+    transaction's own).
+
+    Without it, on PostgreSQL (READ COMMITTED) every such writer reads the same highest index,
+    all but one fail on the unique key and run again, and with a dozen at once one of them could
+    lose every attempt: a dozen ``regbench import`` of one version at once failed one command in
+    three trials of two.  Held from the transaction's first statement, before any row lock, it
+    cannot deadlock.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.select(sa.func.pg_advisory_xact_lock(schema_key(conn, "runs:append"))))
+
+
 def schema_key(conn: Connection, purpose: str) -> int:
     """A positive 31-bit advisory-lock key for ``purpose`` in the connection's current schema:
     stores in other schemas of the same database (one per test) do not share locks."""
