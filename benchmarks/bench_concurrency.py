@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_concurrency.py                        # 100 pairs, 100 kill -9 trials, SQLite
     python benchmarks/bench_concurrency.py --pairs 20 --kills 20
     python benchmarks/bench_concurrency.py --quick                # 5 pairs, 4 kills: a smoke check
+    python benchmarks/bench_concurrency.py --pairs 0 --kills 0 --crowds 10 --writers 3   # 10 crowds of 12
     python benchmarks/bench_concurrency.py --store-url postgresql+psycopg://postgres@127.0.0.1:5432/db
 
 Every command is the real CLI (``python -m regbench.cli.main``), each its own process, on a fresh
