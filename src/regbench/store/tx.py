@@ -1,7 +1,7 @@
 """Write transactions that hold up when several processes write one store at once.
 
 Two campaigns, an import beside a campaign, two ``notify`` calls: every writer of a store may
-have company.  Three mechanisms make that safe, and every write of :mod:`regbench.store` goes
+have company.  Four mechanisms make that safe, and every write of :mod:`regbench.store` goes
 through them:
 
 - **Write transactions** (:func:`write`).  On SQLite a write transaction starts with ``BEGIN
@@ -14,6 +14,9 @@ through them:
 - **Named rows created once** (:func:`insert_missing`): ``INSERT ... ON CONFLICT DO NOTHING``,
   then the caller reads the row back, so two writers creating the same machine, version or
   benchmark both get the one row.
+- **Appending writers take turns** (:func:`lock_appends`): writers that number their runs after
+  the stored ones (a tool import of one version) hold an advisory lock on PostgreSQL, so each
+  sees the indices the last one took instead of failing on the unique key.
 - **One schema migration at a time** (:func:`lock_schema`): inside the write transaction that
   migrates, ``pg_advisory_xact_lock`` on PostgreSQL (SQLite's ``BEGIN IMMEDIATE`` already is the
   lock); the second process then finds the schema made and has nothing to do.
