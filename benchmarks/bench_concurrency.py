@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_concurrency.py                        # 100 pairs, 100 kill -9 trials, SQLite
     python benchmarks/bench_concurrency.py --pairs 20 --kills 20
     python benchmarks/bench_concurrency.py --quick                # 5 pairs, 4 kills: a smoke check
+    python benchmarks/bench_concurrency.py --pairs 0 --kills 0 --crowds 10 --writers 3   # 10 crowds of 12
     python benchmarks/bench_concurrency.py --store-url postgresql+psycopg://postgres@127.0.0.1:5432/db
 
 Every command is the real CLI (``python -m regbench.cli.main``), each its own process, on a fresh
@@ -19,6 +20,16 @@ at the end).
 * ``run+import``: ``regbench run`` beside ``regbench import`` of a CSV file;
 * ``notify+notify``: two ``regbench alerts notify`` over 100 new alerts, with a JSON, a Markdown
   and a terminal sink.
+
+**Crowds** (``--crowds N``): many writers on one store at once, as a shared PostgreSQL store
+sees them: ``--writers K`` campaigns (``regbench run --machine m1 --configuration cK``, 2
+benchmarks x 2 runs), K imports of canonical CSV files sharing new versions and a new machine, K
+``regbench import --format hyperfine --version v9`` of one file (run indices taken at once; the
+HTTP API's workers import the same way), two ``regbench detect --method auto --incremental`` over
+a stored 25% step, and one ``regbench alerts ack`` of an older alert, all started together.
+Counted besides lost and duplicated runs: commands that failed, errors a writer should have run
+again instead of showing (deadlock, serialization failure, "locked"), alerts of the step other
+than exactly one with one ``new`` event, and the triage not recorded.
 
 **Kills**, in turn: ``regbench run`` (2 benchmarks x 4 runs of about 0.1 s) killed with SIGKILL
 at a random moment, then the same command again until it ends; ``regbench import`` of a file of
@@ -63,7 +74,7 @@ from regbench.detect.alerts import record_alerts
 from regbench.model import RunRecord, VersionInfo
 from regbench.store import Store
 from regbench.store import schema as t
-from regbench.store.alerts import deliveries, list_alerts
+from regbench.store.alerts import alert_history, deliveries, list_alerts
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
@@ -280,6 +291,67 @@ def alerts_counted(url: str, folder: Path, ids: set, res: list[tuple[int, str]],
     tally.add(**{"alerts sent": len(ids) - len(lost), "alerts lost": len(lost), "alerts sent twice": len(twice)})
 
 
+# ------------------------------------------------------------------------------------ crowds
+#: What a writer must never show: a transaction the store should have run again.
+SURFACED = ("deadlock", "could not serialize", "database is locked", "concurrent writers?", "Traceback")
+
+
+def stepped_store(url: str) -> None:
+    """``step``: a 25% regression at v3 (six runs per version); ``old``: an alert for triage."""
+    rng = np.random.default_rng(1)
+    levels = [1.0, 1.0, 1.0, 1.25, 1.25, 1.25]
+    records = [RunRecord("step", f"v{k}", r, lv * (1 + rng.normal(0, 0.003)) * (1 + rng.normal(0, 0.01, 20)))
+               for k, lv in enumerate(levels) for r in range(6)]
+    records += [RunRecord("old", f"v{k}", 0, np.array([1.0])) for k in range(2)]
+    with Store(url) as store:
+        store.add_runs(records)
+        record_alerts(store, [Change("old", "default", "local", "v1", "v0", 0.2, 0.1, 0.3, "regression",
+                                     "ci-overlap")], now=T0)
+
+
+def crowd(k: int, writers: int, folder: Path, stores: Stores, tally: Tally, log: list[str]) -> float:
+    """One crowd of ``3 * writers + 3`` commands on one store; its wall time in seconds."""
+    folder.mkdir(parents=True)
+    url = stores.new(folder)
+    stepped_store(url)
+    proj = project(folder / "p", benchmarks=("a", "b"), runs=2, sleep=0)
+    expected = {("step", f"v{v}", "default", "local", r) for v in range(6) for r in range(6)}
+    expected |= {("old", f"v{v}", "default", "local", 0) for v in range(2)}
+    argvs = [regbench("--store", url, "run", "--machine", "m1", "--configuration", f"c{w}") for w in range(writers)]
+    for w in range(writers):
+        rng = np.random.default_rng(1000 * k + w)
+        lines = ["benchmark,version,run,iteration,value,machine"]
+        lines += [f"i{w},w{v},{r},{i},{1 + rng.normal(0, 0.01)!r},m9" for v in range(4) for r in range(3) for i in range(5)]
+        (folder / f"i{w}.csv").write_text("\n".join(lines) + "\n")
+        expected |= {(f"i{w}", f"w{v}", "default", "m9", r) for v in range(4) for r in range(3)}
+        argvs.append(regbench("--store", url, "import", str(folder / f"i{w}.csv")))
+    argvs += [regbench("--store", url, "import", str(HYPERFINE), "--format", "hyperfine", "--version", "v9")] * writers
+    expected |= {(b, "v9", "default", "local", r) for b, n in runs_per_benchmark().items() for r in range(writers * n)}
+    argvs += [regbench("--store", url, "detect", "--method", "auto", "--benchmark", "step", "--incremental")] * 2
+    argvs.append(regbench("--store", url, "alerts", "ack", "1", "--by", "Ana"))
+    started = time.perf_counter()
+    res = together(argvs, cwd=proj)
+    wall = time.perf_counter() - started
+    tally.trials += 1
+    tally.add(**{"commands failed": failed(res, log),
+                 "errors shown": sum(any(s in out for s in SURFACED) for _, out in res)})
+    if corrupt(url):
+        tally.add(**{"corrupt stores": 1})
+        return wall
+    known = {f"v{v}" for v in (*range(6), 9)} | {f"w{v}" for v in range(4)}
+    versions = [v for v in worktree_version(url) if v not in known]  # the campaigns' ("worktree")
+    expected |= set().union(*(campaign_keys("ab", versions, f"c{w}", "m1", 2) for w in range(writers)))
+    tally.add(**compare(expected, stored_keys(url)))
+    with Store(url, create=False) as store:
+        step = [a for a in list_alerts(store) if a.benchmark == "step"]
+        right = ([(a.version, a.previous, a.kind) for a in step] == [("v3", "v2", "regression")]
+                 and [e.status for e in alert_history(store, step[0].id)] == ["new"])
+        acked = [e.status for e in alert_history(store, 1)] == ["new", "acknowledged"]
+    tally.add(**{"alerts wrong": int(not right), "triage lost": int(not acked),
+                 "campaigns left running": running_campaigns(url)})
+    return wall
+
+
 # ------------------------------------------------------------------------------------- kills
 def kill_command(kind: str, k: int, folder: Path, url: str) -> tuple[list[str], Path, set | None]:
     """The command a kill trial kills (argv, folder), and the runs it stores (None: found after)."""
@@ -362,6 +434,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=100, help="writer pairs, the scenarios in turn [100]")
     ap.add_argument("--kills", type=int, default=100, help="kill -9 trials, campaigns and imports in turn [100]")
+    ap.add_argument("--crowds", type=int, default=0, help="crowds of writers on one store at once [0]")
+    ap.add_argument("--writers", type=int, default=3,
+                    help="campaigns, CSV imports and hyperfine imports in a crowd, each [3]")
     ap.add_argument("--quick", action="store_true", help="5 pairs and 4 kills")
     ap.add_argument("--store-url", help="a PostgreSQL server (SQLAlchemy URL): each store a fresh schema there")
     ap.add_argument("--seed", type=int, default=0, help="seed of the kill moments [0]")
@@ -374,6 +449,8 @@ def main() -> None:
     stores = Stores(work, args.store_url)
     pairs = {name: Tally() for name in PAIRS}
     kills = {name: Tally() for name in ("campaign", "import")}
+    crowds = {f"{3 * args.writers + 3} writers": Tally()}
+    crowd_walls: list[float] = []
     log: list[str] = []
     started = time.perf_counter()
     try:
@@ -381,6 +458,9 @@ def main() -> None:
             kind = PAIRS[k % len(PAIRS)]
             pair(kind, k, work / f"pair-{k}", stores, pairs[kind], log)
             print(f"pair {k + 1}/{args.pairs} ({kind})", file=sys.stderr)
+        for k in range(args.crowds):
+            crowd_walls.append(crowd(k, args.writers, work / f"crowd-{k}", stores, next(iter(crowds.values())), log))
+            print(f"crowd {k + 1}/{args.crowds} ({crowd_walls[-1]:.1f} s)", file=sys.stderr)
         # Each kill at a uniformly drawn moment of the command's own duration, measured once.
         durations = {kind: duration(kind, work / f"duration-{kind}", stores) for kind in kills} if args.kills else {}
         for k in range(args.kills):
@@ -396,17 +476,26 @@ def main() -> None:
     backend = "PostgreSQL (a fresh schema per store)" if args.store_url else "SQLite (a fresh file per store)"
     print(f"## Concurrent writers and kill -9 ({backend})\n")
     print(f"`python benchmarks/bench_concurrency.py --pairs {args.pairs} --kills {args.kills}"
+          + (f" --crowds {args.crowds} --writers {args.writers}" if args.crowds else "")
           + (" --store-url URL" if args.store_url else "") + f"`, {datetime.now():%Y-%m-%d}: "
           f"{wall:.0f} s wall, {cpu.ru_utime + cpu.ru_stime + me.ru_utime + me.ru_stime:.0f} s CPU.\n")
-    print(table("pair", pairs, ["commands failed", "corrupt stores", "lost runs", "duplicated runs",
-                                "campaigns left running", "alerts sent", "alerts lost", "alerts sent twice"]))
-    print()
+    if args.pairs:
+        print(table("pair", pairs, ["commands failed", "corrupt stores", "lost runs", "duplicated runs",
+                                    "campaigns left running", "alerts sent", "alerts lost", "alerts sent twice"]))
+        print()
+    if args.crowds:
+        walls = np.array(crowd_walls)
+        print(f"Crowds: every command started together; a crowd's wall time median {np.median(walls):.1f} s "
+              f"(min {walls.min():.1f}, max {walls.max():.1f}).\n")
+        print(table("crowd of", crowds, ["commands failed", "errors shown", "corrupt stores", "lost runs",
+                                         "duplicated runs", "alerts wrong", "triage lost", "campaigns left running"]))
+        print()
     if args.kills:
         print("Each kill at a moment drawn uniformly in 5-95% of the command's duration unkilled ("
               + ", ".join(f"{kind} {d:.1f} s" for kind, d in durations.items()) + ").\n")
-    print(table("kill -9 of", kills, ["killed mid-way", "commands failed", "corrupt stores", "partial imports",
-                                      "lost runs", "duplicated runs", "campaigns left running",
-                                      "scratch folders left"]))
+        print(table("kill -9 of", kills, ["killed mid-way", "commands failed", "corrupt stores", "partial imports",
+                                          "lost runs", "duplicated runs", "campaigns left running",
+                                          "scratch folders left"]))
     if log:
         print("\nFailures (last line of each):")
         for line in dict.fromkeys(log):

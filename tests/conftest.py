@@ -2,7 +2,7 @@
 
 By default ``store`` is a new SQLite file in the test's ``tmp_path``.  As sqlite-utils re-runs its
 suite on a second backend, ``pytest --store-url URL`` runs every test that uses ``store`` (or
-``store_url``) on the database server at the SQLAlchemy ``URL`` instead, e.g.::
+``store_url`` or ``open_store``) on the database server at the SQLAlchemy ``URL`` instead, e.g.::
 
     pytest tests/test_store.py --store-url postgresql+psycopg://postgres@127.0.0.1:5432/regbench_test
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -90,6 +90,22 @@ def store(store_url: str) -> Iterator[Store]:
     """A fresh, empty results store (SQLite unless ``--store-url`` names a server), closed after the test."""
     with Store(store_url) as s:
         yield s
+
+
+@pytest.fixture
+def open_store(store_url: str) -> Iterator[Callable[..., Store]]:
+    """``open_store(**options)`` opens a :class:`Store` at this test's ``store_url``, closed after
+    the test (for tests that hold a store without a ``with`` block: a PostgreSQL connection
+    left open warns when it is collected, in whatever test runs then)."""
+    opened: list[Store] = []
+
+    def open_(**options) -> Store:
+        opened.append(Store(store_url, **options))
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
 
 
 @pytest.fixture

@@ -16,10 +16,7 @@ def export_csv(store: Store) -> str:
     return buf.getvalue()
 
 
-def upgrade_to(conn, revision: str) -> None:
-    """Run the store's Alembic migrations on ``conn`` up to ``revision`` (a store made by an
-    earlier regbench, for the upgrade tests)."""
-    from alembic import command
+def _alembic_config(conn):
     from alembic.config import Config
 
     import regbench.store.db as db
@@ -27,4 +24,19 @@ def upgrade_to(conn, revision: str) -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
     cfg.attributes["connection"] = conn
-    command.upgrade(cfg, revision)
+    return cfg
+
+
+def upgrade_to(conn, revision: str) -> None:
+    """Run the store's Alembic migrations on ``conn`` up to ``revision`` (a store made by an
+    earlier regbench, for the upgrade tests)."""
+    from alembic import command
+
+    command.upgrade(_alembic_config(conn), revision)
+
+
+def downgrade_to(conn, revision: str) -> None:
+    """Run the store's Alembic downgrades on ``conn`` down to ``revision``."""
+    from alembic import command
+
+    command.downgrade(_alembic_config(conn), revision)

@@ -39,8 +39,9 @@ def fill(store: Store, benchmarks=("fft",), *, configs=("default",), machines=("
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "r.db") as s:
+def store(store_url):
+    """Three benchmarks over v0..v7, on SQLite or, with ``--store-url``, PostgreSQL (conftest.py)."""
+    with Store(store_url) as s:
         fill(s, ("fft", "sort", "exp-io"))
         yield s
 
@@ -316,14 +317,14 @@ def test_invalid_transitions_are_one_line_errors_and_change_nothing(store):
 
 
 # ------------------------------------------------------------------- with the real detectors
-def test_real_detectors_on_a_step_give_one_alert(tmp_path):
+def test_real_detectors_on_a_step_give_one_alert(store_url):
     from regbench.detect.driver import detect_changes
 
     rng = np.random.default_rng(1)
     levels = [1.0, 1.0, 1.0, 1.25, 1.25, 1.25]
     records = [RunRecord("fft", f"v{k}", r, lv * (1 + rng.normal(0, 0.003)) * (1 + rng.normal(0, 0.01, 20)))
                for k, lv in enumerate(levels) for r in range(6)]
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_url) as store:
         store.add_runs(records)
         changes = (list(detect_changes(store, method="ci-overlap", fdr=None).changes)
                    + list(detect_changes(store, method="bootstrap-ci", min_change=0.03, fdr=None).changes))

@@ -127,8 +127,8 @@ def test_a_bad_require_machines_is_one_line(imported, tmp_path, capsys):
                         "a change before it is notified), got 0") and "\n" not in err
 
 
-def test_an_incremental_pass_adds_a_machine_that_reports_later_to_the_alert(tmp_path, capsys):
-    store = tmp_path / "r.db"
+def test_an_incremental_pass_adds_a_machine_that_reports_later_to_the_alert(tmp_path, capsys, store_url):
+    store = store_url
     first, later = tmp_path / "first.csv", tmp_path / "later.csv"
     write_runs(first, machines=("m1", "m2"))
     assert main(["--store", str(store), "import", str(first)]) == 0

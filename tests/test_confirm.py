@@ -32,15 +32,31 @@ from regbench.store import Store, schema
 from regbench.store.alerts import get_alert, list_alerts, list_confirmations
 
 
-def campaign_repo(path: Path, *, steps: dict[int, float], commits: int = 6, extra: str = ""):
+def campaign_repo(path: Path, open_store, *, steps: dict[int, float], commits: int = 6, extra: str = ""):
     """A repository whose benchmark ``b`` changes at ``steps``, its configuration, and a store
-    holding a campaign over every commit (3 runs each: few, as nightly campaigns have)."""
+    (opened by ``open_store``, the fixture) holding a campaign over every commit (3 runs each:
+    few, as nightly campaigns have)."""
     repo = create_step_repo(path / "repo", commits=commits, steps=steps, extra=extra)
     config = load_config(repo.config_path)
-    store = Store(path / "r.db")
+    store = open_store()
     run_campaign(config, store, revisions=",".join(repo.commits), seed=1)
     names = {v.commit: v.name for v in store.versions()}
     return repo, config, store, [names[c] for c in repo.commits]
+
+
+@pytest.fixture
+def open_sqlite_store(tmp_path):
+    """``open_store`` on a SQLite file whatever ``--store-url`` says, for the tests about what
+    confirmation decides rather than what it stores (their campaigns make the PostgreSQL pass long)."""
+    opened: list[Store] = []
+
+    def open_() -> Store:
+        opened.append(Store(tmp_path / "r.db"))
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
 
 
 #: A 25% slowdown at commit 6 of 10: the default detector finds it in 3 runs per commit, whatever the
@@ -53,8 +69,8 @@ def n_campaigns(store: Store) -> int:
 
 
 # ----------------------------------------------------------------------------- a real change
-def test_a_real_change_is_confirmed_and_alerted_with_its_record(tmp_path):
-    repo, config, store, versions = campaign_repo(tmp_path, steps=STEP, commits=10)
+def test_a_real_change_is_confirmed_and_alerted_with_its_record(tmp_path, open_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps=STEP, commits=10)
     out = detect_and_alert(store, config, method="auto", min_change=0.05, fdr=None, jobs=1,
                            confirm=ConfirmOptions(seed=2))
     (entry,) = out.changes
@@ -109,8 +125,8 @@ def planted(monkeypatch):
     return PlantedAlarm.name
 
 
-def test_a_false_alarm_is_refuted_and_not_alerted(tmp_path, planted):
-    repo, config, store, versions = campaign_repo(tmp_path, steps={})
+def test_a_false_alarm_is_refuted_and_not_alerted(tmp_path, planted, open_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1,
                            confirm=ConfirmOptions(seed=4, max_pairs=200))
     (entry,) = out.changes
@@ -125,19 +141,19 @@ def test_a_false_alarm_is_refuted_and_not_alerted(tmp_path, planted):
     assert (record.previous, record.version, record.method) == (versions[2], versions[3], planted)
 
 
-def test_a_refuted_change_is_not_bisected(tmp_path, planted, monkeypatch):
+def test_a_refuted_change_is_not_bisected(tmp_path, planted, monkeypatch, open_sqlite_store):
     from regbench.run import bisect as bisect_module
 
     monkeypatch.setattr(bisect_module, "bisect_changes", lambda *a, **k: pytest.fail("a refuted change was bisected"))
-    repo, config, store, versions = campaign_repo(tmp_path, steps={})
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1, bisect=True,
                            confirm=ConfirmOptions(seed=4, max_pairs=200))
     (entry,) = out.changes
     assert entry.bisection is None and entry.not_bisected == "confirmation found it refuted"
 
 
-def test_a_dry_run_confirms_but_records_nothing(tmp_path, planted):
-    repo, config, store, versions = campaign_repo(tmp_path, steps={})
+def test_a_dry_run_confirms_but_records_nothing(tmp_path, planted, open_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1, dry_run=True,
                            confirm=ConfirmOptions(seed=5, max_pairs=200))
     assert out.alerts is None and out.changes[0].confirmation.status == "refuted"
@@ -145,8 +161,8 @@ def test_a_dry_run_confirms_but_records_nothing(tmp_path, planted):
     assert store.campaigns()[-1].plan["confirm"]  # the runs are kept, as every run is
 
 
-def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, planted):
-    repo, config, store, versions = campaign_repo(tmp_path, steps={})
+def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, planted, open_sqlite_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={})
     out = detect_and_alert(store, config, method=planted, min_change=0.05, fdr=None, jobs=1,
                            confirm=ConfirmOptions(seed=6, max_pairs=3))
     conf = out.changes[0].confirmation
@@ -155,8 +171,8 @@ def test_a_pair_limit_too_low_leaves_it_inconclusive_and_not_alerted(tmp_path, p
     assert list_alerts(store) == [] and len(out.alerts.withheld) == 1
 
 
-def test_a_change_that_goes_the_other_way_is_refuted(tmp_path):
-    repo, config, store, versions = campaign_repo(tmp_path, steps={4: 0.8})
+def test_a_change_that_goes_the_other_way_is_refuted(tmp_path, open_sqlite_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_sqlite_store, steps={4: 0.8})
     here = default_machine_name()
     wrong = Change("b", "default", here, versions[3], versions[2], 0.1, 0.05, 0.15, "regression", "test")
     (conf,) = confirm_changes(config, store, [wrong], threshold=0.05, options=ConfirmOptions(seed=7))
@@ -172,11 +188,11 @@ def fill_without_commits(store: Store) -> None:
                     for k, v in enumerate(versions) for r in range(5)], versions=versions)
 
 
-def test_a_change_between_versions_without_commits_is_alerted_as_unconfirmed(tmp_path):
+def test_a_change_between_versions_without_commits_is_alerted_as_unconfirmed(tmp_path, store_url):
     path = tmp_path / "regbench.toml"
     path.write_text('[[benchmark]]\nname = "b"\ncommand = ["true"]\n', encoding="utf-8")
     config = load_config(path)
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_url) as store:
         fill_without_commits(store)
         out = detect_and_alert(store, config, method="ci-overlap", min_change=0.05, fdr=None, jobs=1,
                                confirm=ConfirmOptions())
@@ -187,8 +203,8 @@ def test_a_change_between_versions_without_commits_is_alerted_as_unconfirmed(tmp
         assert list_confirmations(store)[0].alert_id == alert.id
 
 
-def test_the_reasons_not_to_run_a_change_again_are_those_of_bisect(tmp_path):
-    repo, config, store, versions = campaign_repo(tmp_path, steps={4: 1.2})
+def test_the_reasons_not_to_run_a_change_again_are_those_of_bisect(tmp_path, open_store):
+    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps={4: 1.2})
     here = default_machine_name()
 
     def change(benchmark="b", machine=here):
@@ -247,10 +263,10 @@ def test_a_minimum_change_of_zero_can_confirm_but_never_settles_no_change():
     assert conf.status == "inconclusive"
 
 
-def test_a_confirmation_with_an_unbounded_sequence_is_stored_as_unknown(tmp_path):
+def test_a_confirmation_with_an_unbounded_sequence_is_stored_as_unknown(tmp_path, store_url):
     conf = Confirmation("inconclusive", reason="r", change=0.01, cs_low=-1.0, cs_high=math.inf, pairs=2)
     assert conf.to_json()["cs_high"] is None
-    with Store(tmp_path / "r.db") as store:
+    with Store(store_url) as store:
         fill_without_commits(store)
         c = Change("b", "default", default_machine_name(), "v07", "v06", 0.3, 0.2, 0.4, "regression", "x")
         out = record_alerts(store, [c], confirmations={("b", "default", c.machine, "v06", "v07"): conf})
@@ -263,8 +279,8 @@ def test_confirmation_statuses_are_checked():
 
 
 # -------------------------------------------------------------------- what is run, what is not
-def test_known_alerts_tells_which_changes_would_be_new(tmp_path):
-    with Store(tmp_path / "r.db") as store:
+def test_known_alerts_tells_which_changes_would_be_new(tmp_path, store_url):
+    with Store(store_url) as store:
         fill_without_commits(store)
         here = default_machine_name()
         c = Change("b", "default", here, "v06", "v05", 0.3, 0.2, 0.4, "regression", "m")
@@ -311,10 +327,10 @@ def test_confirmation_uses_the_defaults_of_compare_run():
         ConfirmOptions(budget=-1)
 
 
-def test_cli_detect_confirm_from_the_detect_table_prints_lines_and_json(tmp_path, capsys):
+def test_cli_detect_confirm_from_the_detect_table_prints_lines_and_json(tmp_path, capsys, store_url, open_store):
     extra = '[detect]\nconfirm = true\nconfirm_max_pairs = 60\n'
-    repo, config, store, versions = campaign_repo(tmp_path, steps=STEP, commits=10, extra=extra)
-    args = ["--store", str(tmp_path / "r.db"), "--config", str(repo.config_path), "detect", "--method", "auto",
+    repo, config, store, versions = campaign_repo(tmp_path, open_store, steps=STEP, commits=10, extra=extra)
+    args = ["--store", str(store_url), "--config", str(repo.config_path), "detect", "--method", "auto",
             "--min-change", "0.05", "--jobs", "1"]
     assert main([*args, "--format", "json", "--dry-run"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
@@ -325,10 +341,10 @@ def test_cli_detect_confirm_from_the_detect_table_prints_lines_and_json(tmp_path
     assert f"Confirmed: b between {versions[4]} and {versions[5]}: regression +" in out
     assert "Alerts: 1 new alert(s)" in out
     (alert,) = list_alerts(store)
-    assert main(["--store", str(tmp_path / "r.db"), "alerts", "show", str(alert.id), "--format", "json"]) == 0
+    assert main(["--store", str(store_url), "alerts", "show", str(alert.id), "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["confirmation"]["status"] == "confirmed" and shown["confirmation"]["campaign_id"] is not None
-    assert main(["--store", str(tmp_path / "r.db"), "alerts", "show", str(alert.id)]) == 0
+    assert main(["--store", str(store_url), "alerts", "show", str(alert.id)]) == 0
     assert "run again: confirmed: regression" in capsys.readouterr().out
     # --no-confirm turns the table's default off: no confirmation, no new campaign.
     before = n_campaigns(store)
@@ -337,10 +353,10 @@ def test_cli_detect_confirm_from_the_detect_table_prints_lines_and_json(tmp_path
     assert "confirmation" not in row and n_campaigns(store) == before
 
 
-def test_cli_confirm_options_need_confirm_and_a_configuration(tmp_path, capsys):
-    with Store(tmp_path / "r.db") as store:
+def test_cli_confirm_options_need_confirm_and_a_configuration(tmp_path, capsys, store_url):
+    with Store(store_url) as store:
         fill_without_commits(store)
-    store_args = ["--store", str(tmp_path / "r.db")]
+    store_args = ["--store", str(store_url)]
     assert main([*store_args, "detect", "--confirm-budget", "10s"]) == 2
     assert "--confirm-budget needs --confirm" in capsys.readouterr().err
     assert main([*store_args, "detect", "--confirm-max-pairs", "2", "--confirm"]) == 2

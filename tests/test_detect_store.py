@@ -38,11 +38,11 @@ def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def stepped(tmp_path):
-    path = tmp_path / "r.db"
-    with Store(path) as s:
+def stepped(store_url) -> str:
+    """A store (its URL: SQLite, or PostgreSQL with ``--store-url``) of three series, two stepped."""
+    with Store(store_url) as s:
         fill(s, {"a": [1.0] * 30 + [1.1] * 20, "b": [1.0] * 50, "c": [1.0] * 20 + [0.9] * 30})
-    return path
+    return store_url
 
 
 def test_detect_records_alerts_once_and_saves_states(stepped):
@@ -100,8 +100,8 @@ def test_incremental_cli_and_a_method_without_it(stepped):
     assert bad.returncode == 3 and bad.stderr.count("\n") == 1 and "no incremental mode" in bad.stderr
 
 
-def test_workers_give_the_same_answer_as_one_process(tmp_path):
-    path = tmp_path / "many.db"
+def test_workers_give_the_same_answer_as_one_process(store_url):
+    path = store_url
     rng = np.random.default_rng(1)
     levels = {}
     for b in range(60):
@@ -119,8 +119,8 @@ def test_workers_give_the_same_answer_as_one_process(tmp_path):
     assert len(one.states) == len(two.states) == 60
 
 
-def test_notify_needs_sinks(stepped):
-    out = run_cli("--store", str(stepped), "detect", "--notify", cwd=stepped.parent)
+def test_notify_needs_sinks(stepped, tmp_path):
+    out = run_cli("--store", str(stepped), "detect", "--notify", cwd=tmp_path)
     assert out.returncode == 3 and "--notify needs [[notify]] sinks" in out.stderr
 
 

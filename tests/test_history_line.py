@@ -59,9 +59,9 @@ def branched(tmp_path) -> tuple[Path, list[str], list[str]]:
     return repo, main, side
 
 
-def test_detect_walks_the_first_parent_line_only(branched, tmp_path):
+def test_detect_walks_the_first_parent_line_only(branched, tmp_path, open_store):
     repo, main, side = branched
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     # The side branch is twice as slow: laid out between main's commits it would be two steps.
     store_runs(store, repo, {**dict.fromkeys(main, 1.0), **dict.fromkeys(side, 2.0)})
     config = load_config(repo / "regbench.toml")
@@ -78,9 +78,9 @@ def test_detect_walks_the_first_parent_line_only(branched, tmp_path):
     assert [v.commit for v in history_of(store, config).versions()] == main
 
 
-def test_a_configured_branch_is_the_line_and_a_missing_one_is_a_clear_error(branched, tmp_path):
+def test_a_configured_branch_is_the_line_and_a_missing_one_is_a_clear_error(branched, tmp_path, open_store):
     repo, main, side = branched
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     store_runs(store, repo, {**dict.fromkeys(main, 1.0), **dict.fromkeys(side, 1.0)})
     (repo / "regbench.toml").write_text(TOML.replace('name = "p"\n', 'name = "p"\nbranch = "side"\n'))
     history = history_of(store, load_config(repo / "regbench.toml"))
@@ -90,9 +90,9 @@ def test_a_configured_branch_is_the_line_and_a_missing_one_is_a_clear_error(bran
         history_of(store, load_config(repo / "regbench.toml"))
 
 
-def test_runs_of_another_session_are_left_out_or_centred_never_pooled(branched, tmp_path):
+def test_runs_of_another_session_are_left_out_or_centred_never_pooled(branched, tmp_path, open_store):
     repo, main, _ = branched
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     campaign = store.start_campaign(seed=0, machine="local", fingerprint={}, command="run",
                                     plan={"schedule": "rmit-rounds"})
     store_runs(store, repo, dict.fromkeys(main, 1.0), campaign_id=campaign)
@@ -120,11 +120,11 @@ def test_runs_of_another_session_are_left_out_or_centred_never_pooled(branched, 
     assert "centred on the history's level" in outcome.history
 
 
-def test_a_campaign_runs_its_own_runs_of_a_version_a_session_measured_first(tmp_path):
+def test_a_campaign_runs_its_own_runs_of_a_version_a_session_measured_first(tmp_path, open_store):
     repo = tmp_path / "repo"
     git_init(repo)
     sha = git_commit(repo, {"regbench.toml": TOML}, "one", when=T0)
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     session = store.start_campaign(seed=1, machine="m", fingerprint={}, command="bisect",
                                    plan={"schedule": SESSION_SCHEDULE})
     c = resolve_revisions(repo, sha)[0]

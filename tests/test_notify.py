@@ -53,8 +53,9 @@ def make_store(path, n_alerts=3, *, benchmark="fft"):
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = make_store(tmp_path / "r.db")
+def store(store_url):
+    """Three alerts, on SQLite or, with ``--store-url``, PostgreSQL (conftest.py)."""
+    s = make_store(store_url)
     yield s
     s.close()
 
@@ -316,8 +317,8 @@ def test_a_file_sink_that_cannot_write_fails_and_is_retried(store, tmp_path):
     assert len(json.loads((blocker / "alerts.json").read_text())["alerts"]) == 3
 
 
-def test_markdown_table_for_a_pull_request(tmp_path):
-    with make_store(tmp_path / "r.db", 2, benchmark="parse|json") as store:
+def test_markdown_table_for_a_pull_request(tmp_path, store_url):
+    with make_store(store_url, 2, benchmark="parse|json") as store:
         path = tmp_path / "pr.md"
         assert notify_pending(store, [MarkdownSink("md", path=path, title="Perf")], now=T0).sent == 2
         text = path.read_text()
@@ -405,9 +406,10 @@ def test_unreachable_smtp_server_is_reported(store):
 
 # --------------------------------------------------------------------------------------- CLI
 @pytest.fixture
-def project(tmp_path, receiver):
-    store = make_store(tmp_path / "r.db")
-    store.close()
+def project(tmp_path, receiver, store_url, monkeypatch):
+    """A project folder whose store (``REGBENCH_STORE``, as the CLI reads it) holds three alerts."""
+    make_store(store_url).close()
+    monkeypatch.setenv("REGBENCH_STORE", store_url)
     (tmp_path / "regbench.toml").write_text(
         '[[notify]]\ntype = "json"\npath = "out/alerts.json"\n\n'
         f'[[notify]]\ntype = "webhook"\nname = "slack"\nurl = "{receiver.url}"\nretries = 0\ntimeout = 5\n')
@@ -416,8 +418,8 @@ def project(tmp_path, receiver):
 
 
 def invoke(project, *args):
-    result = CliRunner().invoke(cli, ["--store", str(project / "r.db"), "--config", str(project / "regbench.toml"),
-                                      "alerts", *args], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["--config", str(project / "regbench.toml"), "alerts", *args],
+                                catch_exceptions=False)
     return result
 
 
@@ -453,7 +455,7 @@ def test_cli_triage_records_who_and_why(project):
 
 
 def test_cli_errors_are_one_line(project, capsys):
-    base = ["--store", str(project / "r.db"), "alerts"]
+    base = ["alerts"]  # the store is REGBENCH_STORE's
     assert main([*base, "ack", "1", "--by", "Ana"]) == 0
     capsys.readouterr()
     assert main([*base, "ack", "1", "--by", "Ana"]) == 3
@@ -477,10 +479,10 @@ def test_cli_notify_reports_failures_and_retries(project, receiver):
     assert "json         sent" in shown and "slack        sent" in shown and "(2 attempt(s))" in shown
 
 
-def test_cli_notify_without_sinks(tmp_path):
-    make_store(tmp_path / "r.db").close()
+def test_cli_notify_without_sinks(tmp_path, store_url):
+    make_store(store_url).close()
     (tmp_path / "regbench.toml").write_text("")
     _register()
-    result = CliRunner().invoke(cli, ["--store", str(tmp_path / "r.db"), "--config", str(tmp_path / "regbench.toml"),
+    result = CliRunner().invoke(cli, ["--store", store_url, "--config", str(tmp_path / "regbench.toml"),
                                       "alerts", "notify"])
     assert result.exit_code == 0 and "no sinks configured" in result.output

@@ -53,19 +53,20 @@ def same_bits(a, b) -> bool:
 
 
 # ---------------------------------------------------------------------------------- open / migrate
-def test_new_store_is_at_schema_revision_0001(db_path):
-    with Store(db_path) as s:
+def test_new_store_is_at_schema_revision_0001(store_url):
+    with Store(store_url) as s:
         assert s.schema_revision() == schema.SCHEMA_REVISION
         tables = set(sa.inspect(s.engine).get_table_names())
     assert {"benchmark", "version", "config", "machine", "campaign", "build", "run", "alembic_version"} <= tables
-    con = sqlite3.connect(db_path)
+    engine = sa.create_engine(store_url)
     try:
-        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [(schema.SCHEMA_REVISION,)]
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [(schema.SCHEMA_REVISION,)]
     finally:
-        con.close()
+        engine.dispose()
 
 
-def test_reopening_a_current_store_does_not_run_alembic(db_path, monkeypatch):
+def test_reopening_a_current_store_does_not_run_alembic(store_url, monkeypatch):
     import alembic.command
 
     calls = []
@@ -76,30 +77,29 @@ def test_reopening_a_current_store_does_not_run_alembic(db_path, monkeypatch):
         return real_upgrade(*args, **kwargs)
 
     monkeypatch.setattr(alembic.command, "upgrade", counting_upgrade)
-    with Store(db_path) as s:
+    with Store(store_url) as s:
         s.add_run(run())
     assert len(calls) == 1  # a new store is migrated once
-    with Store(db_path) as s:
+    with Store(store_url) as s:
         assert s.schema_revision() == schema.SCHEMA_REVISION
         assert len(s.runs()) == 1
-    with Store(db_path, create=False) as s:
+    with Store(store_url, create=False) as s:
         assert len(s.runs()) == 1
     assert len(calls) == 1
 
 
-def test_unknown_schema_revision_is_a_store_error(db_path):
-    Store(db_path).close()
-    con = sqlite3.connect(db_path)
-    with con:
-        con.execute("UPDATE alembic_version SET version_num = '9999'")
-    con.close()
-    with pytest.raises(StoreError, match=r"schema revision 9999, newer than this regbench knows"):
-        Store(db_path)
-    con = sqlite3.connect(db_path)
-    try:  # left as it was: no downgrade, no half migration
-        assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
+def test_unknown_schema_revision_is_a_store_error(store_url):
+    Store(store_url).close()
+    engine = sa.create_engine(store_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+        with pytest.raises(StoreError, match=r"schema revision 9999, newer than this regbench knows"):
+            Store(store_url)
+        with engine.connect() as conn:  # left as it was: no downgrade, no half migration
+            assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [("9999",)]
     finally:
-        con.close()
+        engine.dispose()
 
 
 def test_store_is_created_under_missing_directories(tmp_path):
@@ -118,10 +118,10 @@ def test_open_without_create_on_a_missing_file_is_a_store_error(tmp_path):
     assert not path.parent.exists()
 
 
-def test_open_without_create_on_an_existing_store(db_path):
-    with Store(db_path) as s:
+def test_open_without_create_on_an_existing_store(store_url):
+    with Store(store_url) as s:
         s.add_run(run())
-    with Store(db_path, create=False) as s:
+    with Store(store_url, create=False) as s:
         assert [r.benchmark for r in s.runs()] == ["b"]
 
 

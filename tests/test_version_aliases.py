@@ -59,9 +59,9 @@ def project(tmp_path) -> tuple[Path, list[str]]:
     return repo, shas
 
 
-def test_tags_and_branches_are_recorded_and_resolve(project, tmp_path):
+def test_tags_and_branches_are_recorded_and_resolve(project, tmp_path, open_store):
     repo, shas = project
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     run_campaign(load_config(repo / "regbench.toml"), store, revisions="v1.0,v1.1,v1.2", seed=1,
                  cache_dir=tmp_path / "wt")
     aliases = store.aliases()
@@ -83,9 +83,9 @@ def test_tags_and_branches_are_recorded_and_resolve(project, tmp_path):
         store.resolve_version("HEAD")
 
 
-def test_a_moved_tag_names_the_version_it_was_last_benchmarked_at(project, tmp_path):
+def test_a_moved_tag_names_the_version_it_was_last_benchmarked_at(project, tmp_path, open_store):
     repo, shas = project
-    store = Store(tmp_path / "r.db")
+    store = open_store()
     config = load_config(repo / "regbench.toml")
     run_campaign(config, store, revisions="v1.0,v1.1", seed=2, cache_dir=tmp_path / "wt")
     tag(repo, "stable", shas[0])

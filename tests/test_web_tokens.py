@@ -38,8 +38,8 @@ def test_bad_scopes_are_named(scopes, message):
         parse_scopes(scopes)
 
 
-def test_the_token_commands(tmp_path, capsys):
-    store = str(tmp_path / "s.db")
+def test_the_token_commands(tmp_path, capsys, store_url):
+    store = store_url
     Store(store).close()
     assert main(["--store", store, "token", "create", "--name", "ci-bot", "--scope", "triage", "--scope", "read"]) == 0
     out = capsys.readouterr().out

@@ -163,7 +163,13 @@ class Store:
         self._ids: dict[tuple[str, str], int] = {}
         self._leases = leases_for(self.engine)
         self._held: dict[int, Lease] = {}
-        self._migrate(create=create)
+        try:
+            self._migrate(create=create)
+        except BaseException:
+            # Nobody will close a store that failed to open: its pooled connection would linger
+            # (on PostgreSQL, until the process ends).
+            self.engine.dispose()
+            raise
 
     def close(self) -> None:
         """Close every pooled connection (PostgreSQL connections otherwise linger to exit) and give
@@ -547,6 +553,8 @@ class Store:
         records, versions = list(records), list(versions)
 
         def work(conn: Connection) -> int:
+            if append:
+                tx.lock_appends(conn)  # appenders take turns: each sees the indices the last one took
             if within is not None:
                 within(conn)
             self._ensure_many_versions(conn, versions)
