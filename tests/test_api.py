@@ -298,3 +298,44 @@ def test_private_pages_need_a_log_in_with_a_token_that_may_read(tmp_path):
             assert form.status_code == 200 and client.get("").status_code == 200
     finally:
         server.stop()
+
+
+def test_two_servers_over_one_store_store_each_submission_once(store_url, tmp_path):
+    """Two `regbench serve` processes over one store (as behind a load balancer; PostgreSQL with
+    ``--store-url``): 8 clients send 24 distinct submissions, each to both servers at once; every
+    submission is stored exactly once, and each one's two answers are a 201 and a replay."""
+    synthetic_store(store_url, benchmarks=1).close()
+    keys = tokens(store_url, ci=("submit", None))
+    servers = [start(store_url, tmp_path, name=f"serve{i}", rate=1000, burst=1000) for i in range(2)]
+    try:
+        before = count(store_url, "run")
+        answers: dict[str, list[int]] = {}
+        lock = threading.Lock()
+
+        def client(k: int) -> None:
+            for j in range(3):
+                sid = f"balanced-{k}-{j}"
+                body = jsonl_body(machine="lb-box", version=f"lb{k}.{j}", runs=2, seed=k * 10 + j)
+                got = []
+                threads = [threading.Thread(target=lambda base=s.base: got.append(
+                    submit(base, keys["ci"], body, format="jsonl", machine="lb-box", submission=sid).status_code))
+                    for s in servers]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join()
+                with lock:
+                    answers[sid] = sorted(got)
+
+        workers = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert len(answers) == 24
+        assert {sid: codes for sid, codes in answers.items() if codes != [200, 201]} == {}
+        assert count(store_url, "submission") == 24
+        assert count(store_url, "run") == before + 24 * 2
+    finally:
+        for s in servers:
+            s.stop()
