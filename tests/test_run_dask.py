@@ -49,10 +49,11 @@ def run_keys(store: Store) -> list[tuple[str, str, int, str]]:
     return [(r.benchmark, r.version, r.run_index, r.status) for r in store.runs()]
 
 
-def test_run_on_a_local_cluster_stores_every_run_once_with_the_workers_machine(tmp_path, monkeypatch):
+@pytest.mark.store
+def test_run_on_a_local_cluster_stores_every_run_once_with_the_workers_machine(tmp_path, store_url, monkeypatch):
     cfg = project(tmp_path, requires={"delta": ["no-such-tool"]})
     monkeypatch.setenv("REGBENCH_MACHINE", "bench-7")  # the workers (processes) inherit it
-    store = Store(tmp_path / "results.db")
+    store = Store(store_url)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   resources={"benchmark": 1}, dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
@@ -203,3 +204,32 @@ def test_requires_must_be_a_list_of_distinct_tags(tmp_path):
     cfg.write_text('[project]\nname = "x"\n\n[[benchmark]]\nname = "b"\ncommand = ["true"]\n'
                    'requires = ["hyperfine", "os-linux"]\n')
     assert load_config(cfg).benchmarks[0].requires == ("hyperfine", "os-linux")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_a_run_that_kills_every_worker_is_a_recorded_failure(tmp_path):
+    """The benchmark kills the worker process that runs it (its grandparent: the worker starts a
+    spawner, which starts the benchmark); the nanny restarts the worker, the scheduler gives the
+    task to a worker again, and after `allowed-failures` deaths the run is recorded as failed."""
+    import dask
+
+    killer = ("import os; pid = os.getppid(); "
+              "worker = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]); os.kill(worker, 9)")
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(f'[project]\nname = "k"\n\n[defaults]\nruns = 1\niterations = 2\n\n'
+                   f'[[benchmark]]\nname = "killer"\ncommand = {json.dumps([PY, "-c", killer])}\n\n'
+                   f'[[benchmark]]\nname = "fine"\ncommand = {json.dumps([PY, "-c", "print(1); print(2)"])}\n',
+                   encoding="utf-8")
+    store = Store(tmp_path / "results.db")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     resources={"benchmark": 1}, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        result = run_campaign(load_config(cfg), store, seed=1, executor=DaskExecutor(client=client, wait=0.5))
+    runs = {r.benchmark: r for r in store.runs()}
+    assert len(store.runs()) == 2 and runs["fine"].status == "ok"
+    assert runs["killer"].status == "failed"
+    assert "every worker that ran this run died" in (runs["killer"].stderr_tail or "")
+    assert result.counts["failed"] == 1
+    store.close()

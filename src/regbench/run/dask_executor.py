@@ -14,9 +14,9 @@ here, on the client, as it comes back, under that machine, so the store is writt
 process and a run is stored once:
 
 - a worker that dies mid-task: the scheduler gives the task to another worker, and only the
-  result that comes back is stored (the run that died left nothing); a task that killed
-  :data:`ALLOWED_FAILURES` workers in a row is a ``failed`` run, with the reason in its stderr
-  tail;
+  result that comes back is stored (the run that died left nothing); a task that killed more
+  workers than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by default)
+  is a ``failed`` run, with the reason in its stderr tail;
 - a worker that joins late gets tasks still waiting;
 - ``KeyboardInterrupt`` cancels the tasks not yet done.
 
@@ -64,11 +64,6 @@ RESOURCE = "benchmark"
 
 #: Set in a worker's environment to name the machine its runs are stored under.
 MACHINE_VARIABLE = "REGBENCH_MACHINE"
-
-#: Workers a run's task may kill (die while running it) before it is recorded as failed: the
-#: scheduler's own ``distributed.scheduler.allowed-failures`` decides, this is its default.
-ALLOWED_FAILURES = 3
-
 
 def connect(scheduler: str | None, *, timeout: float = 10.0, what: str = "--executor dask") -> Any:
     """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`."""
@@ -186,8 +181,8 @@ class DaskExecutor(Executor):
                 try:
                     outcome = future.result()
                 except self._distributed.KilledWorker:
-                    outcome = failed_outcome(f"the workers running this run died {ALLOWED_FAILURES} times "
-                                             "(distributed.scheduler.allowed-failures): it kills its machine?")
+                    outcome = failed_outcome("every worker that ran this run died (more times than the scheduler's "
+                                             "distributed.scheduler.allowed-failures): does it kill its machine?")
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
                                              + " ".join(str(exc).split())[:300])
