@@ -44,8 +44,8 @@ from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
 from . import noise as _noise
-from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner, campaign_status,
-                   check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
+from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
+                   campaign_status, check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
                    prepare_version, select_benchmarks, store_dir)
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
