@@ -4,6 +4,7 @@ joining late; tags (worker resources) a benchmark requires."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -151,6 +152,16 @@ def test_kill_9_of_a_worker_mid_campaign_loses_and_duplicates_nothing_and_a_late
             assert run.poll() is None, run.communicate()
             assert time.monotonic() < deadline, "no runs stored"
             time.sleep(0.02)  # polling the store
+        def in_flight() -> bool:  # a run in flight: the spawner the worker's task thread started is alive
+            for f in Path(f"/proc/{first.pid}/task").glob("*/children"):
+                with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                    if f.read_text().split():
+                        return True
+            return False
+
+        while not in_flight():
+            assert time.monotonic() < deadline, "the worker never runs"
+            time.sleep(0.005)  # polling /proc
         os.kill(first.pid, signal.SIGKILL)  # in the middle of a run: each one sleeps 0.4 s
         stored_at_kill = len(store.runs())
         assert stored_at_kill < 16
