@@ -20,12 +20,13 @@ process and a run is stored once:
 - a worker that joins late gets tasks still waiting;
 - ``KeyboardInterrupt`` cancels the tasks not yet done.
 
-Tags (Skoll's task constraints, seed 002 s.3): a benchmark's ``requires = ["hyperfine"]`` makes
-its tasks need one unit of each named resource besides ``benchmark``; workers advertise them as
-resources (``--resources "benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever
-held together with ``benchmark``, which already allows one run at a time).  Before submitting, the
-scheduler's workers are checked: a task no worker can take (after waiting ``wait`` seconds for one
-to join) is not submitted but recorded as a ``failed`` run that names the resources missing.
+Tags (seed 002 s.2: Skoll gives a client only tasks compatible with it, "with the OS running on
+the client machine"): a benchmark's ``requires = ["hyperfine"]`` makes its tasks need one unit of
+each named resource besides ``benchmark``; workers advertise them as resources (``--resources
+"benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever held together with
+``benchmark``, which already allows one run at a time). Before submitting, the scheduler's workers
+are checked: a task no worker can take (after waiting ``wait`` seconds for one to join) is not
+submitted but recorded as a ``failed`` run that names the resources missing.
 
 The versions' trees must be at the same paths on every worker (a shared file system, or the
 same checkout): the request names the tree by path.  Tasks are submitted in the orchestrator's
