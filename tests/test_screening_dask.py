@@ -27,7 +27,7 @@ PY = sys.executable
 def test_screen_on_a_local_cluster_stores_every_run_once(tmp_path, capsys):
     cfg = project(tmp_path)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  resources={"benchmark": 1}, dashboard_address=None) as cluster:
+                                  resources={"benchmark": 1}, dashboard_address=":0") as cluster:
         rc = main(["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", "--generator", "D = ABC",
                    "--runs", "2", "--seed", "1", "--executor", "dask", "--scheduler", cluster.scheduler_address])
     out = capsys.readouterr().out

@@ -110,6 +110,7 @@ direction = "lower"
 # python = "benchmarks.fib:fib20"
 # min_time = 0.01
 # measures = ["cpu", "maxrss"]                             # also the series fib:cpu and fib:maxrss
+# requires = ["hyperfine"]                                 # --executor dask: only workers with these resources
 # alerts = false                                           # never alert on this benchmark
 
 # Noise control for every run (Larres et al. 2013, s.3; Bulej et al. 2005, s.3.1); all off unless set here or by
@@ -174,6 +175,7 @@ class BenchmarkSpec:
     pilot: int = 3  # adaptive: runs with the configured iterations before the plan is chosen
     max_samples: int = DEFAULT_MAX_SAMPLES  # a run printing more is failed (memory stays bounded)
     threads: int = 1  # threads (or processes) it keeps busy at once: > 1 rules out duet runs
+    requires: tuple[str, ...] = ()  # --executor dask: worker resources (tags) a run needs, e.g. "hyperfine"
 
 
 @dataclass(frozen=True)
@@ -339,7 +341,7 @@ class ProjectConfig:
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time",
-                 "plan", "target", "budget", "pilot", "pass_env", "max_samples"}
+                 "plan", "target", "budget", "pilot", "pass_env", "max_samples", "requires"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures", "threads"}
@@ -506,6 +508,10 @@ def _screen_table(table: object, where: str) -> ConfigurationSpace:
     return parse_space(table, where=where)
 
 
+#: A tag of ``requires``: the name of a Dask worker resource (``dask worker --resources "hyperfine=1"``).
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
 def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec:
     bad = set(b) - _BENCH_KEYS
     if bad:
@@ -576,6 +582,11 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     for m in measures:
         if m not in MEASURES:
             fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
+    requires = get("requires", [])
+    if (not isinstance(requires, list) or not all(isinstance(r, str) and _TAG.fullmatch(r) for r in requires)
+            or len(set(requires)) != len(requires)):
+        fail(f"{at('requires')}: `requires` must be a list of distinct tags (letters, digits, '-', '_', '.'), "
+             f"got {shown(requires)}")
     plan = get("plan", "fixed")
     if plan not in PLANS:
         fail(f"{at('plan')}: `plan` must be 'fixed' or 'adaptive', got {shown(plan)}")
@@ -613,6 +624,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         plan=plan, target_width=float(width), budget=budget, pilot=pilot,
         max_samples=_positive(get("max_samples", DEFAULT_MAX_SAMPLES), f"{label} `max_samples`", fail, int),
         threads=_positive(b.get("threads", 1), f"{label} `threads`", fail, int),
+        requires=tuple(requires),
     )
     if spec.format is None and spec.warmup + spec.iterations > spec.max_samples:
         fail(f"{label}: `warmup` + `iterations` ({spec.warmup + spec.iterations}) is more than `max_samples` "

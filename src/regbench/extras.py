@@ -8,7 +8,8 @@ extra          packages                                      what needs them
 ``evaluate``   apache-otava, asv                             the Otava and asv baselines in
                                                              ``regbench evaluate``
 ``postgres``   psycopg                                       a PostgreSQL store
-``dask``       dask, distributed                             ``regbench screen --executor dask``
+``dask``       dask, distributed                             ``--executor dask`` of ``regbench run``,
+                                                             ``screen`` and ``detect``
 =============  ============================================  =====================================
 
 Everything else (detection, campaigns, import and export) needs only the base install, which the

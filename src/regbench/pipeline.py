@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .detect.driver import DetectionResult
+    from .detect.driver import BatchPool, DetectionResult
     from .config import ProjectConfig
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome, Step
@@ -159,7 +159,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
                      on_detected: Callable[[DetectOutcome], None] | None = None,
                      options: Mapping[str, Any] | None = None, confirm: ConfirmOptions | None = None,
-                     confirm_reporter=None, all_sessions: bool = False) -> DetectOutcome:
+                     confirm_reporter=None, all_sessions: bool = False, pool: BatchPool | None = None
+                     ) -> DetectOutcome:
     """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks.
 
     Parameters
@@ -175,6 +176,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         Check only versions newer than the last saved pass.
     jobs : int, optional
         Worker processes of a full pass [default: the number of CPUs].
+    pool : BatchPool, optional
+        Detect on these workers instead (``regbench detect --executor dask``,
+        :class:`regbench.run.dask_executor.DaskBatchPool`): the series are read by the workers
+        from the shared store; alerts are recorded here, as for a local pass.
     dry_run : bool
         Record no alerts and save no detection state.
     bisect : bool
@@ -229,7 +234,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         result = detect_changes(history, method=method, benchmark=benchmark, min_change=min_change,
                                 confidence_level=confidence_level, fdr=fdr, incremental=incremental,
                                 jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
-                                **dict(options or {}))
+                                pool=pool, **dict(options or {}))
     # Matched by the step's identity (change_step): a series (benchmark, configuration, machine)
     # has at most one change between two given versions.
     confirmations: dict[Step, Confirmation] = {}

@@ -36,6 +36,10 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
 @click.option("--no-fdr", is_flag=True, help="Report every change the method finds, without FDR control.")
 @click.option("--jobs", default=None, type=click.IntRange(1),
               help="Worker processes for large stores [default: the number of CPUs].")
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where series are analysed: here (--jobs processes), or on the workers of a Dask scheduler, "
+                   "each reading the store itself (a PostgreSQL URL, or a SQLite file on a shared disk).")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
 @click.option("--incremental", is_flag=True,
               help="Check only versions newer than the last pass (auto): cheap enough for every new commit.")
 @click.option("--dry-run", is_flag=True, help="Only report: record no alerts and save no detection state.")
@@ -61,8 +65,8 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
               help="With --confirm: pairs of runs per change at most [default: `confirm_max_pairs` of "
                    "[detect], else compare --run's 100].")
 @click.pass_context
-def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, incremental, dry_run,
-            notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs
+def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, executor_name,
+            scheduler, incremental, dry_run, notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs
             ) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
@@ -87,13 +91,24 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
+    if scheduler is not None and executor_name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
+    if jobs is not None and executor_name == "dask":
+        raise ConfigError("--jobs is for --executor local (with dask, the scheduler's workers share the series)")
     store = ctx.open_store(create=False, config=config)
-    outcome = detect_and_alert(
-        store, config, method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
-        fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
-        notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
-        on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
-        options=detector_options, confirm=confirming, confirm_reporter=_live_display(), all_sessions=all_sessions)
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if executor_name == "dask":
+            from ..run.dask_executor import DaskBatchPool
+
+            pool = stack.enter_context(DaskBatchPool(scheduler))
+        outcome = detect_and_alert(
+            store, config, method=method, benchmark=benchmark, min_change=min_change, confidence_level=confidence,
+            fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
+            notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
+            on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
+            options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
+            all_sessions=all_sessions, pool=pool)
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
     if not outcome.ok:

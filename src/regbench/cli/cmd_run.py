@@ -56,10 +56,15 @@ from ._common import configuration_name, moved_option
 @click.option("--quiet", "quiet_mode", type=click.Choice(["wait", "warn"]),
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
                    "stderr tail [default: wait].")
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
+                   "each hold the resource benchmark=1 (one run at a time per machine); each run is stored "
+                   "under its worker's machine, with that machine's fingerprint.")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
 @click.pass_obj
 def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name, pin,
             aslr, ramdisk,
-            env_size, quiet_load, quiet_wait, quiet_mode) -> None:
+            env_size, quiet_load, quiet_wait, quiet_mode, executor_name, scheduler) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
     Runs are fresh processes executed in randomized interleaved order (RMIT), so that machine
@@ -71,7 +76,10 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     used is recorded with the campaign.
     """
     # Imported here: every command module is imported whenever `regbench` starts.
+    import contextlib
+
     from ..config import noise_control
+    from ..errors import ConfigError
     from ..report.campaign import ProgressReporter, campaign_summary, store_location
     from ..run.campaign import run_campaign
     from ._common import sigterm_as_interrupt
@@ -81,6 +89,16 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
              "quiet_wait": quiet_wait, "quiet": quiet_mode}
     noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
                           label=lambda key: "--" + key.replace("_", "-"))
+    if scheduler is not None and executor_name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
+    if machine is not None and executor_name == "dask":
+        raise ConfigError("--machine names the runs made here; with --executor dask a run is stored under its "
+                          "worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")
+    executor = None
+    if executor_name == "dask":  # before the store is opened: an unreachable scheduler writes nothing
+        from ..run.dask_executor import DaskExecutor
+
+        executor = DaskExecutor(scheduler)
     store = ctx.open_store(config=config)
     optimized = None
     if plan_kind == "optimized":
@@ -92,12 +110,15 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
                                        machine=machine or default_machine_name())
     reporter = ProgressReporter()
     try:
-        with sigterm_as_interrupt(), reporter:
-            result = run_campaign(config, store, revisions=revisions, releases=releases,
-                                  benchmarks=list(benchmarks) or None,
-                                  seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                  rebuild=rebuild, noise=noise, config_name=config_name,
-                                  retry_failed=retry_failed, optimized=optimized)
+        with sigterm_as_interrupt(), contextlib.ExitStack() as stack:
+            if executor is not None:
+                stack.enter_context(executor)
+            with reporter:
+                result = run_campaign(config, store, revisions=revisions, releases=releases,
+                                      benchmarks=list(benchmarks) or None,
+                                      seed=seed, machine=machine, runs=runs, reporter=reporter,
+                                      rebuild=rebuild, noise=noise, config_name=config_name,
+                                      retry_failed=retry_failed, optimized=optimized, executor=executor)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
                    err=True)

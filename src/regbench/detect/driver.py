@@ -16,8 +16,9 @@ Every way of running goes through one loop:
   others get a full pass (:meth:`Detector.detect_with_state`);
 * the tallies of all batches are merged, in order, here or from ``jobs`` worker processes that
   open the source themselves (it pickles as a way to reopen it, when it is :attr:`shareable
-  <SeriesSource.shareable>`); only tallies travel back, and the output does not depend on
-  timing.
+  <SeriesSource.shareable>`), or from the workers of a :class:`BatchPool` (a Dask cluster's,
+  :class:`regbench.run.dask_executor.DaskBatchPool`) that read the same shared store; only
+  tallies travel back, and the output does not depend on timing or on where batches ran.
 
 An incremental pass (``incremental=True``) plans differently and runs the same loop: series with
 a state saved by an earlier pass with the same options load just their newer versions and go on
@@ -30,9 +31,9 @@ from __future__ import annotations
 
 import json
 import numbers
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
 from ..model import Series, VersionInfo
@@ -80,6 +81,14 @@ class SeriesSource(Protocol):
     def load_detection_states(self, method: str, options: str) -> dict[SeriesKey, dict]:
         """The states saved by :func:`save_detection_state` for ``method`` with these ``options``
         (:func:`options_key`), by series."""
+        ...
+
+
+class BatchPool(Protocol):
+    """Somewhere else to run the batches (a Dask cluster's workers): ``fn(shared, item)`` for each
+    item, results yielded in the order of ``items``.  ``shared`` goes to each worker once."""
+
+    def map_ordered(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence[Any]) -> Iterator[Any]:
         ...
 
 
@@ -229,7 +238,8 @@ def options_key(method: str, min_change: float | None, confidence_level: float, 
 def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "auto", benchmark: str | None = None,
                    config: str | None = None, machine: str | None = None, min_change: float | None = None,
                    confidence_level: float = 0.99, fdr: float | None = DEFAULT_FDR, incremental: bool = False,
-                   jobs: int = 1, batch: int = 50, progress: Progress | None = None, **options) -> DetectionResult:
+                   jobs: int = 1, batch: int = 50, progress: Progress | None = None, pool: BatchPool | None = None,
+                   **options) -> DetectionResult:
     """Run one detector over many series and control the false discovery rate across them.
 
     Parameters
@@ -260,6 +270,10 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         Benchmarks (or series at hand) per unit of work.
     progress : callable, optional, keyword-only
         ``progress(done, total)`` after each batch.
+    pool : BatchPool, optional, keyword-only
+        Run the batches there instead (``jobs`` is then not used): its workers open the source
+        themselves, so it must be shareable (a store every worker can reach: a PostgreSQL URL, or
+        a SQLite file on a shared disk).  The result is the one of a local pass.
     **options
         More options of the detector.
 
@@ -270,7 +284,8 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
     Raises
     ------
     ConfigError
-        An unknown method, or ``incremental`` with a method that has no incremental mode.
+        An unknown method, ``incremental`` with a method that has no incremental mode, or a
+        ``pool`` with a source its workers cannot open.
     NotFoundError
         A filter names something the source does not have.
     ValueError
@@ -294,7 +309,14 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         series = [s for s in source if scope.covers(series_key(s))]
         batches = [Batch(items=tuple((s, None) for s in series[i:i + batch])) for i in range(0, len(series), batch)]
         reader = None
-    tally = _run(detector, batches, reader, scope, jobs=jobs, progress=progress)
+    if pool is not None:
+        if reader is not None and not reader.shareable and any(b.names for b in batches):
+            raise ConfigError("the store cannot be opened by other processes (an in-memory database): "
+                              "give workers a store they can reach, a PostgreSQL URL or a SQLite file on a shared disk")
+        tallies = pool.map_ordered(_pool_batch, (detector, reader, scope), batches)
+        tally = _accumulate(tallies, len(batches), progress)
+    else:
+        tally = _run(detector, batches, reader, scope, jobs=jobs, progress=progress)
     return _finish(detector, tally, fdr, incremental=incremental, options=key)
 
 
@@ -426,6 +448,12 @@ def _init_worker(source: SeriesSource, detector: Detector, scope: Scope) -> None
     _WORKER = (source, detector, scope)
 
 
+def _pool_batch(shared: tuple[Detector, SeriesSource | None, Scope], batch: Batch) -> Tally:
+    # Runs on a pool's worker (BatchPool): ``shared`` arrived once per worker.
+    detector, source, scope = shared
+    return _detect_batch(detector, batch, source, scope)
+
+
 def _worker_batch(batch: Batch) -> Tally:
     # Runs only in a worker process, whose pool initializer (_init_worker) set _WORKER first.
     assert _WORKER is not None
@@ -433,5 +461,5 @@ def _worker_batch(batch: Batch) -> Tally:
     return _detect_batch(detector, batch, source, scope)
 
 
-__all__ = ["DEFAULT_FDR", "DetectionResult", "SeriesSource", "StateStore", "Tally", "detect_changes", "options_key",
+__all__ = ["DEFAULT_FDR", "BatchPool", "DetectionResult", "SeriesSource", "StateStore", "Tally", "detect_changes", "options_key",
            "save_detection_state"]

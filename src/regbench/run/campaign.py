@@ -44,8 +44,8 @@ from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
 from . import noise as _noise
-from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner, campaign_status,
-                   check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
+from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
+                   campaign_status, check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
                    prepare_version, select_benchmarks, store_dir)
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
@@ -217,7 +217,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                  rebuild: bool = False, command: str | None = None,
                  cache_dir: Path | None = None, releases: str | None = None,
                  noise: NoiseControl | None = None, retry_failed: bool = False,
-                 optimized: CampaignPlans | None = None) -> CampaignResult:
+                 optimized: CampaignPlans | None = None, executor: Executor | None = None) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -271,6 +271,13 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         Optimized plans (``--plan optimized``, :func:`regbench.optimize.plans.plans_for_campaign`):
         each planned benchmark runs its plan's runs and iterations (a fixed plan), the others as
         configured; runs are spread over the rounds by :func:`spread_order`.  Not with ``runs``.
+    executor : Executor, optional
+        Where the runs are made (default: here, one at a time, :class:`LocalExecutor`; the caller
+        closes the one it gives).  With one whose runs are made on other machines (a Dask
+        cluster, :class:`~regbench.run.dask_executor.DaskExecutor`), each run is stored under the
+        machine of the worker that made it, with that machine's fingerprint; the campaign is
+        recorded under the workers' machine when they share one (else this host), and resuming
+        counts the runs stored on every worker's machine.  Not with ``machine``.
 
     Returns
     -------
@@ -318,7 +325,13 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if noise.env_size is not None:
         check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
 
-    machine = machine or default_machine_name()
+    where = executor.name if executor is not None else LocalExecutor.name
+    remote = executor.machines() if executor is not None else {}
+    if where != LocalExecutor.name and machine is not None:
+        raise ConfigError(f"--machine names the runs made here; with --executor {where} a run is stored "
+                          "under its worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")
+    machine = machine or (next(iter(remote)) if len(remote) == 1 else default_machine_name())
+    fingerprint = remote.get(machine) or machine_fingerprint()
     seed = int(seed) if seed is not None else secrets.randbits(32)
     plan = {
         "schedule": SCHEDULE,
@@ -334,17 +347,23 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                 **({"plan": "adaptive", "target": s.target_width, "budget": s.budget, "pilot": s.pilot}
                                    if s.plan == "adaptive" else {})} for s in specs},
         "noise": {**noise.to_json(), **noise_facts},
+        "executor": where,
     }
+    if remote:
+        plan["machines"] = sorted(remote)
     if optimized is not None:
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
                                            "iterations": p.iterations} for p in optimized.plans}
     if counter is not None:
         plan["instruction_counter"] = counter
-    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
+    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
-    with LocalExecutor() as executor, contextlib.ExitStack() as cleanup:
-        ctx = RunContext(store, campaign_id, machine, config_name, noise, executor)
+    with contextlib.ExitStack() as cleanup:
+        if executor is None:
+            executor = cleanup.enter_context(LocalExecutor())
+        ctx = RunContext(store, campaign_id, machine, config_name, noise, executor, tuple(sorted(remote)),
+                         where_made=where != LocalExecutor.name)
         trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
                              noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None)
@@ -419,10 +438,16 @@ class _Campaign:
     def slots(self) -> RunSlots:
         """Which runs of this campaign's experiments are stored, and which indexes are free."""
         ctx = self.ctx
-        taken = ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine)
+        # On a cluster, run indexes are kept distinct across the workers' machines: a run is
+        # stored under the machine that made it, which is known only when it ends.
+        taken: set[tuple[str, str, int]] = set()
+        history: set[tuple[str, str, int]] = set()
         sessions = ctx.store.session_campaigns()
-        history = (ctx.store.existing_run_keys(config=ctx.config_name, machine=ctx.machine,
-                                               exclude_campaigns=sessions) if sessions else taken)
+        for name in ctx.all_machines:
+            mine = ctx.store.existing_run_keys(config=ctx.config_name, machine=name)
+            taken |= mine
+            history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
+                                                    exclude_campaigns=sessions) if sessions else mine)
         return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history),
                         retry_failed=self.retry_failed)
 
@@ -499,7 +524,7 @@ class _Campaign:
         out: dict[tuple[str, str], set[int]] = {}
         for spec in self.specs:
             for run in ctx.store.runs(benchmark=spec.name):
-                if (run.config, run.machine) != (ctx.config_name, ctx.machine) or run.status == "ok":
+                if run.config != ctx.config_name or run.machine not in ctx.all_machines or run.status == "ok":
                     continue
                 if (spec.name, run.version, run.run_index) not in history:
                     continue  # a session's run

@@ -116,6 +116,11 @@ class Executor(abc.ABC):
         ends.  A benchmark's failure is an outcome, never an exception; ``KeyboardInterrupt``
         stops the runs in flight and propagates."""
 
+    def machines(self) -> dict[str, dict]:
+        """The machines other than this one that runs may be made on, name -> fingerprint (a
+        Dask cluster's workers); empty when every run is made here."""
+        return {}
+
     def close(self) -> None:
         """Release what the executor holds (nothing for the local one)."""
 
@@ -301,6 +306,13 @@ class RunContext:
         Noise control for every run.
     executor : Executor
         Where the runs are made.
+    machines : tuple of str
+        Every machine the runs may be stored under: ``machine`` alone for runs made here, the
+        workers' machines too on a Dask cluster.  Resuming counts the runs stored on any of them.
+    where_made : bool
+        Store each run under the machine that made it when the outcome names one (a Dask
+        worker's), with that machine's fingerprint; False stores every run under ``machine``
+        (a screening study, whose effects are estimated on one machine's series).
     """
 
     store: Store
@@ -309,6 +321,12 @@ class RunContext:
     config_name: str
     noise: NoiseControl
     executor: Executor
+    machines: tuple[str, ...] = ()
+    where_made: bool = False
+
+    @property
+    def all_machines(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((self.machine, *self.machines)))
 
 
 @dataclass(frozen=True)
@@ -333,6 +351,7 @@ class TrialRunner:
         self.ctx = ctx
         self.versions: dict[str, ReadyVersion] = {v.name: v for v in versions}
         self.reporter = reporter
+        self._fingerprinted: set[str] = set()
 
     def add(self, version: ReadyVersion) -> None:
         self.versions[version.name] = version
@@ -357,15 +376,23 @@ class TrialRunner:
             yield TrialResult(request.trial, request.spec, outcome, stored)
 
     def store_outcome(self, request: RunRequest, outcome: RunOutcome) -> bool:
-        """Store one run's outcome in its own transaction and tell the reporter; False when
+        """Store one run's outcome in its own transaction, under the context's machine (or the
+        one that made it, :attr:`RunContext.where_made`), and tell the reporter; False when
         another campaign on the same store stored a run with its key first (this one is then
         dropped).  For orchestrators that hand one executor the requests of several runners."""
         t = request.trial
+        machine = (outcome.machine if self.ctx.where_made else None) or self.ctx.machine
+        if machine == outcome.machine and outcome.fingerprint is not None and machine not in self._fingerprinted:
+            # A run made elsewhere (a Dask worker): its machine's fingerprint, as a local
+            # campaign records this one's.
+            store, fingerprint = self.ctx.store, outcome.fingerprint
+            store.write(lambda conn: store.ensure_machine(conn, machine, fingerprint))
+            self._fingerprinted.add(machine)
         try:
             # Waits for other writers as long as the store's patience allows: a finished run is
             # not lost because another process holds the store for a while.
             record_outcome(self.ctx.store, request.spec, t, outcome, config_name=self.ctx.config_name,
-                           machine=self.ctx.machine, campaign_id=self.ctx.campaign_id,
+                           machine=machine, campaign_id=self.ctx.campaign_id,
                            version_info=self.versions[t.version].info)
             stored = True
         except DuplicateRunError:

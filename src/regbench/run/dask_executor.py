@@ -1,82 +1,193 @@
-"""Runs on a Dask cluster (the ``dask`` extra): seed 002's grid of Skoll clients, on an existing
-distributed engine.
+"""Runs and detection on a Dask cluster (the ``dask`` extra): seed 002's grid of Skoll clients, on
+an existing distributed engine.
 
+Runs
+----
 Each benchmark machine runs one Dask worker started with the resource ``benchmark=1``
 (``dask worker ADDRESS --nthreads 1 --resources benchmark=1``); every run is a task that needs
 one ``benchmark`` unit, so a machine makes one run at a time, as the local executor does, and
 runs on different machines go in parallel.  The task makes the run where it lands
 (:meth:`RunRequest.execute`: a fresh process, with its timeout and process-group kill) and sends
-back the :class:`~regbench.run.execute.RunOutcome`; regbench stores it here, on the client, as
-it comes back, so the store is written by one process and a run is stored once:
+back the :class:`~regbench.run.execute.RunOutcome` with the name and fingerprint of the worker's
+machine (its host name, or ``REGBENCH_MACHINE`` set where the worker starts); regbench stores it
+here, on the client, as it comes back, under that machine, so the store is written by one
+process and a run is stored once:
 
 - a worker that dies mid-task: the scheduler gives the task to another worker, and only the
-  result that comes back is stored (the run that died left nothing);
+  result that comes back is stored (the run that died left nothing); a task that killed more
+  workers than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by default)
+  is a ``failed`` run, with the reason in its stderr tail;
 - a worker that joins late gets tasks still waiting;
 - ``KeyboardInterrupt`` cancels the tasks not yet done.
+
+Tags (seed 002 s.2: Skoll gives a client only tasks compatible with it, "with the OS running on
+the client machine"): a benchmark's ``requires = ["hyperfine"]`` makes its tasks need one unit of
+each named resource besides ``benchmark``; workers advertise them as resources (``--resources
+"benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever held together with
+``benchmark``, which already allows one run at a time). Before submitting, the scheduler's workers
+are checked: a task no worker can take (after waiting ``wait`` seconds for one to join) is not
+submitted but recorded as a ``failed`` run that names the resources missing.
 
 The versions' trees must be at the same paths on every worker (a shared file system, or the
 same checkout): the request names the tree by path.  Tasks are submitted in the orchestrator's
 order (RMIT) with decreasing priority, so the scheduler starts them in that order as workers
 free up.
+
+Detection
+---------
+:class:`DaskBatchPool` hands the detection driver's batches of series
+(:func:`regbench.detect.driver.detect_changes`, ``pool=``) to the workers: the source (a store that
+pickles as its URL) and the detector are sent to each worker once, every worker reads its series
+from the shared store, and only the tallies come back, in submission order, so the result is the
+one ``--jobs`` gives.  Detection tasks hold no ``benchmark`` resource.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
+from ..model import utcnow
 from .core import Executor, RunRequest, Started
 from .execute import RunOutcome
 from .executor import register
+from .fingerprint import default_machine_name, machine_fingerprint
+from .process import NOTE
 
 #: The worker resource one benchmark run holds.
 RESOURCE = "benchmark"
 
+#: Set in a worker's environment to name the machine its runs are stored under.
+MACHINE_VARIABLE = "REGBENCH_MACHINE"
+
+def connect(scheduler: str | None, *, timeout: float = 10.0, what: str = "--executor dask") -> Any:
+    """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`."""
+    from ..extras import require
+
+    distributed = require("distributed", what=what)
+    if not scheduler:
+        raise ConfigError(f"{what} needs --scheduler ADDRESS (such as tcp://127.0.0.1:8786)")
+    try:
+        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None
+
+
+def worker_machine() -> tuple[str, dict]:
+    """The name and fingerprint of the machine this process runs on (a worker's)."""
+    return os.environ.get(MACHINE_VARIABLE) or default_machine_name(), machine_fingerprint()
+
 
 def _run(request: RunRequest) -> RunOutcome:
-    return request.execute()
+    outcome = request.execute()
+    name, fingerprint = worker_machine()
+    return dataclasses.replace(outcome, machine=name, fingerprint=fingerprint)
+
+
+def task_resources(request: RunRequest) -> dict[str, float]:
+    """What a run's task needs of a worker: one ``benchmark`` unit and one of each tag it requires."""
+    return {RESOURCE: 1, **dict.fromkeys(request.spec.requires, 1)}
+
+
+def failed_outcome(reason: str) -> RunOutcome:
+    """A run that could not be made (no worker to take it, or the workers died running it)."""
+    return RunOutcome(status="failed", samples=np.empty(0), exit_code=None, stderr_tail=NOTE + reason,
+                      duration=0.0, started_at=utcnow())
 
 
 @register
 class DaskExecutor(Executor):
     """Runs requests as tasks of a Dask scheduler at ``scheduler`` (``tcp://host:8786``), or of
-    the ``client`` given (a test's ``LocalCluster``)."""
+    the ``client`` given (a test's ``LocalCluster``).
+
+    ``timeout`` bounds connecting; ``wait`` is how long a run whose resources no worker offers
+    waits for such a worker to join before it is recorded as failed.
+    """
 
     name = "dask"
 
-    def __init__(self, scheduler: str | None = None, *, client: Any = None, timeout: float = 10.0):
-        from ..extras import require
-
-        distributed = require("distributed", what="--executor dask")
+    def __init__(self, scheduler: str | None = None, *, client: Any = None, timeout: float = 10.0,
+                 wait: float = 30.0):
         if client is None:
-            if not scheduler:
-                raise ConfigError("--executor dask needs --scheduler ADDRESS (such as tcp://127.0.0.1:8786)")
-            try:
-                client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-            except (OSError, TimeoutError) as exc:
-                raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+            client = connect(scheduler, timeout=timeout)
             self._own = True
         else:
             self._own = False
         self.client = client
+        self.wait = wait
+        import distributed
+
         self._distributed = distributed
+
+    def worker_resources(self) -> dict[str, Mapping[str, float]]:
+        """The resources of every worker the scheduler knows now, by worker address."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        return {address: dict(w.get("resources") or {}) for address, w in workers.items()}
+
+    def machines(self) -> dict[str, dict]:
+        """The machines of the workers that can make runs now: name -> fingerprint."""
+        able = [a for a, r in self.worker_resources().items() if r.get(RESOURCE, 0) >= 1]
+        if not able:
+            return {}
+        found = self.client.run(worker_machine, workers=able)
+        return {name: fp for name, fp in found.values()}
+
+    def unplaceable(self, needs: Iterable[Mapping[str, float]]) -> dict[tuple[str, ...], str]:
+        """Of the resource sets ``needs``, those no worker offers (after waiting up to
+        :attr:`wait` seconds for a worker that does), each with the one-line reason."""
+        wanted = {tuple(sorted(n)): n for n in needs}
+        deadline = time.monotonic() + self.wait
+        while True:
+            offered = self.worker_resources()
+            missing = {key: n for key, n in wanted.items()
+                       if not any(all(r.get(k, 0) >= v for k, v in n.items()) for r in offered.values())}
+            if not missing or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)  # waiting for a worker to join: the scheduler has no event for it here
+        tags = sorted({k for r in offered.values() for k in r})
+        have = f"the workers offer {', '.join(tags)}" if tags else "no worker is connected"
+        return {key: (f"no Dask worker offers {' and '.join(k for k in key if not _offered(k, offered))} "
+                      f"(waited {self.wait:g} s; {have})") for key in missing}
 
     def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
             ) -> Iterator[tuple[RunRequest, RunOutcome]]:
         todo = list(requests)
         if not todo:
             return
+        refused = self.unplaceable(task_resources(r) for r in todo)
         futures = {}
         for rank, request in enumerate(todo):
-            future = self.client.submit(_run, request, resources={RESOURCE: 1}, pure=False,
+            needs = task_resources(request)
+            if tuple(sorted(needs)) in refused:
+                continue
+            future = self.client.submit(_run, request, resources=needs, pure=False,
                                         priority=len(todo) - rank, retries=0)
             futures[future] = request
             if started is not None:
                 started(request)
         try:
+            for request in todo:
+                reason = refused.get(tuple(sorted(task_resources(request))))
+                if reason is not None:
+                    yield request, failed_outcome(reason)
             for future in self._distributed.as_completed(list(futures), loop=self.client.loop):
-                yield futures[future], future.result()
+                request = futures[future]
+                try:
+                    outcome = future.result()
+                except self._distributed.KilledWorker:
+                    outcome = failed_outcome("every worker that ran this run died (more times than the scheduler's "
+                                             "distributed.scheduler.allowed-failures): does it kill its machine?")
+                except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
+                    outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
+                                             + " ".join(str(exc).split())[:300])
+                yield request, outcome
         except BaseException:
             self.client.cancel(list(futures))
             raise
@@ -84,3 +195,55 @@ class DaskExecutor(Executor):
     def close(self) -> None:
         if self._own:
             self.client.close()
+
+
+def _offered(tag: str, offered: Mapping[str, Mapping[str, float]]) -> bool:
+    return any(r.get(tag, 0) >= 1 for r in offered.values())
+
+
+# ----------------------------------------------------------------------------------- detection
+
+def _shared_call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    return fn(shared, item)
+
+
+class DaskBatchPool:
+    """Runs a function over work items on a Dask scheduler's workers, results in submission order
+    (the detection driver's ``pool``, :class:`regbench.detect.driver.BatchPool`).
+
+    ``shared`` (the source and the detector) is scattered to every worker once, not pickled with
+    each item.
+    """
+
+    def __init__(self, scheduler: str | None = None, *, client: Any = None, timeout: float = 10.0):
+        if client is None:
+            client = connect(scheduler, timeout=timeout, what="detect --executor dask")
+            self._own = True
+        else:
+            self._own = False
+        self.client = client
+
+    def map_ordered(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence[Any]) -> Iterator[Any]:
+        """``fn(shared, item)`` for every item, on the workers; yielded in the order of ``items``."""
+        if not self.client.scheduler_info(n_workers=-1)["workers"]:
+            raise ConfigError("the Dask scheduler has no worker: start `dask worker ADDRESS` on a machine that "
+                              "reads the store")
+        handle = self.client.scatter(shared, broadcast=True, hash=False)
+        futures = [self.client.submit(_shared_call, fn, handle, item, pure=False, priority=len(items) - k)
+                   for k, item in enumerate(items)]
+        try:
+            for future in futures:
+                yield future.result()
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+    def __enter__(self) -> DaskBatchPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

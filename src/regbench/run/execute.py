@@ -106,6 +106,11 @@ class RunOutcome:
         the status of the measuring process (or ``garbage`` for output that is not a count).
     instruction_counter : str or None
         ``"perf"`` or ``"callgrind"``: what counted ``instructions``.
+    machine : str or None
+        The machine the run was made on when it is not this one (a Dask worker's,
+        :mod:`regbench.run.dask_executor`); None: here.
+    fingerprint : dict or None
+        That machine's fingerprint (:func:`regbench.run.fingerprint.machine_fingerprint`).
     """
 
     status: str
@@ -118,6 +123,8 @@ class RunOutcome:
     measures: dict[str, float] = field(default_factory=dict)
     measure_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     instruction_counter: str | None = None
+    machine: str | None = None
+    fingerprint: dict | None = None
 
 
 #: In a command benchmark with ``format``, this argument is replaced by the path of a file the
