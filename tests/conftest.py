@@ -113,3 +113,27 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
     """A fresh, empty SQLite store whatever ``--store-url`` says (to compare a server with SQLite)."""
     with Store(tmp_path / "sqlite" / "results.db") as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, once per test module (skipped without either)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    from webtools import chromium_path
+
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path())
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context's page, with its console errors collected (``page.console_log``)."""
+    from webtools import ConsoleLog
+
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    pg = context.new_page()
+    pg.console_log = ConsoleLog(pg)
+    yield pg
+    context.close()

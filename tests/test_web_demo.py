@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from regbench.demo_project import DemoRepo
-from webtools import ConsoleLog, Server, chromium_path
+from webtools import ConsoleLog, Server
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -24,14 +24,6 @@ def demo(tmp_path_factory):
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     return root, out.stdout
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path())
-        yield b
-        b.close()
 
 
 def _commits(root) -> list[str]:

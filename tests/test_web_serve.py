@@ -12,7 +12,7 @@ import pytest
 from regbench.store import Store
 from regbench.store.alerts import alert_history, get_alert
 from regbench.web.data import benchmark_id, series_id
-from webtools import ConsoleLog, Server, chromium_path, sha, synthetic_store
+from webtools import ConsoleLog, Server, sha, synthetic_store
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -32,23 +32,6 @@ def served(tmp_path_factory):
     server = Server(path, root / "serve.log")
     yield path, server.base, tokens
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path())
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    pg = context.new_page()
-    pg.console_log = ConsoleLog(pg)
-    yield pg
-    context.close()
 
 
 def test_every_live_page_loads_without_console_errors(served, page):

@@ -7,7 +7,7 @@ import pytest
 from regbench.cli.main import main
 from regbench.errors import ExitStatus
 from regbench.web.data import series_id
-from webtools import ConsoleLog, chromium_path, sha, synthetic_store
+from webtools import sha, synthetic_store
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -18,23 +18,6 @@ def report(tmp_path_factory):
     synthetic_store(root / "s.db").close()
     assert main(["--store", str(root / "s.db"), "report", "-o", str(root / "out")]) == 0
     return root / "out"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path())
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    pg = context.new_page()
-    pg.console_log = ConsoleLog(pg)
-    yield pg
-    context.close()
 
 
 def _ready(page) -> None:
