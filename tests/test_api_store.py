@@ -133,5 +133,5 @@ def test_a_0009_store_is_upgraded_to_hold_submissions(tmp_path):
     engine.dispose()
     assert columns == {c.name for c in t.submission.columns}
     with Store(path) as s:
-        assert s.schema_revision() == "0010" and [k.name for k in list_tokens(s)] == ["ci"]
+        assert s.schema_revision() == t.SCHEMA_REVISION and [k.name for k in list_tokens(s)] == ["ci"]
         assert not submit(s, SubmitRequest("sub-upgraded", "pyperf", "m1", "v1"), GOLDEN_PYPERF.read_bytes()).replayed

@@ -25,7 +25,7 @@ from regbench.pipeline import detect_and_alert
 from regbench.run.campaign import run_campaign
 from regbench.run.confirm import ConfirmOptions, confirm_changes, judge
 from regbench.run.fingerprint import default_machine_name
-from regbench.run.rerun import plan_reruns
+from regbench.run.rerun import comparison_of, plan_reruns
 from regbench.run.sequential import DEFAULT_ALPHA, DEFAULT_MAX_PAIRS, Settled
 from regbench.stats.sequential import sequential_decision
 from regbench.store import Store, schema
@@ -91,7 +91,9 @@ def test_a_real_change_is_confirmed_and_alerted_with_its_record(tmp_path, open_s
     assert campaign.id == conf.campaign_id and campaign.status == "finished"
     assert campaign.plan["schedule"] == "sequential-pairs"
     assert campaign.plan["confirm"]["changes"] == [{"benchmark": "b", "previous": versions[4], "version": versions[5],
-                                                    "kind": "regression", "method": "auto"}]
+                                                    "kind": "regression", "method": "auto",
+                                                    "compared_as": comparison_of(entry.change)}]
+    assert conf.compared_by is not None and conf.compared_by.startswith("pairs of interleaved runs")
     # Its history says so in words too.
     from regbench.store.alerts import alert_history
 

@@ -33,13 +33,13 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
 #: Columns added to a table that existed before them, with the value old rows get (their
 #: migration's documented default), by the revision that added them.
-ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}}
+ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirmation", "compared_by"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -142,6 +142,11 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
             format="pyperf", machine="ci-2", runs=3, samples=60, created_at=T0)
         add(t.submission, submission_id="by-hand", body_sha256="d" * 64, token_id=None, format="jsonl",
             machine="local", runs=1, samples=5, created_at=T0 + timedelta(hours=1))
+    if at_least(revision, "0011"):
+        how = "pairs of duet runs, log ratio of runs' 10% quantiles (a floor: interference only adds time)"
+        confirmed = written["confirmation"][0]["id"]
+        conn.execute(sa.update(t.confirmation).where(t.confirmation.c.id == confirmed).values(compared_by=how))
+        written["confirmation"][0]["compared_by"], written["confirmation"][1]["compared_by"] = how, None
     return written
 
 
@@ -218,7 +223,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -232,6 +237,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
             assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == down_to
             tables = set(sa.inspect(conn).get_table_names()) - {"alembic_version"}
             columns = {c["name"] for c in sa.inspect(conn).get_columns("alert")}
+            confirmation_columns = {c["name"] for c in sa.inspect(conn).get_columns("confirmation")}
     finally:
         engine.dispose()
     dropped = set(written) - tables
@@ -239,6 +245,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
         name for name, since in (("submission", "0010"), ("alert_machine", "0009"), ("api_token", "0008"),
                                  ("plan", "0007"), ("version_alias", "0006")) if not at_least(down_to, since)}
     assert ("hold_machines" in columns) == at_least(down_to, "0009")
+    assert ("compared_by" in confirmation_columns) == at_least(down_to, "0011")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     with Store(store_url) as s:
         assert s.schema_revision() == t.SCHEMA_REVISION

@@ -18,14 +18,18 @@ REPLAYS = 1000
 MARGIN = 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPLAYS)
 
 
-def bimodal_runs(gen, n, *, effect=0.0, gap=0.25, spread=0.01, upper=0.5, size=None):
+def bimodal_runs(gen, n, *, effect=0.0, gap=0.25, spread=0.01, upper=0.5, size=None, strays=0.0):
     """Run means of A and B: each run in the slower mode (``1 + gap``) with chance ``upper``,
-    times log-normal run noise; B is A scaled by ``1 + effect``."""
+    times log-normal run noise; B is A scaled by ``1 + effect``.  A share ``strays`` of runs lies
+    midway between the modes instead (runs disturbed for part of their time)."""
     shape = (size, n) if size else (n,)
 
     def runs():
         mode = gen.random(shape) < upper
-        return np.where(mode, 1 + gap, 1.0) * np.exp(spread * gen.standard_normal(shape))
+        level = np.where(mode, 1 + gap, 1.0)
+        if strays:
+            level = np.where(gen.random(shape) < strays, 1 + gap / 2, level)
+        return level * np.exp(spread * gen.standard_normal(shape))
     return runs(), (1 + effect) * runs()
 
 
@@ -62,6 +66,8 @@ def test_modes_are_split_and_matched_within_their_mode():
     m = match_modes(a, b)
     assert m.modes == 2 and m.split_a is not None and m.split_b is not None
     assert math.log(1.0) < m.split_a < math.log(1.25) and 0.3 < m.upper_share_a < 0.7
+    # The boundary lies halfway between the modes, not anywhere in the empty gap between them.
+    assert abs(m.split_a - 0.5 * math.log(1.25)) < 0.01 and abs(m.split_b - 0.5 * math.log(1.25) - math.log(1.02)) < 0.01
     # Every observation compares runs of one mode: near log(1.02), never near +-log(1.25).
     assert np.all(np.abs(m.log_ratios - math.log(1.02)) < 0.08)
     assert len(m.log_ratios) * 2 + m.unmatched == 2 * len(a)
@@ -77,13 +83,48 @@ def test_modes_are_split_and_matched_within_their_mode():
     assert one.modes == 1 and np.allclose(one.log_ratios, math.log(1.01))
 
 
-@pytest.mark.parametrize("upper", [0.5, 0.2, 0.0])
-def test_error_rate_holds_under_no_change_at_any_stop(upper):
-    """A against itself: a "changed" decision is wrong; bimodal (shares 50% and 20%) and unimodal."""
+def test_a_run_between_the_modes_does_not_hide_them():
+    """One run midway between two modes (disturbed for part of its time) halved the largest gap and
+    inflated its side's spread: both modes went unseen for the whole session."""
+    gen = np.random.default_rng(3)
+    found = 0
+    for _ in range(200):
+        x = np.log(np.where(gen.random(12) < 0.5, 1.25, 1.0) * np.exp(0.02 * gen.standard_normal(12)))
+        x[gen.integers(12)] = math.log(1.12)
+        if np.sum(x > math.log(1.18)) >= 2 and np.sum(x < math.log(1.06)) >= 2:
+            split = split_modes(x)
+            found += split is not None and math.log(1.06) < split < math.log(1.18)
+    assert found >= 0.8 * 200 * 0.95  # nearly every sample with two runs in each mode
+
+
+def test_the_burn_in_is_extended_while_only_one_version_shows_two_modes():
+    """A drew one fast run in its first 12 (one mode to the rule), B both modes: rather than
+    falling back to ordinary pairs for the whole session, the burn-in goes on."""
+    gen = np.random.default_rng(4)
+    noise = lambda n: np.exp(0.01 * gen.standard_normal(n))  # noqa: E731
+    a = np.concatenate(([1.0], np.full(11, 1.25), np.where(np.arange(48) % 2 == 0, 1.0, 1.25))) * noise(60)
+    b = np.where(np.arange(60) % 2 == 0, 1.0, 1.25) * 1.02 * noise(60)
+    assert split_modes(np.log(a[:BURN_IN])) is None and split_modes(np.log(b[:BURN_IN])) is not None
+    assert match_modes(a[:2 * BURN_IN - 1], b[:2 * BURN_IN - 1]).modes == 0  # still burning in
+    m = match_modes(a, b)
+    assert m.modes == 2 and m.burn_in == 2 * BURN_IN and m.made_at[0] == 2 * BURN_IN - 1
+    assert np.all(np.abs(m.log_ratios - math.log(1.02)) < 0.06)
+    for n in range(2 * BURN_IN, 60):  # still a prefix of the longer sequence
+        shorter, longer = match_modes(a[:n], b[:n]).log_ratios, match_modes(a[:n + 1], b[:n + 1]).log_ratios
+        assert np.array_equal(longer[:len(shorter)], shorter)
+
+
+@pytest.mark.parametrize(("upper", "strays", "spread"),
+                         [(0.5, 0.0, 0.01), (0.2, 0.0, 0.01), (0.0, 0.0, 0.01), (0.43, 0.05, 0.01), (0.5, 0.0, 0.03)])
+def test_error_rate_holds_under_no_change_at_any_stop(upper, strays, spread):
+    """A against itself: a "changed" decision is wrong; bimodal (shares 50% and 20%; 43% with 5% of
+    runs midway between the modes, as real runs of a bimodal C loop; modes only 7 standard
+    deviations apart, where a boundary in the wrong place counts runs in the other mode) and
+    unimodal."""
     gen = np.random.default_rng(20261125 + int(upper * 100))
     wrong = 0
     for _ in range(REPLAYS):
-        a, b = bimodal_runs(gen, 300, upper=upper)
+        a, b = bimodal_runs(gen, 300, upper=upper, strays=strays, spread=spread)
         decision, _, _ = first_decision(match_modes(a, b).log_ratios, threshold=0.01)
         wrong += decision == "changed"
     assert wrong / REPLAYS <= ALPHA + MARGIN

@@ -135,6 +135,8 @@ direction = "lower"
 #                                   # only when that confirms it (`regbench detect --confirm`)
 # confirm_budget = "10m"            # benchmark time per change at most (seconds, or "90s", "10m", "1h")
 # confirm_max_pairs = 100           # pairs of runs per change at most
+# confirm_as = "follow"             # what the pairs compare: the detection's summary of a run
+#                                   # (follow), mean, median, low, by-mode or instructions
 
 # Where `regbench alerts notify` sends new alerts (each alert once per sink):
 # [[notify]]
@@ -261,6 +263,12 @@ class ServeSettings:
     burst: int = 60
 
 
+#: How ``detect --confirm`` compares a change's two versions again (``--confirm-as``, ``confirm_as``
+#: of ``[detect]``): ``follow`` the detection (what it summarised each run by, and mode by mode
+#: when it found the change in one mode; :func:`regbench.run.rerun.comparison_of`), or always one way.
+COMPARE_AS = ("follow", "mean", "median", "low", "by-mode", "instructions")
+
+
 @dataclass(frozen=True)
 class DetectSettings:
     """The ``[detect]`` table: defaults of ``regbench detect`` that its options override.
@@ -274,11 +282,15 @@ class DetectSettings:
         pair limit only.
     confirm_max_pairs : int or None
         Pairs of runs per change at most (``--confirm-max-pairs``); None: ``compare --run``'s.
+    confirm_as : str
+        What the pairs compare (``--confirm-as``, :data:`COMPARE_AS`):
+        ``follow`` the detection's summary of a run (and its mode), or one way for every change.
     """
 
     confirm: bool = False
     confirm_budget: float | None = None
     confirm_max_pairs: int | None = None
+    confirm_as: str = "follow"
 
 
 @dataclass(frozen=True)
@@ -789,7 +801,7 @@ def duration_seconds(value: object) -> float | None:
 def _detect_table(table, fail: Fail) -> DetectSettings:
     if not isinstance(table, dict):
         fail("[detect] must be a table")
-    keys = ("confirm", "confirm_budget", "confirm_max_pairs")
+    keys = ("confirm", "confirm_budget", "confirm_max_pairs", "confirm_as")
     bad = set(table) - set(keys)
     if bad:
         fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
@@ -808,7 +820,10 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
         fail(f"[detect] `confirm_max_pairs` must be an integer of at least {MIN_PAIR_LIMIT}, got {shown(pairs)}")
     if pairs is not None and pairs > LIMITS["confirm_max_pairs"]:
         fail(f"[detect] `confirm_max_pairs` must be at most {LIMITS['confirm_max_pairs']:.0f}, got {pairs}")
-    return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs)
+    compare_as = table.get("confirm_as", "follow")
+    if compare_as not in COMPARE_AS:
+        fail(f"[detect] `confirm_as` must be one of {', '.join(COMPARE_AS)}, got {shown(compare_as)}")
+    return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs, confirm_as=compare_as)
 
 
 def _run_table(table, fail: Fail) -> RunSettings:

@@ -449,6 +449,10 @@ class Confirmation:
         Wall-clock seconds of benchmark runs the comparison took.
     campaign_id : int or None
         The campaign (a sequential session) holding the runs.
+    compared_by : str or None
+        What the pairs compared, in one line (:attr:`regbench.run.sequential.Settled.compared_by`:
+        run means, a low quantile, mode by mode, instruction counts; duet or interleaved runs);
+        None when nothing was run, and for confirmations stored before schema 0011.
     """
 
     status: str
@@ -464,6 +468,7 @@ class Confirmation:
     failed_pairs: int = 0
     seconds: float = 0.0
     campaign_id: int | None = None
+    compared_by: str | None = None
 
     def __post_init__(self):
         if self.status not in CONFIRMATION_STATUSES:
@@ -483,7 +488,7 @@ class Confirmation:
                 "change": num(self.change), "cs_low": num(self.cs_low), "cs_high": num(self.cs_high),
                 "alpha": self.alpha, "threshold": self.threshold, "pairs": self.pairs,
                 "failed_pairs": self.failed_pairs, "seconds": round(self.seconds, 3),
-                "campaign_id": self.campaign_id}
+                "campaign_id": self.campaign_id, "compared_by": self.compared_by}
 
 
 @dataclass(frozen=True)

@@ -159,8 +159,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      bisect: bool = False, notify: bool = False, progress=None, bisect_reporter=None,
                      on_detected: Callable[[DetectOutcome], None] | None = None,
                      options: Mapping[str, Any] | None = None, confirm: ConfirmOptions | None = None,
-                     confirm_reporter=None, all_sessions: bool = False, pool: BatchPool | None = None
-                     ) -> DetectOutcome:
+                     confirm_reporter=None, all_sessions: bool = False, pool: BatchPool | None = None,
+                     duet: bool | None = None) -> DetectOutcome:
     """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks.
 
     Parameters
@@ -213,6 +213,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         histories, each session centred on the history's level; by default they are left out.
         Either way the series are read along the first-parent line of ``[project] branch``
         (default HEAD) of the project's repository (:func:`history_of`).
+    duet : bool, optional
+        Bisections run the versions of a pair at the same time, each pinned to its own CPU
+        (confirmations take it from ``confirm.duet``); None: ``[run] duet``.
 
     Returns
     -------
@@ -264,7 +267,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         skipped: list[Skipped] = []
         if wanted:
             with _entered(bisect_reporter) as reporter:
-                bisected, skipped = bisect_changes(config, store, wanted, reporter=reporter)
+                bisected, skipped = bisect_changes(config, store, wanted, reporter=reporter, duet=duet)
         found = {change_step(c): r for c, r in bisected}
         why = {change_step(s.change): s.reason for s in skipped}
         why |= {change_step(e.change): f"confirmation found it {e.confirmation.status}"

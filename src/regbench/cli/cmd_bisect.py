@@ -25,9 +25,15 @@ from ._common import DURATION
 @click.option("--duet/--no-duet", default=None,
               help="Run the versions of a pair (a step's triple, given three CPUs) at the same time, each "
                    "pinned to its own CPU; else interleaved, saying why [default: [run] duet of regbench.toml].")
+@click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
+              help="What of a run's samples it contributes: low = the 10% quantile, a floor that interference "
+                   "(which only adds time) hardly moves.")
+@click.option("--measure", type=click.Choice(["time", "instructions"]), default="time", show_default=True,
+              help="Decide on each run's instruction count (perf, else callgrind) instead of its time: "
+                   "instructions are not time.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
-def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, fmt) -> None:
+def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, location, measure, fmt) -> None:
     """Build and benchmark commits between GOOD and BAD to find the first one that changes
     the benchmark.
 
@@ -47,7 +53,7 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
     with sigterm_as_interrupt(), LiveReporter() as reporter:
         result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
                         budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter,
-                        duet=duet)
+                        duet=duet, location=location, measure=None if measure == "time" else measure)
     if fmt == "json":
         emit_json(bisect_json(result))
     else:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
+from ..config import COMPARE_AS
 from ..errors import ConfigError, ExitStatus
 from ._common import DURATION
 
@@ -64,10 +65,18 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
 @click.option("--confirm-max-pairs", type=click.IntRange(3), metavar="N",
               help="With --confirm: pairs of runs per change at most [default: `confirm_max_pairs` of "
                    "[detect], else compare --run's 100].")
+@click.option("--confirm-as", type=click.Choice(COMPARE_AS), default=None,
+              help="With --confirm: what the pairs compare. follow: as the detection summarised the runs (their "
+                   "mean, median or 10% quantile) and mode by mode for a change found in one mode of a "
+                   "multimodal benchmark; or always mean, median, low, by-mode, or instructions (not time) "
+                   "[default: `confirm_as` of [detect], else follow].")
+@click.option("--duet/--no-duet", default=None,
+              help="With --confirm or --bisect: run the versions of a pair at the same time, each pinned to its "
+                   "own CPU, so interference hits both alike [default: [run] duet of regbench.toml].")
 @click.pass_context
 def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, executor_name,
-            scheduler, incremental, dry_run, notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm, confirm_budget, confirm_max_pairs
-            ) -> None:
+            scheduler, incremental, dry_run, notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm,
+            confirm_budget, confirm_max_pairs, confirm_as, duet) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value.
 
@@ -88,7 +97,9 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     ctx = click_ctx.obj
     detector_options = parse_detector_options(method, options)
     config = ctx.config_if_any()
-    confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs)
+    confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs, confirm_as, duet)
+    if duet is not None and confirming is None and not do_bisect:
+        raise click.UsageError("--duet/--no-duet needs --confirm or --bisect", ctx=click_ctx)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
     if scheduler is not None and executor_name != "dask":
@@ -108,7 +119,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
             on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change),
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
-            all_sessions=all_sessions, pool=pool)
+            all_sessions=all_sessions, pool=pool, duet=duet)
     if outcome.notified is not None:
         print_notify_report(outcome.notified)
     if not outcome.ok:
@@ -204,14 +215,15 @@ def _refusal(cls: type, options: dict[str, object]) -> str | None:
     return None
 
 
-def _confirm_options(click_ctx, config, confirm: bool | None, budget: float | None, max_pairs: int | None):
+def _confirm_options(click_ctx, config, confirm: bool | None, budget: float | None, max_pairs: int | None,
+                     confirm_as: str | None = None, duet: bool | None = None):
     """How ``--confirm`` runs changes again (options over the ``[detect]`` table over ``compare
     --run``'s defaults), or None when it is off."""
     settings = config.detect if config is not None else None
     on = confirm if confirm is not None else bool(settings and settings.confirm)
     if not on:
-        given = [name for name, value in (("--confirm-budget", budget), ("--confirm-max-pairs", max_pairs))
-                 if value is not None]
+        given = [name for name, value in (("--confirm-budget", budget), ("--confirm-max-pairs", max_pairs),
+                                          ("--confirm-as", confirm_as)) if value is not None]
         if given:
             raise click.UsageError(f"{given[0]} needs --confirm", ctx=click_ctx)
         return None
@@ -221,7 +233,10 @@ def _confirm_options(click_ctx, config, confirm: bool | None, budget: float | No
         budget = settings.confirm_budget
     if max_pairs is None and settings is not None:
         max_pairs = settings.confirm_max_pairs
-    return ConfirmOptions(budget=budget) if max_pairs is None else ConfirmOptions(budget=budget, max_pairs=max_pairs)
+    if confirm_as is None:
+        confirm_as = settings.confirm_as if settings is not None else "follow"
+    extra = {} if max_pairs is None else {"max_pairs": max_pairs}
+    return ConfirmOptions(budget=budget, compare_as=confirm_as, duet=duet, **extra)
 
 
 @contextlib.contextmanager

@@ -591,8 +591,9 @@ def confirmation_text(conf: Confirmation) -> str:
     interval = (f" [{conf.cs_low:+.2%}, {conf.cs_high:+.2%}]"
                 if conf.cs_low is not None and conf.cs_high is not None else "")
     change = f" {conf.change:+.2%}{interval}" if conf.change is not None else ""
+    how = f"; compared {conf.compared_by}" if conf.compared_by else ""
     return (f"confirmed: {conf.verdict}{change} after {conf.pairs} pairs of runs "
-            f"({conf.seconds:.1f} s, campaign #{conf.campaign_id})")
+            f"({conf.seconds:.1f} s, campaign #{conf.campaign_id}){how}")
 
 
 def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:

@@ -147,12 +147,13 @@ def confirmation_line(entry: DetectedChange) -> str:
     numbers = (f"{fmt_pct(conf.change)} [{fmt_pct(conf.cs_low)}, {fmt_pct(conf.cs_high)}]"
                if conf.change is not None else "")
     cost = f"{conf.pairs} pairs ({conf.seconds:.1f} s of runs, campaign #{conf.campaign_id})"
+    how = f" Compared {conf.compared_by}." if conf.compared_by else ""
     if conf.status == "confirmed":
-        return f"{head}: {where}: {conf.verdict} {numbers} after {cost}."
+        return f"{head}: {where}: {conf.verdict} {numbers} after {cost}.{how}"
     if conf.campaign_id is None:  # not run: it cannot be run here
         return f"{head}: {where}: {conf.reason}; alerted as before."
     fate = "alerted as before" if conf.alerts else "not alerted"
-    return f"{head}: {where}: " + (f"{numbers} " if numbers else "") + f"after {cost}: {conf.reason}; {fate}."
+    return f"{head}: {where}: " + (f"{numbers} " if numbers else "") + f"after {cost}: {conf.reason}; {fate}.{how}"
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None) -> None:

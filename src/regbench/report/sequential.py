@@ -120,6 +120,17 @@ def bisect_json(result: BisectResult) -> dict:
             "candidates": list(result.candidates), "skipped": list(result.skipped)}
 
 
+def _bisected_by(t: Settled) -> str:
+    """What each run of a bisection contributed, when not its mean time."""
+    if t.measure == "instructions":
+        return (f"instruction counts ({t.counter or 'counter'}): instructions are not time; "
+                "the commit found is the one that changed the instructions executed")
+    from ..stats.segments import LOW_QUANTILE
+
+    return {"median": "run medians",
+            "low": f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"}[t.location]
+
+
 #: Why a bisection step skipped its commit, by verdict (regbench.run.bisect.SKIPPED).
 _SKIP_WHY = {"unbuilt": "its build failed", "failed": "its benchmark failed in every run"}
 
@@ -134,6 +145,8 @@ def print_bisect(result: BisectResult) -> None:
     if d is not None:
         head += f": {fmt_pct(d.change)} [{fmt_pct(d.ci_low)}, {fmt_pct(d.ci_high)}] after {t.pairs} pairs"
     console.print(head)
+    if t.measure != "time" or t.location != "mean":
+        console.print(f"Every comparison and step on {_bisected_by(t)}.", markup=False)
     for s in result.steps:
         level = 0.0 if abs(s.position) < 0.005 else s.position  # no "-0%"
         where = f", level {level:.0%} of the way from GOOD to BAD" if s.position == s.position else ""

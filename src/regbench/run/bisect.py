@@ -42,9 +42,9 @@ from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, VersionError
 from ..model import DEFAULT_CONFIG
 from .core import campaign_status
-from .rerun import Skipped, plan_reruns
+from .rerun import Skipped, comparison_of, plan_reruns
 from .sequential import (Session, SessionReporter, SessionSetup, Settled, StopRule, check_environment_size,
-                         check_pair_limits)
+                         check_pair_limits, check_value)
 from .versions import Commit, git, resolve_revisions
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
            machine: str | None = None, config_name: str = DEFAULT_CONFIG, cache_dir: Path | None = None,
            command: str | None = None, rebuild: bool = False,
            reporter: SessionReporter | None = None, noise: NoiseControl | None = None,
-           duet: bool | None = None) -> BisectResult:
+           duet: bool | None = None, location: str = "mean", measure: str | None = None) -> BisectResult:
     """Find the first commit of ``good..bad`` that changes ``benchmark`` (see the module doc).
 
     Parameters
@@ -150,6 +150,13 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
     duet : bool, optional
         Run the versions of a pair, and of a step's triple when three CPUs are free, at the same
         time, each pinned to its own CPU (:mod:`regbench.run.duet`); None: ``[run] duet``.
+    location : {"mean", "median", "low"}
+        What of a run's samples each run contributes, in every comparison and step (``"low"``:
+        a floor that interference, which only adds time, hardly moves; see
+        :meth:`Session.settle`).
+    measure : {None, "instructions"}
+        Decide on each run's instruction count instead of its time (perf or callgrind):
+        instructions are not time, so this finds the commit that changed the work done.
 
     Returns
     -------
@@ -158,11 +165,13 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
     Raises
     ------
     ConfigError
-        An unknown benchmark or one that reports through a tool.
+        An unknown benchmark or one that reports through a tool, an unknown location or
+        measure, or instruction counts with no counter here.
     VersionError
         An unknown revision, or no commits between ``good`` and ``bad``.
     """
     check_pair_limits(min_pairs, max_pairs)
+    check_value(measure, location)
     spec = config.benchmark(benchmark)
     if spec.format is not None:
         raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
@@ -180,10 +189,12 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
                          duet=config.run.duet if duet is None else duet)
     session = Session(config, store, setup, reporter=reporter,
                       plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
-                                       "threshold": threshold, "alpha": alpha, "commits": len(line)}})
+                                       "threshold": threshold, "alpha": alpha, "commits": len(line),
+                                       "measure": measure or "time", "location": location}})
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
+    compared: dict[str, Any] = {"measure": measure, "location": location}
     with session, campaign_status(store, session.campaign_id):
-        total = session.settle(spec, history[0], history[-1], rule, resolve_size=False)
+        total = session.settle(spec, history[0], history[-1], rule, resolve_size=False, **compared)
 
         def done(status: str, culprit: str | None = None, change: Settled | None = None,
                  steps: Sequence[BisectStep] = (), candidates: Sequence[str] = ()) -> BisectResult:
@@ -207,7 +218,7 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
             if not open_:
                 break
             mid = open_[len(open_) // 2]
-            step = _classify(session, spec, history[0], history[mid], history[-1], shift, rule)
+            step = _classify(session, spec, history[0], history[mid], history[-1], shift, rule, **compared)
             steps.append(step)
             if step.verdict == "good":
                 lo = mid
@@ -223,12 +234,12 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         if len(candidates) > 1:
             return done("undecided", steps=steps, candidates=candidates)
         culprit = history[hi]
-        change = session.settle(spec, history[lo], culprit, rule, resolve_size=False)
+        change = session.settle(spec, history[lo], culprit, rule, resolve_size=False, **compared)
         return done("found", culprit.short, change, steps, [culprit.short])
 
 
 def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commit, bad: Commit, shift: float,
-              rule: StopRule) -> BisectStep:
+              rule: StopRule, *, measure: str | None = None, location: str = "mean") -> BisectStep:
     """Whether ``commit`` is like GOOD or like BAD, from triples of runs.
 
     Each observation is one run of GOOD, of the commit and of BAD, in random order:
@@ -238,7 +249,8 @@ def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commi
     zero.  No estimate of ``D`` enters the observations, so the decision keeps its error rate
     exactly (an estimate taken when the first comparison stopped is biased away from zero), and
     drift of the machine cancels within each triple.  ``shift`` only gives the sign of ``D`` and
-    the scale of the reported position.
+    the scale of the reported position.  ``measure`` and ``location`` are what each run
+    contributes, as in :meth:`Session.settle`.
     """
     if session.prepare(commit) is None or session.prepare(good) is None or session.prepare(bad) is None:
         return BisectStep(commit.short, "unbuilt", 0, math.nan, 0.0)
@@ -246,8 +258,9 @@ def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commi
     def level(means: dict[str, float]) -> float:
         return math.log(means[commit.short] ** 2 / (means[good.short] * means[bad.short]))
 
+    spec, _, value = session.valued(spec, measure, location)
     seen = session.observe(spec, (good.short, commit.short, bad.short), level, lambda d: d.decision == "changed",
-                           dataclasses.replace(rule, threshold=0.0), label=(good.short, commit.short))
+                           dataclasses.replace(rule, threshold=0.0), label=(good.short, commit.short), value=value)
     x = seen.values
     if seen.only_failing(commit.short):
         return BisectStep(commit.short, "failed", 0, math.nan, seen.seconds)
@@ -292,7 +305,10 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
     with commits of ``config.repo``, its benchmark is configured with its own samples, and it was
     measured on this machine) and the older commit is an ancestor of the newer with more than one
     commit between them (nightly snapshots, seeds 000 and 002); the runs are stored under the
-    change's configuration.  Several series showing the same change (benchmark and versions) are
+    change's configuration.  Each run contributes what the detection summarised runs by (the
+    change's location: :func:`~.rerun.comparison_of`), unless ``location`` is given; a change
+    found in one mode of a multimodal benchmark is bisected on run means (triples are not
+    matched by mode).  Several series showing the same change (benchmark and versions) are
     bisected once, and share the result.
 
     Returns
@@ -305,7 +321,7 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
     here = machine or default_machine_name()
     repo = config.repo or config.root
     reruns, skipped = plan_reruns(config, store, changes, machine=here, purpose="bisect")
-    done: dict[tuple[str, str, str, str], BisectResult] = {}
+    done: dict[tuple[str, ...], BisectResult] = {}
     out: list[tuple[Change, BisectResult]] = []
     for rerun in reruns:
         ch, a, b = rerun.change, rerun.previous.sha, rerun.version.sha
@@ -314,10 +330,11 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
             skipped.append(Skipped(ch, "the older version is not an ancestor of the newer" if between is None
                                    else "its versions are adjacent commits: nothing between them"))
             continue
-        key = (ch.benchmark, ch.config, a, b)
+        how = {"location": comparison_of(ch)["location"], **kwargs}
+        key = (ch.benchmark, ch.config, a, b, how["location"])
         if key not in done:
             done[key] = bisect(config, store, a, b, benchmark=ch.benchmark, machine=here, config_name=ch.config,
-                               **kwargs)
+                               **how)
         out.append((ch, done[key]))
     order = {id(c): k for k, c in enumerate(changes)}
     skipped.sort(key=lambda s: order.get(id(s.change), len(order)))

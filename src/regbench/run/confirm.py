@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING
 from ..config import NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import Confirmation
-from .core import campaign_status
-from .rerun import Rerun, plan_reruns
+from .core import campaign_status, check_measures
+from .rerun import COMPARE_AS, Rerun, comparison_of, plan_reruns
 from .sequential import (DEFAULT_ALPHA, DEFAULT_MAX_PAIRS, DEFAULT_MIN_PAIRS, Session, SessionReporter, SessionSetup,
                          Settled, StopRule, check_environment_size, check_pair_limits)
 
@@ -75,6 +75,10 @@ class ConfirmOptions:
     duet : bool or None
         Run the two versions of a pair at the same time, each pinned to its own CPU
         (:mod:`regbench.run.duet`); None: ``[run] duet`` of the configuration.
+    compare_as : str
+        What each pair compares (:data:`~.rerun.COMPARE_AS`, :func:`~.rerun.comparison_of`):
+        ``follow`` the detection (its location of a run, mode by mode for a change found in
+        one mode), or always ``mean``, ``median``, ``low``, ``by-mode`` or ``instructions``.
     """
 
     budget: float | None = None
@@ -83,6 +87,7 @@ class ConfirmOptions:
     alpha: float = DEFAULT_ALPHA
     seed: int | None = None
     duet: bool | None = None
+    compare_as: str = "follow"
 
     def __post_init__(self):
         if self.budget is not None and not (isinstance(self.budget, int | float) and 0 < self.budget < math.inf):
@@ -90,6 +95,8 @@ class ConfirmOptions:
         check_pair_limits(self.min_pairs, self.max_pairs)
         if not 0 < self.alpha < 1:
             raise ConfigError(f"`alpha` must be in (0, 1), got {self.alpha!r}")
+        if self.compare_as not in COMPARE_AS:
+            raise ConfigError(f"`confirm_as` must be one of {', '.join(COMPARE_AS)}, got {self.compare_as!r}")
 
     def rule(self, threshold: float) -> StopRule:
         """The stop rule of one change's comparison."""
@@ -145,22 +152,27 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
     for group in by_config.values():
         check_environment_size(config, noise, [r.spec for r in group],
                                [c.short for r in group for c in (r.previous, r.version)])
+    if options.compare_as == "instructions" and reruns:  # no counter here: say so before any run
+        check_measures(store, [dataclasses.replace(r.spec, measures=("instructions",)) for r in reruns])
     rule = options.rule(float(threshold))
     for config_name, group in by_config.items():
         setup = SessionSetup(machine=here, config_name=config_name, seed=options.seed, noise=noise,
                              duet=config.run.duet if options.duet is None else options.duet)
         plan = {"confirm": {"changes": [{"benchmark": r.spec.name, "previous": r.previous.short,
                                          "version": r.version.short, "kind": r.change.kind,
-                                         "method": r.change.method} for r in group],
-                            "threshold": rule.threshold, "alpha": rule.alpha, "budget": rule.budget,
+                                         "method": r.change.method,
+                                         "compared_as": comparison_of(r.change, options.compare_as)}
+                                        for r in group],
+                            "compare_as": options.compare_as, "threshold": rule.threshold, "alpha": rule.alpha, "budget": rule.budget,
                             "max_pairs": rule.max_n}}
         session = Session(config, store, setup, reporter=reporter, plan=plan)
-        settled: dict[tuple[str, str, str], Settled] = {}
+        settled: dict[tuple, Settled] = {}
         with session, campaign_status(store, session.campaign_id):
             for r in group:
-                key = (r.spec.name, r.previous.sha, r.version.sha)
+                how = comparison_of(r.change, options.compare_as)
+                key = (r.spec.name, r.previous.sha, r.version.sha, *sorted(how.items()))
                 if key not in settled:
-                    settled[key] = session.settle(r.spec, r.previous, r.version, rule)
+                    settled[key] = session.settle(r.spec, r.previous, r.version, rule, **how)
                 found[id(r.change)] = judge(settled[key], r.change.kind, campaign_id=session.campaign_id)
     return [found[id(c)] for c in changes]
 
@@ -189,7 +201,7 @@ def judge(settled: Settled, kind: str, *, campaign_id: int | None = None) -> Con
                             cs_low=d.ci_low if d else None, cs_high=d.ci_high if d else None,
                             alpha=d.alpha if d else None, threshold=d.threshold if d else None,
                             pairs=settled.pairs, failed_pairs=settled.failed_pairs, seconds=settled.seconds,
-                            campaign_id=campaign_id)
+                            campaign_id=campaign_id, compared_by=settled.compared_by if settled.pairs else None)
 
     def said(status: str, reason: str) -> Confirmation:
         return dataclasses.replace(measured, status=status, reason=reason)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..config import BenchmarkSpec, ProjectConfig
+from ..config import COMPARE_AS, BenchmarkSpec, ProjectConfig
 from ..errors import VersionError
 from ..model import SeriesName
 from .versions import Commit, resolve_revisions
@@ -138,3 +138,40 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
             continue
         reruns.append(Rerun(ch, spec, older, newer))
     return reruns, skipped
+
+
+def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
+    """The keyword arguments of :meth:`~regbench.run.sequential.Session.settle` (``by_mode``,
+    ``measure``, ``location``) that run ``change`` again as ``compare_as`` says.
+
+    With ``follow``, the detection decides: ``auto`` records in :attr:`Change.estimator` which
+    location of each run varied least between runs of a version (the 10% quantile under a floor
+    with slower interference above it, Chen and Revels 2016; the median under heavy tails; else
+    the mean), and in :attr:`Change.detail` the mode of a multimodal benchmark in which it found
+    the change (Bulej et al. 2005, s.4).  The comparison that settles the change again uses the
+    same summary, so that it is as precise as the detection was, and matches runs mode by mode
+    where the detection looked at one mode.  Other detectors record neither: their changes are
+    compared on run means.
+
+    Raises
+    ------
+    ConfigError
+        ``compare_as`` is not one of :data:`COMPARE_AS`.
+    """
+    from ..errors import ConfigError
+    from ..stats.segments import LOW_QUANTILE
+
+    if compare_as not in COMPARE_AS:
+        raise ConfigError(f"`confirm_as` must be one of {', '.join(COMPARE_AS)}, got {compare_as!r}")
+    if compare_as == "by-mode":
+        return {"by_mode": True, "measure": None, "location": "mean"}
+    if compare_as == "instructions":
+        return {"by_mode": False, "measure": "instructions", "location": "mean"}
+    if compare_as != "follow":
+        return {"by_mode": False, "measure": None, "location": compare_as}
+    if (change.detail or "").startswith("mode "):
+        return {"by_mode": True, "measure": None, "location": "mean"}
+    how = change.estimator or ""
+    location = ("low" if how.startswith(f"the {LOW_QUANTILE:.0%} quantile") else
+                "median" if how.startswith("the median") else "mean")
+    return {"by_mode": False, "measure": None, "location": location}

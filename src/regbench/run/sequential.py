@@ -36,7 +36,7 @@ import numpy as np
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
-from ..stats.modepairs import BURN_IN, ModeMatch, match_modes
+from ..stats.modepairs import ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, check_measures, default_cache_dir, prepare_version, select_benchmarks)
 from .duet import DuetCores, DuetExecutor, duet_cores
@@ -152,8 +152,8 @@ class Settled:
                     f"mode; the slower mode holds {m.upper_share_a:.0%} of {self.a}'s runs and "
                     f"{m.upper_share_b:.0%} of {self.b}'s (shares not tested)")
         if m.modes == 1:
-            return f"pairs of {how} (one mode found in the first {BURN_IN} pairs)"
-        return f"mode by mode ({how}): fewer than {BURN_IN} pairs, modes not yet told apart"
+            return f"pairs of {how} (one mode found in the first {m.burn_in} pairs)"
+        return f"mode by mode ({how}): too few pairs yet to tell the modes apart (at least {m.burn_in})"
 
     @property
     def gates(self) -> bool:
@@ -440,12 +440,7 @@ class Session:
         def matched(groups: Sequence[dict[str, float]]) -> Sequence[float]:
             return [float(v) for v in match_modes([g[a.short] for g in groups], [g[b.short] for g in groups]).log_ratios]
 
-        counter = None
-        check_value(measure, location)
-        if measure is not None:
-            spec = dataclasses.replace(spec, measures=tuple(dict.fromkeys((*spec.measures, measure))))
-            counter = check_measures(self.store, [spec])
-        value = measure if measure is not None else None if location == "mean" else location
+        spec, counter, value = self.valued(spec, measure, location)
         seen = self.observe(spec, (a.short, b.short), log_ratio, settled, rule, label=(a.short, b.short),
                             observations=matched if by_mode else None, value=value)
         modes = (match_modes([g[a.short] for g in seen.groups], [g[b.short] for g in seen.groups])
@@ -459,6 +454,25 @@ class Session:
         return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
                        seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes,
                        measure or "time", counter, location)
+
+    def valued(self, spec: BenchmarkSpec, measure: str | None, location: str
+               ) -> tuple[BenchmarkSpec, str | None, str | None]:
+        """The benchmark as it is run to be compared on ``measure`` (None: time) at ``location``,
+        the instruction counter that will count (None for time), and what each run contributes
+        (the ``value`` of :meth:`observe`).
+
+        Raises
+        ------
+        ConfigError
+            An unknown measure or location, a location given with instructions, or no counter
+            here (:func:`~regbench.run.measures.check_measures`).
+        """
+        check_value(measure, location)
+        counter = None
+        if measure is not None:
+            spec = dataclasses.replace(spec, measures=tuple(dict.fromkeys((*spec.measures, measure))))
+            counter = check_measures(self.store, [spec])
+        return spec, counter, measure if measure is not None else None if location == "mean" else location
 
     def observe(self, spec: BenchmarkSpec, versions: Sequence[str], observation: Callable[[dict[str, float]], float],
                 settled: Callable[[SequentialDecision], bool], rule: StopRule, *, label: tuple[str, str],

@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0011"
 
 metadata = sa.MetaData()
 
@@ -272,6 +272,7 @@ confirmation = sa.Table(
     sa.Column("seconds", sa.Float, nullable=False, server_default="0"),
     sa.Column("campaign_id", sa.Integer, sa.ForeignKey("campaign.id"), nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("compared_by", sa.Text, nullable=True),  # (0011) what the pairs compared, in words
     # An alert is confirmed once, when it is created (several NULLs are allowed everywhere).
     sa.UniqueConstraint("alert_id", name="uq_confirmation_alert"),
 )
