@@ -303,3 +303,13 @@ def test_a_tool_invocation_runs_the_most_of_its_benchmarks_plans(store):
     assert dict(plans_for_campaign(store, ["cmd"], configured=["tool", "cmd"], machine="m").runs) == {"cmd": 3}
     with pytest.raises(ConfigError, match="no optimized plan is stored for configuration 'default' on machine 'x'"):
         plans_for_campaign(store, ["cmd"], machine="x")
+
+
+def test_the_command_defaults_are_the_documented_ones():
+    """``regbench optimize``'s defaults are the module's (chosen by their worst suite, docs/optimize.md)."""
+    from regbench.cli.cmd_optimize import command
+    from regbench.optimize.plans import DEFAULT_METRIC, DEFAULT_MIN_RUNS, DEFAULT_THRESHOLD
+
+    defaults = {p.name: p.default for p in command.params}
+    assert (defaults["metric"], defaults["threshold"], defaults["min_runs"]) == (
+        DEFAULT_METRIC, DEFAULT_THRESHOLD, DEFAULT_MIN_RUNS) == ("rciw3", 0.01, 2)

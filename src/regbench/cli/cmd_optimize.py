@@ -14,7 +14,7 @@ import click
                    "NAME/REPORTED) [default: all the campaign ran].")
 @click.option("--version", "version_name", metavar="NAME",
               help="The version whose runs are used [default: each benchmark's last in history].")
-@click.option("--metric", type=click.Choice(["cv", "rmad", "rciw1", "rciw2", "rciw3"]), default="rmad",
+@click.option("--metric", type=click.Choice(["cv", "rmad", "rciw1", "rciw2", "rciw3"]), default="rciw3",
               show_default=True, help="Stability metric (Japke et al. 2025, s.2).")
 @click.option("--threshold", type=float, default=0.01, show_default=True, metavar="X",
               help="Largest metric a plan may have, in (0, 1).")
