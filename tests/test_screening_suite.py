@@ -30,7 +30,7 @@ def test_a_suite_is_every_combination_of_the_important_options():
 def test_a_suite_respects_constraints():
     d = get_design("suite", important=[0], rng=2, valid=lambda row: not (row[1] == 1 and row[2] == 1)).build([2] * 4)
     assert all(not (r[1] == 1 and r[2] == 1) for r in d.levels)
-    with pytest.raises(ConfigError, match="no valid configuration"):
+    with pytest.raises(ConfigError, match="no combination of the important options has a configuration the constraints allow"):
         get_design("suite", important=[0], valid=lambda row: False).build([2] * 3)
 
 
@@ -54,3 +54,21 @@ def test_bad_input():
         get_design("suite", important=[])
     with pytest.raises(ConfigError, match="at least two finite values"):
         validate_suite([1.0], [1.0, 2.0])
+
+
+def test_a_combination_the_constraints_forbid_is_left_out_not_an_error():
+    """``not (a == 0 and b == 0 and c == 1)`` forbids one combination of three important options
+    whatever the others are: the suite has the other seven, and says which was left out."""
+    def valid(row):
+        return not (row[0] == 0 and row[1] == 0 and row[2] == 1)
+
+    d = get_design("suite", important=[0, 1, 2], rng=5, valid=valid).build([2, 2, 2, 2, 3])
+    combos = {tuple(r[:3]) for r in d.levels.tolist()}
+    assert len(d.levels) == 7 and (0, 0, 1) not in combos and all(valid(r) for r in d.levels)
+    assert "1 combination(s)" in d.note and "[0, 0, 1]" in d.note
+    # A valid configuration that random draws rarely hit is still found (by trying every level).
+    rare = get_design("suite", important=[0], rng=1,
+                      valid=lambda r: r[0] == 1 or tuple(r[1:]) == (1, 0, 2, 1, 1, 0, 1, 2)).build([2, 2, 2, 3, 2, 2, 2, 2, 3])
+    assert [r[1:] for r in rare.levels.tolist() if r[0] == 0] == [[1, 0, 2, 1, 1, 0, 1, 2]]
+    with pytest.raises(ConfigError, match="no combination of the important options"):
+        get_design("suite", important=[0], valid=lambda r: False).build([2, 2])

@@ -59,20 +59,47 @@ class Suite(Design):
         combos = np.asarray(fullfact([level_counts[i] for i in self.important]), dtype=np.int64)
         others = [i for i in range(k) if i not in self.important]
         rows = []
+        excluded = []
         for combo in combos:
-            for _ in range(10_000):
-                row = np.empty(k, dtype=np.int64)
-                row[list(self.important)] = combo
-                row[others] = [rng.integers(level_counts[i]) for i in others]
-                if self.valid is None or self.valid(row):
-                    rows.append(row)
-                    break
+            row = self._draw(combo, others, level_counts, rng)
+            if row is None:
+                excluded.append(combo.tolist())
             else:
-                raise ConfigError(f"no valid configuration with the important options at {combo.tolist()} "
-                                  "in 10000 random draws of the others")
+                rows.append(row)
+        if not rows:
+            raise ConfigError("no combination of the important options has a configuration the constraints allow")
+        note = (f"all {len(rows)} combinations of {len(self.important)} important options, the others at random"
+                + (f"; {len(excluded)} combination(s) that no configuration allowed by the constraints has "
+                   f"were left out: {', '.join(map(str, excluded))}" if excluded else ""))
         return DesignMatrix(design=self.name, levels=np.array(rows).reshape(-1, k), level_counts=tuple(level_counts),
-                            note=f"all {len(rows)} combinations of {len(self.important)} important options, "
-                                 "the others at random")
+                            note=note)
+
+    def _draw(self, combo: np.ndarray, others: list[int], level_counts: Sequence[int],
+              rng: np.random.Generator) -> np.ndarray | None:
+        """A valid configuration with the important options at ``combo`` and the others at random
+        levels; None when no configuration with ``combo`` is valid (a constraint among the
+        important options alone, such as ``not (a == 1 and b == 0)``, forbids it)."""
+        k = len(level_counts)
+        row = np.empty(k, dtype=np.int64)
+        row[list(self.important)] = combo
+        for _ in range(1_000):
+            row[others] = [rng.integers(level_counts[i]) for i in others]
+            if self.valid is None or self.valid(row):
+                return row
+        # Rare valid configurations, or none: look at every level of the others when that is
+        # affordable, and draw among the valid ones.
+        n_others = int(np.prod([level_counts[i] for i in others])) if others else 1
+        if n_others > 100_000:
+            raise ConfigError(f"no valid configuration with the important options at {combo.tolist()} in 1000 "
+                              f"random draws of the others, and too many ({n_others}) to try them all")
+        from pyDOE3 import fullfact
+
+        valid = []
+        for rest in np.asarray(fullfact([level_counts[i] for i in others]), dtype=np.int64).reshape(-1, len(others)):
+            row[others] = rest
+            if self.valid is None or self.valid(row):
+                valid.append(row.copy())
+        return valid[int(rng.integers(len(valid)))] if valid else None
 
 
 @dataclass(frozen=True)
