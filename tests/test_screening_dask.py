@@ -36,7 +36,11 @@ def test_screen_on_a_local_cluster_stores_every_run_once(tmp_path, capsys):
     store = Store(tmp_path / "results.db")
     keys = [(r.config, r.run_index) for r in store.runs()]
     assert len(keys) == len(set(keys)) == 16
-    assert store.campaigns()[0].plan["executor"] == "dask"
+    plan = store.campaigns()[0].plan
+    assert plan["executor"] == "dask"
+    # The workers' machine (both on this host) is recorded with its fingerprint.
+    ((name, fingerprint),) = plan["machines"].items()
+    assert name and fingerprint["logical_cores"] >= 1
     lines = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] in (["a"], ["b"], ["d"])}
     assert "yes" in lines["a"] and "yes" in lines["b"] and " no " in lines["d"]
     store.close()

@@ -253,6 +253,12 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         "executor": executor.name if executor is not None else "local",
         "noise": {**noise.to_json(), **noise_facts},
     }
+    remote = executor.machines() if executor is not None else {}
+    if remote:
+        # The workers' machines, with their fingerprints: the runs are stored under ``machine``
+        # (the effects are estimated on one series per configuration), and this says where they
+        # were made (seed 002 s.2: Skoll's clients report what they run on).
+        plan["machines"] = {name: remote[name] for name in sorted(remote)}
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv), plan=plan)
     with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
