@@ -244,3 +244,33 @@ def test_a_run_that_kills_every_worker_is_a_recorded_failure(tmp_path):
     assert "every worker that ran this run died" in (runs["killer"].stderr_tail or "")
     assert result.counts["failed"] == 1
     store.close()
+
+
+def test_the_run_table_chooses_the_executor_and_the_scheduler(tmp_path, capsys):
+    """``[run] executor = "dask"`` and ``scheduler`` are the defaults of run, screen and detect;
+    ``--executor local`` overrides them; a bad table is a one-line error naming the key."""
+    from regbench.config import RunSettings, parse_config
+    from regbench.errors import ConfigError
+
+    assert parse_config({"run": {"executor": "dask", "scheduler": "tcp://h:8786"}}).run == RunSettings(
+        executor="dask", scheduler="tcp://h:8786")
+    for table, message in (({"executor": "ray"}, r"\[run\] `executor` must be one of local, dask, got 'ray'"),
+                           ({"scheduler": "tcp://h:8786"}, r"\[run\] `scheduler` is for executor = \"dask\""),
+                           ({"executor": "dask", "scheduler": 8786}, r"\[run\] `scheduler` must be the Dask")):
+        with pytest.raises(ConfigError, match=r"^regbench.toml: " + message):
+            parse_config({"run": table})
+    cfg = project(tmp_path, runs=1)
+    cfg.write_text(cfg.read_text() + '\n[run]\nexecutor = "dask"\nscheduler = "tcp://127.0.0.1:9"\n')
+    db = tmp_path / "results.db"
+    rc = main(["--config", str(cfg), "--store", str(db), "run"])
+    err = capsys.readouterr().err
+    assert rc == ExitStatus.ERROR and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err, err
+    assert not db.exists()
+    # --executor local overrides the table: the campaign runs here.
+    assert main(["--config", str(cfg), "--store", str(db), "run", "--executor", "local"]) == 0
+    assert {k[3] for k in run_keys(Store(db))} == {"ok"}
+    capsys.readouterr()
+    rc = main(["--config", str(cfg), "--store", str(db), "detect"])  # analysed on the table's scheduler
+    err = capsys.readouterr().err
+    assert rc == ExitStatus.ERROR and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err, err
+    assert main(["--config", str(cfg), "--store", str(db), "detect", "--executor", "local", "--dry-run"]) == 0

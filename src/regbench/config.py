@@ -263,6 +263,8 @@ class ServeSettings:
     burst: int = 60
 
 
+#: Where runs are made and series analysed (``--executor``, ``[run] executor``).
+EXECUTORS = ("local", "dask")
 #: How ``detect --confirm`` compares a change's two versions again (``--confirm-as``, ``confirm_as``
 #: of ``[detect]``): ``follow`` the detection (what it summarised each run by, and mode by mode
 #: when it found the change in one mode; :func:`regbench.run.rerun.comparison_of`), or always one way.
@@ -303,9 +305,16 @@ class RunSettings:
     duet : bool
         Run the two versions of a pair at the same time, each pinned to its own CPU
         (:mod:`regbench.run.duet`); the ``--duet`` flag of those commands turns it on too.
+    executor : str
+        Where ``regbench run`` and ``regbench screen`` make their runs and ``regbench detect``
+        analyses its series when ``--executor`` is not given: ``"local"`` or ``"dask"``.
+    scheduler : str or None
+        The Dask scheduler's address (``tcp://HOST:8786``) when ``--scheduler`` is not given.
     """
 
     duet: bool = False
+    executor: str = "local"
+    scheduler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -829,13 +838,21 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
 def _run_table(table, fail: Fail) -> RunSettings:
     if not isinstance(table, dict):
         fail("[run] must be a table")
-    bad = set(table) - {"duet"}
+    bad = set(table) - {"duet", "executor", "scheduler"}
     if bad:
-        fail(f"[run]: unknown key `{sorted(bad)[0]}` (expected duet)")
+        fail(f"[run]: unknown key `{sorted(bad)[0]}` (expected duet, executor, scheduler)")
     duet = table.get("duet", False)
     if not isinstance(duet, bool):
         fail(f"[run] `duet` must be true or false, got {shown(duet)}")
-    return RunSettings(duet=duet)
+    executor = table.get("executor", "local")
+    if executor not in EXECUTORS:
+        fail(f"[run] `executor` must be one of {', '.join(EXECUTORS)}, got {shown(executor)}")
+    scheduler = table.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or "\0" in scheduler):
+        fail(f"[run] `scheduler` must be the Dask scheduler's address, such as \"tcp://HOST:8786\", got {shown(scheduler)}")
+    if scheduler is not None and executor != "dask":
+        fail("[run] `scheduler` is for executor = \"dask\"")
+    return RunSettings(duet=duet, executor=executor, scheduler=scheduler)
 
 
 def _alerts_table(table, fail: Fail) -> tuple[tuple[str, ...], int]:

@@ -198,3 +198,28 @@ def sigterm_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+#: The help of ``--executor`` and ``--scheduler`` says where their defaults come from.
+EXECUTOR_DEFAULT = "[default: `executor` of [run] in regbench.toml, else local]"
+SCHEDULER_DEFAULT = "[default: `scheduler` of [run] in regbench.toml]"
+
+
+def where_to_run(config, executor: str | None, scheduler: str | None) -> tuple[str, str | None]:
+    """``--executor`` and ``--scheduler`` over the ``[run]`` table of ``config`` (None: no
+    configuration): the executor's name and the scheduler's address.
+
+    Raises
+    ------
+    ConfigError
+        ``--scheduler`` with the local executor.
+    """
+    from ..errors import ConfigError
+
+    settings = config.run if config is not None else None
+    name = executor or (settings.executor if settings is not None else "local")
+    if scheduler is not None and name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
+    if scheduler is None and name == "dask" and settings is not None:
+        scheduler = settings.scheduler
+    return name, scheduler

@@ -12,7 +12,7 @@ import click
 from ..detect import DEFAULT_METHOD, available_methods
 from ..config import COMPARE_AS
 from ..errors import ConfigError, ExitStatus
-from ._common import DURATION
+from ._common import DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
 
 #: Detector keyword arguments that have options of their own.
 _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
@@ -37,10 +37,10 @@ _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
 @click.option("--no-fdr", is_flag=True, help="Report every change the method finds, without FDR control.")
 @click.option("--jobs", default=None, type=click.IntRange(1),
               help="Worker processes for large stores [default: the number of CPUs].")
-@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default=None,
               help="Where series are analysed: here (--jobs processes), or on the workers of a Dask scheduler, "
-                   "each reading the store itself (a PostgreSQL URL, or a SQLite file on a shared disk).")
-@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
+                   "each reading the store itself (a PostgreSQL URL, or a SQLite file on a shared disk) " + EXECUTOR_DEFAULT + ".")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.option("--incremental", is_flag=True,
               help="Check only versions newer than the last pass (auto): cheap enough for every new commit.")
 @click.option("--dry-run", is_flag=True, help="Only report: record no alerts and save no detection state.")
@@ -102,8 +102,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
         raise click.UsageError("--duet/--no-duet needs --confirm or --bisect", ctx=click_ctx)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
-    if scheduler is not None and executor_name != "dask":
-        raise ConfigError("--scheduler is for --executor dask")
+    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
     if jobs is not None and executor_name == "dask":
         raise ConfigError("--jobs is for --executor local (with dask, the scheduler's workers share the series)")
     store = ctx.open_store(create=False, config=config)

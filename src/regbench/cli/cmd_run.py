@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import ExitStatus
-from ._common import configuration_name, moved_option
+from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, moved_option, where_to_run
 
 
 @click.command("run")
@@ -56,11 +56,11 @@ from ._common import configuration_name, moved_option
 @click.option("--quiet", "quiet_mode", type=click.Choice(["wait", "warn"]),
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
                    "stderr tail [default: wait].")
-@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default=None,
               help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
                    "each hold the resource benchmark=1 (one run at a time per machine); each run is stored "
-                   "under its worker's machine, with that machine's fingerprint.")
-@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
+                   "under its worker's machine, with that machine's fingerprint " + EXECUTOR_DEFAULT + ".")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.pass_obj
 def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name, pin,
             aslr, ramdisk,
@@ -89,8 +89,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
              "quiet_wait": quiet_wait, "quiet": quiet_mode}
     noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
                           label=lambda key: "--" + key.replace("_", "-"))
-    if scheduler is not None and executor_name != "dask":
-        raise ConfigError("--scheduler is for --executor dask")
+    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
     if machine is not None and executor_name == "dask":
         raise ConfigError("--machine names the runs made here; with --executor dask a run is stored under its "
                           "worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import ExitStatus
+from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
 
 
 @click.command("screen")
@@ -49,10 +50,10 @@ from ..errors import ExitStatus
                    "the same benchmark, version and machine (Mann-Whitney, Q-Q, random samples of the same size).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write the half-normal plot of each version to DIR as PNG and SVG.")
-@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+@click.option("--executor", "executor_name", type=click.Choice(["local", "dask"]), default=None,
               help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
-                   "each hold the resource benchmark=1 (one run at a time per machine).")
-@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786).")
+                   "each hold the resource benchmark=1 (one run at a time per machine) " + EXECUTOR_DEFAULT + ".")
+@click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
@@ -118,8 +119,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         for line in points_lines(tuple(plan_points(config.screen, design))):
             echo(line)
         return
-    if scheduler is not None and executor_name != "dask":
-        raise ConfigError("--scheduler is for --executor dask")
+    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
     executor = None
     if executor_name == "dask":
         from ..run.dask_executor import DaskExecutor
