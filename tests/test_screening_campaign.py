@@ -356,6 +356,9 @@ def test_a_d_optimal_design_from_scratch_runs_only_valid_configurations(tmp_path
     listed = [line.split()[1] for line in out.splitlines()[1:]]
     assert len(listed) == len(set(listed)) == 12 and "not run" not in out
     assert "a=on,b=fast,c=big,d=0" not in listed and "a=on,b=fast,c=big,d=1" not in listed
+    assert run("--size", "12", "--dry-run", "--format", "json") == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [x["configuration"] for x in lines] == listed and all(x["valid"] for x in lines)
     assert run("--size", "12", "--runs", "1", "--seed", "0", "--format", "json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["counts"]["ok"] == 12 and sorted(c["configuration"] for c in doc["configurations"]) == sorted(listed)
