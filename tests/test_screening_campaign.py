@@ -267,4 +267,109 @@ def test_a_multi_level_option_runs_in_the_full_design_and_is_refused_by_a_fracti
                  "--runs", "1"]) == 0
     out = capsys.readouterr().out
     assert "design: full, 24 runs" in out and "6 ok stored" in out
-    assert "effects of options with more than two levels are not estimated yet" in out
+    # the constraint fixed a and b: their other levels were never run, which the analysis says in a line
+    line = next(x for x in out.splitlines() if x.startswith("worktree: no effects"))
+    assert "no run was made at a = on; b = fast (a constraint left it out, or its runs failed)" in line
+
+
+LEVELS_BENCH = """\
+import os, random
+cache, page = os.environ["CACHE"], os.environ["PAGE"]
+rng = random.Random(f"{cache}/{page}/{os.environ.get('REGBENCH_RUN_INDEX')}")
+for _ in range(int(os.environ["REGBENCH_ITERATIONS"])):
+    print(10 + {"0": 0.0, "2000": 1.5, "-64000": -1.0}[cache] + rng.gauss(0, 0.05))
+"""
+
+LEVELS_CONFIG = """\
+[project]
+name = "levels"
+[[benchmark]]
+name = "work"
+command = [{py}, "bench.py"]
+iterations = 3
+[[screen.option]]
+name = "cache"
+levels = ["0", "2000", "-64000"]
+env = "CACHE"
+[[screen.option]]
+name = "page"
+levels = [1024, 4096, 16384]
+env = "PAGE"
+"""
+
+
+def test_options_of_three_levels_are_judged_by_an_analysis_of_variance(tmp_path, capsys):
+    """Truth: cache (3 levels) moves the response by 0, +1.5, -1; page (3 levels) does nothing."""
+    import json
+
+    (tmp_path / "bench.py").write_text(LEVELS_BENCH)
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(LEVELS_CONFIG.format(py=f'"{PY}"'))
+    args = ["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", "--design", "full",
+            "--runs", "2", "--seed", "1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Type III analysis of variance, options as factors" in out
+    anova, level_means = out.split("level means on", 1)
+    rows = {line.split()[0]: line.split() for line in anova.splitlines() if line.split()[:1] in
+            (["cache"], ["page"], ["cache*page"])}
+    assert rows["cache"][1] == "2" and rows["cache"][6] == "yes"  # df, important
+    assert rows["page"][6] == "no" and rows["cache*page"][6] == "no"
+    means = {(w[0], w[1]): float(w[2]) for w in (line.split() for line in level_means.splitlines())
+             if len(w) >= 5 and w[0] in ("cache", "page") and w[1] in ("0", "2000", "-64000", "1024")}
+    assert means[("cache", "2000")] - means[("cache", "0")] == pytest.approx(1.5, abs=0.1)
+    assert means[("cache", "-64000")] - means[("cache", "0")] == pytest.approx(-1.0, abs=0.1)
+    assert "Benjamini-Hochberg across the 3 F-tests" in out
+
+    assert main([*args, "--format", "json", "--order", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["already_stored"] == 18 and doc["design"]["name"] == "full"
+    (version,) = doc["versions"]
+    assert version["effects"] is None
+    levels = version["levels"]
+    terms = {t["term"]: t for t in levels["terms"]}
+    assert set(terms) == {"cache", "page"}  # --order 1: no interaction
+    assert terms["cache"]["important"] and not terms["page"]["important"]
+    assert terms["cache"]["q"] < 1e-6 and terms["cache"]["spread"] == pytest.approx(2.5, abs=0.1)
+    assert [m["level"] for m in levels["level_means"]["page"]] == ["1024", "4096", "16384"]
+    assert all(m["runs"] == 6 and m["ci_low"] < m["mean"] < m["ci_high"] for m in levels["level_means"]["cache"])
+
+
+def test_a_d_optimal_design_from_scratch_runs_only_valid_configurations(tmp_path, capsys):
+    import json
+
+    cfg = project(tmp_path, constraints="constraints = ['not (a == \"on\" and b == \"fast\" and c == \"big\")']")
+
+    def run(*args: str) -> int:
+        return main(["--config", str(cfg), "--store", str(tmp_path / "results.db"), "screen", "--design",
+                     "doptimal", *args])
+
+    assert run("--size", "10") == 3
+    err = capsys.readouterr().err
+    assert err == ("error: design 'doptimal': 10 runs cannot estimate a model of 11 parameters (the intercept, "
+                   "4 main effects and 6 two-option interactions); the smallest size that works is 11\n")
+    assert run("--order", "1") == 3
+    assert "--design doptimal needs --size RUNS" in capsys.readouterr().err
+    assert run("--size", "12", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("design: doptimal, 12 runs (D-optimal for the intercept, 4 main effects and 6 two-option")
+    listed = [line.split()[1] for line in out.splitlines()[1:]]
+    assert len(listed) == len(set(listed)) == 12 and "not run" not in out
+    assert "a=on,b=fast,c=big,d=0" not in listed and "a=on,b=fast,c=big,d=1" not in listed
+    assert run("--size", "12", "--dry-run", "--format", "json") == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [x["configuration"] for x in lines] == listed and all(x["valid"] for x in lines)
+    assert run("--size", "12", "--runs", "1", "--seed", "0", "--format", "json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"]["ok"] == 12 and sorted(c["configuration"] for c in doc["configurations"]) == sorted(listed)
+    (version,) = doc["versions"]
+    effects = {e["effect"]: e for e in version["effects"]["effects"]}
+    assert len(effects) == 10  # every main effect and two-option interaction
+    assert effects["a"]["estimate"] == pytest.approx(3, abs=0.2)
+    assert effects["b"]["estimate"] == pytest.approx(-2, abs=0.2)
+    assert effects["c"]["estimate"] == pytest.approx(1, abs=0.2)
+    assert version["type3"] is not None and len(version["type3"]["terms"]) == 10
+    # the table output of the same runs: effects, then their Type III analysis
+    assert run("--size", "12", "--runs", "1") == 0
+    out = capsys.readouterr().out
+    assert "no run stored; 12 already stored" in out and "Type III sums of squares" in out

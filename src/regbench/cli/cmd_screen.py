@@ -14,13 +14,15 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
 @click.command("screen")
 @click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME",
               help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration), "
-                   "plackett-burman, or suite (every combination of the --important options).")
+                   "plackett-burman, doptimal (--size valid configurations D-optimal for the --order model), "
+                   "or suite (every combination of the --important options).")
 @click.option("--generator", "generators", multiple=True, metavar="'D = ABC'",
               help="A generator of the fraction (repeatable); factors A, B, C... are the [[screen.option]] "
                    "tables in order.  Without one, generators are searched from --size and --resolution.")
-@click.option("--size", type=click.IntRange(min=4), metavar="RUNS",
-              help="Configurations of a searched fraction (a power of two) [default: the smallest that "
-                   "reaches --resolution].")
+@click.option("--size", type=click.IntRange(min=2), metavar="RUNS",
+              help="Configurations of a searched fraction (a power of two, at least 4) [default: the smallest "
+                   "that reaches --resolution], or of --design doptimal (required: at least the model's "
+                   "parameters).")
 @click.option("--resolution", type=click.IntRange(3, 10), metavar="R",
               help="Resolution of a searched fraction [default: 4, main effects clear of two-option "
                    "interactions].")
@@ -33,7 +35,9 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
               help="Seed of the randomized interleaved order [default: random, recorded].")
 @click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
 @click.option("--order", type=click.IntRange(1, 3), default=2, show_default=True,
-              help="Estimate main effects (1) and interactions up to this many options.")
+              help="Estimate main effects (1) and interactions up to this many options; the model of "
+                   "--design doptimal (1 or 2); with options of more than two levels, 2 adds the two-option "
+                   "interactions to the analysis of variance.")
 @click.option("--alias-order", type=click.IntRange(1, 4), default=3, show_default=True,
               help="Report aliases up to this many options.")
 @click.option("--augment", type=click.IntRange(min=1), metavar="N",
@@ -55,9 +59,12 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
                    "each hold the resource benchmark=1 (one run at a time per machine) " + EXECUTOR_DEFAULT + ".")
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output: tables, or one JSON document (with --dry-run, one JSON line per configuration).")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, dry_run) -> None:
+            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, dry_run,
+            fmt) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -66,15 +73,17 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     options are estimated with their aliases (Yilmaz et al. 2007, s.3), importance is decided by
     Lenth's pseudo standard error, and intervals come from the runs' scatter; with several
     versions, effects that changed are listed (recalibration, s.4.8).  --augment adds a D-optimal
-    follow-up (s.4.5), --design suite runs a screening suite (s.4.6-4.7).  Exit status 4 when a
-    run or a build failed.
+    follow-up (s.4.5), --design doptimal a D-optimal design from scratch under the constraints,
+    --design suite runs a screening suite (s.4.6-4.7).  Options of more than two levels (--design
+    full) are judged by a Type III analysis of variance.  Exit status 4 when a run or a build failed.
     """
     from ..errors import ConfigError
     from ..report.console import echo
-    from ..report.screening import (design_lines, emit_screen, emit_suite_check, plot_half_normal, plot_qq,
-                                    points_lines)
+    from ..report.screening import (design_lines, emit_screen, emit_screen_json, emit_suite_check,
+                                    plot_half_normal, plot_qq, points_lines)
     from ..screening.base import get_design
-    from ..screening.campaign import augmented_design, check_suite, parse_terms, plan_points, run_screen
+    from ..screening.campaign import (augmented_design, check_suite, parse_terms, plan_json, plan_points,
+                                      run_screen)
     from ..screening.effects import Term
     from ._common import sigterm_as_interrupt
 
@@ -89,9 +98,23 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         options["runs"] = size
     if resolution is not None:
         options["resolution"] = resolution
-    if options and design_name != "fractional":
-        raise ConfigError("--generator, --size and --resolution are options of --design fractional")
     space = config.screen
+    if design_name == "doptimal":
+        if generators or resolution is not None:
+            raise ConfigError("--generator and --resolution are options of --design fractional; --design doptimal "
+                              "takes --size and --order")
+        if size is None:
+            raise ConfigError("--design doptimal needs --size RUNS (at least the model's parameters: 1 + options, "
+                              "plus their pairs at --order 2)")
+        if order > 2:
+            raise ConfigError(f"--design doptimal: --order {order}: the model is of main effects (--order 1) or "
+                              "main effects and two-option interactions (--order 2)")
+        options = {"runs": size, "order": order, "rng": seed if seed is not None else 0,
+                   "valid": lambda row: space.valid({o.name: o.levels[int(i)]
+                                                     for o, i in zip(space.options, row, strict=True)})}
+    elif options and design_name != "fractional":
+        raise ConfigError("--generator, --size and --resolution are options of --design fractional "
+                          "(--size of --design doptimal too)")
     if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
         raise ConfigError("--design suite needs --important OPTION (repeatable); --important and --validate "
                           "are for --design suite")
@@ -100,7 +123,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                    "rng": seed if seed is not None else 0,
                    "valid": lambda row: space.valid({o.name: o.levels[int(i)]
                                                      for o, i in zip(space.options, row, strict=True)})}
-    if design_name in ("fractional", "plackett-burman", "suite") or augment is not None:
+    if design_name in ("fractional", "plackett-burman", "suite", "doptimal") or augment is not None:
         for o in config.screen.options:
             if not o.binary and (design_name != "suite" or augment is not None):
                 raise ConfigError(f"[[screen.option]] {o.name!r} has {len(o.levels)} levels: --design {design_name}"
@@ -114,6 +137,9 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
         design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
     if dry_run:
+        if fmt == "json":
+            echo(plan_json(plan_points(config.screen, design)))
+            return
         for line in design_lines(design):
             echo(line)
         for line in points_lines(tuple(plan_points(config.screen, design))):
@@ -137,20 +163,26 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
     unit = config.benchmark(result.benchmark).unit
-    emit_screen(result, unit=unit)
+    checks = tuple(check_suite(store, space, result, seed=seed if seed is not None else 0)) if validate else ()
+    if fmt == "json":
+        emit_screen_json(result, checks)
+    else:
+        emit_screen(result, unit=unit)
+    # With --format json, stdout holds the document only: the plots' paths go to stderr.
+    err = fmt == "json"
     if plot_dir is not None:
         for ve in result.effects:
             if ve.effects is not None:
                 stem = plot_dir / f"half-normal-{result.benchmark}-{ve.version}".replace("/", "_")
                 png, svg = plot_half_normal(ve.effects, stem, title=f"{result.benchmark} at {ve.version}")
-                echo(f"half-normal plot: {png} and {svg}")
-    if validate:
-        for check in check_suite(store, space, result, seed=seed if seed is not None else 0):
+                echo(f"half-normal plot: {png} and {svg}", err=err)
+    for check in checks:
+        if fmt != "json":
             emit_suite_check(check)
-            if plot_dir is not None and check.validation is not None:
-                stem = plot_dir / f"qq-{result.benchmark}-{check.version}".replace("/", "_")
-                png, svg = plot_qq(check.validation, stem, title=f"suite against the full set: {result.benchmark} "
-                                                                 f"at {check.version}")
-                echo(f"Q-Q plot: {png} and {svg}")
+        if plot_dir is not None and check.validation is not None:
+            stem = plot_dir / f"qq-{result.benchmark}-{check.version}".replace("/", "_")
+            png, svg = plot_qq(check.validation, stem, title=f"suite against the full set: {result.benchmark} "
+                                                             f"at {check.version}")
+            echo(f"Q-Q plot: {png} and {svg}", err=err)
     if not result.ok:
         raise click.exceptions.Exit(ExitStatus.FAILED)

@@ -15,8 +15,9 @@ import numpy as np
 from ..screening.base import DesignMatrix
 from ..screening.campaign import ScreenPoint, ScreenResult, SuiteCheck
 from ..screening.effects import EffectsResult, Type3Result
+from ..screening.levels import LevelAnova
 from ..screening.suite import SuiteValidation
-from .console import echo, emit_table, fmt_num
+from .console import echo, emit_json, emit_table, finite, fmt_num
 
 
 def design_lines(design: DesignMatrix) -> list[str]:
@@ -66,15 +67,113 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
     if result.builds_failed:
         echo("not built (not run): " + ", ".join(result.builds_failed))
     for ve in result.effects:
+        if ve.levels is not None:
+            emit_levels(ve.levels, title=f"{result.benchmark} at {ve.version} ({unit})")
+            continue
         if ve.effects is None:
             echo(f"{ve.version}: no effects ({ve.reason})")
             continue
         emit_effects(ve.effects, title=f"effects on {result.benchmark} at {ve.version} ({unit}; z(+) - z(-))")
         if ve.reason:
             echo(ve.reason)
-        if result.design.design == "d-optimal" and ve.anova is not None:
+        if result.design.design in NOT_ORTHOGONAL and ve.anova is not None:
             emit_anova(ve.anova, title=f"Type III sums of squares at {ve.version}")
     emit_recalibration(result)
+
+
+#: Designs whose effects are not orthogonal: their Type III analysis is printed with the effects
+#: (a follow-up, ``d-optimal``, and a D-optimal design from scratch, ``doptimal``).
+NOT_ORTHOGONAL = ("d-optimal", "doptimal")
+
+
+def emit_levels(levels: LevelAnova, *, title: str) -> None:
+    """The analysis of variance of a design with multi-level options, then each level's mean."""
+    rows = [[t.name, str(t.df), fmt_num(t.sum_sq), fmt_num(t.f), f"{t.p_value:.3g}", f"{t.q_value:.3g}",
+             "[bold]yes[/]" if t.important else "no", fmt_num(t.spread) if len(t.factors) == 1 else "-"]
+            for t in levels.terms]
+    rows.append(["residual", str(levels.residual_df), fmt_num(levels.residual_sum_sq), "", "", "", "", ""])
+    emit_table(f"what matters on {title}: Type III analysis of variance, options as factors",
+               ["term", "df", "sum of squares", "F", "p", "q", "important", "spread"], rows,
+               right={"df", "sum of squares", "F", "p", "q", "spread"})
+    level = f"{levels.confidence_level:.0%}"
+    mrows = [[name, m.level, fmt_num(m.mean), f"[{fmt_num(m.ci_low)}, {fmt_num(m.ci_high)}]", str(m.runs)]
+             for name, means in levels.means for m in means]
+    emit_table(f"level means on {title} (least squares, the other options averaged)",
+               ["option", "level", "mean", f"{level} interval", "runs"], mrows, right={"mean", "runs"})
+    echo(f"important: q <= {levels.alpha:g} (Benjamini-Hochberg across the {len(levels.terms)} F-tests); "
+         f"spread: the largest level mean minus the smallest; {levels.runs} runs of {levels.points} configurations"
+         + (f"; interactions not estimable from the configurations run: {', '.join(levels.not_estimable)}"
+            if levels.not_estimable else ""))
+
+
+def levels_json(levels: LevelAnova) -> dict:
+    return {"analysis": "type III anova, options as factors (sum-to-zero contrasts)",
+            "alpha": levels.alpha, "confidence_level": levels.confidence_level,
+            "terms": [{"term": t.name, "df": t.df, "sum_sq": finite(t.sum_sq), "f": finite(t.f), "p": finite(t.p_value),
+                       "q": finite(t.q_value), "important": t.important,
+                       "spread": finite(t.spread) if len(t.factors) == 1 else None} for t in levels.terms],
+            "residual": {"sum_sq": finite(levels.residual_sum_sq), "df": levels.residual_df},
+            "level_means": {name: [{"level": m.level, "mean": finite(m.mean), "ci_low": finite(m.ci_low),
+                                    "ci_high": finite(m.ci_high), "runs": m.runs} for m in means]
+                            for name, means in levels.means},
+            "not_estimable": list(levels.not_estimable), "points": levels.points, "runs": levels.runs}
+
+
+def effects_json(effects: EffectsResult) -> dict:
+    lr = effects.lenth
+    return {"effects": [{"effect": e.term.name, "estimate": finite(e.estimate), "std_error": finite(e.std_error),
+                         "ci_low": finite(e.ci_low), "ci_high": finite(e.ci_high), "p": finite(e.p_value),
+                         "important": e.important, "aliases": list(e.term.aliases)} for e in effects.effects],
+            "lenth": {"pse": finite(lr.pse), "margin": finite(lr.margin), "simultaneous_margin": finite(lr.simultaneous_margin),
+                      "df": lr.df},
+            "sigma": finite(effects.sigma), "df_error": effects.df_error,
+            "confidence_level": effects.confidence_level, "points": effects.points, "runs": effects.runs}
+
+
+def anova_json(anova: Type3Result) -> dict:
+    return {"terms": [{"term": r.term.name, "sum_sq": finite(r.sum_sq), "df": r.df, "f": finite(r.f), "p": finite(r.p_value)}
+                      for r in anova.rows],
+            "residual": {"sum_sq": finite(anova.residual_sum_sq), "df": anova.residual_df}}
+
+
+def screen_json(result: ScreenResult, checks: tuple[SuiteCheck, ...] = ()) -> dict:
+    """``regbench screen --format json``: the design, the runs, and per version the effects (a
+    two-level design), their Type III analysis, or the analysis of variance of multi-level options."""
+    d = result.design
+    return {
+        "format_version": 1,
+        "design": {"name": d.design, "label": d.label(), "note": d.note, "runs": d.runs,
+                   "generators": list(d.generator_texts()), "resolution": d.resolution},
+        "configurations": [{"row": p.row, "configuration": p.name, "valid": p.valid, "violated": list(p.violated)}
+                           for p in result.points],
+        "benchmark": result.benchmark, "campaign": result.campaign_id, "seed": result.seed,
+        "machine": result.machine, "counts": dict(result.counts), "already_stored": result.trials_skipped,
+        "builds_failed": list(result.builds_failed),
+        "versions": [{"version": ve.version, "reason": ve.reason or None,
+                      "effects": effects_json(ve.effects) if ve.effects is not None else None,
+                      "type3": anova_json(ve.anova) if ve.anova is not None and d.design in NOT_ORTHOGONAL else None,
+                      "levels": levels_json(ve.levels) if ve.levels is not None else None}
+                     for ve in result.effects],
+        "recalibration": [{"before": r.before, "after": r.after,
+                           "changed": [{"effect": c.name, "before": finite(c.before), "after": finite(c.after), "change": finite(c.change),
+                                        "q": finite(c.q_value), "important_before": c.important_before,
+                                        "important_after": c.important_after} for c in r.changes if c.significant]}
+                          for r in result.recalibration],
+        "suite_checks": [suite_check_json(c) for c in checks],
+    }
+
+
+def suite_check_json(check: SuiteCheck) -> dict:
+    v = check.validation
+    return {"version": check.version, "full_configurations": check.full_configurations, "reason": check.reason or None,
+            "validation": None if v is None else {
+                "mann_whitney_p": finite(v.mann_whitney_p), "ks_distance": finite(v.ks_distance), "samples": v.samples,
+                "random_rejected": v.random_rejected, "alpha": v.alpha,
+                "median_random_ks": finite(float(np.median(v.random_ks))), "suite_rank": v.suite_rank}}
+
+
+def emit_screen_json(result: ScreenResult, checks: tuple[SuiteCheck, ...] = ()) -> None:
+    emit_json(screen_json(result, checks), allow_nan=False)
 
 
 def emit_recalibration(result: ScreenResult) -> None:

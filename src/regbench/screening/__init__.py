@@ -11,16 +11,20 @@ module              contents
 ``fractional``      regular 2^(k-p) fractions from generators, or searched by run size and resolution
 ``plackett_burman`` Plackett-Burman designs (pyDOE3 ``pbdesign``)
 ``suite``           screening suites and their validation against the full set
-``doptimal``        D-optimal augmentation of a design (coordinate exchange, then row exchange)
+``doptimal``        D-optimal augmentation of a design (coordinate exchange, then row exchange), and
+                    the ``doptimal`` design: the same from scratch under the constraints
 ``words``           generators, defining relation, word-length pattern, resolution, alias chains
 ``terms``           the effects a design estimates and their aliases
 ``effects``         effects (eq. 1-3), intervals and t-tests from replication, Lenth's pseudo
                     standard error, half-normal points (eq. 4), Type III sums of squares
+``levels``          options of more than two levels: Type III analysis of variance (statsmodels),
+                    Benjamini-Hochberg, least-squares level means
 ``recalibrate``     effects of one version against the previous one's (seed 002 s.4.8)
 ``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
 ==================  ===============================================================================
 
 ``space``, ``base``, the designs, ``doptimal``, ``suite``, ``recalibrate``, ``words``, ``terms`` and
 ``effects`` import numpy, scipy and
-pyDOE3 only; ``campaign`` is an orchestrator above :mod:`regbench.run`.
+pyDOE3 only; ``levels`` imports statsmodels (the ``diagnose`` extra) and pandas;
+``campaign`` is an orchestrator above :mod:`regbench.run`.
 """

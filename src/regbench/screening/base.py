@@ -101,7 +101,7 @@ class Design(abc.ABC):
 
 #: Designs shipped with regbench: name -> module of this package (imported when first asked for).
 BUILTIN = {"full": "full_factorial", "fractional": "fractional", "plackett-burman": "plackett_burman",
-           "suite": "suite"}
+           "suite": "suite", "doptimal": "doptimal"}
 REGISTRY: dict[str, type[Design]] = {}
 
 

@@ -49,6 +49,7 @@ from ..run.fingerprint import default_machine_name, machine_fingerprint
 from ..run.versions import Worktrees
 from .base import DesignMatrix
 from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
+from .levels import LevelAnova, level_anova
 from .recalibrate import EffectChange, compare_effects
 from .space import ConfigurationSpace, Level, configurations
 from .suite import SuiteValidation
@@ -82,12 +83,15 @@ class ScreenPoint:
 @dataclass(frozen=True)
 class VersionEffects:
     """The effects estimated from one version's runs (None with the reason when they cannot be),
-    and the Type III analysis of the same model (None when no residual is left)."""
+    and the Type III analysis of the same model (None when no residual is left).  For a design
+    with an option of more than two levels, ``effects`` is None and ``levels`` holds the analysis
+    of variance with the options as categorical factors (:mod:`regbench.screening.levels`)."""
 
     version: str
     effects: EffectsResult | None
     reason: str = ""
     anova: Type3Result | None = None
+    levels: LevelAnova | None = None
 
 
 @dataclass(frozen=True)
@@ -279,7 +283,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
                  if all(n == 2 for n in design.level_counts) else [])
     effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
-                                    machine=machine, confidence_level=confidence_level)
+                                    machine=machine, confidence_level=confidence_level, order=order,
+                                    space=space)
                     for v in versions if v.name not in failed)
     with_effects = [(ve.version, ve.effects) for ve in effects if ve.effects is not None]
     recalibration = tuple(Recalibration(a, b, compare_effects(ea, eb))
@@ -373,13 +378,13 @@ def _started(reporter: TrialReporter | None):
 
 def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term], *,
                     benchmark: str,
-                    version: str, machine: str, confidence_level: float = 0.95) -> VersionEffects:
+                    version: str, machine: str, confidence_level: float = 0.95, order: int = 2,
+                    space: ConfigurationSpace | None = None) -> VersionEffects:
     """The effects of one version from the stored runs of the design's valid points: each
     successful run is one response, the mean of its measured samples (runs are the unit of
-    replication, seed 000 s.2)."""
-    if any(n != 2 for n in design.level_counts):
-        return VersionEffects(version, None, "effects of options with more than two levels are not estimated yet "
-                                             "(the runs are stored)")
+    replication, seed 000 s.2).  A design with an option of more than two levels is analysed
+    by :func:`regbench.screening.levels.level_anova` (options as factors, two-option
+    interactions at ``order`` 2 and above; ``space`` names the options and their levels)."""
     names = {p.name for p in points if p.valid}
     per_config: dict[str, list[float]] = {}
     for series in store.load_series(benchmark, machine=machine, versions=[version]):
@@ -388,6 +393,16 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
     responses = [per_config.get(p.name, []) if p.valid else [] for p in points]
     if not any(responses):
         return VersionEffects(version, None, "no successful run")
+    if any(n != 2 for n in design.level_counts):
+        if space is None:
+            raise ValueError("a design with more than two levels needs the space to name the levels")
+        try:
+            levels = level_anova(design.levels, responses, space.names,
+                                 [[o.render(x) for x in o.levels] for o in space.options],
+                                 order=min(order, 2), confidence_level=confidence_level)
+        except ConfigError as exc:
+            return VersionEffects(version, None, str(exc))
+        return VersionEffects(version, None, levels=levels)
     with_runs = np.array([bool(r) for r in responses])
     kept = estimable_terms(design.coded[with_runs], terms)
     try:
