@@ -138,13 +138,19 @@ def test_effects_match_the_truth_and_failures_are_recorded(tmp_path):
     assert effects.effect("b").estimate == pytest.approx(-2, abs=0.2)
 
 
-def test_build_flags_and_missing_space_are_one_line_errors(tmp_path, capsys):
+def test_build_flags_need_a_build_command_and_versions_and_missing_space_is_an_error(tmp_path, capsys):
     cfg = project(tmp_path)
     text = cfg.read_text().replace('env = "OPT_D"', 'build = "-DD={value}"')
     cfg.write_text(text)
     assert screen(cfg) == 3
     err = capsys.readouterr().err
-    assert "options applied as build flags (`build`) are not run yet" in err and err.count("\n") == 1
+    assert "'d' is applied as a build flag (`build`), but [project] has no `build` command" in err
+    assert err.count("\n") == 1
+    cfg.write_text(text.replace('name = "screened"', f'name = "screened"\nbuild = ["{PY}", "-c", "pass"]'))
+    assert screen(cfg) == 3
+    assert "give --versions (git revisions), not the working tree" in capsys.readouterr().err
+    with Store(tmp_path / "results.db") as store:  # nothing was started
+        assert store.campaigns() == [] and store.runs() == []
     cfg.write_text("[[benchmark]]\nname = 'x'\ncommand = ['true']\n")
     assert screen(cfg) == 3
     assert "no [screen] table" in capsys.readouterr().err
@@ -373,3 +379,67 @@ def test_a_d_optimal_design_from_scratch_runs_only_valid_configurations(tmp_path
     assert run("--size", "12", "--runs", "1") == 0
     out = capsys.readouterr().out
     assert "no run stored; 12 already stored" in out and "Type III sums of squares" in out
+
+
+#: A build that writes its flags where the benchmark reads them: "-O2" makes the work half as long.
+BUILD = """\
+import sys
+open("built.txt", "w").write(" ".join(sys.argv[1:]))
+"""
+BUILT_BENCH = """\
+import os, random
+flags = open("built.txt").read().split()
+level = 10 * (0.5 if "-O2" in flags else 1.0) + (1 if os.environ["OPT_B"] == "on" else 0)
+rng = random.Random(" ".join(flags) + os.environ["OPT_B"] + os.environ["REGBENCH_RUN_INDEX"])
+for _ in range(int(os.environ["REGBENCH_ITERATIONS"])):
+    print(level + rng.gauss(0, 0.05))
+"""
+
+
+def test_an_option_applied_as_a_build_flag_builds_each_variant_in_its_own_checkout(tmp_path, capsys):
+    """``build = "{value}"``: each level of the option is a build variant, checked out and built
+    for every version on its own (recorded under its own command), and its configurations run in
+    that build; the build flag's effect is found like any other."""
+    from datetime import UTC, datetime
+
+    from regbench.demo_project import git_commit, git_init
+
+    repo = tmp_path / "repo"
+    git_init(repo)
+    toml = f"""\
+[project]
+name = "flags"
+build = ["{PY}", "build.py", "-g"]
+
+[[benchmark]]
+name = "work"
+command = ["{PY}", "bench.py"]
+iterations = 3
+
+[[screen.option]]
+name = "opt"
+levels = ["-O0", "-O2"]
+build = "{{value}}"
+
+[[screen.option]]
+name = "b"
+levels = ["off", "on"]
+env = "OPT_B"
+"""
+    git_commit(repo, {"build.py": BUILD, "bench.py": BUILT_BENCH, "regbench.toml": toml}, "v1",
+               when=datetime(2024, 1, 1, tzinfo=UTC))
+    store_path = tmp_path / "results.db"
+    rc = main(["--config", str(repo / "regbench.toml"), "--store", str(store_path), "screen", "--design", "full",
+               "--runs", "2", "--seed", "1", "--versions", "HEAD"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["opt"], ["b"])}
+    assert abs(float(lines["opt"][1]) + 5) < 0.2 and abs(float(lines["b"][1]) - 1) < 0.2  # -O2 halves 10
+    with Store(store_path) as store:
+        plan = store.campaigns()[0].plan
+        assert plan["builds"] == [[PY, "build.py", "-g", "-O0"], [PY, "build.py", "-g", "-O2"]]
+        with store.engine.connect() as conn:
+            builds = conn.execute(sa.select(t.build.c.build_key, t.build.c.status)).all()
+        assert len({key for key, _ in builds}) == 2 and {status for _, status in builds} == {"ok"}
+        assert len(store.runs()) == 8 and {r.status for r in store.runs()} == {"ok"}
+    assert not (repo / "built.txt").exists()  # built in checkouts, never in the user's tree

@@ -17,8 +17,10 @@ store and its runs are not made twice.  The runs go through the run core
 
 How an option reaches the benchmark: ``env`` sets a variable, ``arg`` appends an argument to the
 command, ``template`` renders the ``[screen] template`` file per configuration (its path in the
-template's variable).  ``build`` (a build flag) needs a build per configuration, which the run
-core does not do yet: such an option is a one-line error.
+template's variable), ``build`` appends an argument to the ``[project] build`` command: each
+combination of the build options' levels (a *build variant*) gets its own checkout of every
+version and its own build, recorded under its own command, and the configurations of that
+variant run in it.
 """
 
 from __future__ import annotations
@@ -181,13 +183,18 @@ def applied_spec(spec: BenchmarkSpec, space: ConfigurationSpace, point: ScreenPo
             command.append(o.target.replace("{value}", value))
         elif o.apply == "template":
             placeholders[o.name] = value
-        else:
-            raise ConfigError(f"[[screen.option]] {o.name!r}: options applied as build flags (`build`) are not run "
-                              "yet: each configuration would need its own build; apply it with env, arg or template")
+        # ``build`` options reach the build command instead (:func:`build_args`)
     if space.template is not None:
         assert template_dir is not None
         env[space.template.env] = str(_render(space, placeholders, point, template_dir, root))
     return dataclasses.replace(spec, env=env, command=tuple(command))
+
+
+def build_args(space: ConfigurationSpace, point: ScreenPoint) -> tuple[str, ...]:
+    """The arguments ``point``'s build options add to the ``[project] build`` command, in the
+    options' order: its build variant (empty without build options)."""
+    return tuple(o.target.replace("{value}", o.render(point.levels[o.name])) for o in space.options
+                 if o.apply == "build")
 
 
 def _render(space: ConfigurationSpace, placeholders: Mapping[str, str], point: ScreenPoint,
@@ -228,7 +235,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     ------
     ConfigError
         No ``[screen]`` table, an unknown or ambiguous benchmark, a benchmark of a tool's format,
-        an option applied as a build flag, an unreadable template; before anything is written.
+        an option applied as a build flag without a ``[project] build`` command or without git
+        versions to check out, an unreadable template; before anything is written.
     """
     space = config.screen
     if space is None:
@@ -246,6 +254,14 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     specs = {p.name: applied_spec(spec, space, p, template_dir=template_dir, root=config.root) for p in valid}
     ignore = [q for q in (store_dir(store), cache_dir) if q is not None]
     versions = plan_versions(Path(config.repo or config.root), revisions, ignore=ignore)
+    variants = list(dict.fromkeys(build_args(space, p) for p in valid))
+    flagged = [o.name for o in space.options if o.apply == "build"]
+    if flagged and not config.build:
+        raise ConfigError(f"[[screen.option]] {flagged[0]!r} is applied as a build flag (`build`), but "
+                          "[project] has no `build` command to add it to")
+    if flagged and any(v.commit is None for v in versions):
+        raise ConfigError(f"[[screen.option]] {flagged[0]!r} is applied as a build flag: each build variant needs "
+                          "its own checkout, so give --versions (git revisions), not the working tree")
     noise = noise if noise is not None else config.noise
     noise_facts = _noise.check_noise(noise)
     machine = machine or default_machine_name()
@@ -257,6 +273,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         "executor": executor.name if executor is not None else "local",
         "noise": {**noise.to_json(), **noise_facts},
     }
+    if flagged:
+        plan["builds"] = [list((*(config.build or ()), *v)) for v in variants]
     remote = executor.machines() if executor is not None else {}
     if remote:
         # The workers' machines, with their fingerprints: the runs are stored under ``machine``
@@ -275,10 +293,17 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                 store.ensure_config(conn, p.name, params={k: v for k, v in p.levels.items()})
 
         store.write(named)  # waits for other writers of the store
-        trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
-        ready, failed = _prepare(store, config, versions, cache_dir, trees)
+        # One checkout and build of every version per build variant: a build made with other
+        # flags in the same tree would be overwritten by the next.
+        ready: dict[tuple[str, ...], list[ReadyVersion]] = {}
+        failed: list[str] = []
+        for variant in variants:
+            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+            built = dataclasses.replace(config, build=(*(config.build or ()), *variant)) if variant else config
+            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees)
+            failed.extend(v for v in lost if v not in failed)
         counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
-                                      ready, runs, seed, reporter)
+                                      {p.name: ready[build_args(space, p)] for p in valid}, runs, seed, reporter)
     if terms is None:
         terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
                  if all(n == 2 for n in design.level_counts) else [])
@@ -325,11 +350,13 @@ def _prepare(store: Store, config: ProjectConfig, versions: Sequence[PlannedVers
 
 def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseControl, executor: Executor,
                 benchmark: str, points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
-                ready: Sequence[ReadyVersion], runs: int, seed: int,
+                ready: Mapping[str, Sequence[ReadyVersion]], runs: int, seed: int,
                 reporter: TrialReporter | None) -> tuple[dict[str, int], int]:
     """RMIT rounds over (configuration, version) pairs, all handed to the executor at once (a
-    Dask cluster runs them in parallel); each run stored as it comes back."""
-    runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready, reporter)
+    Dask cluster runs them in parallel); each run stored as it comes back.  ``ready``: by
+    configuration, the versions built for it (its build variant's)."""
+    runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready[p.name],
+                                   reporter)
                for p in points}
     todo: list[tuple[int, str, str]] = []
     skipped = 0
@@ -338,7 +365,7 @@ def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseContro
         for b, vname, r in store.existing_run_keys(config=p.name, machine=machine):
             if b == benchmark:
                 by_version.setdefault(vname, set()).add(r)
-        for ver in ready:
+        for ver in ready[p.name]:
             have = by_version.get(ver.name, set())
             for r in range(runs):
                 if r in have:
