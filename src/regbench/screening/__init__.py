@@ -18,9 +18,14 @@ module              contents
                     standard error, half-normal points (eq. 4), Type III sums of squares
 ``recalibrate``     effects of one version against the previous one's (seed 002 s.4.8)
 ``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
+``alerts``          recalibration as alerts: a significant change of an effect is an alert of the
+                    series ``effect:TERM``, recorded by :mod:`regbench.detect.alerts` (told once)
+``suite_file``      a suite saved to a TOML file and run by ``regbench run --suite``, one campaign
+                    per configuration
 ==================  ===============================================================================
 
 ``space``, ``base``, the designs, ``doptimal``, ``suite``, ``recalibrate``, ``words``, ``terms`` and
 ``effects`` import numpy, scipy and
-pyDOE3 only; ``campaign`` is an orchestrator above :mod:`regbench.run`.
+pyDOE3 only; ``campaign`` and ``suite_file`` are orchestrators above :mod:`regbench.run`, and
+``alerts`` hands changes to :mod:`regbench.detect.alerts`.
 """
