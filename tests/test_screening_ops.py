@@ -89,9 +89,10 @@ def test_a_changed_effect_is_one_alert_told_once(tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["status"] == "acknowledged"
     assert shown["history"][0]["why"].startswith("detected by recalibration: +")
-    # a re-screen after the triage leaves the alert as it is
-    assert main(screen) == 0
-    assert "recalibration alerts: 0 new, 1 already known" in capsys.readouterr().out
+    # a re-screen after the triage leaves the alert as it is, and --notify does not send it again
+    assert main([*screen, "--notify"]) == 0
+    out = capsys.readouterr().out
+    assert "recalibration alerts: 0 new, 1 already known" in out and "json (json): 0 sent" in out
     with Store(db) as store:
         assert [x.status for x in list_alerts(store)] == ["acknowledged"]
 
@@ -211,3 +212,22 @@ def test_bad_suites_are_one_line_errors_before_anything_is_written(tmp_path, cap
     cfg.write_text(cfg.read_text().replace("[screen]\n", "[screen]\nsuite = 3\n", 1))
     assert main([*base, "run"]) == 3
     assert "[screen] `suite` must be the path of a suite file" in capsys.readouterr().err
+
+
+def test_a_suite_file_reads_back_every_kind_of_level(tmp_path):
+    from regbench.screening.campaign import plan_points
+    from regbench.screening.full_factorial import FullFactorial
+    from regbench.screening.space import parse_space
+    from regbench.screening.suite_file import read_suite, write_suite
+
+    space = parse_space({"option": [
+        {"name": "s", "levels": ['a "quoted" \\ one', "é😀\x7f\ttab"], "env": "S"},
+        {"name": "f", "levels": [0.5, 1e100], "env": "F"},
+        {"name": "b", "levels": [True, False], "env": "B"},
+        {"name": "i", "levels": [-3, 7], "env": "I"}]})
+    points = plan_points(space, FullFactorial().build([2, 2, 2, 2]))
+    path = tmp_path / "deep" / "suite.toml"
+    assert write_suite(path, space, points, important=["s", "f"], seed=2) == 16
+    back = read_suite(path, space)
+    assert [(p.name, dict(p.levels)) for p in back] == [(p.name, dict(p.levels)) for p in points]
+    assert all(type(p.levels["b"]) is bool and type(p.levels["i"]) is int for p in back)

@@ -122,12 +122,15 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     if augment is not None:
         model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
         design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
+    if scheduler is not None and executor_name != "dask":
+        raise ConfigError("--scheduler is for --executor dask")
     if save_suite is not None:
         from ..screening.suite_file import write_suite
 
         # Before anything runs (and with --dry-run: the suite is a plan); a file that cannot be
         # written is said at once.
-        saved = write_suite(save_suite, space, plan_points(space, design), important=important,
+        saved = write_suite(save_suite, space, plan_points(space, design),
+                            important=[space.option(n).name for n in important],
                             seed=seed if seed is not None else 0)
         echo(f"suite of {saved} configurations written to {save_suite}: `regbench run --suite {save_suite}` "
              "benchmarks every version in each")
@@ -137,8 +140,6 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         for line in points_lines(tuple(plan_points(config.screen, design))):
             echo(line)
         return
-    if scheduler is not None and executor_name != "dask":
-        raise ConfigError("--scheduler is for --executor dask")
     executor = None
     if executor_name == "dask":
         from ..run.dask_executor import DaskExecutor
