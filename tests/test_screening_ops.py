@@ -97,7 +97,7 @@ def test_a_changed_effect_is_one_alert_told_once(tmp_path, capsys):
         assert [x.status for x in list_alerts(store)] == ["acknowledged"]
 
 
-def test_no_change_no_alert_and_suppressed_effects_are_not_stored(tmp_path, capsys):
+def test_no_change_no_alert_suppressed_effects_not_stored_held_ones_not_told(tmp_path, capsys):
     # the same benchmark at both versions: no effect changes, nothing is recorded
     cfg = two_versions(tmp_path, second=BENCH.format(delay="") + "\n# a comment\n")
     args = ["--config", str(cfg), "--store", str(tmp_path / "a.db"), "screen", "--generator", "D = ABC",
@@ -114,6 +114,14 @@ def test_no_change_no_alert_and_suppressed_effects_are_not_stored(tmp_path, caps
 
     with Store(db) as store:
         assert list_alerts(store) == []
+    # [alerts] require_machines holds it like any alert: stored, not notified
+    cfg3 = two_versions(tmp_path / "c", second=SLOWER_D, extra="\n[alerts]\nrequire_machines = 2\n")
+    db = tmp_path / "c.db"
+    assert main(["--config", str(cfg3), "--store", str(db), *args[4:]]) == 0
+    out = capsys.readouterr().out
+    assert "recalibration alerts: 1 new (#1), 0 already known, 1 held ([alerts] require_machines)\n" in out
+    with Store(db) as store:
+        assert [a.held for a in list_alerts(store)] == [True]
 
 
 # ----------------------------------------------------------------------- a suite, run per version

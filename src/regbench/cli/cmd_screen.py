@@ -174,7 +174,9 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
             echo(f"recalibration alerts: {len(outcome.created)} new{' (' + ids + ')' if ids else ''}, "
                  f"{len(outcome.merged)} already known"
                  + (f", {len(outcome.suppressed)} suppressed" if outcome.suppressed else "")
-                 + ("" if notify or not outcome.created else "; `regbench alerts notify` sends them"))
+                 + (f", {len(outcome.held)} held ([alerts] require_machines)" if outcome.held else "")
+                 + ("" if notify or len(outcome.created) == len(outcome.held)
+                    else "; `regbench alerts notify` sends them"))
         if notify:
             from ..notify import build_sinks, notify_pending
             from ..report.alerts import print_notify_report
