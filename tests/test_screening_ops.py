@@ -143,10 +143,15 @@ def test_a_saved_suite_is_what_run_benchmarks_per_version(tmp_path, capsys):
     text = suite.read_text()
     assert 'important = ["a", "b"]' in text and text.count("[[config]]") == 4
 
+    builds = tmp_path / "builds.txt"
+    cfg.write_text(cfg.read_text().replace(
+        '[project]\n', f'[project]\nbuild = ["{PY}", "-c", "import sys; open(sys.argv[1], \'a\').write(\'x\')", '
+                       f'"{builds}"]\n', 1))
     assert main([*base, "run", "--suite", str(suite), "--versions", "HEAD~1,HEAD", "--runs", "2",
                  "--seed", "1"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert out.count("configuration a=") == 4
+    assert builds.read_text() == "xx"  # each version checked out and built once for the 4 configurations
     with Store(db) as store:
         (v1, v2) = [v.name for v in store.versions()]
         series = {s.config: s for s in store.load_series("work")}

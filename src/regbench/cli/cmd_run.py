@@ -140,27 +140,40 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             if executor is not None:
                 stack.enter_context(executor)
 
+            trees = None
+            built = False
+
             def campaign(cfg, name: str):
-                nonlocal reporter, stored
+                nonlocal reporter, stored, built
                 stored += reporter.stored  # the suite's campaigns before this one
+                # --rebuild: once; the suite's later campaigns use the builds of the first
+                again, built = rebuild and not built, True
                 reporter = ProgressReporter()
                 with reporter:
                     return run_campaign(cfg, store, revisions=revisions, releases=releases,
                                         benchmarks=list(benchmarks) or None,
                                         seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                        rebuild=rebuild, noise=noise, config_name=name,
-                                        retry_failed=retry_failed, optimized=optimized, executor=executor)
+                                        rebuild=again, noise=noise, config_name=name,
+                                        retry_failed=retry_failed, optimized=optimized, executor=executor,
+                                        trees=trees)
 
             if suite is None:
                 results = [(config_name, campaign(config, config_name))]
             else:
+                from pathlib import Path
+
                 from ..run.core import default_cache_dir
+                from ..run.versions import Worktrees
                 from ..screening.suite_file import run_suite
 
                 for name in benchmarks:
                     config.benchmark(name)  # an unknown name is an error before the first campaign
+                cache_dir = default_cache_dir(config, store)
+                # One set of worktrees for the suite's campaigns: each version is checked out and
+                # built once, not once per configuration.
+                trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
                 results = run_suite(config, store, suite, run=campaign, benchmarks=list(benchmarks) or None,
-                                    template_dir=default_cache_dir(config, store).parent / "screen-files")
+                                    template_dir=cache_dir.parent / "screen-files")
     except KeyboardInterrupt:
         click.echo(f"interrupted: {stored + reporter.stored} runs stored; run the same command again to resume",
                    err=True)
