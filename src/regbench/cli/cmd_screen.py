@@ -72,9 +72,9 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     Lenth's pseudo standard error, and intervals come from the runs' scatter; with several
     versions, effects that changed are listed (recalibration, s.4.8) and each significant change
     is stored as an alert of the series ``effect:OPTION`` (told once, by `regbench alerts notify`
-    or --notify).  --augment adds a D-optimal
-    follow-up (s.4.5), --design suite runs a screening suite (s.4.6-4.7).  Exit status 4 when a
-    run or a build failed.
+    or --notify).  --augment adds a D-optimal follow-up (s.4.5), --design suite runs a screening
+    suite (s.4.6-4.7), and --save-suite writes it for `regbench run --suite`.  Exit status 4 when
+    a run or a build failed.
     """
     from ..errors import ConfigError
     from ..report.console import echo
