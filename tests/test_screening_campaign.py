@@ -258,7 +258,9 @@ def test_a_new_version_where_an_option_starts_to_matter_is_caught_by_recalibrati
                  "--runs", "2", "--seed", "3", "--versions", "HEAD~1,HEAD"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "recalibration" in out and "effects that changed" in out
-    table = [line.split() for line in out.split("effects that changed", 1)[1].splitlines()[3:] if line.strip()]
+    text, alerts = out.split("effects that changed", 1)[1].split("recalibration alerts:", 1)
+    table = [line.split() for line in text.splitlines()[3:] if line.strip()]
+    assert alerts.startswith(" 1 new (#1)")  # stored as an alert (tests/test_screening_ops.py)
     assert table[0][0] == "d" and float(table[0][3]) == pytest.approx(2, abs=0.3)  # the change, in units
     assert float(table[0][4]) < 1e-6  # its Benjamini-Hochberg q-value
     assert len(table) == 1  # no other effect changed significantly

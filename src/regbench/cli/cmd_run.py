@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
 from ..errors import ExitStatus
 from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, moved_option, where_to_run
@@ -38,6 +39,11 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, mo
                    "apart from the default one, then `regbench compare V V --variance --b-configuration NAME` "
                    "(the configuration file is the global --config FILE, before `run`).")
 @moved_option("--config", "--configuration")
+@click.option("--suite", "suite_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Run every benchmark in each configuration of a screening suite (`regbench screen --design "
+                   "suite --save-suite FILE`), each stored under its configuration's name [default: [screen] suite "
+                   "of regbench.toml, if set].")
+@click.option("--no-suite", is_flag=True, help="Ignore [screen] suite: run the one --configuration.")
 @click.option("--pin", metavar="CPUS",
               help="Pin every benchmark process to these CPUs (a list like taskset's: 0,1 or 1-3; "
                    "'none' turns [noise] pin off).")
@@ -62,8 +68,8 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, mo
                    "under its worker's machine, with that machine's fingerprint " + EXECUTOR_DEFAULT + ".")
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name, pin,
-            aslr, ramdisk,
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name,
+            suite_file, no_suite, pin, aslr, ramdisk,
             env_size, quiet_load, quiet_wait, quiet_mode, executor_name, scheduler) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
 
@@ -71,7 +77,9 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     drift cannot look like a change between versions.  A crash, hang or garbage output is
     recorded as the run's status; a version that fails to build is recorded and skipped.
     Runs already stored are not run again: after an interruption, run the same command again
-    to resume (--retry-failed also runs again those that failed).  Exit status 4 when a run or
+    to resume (--retry-failed also runs again those that failed).  With a screening suite
+    (--suite, or [screen] suite), every configuration of the suite is a campaign of its own, its
+    runs stored under the configuration's name.  Exit status 4 when a run or
     a build failed, with one line per cause.  Noise control options override the [noise] table of regbench.toml; what was
     used is recorded with the campaign.
     """
@@ -98,6 +106,23 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         from ..run.dask_executor import DaskExecutor
 
         executor = DaskExecutor(scheduler)
+    suite = None
+    if suite_file is not None and no_suite:
+        raise ConfigError("give --suite FILE or --no-suite, not both")
+    if not no_suite:
+        from ..screening.suite_file import read_suite, suite_path
+
+        path = suite_path(config, suite_file)
+        if path is not None:
+            if config.screen is None:
+                raise ConfigError(f"--suite {path}: {config.path or 'regbench.toml'} has no [screen] table, whose "
+                                  "options the suite's levels set")
+            if click.get_current_context().get_parameter_source("config_name") is not ParameterSource.DEFAULT:
+                raise ConfigError("--configuration names the one configuration of a run; a suite names its own "
+                                  "(give --no-suite to run one configuration)")
+            if plan_kind == "optimized":
+                raise ConfigError("--plan optimized is not offered with a suite: give --no-suite")
+            suite = read_suite(path, config.screen)  # before the store is opened: a bad file writes nothing
     store = ctx.open_store(config=config)
     optimized = None
     if plan_kind == "optimized":
@@ -108,20 +133,53 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
                                        machine=machine or default_machine_name())
     reporter = ProgressReporter()
+    stored = 0
     try:
         with sigterm_as_interrupt(), contextlib.ExitStack() as stack:
             if executor is not None:
                 stack.enter_context(executor)
-            with reporter:
-                result = run_campaign(config, store, revisions=revisions, releases=releases,
-                                      benchmarks=list(benchmarks) or None,
-                                      seed=seed, machine=machine, runs=runs, reporter=reporter,
-                                      rebuild=rebuild, noise=noise, config_name=config_name,
-                                      retry_failed=retry_failed, optimized=optimized, executor=executor)
+
+            trees = None
+            built = False
+
+            def campaign(cfg, name: str):
+                nonlocal reporter, stored, built
+                stored += reporter.stored  # the suite's campaigns before this one
+                # --rebuild: once; the suite's later campaigns use the builds of the first
+                again, built = rebuild and not built, True
+                reporter = ProgressReporter()
+                with reporter:
+                    return run_campaign(cfg, store, revisions=revisions, releases=releases,
+                                        benchmarks=list(benchmarks) or None,
+                                        seed=seed, machine=machine, runs=runs, reporter=reporter,
+                                        rebuild=again, noise=noise, config_name=name,
+                                        retry_failed=retry_failed, optimized=optimized, executor=executor,
+                                        trees=trees)
+
+            if suite is None:
+                results = [(config_name, campaign(config, config_name))]
+            else:
+                from pathlib import Path
+
+                from ..run.core import default_cache_dir
+                from ..run.versions import Worktrees
+                from ..screening.suite_file import run_suite
+
+                for name in benchmarks:
+                    config.benchmark(name)  # an unknown name is an error before the first campaign
+                cache_dir = default_cache_dir(config, store)
+                # One set of worktrees for the suite's campaigns: each version is checked out and
+                # built once, not once per configuration.
+                trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+                results = run_suite(config, store, suite, run=campaign, benchmarks=list(benchmarks) or None,
+                                    template_dir=cache_dir.parent / "screen-files")
     except KeyboardInterrupt:
-        click.echo(f"interrupted: {reporter.stored} runs stored; run the same command again to resume",
+        click.echo(f"interrupted: {stored + reporter.stored} runs stored; run the same command again to resume",
                    err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
-    click.echo(campaign_summary(result, store_location(store)))
-    if not result.ok:
+    for name, result in results:
+        if suite is not None:
+            click.echo(f"configuration {name}:")
+        click.echo(campaign_summary(result, store_location(store)))
+    if not all(result.ok for _, result in results):
         raise click.exceptions.Exit(ExitStatus.FAILED)

@@ -58,13 +58,18 @@ from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
               help="Where runs are made: here, one at a time, or as tasks of a Dask scheduler whose workers "
                    "each hold the resource benchmark=1 (one run at a time per machine) " + EXECUTOR_DEFAULT + ".")
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
+@click.option("--save-suite", "save_suite", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="For --design suite: write the suite's configurations to FILE (TOML), for `regbench run "
+                   "--suite FILE` or [screen] suite = \"FILE\" to benchmark every version in each of them.")
+@click.option("--notify", is_flag=True,
+              help="Send the new recalibration alerts to the sinks of regbench.toml ([[notify]]).")
 @click.option("--dry-run", is_flag=True, help="Print the design and its configurations; run nothing.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output: tables, or one JSON document (with --dry-run, one JSON line per configuration).")
 @click.pass_obj
 def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, dry_run,
-            fmt) -> None:
+            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, save_suite, notify,
+            dry_run, fmt) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -72,10 +77,13 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     that break a constraint are never run.  Then the main effects and interactions of the
     options are estimated with their aliases (Yilmaz et al. 2007, s.3), importance is decided by
     Lenth's pseudo standard error, and intervals come from the runs' scatter; with several
-    versions, effects that changed are listed (recalibration, s.4.8).  --augment adds a D-optimal
-    follow-up (s.4.5), --design doptimal a D-optimal design from scratch under the constraints,
-    --design suite runs a screening suite (s.4.6-4.7).  Options of more than two levels (--design
-    full) are judged by a Type III analysis of variance.  Exit status 4 when a run or a build failed.
+    versions, effects that changed are listed (recalibration, s.4.8) and each significant change
+    is stored as an alert of the series ``effect:OPTION`` (told once, by `regbench alerts notify`
+    or --notify).  --augment adds a D-optimal follow-up (s.4.5), --design doptimal a D-optimal
+    design from scratch under the constraints, --design suite runs a screening suite (s.4.6-4.7),
+    and --save-suite writes it for `regbench run --suite`.  Options of more than two levels
+    (--design full) are judged by a Type III analysis of variance.  Exit status 4 when a run or
+    a build failed.
     """
     from ..errors import ConfigError
     from ..report.console import echo
@@ -118,6 +126,8 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
         raise ConfigError("--design suite needs --important OPTION (repeatable); --important and --validate "
                           "are for --design suite")
+    if save_suite is not None and (design_name != "suite" or augment is not None):
+        raise ConfigError("--save-suite is for --design suite (without --augment)")
     if design_name == "suite":
         options = {"important": [space.names.index(space.option(n).name) for n in important],
                    "rng": seed if seed is not None else 0,
@@ -136,6 +146,17 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     if augment is not None:
         model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
         design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
+    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
+    if save_suite is not None:
+        from ..screening.suite_file import write_suite
+
+        # Before anything runs (and with --dry-run: the suite is a plan); a file that cannot be
+        # written is said at once.
+        saved = write_suite(save_suite, space, plan_points(space, design),
+                            important=[space.option(n).name for n in important],
+                            seed=seed if seed is not None else 0)
+        echo(f"suite of {saved} configurations written to {save_suite}: `regbench run --suite {save_suite}` "
+             "benchmarks every version in each")
     if dry_run:
         if fmt == "json":
             echo(plan_json(plan_points(config.screen, design)))
@@ -145,7 +166,6 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         for line in points_lines(tuple(plan_points(config.screen, design))):
             echo(line)
         return
-    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
     executor = None
     if executor_name == "dask":
         from ..run.dask_executor import DaskExecutor
@@ -176,6 +196,30 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                 stem = plot_dir / f"half-normal-{result.benchmark}-{ve.version}".replace("/", "_")
                 png, svg = plot_half_normal(ve.effects, stem, title=f"{result.benchmark} at {ve.version}")
                 echo(f"half-normal plot: {png} and {svg}", err=err)
+    notify_failed = False
+    if result.recalibration:
+        from ..screening.alerts import record_recalibration
+
+        outcome = record_recalibration(store, config, result)
+        if outcome.created or outcome.merged or outcome.suppressed:
+            ids = ", ".join(f"#{a.id}" for a in outcome.created)
+            echo(f"recalibration alerts: {len(outcome.created)} new{' (' + ids + ')' if ids else ''}, "
+                 f"{len(outcome.merged)} already known"
+                 + (f", {len(outcome.suppressed)} suppressed" if outcome.suppressed else "")
+                 + (f", {len(outcome.held)} held ([alerts] require_machines)" if outcome.held else "")
+                 + ("" if notify or len(outcome.created) == len(outcome.held)
+                    else "; `regbench alerts notify` sends them"), err=err)
+        if notify:
+            from ..notify import build_sinks, notify_pending
+            from ..report.alerts import print_notify_report
+
+            if not config.notify:
+                echo(f"no sinks configured: add a [[notify]] table to {config.path}", err=err)
+            else:
+                report = notify_pending(store, build_sinks(config.notify))
+                if not err:
+                    print_notify_report(report)
+                notify_failed = not report.ok
     for check in checks:
         if fmt != "json":
             emit_suite_check(check)
@@ -184,5 +228,5 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
             png, svg = plot_qq(check.validation, stem, title=f"suite against the full set: {result.benchmark} "
                                                              f"at {check.version}")
             echo(f"Q-Q plot: {png} and {svg}", err=err)
-    if not result.ok:
+    if not result.ok or notify_failed:
         raise click.exceptions.Exit(ExitStatus.FAILED)

@@ -217,7 +217,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                  rebuild: bool = False, command: str | None = None,
                  cache_dir: Path | None = None, releases: str | None = None,
                  noise: NoiseControl | None = None, retry_failed: bool = False,
-                 optimized: CampaignPlans | None = None, executor: Executor | None = None) -> CampaignResult:
+                 optimized: CampaignPlans | None = None, executor: Executor | None = None,
+                 trees: Worktrees | None = None) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -278,6 +279,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         machine of the worker that made it, with that machine's fingerprint; the campaign is
         recorded under the workers' machine when they share one (else this host), and resuming
         counts the runs stored on every worker's machine.  Not with ``machine``.
+    trees : Worktrees, optional
+        The git worktrees to check versions out into (the caller closes them): campaigns that
+        share them check out and build each version once (a screening suite's campaigns,
+        :func:`regbench.screening.suite_file.run_suite`) [default: the campaign's own].
 
     Returns
     -------
@@ -364,7 +369,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
             executor = cleanup.enter_context(LocalExecutor())
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor, tuple(sorted(remote)),
                          where_made=where != LocalExecutor.name)
-        trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+        if trees is None:
+            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
                              noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None)
         with campaign_status(store, campaign_id):

@@ -21,10 +21,15 @@ module              contents
                     Benjamini-Hochberg, least-squares level means
 ``recalibrate``     effects of one version against the previous one's (seed 002 s.4.8)
 ``campaign``        ``regbench screen``: a design run as a campaign through the run core, then analysed
+``alerts``          recalibration as alerts: a significant change of an effect is an alert of the
+                    series ``effect:TERM``, recorded by :mod:`regbench.detect.alerts` (told once)
+``suite_file``      a suite saved to a TOML file and run by ``regbench run --suite``, one campaign
+                    per configuration
 ==================  ===============================================================================
 
 ``space``, ``base``, the designs, ``doptimal``, ``suite``, ``recalibrate``, ``words``, ``terms`` and
 ``effects`` import numpy, scipy and
-pyDOE3 only; ``levels`` imports statsmodels (the ``diagnose`` extra) and pandas;
-``campaign`` is an orchestrator above :mod:`regbench.run`.
+pyDOE3 only; ``levels`` imports statsmodels (the ``diagnose`` extra) and pandas; ``campaign`` and
+``suite_file`` are orchestrators above :mod:`regbench.run`, and ``alerts`` hands changes to
+:mod:`regbench.detect.alerts`.
 """

@@ -110,6 +110,9 @@ class EffectsResult:
     points, runs : int
         Design points with at least one run, and runs in all.
     half_normal : HalfNormal
+    mean : float
+        The model's intercept: the mean response over the design (each point's runs weighted by
+        their number), the level the effects are a part of.
     """
 
     effects: tuple[Effect, ...]
@@ -120,6 +123,7 @@ class EffectsResult:
     points: int
     runs: int
     half_normal: HalfNormal
+    mean: float = float("nan")
 
     def effect(self, name: str) -> Effect:
         for e in self.effects:
@@ -250,7 +254,8 @@ def estimate_effects(coded: np.ndarray, responses: Sequence[Sequence[float]], te
     effects.sort(key=lambda e: -abs(e.estimate))
     return EffectsResult(effects=tuple(effects), lenth=lr, sigma=sigma, df_error=df,
                          confidence_level=confidence_level, points=int(keep.sum()),
-                         runs=int(weights.sum()), half_normal=half_normal_points(est, [t.name for t in terms]))
+                         runs=int(weights.sum()), half_normal=half_normal_points(est, [t.name for t in terms]),
+                         mean=float(beta[0]))
 
 
 @dataclass(frozen=True)

@@ -117,11 +117,14 @@ class Template:
 
 @dataclass(frozen=True)
 class ConfigurationSpace:
-    """Options, constraints and the template of one system (``[screen]``)."""
+    """Options, constraints and the template of one system (``[screen]``), and the file of its
+    screening suite (``suite``, relative to ``regbench.toml``: what ``regbench run`` runs,
+    :mod:`regbench.screening.suite_file`)."""
 
     options: tuple[Option, ...]
     constraints: tuple[Constraint, ...] = ()
     template: Template | None = None
+    suite: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -179,9 +182,12 @@ def parse_space(table: object, *, where: str = "regbench.toml") -> Configuration
 
     if not isinstance(table, dict):
         fail("[screen] must be a table")
-    bad = set(table) - {"option", "constraints", "template"}
+    bad = set(table) - {"option", "constraints", "template", "suite"}
     if bad:
-        fail(f"[screen]: unknown key `{sorted(bad)[0]}` (expected option, constraints, template)")
+        fail(f"[screen]: unknown key `{sorted(bad)[0]}` (expected option, constraints, template, suite)")
+    suite = table.get("suite")
+    if suite is not None and (not isinstance(suite, str) or not suite.strip()):
+        fail(f"[screen] `suite` must be the path of a suite file (`regbench screen --save-suite`), got {shown(suite)}")
     raw = table.get("option", [])
     if not isinstance(raw, list) or not raw:
         fail("[screen] needs at least one [[screen.option]]")
@@ -212,7 +218,7 @@ def parse_space(table: object, *, where: str = "regbench.toml") -> Configuration
     space = ConfigurationSpace(tuple(options), template=template)
     constraints = tuple(parse_constraint(text, space, where=f"{where}: [screen] constraint {k}")
                         for k, text in enumerate(texts, start=1))
-    space = ConfigurationSpace(tuple(options), constraints, template)
+    space = ConfigurationSpace(tuple(options), constraints, template, suite)
     check_not_empty(space, where=where)
     return space
 
