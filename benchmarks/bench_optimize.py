@@ -208,9 +208,16 @@ def go_suite(slow: dict[str, int]) -> dict[str, str]:
     return {"go.mod": "module suite\n\ngo 1.21\n", "suite_test.go": src}
 
 
+#: How long one iteration of a tool's benchmark lasts (Go's -benchtime, JMH's -w and -r), by suite;
+#: ``--iteration-time`` sets both.  Short by default so that the evaluation takes minutes; Japke et
+#: al. 2025 measured 5 s iterations.
+ITERATION_TIME = {"go": "20ms", "java": "50ms"}
+
+
 def go_config(runs: int, iterations: int, warmup: int) -> str:
     # One invocation per run; -count is the iterations (warm-up included), each about -benchtime long.
-    cmd = ["sh", "-c", "go test -run '^$' -bench . -benchtime 20ms -count \"$REGBENCH_ITERATIONS\" > \"$0\"", "{output}"]
+    cmd = ["sh", "-c", f"go test -run '^$' -bench . -benchtime {ITERATION_TIME['go']} "
+           "-count \"$REGBENCH_ITERATIONS\" > \"$0\"", "{output}"]
     return textwrap.dedent(f"""\
         [project]
         name = "go-suite"
@@ -378,7 +385,8 @@ def java_config(runs: int, iterations: int, warmup: int) -> str:
     build = ["javac", "-cp", jmh_classpath(), "-processorpath", jmh_processor(), "-d", "classes",
              "src/suite/Bench.java"]
     cmd = ["sh", "-c", f"java -cp classes:{jmh_classpath()} org.openjdk.jmh.Main -f 1 -wi {JMH_WARMUP} "
-           "-i \"$REGBENCH_ITERATIONS\" -w 50ms -r 50ms -rf json -rff \"$0\"", "{output}"]
+           f"-i \"$REGBENCH_ITERATIONS\" -w {ITERATION_TIME['java']} -r {ITERATION_TIME['java']} -rf json "
+           "-rff \"$0\"", "{output}"]
     return textwrap.dedent(f"""\
         [project]
         name = "jmh-suite"
@@ -587,7 +595,12 @@ def main(argv=None) -> int:
     ap.add_argument("--metrics", default="cv,rmad,rciw1,rciw3")
     ap.add_argument("--thresholds", default="0.01,0.02")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--iteration-time", metavar="DURATION",
+                    help="one iteration of the Go and JMH benchmarks, as the tools write it (e.g. 200ms) "
+                         "[default: Go 20ms, JMH 50ms]")
     args = ap.parse_args(argv)
+    if args.iteration_time:
+        ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
     if args.suite in ("go", "all") and shutil.which("go") is None:
         raise SystemExit("go is not installed")
     work = Path(tempfile.mkdtemp(prefix="regbench-optimize-"))
