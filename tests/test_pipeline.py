@@ -90,7 +90,7 @@ def test_bisections_are_matched_to_changes_by_value_not_identity(store, config, 
 
     results = {"a": object(), "a2": object()}
 
-    def fake_bisect_changes(cfg, st, changes, *, reporter):
+    def fake_bisect_changes(cfg, st, changes, *, reporter, duet=None):
         assert reporter is entered and events == ["enter"]  # entered only while bisecting
         copies = [dataclasses.replace(c) for c in changes]
         return ([(c, results[c.benchmark]) for c in copies if c.benchmark != "c"],
