@@ -385,7 +385,8 @@ def test_ctrl_c_kills_the_run_and_marks_the_campaign_interrupted(tmp_path):
     write_config(tmp_path, "", [{"name": "hangs", "command": [PY, str(tmp_path / "hang.py")],
                                  "timeout": 60, "env": {"PID_DIR": str(pids)}}], "runs = 2\n")
     store = Store(tmp_path / ".regbench" / "results.db")
-    proc = cli("run", cwd=tmp_path)
+    # PYTHONFAULTHANDLER: if regbench does not end, SIGABRT makes it print where each thread is.
+    proc = cli("run", cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 30
         while not list(pids.iterdir()):
@@ -393,7 +394,11 @@ def test_ctrl_c_kills_the_run_and_marks_the_campaign_interrupted(tmp_path):
             assert time.monotonic() < deadline
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGABRT)
+            pytest.fail("regbench did not end within 30 s of SIGINT; where it was:\n" + proc.communicate(timeout=10)[1])
     finally:
         proc.kill()
     assert proc.returncode == 130
