@@ -385,8 +385,16 @@ def test_ctrl_c_kills_the_run_and_marks_the_campaign_interrupted(tmp_path):
     write_config(tmp_path, "", [{"name": "hangs", "command": [PY, str(tmp_path / "hang.py")],
                                  "timeout": 60, "env": {"PID_DIR": str(pids)}}], "runs = 2\n")
     store = Store(tmp_path / ".regbench" / "results.db")
-    # PYTHONFAULTHANDLER: if regbench does not end, SIGABRT makes it print where each thread is.
-    proc = cli("run", cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    # Started as from an interactive shell, with SIGINT at its default: a process inherits an
+    # ignored SIGINT, and Python then leaves it ignored.  Within the whole test suite, something
+    # in this process (a library's thread from an earlier test) sometimes had SIGINT ignored
+    # when the run started, and the run never saw the Ctrl-C (its faulthandler dump showed it
+    # waiting for the benchmark).  PYTHONFAULTHANDLER: if regbench does not end, SIGABRT makes it
+    # print where each thread is.
+    trampoline = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                  "os.execv(sys.executable, [sys.executable, '-m', 'regbench.cli.main', 'run'])")
+    proc = subprocess.Popen([PY, "-c", trampoline], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         deadline = time.monotonic() + 30
         while not list(pids.iterdir()):
