@@ -329,9 +329,8 @@ def _wait_unreaped(proc: subprocess.Popen, timeout: float):
             # In slices: a signal (Ctrl-C) that the kernel delivers to another thread of this
             # process (a progress display's, a connection pool's) does not interrupt this
             # thread's poll, and Python runs its handler, which raises KeyboardInterrupt, only
-            # when this thread next runs Python code: a poll of the whole timeout kept Ctrl-C
-            # waiting for the benchmark's timeout (tests/test_run_campaign.py, about one run in
-            # two of the whole test suite).
+            # when this thread next runs Python code: a poll of the whole timeout could keep
+            # Ctrl-C waiting for the benchmark's timeout.
             if poller.poll(max(1, math.ceil(min(left, SIGNAL_CHECK) * 1000))):
                 return True, None
     finally:
