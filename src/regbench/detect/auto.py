@@ -46,13 +46,25 @@ from ..model import Series
 from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, SegmentTest, VersionStats,
                               bimodality_coefficient, choose_location, compare_segments, history_percentiles,
                               mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
-                              segment_test, two_level_t, version_stats, version_stats_many, version_variance)
+                              runs_in_one_mode, segment_test, two_level_t, version_stats, version_stats_many,
+                              version_variance)
 from .base import Change, Detector, kind_of, register
 
 
 #: How far (in versions) a kept split may move to where its t statistic is largest
 #: (:meth:`Auto._refine`): how precisely the search places a change.
 REFINE_REACH = 2
+
+#: Short excursions are scanned for in each mode of a multimodal benchmark when at least this share
+#: of its runs lie wholly in one mode (:func:`~regbench.stats.segments.runs_in_one_mode`): most
+#: runs, leaving room for the odd run that switched level midway.
+WHOLE_RUNS = 0.8
+
+#: ... and only in a mode held (by at least two runs) at this share of the versions: the scan
+#: compares short stretches of consecutive versions, and a mode's history with holes (versions
+#: where too few runs landed in it, as with 3 runs a version) has no consecutive versions to
+#: compare; scanning them raised false alarms on the `few-runs` shape (docs/evaluation.md).
+SCAN_MODE_COVERAGE = 0.9
 
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
@@ -299,6 +311,13 @@ class Auto(Detector):
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
+                # Short excursions are looked for in a mode's location only when the runs lie
+                # wholly in one mode (modes between runs: a process lands at one level and stays),
+                # so that each run's location in its mode is measured from all its samples, as in
+                # a unimodal benchmark.  With modes within runs it comes from the few samples a run
+                # has there, and the scan's short stretches raised false alarms (measured with
+                # `regbench evaluate`, docs/evaluation.md).
+                scan_modes = bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
                 for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
                                                         outlying_z=self.outlying)):
                     if per_mode.mean.size < 2:
@@ -315,9 +334,12 @@ class Auto(Detector):
                     if choice.log and np.isfinite(overall) and not pooled_spread(per_mode) < overall:
                         continue
                     detail = f"mode {j + 1} of {len(modes) - 1} ({modes[j]:.4g} to {modes[j + 1]:.4g})"
+                    scan = scan_modes and per_mode.mean.size >= SCAN_MODE_COVERAGE * vs.mean.size
                     found, tests = self._search(series, per_mode, factor=len(modes) - 1, detail=detail,
-                                                excursions=False, estimator="the mean of each run's samples in "
-                                                                            "each mode: a multimodal benchmark")
+                                                excursions=scan,
+                                                estimator="the mean of each run's samples in each mode: a "
+                                                          "multimodal benchmark" + (" whose runs each stay in one "
+                                                                                    "mode" if scan else ""))
                     n_tests += tests
                     changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
@@ -399,10 +421,11 @@ class Auto(Detector):
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
                 with_cps: bool = False, excursions: bool = True, estimator: str | None = None):
-        # Excursions are looked for in the means of unimodal benchmarks only: in a multimodal one
-        # the mean jumps with the share of each mode from run to run, and in the location of one
-        # mode, measured from few samples per run, short stretches raised false alarms
-        # (measured with `regbench evaluate`).
+        # Excursions are looked for in the means of unimodal benchmarks, and in the modes of a
+        # multimodal one whose runs each stay in one mode: the overall location of a multimodal
+        # benchmark jumps with the share of each mode from run to run, and the location of a mode
+        # visited within runs, measured from few samples per run, raised false alarms in short
+        # stretches (measured with `regbench evaluate`).
         cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions)
         changes = []
         for first, last in self._groups(vs, cps):
@@ -517,7 +540,10 @@ def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> l
     out = list(changes)
     for c in found:
         k = series.index(c.version)
-        near = [x for x in out if abs(series.index(x.version) - k) <= REFINE_REACH]
+        # Two splits of one search that close are one change placed twice when they go the same
+        # way, and the two edges of a short revert when they go opposite ways (both are kept).
+        near = [x for x in out if abs(series.index(x.version) - k) <= REFINE_REACH
+                and (x in changes or np.sign(x.change) == np.sign(c.change))]
         p = c.p_value if c.p_value is not None else 1.0
         if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
             continue

@@ -847,6 +847,48 @@ MODE_MIN_SAMPLES = 2
 MODE_MIN_SHARE = 0.05
 
 
+#: A run lies *wholly* in one mode when at least this share of its samples do (the rest allows for
+#: outliers and left-over warm-up); see :func:`runs_in_one_mode`.
+WHOLE_RUN_SHARE = 0.9
+
+
+def runs_in_one_mode(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *,
+                     share: float = WHOLE_RUN_SHARE) -> float:
+    """The share of runs whose samples lie (almost) all in one mode of ``bounds``.
+
+    Two kinds of multimodal benchmark look alike in the pooled samples and differ here: modes
+    *within* runs (cache hits and misses, seed 001 s.4.1: every run visits every mode, and a run's
+    location in a mode comes from the few samples it has there), and modes *between* runs (a
+    process lands at one of two levels, by memory layout or core placement, seed 000 s.2's random
+    initial conditions, and stays there: each run's location in its mode comes from all its
+    samples).  Only the second measures a mode's level as precisely as a unimodal benchmark's.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        ``runs[k]``: the samples of every run of version ``k``.
+    bounds : numpy.ndarray
+        Mode boundaries ``[-inf, b_1, ..., inf]`` (:func:`regbench.detect.auto.mode_bounds`).
+    share : float, keyword-only
+        A run is in one mode when at least this share of its samples are.
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN without any sample.
+    """
+    inner = np.asarray(bounds, dtype=float)[1:-1]
+    total = whole = 0
+    for version in runs:
+        for r in version:
+            if r.size == 0:
+                continue
+            counts = np.bincount(np.searchsorted(inner, r), minlength=inner.size + 1)
+            total += 1
+            whole += int(counts.max() >= share * r.size)
+    return whole / total if total else float("nan")
+
+
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
                log: bool = False, outlying_z: float | None = None,
                fence_history: tuple[float, float] | None = None) -> list[VersionStats]:
