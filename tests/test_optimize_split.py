@@ -125,12 +125,14 @@ def test_split_groups_units_by_plan_and_says_why_it_does_not_split():
 
 # ---------------------------------------------------------------------- end to end, a tool
 #: A tool printing `go test -bench` text for BenchmarkA, B and C (each with a B/op metric),
-#: running those its first argument (a regex, as -bench) selects, its second argument times
-#: each (as -count); it logs what it ran, and fails when FAIL_FLAG exists and it runs C.
+#: running those its first argument (a regex, as -bench) selects (and A too with ALWAYS_A), its
+#: second argument times each (as -count); it logs what it ran, and fails when FAIL_FLAG exists
+#: and it runs C.
 TOOL = r"""
 import json, os, re, sys
 pattern, count = sys.argv[1], int(sys.argv[2])
-ran = [n for n in ("BenchmarkA", "BenchmarkB", "BenchmarkC") if re.search(pattern, n)]
+ran = [n for n in ("BenchmarkA", "BenchmarkB", "BenchmarkC") if re.search(pattern, n)
+       or (n == "BenchmarkA" and os.environ.get("ALWAYS_A"))]
 with open(os.environ["LOG"], "a") as log:
     log.write(json.dumps({"select": os.environ.get("REGBENCH_SELECT"), "ran": ran, "count": count,
                           "version": os.environ["REGBENCH_VERSION"]}) + "\n")
@@ -147,13 +149,13 @@ SELECTING = ["sh", "-c", 'exec "$0" tool.py "${REGBENCH_SELECT:-.}" "$REGBENCH_I
 NOT_SELECTING = ["sh", "-c", 'exec "$0" tool.py . "$REGBENCH_ITERATIONS"', PY]
 
 
-def _project(tmp_path: Path, command: list[str]) -> Path:
+def _project(tmp_path: Path, command: list[str], **more: str) -> Path:
     repo = tmp_path / "proj"
     git_init(repo)
-    env = {"LOG": str(tmp_path / "log.jsonl"), "FAIL_FLAG": str(tmp_path / "fail-c")}
+    env = {"LOG": str(tmp_path / "log.jsonl"), "FAIL_FLAG": str(tmp_path / "fail-c"), **more}
     text = ("[project]\nname = \"p\"\n\n[[benchmark]]\nname = \"tool\"\nformat = \"go\"\nruns = 3\n"
             f"iterations = 4\ncommand = {json.dumps(command)}\n"
-            f"env = {{ LOG = {json.dumps(env['LOG'])}, FAIL_FLAG = {json.dumps(env['FAIL_FLAG'])} }}\n")
+            "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }\n")
     (repo / "regbench.toml").write_text(text)
     when = datetime(2024, 1, 1, tzinfo=UTC)
     git_commit(repo, {"tool.py": TOOL, "regbench.toml": text}, "one", when=when)
@@ -316,6 +318,19 @@ def test_without_regbench_select_in_the_command_one_invocation_runs_the_most(tmp
     assert plan["split"] == {"tool": {"reason": "its command does not use REGBENCH_SELECT"}}
     rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
     assert rc == 0 and "not split: its command does not use REGBENCH_SELECT" in out
+
+
+def test_a_benchmark_reported_outside_its_selection_is_stored_too(tmp_path, capsys):
+    repo = _project(tmp_path, SELECTING, ALWAYS_A="1")
+    _full_then_plans(repo, capsys)
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--plan", "optimized",
+                      "--seed", "2", capsys=capsys)
+    assert rc == 0, err
+    assert len(_log(tmp_path)) == 3 + 9
+    _, series, own = _stored(repo)
+    # A ran in every invocation: stored in each, with that invocation's iterations.
+    assert own == [] and sorted(n for _, n in series["tool/BenchmarkA-2"]) == [2] * 2 + [4] * 3 + [6] * 4
+    assert sorted(n for _, n in series["tool/BenchmarkB-2"]) == [6] * 4
 
 
 # --------------------------------------------------------------------- end to end, go test

@@ -196,8 +196,9 @@ class CampaignPlans:
     Attributes
     ----------
     runs, iterations : Mapping[str, int]
-        By configured benchmark name.  A tool's benchmark (``format = ...``) runs one invocation
-        for all its reported benchmarks, so it gets the most runs and iterations of their plans.
+        By configured benchmark name.  A tool's benchmark (``format = ...``) gets the most runs
+        and iterations of the plans of its reported benchmarks: what one invocation for all of
+        them runs, unless :func:`split_invocations` splits it into one invocation per plan.
     plans : tuple of ExecutionPlan
         The plans used.
     unplanned : tuple of str

@@ -24,6 +24,12 @@ the campaign's plan (``plan["noise"]``), so that results carry how they were mea
 ``ramdisk``, each version's tree is copied to a tmpfs once per campaign, after the builds and
 before the first run (see :func:`run_campaign`).  A benchmark's ``measures`` are stored with
 each run, in its transaction, as the series ``NAME:MEASURE`` (:func:`record_outcome`).
+
+With optimized plans, a tool's benchmark whose command reads ``REGBENCH_SELECT`` is split into
+one invocation per plan of what it reports (:func:`regbench.optimize.plans.split_invocation`):
+each group is an experiment of its own (``NAME[k]``) for the schedule and for resuming
+(:class:`RunSlots`), and its runs are stored under the benchmark, at run indexes the groups of a
+version do not share.
 """
 
 from __future__ import annotations

@@ -439,7 +439,9 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
 
     - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
       the series ``SPEC/NAME``, with the tool's unit and direction;
-    - otherwise the run itself, with its samples and status (a failed tool invocation too);
+    - otherwise the run itself, with its samples and status (a failed tool invocation too; one
+      of a group of a split invocation, ``trial.benchmark`` its label, with a note naming the
+      group, :func:`split_note`);
     - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
       :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
       of the whole process.  When the run did not succeed, its measures are stored with the
