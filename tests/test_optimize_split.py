@@ -7,8 +7,10 @@ groups, and running again resumes."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from regbench.adapters.base import get_adapter
+from regbench.adapters.base import anchored_alternation, get_adapter
 from regbench.cli.main import main
 from regbench.config import BenchmarkSpec
 from regbench.demo_project import git_commit, git_init
@@ -53,6 +55,63 @@ def test_a_regex_selection_matches_exactly_the_names_with_metacharacters(fmt):
     assert adapter.render_selection(["BM_x/threads:2 -y"]) == "^(BM_x/threads:2 -y)$"
 
 
+#: Programs reading a pattern (argv[1]) and names (one per line on stdin), printing 1 or 0 per
+#: name: whether the engine the tool uses finds the pattern in it.
+ENGINES = {
+    "go": ("main.go", """package main
+import ("bufio"; "fmt"; "os"; "regexp")
+func main() { re := regexp.MustCompile(os.Args[1]); s := bufio.NewScanner(os.Stdin)
+  for s.Scan() { if re.MatchString(s.Text()) { fmt.Println(1) } else { fmt.Println(0) } } }
+"""),
+    "java": ("Main.java", """import java.io.*; import java.util.regex.*;
+public class Main { public static void main(String[] a) throws IOException {
+  Pattern re = Pattern.compile(a[0]); BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+  for (String l; (l = in.readLine()) != null;) System.out.println(re.matcher(l).find() ? 1 : 0); } }
+"""),
+    "c++": ("main.cpp", """#include <iostream>
+#include <regex>
+#include <regex.h>
+#include <string>
+int main(int, char** argv) { std::regex re(argv[1]); regex_t posix;
+  if (regcomp(&posix, argv[1], REG_EXTENDED | REG_NOSUB)) return 2;
+  for (std::string l; std::getline(std::cin, l);) {
+    bool a = std::regex_search(l, re), b = regexec(&posix, l.c_str(), 0, nullptr, 0) == 0;
+    if (a != b) return 3;
+    std::cout << a << "\\n"; } }
+"""),
+}
+
+
+def _engine_argv(engine: str, folder: Path) -> list[str] | None:
+    name, source = ENGINES[engine]
+    (folder / name).write_text(source)
+    if engine == "go":
+        return None if GO is None else [GO, "run", str(folder / name)]
+    if engine == "java":
+        java = shutil.which("java")
+        return None if java is None else [java, str(folder / name)]
+    cxx = shutil.which("g++")
+    if cxx is None:
+        return None
+    subprocess.run([cxx, "-o", str(folder / "engine"), str(folder / name)], check=True, capture_output=True)
+    return [str(folder / "engine")]
+
+
+@pytest.mark.parametrize("engine", ["go", "java", "c++"])
+def test_the_real_regex_engines_select_exactly_the_names(engine, tmp_path):
+    """Go's regexp (go test -bench), Java's (JMH) and std::regex and POSIX regcomp (Google
+    Benchmark's two builds) find the rendered pattern in the names selected and in no other."""
+    argv = _engine_argv(engine, tmp_path)
+    if argv is None:
+        pytest.skip(f"no {engine} here")
+    chosen = ["a.b", "x(y)|z", "^s$", "back\\slash", "BM_x/threads:2 -y#&~"]
+    names = TRICKY + chosen[-1:] + ["axb", "z", "a.bc"]
+    done = subprocess.run([*argv, anchored_alternation(chosen)], input="\n".join(names) + "\n", text=True,
+                          capture_output=True, timeout=120, env={**os.environ, "GOTOOLCHAIN": "local"})
+    assert done.returncode == 0, done.stderr
+    assert dict(zip(names, done.stdout.split(), strict=True)) == {n: "1" if n in chosen else "0" for n in names}
+
+
 def test_go_selects_top_level_functions_of_what_it_reported():
     go = get_adapter("go")
     assert get_adapter("go-json").selection_unit("BenchmarkA-8") == "BenchmarkA"
@@ -85,6 +144,23 @@ def test_pytest_benchmark_selects_with_a_k_expression():
     assert pb.render_selection(units) == "(test_x.py and TestC and test_sorted) or (test_y.py and test_join)"
     # A name -k cannot write (a keyword, a blank) cannot be selected: the invocation is not split.
     assert pb.selection_unit("test_x.py::and") is None and pb.selection_unit("a b.py::test_q") is None
+
+
+def test_pytest_collects_what_the_k_expression_selects(tmp_path):
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n\nclass TestC:\n    @pytest.mark.parametrize('n', [1, 2])\n"
+        "    def test_sorted(self, n):\n        pass\n\n    def test_other(self):\n        pass\n\n"
+        "def test_sorted():\n    pass\n")
+    (tmp_path / "test_y.py").write_text("def test_join():\n    pass\n\ndef test_split():\n    pass\n")
+    pb = get_adapter("pytest-benchmark")
+    units = [pb.selection_unit(n) for n in ("test_x.py::TestC::test_sorted[1]", "test_y.py::test_join")]
+    done = subprocess.run([PY, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "-c", os.devnull, "--rootdir", str(tmp_path), "-k", pb.render_selection(units)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = sorted(line for line in done.stdout.splitlines() if "::" in line)
+    assert collected == ["test_x.py::TestC::test_sorted[1]", "test_x.py::TestC::test_sorted[2]",
+                         "test_y.py::test_join"]
 
 
 def test_cargo_bench_names_and_formats_without_a_filter():
