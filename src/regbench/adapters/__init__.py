@@ -21,7 +21,9 @@ module                 reads
 =====================  ===========================================================================
 
 No adapter knows the store: :mod:`regbench.ingest` stores what they parse.  A new format is one
-file: subclass the ABC, set its ``name``, implement ``parse`` (and ``sniff``), and register it.
+file: subclass the ABC, set its ``name``, implement ``parse`` (and ``sniff``), and register it; a
+tool that can run only some of its benchmarks also sets ``selection`` and implements
+``selection_unit`` and ``render_selection`` (``REGBENCH_SELECT``, ``run --plan optimized``).
 """
 
 from .canonical import COLUMNS, OPTIONAL, REQUIRED, ImportBatch, parse_file, write_csv

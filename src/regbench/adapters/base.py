@@ -14,6 +14,7 @@ Third-party adapters register themselves with :func:`register`, or through the e
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,53 @@ class Adapter(abc.ABC):
     def parse(self, path: Path) -> list[ToolRun]:
         """Every run in the file.  Raise :class:`~regbench.errors.InputError` with the file and
         line (when known) on anything it cannot read; never return a partial result."""
+
+    #: The tool's own filter that ``REGBENCH_SELECT`` is written for (``go test -bench``), for
+    #: people; empty when the tool cannot run only some of its benchmarks (then an invocation is
+    #: never split, :func:`regbench.optimize.plans.split_invocation`).
+    selection: str = ""
+
+    def selection_unit(self, reported: str) -> str | None:
+        """What the tool's filter selects to run the benchmark it reported as ``reported``: the
+        smallest part of a suite one invocation can run on its own (Go: the top-level
+        ``BenchmarkX`` of ``BenchmarkX/sub-8 [B/op]``); None when the filter cannot name it."""
+        return None
+
+    def render_selection(self, units: Sequence[str]) -> str:
+        """``units`` (of :meth:`selection_unit`) in the tool's filter syntax: the value of
+        ``REGBENCH_SELECT`` for an invocation that must run exactly these."""
+        raise NotImplementedError(f"{self.name} cannot select benchmarks")
+
+
+#: The characters Go's ``regexp.QuoteMeta`` escapes: with a backslash before each, a name is
+#: matched literally by RE2 (Go), Java's regex (JMH), ECMAScript and POSIX extended regexes
+#: (Google Benchmark's ``std::regex``/``regcomp``) and Rust's ``regex`` crate (criterion).
+REGEX_META = frozenset("\\.+*?()|[]{}^$")
+
+
+def quote_meta(name: str) -> str:
+    """``name`` as a regex matching itself literally in every engine above.  Written here
+    rather than with :func:`re.escape`, which also escapes blanks, ``-``, ``#``, ``&`` and ``~``:
+    a backslash before those is an error in POSIX regexes and in older Rust ``regex``."""
+    return "".join("\\" + c if c in REGEX_META else c for c in name)
+
+
+def anchored_alternation(units: Sequence[str]) -> str:
+    """``^(A|B)$``: a regex matching exactly the names ``units``, each quoted (plain groups:
+    POSIX extended regexes have no ``(?:``)."""
+    if not units:
+        raise ValueError("nothing to select")
+    return "^(" + "|".join(quote_meta(u) for u in units) + ")$"
+
+
+def without_metric(reported: str) -> str:
+    """The benchmark of a secondary metric reported as ``NAME [metric]`` (Go's ``B/op``, a JMH
+    profiler's ``gc.alloc.rate``, a Google Benchmark counter): ``NAME``."""
+    if reported.endswith("]"):
+        head, sep, _ = reported.rpartition(" [")
+        if sep and head:
+            return head
+    return reported
 
 
 REGISTRY: dict[str, Adapter] = {}

@@ -51,6 +51,14 @@ class CargoBenchAdapter(Adapter):
 
     name = "cargo-bench"
     description = "libtest cargo bench text (test NAME ... bench: N ns/iter (+/- D)): each line one run"
+    selection = "cargo bench -- --exact NAME... (libtest's filters, unquoted: names separated by blanks)"
+
+    def selection_unit(self, reported: str) -> str | None:
+        # libtest's filters are plain names (no regex); a blank would split one in two.
+        return reported if reported and not any(c.isspace() for c in reported) else None
+
+    def render_selection(self, units) -> str:
+        return " ".join(units)
 
     def sniff(self, head: str, path: Path) -> bool:
         return _SNIFF.search(head) is not None

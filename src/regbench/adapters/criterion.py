@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import jsonsafe
-from .base import Adapter, ToolRun, register
+from .base import Adapter, ToolRun, anchored_alternation, register
 
 SAMPLE_FILE = "sample.json"
 RESULT_DIR = "new"
@@ -56,6 +56,13 @@ class CriterionAdapter(Adapter):
 
     name = "criterion"
     description = "Criterion.rs target/criterion (new/sample.json): ns per iteration of each sample"
+    selection = "cargo bench -- FILTER (Rust regex, found in the benchmark's id): ^(group/f/1|g/h)$"
+
+    def selection_unit(self, reported: str) -> str | None:
+        return reported or None  # the id, group/function/value
+
+    def render_selection(self, units) -> str:
+        return anchored_alternation(units)
 
     def sniff(self, head: str, path: Path) -> bool:
         if path.is_dir():

@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import InputError, shown
 from ._jsonstream import iter_top_level
 from .jsonsafe import finite_number
-from .base import Adapter, ToolRun, register
+from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
 
 _NOT_COUNTERS = frozenset({
     "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
@@ -78,6 +78,14 @@ class _Bench:
 class GoogleBenchmarkAdapter(Adapter):
     name = "google-benchmark"
     description = "Google Benchmark JSON (--benchmark_format=json); each repetition is a sample"
+    selection = "--benchmark_filter (std::regex or POSIX, matched in the full name): ^(BM_A/64|BM_B)$"
+
+    def selection_unit(self, reported: str) -> str | None:
+        # The filter sees the full name, arguments included (``BM_Copy/64``), as ``run_name``.
+        return without_metric(reported) or None
+
+    def render_selection(self, units) -> str:
+        return anchored_alternation(units)
 
     def sniff(self, head: str, path: Path) -> bool:
         return bool(_HEAD.match(head)) and '"num_cpus"' in head and '"mhz_per_cpu"' in head

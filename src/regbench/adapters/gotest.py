@@ -41,12 +41,13 @@ import numpy as np
 
 from ..errors import InputError
 from . import jsonsafe
-from .base import Adapter, ToolRun, register
+from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
 
 _RESULT = re.compile(r"Benchmark\S*\s+\d+(?:\s|$)")
 _HEADER = re.compile(r"(goos|goarch|pkg|cpu): (.*)")
 _SNIFF_RESULT = re.compile(r"^Benchmark\S*[ \t]+\d+[ \t]+\S+ \S+", re.MULTILINE)
 _SNIFF_HEADER = re.compile(r"^goos: \S+\s*^goarch: \S+", re.MULTILINE)
+_PROCS = re.compile(r"-[0-9]+$")
 PRIMARY_UNIT = "ns/op"
 
 
@@ -133,8 +134,29 @@ def _open_text(path: Path):
         raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
 
 
+class _GoSelection:
+    """``-bench`` selection, shared by both Go formats.
+
+    ``go test -bench`` splits its regex on ``/`` and matches each part against one level of a
+    benchmark's name (``BenchmarkX``, then its sub-benchmarks), so a set of sub-benchmarks
+    cannot be written as one pattern (``^(X|Y)$/^(a|b)$`` also runs ``X/b``).  The unit of
+    selection is therefore the top-level benchmark function, which is an identifier (no ``-``,
+    no ``/``): the ``-GOMAXPROCS`` suffix is cut from it without doubt, and every sub-benchmark
+    of it runs in the invocation that selects it, with the most runs and iterations of their
+    plans."""
+
+    selection = "go test -bench (RE2, split on /): ^(BenchmarkA|BenchmarkB)$"
+
+    def selection_unit(self, reported: str) -> str | None:
+        top = without_metric(reported).split("/", 1)[0]
+        return _PROCS.sub("", top) or None
+
+    def render_selection(self, units) -> str:
+        return anchored_alternation(units)
+
+
 @register
-class GoTextAdapter(Adapter):
+class GoTextAdapter(_GoSelection, Adapter):
     name = "go"
     description = "go test -bench text output; each -count repetition is a sample"
 
@@ -169,7 +191,7 @@ class GoTextAdapter(Adapter):
 
 
 @register
-class GoJsonAdapter(Adapter):
+class GoJsonAdapter(_GoSelection, Adapter):
     name = "go-json"
     description = "go test -bench -json events; each -count repetition is a sample"
 

@@ -55,7 +55,7 @@ import numpy as np
 from ..errors import InputError
 from . import jsonsafe
 from ._jsonstream import skip_blanks
-from .base import Adapter, ToolRun, register
+from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
 
 #: Modes in which a higher score is better.
 HIGHER_MODES = frozenset({"thrpt"})
@@ -68,6 +68,16 @@ class JMHAdapter(Adapter):
 
     name = "jmh"
     description = "JMH JSON (-rf json): forks as runs, measurement iterations as samples"
+    selection = "JMH's include regex (Java, found in the fully-qualified name): ^(pkg\\.C\\.a|pkg\\.C\\.b)$"
+
+    def selection_unit(self, reported: str) -> str | None:
+        # ``pkg.Class.method(size=10, mode=avgt) [gc.alloc.rate]``: JMH's include pattern sees
+        # ``pkg.Class.method`` only; its parameters and modes run together.
+        name = without_metric(reported)
+        return name.split("(", 1)[0] or None
+
+    def render_selection(self, units) -> str:
+        return anchored_alternation(units)
 
     def sniff(self, head: str, path: Path) -> bool:
         text = head.lstrip("\ufeff \t\r\n")

@@ -43,12 +43,34 @@ from . import _jsontext
 from .base import Adapter, ToolRun, register
 
 _START = re.compile(r'\A\s*\{\s*"(?:machine_info|commit_info|benchmarks)"\s*:')
+#: A word of a ``pytest -k`` expression (``_pytest.mark.expression``'s ``ident``), not a keyword.
+_K_IDENT = re.compile(r"[\w:+\-.\[\]\\/]+")
+_K_KEYWORDS = frozenset({"and", "or", "not"})
 
 
 @register
 class PytestBenchmarkAdapter(Adapter):
     name = "pytest-benchmark"
     description = "pytest-benchmark --benchmark-json (or a run saved with --benchmark-save-data)"
+    selection = "pytest -k (substrings of the module, class and test names): (test_x.py and test_a) or ..."
+
+    def selection_unit(self, reported: str) -> str | None:
+        # ``tests/test_x.py::TestC::test_sorted[10]``: a test function with all its parameters
+        # (a -k expression cannot name one parametrization exactly), written as the module's
+        # file name, class and function, which -k matches (as substrings, case aside).
+        base = reported.split("[", 1)[0]
+        path, *names = base.split("::")
+        words = [path.rsplit("/", 1)[-1], *names]
+        if not names or not all(_K_IDENT.fullmatch(w) and w.lower() not in _K_KEYWORDS for w in words):
+            return None
+        return "::".join([path, *names])
+
+    def render_selection(self, units) -> str:
+        terms = []
+        for unit in units:
+            path, *names = unit.split("::")
+            terms.append("(" + " and ".join([path.rsplit("/", 1)[-1], *names]) + ")")
+        return " or ".join(terms)
 
     def sniff(self, head: str, path: Path) -> bool:
         return bool(_START.match(head)) and '"machine_info"' in head and '"commit_info"' in head

@@ -37,6 +37,10 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
         # A tool's benchmark by its configured name lists the plans of all it reports.
         print_plans([p for p in load_plans(store) if benchmark is None or benchmark in
                      (p.benchmark, SeriesName.parse(p.benchmark).benchmark)], fmt=fmt)
+        if fmt == "table":
+            from ..report.plans import print_split
+
+            print_split(store, benchmark)
         return
     check_benchmark(store, benchmark)
     print_inventory(inventory(store, benchmark=benchmark, version=version_name), all_runs=list_runs, full=full)

@@ -10,19 +10,25 @@ of the paper: plans "must be re-determined ... for those microbenchmarks affecte
 modifications").
 
 :func:`plans_for_campaign` turns the current plans into the runs and iterations of each configured
-benchmark for ``regbench run --plan optimized``.
+benchmark for ``regbench run --plan optimized``; :func:`split_invocations` splits a tool's
+invocation into one per plan when its command selects benchmarks with ``REGBENCH_SELECT``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ConfigError, NotFoundError
 from ..model import DEFAULT_CONFIG, ExecutionPlan, SeriesName, StoredRun
+from ..run.execute import SELECT_ENV
 from . import algorithm
+
+if TYPE_CHECKING:
+    from ..config import BenchmarkSpec
 
 #: Defaults of ``regbench optimize`` (docs/optimize.md says how they were chosen): of the metrics
 #: and thresholds evaluated on three suites (Go, Python, JMH) in three runs on this machine, the
@@ -190,8 +196,9 @@ class CampaignPlans:
     Attributes
     ----------
     runs, iterations : Mapping[str, int]
-        By configured benchmark name.  A tool's benchmark (``format = ...``) runs one invocation
-        for all its reported benchmarks, so it gets the most runs and iterations of their plans.
+        By configured benchmark name.  A tool's benchmark (``format = ...``) gets the most runs
+        and iterations of the plans of its reported benchmarks: what one invocation for all of
+        them runs, unless :func:`split_invocations` splits it into one invocation per plan.
     plans : tuple of ExecutionPlan
         The plans used.
     unplanned : tuple of str
@@ -237,3 +244,139 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)
         used.append(p)
     return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs))
+
+
+@dataclass(frozen=True)
+class SplitGroup:
+    """One invocation of a tool's benchmark under ``run --plan optimized``: the benchmarks of
+    one plan, run on their own.
+
+    Attributes
+    ----------
+    label : str
+        ``SPEC[k]`` (k from 1): what the campaign schedules and reports it as.  Its runs are
+        stored as every invocation's are: the series ``SPEC/REPORTED``, a failed invocation
+        under ``SPEC``, at run indexes no other group of the version uses.
+    runs, iterations : int
+        Its plan: the most runs and iterations of the plans of what it selects (the configured
+        ones for a benchmark without a plan).
+    units : tuple of str
+        What the tool's filter selects (:meth:`regbench.adapters.base.Adapter.selection_unit`).
+    reported : tuple of str
+        The reported benchmarks (``REPORTED`` of ``SPEC/REPORTED``) known to belong to it.
+    select : str
+        ``REGBENCH_SELECT``: ``units`` in the tool's filter syntax.
+    planned : bool
+        False for the group of benchmarks without a plan (run as configured).
+    """
+
+    label: str
+    runs: int
+    iterations: int
+    units: tuple[str, ...]
+    reported: tuple[str, ...]
+    select: str
+    planned: bool = True
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "runs": self.runs, "iterations": self.iterations, "select": self.select,
+                "units": list(self.units), "benchmarks": list(self.reported), "planned": self.planned}
+
+
+@dataclass(frozen=True)
+class Split:
+    """How ``run --plan optimized`` runs one tool's benchmark: ``groups`` (two or more
+    invocations per run), or one invocation as before and the ``reason``."""
+
+    benchmark: str
+    groups: tuple[SplitGroup, ...] = ()
+    reason: str | None = None
+
+    def to_json(self) -> dict:
+        return {"groups": [g.to_json() for g in self.groups]} if self.groups else {"reason": self.reason}
+
+
+def uses_selection(spec: BenchmarkSpec) -> bool:
+    """Whether the benchmark's command reads :data:`SELECT_ENV` (the user's consent to split it):
+    an argument mentions it (``["sh", "-c", "go test -bench \"${REGBENCH_SELECT:-.}\" ..."]``)."""
+    return any(SELECT_ENV in a for a in spec.command)
+
+
+def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known: Iterable[str] = ()) -> Split:
+    """The invocations of the tool benchmark ``spec`` under its reported benchmarks' ``plans``.
+
+    ``known`` are reported benchmarks (``REPORTED`` of ``SPEC/REPORTED``) without a plan that
+    should run too: they run as configured (``spec.runs`` x ``spec.iterations``).  Reported
+    benchmarks the tool selects together (Go's sub-benchmarks and metrics of one function, the
+    parameters of a JMH method) share the most runs and iterations of their plans; the units
+    with equal plans make one group.  Not split (``reason`` given, one invocation of the most
+    runs and iterations, as before): a command that does not mention ``REGBENCH_SELECT``, a
+    format without a filter, a benchmark the filter cannot name, or a single plan for all.
+    """
+    from ..adapters.base import get_adapter
+
+    if spec.format is None:
+        return Split(spec.name, reason="not a tool's benchmark")
+    if not uses_selection(spec):
+        return Split(spec.name, reason=f"its command does not use {SELECT_ENV}")
+    adapter = get_adapter(spec.format)
+    if not adapter.selection:
+        return Split(spec.name, reason=f"{spec.format} has no filter to run some of its benchmarks")
+    levels: dict[str, tuple[int, int]] = {}  # reported -> (runs, iterations)
+    for p in plans:
+        name = SeriesName.parse(p.benchmark).reported
+        if name is not None:
+            r, i = levels.get(name, (0, 0))
+            levels[name] = (max(r, p.runs), max(i, p.iterations))
+    configured = {name: (spec.runs, spec.iterations) for name in known if name not in levels}
+    unit_of: dict[str, str] = {}
+    for name in [*levels, *configured]:
+        unit = adapter.selection_unit(name)
+        if unit is None:
+            return Split(spec.name, reason=f"{spec.format}'s filter cannot select {name!r}")
+        unit_of[name] = unit
+    by_unit: dict[str, tuple[int, int, bool]] = {}
+    for name, unit in unit_of.items():
+        r, i = levels.get(name) or configured[name]
+        have = by_unit.get(unit, (0, 0, True))
+        by_unit[unit] = (max(have[0], r), max(have[1], i), have[2] and name in levels)
+    # A unit with a benchmark without a plan runs as configured at least; units of equal levels
+    # make one invocation, planned or not.
+    levels_of: dict[tuple[int, int], list[tuple[str, bool]]] = {}
+    for unit, (r, i, planned) in by_unit.items():
+        levels_of.setdefault((r, i), []).append((unit, planned))
+    if len(levels_of) < 2:
+        return Split(spec.name, reason="one plan for all its benchmarks")
+    groups = []
+    for k, ((r, i), members) in enumerate(sorted(levels_of.items(), key=lambda kv: (-kv[0][0], -kv[0][1])), 1):
+        units = tuple(sorted(u for u, _ in members))
+        reported = tuple(sorted(n for n, u in unit_of.items() if u in units))
+        groups.append(SplitGroup(f"{spec.name}[{k}]", r, i, units, reported, adapter.render_selection(units),
+                                 all(planned for _, planned in members)))
+    return Split(spec.name, tuple(groups))
+
+
+def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlans, *, config: str,
+                      machine: str) -> dict[str, Split]:
+    """:func:`split_invocation` of every tool benchmark among ``specs`` (as configured) that has
+    plans; the reported benchmarks without a plan are those of the full campaigns the plans
+    come from that ``optimize`` gave none (stored on ``config`` and ``machine``)."""
+    out: dict[str, Split] = {}
+    stored = [b.name for b in store.benchmarks()]
+    for spec in specs:
+        mine = [p for p in plans.plans if SeriesName.parse(p.benchmark).benchmark == spec.name
+                and SeriesName.parse(p.benchmark).reported is not None]
+        if spec.format is None or not mine:
+            continue
+        sources = {p.campaign_id for p in mine}
+        planned = {p.benchmark for p in mine}
+        known = []
+        for name in stored:
+            parsed = SeriesName.parse(name)
+            if parsed.benchmark != spec.name or parsed.reported is None or name in planned:
+                continue
+            if any(r.campaign_id in sources and r.config == config and r.machine == machine
+                   for r in store.runs(benchmark=name)):
+                known.append(parsed.reported)
+        out[spec.name] = split_invocation(spec, mine, known)
+    return out

@@ -5,6 +5,7 @@ runs go on, and the paragraph that accounts for a campaign at its end (``regbenc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..model import RUN_STATUSES
@@ -178,5 +179,16 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
             more = f"; about {_n(a.more_runs, 'more run')} needed" if a.more_runs else ""
             text += (f"\n{what}inconclusive: +-{a.relative_half_width:.2%} after {_n(a.runs, 'run')} "
                      f"(target +-{a.target:.2%}): {why}{more}.")
+    for sp in result.split:
+        if sp.groups:
+            groups = "; ".join(f"{g.label} {_n(g.runs, 'run')} x {g.iterations} ({_listed(g.units)})"
+                               + ("" if g.planned else ", as configured") for g in sp.groups)
+            text += f"\n{sp.benchmark}: one invocation per plan ({sp.benchmark}[k], with REGBENCH_SELECT): {groups}."
+        else:
+            text += f"\n{sp.benchmark}: one invocation for all its plans (the most runs and iterations): {sp.reason}."
     lines = failure_lines(result)
     return "\n".join([text, *lines]) if lines else text
+
+
+def _listed(names: Sequence[str], most: int = 3) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")

@@ -63,3 +63,29 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
         echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")
     if not plans and not result.kept:
         echo("no benchmark to optimize in campaign " + fmt_num(result.campaign_id))
+
+
+def print_split(store, benchmark: str | None = None) -> None:
+    """How the last campaign run with optimized plans invoked each tool benchmark with plans
+    (``plan["split"]``, :func:`regbench.optimize.plans.split_invocation`): one invocation per
+    plan, with its ``REGBENCH_SELECT``, or one for all and why."""
+    from rich.markup import escape
+
+    last = max((c for c in store.campaigns() if (c.plan or {}).get("split")), key=lambda c: c.id, default=None)
+    if last is None:
+        return
+    rows = []
+    for name, split in sorted(last.plan["split"].items()):
+        if benchmark is not None and benchmark != name:
+            continue
+        if not split.get("groups"):
+            rows.append([escape(name), "one for all", "the most of its plans", "(unset)",
+                         "not split: " + escape(str(split.get("reason")))])
+        for g in split.get("groups") or []:
+            rows.append([escape(name), escape(g["label"]), f"{g['runs']} x {g['iterations']}"
+                         + ("" if g.get("planned", True) else " (configured)"),
+                         escape(g["select"]), escape(", ".join(g.get("benchmarks") or []))])
+    if rows:
+        emit_table(f"Tool invocations of campaign {last.id} (run --plan optimized)",
+                   ["benchmark", "invocation", "runs x iterations", "REGBENCH_SELECT", "reported benchmarks"],
+                   rows)

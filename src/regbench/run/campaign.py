@@ -24,6 +24,12 @@ the campaign's plan (``plan["noise"]``), so that results carry how they were mea
 ``ramdisk``, each version's tree is copied to a tmpfs once per campaign, after the builds and
 before the first run (see :func:`run_campaign`).  A benchmark's ``measures`` are stored with
 each run, in its transaction, as the series ``NAME:MEASURE`` (:func:`record_outcome`).
+
+With optimized plans, a tool's benchmark whose command reads ``REGBENCH_SELECT`` is split into
+one invocation per plan of what it reports (:func:`regbench.optimize.plans.split_invocation`):
+each group is an experiment of its own (``NAME[k]``) for the schedule and for resuming
+(:class:`RunSlots`), and its runs are stored under the benchmark, at run indexes the groups of a
+version do not share.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import dataclasses
 import secrets
 import shlex
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -46,14 +52,15 @@ from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
 from . import noise as _noise
 from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
                    campaign_status, check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
-                   prepare_version, select_benchmarks, store_dir)
+                   prepare_version, select_benchmarks, split_label, store_dir)
+from .execute import SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
 from .versions import Worktrees, build_key
 
 if TYPE_CHECKING:
-    from ..optimize.plans import CampaignPlans
+    from ..optimize.plans import CampaignPlans, Split, SplitGroup
     from ..store import Store
     from .adaptive import AdaptiveOutcome
 
@@ -137,6 +144,9 @@ class CampaignResult:
         (0 when it did): the planned runs an experiment lacks for having failed.
     retried : int
         Runs this campaign added with ``retry_failed`` for earlier runs that had failed.
+    split : tuple of Split
+        With optimized plans, how each tool benchmark with plans was invoked: one invocation per
+        plan (its groups), or one as before (and why).
     """
 
     campaign_id: int
@@ -152,6 +162,7 @@ class CampaignResult:
     failed: tuple[FailedTrial, ...] = ()
     failed_earlier: int = 0
     retried: int = 0
+    split: tuple[Split, ...] = ()
 
     @property
     def runs_stored(self) -> int:
@@ -272,6 +283,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         Optimized plans (``--plan optimized``, :func:`regbench.optimize.plans.plans_for_campaign`):
         each planned benchmark runs its plan's runs and iterations (a fixed plan), the others as
         configured; runs are spread over the rounds by :func:`spread_order`.  Not with ``runs``.
+        A tool's benchmark whose command reads ``REGBENCH_SELECT`` runs one invocation per plan of
+        what it reports (:func:`regbench.optimize.plans.split_invocation`), each scheduled as a
+        benchmark of its own (``SPEC[k]``) and stored as any invocation is, at run indexes the
+        groups of a version do not share; ``plan["split"]`` records the groups.
     executor : Executor, optional
         Where the runs are made (default: here, one at a time, :class:`LocalExecutor`; the caller
         closes the one it gives).  With one whose runs are made on other machines (a Dask
@@ -305,7 +320,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     Seed 004 s.2 (RMIT); seed 000 s.2 (runs as the unit of replication).
     """
     reporter = reporter if reporter is not None else NullReporter()
-    specs = select_benchmarks(config, benchmarks)
+    specs = configured = select_benchmarks(config, benchmarks)
     if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
         raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
     if optimized is not None:
@@ -325,17 +340,24 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     noise = noise if noise is not None else config.noise
     noise_facts = _noise.check_noise(noise)
     counter = check_measures(store, specs)
-    runs_of = {s.name: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for s in specs}
-    widest = _widest_runs(specs, runs_of)
-    if noise.env_size is not None:
-        check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
-
     where = executor.name if executor is not None else LocalExecutor.name
     remote = executor.machines() if executor is not None else {}
     if where != LocalExecutor.name and machine is not None:
         raise ConfigError(f"--machine names the runs made here; with --executor {where} a run is stored "
                           "under its worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")
     machine = machine or (next(iter(remote)) if len(remote) == 1 else default_machine_name())
+
+    splits: dict[str, Split] = {}
+    if optimized is not None:
+        from ..optimize.plans import split_invocations
+
+        splits = split_invocations(store, configured, optimized, config=config_name, machine=machine)
+    groups = {name: sp.groups for name, sp in splits.items() if sp.groups}
+    experiments = _experiments(config, specs, groups)
+    runs_of = {key: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for key, s in experiments}
+    widest = _widest_runs(experiments, runs_of)
+    if noise.env_size is not None:
+        check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
     fingerprint = remote.get(machine) or machine_fingerprint()
     seed = int(seed) if seed is not None else secrets.randbits(32)
     plan = {
@@ -346,7 +368,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         "versions": [v.name for v in versions],
         "build": list(config.build) if config.build else None,
         "python": config.python,
-        "benchmarks": {s.name: {"kind": s.kind, "runs": runs_of[s.name], "iterations": s.iterations,
+        "benchmarks": {s.name: {"kind": s.kind, "runs": _most(runs_of, s.name, groups, "runs"),
+                                "iterations": _most({s.name: s.iterations}, s.name, groups, "iterations"),
                                 "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
                                 "measures": list(s.measures),
                                 **({"plan": "adaptive", "target": s.target_width, "budget": s.budget, "pilot": s.pilot}
@@ -359,6 +382,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if optimized is not None:
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
                                            "iterations": p.iterations} for p in optimized.plans}
+    if splits:
+        plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
         plan["instruction_counter"] = counter
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
@@ -372,7 +397,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         if trees is None:
             trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
-                             noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None)
+                             noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None,
+                             tuple(experiments), groups, tuple(splits.values()))
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
     reporter.finished()
@@ -395,6 +421,11 @@ class _Campaign:
     trees: Worktrees
     retry_failed: bool = False
     spread: bool = False  # optimized plans: spread_order instead of rmit_order
+    # What is scheduled, (key, spec): each benchmark under its name, or the groups of a split
+    # tool benchmark under their labels (``SPEC[k]``), each with its plan and selection.
+    experiments: tuple[tuple[str, BenchmarkSpec], ...] = ()
+    groups: Mapping[str, tuple[SplitGroup, ...]] = field(default_factory=dict)  # by benchmark
+    split: tuple[Split, ...] = ()
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
@@ -454,8 +485,44 @@ class _Campaign:
             taken |= mine
             history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
                                                     exclude_campaigns=sessions) if sessions else mine)
-        return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history),
-                        retry_failed=self.retry_failed)
+        attributed = self._attribution()
+        return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history, attributed),
+                        retry_failed=self.retry_failed, groups=self._slot_groups(), attributed=attributed)
+
+    def _slot_groups(self) -> dict[str, SlotGroup]:
+        from ..adapters.base import get_adapter
+
+        out = {}
+        for name, groups in self.groups.items():
+            spec = next(s for s in self.specs if s.name == name)
+            assert spec.format is not None  # only a tool's invocation is split
+            unit_of = get_adapter(spec.format).selection_unit
+            for g in groups:
+                out[g.label] = SlotGroup(name, frozenset(g.units), unit_of)
+        return out
+
+    def _attribution(self) -> dict[tuple[str, str, int], frozenset[str]]:
+        """The units each stored failed invocation of a split benchmark selected, by (benchmark,
+        version, run index): the group its stderr tail names (:func:`~regbench.run.core.split_note`),
+        looked up in the plan of the campaign that ran it.  A failed invocation that was not
+        split is not listed (it ran every benchmark)."""
+        if not self.groups:
+            return {}
+        ctx = self.ctx
+        plans = {c.id: c.plan or {} for c in ctx.store.campaigns()}
+        out: dict[tuple[str, str, int], frozenset[str]] = {}
+        for name in self.groups:
+            for run in ctx.store.runs(benchmark=name):
+                if run.status == "ok" or run.config != ctx.config_name or run.machine not in ctx.all_machines:
+                    continue
+                label = split_label(run.stderr_tail)
+                if label is None:
+                    continue
+                made = (plans.get(run.campaign_id or 0, {}).get("split") or {}).get(name) or {}
+                units = next((g.get("units") for g in made.get("groups") or [] if g.get("label") == label), None)
+                # A note whose campaign's plan does not know the group (the plan lost?): every unit.
+                out[(name, run.version, run.run_index)] = frozenset(units) if units is not None else frozenset()
+        return out
 
     def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
                    failed: Sequence[str], slots: RunSlots) -> CampaignResult:
@@ -464,23 +531,23 @@ class _Campaign:
         built = {v.name for v in ready}
         nominal: list[Trial] = []
         skipped = unbuilt = lacking = retried = 0
-        for spec in self.specs:
+        for key, _ in self.experiments:
             for v in versions:
-                have = slots.have(spec.name, v.name)
+                have = slots.have(key, v.name)
                 # Planned runs the experiment lacks because stored ones failed: run again with
                 # retry_failed (at new indexes, slots.place), counted for the hint otherwise.
-                lost = slots.lost(spec.name, v.name)
+                lost = slots.lost(key, v.name)
                 if self.retry_failed and v.name in built:
                     retried += lost
                 else:
                     lacking += lost
-                for r in range(self.runs_of[spec.name]):
+                for r in range(self.runs_of[key]):
                     if r < have:
                         skipped += 1
                     elif v.name not in built:
                         unbuilt += 1
                     else:
-                        nominal.append(Trial(spec.name, v.name, r))
+                        nominal.append(Trial(key, v.name, r))
         # RMIT rounds by the run's rank in its experiment; the run is stored at a free index
         # (the same one unless a bisection or comparison stored runs of the version first).
         order = slots.place(spread_order(nominal, self.runs_of, self.seed) if self.spread
@@ -497,7 +564,7 @@ class _Campaign:
         self.reporter.trials_started(len(order), skipped)
 
         runner = TrialRunner(ctx, ready, self.reporter)
-        by_name = {s.name: s for s in self.specs}
+        by_name = dict(self.experiments)
         results = runner.run((t, by_name[t.benchmark]) for t in order)
         outcomes: list[AdaptiveOutcome] = []
         if adaptive:
@@ -519,12 +586,16 @@ class _Campaign:
                               trials_skipped=skipped + sum(not r.stored for r in results),
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                               order=tuple(r.trial for r in results), adaptive=tuple(outcomes),
-                              failed=failures, failed_earlier=lacking, retried=retried)
+                              failed=failures, failed_earlier=lacking, retried=retried, split=self.split)
 
-    def _failed_indices(self, history: set[tuple[str, str, int]]) -> dict[tuple[str, str], set[int]]:
+    def _failed_indices(self, history: set[tuple[str, str, int]],
+                        attributed: Mapping[tuple[str, str, int], frozenset[str]] | None = None
+                        ) -> dict[tuple[str, str], set[int]]:
         """Per (benchmark, version), the run indices of this configuration and machine whose
         stored run of the history failed: a benchmark's own run, or a tool's invocation that
-        reported nothing."""
+        reported nothing; for a split tool benchmark, per group too (``attributed``: the units
+        of the failed invocations that were split, the others count for every group)."""
+        attributed = attributed or {}
         ctx = self.ctx
         reported = {(SeriesName.parse(b).benchmark, v, r) for b, v, r in history if SeriesName.parse(b).reported}
         out: dict[tuple[str, str], set[int]] = {}
@@ -537,7 +608,21 @@ class _Campaign:
                 if spec.format and (spec.name, run.version, run.run_index) in reported:
                     continue
                 out.setdefault((spec.name, run.version), set()).add(run.run_index)
+                made = attributed.get((spec.name, run.version, run.run_index))
+                for g in self.groups.get(spec.name, ()):
+                    if made is None or not made or made & set(g.units):
+                        out.setdefault((g.label, run.version), set()).add(run.run_index)
         return out
+
+
+@dataclass(frozen=True)
+class SlotGroup:
+    """A group of a split tool benchmark, for :class:`RunSlots`: the benchmark it is stored
+    under, the units it selects and how the tool's reported names map to units."""
+
+    benchmark: str
+    units: frozenset[str]
+    unit_of: Callable[[str], str | None]
 
 
 class RunSlots:
@@ -547,28 +632,55 @@ class RunSlots:
     a session (``bisect``, ``compare --run``, ``detect --confirm``) do not make a campaign skip
     a version, and the campaign's runs go to the indexes they left free.  A tool's benchmarks
     are stored as ``SPEC/NAME``: an invocation is done when any of them is.
+
+    The groups of a split tool benchmark (``groups``, by label) are experiments of their own: a
+    group's run is done at an index where a benchmark it selects is stored, or where a failed
+    invocation is stored that selected one of its units (``attributed``, by key; a failed
+    invocation not listed there ran everything).  They share their benchmark's run indexes:
+    :meth:`place` gives each group's runs indexes the others of the version do not use.
     """
 
     def __init__(self, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int],
                  taken: set[tuple[str, str, int]], history: set[tuple[str, str, int]],
-                 failed: Mapping[tuple[str, str], set[int]] | None = None, *, retry_failed: bool = False):
-        tools = {s.name for s in specs if s.format is not None}
+                 failed: Mapping[tuple[str, str], set[int]] | None = None, *, retry_failed: bool = False,
+                 groups: Mapping[str, SlotGroup] | None = None,
+                 attributed: Mapping[tuple[str, str, int], frozenset[str]] | None = None):
+        self.tools = {s.name for s in specs if s.format is not None}
+        self.groups = dict(groups or {})
+        self._attributed = dict(attributed or {})
+        self._of_spec: dict[str, list[tuple[str, SlotGroup]]] = {}
+        for label, g in self.groups.items():
+            self._of_spec.setdefault(g.benchmark, []).append((label, g))
+        self._units: dict[tuple[str, str], str | None] = {}
         self.taken = taken
         self.runs_of = runs_of
         self.specs = specs
-        self._taken = self._index(taken, tools)
-        self._history = self._index(history, tools)
+        self._taken = self._index(taken)
+        self._history = self._index(history)
         self._failed = dict(failed or {})
         self.retry_failed = retry_failed
 
-    @staticmethod
-    def _index(keys: set[tuple[str, str, int]], tools: set[str]) -> dict[tuple[str, str], set[int]]:
+    def _unit(self, g: SlotGroup, reported: str) -> str | None:
+        key = (g.benchmark, reported)
+        if key not in self._units:
+            self._units[key] = g.unit_of(reported)
+        return self._units[key]
+
+    def _index(self, keys: set[tuple[str, str, int]]) -> dict[tuple[str, str], set[int]]:
         out: dict[tuple[str, str], set[int]] = {}
         for b, v, r in keys:
             out.setdefault((b, v), set()).add(r)
             name = SeriesName.parse(b)
-            if name.reported is not None and name.benchmark in tools:
+            if name.reported is not None and name.benchmark in self.tools:
                 out.setdefault((name.benchmark, v), set()).add(r)
+                for label, g in self._of_spec.get(name.benchmark, ()):
+                    if self._unit(g, name.reported) in g.units:
+                        out.setdefault((label, v), set()).add(r)
+            elif b in self._of_spec:  # a failed invocation (an ok one stores what it reported)
+                made = self._attributed.get((b, v, r))
+                for label, g in self._of_spec[b]:
+                    if made is None or not made or made & g.units:
+                        out.setdefault((label, v), set()).add(r)
         return out
 
     def have(self, benchmark: str, version: str) -> int:
@@ -587,14 +699,16 @@ class RunSlots:
 
     def missing(self, version: str) -> bool:
         """Whether any benchmark has runs to do on ``version``."""
-        return any(self.have(s.name, version) < self.runs_of[s.name] for s in self.specs)
+        return any(self.have(key, version) < runs for key, runs in self.runs_of.items())
 
     def place(self, trials: Sequence[Trial]) -> list[Trial]:
         """``trials`` (nominal: the ``r``-th run of its experiment) at free run indexes, in order."""
         out: list[Trial] = []
         nxt: dict[tuple[str, str], int] = {}
         for t in trials:
-            key = (t.benchmark, t.version)
+            # A group of a split benchmark takes its benchmark's free indexes.
+            group = self.groups.get(t.benchmark)
+            key = (group.benchmark if group is not None else t.benchmark, t.version)
             used = self._taken.get(key, set())
             k = max(t.run_index, nxt.get(key, 0))
             while k in used:
@@ -605,9 +719,37 @@ class RunSlots:
         return out
 
 
-def _widest_runs(specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int]) -> list[tuple[BenchmarkSpec, int]]:
-    """Per benchmark, the run with the largest environment it can have: its last run index, and
-    for an adaptive plan the most iterations and runs its rounds can reach (budgets aside)."""
+def _widest_runs(experiments: Sequence[tuple[str, BenchmarkSpec]], runs_of: Mapping[str, int]
+                 ) -> list[tuple[BenchmarkSpec, int]]:
+    """Per experiment, the run with the largest environment it can have: its last run index
+    (a split group's selection included), and for an adaptive plan the most iterations and runs
+    its rounds can reach (budgets aside)."""
     from .adaptive import widest_run
 
-    return [widest_run(s) if s.plan == "adaptive" else (s, max(runs_of[s.name] - 1, 0)) for s in specs]
+    return [widest_run(s) if s.plan == "adaptive" else (s, max(runs_of[key] - 1, 0)) for key, s in experiments]
+
+
+def _experiments(config: ProjectConfig, specs: Sequence[BenchmarkSpec],
+                 groups: Mapping[str, tuple[SplitGroup, ...]]) -> list[tuple[str, BenchmarkSpec]]:
+    """What a campaign schedules, ``(key, spec)``: each benchmark under its name, and in place of
+    a split tool benchmark its groups under their labels, each with its plan and
+    ``REGBENCH_SELECT`` (a label that is a configured benchmark's name is an error)."""
+    names = {b.name for b in config.benchmarks}
+    out: list[tuple[str, BenchmarkSpec]] = []
+    for s in specs:
+        for g in groups.get(s.name, ()):
+            if g.label in names:
+                raise ConfigError(f"--plan optimized: benchmark {s.name!r} is run in groups named {s.name}[k], but "
+                                  f"{g.label!r} is a configured benchmark; rename it")
+            out.append((g.label, dataclasses.replace(s, runs=g.runs, iterations=g.iterations, plan="fixed",
+                                                     env={**s.env, SELECT_ENV: g.select})))
+        if s.name not in groups:
+            out.append((s.name, s))
+    return out
+
+
+def _most(values: Mapping[str, int], name: str, groups: Mapping[str, tuple[SplitGroup, ...]], level: str) -> int:
+    """A benchmark's runs or iterations in the campaign's plan: of a split one, its groups' most."""
+    if name in groups:
+        return max(getattr(g, level) for g in groups[name])
+    return values[name]

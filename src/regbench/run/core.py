@@ -28,6 +28,7 @@ import abc
 import contextlib
 import dataclasses
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,9 +43,9 @@ from ..errors import ConfigError, DuplicateRunError
 from ..locks import locked_folder
 from ..model import RunRecord, VersionInfo, measure_series, tool_series
 from . import measures as _measures
-from .execute import RunOutcome, execute_run, no_counter_message, run_environment
+from .execute import SELECT_ENV, RunOutcome, execute_run, no_counter_message, run_environment
 from .noise import pad_environment
-from .process import NOTE
+from .process import NOTE, with_note
 from .ramdisk import remove_stale_scratch
 from .versions import Commit, Worktrees, build_version, prepare_tree, resolve_revisions, working_tree_version
 
@@ -438,7 +439,9 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
 
     - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
       the series ``SPEC/NAME``, with the tool's unit and direction;
-    - otherwise the run itself, with its samples and status (a failed tool invocation too);
+    - otherwise the run itself, with its samples and status (a failed tool invocation too; one
+      of a group of a split invocation, ``trial.benchmark`` its label, with a note naming the
+      group, :func:`split_note`);
     - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
       :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
       of the whole process.  When the run did not succeed, its measures are stored with the
@@ -457,10 +460,13 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
         records, benchmarks = tool_records(spec, trial, outcome, config_name=config_name, machine=machine,
                                             campaign_id=campaign_id)
     else:
+        tail = outcome.stderr_tail
+        if spec.format is not None and trial.benchmark != spec.name and SELECT_ENV in spec.env:
+            tail = split_note(tail, trial.benchmark, spec.env[SELECT_ENV])
         records.append(RunRecord(
             benchmark=spec.name, version=trial.version, run_index=trial.run_index,
             samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
-            exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
+            exit_code=outcome.exit_code, stderr_tail=tail or None,
             started_at=outcome.started_at, duration=outcome.duration,
             warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
             campaign_id=campaign_id))
@@ -487,6 +493,30 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
             exit_code=exit_code, stderr_tail=NOTE + note if note else None,
             started_at=outcome.started_at, duration=outcome.duration, warmup=0, campaign_id=campaign_id))
     store.add_runs(records, versions=[version_info or VersionInfo(trial.version)], benchmarks=benchmarks)
+
+
+#: How the failed invocation of one group of a split tool benchmark names its group in its stderr
+#: tail (:func:`split_note`): its runs are stored under the benchmark's name like any failed
+#: invocation's, and the note tells a later campaign which group's run it was (resuming).
+_SPLIT_NOTE = "split invocation "
+_SPLIT_LABEL = re.compile("^" + re.escape(NOTE + _SPLIT_NOTE) + "(.+?) \\(" + SELECT_ENV + "=", re.MULTILINE)
+
+
+def split_note(tail: str, label: str, select: str) -> str:
+    """``tail`` with a note naming the group ``label`` of a split invocation and its selection,
+    before the note on the run's status that ends it."""
+    shown = select if len(select) <= 200 else select[:199] + "…"
+    note = f"{_SPLIT_NOTE}{label} ({SELECT_ENV}={shown})"
+    head, sep, last = tail.rpartition("\n")
+    if last.startswith(NOTE):
+        return with_note(with_note(head, note), last[len(NOTE):])
+    return with_note(tail, note)
+
+
+def split_label(tail: str | None) -> str | None:
+    """The group a failed invocation's stderr tail names (:func:`split_note`); None if none."""
+    found = _SPLIT_LABEL.search(tail or "")
+    return found.group(1) if found else None
 
 
 def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,

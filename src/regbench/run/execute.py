@@ -131,6 +131,12 @@ class RunOutcome:
 #: tool writes its results to (JMH ``-rff {output}``, pytest-benchmark ``--benchmark-json={output}``).
 OUTPUT_PLACEHOLDER = "{output}"
 
+#: The variable that tells a tool's command which of its benchmarks to run, in the tool's filter
+#: syntax, when ``run --plan optimized`` splits its invocation by plan
+#: (:func:`regbench.optimize.plans.split_invocation`; set in the group's ``spec.env``).  An
+#: invocation that is not split does not have it: the command runs everything
+#: (``${REGBENCH_SELECT:-.}``).
+SELECT_ENV = "REGBENCH_SELECT"
 
 
 def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
