@@ -485,15 +485,19 @@ def test_a_short_revert_is_found_at_both_edges_when_runs_land_in_two_levels(seed
     # and 3 found nothing; without the second edge, seed 0 reported only v32.
     import regbench.detect.auto as auto_module
 
+    # (The search of the runs at the fastest level, which also sees it, is left out here.)
     levels = [1.0] * 30 + [1.06] * 2 + [1.0] * 28
     s = series_from_levels(levels, seed=seed, sampler=_two_level_runs(levels))
-    changes = get_detector("auto").detect(s)
+    changes = get_detector("auto", levels=False).detect(s)
     assert [(c.version, c.kind) for c in changes] == [("v30", "regression"), ("v32", "improvement")]
-    assert all(c.detail.startswith("mode 1 of 2") and "stay in one mode" in c.estimator for c in changes)
+    assert all(c.detail.startswith("mode ") and "stay in one mode" in c.estimator for c in changes)
     assert changes[0].change == pytest.approx(0.06, abs=0.01)
+    # With it, the same two edges, each reported once whichever search saw it best.
+    both = get_detector("auto").detect(s)
+    assert [(c.version, c.kind) for c in both] == [("v30", "regression"), ("v32", "improvement")]
     if seed in (2, 3):
         monkeypatch.setattr(auto_module, "WHOLE_RUNS", 2.0)  # never: the scan stays out of the modes
-        assert get_detector("auto").detect(s) == []
+        assert get_detector("auto", levels=False).detect(s) == []
 
 
 def test_the_excursion_scan_in_modes_adds_no_false_alarms_on_quiet_two_level_runs():
@@ -502,3 +506,56 @@ def test_the_excursion_scan_in_modes_adds_no_false_alarms_on_quiet_two_level_run
                                                    sampler=_two_level_runs([1.0] * 100, run_sd=0.02))))
                  for s in range(30))
     assert alarms == 0
+
+
+def _three_levels(levels, *, shares=(0.7, 0.2, 0.1), ratios=(1.0, 1.45, 1.9), run_sd=0.03):
+    """Runs that land at one of three levels (the real corpus' `threads`: a thread placed on a
+    busy core makes the whole run slower), with a 3% run-to-run spread within a level."""
+    def sampler(rng, k):
+        ratio = ratios[rng.choice(len(ratios), p=shares)]
+        return levels[k] * ratio * (1 + rng.normal(0, run_sd)) * (1 + rng.normal(0, 0.01, 20))
+    return sampler
+
+
+def test_fastest_level_finds_the_runs_at_the_floor_and_only_when_runs_land_at_levels():
+    from regbench.stats import fastest_level
+
+    levels = [1.0] * 20 + [1.2] * 25  # a 20% step moves every level, not the levels' ratios
+    s = series_from_levels(levels, runs=5, seed=0, sampler=_three_levels(levels))
+    found = fastest_level(s.runs, estimator="mean")
+    assert found is not None and found.n_levels == 3
+    assert 0.03 < found.cut < np.log(1.45) - 0.03
+    assert found.stats.log and found.stats.mean.size >= 0.9 * len(levels)
+    # Each version's value is the mean log location of its runs at the floor, either side of the step.
+    before, after = found.stats.index < 20, found.stats.index >= 20
+    assert np.exp(found.stats.mean[before]) == pytest.approx(1.0, abs=0.08)
+    assert np.exp(found.stats.mean[after]) == pytest.approx(1.2, abs=0.1)
+    assert np.exp(np.median(found.stats.mean[before])) == pytest.approx(1.0, abs=0.015)
+    # One level (a continuous run-to-run spread, however wide) is not levels.
+    assert fastest_level(series_from_levels(levels, runs=5, run_sd=0.1, seed=1).runs) is None
+    negative = series_from_levels([-1.0] * 45, runs=5, seed=2, sampler=_three_levels([-1.0] * 45))
+    assert fastest_level(negative.runs) is None
+
+
+def test_a_3_percent_step_is_found_at_the_fastest_level_when_runs_land_at_three_levels():
+    # The run mean and every per-run location jump by 45-90% with the level a run lands at, which
+    # drowns a 3% step; the runs at the floor (most of them) move by exactly the step.
+    def found(levels_on, seed):
+        lv = [1.0] * 20 + [1.03] * 25
+        s = series_from_levels(lv, runs=5, seed=seed, sampler=_three_levels(lv))
+        return [c for c in get_detector("auto", levels=levels_on).detect(s) if c.version in ("v19", "v20", "v21")]
+    with_levels = [found(True, seed) for seed in range(10)]
+    without = sum(bool(found(False, seed)) for seed in range(10))
+    assert sum(bool(f) for f in with_levels) >= 6 and without <= 3
+    by_level = [c for f in with_levels for c in f if c.detail and c.detail.startswith("the fastest of 3 levels")]
+    assert by_level and all(c.change == pytest.approx(0.03, abs=0.015) and "fastest level" in c.estimator
+                            for c in by_level)
+
+
+def test_the_fastest_level_adds_no_false_alarm_on_quiet_histories():
+    det = get_detector("auto")
+    alarms = [c for seed in range(30)
+              for c in det.detect(series_from_levels([1.0] * 45, runs=5, seed=100 + seed,
+                                                     sampler=_three_levels([1.0] * 45)))
+              if c.detail and c.detail.startswith("the fastest")]
+    assert alarms == []

@@ -44,7 +44,8 @@ import numpy as np
 
 from ..model import Series
 from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, SegmentTest, VersionStats,
-                              bimodality_coefficient, choose_location, compare_segments, history_percentiles,
+                              bimodality_coefficient, choose_location, compare_segments, fastest_level,
+                              history_percentiles,
                               mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
                               runs_in_one_mode, segment_test, two_level_t, version_stats, version_stats_many,
                               version_variance)
@@ -66,6 +67,9 @@ WHOLE_RUNS = 0.8
 #: compare; scanning them raised false alarms on the `few-runs` shape (docs/evaluation.md).
 SCAN_MODE_COVERAGE = 0.9
 
+#: How a change found at the fastest level of the runs names the location of a run.
+_LOCATION_WORDS = {"mean": "mean", "median": "median", "low": "10% quantile"}
+
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
 RELEVANCE = ("estimate", "interval")
@@ -80,7 +84,8 @@ class Auto(Detector):
 
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
-                 location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z):
+                 location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
+                 levels: bool = True):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -102,6 +107,7 @@ class Auto(Detector):
         self.rng = rng
         self.ramp = ramp
         self.excursion = excursion
+        self.levels = levels
 
     def relevant(self, rel, low, high):
         """Whether significant changes are relevant (scalars or arrays alike).
@@ -343,6 +349,26 @@ class Auto(Detector):
                     n_tests += tests
                     changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
+            if self.levels and choice.log:
+                level = fastest_level(series.runs, estimator=choice.estimator, fence=self.fence,
+                                      outlying_z=self.outlying, rng=self.rng,
+                                      locations=(choice.run_values or {}).get(choice.estimator))
+                overall = choice.spread.get("mean", np.nan)
+                # Followed under the rules of a mode: held (by two runs or more) at 90% of the
+                # versions, since with few runs a version the fastest runs are a selection of the
+                # fastest, not a level (on `few-runs`, 3 runs a version, following them without
+                # this tripled the false alarms), and steadier from run to run than the run mean.
+                if level is not None and level.stats.mean.size >= SCAN_MODE_COVERAGE * vs.mean.size \
+                        and np.isfinite(overall) and pooled_spread(level.stats) < overall:
+                    detail = (f"the fastest of {level.n_levels} levels the runs land at (within "
+                              f"{np.expm1(level.cut):+.1%} of the floor)")
+                    found, tests = self._search(series, level.stats, detail=detail, excursions=True,
+                                                estimator=f"the {_LOCATION_WORDS.get(choice.estimator, choice.estimator)} "
+                                                          "of each run at the fastest level: runs land at separate "
+                                                          "levels")
+                    n_tests += tests
+                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                    changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
     def location(self, series: Series) -> LocationChoice:
@@ -541,9 +567,14 @@ def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> l
     for c in found:
         k = series.index(c.version)
         # Two splits of one search that close are one change placed twice when they go the same
-        # way, and the two edges of a short revert when they go opposite ways (both are kept).
+        # way, and the two edges of a short revert when they go opposite ways (both are kept).  A
+        # change of another search stands for a near change that goes the same way when there is
+        # one (a revert seen by two searches is two pairs of the same edges), else for any near
+        # change (a level step moving samples across a mode boundary can go either way).
         near = [x for x in out if abs(series.index(x.version) - k) <= REFINE_REACH
                 and (x in changes or np.sign(x.change) == np.sign(c.change))]
+        same = [x for x in near if np.sign(x.change) == np.sign(c.change)]
+        near = same or near
         p = c.p_value if c.p_value is not None else 1.0
         if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
             continue

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -448,6 +448,9 @@ class LocationChoice:
         skewness over 3): above about 0.1, samples gather at a floor with a tail of slower ones.
     reason : str
         One sentence for people (``regbench diagnose``, the change records).
+    run_values : dict of str to numpy.ndarray, optional
+        Per candidate, the location of every run (runs of the versions that have any, in history
+        order, as :func:`run_locations` gives them), kept so that they are not computed twice.
     """
 
     estimator: str
@@ -455,6 +458,7 @@ class LocationChoice:
     spread: dict[str, float]
     skew: float
     reason: str
+    run_values: dict[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
 
 def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0,
@@ -519,7 +523,7 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
         return LocationChoice("mean", positive, spread, skew, "the mean of each run: no run-to-run spread to compare")
     best = min(finite, key=lambda k: (finite[k], candidates.index(k)))
     reason = _location_reason(best, finite, skew)
-    return LocationChoice(best, positive, spread, skew, reason)
+    return LocationChoice(best, positive, spread, skew, reason, run_values=every)
 
 
 def pooled_spread(vs: VersionStats) -> float:
@@ -845,6 +849,116 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
 #: tail of the next mode), and a run mean made of it moves by the stray's whole distance.
 MODE_MIN_SAMPLES = 2
 MODE_MIN_SHARE = 0.05
+
+
+#: Versions over which the floor of :func:`fastest_level` is a running median (a version whose
+#: runs all landed slow does not move it).
+LEVEL_FLOOR_WINDOW = 5
+
+#: Two levels of run locations are told apart when Ashman's D between them exceeds this: the
+#: separation of two normal components whose mixture is clearly bimodal (Ashman, Bird and Zeng
+#: 1994), rather than one skewed spread cut in two.
+LEVEL_SEPARATION = 2.0
+
+
+@dataclass(frozen=True)
+class FastestLevel:
+    """The fastest of the levels that runs land at (:func:`fastest_level`).
+
+    Attributes
+    ----------
+    stats : VersionStats
+        Per version, the (logarithms of the) locations of its runs at the fastest level; versions
+        where fewer than two runs landed there are left out.
+    cut : float
+        A run is at the fastest level when its location is at most ``exp(cut)`` times the floor.
+    n_levels : int
+        Levels found (2 or more).
+    """
+
+    stats: VersionStats
+    cut: float
+    n_levels: int
+
+
+def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mean", fence: float = 10.0,
+                  outlying_z: float | None = None, rng=0, min_weight: float = 0.05,
+                  locations: np.ndarray | None = None) -> FastestLevel | None:
+    """The runs that landed at the fastest of several levels, when runs land at levels.
+
+    Random initial conditions (seed 000 s.2) can put a whole run at one of a few levels (a thread
+    on a busy core, a memory layout), and the run means of a version then form clusters (seed 000
+    s.4.1).  Each run's location is compared with the *floor* of its version (the fastest run's,
+    as a running median over :data:`LEVEL_FLOOR_WINDOW` versions, so that the levels of versions
+    at different speeds line up); the relative locations are clustered
+    (:func:`regbench.stats.find_clusters`) when they look multimodal (Sarle's bimodality
+    coefficient above 5/9), and the fastest cluster is a level of its own when Ashman's D to the
+    next exceeds :data:`LEVEL_SEPARATION`.  The fastest level is the benchmark's own speed, the
+    others are interference (the argument of Chen and Revels 2016 for the minimum, made at the
+    level of runs).
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        ``runs[k]``: the samples of every run of version ``k``.
+    estimator : str, keyword-only
+        The location of a run (:func:`run_locations`).
+    fence : float, keyword-only
+        Outlier fence (:func:`robust_run_means`).
+    outlying_z : float, optional, keyword-only
+        Leave out outlying runs of the level (:func:`stats_of_runs`).
+    rng : int or numpy.random.Generator, keyword-only
+        For the clustering.
+    min_weight : float, keyword-only
+        Clusters holding fewer runs than this share are not levels.
+    locations : numpy.ndarray, optional, keyword-only
+        The runs' locations, already computed (:attr:`LocationChoice.run_values`).
+
+    Returns
+    -------
+    FastestLevel or None
+        None when the runs do not land at separate levels, or the locations are not positive.
+    """
+    from .clusters import find_clusters
+    from scipy.ndimage import median_filter
+
+    flat, group, index = _flatten(runs)
+    if index.size < 3:
+        return None
+    if locations is not None and np.shape(locations) == (len(flat),):
+        loc = np.asarray(locations, dtype=float)
+    else:
+        loc = run_locations(flat, group=group, fence=fence, estimator=estimator)
+    finite = np.isfinite(loc)
+    if finite.sum() < 20 or not np.all(loc[finite] > 0):
+        return None
+    logs = np.where(finite, np.log(np.where(finite, loc, 1.0)), np.nan)
+    lowest = np.full(index.size, np.inf)
+    np.minimum.at(lowest, group, np.where(finite, logs, np.inf))
+    if not np.all(np.isfinite(lowest)):
+        return None
+    floor = median_filter(lowest, size=LEVEL_FLOOR_WINDOW, mode="nearest")
+    rel = logs - floor[group]
+    values = rel[finite]
+    if not bimodality_coefficient(values) > 5 / 9:
+        return None
+    cl = find_clusters(values, rng=np.random.default_rng(rng))
+    big = [j for j in range(cl.n_clusters) if cl.weights[j] >= min_weight]
+    if len(big) < 2:
+        return None
+    fast, slow = values[cl.labels == big[0]], values[cl.labels == big[1]]
+    if fast.size < 2 or slow.size < 2:
+        return None
+    separation = np.sqrt(2) * (slow.mean() - fast.mean()) / np.sqrt(fast.var(ddof=1) + slow.var(ddof=1))
+    if not separation > LEVEL_SEPARATION:
+        return None
+    cut = float((fast.max() + slow.min()) / 2)
+    at = finite & (rel <= cut)
+    held = np.bincount(group[at], minlength=index.size)
+    # As for modes (MODE_MIN_SAMPLES): a version counts only where two of its runs landed there.
+    keep = at & (held[group] >= 2)
+    stats = stats_of_runs(np.where(keep, loc, np.nan), group, index, log=True, outlying_z=outlying_z)
+    return FastestLevel(stats, cut, len(big))
 
 
 #: A run lies *wholly* in one mode when at least this share of its samples do (the rest allows for
