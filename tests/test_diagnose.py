@@ -79,3 +79,32 @@ def test_diagnose_unknown_benchmark_is_one_line(store_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 3 and out.stderr.strip() == ("error: no benchmark named 'nope' in the store "
                                                           "(it holds 1 benchmark: `regbench show` lists them)")
+
+
+def test_diagnose_says_when_runs_land_at_levels_and_detection_follows_the_fastest(tmp_path):
+    # 30 versions of 6 runs; each run lands at 1x, 1.45x or 1.9x (70/20/10%): the real corpus'
+    # `threads` shape.  The plain benchmark of the fixture above has no such levels.
+    rng = np.random.default_rng(3)
+    path = tmp_path / "levels.db"
+    with Store(path) as store:
+        for k in range(30):
+            for r in range(6):
+                ratio = (1.0, 1.45, 1.9)[rng.choice(3, p=(0.7, 0.2, 0.1))]
+                store.add_run(RunRecord("threads", f"v{k:02d}", r,
+                                        ratio * (1 + rng.normal(0, 0.02)) * (1 + rng.normal(0, 0.01, 20))))
+        d = diagnose(store, "threads", rng=1)
+    assert d.levels is not None and d.levels.n_levels == 3 and d.levels.stats.mean.size >= 27
+    assert 0.02 < float(np.expm1(d.levels.cut)) < 0.45
+    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "threads",
+                          "--no-plots", "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    levels = json.loads(out.stdout)["levels"]
+    assert levels["n_levels"] == 3 and levels["versions"] >= 27
+    text = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "threads",
+                           "--no-plots"], capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0 and "runs land at levels" in text.stdout
+
+
+def test_diagnose_reports_no_levels_for_runs_of_one_level(store_path):
+    with Store(store_path) as store:
+        assert diagnose(store, "bench", rng=1).levels is None

@@ -27,7 +27,7 @@ import numpy as np
 from .errors import NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
-from .stats.segments import LocationChoice, choose_location
+from .stats.segments import FastestLevel, LocationChoice, choose_location
 from .store import Store
 
 
@@ -67,6 +67,9 @@ class Diagnosis:
     #: How detection summarises this benchmark's runs (over all its versions; ``auto``'s choice).
     location: LocationChoice | None = None
     advice: tuple[str, ...] = field(default=())
+    #: When whole runs land at separate levels and ``auto`` follows the fastest one, that level
+    #: (over all versions of the series): its runs are searched as a history of their own.
+    levels: FastestLevel | None = None
 
     @property
     def trustworthy(self) -> bool:
@@ -135,6 +138,9 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
                                 warmup=max(max(warmups), int(wu.n_warmup)))
     except ValueError:
         plan = None
+    from .detect.auto import Auto
+
+    location = choose_location(s.runs)
     d = Diagnosis(
         benchmark=s.benchmark, version=version, config=s.config, machine=s.machine, unit=s.unit,
         raw_runs=raw_runs, warmups=warmups, failed_runs=failed, summary=summary, robust=robust,
@@ -147,7 +153,7 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
-        location=choose_location(s.runs))
+        location=location, levels=Auto().followed_level(s, location, sum(1 for r in s.runs if r)))
     return _with_advice(d, n_runs=len(runs))
 
 

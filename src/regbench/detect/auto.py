@@ -43,12 +43,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, LocationChoice, SegmentStats, SegmentTest, VersionStats,
-                              bimodality_coefficient, choose_location, compare_segments, fastest_level,
-                              history_percentiles,
-                              mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
-                              runs_in_one_mode, segment_test, two_level_t, version_stats, version_stats_many,
-                              version_variance)
+from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats, SegmentTest,
+                              VersionStats, bimodality_coefficient, choose_location, compare_segments, fastest_level,
+                              history_percentiles, mode_stats, pooled_spread, ratio_interval, relative_change,
+                              relative_interval, runs_in_one_mode, segment_test, two_level_t, version_stats,
+                              version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -349,27 +348,38 @@ class Auto(Detector):
                     n_tests += tests
                     changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
-            if self.levels and choice.log:
-                level = fastest_level(series.runs, estimator=choice.estimator, fence=self.fence,
-                                      outlying_z=self.outlying, rng=self.rng,
-                                      locations=(choice.run_values or {}).get(choice.estimator))
-                overall = choice.spread.get("mean", np.nan)
-                # Followed under the rules of a mode: held (by two runs or more) at 90% of the
-                # versions, since with few runs a version the fastest runs are a selection of the
-                # fastest, not a level (on `few-runs`, 3 runs a version, following them without
-                # this tripled the false alarms), and steadier from run to run than the run mean.
-                if level is not None and level.stats.mean.size >= SCAN_MODE_COVERAGE * vs.mean.size \
-                        and np.isfinite(overall) and pooled_spread(level.stats) < overall:
-                    detail = (f"the fastest of {level.n_levels} levels the runs land at (within "
-                              f"{np.expm1(level.cut):+.1%} of the floor)")
-                    found, tests = self._search(series, level.stats, detail=detail, excursions=True,
-                                                estimator=f"the {_LOCATION_WORDS.get(choice.estimator, choice.estimator)} "
-                                                          "of each run at the fastest level: runs land at separate "
-                                                          "levels")
-                    n_tests += tests
-                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
-                    changes.sort(key=lambda c: series.index(c.version))
+            level = self.followed_level(series, choice, vs.mean.size) if self.levels else None
+            if level is not None:
+                detail = (f"the fastest of {level.n_levels} levels the runs land at (within "
+                          f"{np.expm1(level.cut):+.1%} of the floor)")
+                found, tests = self._search(series, level.stats, detail=detail, excursions=True,
+                                            estimator=f"the {_LOCATION_WORDS.get(choice.estimator, choice.estimator)} "
+                                                      "of each run at the fastest level: runs land at separate "
+                                                      "levels")
+                n_tests += tests
+                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
+
+    def followed_level(self, series: Series, choice: LocationChoice, n_versions: int) -> FastestLevel | None:
+        """The runs at the fastest level (:func:`~regbench.stats.segments.fastest_level`) when the
+        search follows them, else None.
+
+        Followed under the rules of a mode: held (by two runs or more) at 90% of the ``n_versions``
+        versions, since with few runs a version the fastest runs are a selection of the fastest,
+        not a level (on `few-runs`, 3 runs a version, following them without this tripled the
+        false alarms), and steadier from run to run than the run mean.  Only for positive data
+        (levels are ratios to a floor).
+        """
+        if not choice.log:
+            return None
+        level = fastest_level(series.runs, estimator=choice.estimator, fence=self.fence, outlying_z=self.outlying,
+                              rng=self.rng, locations=(choice.run_values or {}).get(choice.estimator))
+        overall = choice.spread.get("mean", np.nan)
+        if level is None or level.stats.mean.size < SCAN_MODE_COVERAGE * n_versions or not np.isfinite(overall) \
+                or not pooled_spread(level.stats) < overall:
+            return None
+        return level
 
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread

@@ -75,6 +75,9 @@ def diagnosis_json(d: Diagnosis, *, target: float, plots: Sequence[Path] = ()) -
         "location": None if d.location is None else {
             "estimator": d.location.estimator, "log": d.location.log, "reason": d.location.reason,
             "spread": {k: _j(v) for k, v in d.location.spread.items()}, "skew": _j(d.location.skew)},
+        "levels": None if d.levels is None else {
+            "n_levels": d.levels.n_levels, "fastest_within": _j(float(np.expm1(d.levels.cut))),
+            "versions": int(d.levels.stats.mean.size)},
         "plan": None if d.plan is None else {"runs": d.plan.runs, "iterations": d.plan.iterations,
                                              "warmup": d.plan.warmup, "cost": d.plan.cost},
         "target": target, "trustworthy": d.trustworthy, "advice": list(d.advice),
@@ -109,6 +112,10 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     ]
     if d.location is not None:
         lines.append(("detection compares", d.location.reason))
+    if d.levels is not None:
+        lines.append(("runs land at levels", f"{d.levels.n_levels}; detection also follows the runs within "
+                                             f"{fmt_pct(float(np.expm1(d.levels.cut)))} of the floor, as a history "
+                                             f"of their own ({d.levels.stats.mean.size} versions)"))
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
         console.print(f"  {k.ljust(width)}  {v}")
