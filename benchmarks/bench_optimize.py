@@ -674,6 +674,28 @@ def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, f
     return 1 - alone / full, 1 - invoked / full
 
 
+def invocation_seconds(store: Store, campaign_id: int, split: dict) -> dict[str, list[float]]:
+    """The stored duration of each invocation of a campaign (a tool's benchmarks share theirs), by
+    configured benchmark, or by split group (its label) when ``split`` has groups; Python
+    benchmarks together under ``python``."""
+    group_of = {f"{bench}/{b}": g["label"] for bench, sp in split.items() for g in sp.get("groups", ())
+                for b in g["benchmarks"]}
+    seen: dict[tuple[str, str, int], float] = {}
+    for r in store.runs():
+        if r.campaign_id != campaign_id or r.duration is None:
+            continue
+        spec = SeriesName.parse(r.benchmark)
+        if spec.reported is None:  # a Python benchmark (or its measure): one process per run
+            key = ("python:" + spec.benchmark, r.version, r.run_index)
+        else:  # a tool's reported benchmarks share their invocation's run index
+            key = (group_of.get(r.benchmark, spec.benchmark), r.version, r.run_index)
+        seen[key] = max(seen.get(key, 0.0), r.duration)
+    out: dict[str, list[float]] = {}
+    for (label, _, _), secs in seen.items():
+        out.setdefault("python" if label.startswith("python:") else label, []).append(secs)
+    return out
+
+
 def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
     """Derive and store the plans of the full campaign as ``regbench optimize`` does, then run a
     version with no change (a copy of v3) for real, with the full configuration and with
@@ -687,6 +709,7 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
     names = [b.name for b in config.benchmarks]
     when = datetime(2025, 1, 4, tzinfo=UTC)
     rows = []
+    durations: dict[str, list[dict[str, list[float]]]] = {"full": [], "optimized": []}
     load_before = loadavg()
     with Store(work / f"{name}.db") as store:
         options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold, min_runs=args.min_runs)
@@ -717,6 +740,8 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
                 if not result.ok:
                     raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
                 measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
+                durations[kind].append(invocation_seconds(store, result.campaign_id,
+                                                          split if kind == "optimized" else {}))
             rows.append((k + 1, " then ".join(order), measured))
         sim_alone, sim_invoked = simulated_saving(stored, config, suite, split)
     load_after = loadavg()
@@ -737,6 +762,13 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
     if len(rows) > 1:
         print(f"| all | | {tot_full:.1f} | {tot_opt:.1f} | {tot_opt / tot_full:.2f} | {1 - tot_opt / tot_full:.1%} "
               f"| {sim_alone:.1%} | {sim_invoked:.1%} | | |")
+    for kind in ("full", "optimized"):
+        per: dict[str, list[float]] = {}
+        for d in durations[kind]:
+            for label, secs in d.items():
+                per.setdefault(label, []).extend(secs)
+        text = ", ".join(f"{label} {np.mean(secs):.2f} s x {len(secs)}" for label, secs in sorted(per.items()))
+        print(f"\n{kind}: mean seconds of one invocation (the process, as stored), all repeats: {text}")
     for bench, sp in split.items():
         if sp.get("groups"):
             w = config.benchmark(bench).warmup
