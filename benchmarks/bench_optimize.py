@@ -23,14 +23,31 @@ Suites
 ------
 ``go``      a Go module whose benchmarks call the standard library (encoding/json, sort, regexp,
             crypto/sha256, strconv, strings, compress/flate, ...), run as one ``go test -bench``
-            invocation per run (``format = "go"``), ``-count`` = iterations.
+            invocation per run (``format = "go"``), ``-count`` = iterations; ``-bench`` reads
+            ``REGBENCH_SELECT`` (all benchmarks when it is unset, as in every full campaign).
 ``python``  ``kind = "python"`` benchmarks over the standard library (json, re, difflib, zlib,
             decimal, textwrap, heapq, statistics, ...), one worker process per run.
+
+``--real-run``: measured, not simulated
+---------------------------------------
+After the tables, the plans of each suite's full campaign are derived and stored as ``regbench
+optimize`` does (:func:`regbench.optimize.plans.derive_plans`, ``--real-metric`` and
+``--real-threshold``, default rciw3 and 0.01, ``--min-runs``; each benchmark's plan from v3, its
+last version), then a new version with no change (a copy of v3: ``v4``, ``v5``...) is run for real
+by ``run_campaign``, once with the full configuration (configuration name ``full-measured``) and
+once with the plans (``optimized=plans_for_campaign(...)``, as ``regbench run --plan optimized``),
+``--real-repeats`` times (default 2), which of the two runs first alternating, each repeat on its
+own copy.  Printed: each campaign's trials wall time (from its first trial to its end, so without
+checkouts and builds), their ratio, the time saved measured and simulated from the same plans
+(iterations, warm-up included, per benchmark and as invoked), and the invocations each ran (a
+tool's groups from the optimized campaign's ``plan["split"]``), with the load average before and
+after.
 
 Run::
 
     TMPDIR=$(mktemp -d) python benchmarks/bench_optimize.py --suite all   # about 6 minutes
     python benchmarks/bench_optimize.py --suite python --runs 5 --iterations 10
+    TMPDIR=$(mktemp -d) python benchmarks/bench_optimize.py --suite all --real-run
 
 Prints Markdown tables (docs/optimize.md has the latest).
 """
@@ -55,7 +72,7 @@ from regbench.demo_project import git_commit, git_init
 from regbench.model import SeriesName
 from regbench.optimize.algorithm import (METRICS, Configuration, MinimalConfiguration, minimal_configuration,
                                          score_configurations, smaller_configurations)
-from regbench.optimize.plans import campaign_samples
+from regbench.optimize.plans import campaign_samples, run_iterations
 from regbench.run.campaign import run_campaign
 from regbench.stats import bootstrap_ci
 from regbench.store import Store
@@ -216,7 +233,9 @@ ITERATION_TIME = {"go": "20ms", "java": "50ms"}
 
 def go_config(runs: int, iterations: int, warmup: int) -> str:
     # One invocation per run; -count is the iterations (warm-up included), each about -benchtime long.
-    cmd = ["sh", "-c", f"go test -run '^$' -bench . -benchtime {ITERATION_TIME['go']} "
+    # -bench reads REGBENCH_SELECT, so that `run --plan optimized` (--real-run) runs one invocation
+    # per plan; unset (every other campaign here) it is `.`, all benchmarks, as before.
+    cmd = ["sh", "-c", f"go test -run '^$' -bench \"${{REGBENCH_SELECT:-.}}\" -benchtime {ITERATION_TIME['go']} "
            "-count \"$REGBENCH_ITERATIONS\" > \"$0\"", "{output}"]
     return textwrap.dedent(f"""\
         [project]
@@ -555,7 +574,7 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
     return out
 
 
-def run_suite(name: str, args, work: Path) -> tuple[dict, float]:
+def run_suite(name: str, args, work: Path) -> tuple[dict, float, int]:
     suite = SUITES[name]()
     repo = work / name
     shas = make_repo(repo, suite, args.runs, args.iterations, args.warmup)
@@ -582,7 +601,184 @@ def run_suite(name: str, args, work: Path) -> tuple[dict, float]:
         if failed:
             print(f"({name}: {failed} runs of the first campaign failed and were run again)")
         data = collect(store, cid, retried=result.campaign_id if failed else None)
-    return data, seconds
+    return data, seconds, cid
+
+
+# ---------------------------------------------------------------- --real-run: measured, not simulated
+class _TrialClock:
+    """A :class:`~regbench.run.campaign.CampaignReporter` that times a campaign's trials: from
+    ``trials_started`` (after checkouts and builds) to ``finished``."""
+
+    def __init__(self) -> None:
+        self.start: float | None = None
+        self.end: float | None = None
+
+    def builds_started(self, n: int) -> None:
+        pass
+
+    def build_done(self, version: str, status: str, cached: bool) -> None:
+        pass
+
+    def trials_started(self, total: int, skipped: int) -> None:
+        self.start = time.perf_counter()
+
+    def trial_started(self, benchmark: str, version: str, run_index: int) -> None:
+        pass
+
+    def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None:
+        pass
+
+    def finished(self) -> None:
+        self.end = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        assert self.start is not None and self.end is not None
+        return self.end - self.start
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, float]:
+    """Time saved by ``plans`` (ExecutionPlan) as simulated from iterations (warm-up included,
+    :meth:`Configuration.cost`, as the tables above): per benchmark (each plan alone), and as
+    invoked (a tool's benchmark not split runs every reported benchmark at the most runs and
+    iterations of its plans; a split one runs each group at its plan)."""
+    def warm(p) -> int:
+        return suite.warmup if suite.warmup is not None else p.warmup
+
+    alone = sum(Configuration(p.runs, p.iterations).cost(warm(p)) for p in plans)
+    full = sum(Configuration(p.full_runs, p.full_iterations).cost(warm(p)) for p in plans)
+    invoked = 0
+    for spec in config.benchmarks:
+        mine = [p for p in plans if p.benchmark == spec.name or SeriesName.parse(p.benchmark).benchmark == spec.name
+                and SeriesName.parse(p.benchmark).reported is not None]
+        if not mine:
+            continue
+        groups = split.get(spec.name, {}).get("groups")
+        if groups:  # a group's iterations are the configured kind: REGBENCH_ITERATIONS = warm-up + them
+            by_name = {SeriesName.parse(p.benchmark).reported: p for p in mine}
+            invoked += sum(Configuration(g["runs"], g["iterations"] + spec.warmup).cost(warm(by_name[b]))
+                           for g in groups for b in g["benchmarks"] if b in by_name)
+        elif spec.format is not None:
+            runs, iterations = max(p.runs for p in mine), max(p.iterations for p in mine)
+            iterations = run_iterations(spec, iterations) + spec.warmup
+            invoked += sum(Configuration(runs, iterations).cost(warm(p)) for p in mine)
+        else:
+            invoked += sum(Configuration(p.runs, p.iterations).cost(warm(p)) for p in mine)
+    return 1 - alone / full, 1 - invoked / full
+
+
+def invocation_seconds(store: Store, campaign_id: int, split: dict) -> dict[str, list[float]]:
+    """The stored duration of each invocation of a campaign (a tool's benchmarks share theirs), by
+    configured benchmark, or by split group (its label) when ``split`` has groups; Python
+    benchmarks together under ``python``."""
+    group_of = {f"{bench}/{b}": g["label"] for bench, sp in split.items() for g in sp.get("groups", ())
+                for b in g["benchmarks"]}
+    seen: dict[tuple[str, str, int], float] = {}
+    for r in store.runs():
+        if r.campaign_id != campaign_id or r.duration is None:
+            continue
+        spec = SeriesName.parse(r.benchmark)
+        if spec.reported is None:  # a Python benchmark (or its measure): one process per run
+            key = ("python:" + spec.benchmark, r.version, r.run_index)
+        else:  # a tool's reported benchmarks share their invocation's run index
+            key = (group_of.get(r.benchmark, spec.benchmark), r.version, r.run_index)
+        seen[key] = max(seen.get(key, 0.0), r.duration)
+    out: dict[str, list[float]] = {}
+    for (label, _, _), secs in seen.items():
+        out.setdefault("python" if label.startswith("python:") else label, []).append(secs)
+    return out
+
+
+def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
+    """Derive and store the plans of the full campaign as ``regbench optimize`` does, then run a
+    version with no change (a copy of v3) for real, with the full configuration and with
+    ``--plan optimized`` (as ``regbench run --plan optimized`` does), ``repeats`` times in
+    alternating order, each repeat on a new copy; print the trials' wall time of each."""
+    from regbench.optimize.plans import OptimizeOptions, derive_plans, plans_for_campaign
+
+    suite = SUITES[name]()
+    repo = work / name
+    config = load_config(repo / "regbench.toml")
+    names = [b.name for b in config.benchmarks]
+    when = datetime(2025, 1, 4, tzinfo=UTC)
+    rows = []
+    durations: dict[str, list[dict[str, list[float]]]] = {"full": [], "optimized": []}
+    load_before = loadavg()
+    with Store(work / f"{name}.db") as store:
+        options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold, min_runs=args.min_runs)
+        t0 = time.perf_counter()
+        derived = derive_plans(store, campaign_id=full_cid, options=options)
+        derive_seconds = time.perf_counter() - t0
+        stored = [d.plan for d in derived.derived] + list(derived.kept)
+        split: dict = {}
+        for k in range(repeats):
+            sha = git_commit(repo, {"README": f"no change ({k + 1})\n"}, f"v{4 + k}: no change (copy of v3)",
+                             when=when + timedelta(days=k))
+            order = ["full", "optimized"] if k % 2 else ["optimized", "full"]
+            measured: dict[str, tuple[float, int, float]] = {}
+            for kind in order:
+                clock = _TrialClock()
+                if kind == "full":
+                    # Its own configuration name: the optimized campaign runs the same version
+                    # under the plans' configuration ("default"), which must have no run of it.
+                    result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
+                                          cache_dir=work / f"{name}-trees", config_name="full-measured",
+                                          reporter=clock)
+                else:
+                    optimized = plans_for_campaign(store, names, configured=names, machine="here")
+                    result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
+                                          cache_dir=work / f"{name}-trees", optimized=optimized, reporter=clock)
+                    plan = next(c for c in store.campaigns() if c.id == result.campaign_id).plan or {}
+                    split = plan.get("split", {})
+                if not result.ok:
+                    raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
+                measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
+                durations[kind].append(invocation_seconds(store, result.campaign_id,
+                                                          split if kind == "optimized" else {}))
+            rows.append((k + 1, " then ".join(order), measured))
+        sim_alone, sim_invoked = simulated_saving(stored, config, suite, split)
+    load_after = loadavg()
+    print(f"\n#### {name}: measured, not simulated (`run --plan optimized`), plans {args.real_metric} "
+          f"threshold {args.real_threshold} min-runs {args.min_runs} derived in {derive_seconds:.0f} s from "
+          f"campaign {full_cid} (v3); load average before {load_before}, after {load_after}\n")
+    print("| repeat | order | full: trials wall s | optimized: trials wall s | optimized / full | "
+          "time saved, measured | time saved, simulated (per benchmark) | simulated (as invoked) | "
+          "invocations full | invocations optimized |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    tot_full = tot_opt = 0.0
+    for k, order_text, m in rows:
+        (fs, fi, _), (os_, oi, _) = m["full"], m["optimized"]
+        tot_full += fs
+        tot_opt += os_
+        print(f"| {k} | {order_text} | {fs:.1f} | {os_:.1f} | {os_ / fs:.2f} | {1 - os_ / fs:.1%} | "
+              f"{sim_alone:.1%} | {sim_invoked:.1%} | {fi} | {oi} |")
+    if len(rows) > 1:
+        print(f"| all | | {tot_full:.1f} | {tot_opt:.1f} | {tot_opt / tot_full:.2f} | {1 - tot_opt / tot_full:.1%} "
+              f"| {sim_alone:.1%} | {sim_invoked:.1%} | | |")
+    for kind in ("full", "optimized"):
+        per: dict[str, list[float]] = {}
+        for d in durations[kind]:
+            for label, secs in d.items():
+                per.setdefault(label, []).extend(secs)
+        text = ", ".join(f"{label} {np.mean(secs):.2f} s x {len(secs)}" for label, secs in sorted(per.items()))
+        print(f"\n{kind}: mean seconds of one invocation (the process, as stored), all repeats: {text}")
+    for bench, sp in split.items():
+        if sp.get("groups"):
+            w = config.benchmark(bench).warmup
+            text = "; ".join(f"{g['label']} {g['runs']} runs x ({w} + {g['iterations']}) iterations: "
+                             f"{len(g['benchmarks'])} benchmarks" for g in sp["groups"])
+            print(f"\n{bench}: {len(sp['groups'])} invocations per round ({text}), "
+                  f"{sum(g['runs'] for g in sp['groups'])} per version (full: {config.benchmark(bench).runs})")
+        else:
+            print(f"\n{bench}: not split ({sp.get('reason')})")
+    sys.stdout.flush()
 
 
 def main(argv=None) -> int:
@@ -598,6 +794,15 @@ def main(argv=None) -> int:
     ap.add_argument("--iteration-time", metavar="DURATION",
                     help="one iteration of the Go and JMH benchmarks, as the tools write it (e.g. 200ms) "
                          "[default: Go 20ms, JMH 50ms]")
+    ap.add_argument("--real-run", action="store_true",
+                    help="after the simulation, store the plans (as `regbench optimize`) and run one more "
+                         "version with no change for real, full and `--plan optimized`; print the measured times")
+    ap.add_argument("--real-repeats", type=int, default=2, metavar="N",
+                    help="--real-run: pairs of campaigns (alternating which runs first), each on a new copy of v3")
+    ap.add_argument("--real-metric", default="rciw3", choices=sorted(METRICS),
+                    help="--real-run: the plans' metric [default: regbench optimize's, rciw3]")
+    ap.add_argument("--real-threshold", type=float, default=0.01,
+                    help="--real-run: the plans' threshold [default: regbench optimize's, 0.01]")
     args = ap.parse_args(argv)
     if args.iteration_time:
         ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
@@ -607,7 +812,7 @@ def main(argv=None) -> int:
     try:
         names = ["go", "python", "java"] if args.suite == "all" else [args.suite]
         for name in names:
-            data, seconds = run_suite(name, args, work)
+            data, seconds, full_cid = run_suite(name, args, work)
             print(f"\n### {name}: {len(data)} benchmarks x 3 versions, full configuration {args.runs} runs x "
                   f"({args.warmup} + {args.iterations}) iterations, campaign {seconds:.0f} s wall\n")
             print("| method | metric | threshold | time saved | within 1% | within 3% | within 5% | "
@@ -628,6 +833,8 @@ def main(argv=None) -> int:
                               f"{e['missed_planted']} ({e['full_missed_planted']}) | "
                               f"{e['false_alarms']} ({e['full_false_alarms']}) |")
                     sys.stdout.flush()
+            if args.real_run:
+                real_run(name, args, work, full_cid, args.real_repeats)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

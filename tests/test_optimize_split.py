@@ -225,12 +225,12 @@ SELECTING = ["sh", "-c", 'exec "$0" tool.py "${REGBENCH_SELECT:-.}" "$REGBENCH_I
 NOT_SELECTING = ["sh", "-c", 'exec "$0" tool.py . "$REGBENCH_ITERATIONS"', PY]
 
 
-def _project(tmp_path: Path, command: list[str], **more: str) -> Path:
+def _project(tmp_path: Path, command: list[str], warmup: int = 0, **more: str) -> Path:
     repo = tmp_path / "proj"
     git_init(repo)
     env = {"LOG": str(tmp_path / "log.jsonl"), "FAIL_FLAG": str(tmp_path / "fail-c"), **more}
     text = ("[project]\nname = \"p\"\n\n[[benchmark]]\nname = \"tool\"\nformat = \"go\"\nruns = 3\n"
-            f"iterations = 4\ncommand = {json.dumps(command)}\n"
+            f"iterations = 4\nwarmup = {warmup}\ncommand = {json.dumps(command)}\n"
             "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }\n")
     (repo / "regbench.toml").write_text(text)
     when = datetime(2024, 1, 1, tzinfo=UTC)
@@ -407,6 +407,39 @@ def test_a_benchmark_reported_outside_its_selection_is_stored_too(tmp_path, caps
     # A ran in every invocation: stored in each, with that invocation's iterations.
     assert own == [] and sorted(n for _, n in series["tool/BenchmarkA-2"]) == [2] * 2 + [4] * 3 + [6] * 4
     assert sorted(n for _, n in series["tool/BenchmarkB-2"]) == [6] * 4
+
+
+@pytest.mark.parametrize("command", [SELECTING, NOT_SELECTING])
+def test_a_tools_configured_warmup_is_not_run_twice_under_a_plan(tmp_path, capsys, command):
+    # warmup = 1: the full campaign asks for 1 + 4 iterations and the tool reports 5 samples, all
+    # stored as measured (a tool marks only its own warm-up), so plans count 5 iterations at the
+    # full level.  A plan of 5 must ask the tool for 5 again, not 1 + 5; a plan of 1 asks for 1
+    # (the configured warm-up only); C without a plan runs as configured (1 + 4).
+    repo = _project(tmp_path, command, warmup=1)
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--seed", "1", capsys=capsys)
+    assert rc == 0, err
+    assert {e["count"] for e in _log(tmp_path)} == {5}
+    with Store(repo / "s.db") as s:
+        cid = max(c.id for c in s.campaigns())
+        head = s.versions()[-1].name
+        assert {r.n_samples for r in s.runs()} == {5}
+
+        def plan(name: str, runs: int, iterations: int) -> NewPlan:
+            return NewPlan(f"tool/{name}", "default", "m", cid, head, runs, iterations, 0, 3, 5, "rciw3", 0.01,
+                           0.004, 0.003, True, None, None)
+
+        save_plans(s, [plan("BenchmarkA-2", 2, 1), plan("BenchmarkA-2 [B/op]", 2, 1), plan("BenchmarkB-2", 3, 5)])
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--plan", "optimized",
+                      "--seed", "2", capsys=capsys)
+    assert rc == 0, err
+    runs = _log(tmp_path)[3:]
+    if command is SELECTING:
+        assert sorted((e["select"], e["count"]) for e in runs) == sorted(
+            [("^(BenchmarkB|BenchmarkC)$", 5)] * 3 + [("^(BenchmarkA)$", 1)] * 2)
+    else:  # one invocation of the most: B's 3 x 5, as the full campaign's 5
+        assert [(e["select"], e["count"]) for e in runs] == [(None, 5)] * 3
+    _, series, _ = _stored(repo)
+    assert max(n for rs in series.values() for _, n in rs) == 5
 
 
 # --------------------------------------------------------------------- end to end, go test

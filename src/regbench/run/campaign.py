@@ -326,8 +326,11 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if optimized is not None:
         if runs is not None:
             raise ConfigError("give --runs or --plan optimized, not both")
-        specs = [dataclasses.replace(s, iterations=optimized.iterations[s.name], runs=optimized.runs[s.name],
-                                     plan="fixed") if s.name in optimized.runs else s for s in specs]
+        from ..optimize.plans import run_iterations
+
+        specs = [dataclasses.replace(s, iterations=run_iterations(s, optimized.iterations[s.name]),
+                                     runs=optimized.runs[s.name], plan="fixed") if s.name in optimized.runs else s
+                 for s in specs]
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
     if releases is not None:
         if revisions is not None:
