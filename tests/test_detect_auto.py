@@ -559,3 +559,18 @@ def test_the_fastest_level_adds_no_false_alarm_on_quiet_histories():
                                                      sampler=_three_levels([1.0] * 45)))
               if c.detail and c.detail.startswith("the fastest")]
     assert alarms == []
+
+
+def test_a_short_history_with_steps_is_not_taken_for_runs_at_levels():
+    # The demo's shape: 8 versions, a +90% step then a -75% one, runs of one level.  Next to a step
+    # the running floor lags, and in so short a history those runs looked like a level of their own.
+    from regbench.stats import fastest_level
+    from regbench.stats.segments import LEVEL_MIN_VERSIONS
+
+    levels = [1.0] * 3 + [1.9] * 3 + [0.48] * 2
+    assert fastest_level(series_from_levels(levels, seed=4).runs) is None
+    # Levels that are there are not looked for below LEVEL_MIN_VERSIONS versions either.
+    short = [1.0] * (LEVEL_MIN_VERSIONS - 1)
+    assert fastest_level(series_from_levels(short, runs=5, seed=5, sampler=_three_levels(short)).runs) is None
+    enough = [1.0] * LEVEL_MIN_VERSIONS
+    assert fastest_level(series_from_levels(enough, runs=5, seed=5, sampler=_three_levels(enough)).runs) is not None

@@ -855,6 +855,11 @@ MODE_MIN_SHARE = 0.05
 #: runs all landed slow does not move it).
 LEVEL_FLOOR_WINDOW = 5
 
+#: Histories shorter than this are not searched for levels: next to a step the running floor lags
+#: by up to half its window, and in a short history those versions' runs are a large share of all
+#: runs and look like a level of their own (the demo's 8 versions with two steps did).
+LEVEL_MIN_VERSIONS = 4 * LEVEL_FLOOR_WINDOW
+
 #: Two levels of run locations are told apart when Ashman's D between them exceeds this: the
 #: separation of two normal components whose mixture is clearly bimodal (Ashman, Bird and Zeng
 #: 1994), rather than one skewed spread cut in two.
@@ -917,13 +922,14 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     Returns
     -------
     FastestLevel or None
-        None when the runs do not land at separate levels, or the locations are not positive.
+        None when the runs do not land at separate levels, the locations are not positive, or the
+        history has fewer than :data:`LEVEL_MIN_VERSIONS` versions with runs.
     """
     from .clusters import find_clusters
     from scipy.ndimage import median_filter
 
     flat, group, index = _flatten(runs)
-    if index.size < 3:
+    if index.size < LEVEL_MIN_VERSIONS:
         return None
     if locations is not None and np.shape(locations) == (len(flat),):
         loc = np.asarray(locations, dtype=float)
