@@ -43,11 +43,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats, SegmentTest,
-                              VersionStats, bimodality_coefficient, choose_location, compare_segments, fastest_level,
-                              history_percentiles, mode_stats, pooled_spread, ratio_interval, relative_change,
-                              relative_interval, runs_in_one_mode, segment_test, two_level_t, version_stats,
-                              version_stats_many, version_variance)
+from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats,
+                              SegmentTest, VersionStats, bimodality_coefficient, choose_location, compare_segments,
+                              fastest_level, history_percentiles, mode_stats, pooled_spread, ratio_interval,
+                              relative_change, relative_interval, runs_in_one_mode, segment_test, two_level_t,
+                              version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -65,9 +65,6 @@ WHOLE_RUNS = 0.8
 #: where too few runs landed in it, as with 3 runs a version) has no consecutive versions to
 #: compare; scanning them raised false alarms on the `few-runs` shape (docs/evaluation.md).
 SCAN_MODE_COVERAGE = 0.9
-
-#: How a change found at the fastest level of the runs names the location of a run.
-_LOCATION_WORDS = {"mean": "mean", "median": "median", "low": "10% quantile"}
 
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
@@ -352,10 +349,10 @@ class Auto(Detector):
             if level is not None:
                 detail = (f"the fastest of {level.n_levels} levels the runs land at (within "
                           f"{np.expm1(level.cut):+.1%} of the floor)")
+                name = LOCATION_NAMES.get(choice.estimator, choice.estimator)
                 found, tests = self._search(series, level.stats, detail=detail, excursions=True,
-                                            estimator=f"the {_LOCATION_WORDS.get(choice.estimator, choice.estimator)} "
-                                                      "of each run at the fastest level: runs land at separate "
-                                                      "levels")
+                                            estimator=f"the {name} of each run at the fastest level: runs land at "
+                                                      "separate levels")
                 n_tests += tests
                 changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))

@@ -547,12 +547,15 @@ def _median_skew(runs: Sequence[np.ndarray]) -> float:
     return float(np.median(pooled)) if pooled.size else np.nan
 
 
+#: How each of :data:`LOCATIONS` is named for people.
+LOCATION_NAMES = {"mean": "mean", "median": "median", "low": f"{LOW_QUANTILE:.0%} quantile"}
+
+
 def _location_reason(best: str, spread: dict[str, float], skew: float) -> str:
     others = [k for k in spread if k != best and spread[best] > 0]
     ratio = max((spread[k] / spread[best] for k in others), default=np.nan)
     times = float(np.sqrt(ratio)) if np.isfinite(ratio) else np.nan
-    names = {"mean": "mean", "median": "median", "low": f"{LOW_QUANTILE:.0%} quantile"}
-    worst = names[max(others, key=lambda k: spread[k])] if others else ""
+    worst = LOCATION_NAMES[max(others, key=lambda k: spread[k])] if others else ""
     amount = f"{times:.2f}" if times < 10 else f"{times:.0f}"
     gain = f", {amount}x less run-to-run spread than the {worst}" if np.isfinite(times) and times > 1 else ""
     if best == "low":
