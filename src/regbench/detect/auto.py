@@ -44,8 +44,8 @@ import numpy as np
 
 from ..model import Series
 from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats,
-                              SegmentTest, VersionStats, bimodality_coefficient, choose_location, compare_segments,
-                              fastest_level, history_percentiles, mode_stats, pooled_spread, ratio_interval,
+                              SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location, compare_segments,
+                              fastest_level, history_percentiles, mode_samples, mode_stats, pooled_spread, ratio_interval,
                               relative_change, relative_interval, runs_in_one_mode, segment_test, two_level_t,
                               version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
@@ -54,6 +54,10 @@ from .base import Change, Detector, kind_of, register
 #: How far (in versions) a kept split may move to where its t statistic is largest
 #: (:meth:`Auto._refine`): how precisely the search places a change.
 REFINE_REACH = 2
+
+#: A version a mode's history skipped places a change found in that mode (``_place_in_gap``) only
+#: when the step is at least this many standard errors of its median in the mode.
+GAP_STEP_SE = 4.0
 
 #: Short excursions are scanned for in each mode of a multimodal benchmark when at least this share
 #: of its runs lie wholly in one mode (:func:`~regbench.stats.segments.runs_in_one_mode`): most
@@ -301,7 +305,7 @@ class Auto(Detector):
             warnings.simplefilter("ignore", RuntimeWarning)
             choice = self.location(series)
             vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log,
-                               outlying_z=self.outlying)
+                               outlying_z=self.outlying, outlying_side=burst_side(series.direction, choice.log))
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:
@@ -343,6 +347,8 @@ class Auto(Detector):
                                                           "multimodal benchmark" + (" whose runs each stay in one "
                                                                                     "mode" if scan else ""))
                     n_tests += tests
+                    found = _place_in_gap(series, per_mode, found, modes[j], modes[j + 1], fence=self.fence,
+                                          log=choice.log)
                     changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
             level = self.followed_level(series, choice, vs.mean.size) if self.levels else None
@@ -371,7 +377,8 @@ class Auto(Detector):
         if not choice.log:
             return None
         level = fastest_level(series.runs, estimator=choice.estimator, fence=self.fence, outlying_z=self.outlying,
-                              rng=self.rng, locations=(choice.run_values or {}).get(choice.estimator))
+                              rng=self.rng, locations=(choice.run_values or {}).get(choice.estimator),
+                              outlying_side=burst_side(series.direction, choice.log))
         overall = choice.spread.get("mean", np.nan)
         if level is None or level.stats.mean.size < SCAN_MODE_COVERAGE * n_versions or not np.isfinite(overall) \
                 or not pooled_spread(level.stats) < overall:
@@ -382,7 +389,8 @@ class Auto(Detector):
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
         candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
-        return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying)
+        return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
+                               direction=series.direction)
 
     def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice) -> dict:
         start = cps[-1] if cps else 0
@@ -408,6 +416,7 @@ class Auto(Detector):
             warnings.simplefilter("ignore", RuntimeWarning)
             vs = version_stats(series.runs, fence=self.fence, estimator=state.get("estimator", "mean"),
                                log=bool(state.get("log", False)), outlying_z=self.outlying,
+                               outlying_side=burst_side(series.direction, bool(state.get("log", False))),
                                run_scale=_saved_scale(state), fence_history=_saved_fence(state))
         return self._check(state, series, vs)
 
@@ -422,6 +431,8 @@ class Auto(Detector):
                                            estimators=[state.get("estimator", "mean") for state, _ in items],
                                            logs=[bool(state.get("log", False)) for state, _ in items],
                                            outlying_z=self.outlying,
+                                           outlying_sides=[burst_side(series.direction, bool(state.get("log", False)))
+                                                           for state, series in items],
                                            run_scales=[_saved_scale(state) for state, _ in items],
                                            fence_histories=[_saved_fence(state) for state, _ in items])
         return [self._check(state, series, vs) for (state, series), vs in zip(items, all_stats, strict=True)]
@@ -586,6 +597,52 @@ def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> l
         if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
             continue
         out = [x for x in out if x not in near] + [c]
+    return out
+
+
+def _place_in_gap(series: Series, per_mode: VersionStats, found: list[Change], lo: float, hi: float, *,
+                  fence: float, log: bool) -> list[Change]:
+    """``found``, changes of one mode's search, each moved to where the versions its mode's history
+    skipped place it.
+
+    A mode's history holds only the versions where two runs or more drew enough of its samples
+    (:func:`~regbench.stats.segments.mode_stats`); with few runs and a rare mode it has holes, and
+    its search can only place a change at the first version after a hole, though the change may
+    lie anywhere in it (on the `few-runs` shape, 3 runs a version, changes were placed up to four
+    versions late: each a false alarm and a miss).  The skipped versions' lone samples in the mode
+    (:func:`~regbench.stats.segments.mode_samples`) each say on which side of the change they lie,
+    being nearer the level before or the level after it, when the step is at least four standard
+    errors of their median (so that one lies on the wrong side of the midpoint about 2% of the
+    time under normal noise); the change is placed where the fewest of them disagree, and it stays
+    where the search put it when they cannot tell (no such version, or a tie).  Written here because it is a placement within a hole of this search's own history,
+    which no change-point library models.
+    """
+    out = []
+    values: np.ndarray | None = None
+    count: np.ndarray = np.zeros(0, dtype=int)
+    scale = float("nan")
+    idx = per_mode.index
+    for c in found:
+        k = series.index(c.version)
+        before, after = np.flatnonzero(idx < k), np.flatnonzero(idx >= k)
+        if before.size == 0 or after.size == 0 or k - int(idx[before[-1]]) <= 1:
+            out.append(c)
+            continue
+        p = int(idx[before[-1]])
+        left, right = float(np.median(per_mode.mean[before[-3:]])), float(np.median(per_mode.mean[after[:3]]))
+        if values is None:
+            values, count, scale = mode_samples(series.runs, lo, hi, fence=fence, log=log)
+        # The standard error of a median of n samples is about 1.2533 sd / sqrt(n) (normal noise).
+        gap = [v for v in range(p + 1, k) if np.isfinite(values[v])
+               and abs(right - left) >= GAP_STEP_SE * 1.2533 * scale / np.sqrt(count[v])]
+        nearer_after = {v: abs(values[v] - right) < abs(values[v] - left) for v in gap}
+        best, cost = k, sum(nearer_after[v] for v in gap)
+        for t in range(k - 1, p, -1):  # from the latest: a tie keeps the later place
+            here = sum(nearer_after[v] for v in gap if v < t) + sum(not nearer_after[v] for v in gap if v >= t)
+            if here < cost:
+                best, cost = t, here
+        out.append(c if best == k else dataclasses.replace(c, version=series.versions[best].name,
+                                                           previous=series.versions[best - 1].name))
     return out
 
 

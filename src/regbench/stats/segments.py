@@ -462,7 +462,8 @@ class LocationChoice:
 
 
 def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0,
-                    candidates: Sequence[str] = LOCATIONS, outlying_z: float | None = None) -> LocationChoice:
+                    candidates: Sequence[str] = LOCATIONS, outlying_z: float | None = None,
+                    direction: str | None = None) -> LocationChoice:
     """The location of a run that varies least between runs of the same version.
 
     Every version's runs measure one level, so the spread of a location between runs of one
@@ -483,7 +484,11 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
     candidates : sequence of str, keyword-only
         Locations to choose from, in order of preference on ties.
     outlying_z : float, optional, keyword-only
-        Leave out outlying runs first (:func:`outlying_runs`), as the comparison of versions will.
+        Leave out outlying runs first (:func:`outlying_runs`), as the comparison of versions will:
+        runs far out by every candidate location.
+    direction : str, optional, keyword-only
+        ``lower`` or ``higher`` is better: on which side of their version a run can be a burst
+        (:func:`burst_side`; None: either side).
 
     Returns
     -------
@@ -511,13 +516,28 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
                               "the mean of each run: too few runs or samples to compare locations")
     spread: dict[str, float] = {}
     every = _locations(flat, group=group, fence=fence, estimators=tuple(candidates))
+    scaled = {}
     for name in candidates:
         values = every[name]
         if positive:
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
             values = values / np.abs(np.nanmean(values))
-        spread[name] = pooled_spread(stats_of_runs(values, group, index, outlying_z=outlying_z))
+        scaled[name] = values
+    # A burst of interference that lasts a whole run moves every location of the run, and such a
+    # run is left out of every candidate's spread, as the comparison of versions will leave it
+    # out.  A run far out by one location only is that location's own noise: the median of a run
+    # whose samples sit in two modes flips to the other mode (or between them) when the share of
+    # each mode crosses one half.  Left out, such flips made the median look the steadiest
+    # location and each flip a change (few-runs shape, docs/evaluation.md).
+    if outlying_z is not None:
+        side = burst_side(direction, positive) if direction is not None else "both"
+        burst = np.ones(group.size, dtype=bool)
+        for name in candidates:
+            burst &= outlying_runs(scaled[name], group, z=outlying_z, side=side)
+        scaled = {name: np.where(burst, np.nan, values) for name, values in scaled.items()}
+    for name in candidates:
+        spread[name] = pooled_spread(stats_of_runs(scaled[name], group, index))
     finite = {k: v for k, v in spread.items() if np.isfinite(v)}
     if not finite:
         return LocationChoice("mean", positive, spread, skew, "the mean of each run: no run-to-run spread to compare")
@@ -623,7 +643,7 @@ def run_spread(values: np.ndarray, group: np.ndarray) -> float:
 
 
 def outlying_runs(values: np.ndarray, group: np.ndarray, *, z: float = OUTLYING_RUN_Z,
-                  scale: float | None = None) -> np.ndarray:
+                  scale: float | None = None, side: str = "both") -> np.ndarray:
     """Runs whose value lies far from the other runs of their version: a burst of interference
     that lasted a whole run (another process on the CPU for that run's seconds) moves every
     location of the run, its low quantile too.
@@ -653,17 +673,45 @@ def outlying_runs(values: np.ndarray, group: np.ndarray, *, z: float = OUTLYING_
         The robust standard deviation to use, saved by a pass over the whole history that found
         the runs fit for it (the share above is then not checked again on a few new versions; NaN:
         leave nothing out); default: :func:`run_spread` of ``values``, with the share checked.
+    side : str, keyword-only
+        Which runs can be bursts (:data:`BURST_SIDES`, :func:`burst_side`): ``above`` their
+        version's median only (interference that makes a run take longer), ``below`` only, or
+        ``both``.
 
     Returns
     -------
     numpy.ndarray of bool
         True for the runs to leave out.
     """
-    return _outlying(values, group, z=z, scale=scale)[0]
+    return _outlying(values, group, z=z, scale=scale, side=side)[0]
 
 
-def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float | None) -> tuple[np.ndarray, float]:
+#: Which side of its version's median a run may lie on to be taken for a burst
+#: (:func:`outlying_runs`, :func:`burst_side`).
+BURST_SIDES = ("both", "above", "below")
+
+
+def burst_side(direction: str, positive: bool) -> str:
+    """Where an interference burst puts a run of a benchmark: ``above`` the other runs for a
+    positive measure where lower is better (a time: interference only adds time, the floor argument
+    of Chen and Revels 2016), ``below`` for a positive one where higher is better (a throughput),
+    ``both`` when nothing is known (values that are not all positive).
+
+    A run *faster* than its version's others by many times their spread is not interference: in
+    a benchmark whose runs land at levels it is the run that stayed at the usual level while the
+    others did not, and leaving it out made a change of the version's slow runs (few-runs shape,
+    docs/evaluation.md).
+    """
+    if not positive:
+        return "both"
+    return "above" if direction == "lower" else "below"
+
+
+def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float | None,
+              side: str = "both") -> tuple[np.ndarray, float]:
     """:func:`outlying_runs`, and the scale it used (NaN when it leaves nothing out by rule)."""
+    if side not in BURST_SIDES:
+        raise ValueError(f"`side` must be one of {', '.join(BURST_SIDES)}, got {side!r}")
     out = np.zeros(values.size, dtype=bool)
     if not np.isfinite(z) or values.size == 0:
         return out, float("nan")
@@ -674,14 +722,21 @@ def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float |
         return out, float("nan")
     med, n = _version_medians(values, group)
     eligible = np.isfinite(values) & (n[group] >= 3)
-    out[eligible] = np.abs(values[eligible] - med[eligible]) > z * scale
+    deviation = values[eligible] - med[eligible]
+    if side == "above":
+        out[eligible] = deviation > z * scale
+    elif side == "below":
+        out[eligible] = deviation < -z * scale
+    else:
+        out[eligible] = np.abs(deviation) > z * scale
     if check_share and out.sum() > OUTLYING_RUN_SHARE * max(int(np.isfinite(values).sum()), 1):
         return np.zeros(values.size, dtype=bool), float("nan")
     return out, float(scale)
 
 
 def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False,
-                  outlying_z: float | None = None, run_scale: float | None = None) -> VersionStats:
+                  outlying_z: float | None = None, run_scale: float | None = None,
+                  outlying_side: str = "both") -> VersionStats:
     """Per-version summaries of one value per run.
 
     Parameters
@@ -698,6 +753,8 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         Leave out the runs :func:`outlying_runs` finds at this threshold (after the logarithm).
     run_scale : float, optional, keyword-only
         The scale for that (default: :func:`run_spread` of these values).
+    outlying_side : str, keyword-only
+        Which side of their version's median runs are left out on (:func:`outlying_runs`).
 
     Returns
     -------
@@ -709,7 +766,7 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
             values = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
     scale = float("nan")
     if outlying_z is not None and values.size:
-        drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale)
+        drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale, side=outlying_side)
         values = np.where(drop, np.nan, values)
     ok = np.isfinite(values)
     values, group = values[ok], group[ok]
@@ -733,7 +790,7 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
 
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
                   log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
-                  fence_history: tuple[float, float] | None = None) -> VersionStats:
+                  fence_history: tuple[float, float] | None = None, outlying_side: str = "both") -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -752,6 +809,8 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     fence_history : tuple of float, optional, keyword-only
         The whole history's percentiles for the fence (:func:`history_percentiles`), saved by
         a full pass for the few new versions of an incremental one; default: those of ``runs``.
+    outlying_side : str, keyword-only
+        Which side of their version's median runs are left out on (:func:`burst_side`).
 
     Returns
     -------
@@ -774,13 +833,14 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         return stats_of_runs(np.empty(0), group, index, log=log)
     return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history),
                          group, index, log=log,
-                         outlying_z=outlying_z, run_scale=run_scale)
+                         outlying_z=outlying_z, run_scale=run_scale, outlying_side=outlying_side)
 
 
 def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
                        estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None,
                        outlying_z: float | None = None, run_scales: Sequence[float | None] | None = None,
-                       fence_histories: Sequence[tuple[float, float] | None] | None = None) -> list[VersionStats]:
+                       fence_histories: Sequence[tuple[float, float] | None] | None = None,
+                       outlying_sides: Sequence[str] | None = None) -> list[VersionStats]:
     """:func:`version_stats` of many histories with one call of :func:`run_locations` per
     estimator.
 
@@ -801,6 +861,8 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         Leave out outlying runs, with each history's scale (see :func:`stats_of_runs`).
     fence_histories : sequence, optional, keyword-only
         Per history, its ``fence_history`` (see :func:`version_stats`; None: its own runs').
+    outlying_sides : sequence of str, optional, keyword-only
+        Per history, its ``outlying_side`` (see :func:`version_stats`; default ``both``).
 
     Returns
     -------
@@ -813,8 +875,10 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
     logs = list(logs) if logs is not None else [False] * n
     scales = list(run_scales) if run_scales is not None else [None] * n
     refs = list(fence_histories) if fence_histories is not None else [None] * n
-    if len(estimators) != n or len(logs) != n or len(scales) != n or len(refs) != n:
-        raise ValueError("`estimators`, `logs`, `run_scales` and `fence_histories` must give one value per history")
+    sides = list(outlying_sides) if outlying_sides is not None else ["both"] * n
+    if len(estimators) != n or len(logs) != n or len(scales) != n or len(refs) != n or len(sides) != n:
+        raise ValueError("`estimators`, `logs`, `run_scales`, `fence_histories` and `outlying_sides` must give one "
+                         "value per history")
     out: list[VersionStats | None] = [None] * n
     for name in dict.fromkeys(estimators):
         members = [h for h in range(n) if estimators[h] == name]
@@ -834,14 +898,14 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         if not flats:
             for h in members:
                 out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h], outlying_z=outlying_z,
-                                       run_scale=scales[h], fence_history=refs[h])
+                                       run_scale=scales[h], fence_history=refs[h], outlying_side=sides[h])
             continue
         values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name,
                                history=(np.concatenate(h_lo), np.concatenate(h_hi)))
         start = base = 0
         for h, g, index in zip(members, groups, indexes, strict=True):
             out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h],
-                                   outlying_z=outlying_z, run_scale=scales[h])
+                                   outlying_z=outlying_z, run_scale=scales[h], outlying_side=sides[h])
             start += g.size
             base += index.size
     return [vs for vs in out if vs is not None]
@@ -891,7 +955,7 @@ class FastestLevel:
 
 def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mean", fence: float = 10.0,
                   outlying_z: float | None = None, rng=0, min_weight: float = 0.05,
-                  locations: np.ndarray | None = None) -> FastestLevel | None:
+                  locations: np.ndarray | None = None, outlying_side: str = "both") -> FastestLevel | None:
     """The runs that landed at the fastest of several levels, when runs land at levels.
 
     Random initial conditions (seed 000 s.2) can put a whole run at one of a few levels (a thread
@@ -915,6 +979,8 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
         Outlier fence (:func:`robust_run_means`).
     outlying_z : float, optional, keyword-only
         Leave out outlying runs of the level (:func:`stats_of_runs`).
+    outlying_side : str, keyword-only
+        On which side of their version's median (:func:`burst_side`).
     rng : int or numpy.random.Generator, keyword-only
         For the clustering.
     min_weight : float, keyword-only
@@ -966,7 +1032,8 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     held = np.bincount(group[at], minlength=index.size)
     # As for modes (MODE_MIN_SAMPLES): a version counts only where two of its runs landed there.
     keep = at & (held[group] >= 2)
-    stats = stats_of_runs(np.where(keep, loc, np.nan), group, index, log=True, outlying_z=outlying_z)
+    stats = stats_of_runs(np.where(keep, loc, np.nan), group, index, log=True, outlying_z=outlying_z,
+                          outlying_side=outlying_side)
     return FastestLevel(stats, cut, len(big))
 
 
@@ -1063,6 +1130,60 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
             values[((held < 2) & (total >= 2))[group]] = np.nan
         out.append(stats_of_runs(values, group, index, log=log, outlying_z=outlying_z))
     return out
+
+
+def mode_samples(runs: Sequence[Sequence[np.ndarray]], lo: float, hi: float, *, fence: float = 10.0,
+                 log: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+    """Per version, the median and the number of all its samples in the mode ``(lo, hi]``, from
+    every run however few it has there, and the spread of one sample.
+
+    :func:`mode_stats` counts a run for a mode only when it has :data:`MODE_MIN_SAMPLES` there,
+    so a mode's history skips the versions whose runs drew too few of its samples.  Where exactly
+    a change found in that history lies among the skipped versions is told by the samples they do
+    have there (:meth:`regbench.detect.auto.Auto`, ``_place_in_gap``): one sample says on which
+    side of a step of several percent it lies, though not by how much.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        As for :func:`version_stats`.
+    lo, hi : float
+        The mode's boundaries (see :func:`mode_stats`).
+    fence : float, keyword-only
+        Samples outside the fences of :func:`robust_run_means` are left out first.
+    log : bool, keyword-only
+        Give the logarithm of each median.
+
+    Returns
+    -------
+    median : numpy.ndarray
+        One value per version of ``runs`` (NaN for a version without samples there).
+    count : numpy.ndarray of int
+        The number of samples it is the median of.
+    scale : float
+        The robust standard deviation of one sample about its version's median (1.4826 times the
+        median absolute deviation, pooled over versions of two samples or more; NaN without any).
+    """
+    flat, group, index = _flatten(runs)
+    out = np.full(len(runs), np.nan)
+    count = np.zeros(len(runs), dtype=int)
+    if not flat:
+        return out, count, float("nan")
+    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence)
+    pools: list[list[np.ndarray]] = [[] for _ in range(index.size)]
+    for i, r in enumerate(flat):
+        pools[group[i]].append(r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])])
+    deviations = []
+    for g, parts in enumerate(pools):
+        pooled = np.concatenate(parts) if parts else np.empty(0)
+        if pooled.size and (not log or pooled.min() > 0):
+            values = np.log(pooled) if log else pooled
+            out[index[g]] = float(np.median(values))
+            count[index[g]] = values.size
+            if values.size >= 2:
+                deviations.append(np.abs(values - out[index[g]]))
+    scale = 1.4826 * float(np.median(np.concatenate(deviations))) if deviations else float("nan")
+    return out, count, scale
 
 
 # --------------------------------------------------------------------------------------------
