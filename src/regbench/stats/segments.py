@@ -484,8 +484,7 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
     candidates : sequence of str, keyword-only
         Locations to choose from, in order of preference on ties.
     outlying_z : float, optional, keyword-only
-        Leave out outlying runs first (:func:`outlying_runs`), as the comparison of versions will:
-        runs far out by every candidate location.
+        Leave out outlying runs first (:func:`outlying_runs`), as the comparison of versions will.
     direction : str, optional, keyword-only
         ``lower`` or ``higher`` is better: on which side of their version a run can be a burst
         (:func:`burst_side`; None: either side).
@@ -516,28 +515,18 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
                               "the mean of each run: too few runs or samples to compare locations")
     spread: dict[str, float] = {}
     every = _locations(flat, group=group, fence=fence, estimators=tuple(candidates))
-    scaled = {}
+    # Bursts are looked for on the slow side only (:func:`burst_side`), as the comparison of
+    # versions will: a run far *faster* than its version's others is no burst but the one that did
+    # not flip when the others' location jumped to a slower mode, and leaving it out made a
+    # flipping location look steady (few-runs shape, docs/evaluation.md).
+    side = burst_side(direction, positive) if direction is not None else "both"
     for name in candidates:
         values = every[name]
         if positive:
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
             values = values / np.abs(np.nanmean(values))
-        scaled[name] = values
-    # A burst of interference that lasts a whole run moves every location of the run, and such a
-    # run is left out of every candidate's spread, as the comparison of versions will leave it
-    # out.  A run far out by one location only is that location's own noise: the median of a run
-    # whose samples sit in two modes flips to the other mode (or between them) when the share of
-    # each mode crosses one half.  Left out, such flips made the median look the steadiest
-    # location and each flip a change (few-runs shape, docs/evaluation.md).
-    if outlying_z is not None:
-        side = burst_side(direction, positive) if direction is not None else "both"
-        burst = np.ones(group.size, dtype=bool)
-        for name in candidates:
-            burst &= outlying_runs(scaled[name], group, z=outlying_z, side=side)
-        scaled = {name: np.where(burst, np.nan, values) for name, values in scaled.items()}
-    for name in candidates:
-        spread[name] = pooled_spread(stats_of_runs(scaled[name], group, index))
+        spread[name] = pooled_spread(stats_of_runs(values, group, index, outlying_z=outlying_z, outlying_side=side))
     finite = {k: v for k, v in spread.items() if np.isfinite(v)}
     if not finite:
         return LocationChoice("mean", positive, spread, skew, "the mean of each run: no run-to-run spread to compare")
