@@ -108,3 +108,22 @@ def test_diagnose_says_when_runs_land_at_levels_and_detection_follows_the_fastes
 def test_diagnose_reports_no_levels_for_runs_of_one_level(store_path):
     with Store(store_path) as store:
         assert diagnose(store, "bench", rng=1).levels is None
+
+
+def test_diagnose_names_the_location_detection_uses(tmp_path):
+    # A skewed series whose bursts (whole runs met by interference) detection leaves out before it
+    # chooses the location: diagnose said the 10% quantile while detection compared medians.
+    from regbench.detect.auto import Auto
+    from regbench.evaluate import make_corpus
+    from regbench.stats.segments import choose_location
+
+    series = make_corpus(shape="skewed", rng=0, n_series=100).series[75].series
+    path = tmp_path / "skewed.db"
+    with Store(path) as store:
+        for version, runs in zip(series.versions, series.runs, strict=True):
+            for r, samples in enumerate(runs):
+                store.add_run(RunRecord("skewed", version.name, r, samples))
+        d = diagnose(store, "skewed", rng=1)
+        stored = store.load_series("skewed")[0]
+    assert choose_location(stored.runs).estimator != Auto().location(stored).estimator  # the case at stake
+    assert d.location.estimator == Auto().location(stored).estimator

@@ -27,7 +27,7 @@ import numpy as np
 from .errors import NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
-from .stats.segments import FastestLevel, LocationChoice, choose_location
+from .stats.segments import FastestLevel, LocationChoice
 from .store import Store
 
 
@@ -140,7 +140,8 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         plan = None
     from .detect.auto import Auto
 
-    location = choose_location(s.runs)
+    auto = Auto()
+    location = auto.location(s)  # the location detection compares this series by, chosen by the same rule
     d = Diagnosis(
         benchmark=s.benchmark, version=version, config=s.config, machine=s.machine, unit=s.unit,
         raw_runs=raw_runs, warmups=warmups, failed_runs=failed, summary=summary, robust=robust,
@@ -153,7 +154,7 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
-        location=location, levels=Auto().followed_level(s, location, sum(1 for r in s.runs if r)))
+        location=location, levels=auto.followed_level(s, location, sum(1 for r in s.runs if r)))
     return _with_advice(d, n_runs=len(runs))
 
 
