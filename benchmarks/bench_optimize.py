@@ -400,10 +400,12 @@ def java_suite(slow: dict[str, int]) -> dict[str, str]:
 
 
 def java_config(runs: int, iterations: int, warmup: int) -> str:
-    # One JMH fork per regbench run (runs are the forks); -i is the iterations.
+    # One JMH fork per regbench run (runs are the forks); -i is the iterations.  JMH's include
+    # regex reads REGBENCH_SELECT, as Go's -bench does (`.`, every benchmark, when it is unset).
     build = ["javac", "-cp", jmh_classpath(), "-processorpath", jmh_processor(), "-d", "classes",
              "src/suite/Bench.java"]
-    cmd = ["sh", "-c", f"java -cp classes:{jmh_classpath()} org.openjdk.jmh.Main -f 1 -wi {JMH_WARMUP} "
+    cmd = ["sh", "-c", f"java -cp classes:{jmh_classpath()} org.openjdk.jmh.Main \"${{REGBENCH_SELECT:-.}}\" "
+           f"-f 1 -wi {JMH_WARMUP} "
            f"-i \"$REGBENCH_ITERATIONS\" -w {ITERATION_TIME['java']} -r {ITERATION_TIME['java']} -rf json "
            "-rff \"$0\"", "{output}"]
     return textwrap.dedent(f"""\
