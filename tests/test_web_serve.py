@@ -245,3 +245,22 @@ def test_log_out_and_a_revoked_token_end_the_session(served, page):
         assert page.locator("form.triage").count() == 0
         assert page.locator("nav a[href=login]").count() == 1
     assert page.console_log.errors == []
+
+
+def test_the_diagnosis_plots_are_removed_when_the_server_stops(tmp_path):
+    # Every `regbench serve` made a temporary directory for the diagnosis pages' plots at start and
+    # left it behind at exit (hundreds of them in /tmp after a day of test runs).
+    path = tmp_path / "s.db"
+    synthetic_store(path).close()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    server = Server(path, tmp_path / "serve.log", env={"TMPDIR": str(scratch)})
+    try:
+        assert list(scratch.iterdir()) == []  # nothing made before a diagnosis page is asked for
+        page = httpx.get(server.base + f"diagnosis-{benchmark_id('b0')}.html", timeout=60)
+        assert page.status_code == 200
+        made = [p for p in scratch.iterdir() if p.name.startswith("regbench-serve-")]
+        assert len(made) == 1 and any(made[0].rglob("*.png"))
+    finally:
+        log = server.stop()
+    assert list(scratch.iterdir()) == [], log

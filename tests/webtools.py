@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -70,14 +71,15 @@ class Server:
     """``regbench serve`` on a free loopback port, as a subprocess logging to a file."""
 
     def __init__(self, store: str | Path, log: Path, *extra: str, config: Path | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, env: dict[str, str] | None = None) -> None:
         port = port or free_port()
         self.port = port
         self.log = log
         where = ["--config", str(config)] if config is not None else []
         with open(log, "w") as out:  # a file, not a pipe: a chatty server never blocks on it
             self.proc = subprocess.Popen([sys.executable, "-m", "regbench", "--store", str(store), *where, "serve",
-                                          "--port", str(port), *extra], stdout=out, stderr=subprocess.STDOUT)
+                                          "--port", str(port), *extra], stdout=out, stderr=subprocess.STDOUT,
+                                         env=None if env is None else {**os.environ, **env})
         self.base = f"http://127.0.0.1:{port}/"
         try:
             wait_for_port(port, self.proc)

@@ -22,13 +22,15 @@ unknown series or version 404 naming it, a missing or locked store 503 (and one 
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import re
 import secrets
+import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,9 +76,28 @@ class Site:
     store: Store | None = None
     dash: Dashboard | None = None
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> SHA-256 of the token's secret
-    plots: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="regbench-serve-")))
+    plots_dir: Path | None = None
     diagnosed: dict[str, tuple[tuple, str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def plots(self) -> Path:
+        """Where the diagnosis pages' plots are drawn: a temporary directory, made at the first
+        diagnosis page and removed when the server stops (:meth:`close`)."""
+        with self.lock:
+            if self.plots_dir is None:
+                self.plots_dir = Path(tempfile.mkdtemp(prefix="regbench-serve-"))
+            return self.plots_dir
+
+    def close(self) -> None:
+        """Remove the plots and close the store (the server is stopping)."""
+        with self.lock:
+            if self.plots_dir is not None:
+                shutil.rmtree(self.plots_dir, ignore_errors=True)
+                self.plots_dir = None
+            if self.store is not None:
+                self.store.close()
+                self.store = self.dash = None
 
     def open_store(self) -> Store:
         """The store, opened on first use (and again after it failed)."""
@@ -369,7 +390,14 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         request.state.csrf = request.cookies.get(CSRF_COOKIE, "")
         return _error(request, 500, "internal error: the server log has the details")
 
-    app = Starlette(routes=routes, exception_handlers={404: not_found, Exception: failed})
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # every server made a directory of plots per start, and left it behind
+            site.close()
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, Exception: failed}, lifespan=lifespan)
     app.state.site = site
     return app
 
