@@ -614,8 +614,9 @@ def _place_in_gap(series: Series, per_mode: VersionStats, found: list[Change], l
     being nearer the level before or the level after it, when the step is at least four standard
     errors of their median (so that one lies on the wrong side of the midpoint about 2% of the
     time under normal noise); the change is placed where the fewest of them disagree, and it stays
-    where the search put it when they cannot tell (no such version, or a tie).  Written here because it is a placement within a hole of this search's own history,
-    which no change-point library models.
+    where the search put it when they cannot tell (no such version, or a tie).  Written here: it
+    places a change within a hole of this search's own history, which no change-point library
+    models.
     """
     out = []
     values: np.ndarray | None = None
