@@ -612,6 +612,8 @@ def test_burst_side_follows_the_direction_and_only_slower_runs_are_left_out():
     assert burst_side("lower", True) == "above"
     assert burst_side("higher", True) == "below"
     assert burst_side("lower", False) == "both"
+    with pytest.raises(ValueError, match="direction"):
+        burst_side("faster", True)
     group = np.repeat(np.arange(40), 5)
     values = np.random.default_rng(0).normal(0, 0.01, group.size)
     values[7], values[12] = 1.0, -1.0  # one run far slower, one far faster

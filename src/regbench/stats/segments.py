@@ -691,6 +691,8 @@ def burst_side(direction: str, positive: bool) -> str:
     others did not, and leaving it out made a change of the version's slow runs (few-runs shape,
     docs/evaluation.md).
     """
+    if direction not in ("lower", "higher"):
+        raise ValueError(f"`direction` must be 'lower' or 'higher', got {direction!r}")
     if not positive:
         return "both"
     return "above" if direction == "lower" else "below"

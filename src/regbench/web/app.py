@@ -79,22 +79,26 @@ class Site:
     plots_dir: Path | None = None
     diagnosed: dict[str, tuple[tuple, str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Its own lock: `plot` reads `plots` in the event loop, and `lock` is held while a store opens.
+    plots_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def plots(self) -> Path:
         """Where the diagnosis pages' plots are drawn: a temporary directory, made at the first
         diagnosis page and removed when the server stops (:meth:`close`)."""
-        with self.lock:
+        with self.plots_lock:
             if self.plots_dir is None:
                 self.plots_dir = Path(tempfile.mkdtemp(prefix="regbench-serve-"))
             return self.plots_dir
 
     def close(self) -> None:
         """Remove the plots and close the store (the server is stopping)."""
-        with self.lock:
+        with self.plots_lock:
             if self.plots_dir is not None:
                 shutil.rmtree(self.plots_dir, ignore_errors=True)
                 self.plots_dir = None
+            self.diagnosed.clear()  # its pages link to the plots just removed
+        with self.lock:
             if self.store is not None:
                 self.store.close()
                 self.store = self.dash = None
