@@ -127,3 +127,15 @@ def test_diagnose_names_the_location_detection_uses(tmp_path):
         stored = store.load_series("skewed")[0]
     assert choose_location(stored.runs).estimator != Auto().location(stored).estimator  # the case at stake
     assert d.location.estimator == Auto().location(stored).estimator
+
+
+def test_diagnose_takes_detection_s_options_and_refuses_unknown_ones(store_path):
+    base = [sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "bench", "--no-plots",
+            "--format", "json"]
+    default = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    forced = subprocess.run([*base, "--option", "location=median"], capture_output=True, text=True, timeout=300)
+    assert default.returncode == 0 and forced.returncode == 0, default.stderr + forced.stderr
+    assert json.loads(default.stdout)["location"]["estimator"] != "median"  # so the option is what changed it
+    assert json.loads(forced.stdout)["location"]["estimator"] == "median"
+    bad = subprocess.run([*base, "--option", "nonsense=1"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "nonsense" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

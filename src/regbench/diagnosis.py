@@ -20,6 +20,8 @@ draws its plots (with :mod:`regbench.report.plots`).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,8 +81,11 @@ class Diagnosis:
 
 def diagnose(store: Store, benchmark: str, *, version: str | None = None, config: str | None = None,
              machine: str | None = None, target: float = 0.01, confidence_level: float = 0.99,
-             rng=0) -> Diagnosis:
-    """Diagnose one experiment (default: the latest version with at least two ok runs)."""
+             rng=0, detector_options: Mapping[str, Any] | None = None) -> Diagnosis:
+    """Diagnose one experiment (default: the latest version with at least two ok runs).
+
+    ``detector_options`` are keyword arguments of the ``auto`` detector (``regbench detect
+    --option``): the location and levels reported are the ones detection with them uses."""
     series = store.load_series(benchmark, config=config, machine=machine)
     if not series:
         raise NotFoundError(f"benchmark {benchmark!r} has no runs")
@@ -140,7 +145,7 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         plan = None
     from .detect.auto import Auto
 
-    auto = Auto()
+    auto = Auto(**dict(detector_options or {}))
     location = auto.location(s)  # the location detection compares this series by, chosen by the same rule
     d = Diagnosis(
         benchmark=s.benchmark, version=version, config=s.config, machine=s.machine, unit=s.unit,

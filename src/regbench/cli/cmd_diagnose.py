@@ -15,9 +15,13 @@ import click
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the PNG plots [default: diagnose/BENCHMARK in the store's folder].")
 @click.option("--no-plots", is_flag=True, help="Do not draw plots.")
+@click.option("--option", "options", metavar="NAME=VALUE", multiple=True,
+              help="An option of detection's `auto` method, as given to `regbench detect --option` (e.g. "
+                   "location=median, outlying=inf), so that the location and levels shown are the ones "
+                   "that detection uses.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_obj
-def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plots, fmt) -> None:
+def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plots, options, fmt) -> None:
     """One screen that says whether BENCHMARK can be trusted and what to change.
 
     \b
@@ -33,9 +37,12 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     from ..report.diagnosis import print_diagnosis, write_plots
 
     from ._common import check_benchmark
+    from .cmd_detect import parse_detector_options
 
+    detector_options = parse_detector_options("auto", options)
     store = ctx.open_store(create=False)
     check_benchmark(store, benchmark)
-    d = diagnose(store, benchmark, version=version_name, target=target, confidence_level=confidence)
+    d = diagnose(store, benchmark, version=version_name, target=target, confidence_level=confidence,
+                 detector_options=detector_options)
     plots = [] if no_plots else write_plots(store, d, plots_dir)
     print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt)
