@@ -37,7 +37,7 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     from ..report.diagnosis import print_diagnosis, write_plots
 
     from ._common import check_benchmark
-    from .cmd_detect import parse_detector_options
+    from ._options import parse_detector_options
 
     detector_options = parse_detector_options("auto", options)
     store = ctx.open_store(create=False)
