@@ -237,3 +237,26 @@ def test_benjamini_hochberg_binds_across_many_series():
     assert len([c for c in without.changes if c.benchmark != "b300"]) >= 3
     assert [(c.benchmark, c.version) for c in with_fdr.changes] == [("b300", "v15")]
     assert len(with_fdr.dropped) >= 3
+
+
+def test_states_saved_before_the_detector_s_state_revision_are_not_used(stepped):
+    # auto's revision 2 leaves out bursts on the slow side only; a state saved by revision 1 (under
+    # the key without a revision) left them out on both sides, so the next pass is a full one.
+    from regbench.detect.driver import options_key
+    from regbench.store.state import save_states
+
+    key = options_key("auto", None, 0.99, {})
+    assert json.loads(key)["state_revision"] == 2
+    old_key = json.dumps({k: v for k, v in json.loads(key).items() if k != "state_revision"}, sort_keys=True)
+    with Store(stepped, create=False) as s:
+        full = detect_changes(s)
+        save_states(s, "auto", old_key, full.states)
+        assert set(load_states(s, "auto", old_key)) == {k for k, _ in full.states}
+        fill(s, {"a": [1.1] * 3, "b": [1.0, 1.0, 1.08], "c": [0.9] * 3}, start=50, seed=5)
+        inc = detect_changes(s, incremental=True)
+        again = detect_changes(s)
+        save_detection_state(s, again)
+        assert set(load_states(s, "auto", key)) == {k for k, _ in full.states}
+        quick = detect_changes(s, incremental=True)
+    assert inc.n_tests == again.n_tests > 9  # a full pass, not 3 series x 3 new versions
+    assert quick.incremental and quick.n_tests == 0  # nothing new since the states saved under the new key

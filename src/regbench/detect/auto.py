@@ -298,6 +298,9 @@ class Auto(Detector):
         return changes, n_tests
 
     incremental = True
+    #: 2: runs are left out as bursts on the slow side only (``burst_side``); a state saved before
+    #: left them out on both sides, and its segment would be compared with new versions that do not.
+    state_revision = 2
 
     def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
         """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""

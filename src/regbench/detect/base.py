@@ -109,6 +109,11 @@ class Detector(abc.ABC):
     #: Whether :meth:`check_new` can re-check new versions from a saved state (incremental detection).
     incremental = False
 
+    #: What the saved states mean, raised when a change makes the states saved before it unfit for
+    #: :meth:`check_new`: it is part of the key states are saved under
+    #: (:func:`regbench.detect.driver.options_key`), so that the next pass is a full one.
+    state_revision = 1
+
     def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
         """:meth:`detect_counted` plus a JSON-able state from which :meth:`check_new` goes on."""
         changes, n_tests = self.detect_counted(series)
@@ -159,7 +164,8 @@ def register(cls: type[Detector]) -> type[Detector]:
     return cls
 
 
-def get_detector(name: str, **options) -> Detector:
+def detector_class(name: str) -> type[Detector]:
+    """The detector class registered as ``name`` (a built-in one imported on first use)."""
     from ..errors import ConfigError
 
     if name not in REGISTRY and name in BUILTIN:
@@ -167,7 +173,10 @@ def get_detector(name: str, **options) -> Detector:
 
         importlib.import_module(f".{BUILTIN[name]}", __package__)
     try:
-        cls = REGISTRY[name]
+        return REGISTRY[name]
     except KeyError:
         raise ConfigError(f"unknown detection method {name!r} (known: {', '.join(available_methods())})") from None
-    return cls(**options)
+
+
+def get_detector(name: str, **options) -> Detector:
+    return detector_class(name)(**options)

@@ -37,7 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
 from ..model import Series, VersionInfo
-from .base import Change, Detector, get_detector
+from .base import Change, Detector, detector_class, get_detector
 
 #: Detection's default false discovery rate across series (Benjamini-Hochberg).
 DEFAULT_FDR = 0.05
@@ -230,8 +230,11 @@ def detector_options(min_change: float | None, confidence_level: float, options:
 
 
 def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
-    """The detector options a saved state depends on, as a canonical string."""
-    return json.dumps({"method": method, **detector_options(min_change, confidence_level, options)}, sort_keys=True)
+    """The detector options a saved state depends on, and the detector's state revision after the
+    first (:attr:`~regbench.detect.base.Detector.state_revision`), as a canonical string."""
+    revision = detector_class(method).state_revision
+    key = {"method": method, **detector_options(min_change, confidence_level, options)}
+    return json.dumps({**key, "state_revision": revision} if revision > 1 else key, sort_keys=True)
 
 
 # -------------------------------------------------------------------------------- entry point
