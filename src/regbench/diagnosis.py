@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 

@@ -44,10 +44,10 @@ import numpy as np
 
 from ..model import Series
 from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats,
-                              SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location, compare_segments,
-                              fastest_level, history_percentiles, mode_samples, mode_stats, pooled_spread, ratio_interval,
-                              relative_change, relative_interval, runs_in_one_mode, segment_test, two_level_t,
-                              version_stats, version_stats_many, version_variance)
+                              SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location,
+                              compare_segments, fastest_level, history_percentiles, mode_samples, mode_stats,
+                              pooled_spread, ratio_interval, relative_change, relative_interval, runs_in_one_mode,
+                              segment_test, two_level_t, version_stats, version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1108,8 +1108,7 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         values = np.empty(len(flat))
-        for i, r in enumerate(flat):
-            inside = r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])]
+        for i, (r, inside) in enumerate(zip(flat, _in_mode(flat, f_lo, f_hi, lo, hi), strict=True)):
             enough = max(MODE_MIN_SAMPLES, int(np.ceil(MODE_MIN_SHARE * r.size)))
             values[i] = inside.mean() if inside.size >= enough else np.nan
         # A version of several runs where only one run holds the mode has no value for it: that
@@ -1121,6 +1120,13 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
             values[((held < 2) & (total >= 2))[group]] = np.nan
         out.append(stats_of_runs(values, group, index, log=log, outlying_z=outlying_z))
     return out
+
+
+def _in_mode(flat: Sequence[np.ndarray], f_lo: np.ndarray, f_hi: np.ndarray, lo: float, hi: float
+             ) -> Iterator[np.ndarray]:
+    """Each run's samples in the mode ``(lo, hi]`` that its fences (:func:`fence_bounds`) keep."""
+    for r, a, b in zip(flat, f_lo, f_hi, strict=True):
+        yield r[(r > lo) & (r <= hi) & (r >= a) & (r <= b)]
 
 
 def mode_samples(runs: Sequence[Sequence[np.ndarray]], lo: float, hi: float, *, fence: float = 10.0,
@@ -1162,8 +1168,8 @@ def mode_samples(runs: Sequence[Sequence[np.ndarray]], lo: float, hi: float, *, 
         return out, count, float("nan")
     f_lo, f_hi = fence_bounds(flat, group=group, fence=fence)
     pools: list[list[np.ndarray]] = [[] for _ in range(index.size)]
-    for i, r in enumerate(flat):
-        pools[group[i]].append(r[(r > lo) & (r <= hi) & (r >= f_lo[i]) & (r <= f_hi[i])])
+    for i, inside in enumerate(_in_mode(flat, f_lo, f_hi, lo, hi)):
+        pools[group[i]].append(inside)
     deviations = []
     for g, parts in enumerate(pools):
         pooled = np.concatenate(parts) if parts else np.empty(0)
