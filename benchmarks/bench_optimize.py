@@ -42,6 +42,10 @@ checkouts and builds), their ratio, the time saved measured and simulated from t
 (iterations, warm-up included, per benchmark and as invoked), and the invocations each ran (a
 tool's groups from the optimized campaign's ``plan["split"]``), with the load average before and
 after.
+``--real-priced`` adds a second set of pairs: the plans derived again (``regbench optimize
+--refresh``) once the store holds runs of two lengths, the full campaign's and the optimized
+ones', so that each run's fixed cost is measured and priced
+(:func:`regbench.optimize.algorithm.run_overhead`; a tool's shared invocation is not priced).
 
 Run::
 
@@ -509,7 +513,9 @@ def adaptive_runs(x: np.ndarray, *, target: float, pilot: int = 3) -> int:
 
 
 def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int, seed: int,
-             adaptive_target: float = 0.01) -> dict:
+             adaptive_target: float = 0.01, overheads: dict[str, float] | None = None) -> dict:
+    """The methods' plans simulated on ``data``; ``overheads`` (benchmark -> a run's fixed cost in
+    iterations, as the plans of ``--real-priced`` measured it) prices muOpTime's runs with it."""
     rng = np.random.default_rng(seed)
     location = METRICS[metric]
     versions = list(next(iter(data.values())).keys())
@@ -523,7 +529,8 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
         x, w = per[versions[0]]
         w = suite.warmup if suite.warmup is not None else w
         found: MinimalConfiguration = minimal_configuration(x, warmup=w, metric=metric, threshold=threshold,
-                                                            min_runs=min_runs, n_resamples=2000, rng=rng)
+                                                            min_runs=min_runs, n_resamples=2000, rng=rng,
+                                                            overhead=(overheads or {}).get(bench, 0.0))
         unstable += not found.stable
         configs = smaller_configurations(Configuration(*x.shape), min_runs=min_runs)
         static = {"muoptime": found.chosen.configuration,
@@ -698,58 +705,105 @@ def invocation_seconds(store: Store, campaign_id: int, split: dict) -> dict[str,
     return out
 
 
-def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
+def print_rows(res: dict, metric: str, th: float, methods, label: str | None = None) -> None:
+    for m in methods:
+        e = res[m]
+        what = label or {"muoptime": metric, "adaptive": "mean, target 0.01"}.get(m, METRICS[metric])
+        print(f"| {m} | {what} | {th if m == 'muoptime' else '—'} | {e['time_saved']:.1%} | "
+              f"{e['within1']:.0%} | {e['within3']:.0%} | {e['within5']:.0%} | "
+              f"{e['fpr_vs_full']:.1%} | {e['fnr_vs_full']:.1%} | {e['full_changes']} | "
+              f"{e['missed_planted']} ({e['full_missed_planted']}) | "
+              f"{e['false_alarms']} ({e['full_false_alarms']}) |")
+
+
+def real_run(name: str, args, work: Path, full_cid: int, repeats: int, data=None) -> None:
     """Derive and store the plans of the full campaign as ``regbench optimize`` does, then run a
     version with no change (a copy of v3) for real, with the full configuration and with
     ``--plan optimized`` (as ``regbench run --plan optimized`` does), ``repeats`` times in
-    alternating order, each repeat on a new copy; print the trials' wall time of each."""
-    from regbench.optimize.plans import OptimizeOptions, derive_plans, plans_for_campaign
+    alternating order, each repeat on a new copy; print the trials' wall time of each.  With
+    ``--real-priced``, then derive the plans again with each run's fixed cost measured from the
+    runs of both lengths now stored, and measure those the same way."""
+    from regbench.optimize.plans import OptimizeOptions, derive_plans
 
     suite = SUITES[name]()
+    config = load_config(work / name / "regbench.toml")
+    load_before = loadavg()
+    phases = [("optimized", False)] + ([("priced", True)] if getattr(args, "real_priced", False) else [])
+    with Store(work / f"{name}.db") as store:
+        for phase, refresh in phases:
+            # "priced": the plans derived again (`regbench optimize --refresh`) now that the store
+            # holds runs of two lengths (the full campaign's and the optimized ones'), so that each
+            # run's fixed cost is measured and priced (regbench.optimize.algorithm.run_overhead).
+            options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold,
+                                      min_runs=args.min_runs)
+            t0 = time.perf_counter()
+            derived = derive_plans(store, campaign_id=full_cid, options=options, refresh=refresh)
+            derive_seconds = time.perf_counter() - t0
+            stored = [d.plan for d in derived.derived] + list(derived.kept)
+            first = 0 if phase == "optimized" else repeats
+            _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, store, config, suite,
+                           derive_seconds, load_before)
+            if phase == "priced" and data is not None:
+                # The accuracy of plans priced so, simulated as in the first table (plans from
+                # v1, every version scored against the full configuration), next to unpriced.
+                overheads = {p.benchmark: p.run_overhead or 0.0 for p in stored}
+                print("\nSimulated as in the first table, iterations alone priced and then each run's "
+                      "fixed cost as measured (`time saved` counts iterations only):\n")
+                print("| method | metric | threshold | time saved | within 1% | within 3% | within 5% | "
+                      "FPR vs full | FNR vs full | full's changes | missed planted (full) | false alarms (full) |")
+                print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+                for label, oh in ((args.real_metric, None), (f"{args.real_metric}, runs priced", overheads)):
+                    res = evaluate(data, SUITES[name](), metric=args.real_metric, threshold=args.real_threshold,
+                                   min_runs=args.min_runs, seed=1, overheads=oh)
+                    print_rows(res, args.real_metric, args.real_threshold, ["muoptime"], label)
+                sys.stdout.flush()
+
+
+def _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, store, config, suite,
+                   derive_seconds, load_before) -> None:
+    """``repeats`` pairs of campaigns (full, and with ``stored`` plans), alternating which runs
+    first, each on a new copy of v3; print their table."""
+    from regbench.optimize.plans import plans_for_campaign
+
     repo = work / name
-    config = load_config(repo / "regbench.toml")
     names = [b.name for b in config.benchmarks]
     when = datetime(2025, 1, 4, tzinfo=UTC)
     rows = []
     durations: dict[str, list[dict[str, list[float]]]] = {"full": [], "optimized": []}
-    load_before = loadavg()
-    with Store(work / f"{name}.db") as store:
-        options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold, min_runs=args.min_runs)
-        t0 = time.perf_counter()
-        derived = derive_plans(store, campaign_id=full_cid, options=options)
-        derive_seconds = time.perf_counter() - t0
-        stored = [d.plan for d in derived.derived] + list(derived.kept)
-        split: dict = {}
-        for k in range(repeats):
-            sha = git_commit(repo, {"README": f"no change ({k + 1})\n"}, f"v{4 + k}: no change (copy of v3)",
-                             when=when + timedelta(days=k))
-            order = ["full", "optimized"] if k % 2 else ["optimized", "full"]
-            measured: dict[str, tuple[float, int, float]] = {}
-            for kind in order:
-                clock = _TrialClock()
-                if kind == "full":
-                    # Its own configuration name: the optimized campaign runs the same version
-                    # under the plans' configuration ("default"), which must have no run of it.
-                    result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
-                                          cache_dir=work / f"{name}-trees", config_name="full-measured",
-                                          reporter=clock)
-                else:
-                    optimized = plans_for_campaign(store, names, configured=names, machine="here")
-                    result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
-                                          cache_dir=work / f"{name}-trees", optimized=optimized, reporter=clock)
-                    plan = next(c for c in store.campaigns() if c.id == result.campaign_id).plan or {}
-                    split = plan.get("split", {})
-                if not result.ok:
-                    raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
-                measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
-                durations[kind].append(invocation_seconds(store, result.campaign_id,
-                                                          split if kind == "optimized" else {}))
-            rows.append((k + 1, " then ".join(order), measured))
-        sim_alone, sim_invoked = simulated_saving(stored, config, suite, split)
+    split: dict = {}
+    for k in range(first, first + repeats):
+        sha = git_commit(repo, {"README": f"no change ({k + 1})\n"}, f"v{4 + k}: no change (copy of v3)",
+                         when=when + timedelta(days=k))
+        order = ["full", "optimized"] if k % 2 else ["optimized", "full"]
+        measured: dict[str, tuple[float, int, float]] = {}
+        for kind in order:
+            clock = _TrialClock()
+            if kind == "full":
+                # Its own configuration name: the optimized campaign runs the same version
+                # under the plans' configuration ("default"), which must have no run of it.
+                result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
+                                      cache_dir=work / f"{name}-trees", config_name="full-measured",
+                                      reporter=clock)
+            else:
+                optimized = plans_for_campaign(store, names, configured=names, machine="here")
+                result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
+                                      cache_dir=work / f"{name}-trees", optimized=optimized, reporter=clock)
+                plan = next(c for c in store.campaigns() if c.id == result.campaign_id).plan or {}
+                split = plan.get("split", {})
+            if not result.ok:
+                raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
+            measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
+            durations[kind].append(invocation_seconds(store, result.campaign_id,
+                                                      split if kind == "optimized" else {}))
+        rows.append((k + 1, " then ".join(order), measured))
+    sim_alone, sim_invoked = simulated_saving(stored, config, suite, split)
     load_after = loadavg()
+    overheads = [p.run_overhead for p in stored if p.run_overhead]
+    priced = (f"; each run's fixed cost priced for {len(overheads)} of {len(stored)} plans (median "
+              f"{np.median(overheads):.1f} iterations)" if overheads else "; iterations alone priced")
     print(f"\n#### {name}: measured, not simulated (`run --plan optimized`), plans {args.real_metric} "
-          f"threshold {args.real_threshold} min-runs {args.min_runs} derived in {derive_seconds:.0f} s from "
-          f"campaign {full_cid} (v3); load average before {load_before}, after {load_after}\n")
+          f"threshold {args.real_threshold} min-runs {args.min_runs}{priced}, derived in {derive_seconds:.0f} s "
+          f"from campaign {full_cid} (v3); load average before {load_before}, after {load_after}\n")
     print("| repeat | order | full: trials wall s | optimized: trials wall s | optimized / full | "
           "time saved, measured | time saved, simulated (per benchmark) | simulated (as invoked) | "
           "invocations full | invocations optimized |")
@@ -780,6 +834,8 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int) -> None:
                   f"{sum(g['runs'] for g in sp['groups'])} per version (full: {config.benchmark(bench).runs})")
         else:
             print(f"\n{bench}: not split ({sp.get('reason')})")
+    if phase == "optimized" and not any(p.stable for p in stored):
+        print("\n(no plan under the threshold: every plan is the full configuration)")
     sys.stdout.flush()
 
 
@@ -803,6 +859,9 @@ def main(argv=None) -> int:
                     help="--real-run: pairs of campaigns (alternating which runs first), each on a new copy of v3")
     ap.add_argument("--real-metric", default="rciw3", choices=sorted(METRICS),
                     help="--real-run: the plans' metric [default: regbench optimize's, rciw3]")
+    ap.add_argument("--real-priced", action="store_true",
+                    help="--real-run: then derive the plans again (optimize --refresh) with each run's fixed "
+                         "cost measured from the runs of both lengths now stored, and measure them too")
     ap.add_argument("--real-threshold", type=float, default=0.01,
                     help="--real-run: the plans' threshold [default: regbench optimize's, 0.01]")
     args = ap.parse_args(argv)
@@ -824,19 +883,13 @@ def main(argv=None) -> int:
             for metric in args.metrics.split(","):
                 for th in thresholds:
                     res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs, seed=1)
-                    for m in ("muoptime", "minimum", "random", "adaptive"):
-                        if m not in res or m != "muoptime" and (th != thresholds[0] or metric not in ("cv", "rmad")):
-                            continue  # a baseline depends only on the location (mean: cv, median: rmad)
-                        e = res[m]
-                        label = {"muoptime": metric, "adaptive": "mean, target 0.01"}.get(m, METRICS[metric])
-                        print(f"| {m} | {label} | {th if m == 'muoptime' else '—'} | {e['time_saved']:.1%} | "
-                              f"{e['within1']:.0%} | {e['within3']:.0%} | {e['within5']:.0%} | "
-                              f"{e['fpr_vs_full']:.1%} | {e['fnr_vs_full']:.1%} | {e['full_changes']} | "
-                              f"{e['missed_planted']} ({e['full_missed_planted']}) | "
-                              f"{e['false_alarms']} ({e['full_false_alarms']}) |")
+                    # a baseline depends only on the location (mean: cv, median: rmad)
+                    print_rows(res, metric, th, [m for m in ("muoptime", "minimum", "random", "adaptive") if m in res
+                                                 and (m == "muoptime" or th == thresholds[0]
+                                                      and metric in ("cv", "rmad"))])
                     sys.stdout.flush()
             if args.real_run:
-                real_run(name, args, work, full_cid, args.real_repeats)
+                real_run(name, args, work, full_cid, args.real_repeats, data)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -31,8 +31,9 @@ PY = sys.executable
 
 
 # ---------------------------------------------------------------------------- the algorithm
-def brute_force(x: np.ndarray, warmup: int, metric: str, threshold: float, min_runs: int):
-    """Algorithm 1 written independently: every (r, i) with r * i >= 3, metric by numpy/scipy."""
+def brute_force(x: np.ndarray, warmup: int, metric: str, threshold: float, min_runs: int, overhead: float = 0.0):
+    """Algorithm 1 written independently: every (r, i) with r * i >= 3, metric by numpy/scipy;
+    a run costs its iterations, warm-up included, and ``overhead`` iterations of its own."""
     best = None
     for r, i in itertools.product(range(1, x.shape[0] + 1), range(1, x.shape[1] + 1)):
         if r * i < 3 or r < min_runs:
@@ -41,7 +42,7 @@ def brute_force(x: np.ndarray, warmup: int, metric: str, threshold: float, min_r
         value = (np.std(m, ddof=1) / np.mean(m) if metric == "cv"
                  else st.median_abs_deviation(m, scale=1.0) / np.median(m))
         if value <= threshold:
-            key = (r * (warmup + i), value, r)
+            key = (r * (overhead + warmup + i), value, r)
             best = min(best, (key, (r, i))) if best else (key, (r, i))
     return best[1] if best else x.shape
 
@@ -53,11 +54,14 @@ def test_minimal_configuration_agrees_with_a_brute_force(metric, seed):
     runs, iters = 6, 12
     # Between-run spread (random initial conditions) plus within-run noise of varying size.
     x = 100 + rng.normal(0, 0.6, (runs, 1)) + rng.normal(0, [0.2, 0.5, 1.0][seed - 1], (runs, iters))
-    for warmup, min_runs in [(0, 1), (5, 2)]:
-        found = minimal_configuration(x, warmup=warmup, metric=metric, threshold=0.01, min_runs=min_runs)
-        want = brute_force(x, warmup, metric, 0.01, min_runs)
+    for warmup, min_runs, overhead in [(0, 1, 0.0), (5, 2, 0.0), (0, 1, 8.0), (2, 2, 25.5)]:
+        found = minimal_configuration(x, warmup=warmup, metric=metric, threshold=0.01, min_runs=min_runs,
+                                      overhead=overhead)
+        want = brute_force(x, warmup, metric, 0.01, min_runs, overhead)
         assert (found.chosen.configuration.runs, found.chosen.configuration.iterations) == tuple(want)
-        assert found.chosen.cost == found.chosen.configuration.runs * (warmup + found.chosen.configuration.iterations)
+        assert found.chosen.cost == found.chosen.configuration.runs * (
+            overhead + warmup + found.chosen.configuration.iterations)
+        assert found.overhead == overhead
         # The result under a configuration is the mean (CV) or median (RMAD) of its measurements.
         c = found.chosen.configuration
         pooled = x[:c.runs, :c.iterations].ravel()
@@ -83,6 +87,50 @@ def test_warmup_is_paid_in_every_run():
     warm = minimal_configuration(x, warmup=20, metric="cv", threshold=0.01, min_runs=1)
     assert cold.chosen.cost == 3 and warm.chosen.configuration == Configuration(1, 3)
     assert warm.chosen.cost == 23 and warm.full.cost == 5 * 30
+
+
+def test_a_runs_fixed_cost_makes_fewer_longer_runs_cheaper():
+    # Identical runs: every configuration is stable.  Priced at iterations, 3 x 1 and 1 x 3 tie;
+    # each run costing 10 iterations of its own, 1 x 3 costs 13 and 3 x 1 costs 33.
+    rng = np.random.default_rng(0)
+    x = 50 + rng.normal(0, 0.01, (5, 10))
+    scored = {s.configuration: s.cost for s in minimal_configuration(x, metric="cv", threshold=0.01,
+                                                                    min_runs=1, overhead=10).scored}
+    assert scored[Configuration(1, 3)] == 13 and scored[Configuration(3, 1)] == 33
+    found = minimal_configuration(x, metric="cv", threshold=0.01, min_runs=1, overhead=10)
+    assert found.chosen.configuration == Configuration(1, 3)
+    assert found.time_share == pytest.approx(13 / (5 * 20))
+    with pytest.raises(ValueError, match="`overhead` must be a finite number >= 0"):
+        minimal_configuration(x, overhead=-1)
+    with pytest.raises(ValueError, match="`overhead` must be a finite number >= 0"):
+        minimal_configuration(x, overhead=float("inf"))
+
+
+def test_run_overhead_is_the_intercept_over_the_slope():
+    from regbench.optimize.algorithm import run_overhead
+
+    # Runs of 11 and 4 iterations taking 0.5 s + 10 ms an iteration: the fixed cost is 50
+    # iterations, as a least-squares line through the points says (numpy, independently).
+    n = np.array([11] * 6 + [4] * 6 + [7] * 3)
+    rng = np.random.default_rng(1)
+    seconds = 0.5 + 0.01 * n + rng.normal(0, 1e-4, n.size)
+    slope, intercept = np.polyfit(n, seconds, 1)
+    assert run_overhead(n, seconds) == pytest.approx(intercept / slope, rel=0.02)
+    assert run_overhead(n, seconds) == pytest.approx(50, rel=0.03)
+    # A run slowed by interference (5 s) does not move it; least squares would.
+    noisy = seconds.copy()
+    noisy[0] = 5.0
+    assert run_overhead(n, noisy) == pytest.approx(50, rel=0.03)
+    slope, intercept = np.polyfit(n, noisy, 1)
+    assert abs(intercept / slope - 50) > 10
+    # Runs of one length cannot tell a run's cost from its iterations': 0, iterations alone.
+    assert run_overhead([11, 11, 11], [0.6, 0.61, 0.62]) == 0.0
+    # No fixed cost (the line goes through 0 or below): 0.
+    assert run_overhead([4, 11, 4, 11], [0.038, 0.11, 0.04, 0.109]) == 0.0
+    # Longer runs that were not slower: no line to read it from.
+    assert run_overhead([4, 11], [0.5, 0.4]) == 0.0
+    # Runs without a duration or iterations are left out.
+    assert run_overhead([11, 4, 0, 7], [0.61, 0.54, 0.3, float("nan")]) == pytest.approx(50, rel=0.01)
 
 
 def test_an_unstable_benchmark_keeps_the_full_configuration():
@@ -207,9 +255,16 @@ def test_optimize_then_run_with_optimized_plans(tmp_path, capsys):
         assert last.plan["optimized"]["steady"]["revision"] == 2
     rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
     assert rc == 0 and "steady" in out and "noisy" in out and "unstable" in out
+    assert "fixed cost" in out
     # The optimized campaign is not taken as a full one to optimize from.
     rc, out, _ = _cli(repo, "optimize", "--refresh", "--format", "json", capsys=capsys)
     assert json.loads(out)["campaign"] == 1
+    # Its runs of another length measured each run's fixed cost (a sign left to the processes'
+    # timing: at least 0), and the plans say what they were priced with; --no-run-cost: nothing.
+    priced = {p["benchmark"]: p for p in json.loads(out)["derived"]}
+    assert priced["steady"]["run_overhead"] >= 0.0 and priced["noisy"]["run_overhead"] >= 0.0
+    rc, out, _ = _cli(repo, "optimize", "--refresh", "--no-run-cost", "--format", "json", capsys=capsys)
+    assert rc == 0 and {p["run_overhead"] for p in json.loads(out)["derived"]} == {0.0}
 
 
 def test_bad_input_gives_one_line_errors(tmp_path, capsys):
@@ -287,6 +342,40 @@ def test_a_plan_is_derived_again_after_an_alert_on_its_benchmark(store):
     # From an older version, on request.
     fourth = derive_plans(store, version="v1", refresh=True, benchmarks=["b"])
     assert [(d.plan.benchmark, d.plan.version, d.plan.revision) for d in fourth.derived] == [("b", "v1", 2)]
+
+
+def test_plans_are_priced_with_the_measured_fixed_cost_of_a_run(store):
+    from regbench.model import VersionInfo
+    from regbench.optimize.plans import OptimizeOptions, derive_plans
+
+    cid = _full_campaign(store, benches=("b", "tool/x"))  # runs of 11 stored iterations, 0.5 s each
+    first = derive_plans(store)
+    assert [d.plan.run_overhead for d in first.derived] == [0.0, 0.0]  # one length: not measured
+    # A later campaign (as one with plans) with runs of 4 iterations taking 0.43 s: 0.5 = a + 11 b
+    # and 0.43 = a + 4 b give b = 0.01 s and a = 0.39 s, 39 iterations.
+    later = store.start_campaign(seed=2, machine="m", fingerprint={}, command="x", plan={"optimized": {"b": {}}})
+    for b in ("b", "tool/x"):
+        for r in range(3):
+            store.add_run(RunRecord(b, "v3", r, 1 + 0.001 * np.arange(4), machine="m", campaign_id=later, warmup=1, duration=0.43),
+                          version_info=VersionInfo("v3", timestamp=datetime(2024, 1, 5)))
+    store.finish_campaign(later, "finished")
+    again = {d.plan.benchmark: d for d in derive_plans(store, refresh=True).derived}
+    assert again["b"].plan.run_overhead == pytest.approx(39) and again["b"].minimal.overhead == pytest.approx(39)
+    assert again["b"].plan.campaign_id == cid  # the samples are still the full campaign's
+    # The cost priced each run's 39 iterations, and the plan's seconds follow from it.
+    c = again["b"].minimal.chosen
+    assert c.cost == pytest.approx(c.configuration.runs * (39 + 1 + c.configuration.iterations))
+    assert again["b"].plan.seconds == pytest.approx(again["b"].plan.full_seconds * c.cost / (4 * (39 + 11)))
+    # A tool's run is an invocation shared by what it reports: not priced.
+    assert again["tool/x"].plan.run_overhead == 0.0
+    # --no-run-cost prices iterations alone; and what was priced is stored.
+    plain = {d.plan.benchmark: d for d in derive_plans(store, refresh=True,
+                                                       options=OptimizeOptions(run_cost=False)).derived}
+    assert plain["b"].plan.run_overhead == 0.0
+    assert plain["b"].minimal.chosen.cost == plain["b"].minimal.chosen.configuration.runs * (
+        1 + plain["b"].minimal.chosen.configuration.iterations)
+    stored = {(p.benchmark, p.revision): p.run_overhead for p in load_plans(store, current=False)}
+    assert stored[("b", 2)] == pytest.approx(39) and stored[("b", 3)] == 0.0
 
 
 def test_a_tool_invocation_runs_the_most_of_its_benchmarks_plans(store):

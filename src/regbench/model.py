@@ -386,6 +386,10 @@ class ExecutionPlan:
         (from the stored durations of the full campaign's runs; None when they are not stored).
     created_at : datetime
         UTC, naive.
+    run_overhead : float or None
+        The fixed cost of one run, in iterations, that the plan was priced with
+        (:func:`regbench.optimize.algorithm.run_overhead`): 0 when the store had runs of one
+        length only (iterations alone priced); None for plans stored before schema 0012.
     """
 
     benchmark: str
@@ -407,6 +411,7 @@ class ExecutionPlan:
     seconds: float | None
     full_seconds: float | None
     created_at: datetime
+    run_overhead: float | None = None
 
 
 # ------------------------------------------------------------------------------------ alerts

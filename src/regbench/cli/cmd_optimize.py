@@ -24,6 +24,10 @@ import click
               help="Bootstrap resamples of the RCIW metrics.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="INT",
               help="Seed of the RCIW bootstrap.")
+@click.option("--run-cost/--no-run-cost", default=True, show_default=True,
+              help="Price each run's fixed cost (process start, imports, calibration) as well as its "
+                   "iterations, measured from the stored runs of the benchmark when they have two or more "
+                   "lengths (a full campaign and one with plans); --no-run-cost prices iterations alone.")
 @click.option("--refresh", is_flag=True,
               help="Derive every plan again, not only missing ones and those of benchmarks with an "
                    "alert raised since their plan.")
@@ -32,14 +36,15 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
 def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_runs, resamples, seed,
-            refresh, forget, fmt) -> None:
+            run_cost, refresh, forget, fmt) -> None:
     """Derive each benchmark's optimized plan (fewest runs and iterations whose stability metric
     stays under the threshold) from a stored full campaign, and store it for `regbench run
     --plan optimized`.
 
     Every smaller configuration is simulated by keeping the first runs and the first measured
     iterations of the full campaign's runs; warm-up iterations are kept and paid for in every run
-    (Japke et al. 2025, Algorithm 1, s.4.4).  See docs/optimize.md.
+    (Japke et al. 2025, Algorithm 1, s.4.4), and so is a run's fixed cost once it can be measured.
+    See docs/optimize.md.
     """
     from ..errors import ConfigError
     from ..optimize.plans import OptimizeOptions, derive_plans
@@ -54,7 +59,8 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
             raise ConfigError(f"--forget {forget!r}: no plan of this benchmark is stored")
         echo(f"{n} plans of {forget} deleted")
         return
-    options = OptimizeOptions(metric=metric, threshold=threshold, min_runs=min_runs, n_resamples=resamples, seed=seed)
+    options = OptimizeOptions(metric=metric, threshold=threshold, min_runs=min_runs, n_resamples=resamples, seed=seed,
+                              run_cost=run_cost)
     result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
                           version=version_name, options=options, refresh=refresh)
     print_optimize(result, fmt=fmt)

@@ -12,9 +12,15 @@ threshold keeps the full one.
 
 Warm-up aware (s.4.4, RQ3): the warm-up iterations of a run are discarded from the samples and
 are never reduced, but they are paid for in every run kept, so a configuration's cost is
-``r * (w + i)`` iterations.
+``r * (w + i)`` iterations.  Algorithm 1 prices a configuration at its execution duration
+(line 12, ``calculateExecutionDuration(e, M)``); a run also costs a fixed time of its own (a
+process start, imports, a loop's calibration), which iterations do not count.  When the store
+holds runs of a benchmark of two or more lengths (a full campaign and one run with plans), that
+fixed time is measured (:func:`run_overhead`) and priced too: ``r * (o + w + i)``, ``o`` in
+iterations, so that a plan of fewer, longer runs wins where starting a run is dear.
 
-This module is pure: arrays in, records out; it imports numpy and :mod:`regbench.stats` only.
+This module is pure: arrays in, records out; it imports numpy, :mod:`regbench.stats` and scipy.stats
+(for the fixed cost of a run) only.
 
 References
 ----------
@@ -24,6 +30,7 @@ s.3.1 and Algorithm 1 (optimization), s.4.2 eq. (1) (change rate), s.4.4 (warm-u
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -50,9 +57,10 @@ class Configuration:
     runs: int
     iterations: int
 
-    def cost(self, warmup: int) -> int:
-        """Iterations executed, warm-up included: ``runs * (warmup + iterations)``."""
-        return self.runs * (warmup + self.iterations)
+    def cost(self, warmup: int, overhead: float = 0.0) -> float:
+        """Iterations executed, warm-up included, and the fixed cost of each run in iterations:
+        ``runs * (overhead + warmup + iterations)``."""
+        return self.runs * (overhead + warmup + self.iterations)
 
 
 @dataclass(frozen=True)
@@ -62,8 +70,8 @@ class Scored:
     Attributes
     ----------
     configuration : Configuration
-    cost : int
-        Iterations it executes, warm-up included.
+    cost : float
+        Iterations it executes, warm-up included, and its runs' fixed cost in iterations.
     stability : float
         The chosen metric on its pooled measurements (NaN when undefined).
     result : float
@@ -71,7 +79,7 @@ class Scored:
     """
 
     configuration: Configuration
-    cost: int
+    cost: float
     stability: float
     result: float
 
@@ -94,6 +102,8 @@ class MinimalConfiguration:
     warmup : int
     scored : tuple of Scored
         Every configuration simulated, in increasing ``(runs, iterations)``.
+    overhead : float
+        The fixed cost of a run priced, in iterations (0: not measured).
     """
 
     chosen: Scored
@@ -103,6 +113,7 @@ class MinimalConfiguration:
     threshold: float
     warmup: int
     scored: tuple[Scored, ...]
+    overhead: float = 0.0
 
     @property
     def time_share(self) -> float:
@@ -131,7 +142,7 @@ def smaller_configurations(full: Configuration, *, min_runs: int = 1) -> list[Co
 
 
 def score_configurations(samples: np.ndarray, configurations: Sequence[Configuration], *, warmup: int,
-                         metric: str, n_resamples: int = 10_000, rng=None) -> list[Scored]:
+                         metric: str, n_resamples: int = 10_000, rng=None, overhead: float = 0.0) -> list[Scored]:
     """The metric and result of each configuration, simulated from the full ``samples``.
 
     Parameters
@@ -148,6 +159,8 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     n_resamples : int, keyword-only
         Bootstrap resamples of the RCIW metrics (10,000 in the paper, s.2).
     rng : int, numpy.random.Generator or None, keyword-only
+    overhead : float, keyword-only
+        The fixed cost of a run in iterations (:func:`run_overhead`), priced in every run.
 
     Returns
     -------
@@ -183,12 +196,13 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
         where = m.mean if METRICS[metric] == "mean" else m.median
         for j, k in enumerate(members):
             c = configurations[k]
-            out[k] = Scored(c, c.cost(warmup), float(values[j]), float(where[j]))
+            out[k] = Scored(c, c.cost(warmup, overhead), float(values[j]), float(where[j]))
     return [s for s in out if s is not None]
 
 
 def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", threshold: float = 0.01,
-                          min_runs: int = 1, n_resamples: int = 10_000, rng=None) -> MinimalConfiguration:
+                          min_runs: int = 1, n_resamples: int = 10_000, rng=None,
+                          overhead: float = 0.0) -> MinimalConfiguration:
     """Algorithm 1 for one benchmark: its cheapest configuration whose metric is under the threshold.
 
     Parameters
@@ -206,6 +220,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         Fewest runs a configuration may have.
     n_resamples, rng : keyword-only
         Of the RCIW metrics' bootstrap.
+    overhead : float, keyword-only
+        The fixed cost of a run in iterations (:func:`run_overhead`; 0, the default, prices
+        iterations alone, as the paper's tables do).
 
     Returns
     -------
@@ -231,14 +248,16 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         raise ValueError("`warmup` must be a non-negative integer")
     if isinstance(min_runs, bool) or not isinstance(min_runs, numbers.Integral) or min_runs < 1:
         raise ValueError("`min_runs` must be a positive integer")
+    if isinstance(overhead, bool) or not isinstance(overhead, numbers.Real) or not 0 <= overhead < math.inf:
+        raise ValueError("`overhead` must be a finite number >= 0")
     full = Configuration(*x.shape)
     scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs), warmup=warmup,
-                                  metric=metric, n_resamples=n_resamples, rng=rng)
-    return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup)
+                                  metric=metric, n_resamples=n_resamples, rng=rng, overhead=float(overhead))
+    return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup, overhead=float(overhead))
 
 
 def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, threshold: float,
-           warmup: int) -> MinimalConfiguration:
+           warmup: int, overhead: float = 0.0) -> MinimalConfiguration:
     """Algorithm 1, lines 15-18: filter by the threshold, keep the shortest, break ties by the
     smaller metric (then by fewer runs, so that the answer does not depend on the order given)."""
     full_scored = next(s for s in scored if s.configuration == full)
@@ -248,4 +267,42 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     else:
         chosen = full_scored
     return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
-                                tuple(sorted(scored, key=lambda s: s.configuration)))
+                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead)
+
+
+def run_overhead(iterations, seconds) -> float:
+    """The fixed cost of one run, in iterations, from stored runs of two or more lengths.
+
+    A run of ``n`` stored iterations (warm-up included) takes ``a + b n`` seconds: ``a`` is what
+    a run costs whatever its length (starting a process, imports, calibration, storing), ``b``
+    an iteration.  The line is fitted by Theil-Sen (``scipy.stats.theilslopes``, intercept as the
+    median of ``seconds - b n``), so that a run slowed by interference does not move it; the
+    answer is ``a / b``, at least 0.  With runs of one length only (a full campaign alone) ``a``
+    and ``b`` cannot be told apart and the answer is 0: iterations alone are priced.
+
+    Parameters
+    ----------
+    iterations, seconds : array_like
+        Per run: its stored iterations and its wall seconds (finite, positive).
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import theilslopes
+
+    n = np.asarray(iterations, dtype=float)
+    t = np.asarray(seconds, dtype=float)
+    if n.shape != t.shape or n.ndim != 1:
+        raise ValueError("`iterations` and `seconds` must be 1-d arrays of one length")
+    keep = np.isfinite(n) & np.isfinite(t) & (n > 0) & (t > 0)
+    n, t = n[keep], t[keep]
+    if np.unique(n).size < 2:
+        return 0.0
+    slope = float(theilslopes(t, n).slope)
+    if not slope > 0:
+        return 0.0  # longer runs were not slower: no line to read a fixed cost from
+    # The intercept of theilslopes' method "joint", written out: scipy-stubs type that method's
+    # name wrongly.
+    intercept = float(np.median(t - slope * n))
+    return max(intercept / slope, 0.0)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConfigError, NotFoundError
-from ..model import DEFAULT_CONFIG, ExecutionPlan, SeriesName, StoredRun
+from ..model import DEFAULT_CONFIG, ExecutionPlan, RunInfo, SeriesName, StoredRun
 from ..run.execute import SELECT_ENV
 from . import algorithm
 
@@ -50,6 +50,9 @@ class OptimizeOptions:
     min_runs: int = DEFAULT_MIN_RUNS
     n_resamples: int = 10_000
     seed: int = 0
+    #: Price each run's fixed cost, measured from stored runs of two or more lengths
+    #: (:func:`regbench.optimize.algorithm.run_overhead`); False prices iterations alone.
+    run_cost: bool = True
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ class OptimizeResult:
 
     @property
     def time_share(self) -> float:
-        """Iterations of the derived plans over those of the full configuration (NaN if none)."""
+        """Cost of the derived plans over that of the full configuration (NaN if none): iterations,
+        warm-up and each run's fixed cost where it was measured (in iterations)."""
         full = sum(d.minimal.full.cost for d in self.derived)
         return sum(d.minimal.chosen.cost for d in self.derived) / full if full else float("nan")
 
@@ -115,6 +119,16 @@ def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str) -> tuple[np.n
     durations = [r.duration for r in ok]
     seconds = None if any(d is None for d in durations) else float(sum(d for d in durations if d is not None))
     return np.stack([m[:n_iter] for m in measured]), max(r.warmup for r in ok), seconds
+
+
+def experiment_overhead(runs: Iterable[RunInfo]) -> float:
+    """The fixed cost of a run of one experiment, in iterations, from its stored ok runs of every
+    campaign (:func:`regbench.optimize.algorithm.run_overhead`; 0 when they all have one length)."""
+    timed = [(r.n_samples, r.duration) for r in runs if r.status == "ok" and r.duration is not None]
+    if not timed:
+        return 0.0
+    n, seconds = zip(*timed, strict=True)
+    return algorithm.run_overhead(n, seconds)
 
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
@@ -154,6 +168,10 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if version is not None and not any(version in v for v in experiments.values()):
         raise NotFoundError(f"--version {version!r}: campaign {cid} has no run of it")
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
+    every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
+    if options.run_cost:
+        for r in store.runs():
+            every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
     rng = np.random.default_rng(options.seed)
     new: list[NewPlan] = []
@@ -173,16 +191,20 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         if not any(r.status == "ok" for r in runs):
             continue  # nothing measured (a tool's failed invocations are stored under its own name)
         samples, warmup, seconds = campaign_samples(runs, benchmark=bench)
+        tool = SeriesName.parse(bench).reported is not None
+        # A tool's run is one invocation shared by all it reports (and by a split group's
+        # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
+        overhead = 0.0 if tool or not options.run_cost else experiment_overhead(every_run.get((bench, cfg, mach), ()))
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
-                                                n_resamples=options.n_resamples, rng=rng)
+                                                n_resamples=options.n_resamples, rng=rng, overhead=overhead)
         c = found.chosen.configuration
-        tool = SeriesName.parse(bench).reported is not None
         full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
         new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
                            samples.shape[1], options.metric, float(options.threshold), found.chosen.stability,
                            found.full.stability, found.stable,
-                           None if full_seconds is None else full_seconds * found.time_share, full_seconds))
+                           None if full_seconds is None else full_seconds * found.time_share, full_seconds,
+                           overhead))
         minimal.append(found)
     stored = save_plans(store, new)
     return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),

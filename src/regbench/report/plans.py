@@ -19,11 +19,13 @@ def plan_json(p: ExecutionPlan) -> dict:
             "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
             "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
             "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
-            "seconds": p.seconds, "full_seconds": p.full_seconds, "created_at": p.created_at.isoformat()}
+            "seconds": p.seconds, "full_seconds": p.full_seconds, "run_overhead": p.run_overhead,
+            "created_at": p.created_at.isoformat()}
 
 
 def _share(p: ExecutionPlan) -> float:
-    return p.runs * (p.warmup + p.iterations) / (p.full_runs * (p.warmup + p.full_iterations))
+    o = p.run_overhead or 0.0
+    return p.runs * (o + p.warmup + p.iterations) / (p.full_runs * (o + p.warmup + p.full_iterations))
 
 
 def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans") -> None:
@@ -37,13 +39,15 @@ def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: st
     for p in plans:
         rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
                      f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else ""),
-                     f"{p.full_runs} x {p.full_iterations}", fmt_pct(_share(p), sign=False),
+                     f"{p.full_runs} x {p.full_iterations}", "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
+                     fmt_pct(_share(p), sign=False),
                      "—" if p.seconds is None else f"{p.seconds:.3g} s",
                      f"{p.metric} {fmt_pct(p.stability, sign=False)}" + ("" if p.stable else " [yellow](unstable)[/]"),
                      str(p.campaign_id)])
-    emit_table(title, ["benchmark", "config", "machine", "rev", "runs x iterations", "full", "time",
+    emit_table(title, ["benchmark", "config", "machine", "rev", "runs x iterations", "full",
+                       "run's fixed cost (iterations)", "time",
                        "seconds/version", "expected precision", "from campaign"], rows,
-               right={"rev", "time", "seconds/version", "from campaign"})
+               right={"rev", "run's fixed cost (iterations)", "time", "seconds/version", "from campaign"})
 
 
 def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
@@ -56,8 +60,11 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     if plans:
         print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}")
         unstable = sum(not p.stable for p in plans)
+        priced = sum(bool(p.run_overhead) for p in plans)
         echo(f"suite time under the new plans: {fmt_pct(result.time_share, sign=False)} of the full "
-             f"configuration's (iterations, warm-up included); {len(plans)} plans stored"
+             "configuration's (iterations, warm-up included"
+             + (f"; and each run's fixed cost, measured for {priced} benchmarks" if priced else "")
+             + f"); {len(plans)} plans stored"
              + (f"; {unstable} benchmarks not stable even at the full configuration keep it" if unstable else ""))
     if result.kept:
         echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")

@@ -39,6 +39,7 @@ class NewPlan:
     stable: bool
     seconds: float | None
     full_seconds: float | None
+    run_overhead: float | None = None
 
 
 def save_plans(store: Database, plans: Iterable[NewPlan]) -> list[ExecutionPlan]:
@@ -101,7 +102,8 @@ def load_plans(store: Database, *, current: bool = True, benchmarks: Sequence[st
         campaign_id=r.campaign_id, version=r.version, runs=r.runs, iterations=r.iterations, warmup=r.warmup,
         full_runs=r.full_runs, full_iterations=r.full_iterations, metric=r.metric, threshold=r.threshold,
         stability=_nan(r.stability), full_stability=_nan(r.full_stability), stable=bool(r.stable),
-        seconds=r.seconds, full_seconds=r.full_seconds, created_at=r.created_at) for r in rows]
+        seconds=r.seconds, full_seconds=r.full_seconds, created_at=r.created_at,
+        run_overhead=r.run_overhead) for r in rows]
     if current:
         latest: dict[tuple[str, str, str], ExecutionPlan] = {}
         for p in plans:

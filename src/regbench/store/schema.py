@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 
 metadata = sa.MetaData()
 
@@ -319,6 +319,7 @@ plan = sa.Table(
     sa.Column("seconds", sa.Float, nullable=True),
     sa.Column("full_seconds", sa.Float, nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("run_overhead", sa.Float, nullable=True),  # (0012) a run's fixed cost priced, in iterations
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "revision", name="uq_plan_revision"),
 )
 
