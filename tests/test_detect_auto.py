@@ -665,3 +665,75 @@ def test_mode_samples_gives_each_version_s_median_in_the_mode_from_every_run():
     assert scale == pytest.approx(1.4826 * 0.1)
     logmed, _, _ = mode_samples(runs, 2.0, np.inf, log=True)
     assert logmed[0] == pytest.approx(np.median(np.log([3.0, 3.2])))
+
+
+# ---------------------------------------------------------------------------- the floor
+def _floor_sampler(*hit_versions: int, real: int | None = None):
+    """A floor with interference that only adds time: each iteration is hit with chance 0.1 (a
+    delay of about 30%); at ``hit_versions`` two of the three runs are hit on almost every
+    iteration (a burst) and the third is not; ``real`` is one version 10% slower in every run."""
+    def sample(rng, k, _runs=[0]):
+        r = _runs[0] % 3
+        _runs[0] += 1
+        p = 0.95 if (k in hit_versions and r < 2) else 0.1
+        hit = rng.random(20) < p
+        level = 1.10 if k == real else 1.0
+        return (level * (1 + rng.normal(0, 0.002)) * (1 + rng.normal(0, 0.002, 20))
+                * (1 + hit * rng.lognormal(np.log(0.3), 0.3, 20)))
+    return sample
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_burst_in_most_runs_of_a_version_is_not_a_change_on_a_floor(seed):
+    s = series_from_levels([1.0] * 40, runs=3, seed=seed, sampler=_floor_sampler(20, real=30))
+    det = get_detector("auto")
+    assert det.location(s).estimator == "low"
+    found = [(c.version, c.kind) for c in det.detect(s)]
+    # The real one-version slowdown and its revert are found; the burst at v20 (two of three runs
+    # slowed, the third at the floor) is not, as it was without the floor's check.
+    assert found == [("v30", "regression"), ("v31", "improvement")]
+    assert ("v20", "regression") in [(c.version, c.kind) for c in get_detector("auto", floor=False).detect(s)]
+
+
+def test_version_floors_are_each_versions_fastest_run():
+    from regbench.stats.segments import run_locations, version_floors
+
+    rng = np.random.default_rng(5)
+    runs = [[rng.lognormal(0, 0.1, 15) for _ in range(k % 3 + 1)] for k in range(8)]
+    runs[3] = []  # a version without runs is left out
+    got = version_floors(runs, estimator="low", log=True)
+    want = [np.log(min(np.quantile(r, 0.1) for r in v)) for v in runs if v]
+    assert list(got.index) == [k for k, v in enumerate(runs) if v]
+    assert got.mean == pytest.approx(want, rel=1e-3) and list(got.n) == [1] * 7 and got.log
+    # The runs' locations given (as LocationChoice.run_values holds them) give the same.
+    flat = [r for v in runs for r in v]
+    given = version_floors(runs, log=True, locations=run_locations(flat, estimator="low", group=np.repeat(
+        np.arange(7), [len(v) for v in runs if v])))
+    assert given.mean == pytest.approx(got.mean)
+
+
+def test_incremental_check_asks_the_floor_too():
+    # Bursts in the history too (so that the low quantile is the location), and in the new version.
+    s = series_from_levels([1.0] * 41, runs=3, seed=2, sampler=_floor_sampler(12, 25, 40))
+    head, tail = _split_series(s, 40)
+    det, plain = get_detector("auto"), get_detector("auto", floor=False)
+    changes, _, state = det.detect_with_state(head)
+    assert changes == [] and det.location(head).estimator == "low"
+    assert state["floor"]["k"] == state["segment"]["k"]
+    found, _, state = det.check_new(state, tail)
+    assert found == [] and state["floor"]["k"] == state["segment"]["k"]
+    _, _, plain_state = plain.detect_with_state(head)
+    assert "floor" not in plain_state
+    assert [c.version for c in plain.check_new(plain_state, tail)[0]] == ["v40"]
+    # A real slowdown of every run in the new version is found with the floor's check.
+    slow = series_from_levels([1.0] * 41, runs=3, seed=2, sampler=_floor_sampler(12, 25, real=40))
+    head, tail = _split_series(slow, 40)
+    _, _, state = det.detect_with_state(head)
+    assert [(c.version, c.kind) for c in det.check_new(state, tail)[0]] == [("v40", "regression")]
+
+
+def test_a_change_on_a_floor_says_its_fastest_runs_confirmed_it():
+    s = series_from_levels([1.0] * 40, runs=3, seed=1, sampler=_floor_sampler(20, real=30))
+    c = get_detector("auto").detect(s)[0]
+    assert "10% quantile" in c.estimator and "fastest runs" in c.estimator
+    assert "fastest runs" not in get_detector("auto", floor=False).detect(s)[0].estimator

@@ -47,7 +47,8 @@ from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, Fastest
                               SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location,
                               compare_segments, fastest_level, history_percentiles, mode_samples, mode_stats,
                               pooled_spread, ratio_interval, relative_change, relative_interval, runs_in_one_mode,
-                              segment_test, two_level_t, version_stats, version_stats_many, version_variance)
+                              run_locations, segment_test, two_level_t, version_floors, version_stats,
+                              version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
 
@@ -85,7 +86,7 @@ class Auto(Detector):
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
-                 levels: bool = True):
+                 levels: bool = True, floor: bool = True):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -108,6 +109,7 @@ class Auto(Detector):
         self.ramp = ramp
         self.excursion = excursion
         self.levels = levels
+        self.floor = floor
 
     def relevant(self, rel, low, high):
         """Whether significant changes are relevant (scalars or arrays alike).
@@ -300,7 +302,9 @@ class Auto(Detector):
     incremental = True
     #: 2: runs are left out as bursts on the slow side only (``burst_side``); a state saved before
     #: left them out on both sides, and its segment would be compared with new versions that do not.
-    state_revision = 2
+    #: 3: a history searched on a floor keeps its fastest runs' segment (``floor``), which a new
+    #: version's change must show in too (:meth:`floors`).
+    state_revision = 3
 
     def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
         """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""
@@ -312,11 +316,14 @@ class Auto(Detector):
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:
-                return [], 0, self._state(series, vs, [], choice)
+                return [], 0, self._state(series, vs, [], choice, self.floors(series, vs, choice))
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
-            changes, n_tests, cps = self._search(series, vs, with_cps=True, excursions=modes is None,
-                                                 estimator=choice.reason)
-            state = self._state(series, vs, cps, choice)
+            floors = self.floors(series, vs, choice)
+            changes, n_tests, cps = self._search(
+                series, vs, with_cps=True, excursions=modes is None, floors=floors,
+                estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
+                                                                     "fastest runs (interference only adds time)"))
+            state = self._state(series, vs, cps, choice, floors)
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
@@ -388,6 +395,35 @@ class Auto(Detector):
             return None
         return level
 
+    def floors(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
+        """The fastest run of each version (:func:`~regbench.stats.segments.version_floors`) when
+        the history is searched on a floor, else None.
+
+        A floor: the low quantile of each run, of positive times (lower is better) whose
+        interference only adds time (:func:`~regbench.stats.segments.burst_side` is ``above``),
+        which is why the low quantile was chosen.  Then a real change moves every run of the
+        versions after it, the fastest too; a burst of interference that slowed two of a version's
+        three runs moves that version's mean location but leaves its fastest run at the floor,
+        and was reported as a change and its revert (on a probe shape of 3 runs a version with
+        long bursts, half the false alarms; docs/detection.md).
+        """
+        if not self.floor or choice.estimator != "low" or not choice.log \
+                or burst_side(series.direction, choice.log) != "above":
+            return None
+        floors = version_floors(series.runs, estimator=choice.estimator, fence=self.fence, log=choice.log,
+                                locations=(choice.run_values or {}).get(choice.estimator))
+        if not np.array_equal(floors.index, vs.index) or not np.all(np.isfinite(floors.mean)):
+            return None
+        return floors
+
+    def _on_floor(self, res: SegmentTest, rel: float) -> bool:
+        """Whether the fastest runs confirm a change of sign ``rel``: their two-level test (one value
+        a version, so the version-to-version variance is all the noise) is significant at the
+        detector's confidence level, the same way.  A further condition on a change already found
+        significant: it can only remove changes, so the search's error rate holds."""
+        return bool(np.isfinite(res.p_value) and res.p_value < 1 - self.confidence_level
+                    and np.sign(res.mean_right - res.mean_left) == np.sign(rel))
+
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
@@ -395,10 +431,13 @@ class Auto(Detector):
         return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
                                direction=series.direction)
 
-    def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice) -> dict:
+    def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice,
+               floors: VersionStats | None = None) -> dict:
         start = cps[-1] if cps else 0
         seg = SegmentStats.of(vs, start, vs.mean.size)
-        return {"last_version": series.versions[int(vs.index[-1])].name,
+        floor = {} if floors is None else {"floor": dict(vars(SegmentStats.of(floors, start, vs.mean.size))),
+                                           "floor_var": _listed(version_variance(floors, cps))}
+        return {**floor, "last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
                 "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs, cps)),
                 "estimator": choice.estimator, "log": choice.log, "reason": choice.reason,
@@ -444,6 +483,8 @@ class Auto(Detector):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             seg = SegmentStats(**state["segment"])
+            floor = SegmentStats(**state["floor"]) if state.get("floor") and self.floor else None
+            fv = state.get("floor_var")
             last, start = state["last_version"], state["segment_start"]
             changes, n_tests = [], 0
             for j in range(vs.mean.size):
@@ -453,21 +494,38 @@ class Auto(Detector):
                 res = compare_segments(seg, new, version_var=tuple(vv) if vv else None)
                 n_tests += 1
                 rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
+                new_floor = None
+                if floor is not None:  # the new version's fastest run (:meth:`floors`)
+                    x = run_locations(list(series.runs[int(vs.index[j])]), fence=self.fence,
+                                      estimator=state.get("estimator", "low"), history=_saved_fence(state))
+                    x = np.log(x[np.isfinite(x) & (x > 0)])
+                    if x.size:
+                        m = float(x.min())
+                        new_floor = SegmentStats(1, m, m * m, 0.0, 0.0, 1.0)
+                on_floor = floor is None or new_floor is None or self._on_floor(
+                    compare_segments(floor, new_floor, version_var=tuple(fv) if fv else None), rel)
                 if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
-                        and self.relevant(rel, lo, hi):
+                        and self.relevant(rel, lo, hi) and on_floor:
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
                         version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
                         kind=kind_of(rel, series.direction), method=self.name, p_value=float(res.p_value),
                         estimator=state.get("reason")))
                     seg, start = new, name
+                    floor = new_floor if floor is not None else None
                 else:
                     seg = seg + new
+                    if floor is not None and new_floor is not None:
+                        floor = floor + new_floor
                 last = name
-        return changes, n_tests, {**state, "last_version": last, "segment_start": start, "segment": dict(vars(seg))}
+        out = {**state, "last_version": last, "segment_start": start, "segment": dict(vars(seg))}
+        if floor is not None:
+            out["floor"] = dict(vars(floor))
+        return changes, n_tests, out
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
-                with_cps: bool = False, excursions: bool = True, estimator: str | None = None):
+                with_cps: bool = False, excursions: bool = True, estimator: str | None = None,
+                floors: VersionStats | None = None):
         # Excursions are looked for in the means of unimodal benchmarks, and in the modes of a
         # multimodal one whose runs each stay in one mode: the overall location of a multimodal
         # benchmark jumps with the share of each mode from run to run, and the location of a mode
@@ -477,7 +535,7 @@ class Auto(Detector):
         changes = []
         for first, last in self._groups(vs, cps):
             c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
-                             estimator=estimator)
+                             estimator=estimator, floors=floors)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -510,9 +568,11 @@ class Auto(Detector):
         return groups
 
     def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
-                factor: int = 1, detail: str | None = None, estimator: str | None = None) -> Change | None:
+                factor: int = 1, detail: str | None = None, estimator: str | None = None,
+                floors: VersionStats | None = None) -> Change | None:
         """The change at split ``cps[first]`` (through ``cps[last]`` for a ramp); ``factor`` is its
-        Bonferroni factor (positions searched x modes)."""
+        Bonferroni factor (positions searched x modes).  With ``floors`` (:meth:`floors`), the
+        change must show in the versions' fastest runs too (:meth:`_on_floor`)."""
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
         vv = version_variance(vs, cps)
@@ -524,6 +584,14 @@ class Auto(Detector):
         rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
         if not (np.isfinite(rel) and np.isfinite(p)) or not self.relevant(rel, lo, hi) or p >= self.alpha:
             return None
+        if floors is not None:
+            if first == last:
+                fres = segment_test(floors, s, tau, e, version_var=version_variance(floors, cps))
+            else:
+                fres = segment_test(_without(floors, tau, tau_end), s, tau, e - (tau_end - tau),
+                                    version_var=version_variance(floors, cps))
+            if not self._on_floor(fres, rel):
+                return None
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,
             version=series.versions[int(vs.index[tau])].name,

@@ -779,6 +779,53 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
     return flat, np.repeat(np.arange(index.size), counts[index]), index
 
 
+def version_floors(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "low", fence: float = 10.0,
+                   log: bool = False, locations: np.ndarray | None = None,
+                   fence_history: tuple[float, float] | None = None) -> VersionStats:
+    """Each version's fastest run: the smallest run location of every version with runs.
+
+    Where timing noise only adds time (a floor with slower interference above it: Chen and Revels
+    2016, s.3, the argument for the minimum), a version's fastest run is the nearest any of its
+    runs came to the code's own cost.  A real slowdown raises it with every other run; bursts of
+    interference that slowed most runs of a version (two of three) leave it at the floor, while
+    the version's mean location moves with them.  :class:`regbench.detect.auto.Auto` asks a change
+    found on a floor to show in these too.
+
+    Parameters
+    ----------
+    runs : sequence of sequences of numpy.ndarray
+        ``runs[k]`` holds the samples of every run of version ``k``.
+    estimator, fence : keyword-only
+        The location of a run (:func:`run_locations`).
+    log : bool, keyword-only
+        Logarithms of the locations (all must then be positive).
+    locations : numpy.ndarray, optional, keyword-only
+        The runs' locations, already computed (:attr:`LocationChoice.run_values`, one per run of
+        the versions with runs, in history order).
+    fence_history : tuple of float, optional, keyword-only
+        The history's percentiles for the fence (:func:`history_percentiles`).
+
+    Returns
+    -------
+    VersionStats
+        One value a version (``n`` 1, ``var`` NaN), with the ``index`` of :func:`version_stats`
+        for the versions whose runs have a finite location.
+    """
+    flat, group, index = _flatten(runs)
+    if locations is not None and np.shape(locations) == (len(flat),):
+        loc = np.asarray(locations, dtype=float)
+    else:
+        loc = run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history)
+    if log:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loc = np.log(loc)
+    lowest = np.full(index.size, np.inf)
+    np.minimum.at(lowest, group, np.where(np.isfinite(loc), loc, np.inf))
+    keep = np.isfinite(lowest)
+    return VersionStats(index=index[keep], mean=lowest[keep], var=np.full(int(keep.sum()), np.nan),
+                        n=np.ones(int(keep.sum()), dtype=int), log=log)
+
+
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
                   log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
                   fence_history: tuple[float, float] | None = None, outlying_side: str = "both") -> VersionStats:
