@@ -170,10 +170,23 @@ def test_cli_on_a_real_corpus_folder_and_the_synthetic_one(tmp_path):
     assert "perfherder-versions on " in out.stdout and "series not analysed" in out.stdout
 
 
+def test_cli_first_runs_of_a_real_corpus(tmp_path):
+    folder = write_corpus(tmp_path / "measured")
+    out = _cli("--corpus", str(folder), "--first-runs", "2", "--methods", "ci-overlap", "--jobs", "1",
+               "--format", "json")
+    assert out.returncode == 0, out.stderr
+    (corpus,) = json.loads(out.stdout)["corpora"]
+    assert corpus["name"] == f"{folder}, first 2 of 3 runs" and corpus["n_runs"] == 2
+    too_many = _cli("--corpus", str(folder), "--first-runs", "4", "--methods", "ci-overlap")
+    assert too_many.returncode == 3 and too_many.stderr.count("\n") == 1
+    assert too_many.stderr == f"error: --first-runs 4: {folder / 'truth.jsonl'} has 3 runs per version, fewer than 4\n"
+
+
 @pytest.mark.parametrize("args, message", [
     (["--corpus", "real", "--shape", "few-runs"], "error: --shape applies to the synthetic corpus only"),
     (["--shape", "noisy"], "error: --shape: unknown shape 'noisy' (known: default, few-runs, "),
     (["--seeds", "1,x"], "error: --seeds: 'x' is not a non-negative integer"),
+    (["--first-runs", "3"], "error: --first-runs applies to real corpora only"),
 ])
 def test_cli_option_errors_are_one_line(args, message):
     out = _cli(*args, "--methods", "ci-overlap")

@@ -55,6 +55,27 @@ def test_failed_runs_are_counted_and_a_version_may_have_none(tmp_path):
     assert [len(r) for r in series.runs[2:5]] == [3, 2, 0] and series.failed[2:5] == [0, 1, 3]
 
 
+def test_the_first_runs_of_each_version_only(tmp_path):
+    plans = _plans()
+    skip = {("loop/step", 3, 0), ("loop/step", 4, 2)}
+    folder = write_corpus(tmp_path / "c", plans=plans, rows=_rows(plans, skip=skip))
+    every, first = load_real_corpus(folder), load_real_corpus(folder, runs=2)
+    assert first.name == f"{folder}, first 2 of 3 runs" and first.params["n_runs"] == 2
+    assert first.params["runs_measured"] == 3 and "runs_measured" not in every.params
+    step, kept = every.series[1].series, first.series[1].series
+    # runs 0 and 1 of every version, the same arrays; a missing one among them is a failed run,
+    # one missing beyond them is not
+    assert [len(r) for r in kept.runs[2:5]] == [2, 1, 2] and kept.failed[2:5] == [0, 1, 0]
+    assert np.array_equal(kept.runs[4][1], step.runs[4][1]) and np.array_equal(kept.runs[3][0], step.runs[3][0])
+    assert first.series[1].truth == every.series[1].truth
+    assert load_real_corpus(folder, runs=3).name == str(folder)
+    with pytest.raises(ValueError, match=r"`runs`: .*truth.jsonl has 3 runs per version, fewer than 4"):
+        load_real_corpus(folder, runs=4)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="`runs` must be a positive integer"):
+            load_real_corpus(folder, runs=bad)
+
+
 def _bad(tmp_path, **kwargs) -> tuple[Path, str]:
     folder = write_corpus(tmp_path / "bad", **kwargs)
     with pytest.raises(InputError) as err:

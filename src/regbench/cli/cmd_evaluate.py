@@ -73,6 +73,9 @@ def _seeds(text: str) -> list[int]:
               help="Runs per version [default: the shape's].")
 @click.option("--iterations", "n_iterations", type=click.IntRange(2), default=None,
               help="Measured iterations per run, after the warm-up [default: the shape's].")
+@click.option("--first-runs", "first_runs", type=click.IntRange(1), default=None, metavar="N",
+              help="Score real corpora on the first N runs of each version only (their first N rounds): "
+                   "what fewer runs would have found [default: every run].")
 @click.option("--tolerance", type=click.IntRange(0), default=2, show_default=True,
               help="Versions a detection may come after a true change and still match it.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
@@ -83,7 +86,7 @@ def _seeds(text: str) -> list[int]:
               help="Worker processes [default: the number of CPUs].")
 @click.pass_context
 def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_versions, n_runs, n_iterations,
-            tolerance, fmt, output, jobs) -> None:
+            first_runs, tolerance, fmt, output, jobs) -> None:
     """Score change detectors on labelled corpora, side by side with the Perfherder rule,
     Apache Otava and asv's step detection, and show each method's worst row.
 
@@ -114,8 +117,17 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
         parent = Path(output).resolve().parent
         if not parent.is_dir():
             raise ConfigError(f"--output: folder {parent} does not exist")
+    if first_runs is not None and sources == ["synthetic"]:
+        raise ConfigError("--first-runs applies to real corpora only (add --corpus real or --corpus PATH; "
+                          "--runs sizes the synthetic one)")
     # Real corpora are read (and checked) before anything long starts.
-    real = {s: load_real_corpus(None if s == "real" else s) for s in sources if s != "synthetic"}
+    real = {}
+    for s in sources:
+        if s != "synthetic":
+            try:
+                real[s] = load_real_corpus(None if s == "real" else s, runs=first_runs)
+            except ValueError as exc:  # more runs asked for than the corpus has
+                raise ConfigError(f"--first-runs {first_runs}: {str(exc).removeprefix('`runs`: ')}") from None
     jobs = jobs or default_jobs()
     with EvaluationProgress() as progress:
         def each_corpus():

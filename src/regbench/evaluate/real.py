@@ -68,13 +68,18 @@ def version_name(k: int) -> str:
     return f"v{k:02d}"
 
 
-def load_real_corpus(path: str | Path | None = None) -> Corpus:
+def load_real_corpus(path: str | Path | None = None, *, runs: int | None = None) -> Corpus:
     """Read a corpus of real measurements (layout in the module docstring).
 
     Parameters
     ----------
     path : str, Path or None
         The corpus folder; default :data:`DEFAULT_PATH`, the copy shipped in the package.
+    runs : int, optional
+        Keep only runs ``0`` to ``runs - 1`` of every version: the first ``runs`` rounds of the
+        randomized interleaved order the corpus was measured in (seed 004 s.2), so the same
+        measurements show what a detector would have found with fewer runs a version.  Default:
+        every run.  A run missing among those counts as failed, as before.
 
     Returns
     -------
@@ -89,7 +94,11 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
     InputError
         ``FILE:LINE: what is wrong`` for the first problem found (module docstring), or a
         missing folder or file.
+    ValueError
+        ``runs`` below 1, or more than the header's runs per version.
     """
+    if runs is not None and not (isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1):
+        raise ValueError(f"`runs` must be a positive integer, got {runs!r}")
     folder = DEFAULT_PATH if path is None else Path(path)
     if not folder.is_dir():
         hint = f" (make one with {MAKER})" if path is None else ""
@@ -111,6 +120,9 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
         if name not in named:
             raise InputError(f"series {name!r} is not in {TRUTH}", path=samples_path, line=line)
     warmup, iterations, n_runs = header["warmup"], header["iterations"], header["runs"]
+    if runs is not None and runs > n_runs:
+        raise ValueError(f"`runs`: {truth_path} has {n_runs} runs per version, fewer than {runs}")
+    kept = n_runs if runs is None else runs
     out = []
     for e in entries:
         records = by_series.get(e.series)
@@ -118,7 +130,7 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
             raise InputError(f"series {e.series!r} has no samples in {SAMPLES}", path=truth_path, line=e.line)
         n_versions = len(e.ratios)
         where = {version_name(k): k for k in range(n_versions)}
-        runs: list[dict[int, np.ndarray]] = [{} for _ in range(n_versions)]
+        by_version: list[dict[int, np.ndarray]] = [{} for _ in range(n_versions)]
         for rec in records:
             line = batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)]
             k = where.get(rec.version)
@@ -138,19 +150,26 @@ def load_real_corpus(path: str | Path | None = None) -> Corpus:
                     f"run {rec.run_index} of {rec.benchmark!r} at {rec.version} has iterations {rec.first_iteration} "
                     f"to {rec.first_iteration + rec.samples.size - 1}; the header of {TRUTH} says {warmup} warm-up "
                     f"+ {iterations} measured, numbered from 0", path=samples_path, line=line)
+            if rec.run_index >= kept:
+                continue  # checked like the others, not used
             measured = np.array(rec.samples[warmup:], dtype=float)
             measured.setflags(write=False)  # a detector must not change the corpus under the next one
-            runs[k][rec.run_index] = measured
+            by_version[k][rec.run_index] = measured
         series = Series(benchmark=e.series, config=DEFAULT_CONFIG, machine="real", unit=header["unit"],
                         direction=header["direction"],
                         versions=[VersionInfo(name=version_name(k), id=k + 1) for k in range(n_versions)],
-                        runs=[[r[j] for j in sorted(r)] for r in runs], failed=[n_runs - len(r) for r in runs],
+                        runs=[[r[j] for j in sorted(r)] for r in by_version],
+                        failed=[kept - len(r) for r in by_version],
                         warmup=[warmup] * n_versions)
         out.append(LabelledSeries(series, e.changes, e.kind))
     params = {"source": "real", "path": str(folder), "n_series": len(out),
-              "n_versions": max(len(s.series) for s in out), "n_runs": n_runs, "n_iterations": iterations,
+              "n_versions": max(len(s.series) for s in out), "n_runs": kept, "n_iterations": iterations,
               "warmup": warmup, "seed": header.get("seed"), "header": header}
-    return Corpus(tuple(out), params, name="real" if path is None else str(path))
+    name = "real" if path is None else str(path)
+    if kept < n_runs:
+        params["runs_measured"] = n_runs
+        name = f"{name}, first {kept} of {n_runs} runs"
+    return Corpus(tuple(out), params, name=name)
 
 
 # ----------------------------------------------------------------------------------- truth.jsonl
