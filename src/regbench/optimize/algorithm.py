@@ -270,39 +270,58 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
                                 tuple(sorted(scored, key=lambda s: s.configuration)), overhead)
 
 
-def run_overhead(iterations, seconds) -> float:
+def run_overhead(iterations, seconds, groups=None) -> float:
     """The fixed cost of one run, in iterations, from stored runs of two or more lengths.
 
     A run of ``n`` stored iterations (warm-up included) takes ``a + b n`` seconds: ``a`` is what
     a run costs whatever its length (starting a process, imports, calibration, storing), ``b``
-    an iteration.  The line is fitted by Theil-Sen (``scipy.stats.theilslopes``, intercept as the
-    median of ``seconds - b n``), so that a run slowed by interference does not move it; the
-    answer is ``a / b``, at least 0.  With runs of one length only (a full campaign alone) ``a``
-    and ``b`` cannot be told apart and the answer is 0: iterations alone are priced.
+    an iteration.  The line is fitted by Theil-Sen with pairs weighed by how far apart their
+    lengths are (Sievers 1978; Scholz 1978: ``b`` is the median of the pairwise slopes, each
+    weighed by ``|n_j - n_i|``), so that a run slowed by interference does not move it and two
+    runs of nearly one length, whose slope is all noise, count for little; ``a`` is the median
+    of ``seconds - b n``; the answer is ``a / b``, at least 0.  ``scipy.stats.theilslopes`` has
+    neither weights nor groups, hence the few lines here.
+
+    Lengths may be weighed iterations (:func:`regbench.optimize.plans.experiment_overhead`
+    weighs each run's by its version's cost of an iteration); with ``groups``, only pairs
+    within one group (one version) are compared.  The line is read only when at least 90% of
+    the weight agrees that the longer run took longer: runs whose lengths differ by one or two
+    iterations against a timing noise of a percent give slopes of either sign, and a fixed cost
+    read from them is noise (0 to 3x the truth), which would misprice every configuration.
+    Otherwise, as with runs of one length only (a full campaign alone), ``a`` and ``b`` cannot
+    be told apart and the answer is 0: iterations alone are priced.
 
     Parameters
     ----------
     iterations, seconds : array_like
         Per run: its stored iterations and its wall seconds (finite, positive).
+    groups : array_like, optional
+        Per run: its group (version); default, one group.
 
     Returns
     -------
     float
     """
-    from scipy.stats import theilslopes
-
     n = np.asarray(iterations, dtype=float)
     t = np.asarray(seconds, dtype=float)
-    if n.shape != t.shape or n.ndim != 1:
-        raise ValueError("`iterations` and `seconds` must be 1-d arrays of one length")
+    g = np.zeros(n.shape, dtype=int) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
+    if n.shape != t.shape or n.ndim != 1 or g.shape != n.shape:
+        raise ValueError("`iterations`, `seconds` and `groups` must be 1-d arrays of one length")
     keep = np.isfinite(n) & np.isfinite(t) & (n > 0) & (t > 0)
-    n, t = n[keep], t[keep]
-    if np.unique(n).size < 2:
+    n, t, g = n[keep], t[keep], g[keep]
+    i, j = np.triu_indices(n.size, k=1)
+    pair = (g[i] == g[j]) & (n[i] != n[j])
+    if not pair.any():
         return 0.0
-    slope = float(theilslopes(t, n).slope)
-    if not slope > 0:
-        return 0.0  # longer runs were not slower: no line to read a fixed cost from
-    # The intercept of theilslopes' method "joint", written out: scipy-stubs type that method's
-    # name wrongly.
-    intercept = float(np.median(t - slope * n))
+    i, j = i[pair], j[pair]
+    slopes = (t[j] - t[i]) / (n[j] - n[i])
+    order = np.argsort(slopes)
+    slopes = slopes[order]
+    share = np.cumsum(np.abs(n[j] - n[i])[order])
+    share /= share[-1]
+    if not slopes[np.searchsorted(share, 0.1)] > 0:
+        return 0.0  # longer runs were not clearly slower: no line to read a fixed cost from
+    slope = float(slopes[np.searchsorted(share, 0.5)])
+    used = np.isin(np.arange(n.size), np.concatenate([i, j]))
+    intercept = float(np.median(t[used] - slope * n[used]))
     return max(intercept / slope, 0.0)

@@ -121,14 +121,53 @@ def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str) -> tuple[np.n
     return np.stack([m[:n_iter] for m in measured]), max(r.warmup for r in ok), seconds
 
 
-def experiment_overhead(runs: Iterable[RunInfo]) -> float:
-    """The fixed cost of a run of one experiment, in iterations, from its stored ok runs of every
-    campaign (:func:`regbench.optimize.algorithm.run_overhead`; 0 when they all have one length)."""
-    timed = [(r.n_samples, r.duration) for r in runs if r.status == "ok" and r.duration is not None]
-    if not timed:
+#: Units whose samples are an iteration's time, so that an iteration costs in proportion to them.
+_TIME_UNITS = frozenset({"s", "ms", "us", "ns"})
+
+
+def iteration_costs(series) -> dict[str, float] | None:
+    """What an iteration of each version of a series costs, relatively: the median of its
+    measured samples where they are times (lower is better), its inverse where they are rates
+    (higher is better); None for any other unit, where samples say nothing of an iteration's cost."""
+    costs = {}
+    for info, runs in zip(series.versions, series.runs, strict=True):
+        if not runs:
+            continue
+        level = float(np.median(np.concatenate(runs)))
+        if not (np.isfinite(level) and level > 0):
+            return None
+        costs[info.name] = level if series.direction == "lower" else 1.0 / level
+    if series.direction == "lower" and series.unit not in _TIME_UNITS:
+        return None
+    return costs
+
+
+def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> float:
+    """The fixed cost of a run of one experiment, in iterations of ``version``, from its stored
+    ok runs of every campaign (:func:`regbench.optimize.algorithm.run_overhead`; 0 unless they
+    have two lengths or more).
+
+    Runs of different lengths are usually of different versions (the full campaign's of the old
+    ones, a campaign with plans' of the new ones), and a new version may have changed what an
+    iteration costs: a version twice as fast an iteration, with runs of 4 against the old ones'
+    11, would read as a fixed cost of 106 iterations where it is 39.  So each run's iterations
+    are weighed by its version's cost of an iteration (:func:`iteration_costs`) before the line
+    is fitted; where the samples are not times or rates, only runs of one version are compared.
+    """
+    timed = [r for r in runs if r.status == "ok" and r.duration is not None]
+    if len({r.n_samples for r in timed}) < 2:
         return 0.0
-    n, seconds = zip(*timed, strict=True)
-    return algorithm.run_overhead(n, seconds)
+    n = np.array([r.n_samples for r in timed], dtype=float)
+    seconds = np.array([r.duration for r in timed], dtype=float)
+    versions = [r.version for r in timed]
+    first = timed[0]
+    loaded = store.load_series(first.benchmark, config=first.config, machine=first.machine,
+                               versions=set(versions) | {version})
+    costs = iteration_costs(loaded[0]) if loaded else None
+    if costs is None or version not in costs or not all(v in costs for v in versions):
+        return algorithm.run_overhead(n, seconds, versions)
+    weighed = n * np.array([costs[v] for v in versions])
+    return algorithm.run_overhead(weighed, seconds) / costs[version]
 
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
@@ -153,7 +192,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if options.min_runs < 1:
         raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
     cid = full_campaign(store, campaign_id)
-    infos = [r for r in store.runs() if r.campaign_id == cid]
+    all_runs = store.runs()
+    infos = [r for r in all_runs if r.campaign_id == cid]
     order = {v.name: k for k, v in enumerate(store.versions())}
     experiments: dict[tuple[str, str, str], set[str]] = {}
     for r in infos:
@@ -170,7 +210,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
     every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
     if options.run_cost:
-        for r in store.runs():
+        for r in all_runs:
             every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
     rng = np.random.default_rng(options.seed)
@@ -194,7 +234,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         tool = SeriesName.parse(bench).reported is not None
         # A tool's run is one invocation shared by all it reports (and by a split group's
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
-        overhead = 0.0 if tool or not options.run_cost else experiment_overhead(every_run.get((bench, cfg, mach), ()))
+        overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
+            store, every_run.get((bench, cfg, mach), []), version=ver)
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
                                                 n_resamples=options.n_resamples, rng=rng, overhead=overhead)
