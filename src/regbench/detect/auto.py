@@ -47,7 +47,7 @@ from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, Fastest
                               SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location,
                               compare_segments, fastest_level, history_percentiles, mode_samples, mode_stats,
                               pooled_spread, ratio_interval, relative_change, relative_interval, runs_in_one_mode,
-                              run_locations, segment_test, two_level_t, version_floors, version_stats,
+                              segment_test, two_level_t, version_floors, version_stats,
                               version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
@@ -405,7 +405,8 @@ class Auto(Detector):
         versions after it, the fastest too; a burst of interference that slowed two of a version's
         three runs moves that version's mean location but leaves its fastest run at the floor,
         and was reported as a change and its revert (on a probe shape of 3 runs a version with
-        long bursts, half the false alarms; docs/detection.md).
+        long bursts, 30 of its false alarms and 18 on two seeds, 15 each with this check;
+        docs/evaluation.md).
         """
         if not self.floor or choice.estimator != "low" or not choice.log \
                 or burst_side(series.direction, choice.log) != "above":
@@ -496,11 +497,11 @@ class Auto(Detector):
                 rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 new_floor = None
                 if floor is not None:  # the new version's fastest run (:meth:`floors`)
-                    x = run_locations(list(series.runs[int(vs.index[j])]), fence=self.fence,
-                                      estimator=state.get("estimator", "low"), history=_saved_fence(state))
-                    x = np.log(x[np.isfinite(x) & (x > 0)])
-                    if x.size:
-                        m = float(x.min())
+                    fastest = version_floors([series.runs[int(vs.index[j])]], fence=self.fence,
+                                             estimator=state.get("estimator", "low"), log=True,
+                                             fence_history=_saved_fence(state))
+                    if fastest.mean.size:
+                        m = float(fastest.mean[0])
                         new_floor = SegmentStats(1, m, m * m, 0.0, 0.0, 1.0)
                 on_floor = floor is None or new_floor is None or self._on_floor(
                     compare_segments(floor, new_floor, version_var=tuple(fv) if fv else None), rel)
@@ -521,6 +522,8 @@ class Auto(Detector):
         out = {**state, "last_version": last, "segment_start": start, "segment": dict(vars(seg))}
         if floor is not None:
             out["floor"] = dict(vars(floor))
+        else:
+            out.pop("floor", None)  # not the floor of a segment that ended
         return changes, n_tests, out
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
