@@ -156,11 +156,15 @@ def test_run_duet_table_is_validated(tmp_path):
 
 
 # Each run lands in one of two levels 25% apart (decided per run, as a hash seed would), with
-# small noise around its level: a bimodal benchmark made on purpose.
+# small noise around its level: a bimodal benchmark made on purpose.  Its draws are seeded by the
+# version's level and the run, not by the commit: the commit's hash depends on the interpreter's
+# path written into regbench.toml, and so would the draws and the test's outcome on another
+# checkout.
 BIMODAL = r"""
 import os, random
-level = float(open('level.txt').read())
-r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])
+text = open('level.txt').read()
+level = float(text)
+r = random.Random(text + '/' + os.environ['REGBENCH_RUN_INDEX'])
 run = (1.25 if r.random() < 0.5 else 1.0) * r.lognormvariate(0, 0.005)
 for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):
     print(level * run * r.lognormvariate(0, 0.005))
