@@ -99,6 +99,24 @@ def test_mode_stats_split_the_samples_at_the_bounds():
     assert fast.mean == pytest.approx([1.05, 1.25]) and slow.mean == pytest.approx([5.1, 5.2])
 
 
+def test_mode_floors_are_each_versions_fastest_run_in_each_mode():
+    from regbench.stats.segments import mode_floors
+
+    bounds = np.array([-np.inf, 3.0, np.inf])
+    runs = [[np.array([1.0, 1.1, 5.0, 5.2]), np.array([1.4, 1.6, 6.0, 6.2])],
+            [np.array([1.2, 1.3, 5.0, 5.4]), np.array([0.9, 1.1, 5.6, 5.8]), np.array([2.0, 2.2, 4.0, 4.4])],
+            [],  # a version without runs is left out
+            [np.array([1.0, 1.2, 1.1, 1.3]), np.array([1.5, 1.7, 1.6, 1.8])]]  # no run holds the slow mode
+    fast, slow = mode_floors(runs, bounds)
+    assert list(fast.index) == [0, 1, 3] and fast.mean == pytest.approx([1.05, 1.0, 1.15])
+    assert list(slow.index) == [0, 1] and slow.mean == pytest.approx([5.1, 4.2])
+    assert list(fast.n) == [1, 1, 1] and np.isnan(fast.var).all() and not fast.log
+    # On the log scale, the logarithm of the same; the mode's runs are those mode_stats counts.
+    log_fast, _ = mode_floors(runs, bounds, log=True)
+    assert log_fast.mean == pytest.approx(np.log([1.05, 1.0, 1.15])) and log_fast.log
+    assert list(mode_stats(runs, bounds)[1].index) == list(slow.index)
+
+
 def test_the_module_imports_neither_the_store_nor_the_model():
     code = ("import sys, regbench.stats.segments as m; m.version_stats([[m.np.ones(3)]]); "
             "print([k for k in ('sqlalchemy', 'rich', 'regbench.model', 'regbench.detect', 'scipy.stats') "

@@ -819,8 +819,13 @@ def version_floors(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "lo
     if log:
         with np.errstate(divide="ignore", invalid="ignore"):
             loc = np.log(loc)
+    return _version_minimum(loc, group, index, log=log)
+
+
+def _version_minimum(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool) -> VersionStats:
+    """Each version's smallest finite value (one value a version), for the versions that have one."""
     lowest = np.full(index.size, np.inf)
-    np.minimum.at(lowest, group, np.where(np.isfinite(loc), loc, np.inf))
+    np.minimum.at(lowest, group, np.where(np.isfinite(values), values, np.inf))
     keep = np.isfinite(lowest)
     return VersionStats(index=index[keep], mean=lowest[keep], var=np.full(int(keep.sum()), np.nan),
                         n=np.ones(int(keep.sum()), dtype=int), log=log)
@@ -1151,8 +1156,36 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
     seed 001 s.4.2: complex (multimodal) benchmarks compared cluster by cluster.
     """
     flat, group, index = _flatten(runs)
-    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence, history=fence_history)
+    return [stats_of_runs(values, group, index, log=log, outlying_z=outlying_z)
+            for values in _mode_run_means(flat, group, index, bounds, fence=fence, fence_history=fence_history)]
+
+
+def mode_floors(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
+                log: bool = False, fence_history: tuple[float, float] | None = None) -> list[VersionStats]:
+    """Per mode, each version's fastest run in it: the smallest of the run means of
+    :func:`mode_stats`, one value a version (``n`` 1, ``var`` NaN).
+
+    When runs land at levels (a process stays at one level) and a step of the whole benchmark
+    has carried two levels into one mode's fixed boundaries, that mode's location is the mean of
+    runs at both levels and moves with the share of runs at each, from version to version; its
+    fastest run stays at the lower level.  A mode that really moved carries its fastest run
+    with it.  So, as :func:`version_floors` does for the whole benchmark (Chen and Revels 2016),
+    this separates a move of the mode from a change in the mix of levels inside it.
+    """
+    flat, group, index = _flatten(runs)
     out = []
+    for values in _mode_run_means(flat, group, index, bounds, fence=fence, fence_history=fence_history):
+        if log:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
+        out.append(_version_minimum(values, group, index, log=log))
+    return out
+
+
+def _mode_run_means(flat: list[np.ndarray], group: np.ndarray, index: np.ndarray, bounds: np.ndarray, *,
+                    fence: float, fence_history: tuple[float, float] | None) -> Iterator[np.ndarray]:
+    """Per mode, each run's mean of its samples in it (NaN where it does not count: :func:`mode_stats`)."""
+    f_lo, f_hi = fence_bounds(flat, group=group, fence=fence, history=fence_history)
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         values = np.empty(len(flat))
         for i, (r, inside) in enumerate(zip(flat, _in_mode(flat, f_lo, f_hi, lo, hi), strict=True)):
@@ -1165,8 +1198,7 @@ def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fenc
             held = np.bincount(group, weights=np.isfinite(values).astype(float), minlength=index.size)
             total = np.bincount(group, minlength=index.size)
             values[((held < 2) & (total >= 2))[group]] = np.nan
-        out.append(stats_of_runs(values, group, index, log=log, outlying_z=outlying_z))
-    return out
+        yield values
 
 
 def _in_mode(flat: Sequence[np.ndarray], f_lo: np.ndarray, f_hi: np.ndarray, lo: float, hi: float
