@@ -46,9 +46,8 @@ from ..model import Series
 from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats,
                               SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location,
                               compare_segments, fastest_level, history_percentiles, mode_floors, mode_samples,
-                              mode_stats,
-                              pooled_spread, ratio_interval, relative_change, relative_interval, runs_in_one_mode,
-                              segment_test, two_level_t, version_floors, version_stats,
+                              mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
+                              runs_in_one_mode, segment_test, two_level_t, version_floors, version_stats,
                               version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
 
@@ -781,7 +780,7 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
 def _on_versions(vs: VersionStats, index: np.ndarray) -> VersionStats | None:
     """``vs`` on the versions ``index`` (history positions), or None when it lacks one of them."""
     pos = np.searchsorted(vs.index, index)
-    if vs.index.size == 0 or np.any(pos >= vs.index.size) or not np.array_equal(vs.index[np.minimum(pos, vs.index.size - 1)], index):
+    if np.any(pos >= vs.index.size) or not np.array_equal(vs.index[pos], index):
         return None
     return VersionStats(vs.index[pos], vs.mean[pos], vs.var[pos], vs.n[pos], vs.log, vs.run_scale)
 

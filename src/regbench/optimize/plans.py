@@ -129,6 +129,8 @@ def iteration_costs(series) -> dict[str, float] | None:
     """What an iteration of each version of a series costs, relatively: the median of its
     measured samples where they are times (lower is better), its inverse where they are rates
     (higher is better); None for any other unit, where samples say nothing of an iteration's cost."""
+    if series.direction == "lower" and series.unit not in _TIME_UNITS:
+        return None
     costs = {}
     for info, runs in zip(series.versions, series.runs, strict=True):
         if not runs:
@@ -137,8 +139,6 @@ def iteration_costs(series) -> dict[str, float] | None:
         if not (np.isfinite(level) and level > 0):
             return None
         costs[info.name] = level if series.direction == "lower" else 1.0 / level
-    if series.direction == "lower" and series.unit not in _TIME_UNITS:
-        return None
     return costs
 
 
