@@ -294,6 +294,56 @@ def test_a_live_campaign_is_not_taken_for_a_dead_one(store_url):
             ["finished", "interrupted", "finished"]
 
 
+def test_a_thread_never_takes_the_id_of_a_row_another_thread_has_not_committed(store_url):
+    """One store, two threads (a server's requests): the first creates a benchmark and a machine
+    and has not committed; the second stores a run of them.  It must wait for the rows, not take
+    their ids from the store's cache: on PostgreSQL its run's foreign keys would fail (and, with
+    more writers, the transactions deadlock), which is how two servers once lost a submission."""
+    if sa.make_url(store_url).get_backend_name() != "postgresql":
+        pytest.skip("SQLite has one writer at a time: no thread sees another's uncommitted rows")
+    import threading
+
+    with Store(store_url) as store:
+        failures: list[str] = []
+        sa.event.listen(store.engine, "handle_error", lambda ctx: failures.append(type(ctx.original_exception).__name__))
+        inserted, go = threading.Event(), threading.Event()
+
+        def first(conn) -> None:
+            store.ensure_benchmark(conn, "fresh")
+            store.ensure_machine(conn, "fresh-box")
+            inserted.set()
+            assert go.wait(60)
+
+        outcome: dict[str, object] = {}
+
+        def second() -> None:
+            try:
+                outcome["id"] = store.add_run(RunRecord("fresh", "v1", 0, np.array([1.0, 2.0]), machine="fresh-box"))
+            except Exception as exc:  # reported below
+                outcome["error"] = exc
+
+        writer = threading.Thread(target=store.write, args=(first,))
+        writer.start()
+        assert inserted.wait(60)
+        reader = threading.Thread(target=second)
+        reader.start()
+        waiting = sa.text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        watcher = sa.create_engine(store_url)
+        try:
+            deadline = time.monotonic() + 60
+            while reader.is_alive() and time.monotonic() < deadline:
+                with watcher.connect() as conn:
+                    if conn.execute(waiting).scalar_one():
+                        break  # the second thread waits for the first one's rows
+        finally:
+            watcher.dispose()
+        go.set()
+        writer.join(60)
+        reader.join(60)
+        assert "error" not in outcome and failures == []
+        assert [(r.benchmark, r.machine) for r in store.runs()] == [("fresh", "fresh-box")]
+
+
 # ------------------------------------------------------------------------ waiting for the lock
 def locked(code: int = 5) -> sa.exc.OperationalError:
     orig = sqlite3.OperationalError("database is locked")

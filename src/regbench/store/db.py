@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, timedelta
@@ -160,7 +161,13 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             tx.sqlite_transactions(self.engine)
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        # Ids of named rows (benchmark, version, config, machine) by (table, name).  ``_ids`` holds
+        # committed rows only and is shared by the threads of a process (a server's requests);
+        # a transaction's own new rows wait in its thread's ``_pending`` until it commits: another
+        # thread must not take the id of a row it cannot see yet (on PostgreSQL its foreign key
+        # fails, or worse, it skips waiting for the row and takes locks out of order).
         self._ids: dict[tuple[str, str], int] = {}
+        self._local = threading.local()
         self._leases = leases_for(self.engine)
         self._held: dict[int, Lease] = {}
         try:
@@ -192,7 +199,26 @@ class Store:
 
         ``work`` must only touch the database: it may run more than once.
         """
-        return tx.write(self.engine, work, patience=self.patience, rolled_back=self._forget)
+        def attempt(conn: Connection) -> R:
+            self._pending().clear()  # an earlier attempt's ids were rolled back with it
+            return work(conn)
+
+        result = tx.write(self.engine, attempt, patience=self.patience, rolled_back=self._forget)
+        pending = self._pending()
+        self._ids.update(pending)  # committed: every thread may use them now
+        pending.clear()
+        return result
+
+    def _pending(self) -> dict[tuple[str, str], int]:
+        """The ids this thread's transaction found or created, not committed yet."""
+        pending = getattr(self._local, "ids", None)
+        if pending is None:
+            pending = self._local.ids = {}
+        return pending
+
+    def _cached(self, key: tuple[str, str]) -> int | None:
+        found = self._pending().get(key)
+        return found if found is not None else self._ids.get(key)
 
     # ------------------------------------------------------------------ schema
     def _migrate(self, *, create: bool = True) -> None:
@@ -271,7 +297,7 @@ class Store:
     # ------------------------------------------------------------- named rows
     def _get_or_create(self, conn: Connection, table: sa.Table, name: str, **values) -> int:
         key = (table.name, name)
-        cached = self._ids.get(key)
+        cached = self._cached(key)
         if cached is not None:
             return cached
         row = conn.execute(sa.select(table).where(table.c.name == name)).first()
@@ -286,19 +312,21 @@ class Store:
                     # Relabelling would silently change the meaning of every stored run.
                     raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
                                      f"not {value!r}: use another benchmark name for the new {column}")
-        # A transaction that does not commit forgets every id (:meth:`write` calls
-        # :meth:`_forget`): a rolled-back insert must not leave a stale id behind.
-        self._ids[key] = ident
+        # Shared once committed (:meth:`write`); a transaction that does not commit forgets every
+        # id (:meth:`_forget`): a rolled-back insert must not leave a stale id behind.
+        self._pending()[key] = ident
         return ident
 
     def _forget(self) -> None:
+        self._pending().clear()
         self._ids.clear()
 
     def ensure_benchmark(self, conn: Connection, name: str, *, unit: str | None = None,
                          direction: str | None = None) -> int:
         values = {k: v for k, v in (("unit", unit), ("direction", direction)) if v is not None}
-        if values:
-            self._ids.pop(("benchmark", name), None)  # check the stored unit and direction again
+        if values:  # check the stored unit and direction again
+            self._ids.pop(("benchmark", name), None)
+            self._pending().pop(("benchmark", name), None)
         return self._get_or_create(conn, t.benchmark, name, **values)
 
     def ensure_version(self, conn: Connection, version: VersionInfo) -> int:
@@ -309,14 +337,15 @@ class Store:
         if not isinstance(version, VersionInfo):  # the keyword arguments this took before
             raise TypeError(f"`version` must be a VersionInfo, not {type(version).__name__}")
         key = ("version", version.name)
-        if key in self._ids:
-            return self._ids[key]
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         query = sa.select(t.version.c.id).where(t.version.c.name == version.name)
         ident = conn.execute(query).scalar()
         if ident is None:
             tx.insert_missing(conn, t.version, _version_row(version))
             ident = conn.execute(query).scalar_one()
-        self._ids[key] = ident
+        self._pending()[key] = ident
         return ident
 
     def _ensure_many_versions(self, conn: Connection, versions: Sequence[VersionInfo]) -> None:
@@ -328,7 +357,7 @@ class Store:
         todo: list[VersionInfo] = []
         named: set[str] = set()
         for v in versions:  # the first of two with one name counts, as with ensure_version
-            if v.name not in named and ("version", v.name) not in self._ids:
+            if v.name not in named and self._cached(("version", v.name)) is None:
                 named.add(v.name)
                 todo.append(v)
         if not todo:
@@ -347,8 +376,9 @@ class Store:
         tx.insert_missing_many(conn, t.version, [_version_row(v) for v in missing])
         if missing:
             ids.update(ids_of([v.name for v in missing]))
+        pending = self._pending()
         for v in todo:
-            self._ids[("version", v.name)] = ids[v.name]
+            pending[("version", v.name)] = ids[v.name]
 
     def ensure_versions(self, versions: Iterable[VersionInfo], *,
                         aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
