@@ -320,7 +320,7 @@ class Auto(Detector):
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
             floors = self.floors(series, vs, choice)
             changes, n_tests, cps = self._search(
-                series, vs, with_cps=True, excursions=modes is None, floors=floors,
+                series, vs, with_cps=True, excursions=(modes is None or __import__("os").environ.get("RB_EXALL","0")=="1"), floors=floors,
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
                                                                      "fastest runs (interference only adds time)"))
             state = self._state(series, vs, cps, choice, floors)
