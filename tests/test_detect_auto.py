@@ -455,6 +455,19 @@ def _two_level_runs(levels, *, slow_share=0.4, ratio=1.25, run_sd=0.005):
     return sampler
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_one_version_revert_is_found_when_every_run_stays_in_one_of_two_levels(seed):
+    """Runs that each land at one of two levels 25% apart, and one version 30% slower in the middle
+    of 81: the search of the benchmark's location looks for short excursions too when its runs each
+    stay in one mode (on these seeds the modes' own searches miss it: its fast runs land in the
+    slow mode's range)."""
+    levels = [1.0] * 40 + [1.3] + [1.0] * 40
+    s = series_from_levels(levels, sampler=_two_level_runs(levels), seed=seed)
+    changes = get_detector("auto").detect(s)
+    assert [(c.version, c.kind) for c in changes] == [("v40", "regression"), ("v41", "improvement")]
+    assert 0.2 < changes[0].change < 0.4
+
+
 def test_runs_in_one_mode_tells_modes_between_runs_from_modes_within_runs():
     from regbench.detect.auto import mode_bounds
     from regbench.stats import runs_in_one_mode

@@ -318,9 +318,14 @@ class Auto(Detector):
             if vs.mean.size < 2:
                 return [], 0, self._state(series, vs, [], choice, self.floors(series, vs, choice))
             modes = mode_bounds(series, fence=self.fence, rng=self.rng) if self.clusters else None
+            # Modes between runs: the runs lie wholly in one mode each (a process lands at one
+            # level and stays), so each run's location is measured from all its samples, as in a
+            # unimodal benchmark, and short excursions are looked for in the benchmark's location
+            # and in its modes' (see below; `_search`).
+            scan_modes = modes is not None and bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
             floors = self.floors(series, vs, choice)
             changes, n_tests, cps = self._search(
-                series, vs, with_cps=True, excursions=(modes is None or __import__("os").environ.get("RB_EXALL","0")=="1"), floors=floors,
+                series, vs, with_cps=True, excursions=modes is None or scan_modes, floors=floors,
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
                                                                      "fastest runs (interference only adds time)"))
             state = self._state(series, vs, cps, choice, floors)
@@ -328,12 +333,11 @@ class Auto(Detector):
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
                 # Short excursions are looked for in a mode's location only when the runs lie
-                # wholly in one mode (modes between runs: a process lands at one level and stays),
-                # so that each run's location in its mode is measured from all its samples, as in
-                # a unimodal benchmark.  With modes within runs it comes from the few samples a run
-                # has there, and the scan's short stretches raised false alarms (measured with
-                # `regbench evaluate`, docs/evaluation.md).
-                scan_modes = bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
+                # wholly in one mode (``scan_modes``), so that each run's location in its mode is
+                # measured from all its samples, as in a unimodal benchmark.  With modes within
+                # runs it comes from the few samples a run has there, and the scan's short
+                # stretches raised false alarms (measured with `regbench evaluate`,
+                # docs/evaluation.md).
                 fastest = self.mode_floors(series, modes, choice) if scan_modes else None
                 for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
                                                         outlying_z=self.outlying)):
@@ -440,10 +444,17 @@ class Auto(Detector):
     def _on_floor(self, res: SegmentTest, rel: float) -> bool:
         """Whether the fastest runs confirm a change of sign ``rel``: their two-level test (one value
         a version, so the version-to-version variance is all the noise) is significant at the
-        detector's confidence level, the same way.  A further condition on a change already found
-        significant: it can only remove changes, so the search's error rate holds."""
-        return bool(np.isfinite(res.p_value) and res.p_value < 1 - self.confidence_level
-                    and np.sign(res.mean_right - res.mean_left) == np.sign(rel))
+        detector's confidence level, the same way, and relevant (:meth:`relevant`, on their own
+        interval).  A further condition on a change already found significant: it can only remove
+        changes, so the search's error rate holds."""
+        if not (np.isfinite(res.p_value) and res.p_value < 1 - self.confidence_level
+                and np.sign(res.mean_right - res.mean_left) == np.sign(rel)):
+            return False
+        # Relevant there too: the fastest runs are the nearest the code's own cost is measured, so
+        # a relevant change of the code is a relevant change of them; bursts that slowed most runs
+        # of a version by 20% and its fastest one by 1% are interference, not a 20% change.
+        moved, low, high = ratio_interval(res, self.confidence_level, log=True)
+        return bool(self.relevant(moved, low, high))
 
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
@@ -549,11 +560,11 @@ class Auto(Detector):
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
                 with_cps: bool = False, excursions: bool = True, estimator: str | None = None,
                 floors: VersionStats | None = None):
-        # Excursions are looked for in the means of unimodal benchmarks, and in the modes of a
-        # multimodal one whose runs each stay in one mode: the overall location of a multimodal
-        # benchmark jumps with the share of each mode from run to run, and the location of a mode
-        # visited within runs, measured from few samples per run, raised false alarms in short
-        # stretches (measured with `regbench evaluate`).
+        # Excursions are looked for in the location of a unimodal benchmark, and in the location
+        # and the modes of a multimodal one whose runs each stay in one mode: where every run
+        # visits several modes, the overall location jumps with the share of each mode in the
+        # runs, and a mode's location, measured from the few samples a run has there, raised false
+        # alarms in short stretches (measured with `regbench evaluate`, docs/evaluation.md).
         cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions)
         changes = []
         for first, last in self._groups(vs, cps):
