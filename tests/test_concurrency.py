@@ -327,21 +327,59 @@ def test_a_thread_never_takes_the_id_of_a_row_another_thread_has_not_committed(s
         assert inserted.wait(60)
         reader = threading.Thread(target=second)
         reader.start()
-        waiting = sa.text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        # Only this test's database has waiters from this store (other tests' schemas share it,
+        # but no other test runs at the same time in this process).
+        waiting = sa.text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                          "AND datname = current_database()")
         watcher = sa.create_engine(store_url)
+        seen = False
         try:
             deadline = time.monotonic() + 60
-            while reader.is_alive() and time.monotonic() < deadline:
+            while reader.is_alive() and time.monotonic() < deadline and not seen:
                 with watcher.connect() as conn:
-                    if conn.execute(waiting).scalar_one():
-                        break  # the second thread waits for the first one's rows
+                    seen = bool(conn.execute(waiting).scalar_one())  # the second thread waits for the rows
         finally:
             watcher.dispose()
         go.set()
         writer.join(60)
         reader.join(60)
-        assert "error" not in outcome and failures == []
+        assert seen and "error" not in outcome and failures == []
         assert [(r.benchmark, r.machine) for r in store.runs()] == [("fresh", "fresh-box")]
+
+
+def test_ids_a_transaction_creates_are_shared_with_other_threads_only_once_it_commits(tmp_path):
+    """The bookkeeping under the test above, on SQLite: while one thread's transaction has created
+    a benchmark, another thread of the same store does not know its id; after the commit it does;
+    and a transaction rolled back leaves no id behind, in its own thread either."""
+    import threading
+
+    with Store(tmp_path / "ids.db") as store:
+        inserted, go = threading.Event(), threading.Event()
+        made: list[int] = []
+
+        def first(conn) -> None:
+            made.append(store.ensure_benchmark(conn, "fresh"))
+            inserted.set()
+            assert go.wait(60)
+
+        writer = threading.Thread(target=store.write, args=(first,))
+        writer.start()
+        assert inserted.wait(60)
+        assert store._cached(("benchmark", "fresh")) is None  # this thread: not committed yet
+        go.set()
+        writer.join(60)
+        assert store._cached(("benchmark", "fresh")) == made[0]
+
+        def failing(conn) -> None:
+            store.ensure_benchmark(conn, "rolled-back")
+            assert store._cached(("benchmark", "rolled-back")) is not None  # its own thread sees it
+            raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError):
+            store.write(failing)
+        assert store._cached(("benchmark", "rolled-back")) is None
+        assert store._cached(("benchmark", "fresh")) == made[0]  # committed ids stay
+        assert [b.name for b in store.benchmarks()] == ["fresh"]
 
 
 # ------------------------------------------------------------------------ waiting for the lock

@@ -774,3 +774,26 @@ def test_a_change_in_a_mode_must_show_in_the_modes_fastest_runs_when_runs_land_a
     assert sorted((c.version, c.kind) for c in unchecked.false_alarms) == [("v040", "regression"),
                                                                           ("v042", "improvement")]
     assert all(c.detail.startswith("mode 1 of ") for c in unchecked.false_alarms)
+
+
+def test_a_change_confirmed_by_the_fastest_runs_must_be_relevant_there_too():
+    """Bursts that raised most runs of some versions by 20% and their fastest runs by 1%: the
+    fastest runs' 1% is significant but not a relevant change, so it does not confirm a 20% one;
+    a fastest run that moved 20% does."""
+    from regbench.detect.auto import Auto
+    from regbench.stats.segments import segment_test, version_variance
+
+    rng = np.random.default_rng(0)
+
+    def floors(step):
+        m = np.log(np.r_[np.full(20, 1.0), np.full(20, 1.0 + step)] * (1 + rng.normal(0, 0.001, 40)))
+        return VersionStats(index=np.arange(40), mean=m, var=np.full(40, np.nan), n=np.ones(40, dtype=int), log=True)
+
+    auto = Auto()
+    small, large = floors(0.01), floors(0.2)
+    res_small = segment_test(small, 0, 20, 40, version_var=version_variance(small, [20]))
+    res_large = segment_test(large, 0, 20, 40, version_var=version_variance(large, [20]))
+    assert res_small.p_value < 1e-6  # significant: only its size stops it
+    assert not auto._on_floor(res_small, 0.2)
+    assert auto._on_floor(res_large, 0.2)
+    assert not auto._on_floor(res_large, -0.2)  # the other way

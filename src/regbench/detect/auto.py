@@ -60,9 +60,9 @@ REFINE_REACH = 2
 #: when the step is at least this many standard errors of its median in the mode.
 GAP_STEP_SE = 4.0
 
-#: Short excursions are scanned for in each mode of a multimodal benchmark when at least this share
-#: of its runs lie wholly in one mode (:func:`~regbench.stats.segments.runs_in_one_mode`): most
-#: runs, leaving room for the odd run that switched level midway.
+#: Short excursions are scanned for in the location and each mode of a multimodal benchmark when at
+#: least this share of its runs lie wholly in one mode (:func:`~regbench.stats.segments.runs_in_one_mode`):
+#: most runs, leaving room for the odd run that switched level midway.
 WHOLE_RUNS = 0.8
 
 #: ... and only in a mode held (by at least two runs) at this share of the versions: the scan

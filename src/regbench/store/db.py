@@ -297,7 +297,9 @@ class Store:
     # ------------------------------------------------------------- named rows
     def _get_or_create(self, conn: Connection, table: sa.Table, name: str, **values) -> int:
         key = (table.name, name)
-        cached = self._cached(key)
+        # A benchmark given with its unit or direction is read from the store every time, to check
+        # them against the stored ones (the cache is left alone: other threads use it).
+        cached = None if values and table is t.benchmark else self._cached(key)
         if cached is not None:
             return cached
         row = conn.execute(sa.select(table).where(table.c.name == name)).first()
@@ -312,21 +314,19 @@ class Store:
                     # Relabelling would silently change the meaning of every stored run.
                     raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
                                      f"not {value!r}: use another benchmark name for the new {column}")
-        # Shared once committed (:meth:`write`); a transaction that does not commit forgets every
-        # id (:meth:`_forget`): a rolled-back insert must not leave a stale id behind.
+        # Shared once committed (:meth:`write`); a transaction that does not commit forgets its
+        # own ids (:meth:`_forget`): a rolled-back insert must not leave a stale id behind.
         self._pending()[key] = ident
         return ident
 
     def _forget(self) -> None:
+        # Only this transaction's own ids: the shared ones are of committed rows, and no command
+        # deletes a named row.
         self._pending().clear()
-        self._ids.clear()
 
     def ensure_benchmark(self, conn: Connection, name: str, *, unit: str | None = None,
                          direction: str | None = None) -> int:
         values = {k: v for k, v in (("unit", unit), ("direction", direction)) if v is not None}
-        if values:  # check the stored unit and direction again
-            self._ids.pop(("benchmark", name), None)
-            self._pending().pop(("benchmark", name), None)
         return self._get_or_create(conn, t.benchmark, name, **values)
 
     def ensure_version(self, conn: Connection, version: VersionInfo) -> int:
