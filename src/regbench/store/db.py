@@ -199,11 +199,9 @@ class Store:
 
         ``work`` must only touch the database: it may run more than once.
         """
-        def attempt(conn: Connection) -> R:
-            self._pending().clear()  # an earlier attempt's ids were rolled back with it
-            return work(conn)
-
-        result = tx.write(self.engine, attempt, patience=self.patience, rolled_back=self._forget)
+        # An attempt that does not commit forgets its ids (``rolled_back``), so what is pending
+        # after the last one is what it committed.
+        result = tx.write(self.engine, work, patience=self.patience, rolled_back=self._forget)
         pending = self._pending()
         self._ids.update(pending)  # committed: every thread may use them now
         pending.clear()
