@@ -16,6 +16,7 @@ always SQLite, for tests that compare the two backends.
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The suite runs in two pytest-xdist workers (pyproject.toml's addopts), which tell the tests
+    # they are workers through these variables.  The benchmark processes the tests start inherit
+    # the environment, and a pytest-benchmark suite among them that sees PYTEST_XDIST_WORKER turns
+    # its benchmarks off (it cannot time them alongside other workers) and writes no results.
+    # A user's benchmarks never run inside an xdist worker, so neither do the tests'.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        os.environ.pop(name, None)
     config.addinivalue_line("markers", "store: uses the `store` fixture (a server's with --store-url)")
     url = config.getoption("--store-url")
     if url is None:
