@@ -260,6 +260,28 @@ def test_a_mode_of_the_history_is_not_fenced_out_of_a_version_that_drew_few_of_i
     assert robust_run_means(runs, group=group)[4] == pytest.approx(runs[4][1:].mean())
 
 
+def test_history_percentiles_are_those_of_the_positive_runs_samples():
+    # The definition, one run at a time: the runs with samples, all positive, pooled; the 10th and
+    # 90th percentiles as order statistics.  Empty runs, runs with a zero, a negative or a NaN
+    # sample, and runs of several lengths are mixed in.
+    rng = np.random.default_rng(11)
+    runs = [rng.lognormal(0, 0.3, rng.integers(0, 12)) for _ in range(200)]
+    for k, bad in [(3, 0.0), (40, -2.0), (77, np.nan), (150, -np.inf)]:
+        runs[k] = np.r_[runs[k], bad]
+    kept = [r for r in runs if r.size and r.min() > 0]
+    assert 150 < len(kept) < len(runs)
+    flat = np.sort(np.concatenate(kept))
+    # Order statistics by hand: the smallest sample with at least 10% of the samples at or below
+    # it, the largest with at least 10% at or above it.
+    n = flat.size
+    want = (flat[int(np.ceil(0.1 * (n - 1)))], flat[int(np.floor(0.9 * (n - 1)))])
+    assert history_percentiles(runs) == want
+    assert history_percentiles(kept) == want
+    # No usable run: NaN, not an error.
+    for none in ([], [np.empty(0)], [np.array([1.0, -1.0]), np.empty(0)], [np.array([np.nan])]):
+        assert all(np.isnan(history_percentiles(none)))
+
+
 def test_pooled_summaries_fence_each_history_by_its_own_percentiles():
     # A history in microseconds and one in seconds, each with a 1,000x outlier: pooled in one
     # call, each is fenced by its own history's percentiles, not by the other's.

@@ -311,8 +311,11 @@ class Auto(Detector):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             choice = self.location(series)
+            # The runs' locations were computed to choose the location (``run_values``, the same
+            # fence): not again.
             vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log,
-                               outlying_z=self.outlying, outlying_side=burst_side(series.direction, choice.log))
+                               outlying_z=self.outlying, outlying_side=burst_side(series.direction, choice.log),
+                               locations=(choice.run_values or {}).get(choice.estimator))
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:

@@ -225,14 +225,30 @@ def _check_group(group, n: int) -> np.ndarray:
     return group
 
 
+def _stacked(runs: Sequence[np.ndarray], idx: np.ndarray, size: int) -> np.ndarray:
+    """The runs ``idx`` (each of ``size`` samples) as the rows of one array: ``np.stack``'s result
+    from one concatenation (``np.stack`` makes a view of every run first: 14% of ``auto``'s time
+    on histories of 5,000 runs of 10 samples, measured with cProfile)."""
+    return np.concatenate([runs[i] for i in idx]).reshape(idx.size, size)
+
+
 def history_percentiles(runs: Sequence[np.ndarray]) -> tuple[float, float]:
     """The 10th and 90th percentiles (order statistics) of every sample of the positive runs of
     one history: the history's reference for :func:`fence_bounds`, NaN when it has none."""
-    pooled = [r for r in runs if r.size and r.min() > 0]
-    if not pooled:
+    # The runs' minima in one pass over their concatenation (``np.minimum.reduceat``), not one
+    # ``min`` call a run: on histories of 5,000 runs those calls took 27% of ``auto``'s time.
+    sizes = np.fromiter((r.size for r in runs), dtype=np.intp, count=len(runs))
+    full = sizes > 0
+    if not full.any():
         return float("nan"), float("nan")
-    flat = np.concatenate(pooled)
-    return float(np.quantile(flat, 0.1, method="higher")), float(np.quantile(flat, 0.9, method="lower"))
+    flat = np.concatenate(runs)
+    starts = np.cumsum(sizes) - sizes
+    keep = np.zeros(len(runs), dtype=bool)
+    keep[full] = np.minimum.reduceat(flat, starts[full]) > 0  # NaN compares False, as r.min() > 0 did
+    if not keep.any():
+        return float("nan"), float("nan")
+    pooled = flat if keep.all() else flat[np.repeat(keep, sizes)]
+    return float(np.quantile(pooled, 0.1, method="higher")), float(np.quantile(pooled, 0.9, method="lower"))
 
 
 def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
@@ -280,7 +296,7 @@ def fence_bounds(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0,
         if size == 0:
             continue
         idx = np.flatnonzero(sizes == size)
-        block = np.stack([runs[i] for i in idx])
+        block = _stacked(runs, idx, int(size))
         # Order statistics, not interpolated: with few samples a run's interpolated 90th
         # percentile is pulled towards its largest sample (x[8] + 0.1 (x[9] - x[8]) of ten), so a
         # 100x outlier would raise its own fence to 10x and slip under it.
@@ -407,7 +423,7 @@ def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: S
         if size == 0:
             continue
         idx = np.flatnonzero(sizes == size)
-        block = np.stack([runs[i] for i in idx])
+        block = _stacked(runs, idx, int(size))
         keep = (block >= lo[idx, None]) & (block <= hi[idx, None])
         every = bool(keep.all())
         kept = keep.sum(axis=1)
@@ -548,7 +564,7 @@ def _median_skew(runs: Sequence[np.ndarray]) -> float:
     sizes = np.array([r.size for r in runs])
     values = []
     for size in np.unique(sizes[sizes >= MIN_SAMPLES_FOR_QUANTILES]):
-        block = np.stack([runs[i] for i in np.flatnonzero(sizes == size)])
+        block = _stacked(runs, np.flatnonzero(sizes == size), int(size))
         sd = block.std(axis=1)
         ok = sd > 0
         values.append((block.mean(axis=1)[ok] - np.median(block, axis=1)[ok]) / sd[ok])
@@ -833,7 +849,8 @@ def _version_minimum(values: np.ndarray, group: np.ndarray, index: np.ndarray, *
 
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
                   log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
-                  fence_history: tuple[float, float] | None = None, outlying_side: str = "both") -> VersionStats:
+                  fence_history: tuple[float, float] | None = None, outlying_side: str = "both",
+                  locations: np.ndarray | None = None) -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -854,6 +871,10 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         a full pass for the few new versions of an incremental one; default: those of ``runs``.
     outlying_side : str, keyword-only
         Which side of their version's median runs are left out on (:func:`burst_side`).
+    locations : numpy.ndarray, optional, keyword-only
+        The runs' ``estimator`` locations, already computed with this ``fence`` and
+        ``fence_history`` (:attr:`LocationChoice.run_values`, one per run of the versions with
+        runs, in history order), as for :func:`version_floors`; default: computed here.
 
     Returns
     -------
@@ -874,8 +895,11 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     flat, group, index = _flatten(runs)
     if not flat:
         return stats_of_runs(np.empty(0), group, index, log=log)
-    return stats_of_runs(run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history),
-                         group, index, log=log,
+    if locations is not None and np.shape(locations) == (len(flat),):
+        loc = np.asarray(locations, dtype=float)
+    else:
+        loc = run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history)
+    return stats_of_runs(loc, group, index, log=log,
                          outlying_z=outlying_z, run_scale=run_scale, outlying_side=outlying_side)
 
 
