@@ -388,19 +388,23 @@ PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
 
 @pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL is not set (no PostgreSQL server)")
 def test_alerts_on_postgresql_as_on_sqlite(tmp_path):
+    from conftest import fresh_schema
+
+    # A schema of its own, not the server's `public`: the suite runs in two pytest-xdist workers.
+    assert PG_URL is not None
+    with fresh_schema(PG_URL) as pg_url:
+        _alerts_on_postgresql_as_on_sqlite(tmp_path, pg_url)
+
+
+def _alerts_on_postgresql_as_on_sqlite(tmp_path, pg_url):
     from regbench.notify import notify_pending
     from regbench.notify.jsonfile import JsonSink
     from regbench.store.alerts import claim
 
-    engine = sa.create_engine(PG_URL)
-    with engine.begin() as conn:
-        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
-        conn.execute(sa.text("CREATE SCHEMA public"))
-    engine.dispose()
     changes = [change("v2", "v1", change=0.10, ci=(0.08, 0.12)), change("v2", "v1", ci=(0.09, 0.11), method="b"),
                change("v5", "v4", change=-0.1, ci=(-0.12, -0.08)), change("v7", "v6")]
     results = []
-    for location in (PG_URL, tmp_path / "r.db"):
+    for location in (pg_url, tmp_path / "r.db"):
         with Store(location) as s:
             assert s.schema_revision() == t.SCHEMA_REVISION
             fill(s)

@@ -10,8 +10,6 @@ import os
 
 import numpy as np
 import pytest
-import sqlalchemy as sa
-
 from regbench.analysis import summarize
 from regbench.detect.driver import detect_changes
 from regbench.errors import StoreError
@@ -19,6 +17,7 @@ from regbench.ingest import import_file
 from regbench.model import RunRecord
 from regbench.store import Store, schema
 
+from conftest import fresh_schema
 from storetools import export_csv
 
 PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
@@ -26,13 +25,17 @@ pytestmark = pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL i
 
 
 @pytest.fixture
-def pg_store():
-    engine = sa.create_engine(PG_URL)
-    with engine.begin() as conn:
-        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
-        conn.execute(sa.text("CREATE SCHEMA public"))
-    engine.dispose()
-    store = Store(PG_URL)
+def pg_url():
+    """A new, empty schema on the server, dropped after the test: the suite runs in two
+    pytest-xdist workers, so a test must not share the server's ``public`` schema with another."""
+    assert PG_URL is not None
+    with fresh_schema(PG_URL) as url:
+        yield url
+
+
+@pytest.fixture
+def pg_store(pg_url):
+    store = Store(pg_url)
     yield store
     store.close()
 
@@ -55,9 +58,9 @@ def csv_file(tmp_path):
     return p
 
 
-def test_schema_is_migrated_to_the_current_revision(pg_store):
+def test_schema_is_migrated_to_the_current_revision(pg_store, pg_url):
     assert pg_store.schema_revision() == schema.SCHEMA_REVISION
-    with Store(PG_URL) as again:  # reopening is a no-op
+    with Store(pg_url) as again:  # reopening is a no-op
         assert again.schema_revision() == schema.SCHEMA_REVISION
 
 
