@@ -7,7 +7,6 @@ computed from them: the design matrices, the defining relations, the word-length
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -167,12 +166,10 @@ def test_plackett_burman_is_orthogonal_and_matches_pydoe3():
     np.testing.assert_array_equal(d.coded.T @ d.coded, 12 * np.eye(11))
 
 
-def test_a_design_for_30_options_takes_under_a_second():
-    start = time.perf_counter()
+def test_a_resolution_iv_design_for_30_options_has_64_runs():
+    # Its speed (the target: under 1 s) is measured by benchmarks/bench_screening.py, not here.
     d = get_design("fractional", resolution=4).build([2] * 30)
-    elapsed = time.perf_counter() - start
     assert d.runs == 64 and d.resolution == 4
-    assert elapsed < 1.0, elapsed
 
 
 def test_generators_record_is_consistent():

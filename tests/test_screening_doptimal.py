@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -59,14 +58,13 @@ def test_from_nothing_a_full_factorial_is_d_optimal_for_main_effects():
     assert result.d_efficiency == pytest.approx(1.0)
 
 
-def test_a_128_run_design_with_20_terms_is_augmented_in_under_10_s():
+def test_a_128_run_design_with_20_terms_is_augmented_by_16_runs():
+    # Its speed (the target: under 10 s) is measured by benchmarks/bench_screening.py, not here.
     d = get_design("fractional", runs=128, resolution=4).build([2] * 14)
     terms = design_terms(d, order=1) + [Term(pair, "*".join(map(str, pair)))
                                         for pair in [(0, 1), (0, 2), (1, 2), (3, 4), (5, 6), (7, 8)]]
     assert len(terms) == 20
-    start = time.perf_counter()
     result = augment(d.coded, terms, 16, rng=0)
-    assert time.perf_counter() - start < 10
     assert result.estimable and result.coded.shape == (144, 14)
 
 
