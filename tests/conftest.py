@@ -83,6 +83,17 @@ def fresh_schema(server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A new, empty schema on the server ``REGBENCH_TEST_POSTGRES_URL`` names, dropped after the
+    test, for tests that compare PostgreSQL with SQLite (skip them without a server): never the
+    server's ``public`` schema, which two pytest-xdist workers would share."""
+    server = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
+    assert server, "mark the test to be skipped without REGBENCH_TEST_POSTGRES_URL"
+    with fresh_schema(server) as url:
+        yield url
+
+
+@pytest.fixture
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Where a fresh store for this test is: a SQLite file, or a new schema under ``--store-url``."""
     server = request.config.getoption("--store-url")

@@ -387,16 +387,7 @@ PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
 
 
 @pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL is not set (no PostgreSQL server)")
-def test_alerts_on_postgresql_as_on_sqlite(tmp_path):
-    from conftest import fresh_schema
-
-    # A schema of its own, not the server's `public`: the suite runs in two pytest-xdist workers.
-    assert PG_URL is not None
-    with fresh_schema(PG_URL) as pg_url:
-        _alerts_on_postgresql_as_on_sqlite(tmp_path, pg_url)
-
-
-def _alerts_on_postgresql_as_on_sqlite(tmp_path, pg_url):
+def test_alerts_on_postgresql_as_on_sqlite(tmp_path, pg_url):  # pg_url: a schema of its own (tests/conftest.py)
     from regbench.notify import notify_pending
     from regbench.notify.jsonfile import JsonSink
     from regbench.store.alerts import claim

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+
 from regbench.analysis import summarize
 from regbench.detect.driver import detect_changes
 from regbench.errors import StoreError
@@ -17,7 +18,6 @@ from regbench.ingest import import_file
 from regbench.model import RunRecord
 from regbench.store import Store, schema
 
-from conftest import fresh_schema
 from storetools import export_csv
 
 PG_URL = os.environ.get("REGBENCH_TEST_POSTGRES_URL")
@@ -25,16 +25,7 @@ pytestmark = pytest.mark.skipif(not PG_URL, reason="REGBENCH_TEST_POSTGRES_URL i
 
 
 @pytest.fixture
-def pg_url():
-    """A new, empty schema on the server, dropped after the test: the suite runs in two
-    pytest-xdist workers, so a test must not share the server's ``public`` schema with another."""
-    assert PG_URL is not None
-    with fresh_schema(PG_URL) as url:
-        yield url
-
-
-@pytest.fixture
-def pg_store(pg_url):
+def pg_store(pg_url):  # pg_url: a schema of its own (tests/conftest.py)
     store = Store(pg_url)
     yield store
     store.close()

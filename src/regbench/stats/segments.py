@@ -795,6 +795,15 @@ def _flatten(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np
     return flat, np.repeat(np.arange(index.size), counts[index]), index
 
 
+def _given_locations(locations: np.ndarray | None, flat: Sequence[np.ndarray], *, group: np.ndarray, fence: float,
+                     estimator: str, history: tuple[float, float] | None = None) -> np.ndarray:
+    """The runs' locations a caller already computed (:attr:`LocationChoice.run_values`, one per
+    run of ``flat``), else :func:`run_locations` of ``flat``."""
+    if locations is not None and np.shape(locations) == (len(flat),):
+        return np.asarray(locations, dtype=float)
+    return run_locations(flat, group=group, fence=fence, estimator=estimator, history=history)
+
+
 def version_floors(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "low", fence: float = 10.0,
                    log: bool = False, locations: np.ndarray | None = None,
                    fence_history: tuple[float, float] | None = None) -> VersionStats:
@@ -828,10 +837,7 @@ def version_floors(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "lo
         for the versions whose runs have a finite location.
     """
     flat, group, index = _flatten(runs)
-    if locations is not None and np.shape(locations) == (len(flat),):
-        loc = np.asarray(locations, dtype=float)
-    else:
-        loc = run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history)
+    loc = _given_locations(locations, flat, group=group, fence=fence, estimator=estimator, history=fence_history)
     if log:
         with np.errstate(divide="ignore", invalid="ignore"):
             loc = np.log(loc)
@@ -895,10 +901,7 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     flat, group, index = _flatten(runs)
     if not flat:
         return stats_of_runs(np.empty(0), group, index, log=log)
-    if locations is not None and np.shape(locations) == (len(flat),):
-        loc = np.asarray(locations, dtype=float)
-    else:
-        loc = run_locations(flat, group=group, fence=fence, estimator=estimator, history=fence_history)
+    loc = _given_locations(locations, flat, group=group, fence=fence, estimator=estimator, history=fence_history)
     return stats_of_runs(loc, group, index, log=log,
                          outlying_z=outlying_z, run_scale=run_scale, outlying_side=outlying_side)
 
@@ -1067,10 +1070,7 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     flat, group, index = _flatten(runs)
     if index.size < LEVEL_MIN_VERSIONS:
         return None
-    if locations is not None and np.shape(locations) == (len(flat),):
-        loc = np.asarray(locations, dtype=float)
-    else:
-        loc = run_locations(flat, group=group, fence=fence, estimator=estimator)
+    loc = _given_locations(locations, flat, group=group, fence=fence, estimator=estimator)
     finite = np.isfinite(loc)
     if finite.sum() < 20 or not np.all(loc[finite] > 0):
         return None
