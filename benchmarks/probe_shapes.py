@@ -4,7 +4,10 @@
 The corpus' named shapes (``regbench.evaluate.corpus.NOISE_SHAPES``) are the ones ``auto``'s
 rules were chosen on.  These seven were drawn up afterwards, each a variation of a named shape
 in one direction the named ones do not cover, and are scored on seeds not used elsewhere (3
-and 4), so that they measure how the default holds on data it has not seen.
+and 4), so that they measure how the default holds on data it has not seen.  Seven more were
+added on 2026-11-28 (seeds 7, 8 and 9): processes timed once or twice (hyperfine's way), alone
+and with interference or runs at two levels, timers that round, and heavy-tailed run effects;
+the generator makes at least two samples a run, so the one-sample shapes keep each run's first.
 
 Usage::
 
@@ -21,8 +24,10 @@ import argparse
 import dataclasses
 import sys
 
+import numpy as np
+
 from regbench.evaluate import evaluate, make_corpus
-from regbench.evaluate.corpus import NOISE_SHAPES
+from regbench.evaluate.corpus import NOISE_SHAPES, Corpus
 
 
 def _shape(base: str, name: str, **changes):
@@ -39,12 +44,65 @@ SHAPES = {s.name: s for s in (
     _shape("default", "long-warmup", warmup_outlast=1.0, warmup_amplitude=(0.5, 2.0)),
     _shape("default", "high-jitter", jitter=0.006),
     _shape("default", "many-runs-quiet", n_runs=20, n_iterations=5, run_cv=(0.001, 0.005)),
+    # 2026-11-28
+    _shape("default", "one-iteration", n_runs=10, n_iterations=2),
+    _shape("default", "two-iterations", n_runs=5, n_iterations=2),
+    _shape("default", "one-iter-3runs", n_runs=3, n_iterations=2),
+    _shape("skewed", "one-iter-skewed", n_runs=10, n_iterations=2),
+    _shape("bimodal-runs", "one-iter-bimodal", n_runs=10, n_iterations=2),
+    _shape("default", "quantized"),
+    _shape("default", "heavy-run"),
 )}
+
+
+def _each_run(corpus: Corpus, f) -> Corpus:
+    out = []
+    for ls in corpus.series:
+        runs = [[f(r) for r in version] for version in ls.series.runs]
+        out.append(dataclasses.replace(ls, series=dataclasses.replace(ls.series, runs=runs)))
+    return dataclasses.replace(corpus, series=tuple(out))
+
+
+def _quantized(corpus: Corpus, rng) -> Corpus:
+    """A timer that rounds: every sample to a resolution of 0.5-3% of the series' level."""
+    out = []
+    for ls in corpus.series:
+        q = float(np.median(np.concatenate(ls.series.runs[0]))) * rng.uniform(0.005, 0.03)
+        out.append(_each_run(Corpus((ls,)), lambda r, q=q: np.round(r / q) * q).series[0])
+    return dataclasses.replace(corpus, series=tuple(out))
+
+
+def _heavy_run(corpus: Corpus, rng) -> Corpus:
+    """Run effects with heavy tails: each run times 1 + c t(2), c 0.3-1% per series."""
+    out = []
+    for ls in corpus.series:
+        c = rng.uniform(0.003, 0.01)
+        out.append(_each_run(Corpus((ls,)), lambda r, c=c: r * (1 + c * rng.standard_t(2))).series[0])
+    return dataclasses.replace(corpus, series=tuple(out))
+
+
+#: What is done to a generated corpus after it is made (a process timed once keeps its first sample).
+POST = {
+    "one-iteration": lambda c, rng: _each_run(c, lambda r: r[:1]),
+    "two-iterations": lambda c, rng: c,
+    "one-iter-3runs": lambda c, rng: _each_run(c, lambda r: r[:1]),
+    "one-iter-skewed": lambda c, rng: _each_run(c, lambda r: r[:1]),
+    "one-iter-bimodal": lambda c, rng: _each_run(c, lambda r: r[:1]),
+    "quantized": _quantized,
+    "heavy-run": _heavy_run,
+}
+
+
+def probe_corpus(name: str, seed: int, n_series: int) -> Corpus:
+    """The probe corpus ``name`` of ``seed``."""
+    corpus = make_corpus(shape=SHAPES[name], n_series=n_series, rng=seed)
+    post = POST.get(name)
+    return corpus if post is None else post(corpus, np.random.default_rng(seed + 100))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated; default: all fourteen")
     ap.add_argument("--seeds", default="3,4")
     ap.add_argument("--methods", default="auto,otava-low,otava-median,edivisive")
     ap.add_argument("--series", type=int, default=200)
@@ -54,7 +112,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|")
     for name in args.shapes.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
-            corpus = make_corpus(shape=SHAPES[name], n_series=args.series, rng=seed)
+            corpus = probe_corpus(name, seed, args.series)
             for s in evaluate(corpus, args.methods.split(","), jobs=args.jobs).scores:
                 print(f"| {name} | {seed} | {s.method} | {s.recall_relevant:.3f} | {s.f1:.3f} | "
                       f"{s.n_false_alarms} ({s.false_alarms_per_1000:.2f}) |", flush=True)

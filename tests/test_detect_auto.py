@@ -124,6 +124,50 @@ def test_a_moved_mode_of_a_bimodal_benchmark_is_found_though_the_mean_barely_mov
     assert get_detector("auto", clusters=False, location="mean").detect(s) == []
 
 
+def _one_sample_runs(*, runs, iters, moved_from=None, seed=0):
+    """A cache hit (~1.0, 70%) / miss (~80, 30%) benchmark timed once or twice a process (as
+    hyperfine times whole commands); from ``moved_from`` on only the miss mode is 12% faster."""
+    def sampler(rng, k):
+        miss = 80.0 * (0.88 if moved_from is not None and k >= moved_from else 1.0)
+        hit = rng.random(iters) < 0.7
+        return np.where(hit, 1.0, miss) * (1 + rng.normal(0, 0.005)) * (1 + rng.normal(0, 0.003, iters))
+
+    return series_from_levels([1.0] * 80, runs=runs, sampler=sampler, seed=seed)
+
+
+@pytest.mark.parametrize(("runs", "iters"), [(10, 1), (5, 2), (3, 1)])
+def test_a_moved_mode_is_found_when_each_process_is_timed_once_or_twice(runs, iters):
+    # One or two samples a run: no run can hold two samples in each mode, and no version has the
+    # 20 samples the bimodality screen needs; both used to hide the modes (a 12% move of the miss
+    # mode went unseen, measured on a probe of 150 such series: 41 of 43 moved modes missed).
+    s = _one_sample_runs(runs=runs, iters=iters, moved_from=40)
+    changes = get_detector("auto").detect(s)
+    # Named at the first version from v40 on that drew a miss at all (with 3 one-sample runs and
+    # 30% misses, a version can draw none).
+    first = next(k for k in range(40, 80) if any(r.max() > 3.0 for r in s.runs[k]))
+    assert [c.version for c in changes] == [f"v{first}"]
+    assert changes[0].change == pytest.approx(-0.12, abs=0.02)
+    assert "mode" in changes[0].detail
+    # ... and the same benchmark without the move gives nothing.
+    assert get_detector("auto").detect(_one_sample_runs(runs=runs, iters=iters)) == []
+
+
+def test_a_process_timed_once_whose_sample_is_a_huge_outlier_does_not_hide_a_step():
+    # Ten processes a version timed once each, a quarter of them slowed 30-200% by interference
+    # (too many to leave out as bursts), and one 1,000x outlier in the first version after a
+    # -25% step near the end: the fences leave that sample out, and with it its run (kept whole,
+    # it hid the step: a probe of such benchmarks, docs/evaluation.md).
+    def sampler(rng, k):
+        level = 0.75 if k >= 70 else 1.0
+        return np.array([level * (1 + rng.normal(0, 0.002)) * (1 + (rng.random() < 0.25) * rng.uniform(0.3, 2.0))])
+
+    s = series_from_levels([1.0] * 80, sampler=sampler, seed=3)
+    s.runs[70][0] = np.array([750.0])
+    changes = get_detector("auto").detect(s)
+    assert [c.version for c in changes] == ["v70"]
+    assert changes[0].change == pytest.approx(-0.25, abs=0.03)
+
+
 def test_direction_higher_flips_the_kind():
     s = series_from_levels([1.0] * 30 + [1.1] * 30, direction="higher")
     assert [c.kind for c in get_detector("auto").detect(s)] == ["improvement"]

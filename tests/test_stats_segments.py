@@ -15,6 +15,7 @@ from regbench.stats.segments import (
     mode_stats,
     ratio_interval,
     robust_run_means,
+    run_locations,
     segment_test,
     two_level_t,
     version_stats,
@@ -226,6 +227,32 @@ def test_a_stray_sample_or_a_lone_run_does_not_make_a_mode_level():
     runs[1][2] = three
     _, slow = mode_stats(runs, np.array([-np.inf, 3.0, np.inf]))
     assert list(slow.index) == [0, 1] and list(slow.n) == [3, 2] and slow.mean[1] == 5.0
+
+
+def test_a_run_of_one_or_two_samples_counts_for_the_mode_its_sample_lies_in():
+    # Processes timed once or twice cannot hold two samples in each of two modes: one sample
+    # counts, and a version still needs two runs in the mode.
+    bounds = np.array([-np.inf, 3.0, np.inf])
+    runs = [[np.array([1.0]), np.array([5.0]), np.array([5.2])], [np.array([1.0]), np.array([1.1]), np.array([5.0])],
+            [np.array([1.0, 5.0]), np.array([5.1, 1.0]), np.array([1.0, 1.0])]]
+    fast, slow = mode_stats(runs, bounds)
+    assert list(fast.index) == [1, 2] and list(fast.n) == [2, 3]
+    assert fast.mean[0] == pytest.approx(1.05)
+    assert list(slow.index) == [0, 2] and list(slow.n) == [2, 2]
+    assert slow.mean[0] == pytest.approx(5.1) and slow.mean[1] == pytest.approx(5.05)
+    # Four samples a run: a lone sample in a mode is a stray again.
+    long = [[np.array([1.0, 1.0, 1.0, 5.0]), np.array([1.0, 1.0, 1.0, 5.0])]]
+    _, slow = mode_stats(long, bounds)
+    assert list(slow.index) == []
+
+
+def test_a_run_whose_every_sample_is_fenced_out_has_no_location():
+    # Processes timed once: the one whose sample is 1,000x the others' is left out, not kept whole.
+    runs = [np.array([1.0]), np.array([1.02]), np.array([0.99]), np.array([1000.0]), np.array([1.01])]
+    for estimator in ("mean", "median", "low"):
+        values = run_locations(runs, estimator=estimator)
+        assert np.isnan(values[3]) and np.allclose(values[[0, 1, 2, 4]], [1.0, 1.02, 0.99, 1.01])
+    assert np.isnan(robust_run_means(runs)[3])
 
 
 def test_a_run_s_own_outlier_does_not_raise_its_fence():

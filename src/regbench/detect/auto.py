@@ -638,6 +638,15 @@ class Auto(Detector):
             estimator=estimator)
 
 
+#: Samples a screened version of :func:`mode_bounds` needs for its bimodality coefficient.
+MODE_SCREEN_SAMPLES = 20
+
+#: Samples :func:`mode_bounds` pools from consecutive versions that each have fewer than
+#: :data:`MODE_SCREEN_SAMPLES`: on a clean mixture of two levels 25% apart (35% slow, 0.6% noise),
+#: the clustering counted two modes in 79 of 100 pools of 20 samples, 95 of 40 and 100 of 60.
+MODE_POOL_SAMPLES = 60
+
+
 def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int = 4000,
                 n_versions: int = 8) -> np.ndarray | None:
     """Boundaries between the modes of a multimodal series, or None when it has one mode.
@@ -659,13 +668,21 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
     pools, coefficients = [], []
     for k in picks:  # one version at a time: pooling versions across a step would make two modes
         pool = np.concatenate(series.runs[k])
+        # ... unless a version has too few samples to screen (runs of one or two samples, as a
+        # process timed once gives): then it and the next versions, until the clustering has
+        # enough to count modes right.  A window that a step crosses can look bimodal, but most
+        # windows must (the median below).
+        j, small = have.index(k), pool.size < MODE_SCREEN_SAMPLES
+        while small and pool.size < MODE_POOL_SAMPLES and j + 1 < len(have):
+            j += 1
+            pool = np.concatenate([pool, *series.runs[have[j]]])
         if pool.size > max_samples:
             pool = gen.choice(pool, max_samples, replace=False)
         if pool.size and pool.min() > 0:
             q10, q90 = np.quantile(pool, [0.1, 0.9])
             pool = pool[(pool >= q10 / fence) & (pool <= q90 * fence)]
         pools.append(pool)
-        coefficients.append(bimodality_coefficient(pool) if pool.size >= 20 else 0.0)
+        coefficients.append(bimodality_coefficient(pool) if pool.size >= MODE_SCREEN_SAMPLES else 0.0)
     if np.median(coefficients) <= 5 / 9:
         return None
     pool = pools[int(np.argmax(coefficients))]

@@ -339,7 +339,11 @@ def robust_run_means(runs: Sequence[np.ndarray], *, group=None, fence: float = 1
     so a few outliers cannot move it.  Percentiles rather than quartiles, because the slow mode
     of a bimodal benchmark (a cache miss, seed 001 s.4.2) may hold only 10-25% of the samples and
     is not an outlier; seed 001 s.2.1's outliers are "several orders of magnitude" away, which a
-    fence of 10 times catches.  A run with every sample fenced out keeps its plain mean.
+    fence of 10 times catches.  A run with every sample fenced out has no mean (NaN): the whole
+    run lies an order of magnitude beyond its version's other runs and the history, as a process
+    timed once whose one sample is such an outlier does, and is left out as an outlying run is
+    (:func:`outlying_runs`); kept whole, one such run moved its version's level by the outlier's
+    distance (a probe of processes timed once with interference, docs/evaluation.md).
 
     Runs of equal length are stacked and handled at once (the usual case: a plan fixes the
     iterations), so thousands of runs cost a few numpy calls.
@@ -393,8 +397,8 @@ def run_locations(runs: Sequence[np.ndarray], *, group=None, fence: float = 10.0
     Returns
     -------
     numpy.ndarray
-        One value per run (NaN for an empty run).  A run with every sample fenced out gets the
-        statistic of all its samples.
+        One value per run (NaN for an empty run, and for a run with every sample fenced out:
+        see :func:`robust_run_means`).
 
     Raises
     ------
@@ -429,9 +433,9 @@ def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: S
         kept = keep.sum(axis=1)
         trimmed = block if every else np.where(keep, block, np.nan)
         for name in estimators:
-            if name == "mean":  # a run with every sample fenced out keeps its plain mean
+            if name == "mean":  # a run with every sample fenced out has none (robust_run_means)
                 out[name][idx] = np.where(kept > 0, np.where(keep, block, 0.0).sum(axis=1) / np.maximum(kept, 1),
-                                          block.mean(axis=1))
+                                          np.nan)
                 continue
             q = 0.5 if name == "median" else LOW_QUANTILE
             if every:
@@ -440,7 +444,7 @@ def _locations(runs: Sequence[np.ndarray], *, group, fence: float, estimators: S
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows are replaced below
                 values = np.nanquantile(trimmed, q, axis=1)
-            out[name][idx] = np.where(kept > 0, values, np.quantile(block, q, axis=1))
+            out[name][idx] = np.where(kept > 0, values, np.nan)
     return out
 
 
@@ -1213,7 +1217,11 @@ def _mode_run_means(flat: list[np.ndarray], group: np.ndarray, index: np.ndarray
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         values = np.empty(len(flat))
         for i, (r, inside) in enumerate(zip(flat, _in_mode(flat, f_lo, f_hi, lo, hi), strict=True)):
-            enough = max(MODE_MIN_SAMPLES, int(np.ceil(MODE_MIN_SHARE * r.size)))
+            # A run too short to hold two samples in each of two modes (a process timed once or
+            # twice, as hyperfine does) cannot tell a stray from a visit: one sample counts, and
+            # strays are kept out by the version rule below (two runs must hold the mode).
+            enough = (max(MODE_MIN_SAMPLES, int(np.ceil(MODE_MIN_SHARE * r.size)))
+                      if r.size >= 2 * MODE_MIN_SAMPLES else 1)
             values[i] = inside.mean() if inside.size >= enough else np.nan
         # A version of several runs where only one run holds the mode has no value for it: that
         # one run's samples there are strays, or the edge of a level that a step has moved across
