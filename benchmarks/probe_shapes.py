@@ -5,7 +5,7 @@ The corpus' named shapes (``regbench.evaluate.corpus.NOISE_SHAPES``) are the one
 rules were chosen on.  These seven were drawn up afterwards, each a variation of a named shape
 in one direction the named ones do not cover, and are scored on seeds not used elsewhere (3
 and 4), so that they measure how the default holds on data it has not seen.  Seven more were
-added on 2026-11-28 (seeds 7, 8 and 9): processes timed once or twice (hyperfine's way), alone
+added on 2026-11-28 (seeds 7, 8 and 9): runs of one or two samples (a command timed once a process), alone
 and with interference or runs at two levels, timers that round, and heavy-tailed run effects;
 the generator makes at least two samples a run, so the one-sample shapes keep each run's first.
 

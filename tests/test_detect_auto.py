@@ -126,7 +126,7 @@ def test_a_moved_mode_of_a_bimodal_benchmark_is_found_though_the_mean_barely_mov
 
 def _one_sample_runs(*, runs, iters, moved_from=None, seed=0):
     """A cache hit (~1.0, 70%) / miss (~80, 30%) benchmark timed once or twice a process (as
-    hyperfine times whole commands); from ``moved_from`` on only the miss mode is 12% faster."""
+    a command that prints one time a process); from ``moved_from`` on only the miss mode is 12% faster."""
     def sampler(rng, k):
         miss = 80.0 * (0.88 if moved_from is not None and k >= moved_from else 1.0)
         hit = rng.random(iters) < 0.7
