@@ -43,9 +43,11 @@ def test_bisect_finds_the_culprit_among_30_commits(repo30, tmp_path):
     assert result.status == "found"
     assert result.culprit == shas[16][:len(result.culprit)]
     assert result.commits == 29
-    # The culprit's own change, against its parent, is about +10% and its interval says so.
+    # The culprit's own change, against its parent, is about +10% and its interval says so (the
+    # interval, not the point estimate: stopped early on a loaded machine, one run gave +17.7%
+    # with [+3.4%, +34%]).
     c = result.culprit_change.decision
-    assert c.decision == "changed" and 0.05 < c.change < 0.16 and c.ci_low > 0
+    assert c.decision == "changed" and c.ci_low > 0 and c.ci_low < 0.10 < c.ci_high
     # log2(29) steps, each decided; every run is stored under one campaign.
     assert 4 <= len(result.steps) <= 6 and all(s.verdict in ("good", "bad") for s in result.steps)
     with store.engine.connect() as conn:

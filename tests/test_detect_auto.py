@@ -594,6 +594,23 @@ def test_fastest_level_finds_the_runs_at_the_floor_and_only_when_runs_land_at_le
     assert fastest_level(negative.runs) is None
 
 
+def test_runs_rounded_to_neighbouring_ticks_are_not_levels_but_levels_are_kept_when_rounded():
+    # A timer of 1.5% resolution: runs of one level (0.4% apart) round to neighbouring ticks, two
+    # "levels" with no spread inside each; runs at three levels 45-90% apart stay levels.
+    from regbench.stats import fastest_level
+
+    def rounded(s, tick=0.015):
+        s.runs = [[np.round(r / tick) * tick for r in version] for version in s.runs]
+        return s
+
+    one = [fastest_level(rounded(series_from_levels([1.0] * 45, runs=5, run_sd=0.004, iter_sd=0.001,
+                                                    seed=seed)).runs) for seed in range(5)]
+    assert one == [None] * 5
+    three = rounded(series_from_levels([1.0] * 45, runs=5, seed=0, sampler=_three_levels([1.0] * 45)))
+    found = fastest_level(three.runs)
+    assert found is not None and found.n_levels == 3
+
+
 def test_a_3_percent_step_is_found_at_the_fastest_level_when_runs_land_at_three_levels():
     # The run mean and every per-run location jump by 45-90% with the level a run lands at, which
     # drowns a 3% step; the runs at the floor (most of them) move by exactly the step.

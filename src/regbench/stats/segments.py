@@ -1098,6 +1098,14 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     separation = np.sqrt(2) * (slow.mean() - fast.mean()) / np.sqrt(fast.var(ddof=1) + slow.var(ddof=1))
     if not separation > LEVEL_SEPARATION:
         return None
+    # A timer that rounds (or a history of rounded numbers) puts the runs' locations on a grid, and
+    # runs of one level round to neighbouring ticks: two "levels" one tick apart, with no spread
+    # inside each, which Ashman's D takes for perfectly separated.  Levels must lie more than one
+    # tick apart (measured on a probe of rounded samples: levels found at the tick placed steps
+    # two to four versions early, docs/evaluation.md).
+    tick = _resolution(flat)
+    if tick > 0 and slow.min() - fast.max() <= np.log1p(tick / float(np.exp(floor.min()))) * (1 + 1e-9):
+        return None
     cut = float((fast.max() + slow.min()) / 2)
     at = finite & (rel <= cut)
     held = np.bincount(group[at], minlength=index.size)
@@ -1106,6 +1114,15 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     stats = stats_of_runs(np.where(keep, loc, np.nan), group, index, log=True, outlying_z=outlying_z,
                           outlying_side=outlying_side)
     return FastestLevel(stats, cut, len(big))
+
+
+def _resolution(flat: Sequence[np.ndarray]) -> float:
+    """The smallest difference between two distinct samples: the tick of a timer that rounds (or
+    of numbers stored rounded); next to nothing for samples that do not."""
+    values = np.unique(np.concatenate([r for r in flat if r.size]))
+    gaps = np.diff(values)
+    gaps = gaps[gaps > 0]
+    return float(gaps.min()) if gaps.size else 0.0
 
 
 #: A run lies *wholly* in one mode when at least this share of its samples do (the rest allows for
