@@ -55,39 +55,43 @@ SHAPES = {s.name: s for s in (
 )}
 
 
-def _each_run(corpus: Corpus, f) -> Corpus:
+def _each_run(corpus: Corpus, per_series) -> Corpus:
+    """Every run ``r`` of every series replaced by ``f(r)``, ``f = per_series(series)``."""
     out = []
     for ls in corpus.series:
+        f = per_series(ls.series)
         runs = [[f(r) for r in version] for version in ls.series.runs]
         out.append(dataclasses.replace(ls, series=dataclasses.replace(ls.series, runs=runs)))
     return dataclasses.replace(corpus, series=tuple(out))
 
 
+def _first_sample(corpus: Corpus, rng) -> Corpus:
+    """A process timed once: each run keeps its first sample."""
+    return _each_run(corpus, lambda series: lambda r: r[:1])
+
+
 def _quantized(corpus: Corpus, rng) -> Corpus:
     """A timer that rounds: every sample to a resolution of 0.5-3% of the series' level."""
-    out = []
-    for ls in corpus.series:
-        q = float(np.median(np.concatenate(ls.series.runs[0]))) * rng.uniform(0.005, 0.03)
-        out.append(_each_run(Corpus((ls,)), lambda r, q=q: np.round(r / q) * q).series[0])
-    return dataclasses.replace(corpus, series=tuple(out))
+    def per_series(series):
+        q = float(np.median(np.concatenate(series.runs[0]))) * rng.uniform(0.005, 0.03)
+        return lambda r: np.round(r / q) * q
+    return _each_run(corpus, per_series)
 
 
 def _heavy_run(corpus: Corpus, rng) -> Corpus:
     """Run effects with heavy tails: each run times 1 + c t(2), c 0.3-1% per series."""
-    out = []
-    for ls in corpus.series:
+    def per_series(series):
         c = rng.uniform(0.003, 0.01)
-        out.append(_each_run(Corpus((ls,)), lambda r, c=c: r * (1 + c * rng.standard_t(2))).series[0])
-    return dataclasses.replace(corpus, series=tuple(out))
+        return lambda r: r * (1 + c * rng.standard_t(2))
+    return _each_run(corpus, per_series)
 
 
-#: What is done to a generated corpus after it is made (a process timed once keeps its first sample).
+#: What is done to a generated corpus after it is made.
 POST = {
-    "one-iteration": lambda c, rng: _each_run(c, lambda r: r[:1]),
-    "two-iterations": lambda c, rng: c,
-    "one-iter-3runs": lambda c, rng: _each_run(c, lambda r: r[:1]),
-    "one-iter-skewed": lambda c, rng: _each_run(c, lambda r: r[:1]),
-    "one-iter-bimodal": lambda c, rng: _each_run(c, lambda r: r[:1]),
+    "one-iteration": _first_sample,
+    "one-iter-3runs": _first_sample,
+    "one-iter-skewed": _first_sample,
+    "one-iter-bimodal": _first_sample,
     "quantized": _quantized,
     "heavy-run": _heavy_run,
 }

@@ -1235,8 +1235,9 @@ def _mode_run_means(flat: list[np.ndarray], group: np.ndarray, index: np.ndarray
         values = np.empty(len(flat))
         for i, (r, inside) in enumerate(zip(flat, _in_mode(flat, f_lo, f_hi, lo, hi), strict=True)):
             # A run too short to hold two samples in each of two modes (a command timed once or
-            # twice a process, a CI history of one number a run) cannot tell a stray from a visit: one sample counts, and
-            # strays are kept out by the version rule below (two runs must hold the mode).
+            # twice a process, a CI history of one number a run) cannot tell a stray from a
+            # visit: one sample counts, and strays are kept out by the version rule below (two
+            # runs must hold the mode).
             enough = (max(MODE_MIN_SAMPLES, int(np.ceil(MODE_MIN_SHARE * r.size)))
                       if r.size >= 2 * MODE_MIN_SAMPLES else 1)
             values[i] = inside.mean() if inside.size >= enough else np.nan
