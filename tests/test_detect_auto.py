@@ -617,7 +617,8 @@ def test_a_3_percent_step_is_found_at_the_fastest_level_when_runs_land_at_three_
     def found(levels_on, seed):
         lv = [1.0] * 20 + [1.03] * 25
         s = series_from_levels(lv, runs=5, seed=seed, sampler=_three_levels(lv))
-        return [c for c in get_detector("auto", levels=levels_on).detect(s) if c.version in ("v19", "v20", "v21")]
+        return [c for c in get_detector("auto", levels=levels_on, floor_search=levels_on).detect(s)
+                if c.version in ("v19", "v20", "v21")]
     with_levels = [found(True, seed) for seed in range(10)]
     without = sum(bool(found(False, seed)) for seed in range(10))
     assert sum(bool(f) for f in with_levels) >= 6 and without <= 3
@@ -858,3 +859,78 @@ def test_a_change_confirmed_by_the_fastest_runs_must_be_relevant_there_too():
     assert not auto._on_floor(res_small, 0.2)
     assert auto._on_floor(res_large, 0.2)
     assert not auto._on_floor(res_large, -0.2)  # the other way
+
+
+# ------------------------------------------------------- the versions' fastest runs, searched
+def _whole_runs_slowed(levels, *, share=0.3):
+    """A floor with interference on top, as on a loaded machine: each iteration is hit with
+    chance 0.1 (about 30% longer), and each run, with chance ``share``, is slowed as a whole by
+    20-80% (another process on the CPU for the run's seconds)."""
+    def sample(rng, k):
+        hit = rng.random(20) < 0.1
+        whole = 1 + (rng.uniform(0.2, 0.8) if rng.random() < share else 0.0)
+        return (levels[k] * whole * (1 + rng.normal(0, 0.002, 20))
+                * (1 + hit * rng.lognormal(np.log(0.3), 0.3, 20)))
+    return sample
+
+
+@pytest.mark.parametrize("seed", [2, 5, 13])
+def test_a_step_hidden_by_whole_runs_slowed_is_found_in_the_versions_fastest_runs(seed):
+    # With 3 runs a version and a run in three slowed by 20-80%, two slowed runs move a version's
+    # location by tens of percent and hide a 10% step; each version's fastest run shows it.
+    levels = [1.0] * 25 + [1.1] * 20
+    s = series_from_levels(levels, runs=3, seed=seed, sampler=_whole_runs_slowed(levels))
+    found = get_detector("auto").detect(s)
+    assert [(c.version, c.kind) for c in found] == [("v25", "regression")]
+    assert found[0].detail == "the fastest run of each version" and found[0].ci_low < 0.1 < found[0].ci_high
+    assert "fastest run of each version" in found[0].estimator
+    assert ("v25", "regression") not in [(c.version, c.kind)
+                                         for c in get_detector("auto", floor_search=False).detect(s)]
+
+
+def test_the_versions_fastest_runs_add_no_false_alarm_on_quiet_histories_with_whole_runs_slowed():
+    det = get_detector("auto")
+    for seed in range(10):
+        s = series_from_levels([1.0] * 45, runs=3, seed=seed, sampler=_whole_runs_slowed([1.0] * 45))
+        assert det.detect(s) == []
+
+
+def test_fastest_runs_are_not_followed_where_they_often_jump_or_are_not_steadier():
+    from regbench.stats.segments import version_stats
+
+    det = get_detector("auto")
+
+    def followed(s):
+        choice = det.location(s)
+        vs = version_stats(s.runs, estimator=choice.estimator, log=choice.log,
+                           locations=(choice.run_values or {}).get(choice.estimator))
+        return det.floor_history(vs, det.fastest_runs(s, vs, choice))
+
+    levels = [1.0] * 45
+    assert followed(series_from_levels(levels, runs=3, seed=5, sampler=_whole_runs_slowed(levels))) is not None
+    # Runs at three levels where all three runs of a version land above the fastest in a sixth
+    # of the versions: the fastest run jumps too often to be a floor.
+    jumpy = series_from_levels(levels, runs=3, seed=0, sampler=_three_levels(levels, shares=(0.45, 0.35, 0.2)))
+    assert followed(jumpy) is None
+    # Symmetric run-to-run noise: the fastest of 3 runs varies more than their mean.
+    assert followed(series_from_levels(levels, runs=3, run_sd=0.03, seed=0)) is None
+    # Not for a throughput (higher is better), where interference makes runs lower.
+    up = series_from_levels(levels, runs=3, seed=5, sampler=_whole_runs_slowed(levels), direction="higher")
+    choice = det.location(up)
+    vs = version_stats(up.runs, estimator=choice.estimator, log=choice.log)
+    assert det.fastest_runs(up, vs, choice) is None
+
+
+def test_one_run_a_version_is_neither_certain_nor_taken_for_modes():
+    # A history of one run of ten samples a version (a CI job timing each commit once), with
+    # builds 5% apart: before, versions pooled to screen for modes made modes of the builds'
+    # spread, and segments too short to estimate it called a 5% difference certain (p = 0).
+    from regbench.detect.auto import mode_bounds
+
+    det = get_detector("auto")
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        build = np.exp(rng.normal(0, 0.05, 30))
+        s = series_from_levels([1.0] * 30, runs=1, seed=seed, sampler=lambda r, k: build[k] * (1 + r.normal(0, 0.01, 10)))
+        assert mode_bounds(s) is None
+        assert all(c.ci_low < c.ci_high and c.p_value > 0 for c in det.detect(s))

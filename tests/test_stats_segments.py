@@ -324,3 +324,46 @@ def test_pooled_summaries_fence_each_history_by_its_own_percentiles():
     # The outliers were left out.
     assert version_stats_many([fast, slow])[0].mean[3] == pytest.approx(version_stats(fast).mean[3])
     assert np.all(version_stats_many([fast, slow])[0].mean < 2e-6)
+
+
+def test_one_run_a_version_and_too_few_versions_for_their_component_is_undecidable_not_certain():
+    # Two versions a side, one run each: nothing measured the noise (no runs to pool, too few
+    # versions for the version component), so the difference is not known, let alone certain.
+    rng = np.random.default_rng(0)
+    vs = version_stats([[rng.lognormal(0, 0.05, 10)] for _ in range(2)]
+                       + [[1.1 * rng.lognormal(0, 0.05, 10)] for _ in range(2)], log=True)
+    res = segment_test(vs, 0, 2, 4)
+    assert np.isnan(res.p_value) and np.isnan(res.t)
+    # Runs that agree exactly still make a difference certain (the constant count above), and
+    # with enough versions the component is estimated.
+    assert segment_test(version_stats([[np.ones(3)] * 2] * 2 + [[np.full(3, 2.0)] * 2] * 2), 0, 2, 4).p_value == 0.0
+    many = version_stats([[rng.lognormal(0, 0.05, 10)] for _ in range(4)]
+                         + [[1.1 * rng.lognormal(0, 0.05, 10)] for _ in range(4)], log=True)
+    assert 0.0 < segment_test(many, 0, 4, 8).p_value < 1.0
+
+
+def test_isolated_versions_are_single_versions_far_from_both_neighbours():
+    from scipy.ndimage import median_filter
+
+    from regbench.stats.segments import VersionStats, isolated_versions, qn_scale
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.normal(0.0, 0.01, 30), rng.normal(0.2, 0.01, 30)])  # a step at 30
+    x[10] += 0.3    # one version far above both neighbours
+    x[40] -= 0.3    # one far below
+    x[20:22] += 0.3  # two neighbouring versions: a stretch, not isolated
+    x[59] += 0.3    # the newest version alone
+    vs = VersionStats(np.arange(60), x, np.full(60, np.nan), np.ones(60, dtype=int), True)
+    got = isolated_versions(vs)
+    assert list(np.flatnonzero(got)) == [10, 40, 59]
+    # The reference: scipy's running median of three inside, the median of the three versions at
+    # each end, and the Qn of successive differences as a standard deviation.
+    local = median_filter(x, size=3, mode="nearest")
+    local[0], local[-1] = np.median(x[:3]), np.median(x[-3:])
+    ref = np.abs(x - local) > 5.0 * qn_scale(np.diff(x)) / np.sqrt(2)
+    assert np.array_equal(got, ref)
+    # More than 5% of the versions that far: the tails are the noise itself, nothing is left out.
+    x[[5, 15, 25, 45]] += 0.3
+    assert isolated_versions(VersionStats(np.arange(60), x, np.full(60, np.nan), np.ones(60, dtype=int), True)) is None
+    # Too short a history to judge.
+    assert isolated_versions(VersionStats(np.arange(4), x[:4], np.full(4, np.nan), np.ones(4, dtype=int), True)) is None

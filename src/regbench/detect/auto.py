@@ -43,10 +43,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATION_NAMES, LOCATIONS, OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats,
-                              SegmentTest, VersionStats, bimodality_coefficient, burst_side, choose_location,
-                              compare_segments, fastest_level, history_percentiles, mode_floors, mode_samples,
-                              mode_stats, pooled_spread, ratio_interval, relative_change, relative_interval,
+from ..stats.segments import (LOCATIONS, LOCATION_NAMES, MIN_VERSIONS_FOR_VERSION_VAR, MODE_MIN_SAMPLES,
+                              OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats, SegmentTest, VersionStats,
+                              bimodality_coefficient, burst_side, choose_location, compare_segments, fastest_level,
+                              history_percentiles, isolated_versions, mode_floors, mode_samples, mode_stats,
+                              pooled_spread, qn_scale, ratio_interval, relative_change, relative_interval,
                               runs_in_one_mode, segment_test, two_level_t, version_floors, version_stats,
                               version_stats_many, version_variance)
 from .base import Change, Detector, kind_of, register
@@ -86,7 +87,7 @@ class Auto(Detector):
     def __init__(self, *, confidence_level: float = 0.99, min_change: float = 0.03, alpha: float = 0.001,
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
-                 levels: bool = True, floor: bool = True):
+                 levels: bool = True, floor: bool = True, floor_search: bool = True):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -110,6 +111,8 @@ class Auto(Detector):
         self.excursion = excursion
         self.levels = levels
         self.floor = floor
+        self.floor_search = floor_search
+        self.floor_excursions = FASTER
 
     def relevant(self, rel, low, high):
         """Whether significant changes are relevant (scalars or arrays alike).
@@ -129,7 +132,7 @@ class Auto(Detector):
         return bool(out) if out.ndim == 0 else out
 
     # ------------------------------------------------------------------ search
-    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool = True
+    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool | str = True
                       ) -> tuple[list[int], int, dict[int, int]]:
         """Split points (indices into ``vs``), the number of tests run, and for each split the
         number of positions it was chosen from (its Bonferroni factor).
@@ -179,7 +182,7 @@ class Auto(Detector):
         found = self._refine(vs, found, vv)
         vv = version_variance(vs, sorted(found))
         if excursions and vv is not None:
-            extra, n = self._excursions(vs, sorted(found), vv, factor)
+            extra, n = self._excursions(vs, sorted(found), vv, factor, faster_only=excursions == FASTER)
             tests += n
             found = {**extra, **found}
         return sorted(found), tests, found
@@ -215,8 +218,8 @@ class Auto(Detector):
             out[best] = max(out.get(best, 0), found[tau])
         return out
 
-    def _excursions(self, vs: VersionStats, cps: list[int], vv: tuple[float, float], factor: int
-                    ) -> tuple[dict[int, int], int]:
+    def _excursions(self, vs: VersionStats, cps: list[int], vv: tuple[float, float], factor: int, *,
+                    faster_only: bool = False) -> tuple[dict[int, int], int]:
         """Short excursions inside the segments: a step undone 1 to ``excursion`` versions later.
 
         Binary segmentation looks for one split at a time, and a short excursion in the middle of
@@ -228,6 +231,9 @@ class Auto(Detector):
         for all the stretches tried, is below ``alpha``, and both its edges become splits (a
         revert, seed 003 s.5.3).  The scan is repeated on the segments a kept excursion cuts, as
         binary segmentation repeats its search.  One hypothesis per segment scanned.
+        ``faster_only``: only stretches faster than the versions around them (in a history of
+        the versions' fastest runs, :meth:`floor_history`, where a stretch of versions whose
+        every run was slowed is interference, and only a faster one is not).
         """
         if self.excursion < 1 or vs.mean.size < 5:
             return {}, 0
@@ -255,15 +261,17 @@ class Auto(Detector):
             scanned.update(todo)
             before_scan = len(out)
             for s, e in todo:
-                tests += self._scan_segment(s, e, seg, out, s2v, df_b, vs.log, factor)
+                tests += self._scan_segment(s, e, seg, out, s2v, df_b, vs.log, factor, faster_only=faster_only)
             if len(out) == before_scan:
                 break
         return out, tests
 
     def _scan_segment(self, s: int, e: int, seg, out: dict[int, int], s2v: float, df_b: float, log: bool,
-                      factor: int) -> int:
+                      factor: int, *, faster_only: bool = False) -> int:
         """One segment of :meth:`_excursions`: the best excursion in ``[s, e)``, added to ``out``
-        when significant; returns the number of hypotheses tested (0 or 1)."""
+        when significant; returns the number of hypotheses tested (0 or 1).  ``faster_only``:
+        only stretches lower than the versions around them count (their number is still the
+        Bonferroni factor)."""
         best = None
         positions = 0
         for width in range(1, self.excursion + 1):
@@ -281,7 +289,10 @@ class Auto(Detector):
                              s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
             rel, lo, hi = relative_interval(ml, mr, tt.var_left, tt.var_right, tt.df, self.confidence_level,
                                             log=log)
-            pp = np.where(np.isfinite(tt.p_value) & self.relevant(rel, lo, hi), tt.p_value, np.inf)
+            ok = np.isfinite(tt.p_value) & self.relevant(rel, lo, hi)
+            if faster_only:
+                ok &= mr < ml
+            pp = np.where(ok, tt.p_value, np.inf)
             j = int(np.argmin(pp))
             if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
                 best = (float(pp[j]), int(ks[j]), width)
@@ -383,7 +394,79 @@ class Auto(Detector):
                 n_tests += tests
                 changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
                 changes.sort(key=lambda c: series.index(c.version))
+            # Not in a multimodal benchmark of runs too short to hold two samples in each of two
+            # modes (processes timed once or twice): a run's location is then the share of each
+            # mode among its one to three samples, and the fastest run jumps with those draws
+            # (a cache hit/miss benchmark 80 times apart, 5 runs of 2 samples: a false +3,900%
+            # and its revert where all five runs of two versions drew a miss).
+            short = modes is not None and np.median([r.size for v in series.runs for r in v]) < 2 * MODE_MIN_SAMPLES
+            followed = None if short else self.floor_history(
+                vs, floors if floors is not None else self.fastest_runs(series, vs, choice))
+            if followed is not None:
+                found, tests = self._search(series, followed, factor=FLOOR_FACTOR, excursions=self.floor_excursions,
+                                            detail="the fastest run of each version",
+                                            estimator="the fastest run of each version: interference only adds "
+                                                      "time, and it slowed whole runs")
+                # Not a change with one version on a side (the history's first or last alone): the
+                # fastest of a few runs has a long tail on the fast side (the minimum of five runs
+                # of 3% normal noise lies beyond 3 standard deviations one version in a few
+                # hundred), and one version's fastest run is too thin a witness.  The location's
+                # own search still looks at the newest version alone.
+                edges = {int(followed.index[1]), int(followed.index[-1])}
+                found = [c for c in found if series.index(c.version) not in edges]
+                n_tests += tests
+                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
+
+    def fastest_runs(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
+        """Each version's fastest run in the location searched, whichever it is, for positive
+        times whose interference only adds time (:meth:`floor_history`); else None."""
+        if not choice.log or burst_side(series.direction, choice.log) != "above":
+            return None
+        floors = version_floors(series.runs, estimator=choice.estimator, fence=self.fence, log=choice.log,
+                                locations=(choice.run_values or {}).get(choice.estimator))
+        if not np.array_equal(floors.index, vs.index) or not np.all(np.isfinite(floors.mean)):
+            return None
+        return floors
+
+    def floor_history(self, vs: VersionStats, floors: VersionStats | None) -> VersionStats | None:
+        """The versions' fastest runs (:meth:`fastest_runs`) as a history searched on its own, or None.
+
+        Interference on a shared machine slows whole runs (another process on the CPU for a
+        run's seconds), and with few runs a version two of three can be slowed: the version's
+        mean location then jumps by tens of percent while its fastest run stays at the floor
+        (Chen and Revels 2016's argument for the minimum, made at the level of runs).  Such
+        versions make the location's version-to-version noise large enough to hide a 10-20%
+        step, which the fastest runs show plainly (on a real corpus measured under load, 3 runs
+        a version: docs/evaluation.md).  The fastest run is taken in the location searched,
+        whichever it is: whole runs slowed move every location of a run alike.  The floor
+        history is searched like the location, with a Bonferroni factor of
+        :data:`FLOOR_FACTOR` for the second history; its short reverts only when faster than the
+        versions around them (:data:`FASTER`): interference can slow every run of two
+        neighbouring versions, never speed them up.  It is searched when:
+
+        - it is steadier from version to version than the location searched (Qn of successive
+          differences, the scale of :func:`~regbench.stats.segments.version_variance`), as a
+          mode or a level is followed only when steadier than the run mean;
+        - after single versions far from both neighbours are left out
+          (:func:`~regbench.stats.segments.isolated_versions`: a version whose every run was
+          slowed, or whose one run was far faster than the others), and only when those are
+          rare (at most 5% of the versions, the share of :func:`outlying_runs`): a history
+          whose fastest run often jumps (a program whose runs land at levels, where all three
+          runs of a version can land high) has no floor to follow.
+        """
+        if not self.floor_search or floors is None or floors.mean.size < MIN_VERSIONS_FOR_VERSION_VAR:
+            return None
+        isolated = isolated_versions(floors, z=self.outlying)
+        if isolated is None:
+            return None
+        kept = _on_versions(floors, floors.index[~isolated])
+        if kept is None or kept.mean.size < MIN_VERSIONS_FOR_VERSION_VAR:
+            return None
+        if not qn_scale(np.diff(kept.mean)) < qn_scale(np.diff(vs.mean)):
+            return None
+        return kept
 
     def followed_level(self, series: Series, choice: LocationChoice, n_versions: int) -> FastestLevel | None:
         """The runs at the fastest level (:func:`~regbench.stats.segments.fastest_level`) when the
@@ -449,7 +532,11 @@ class Auto(Detector):
         a version, so the version-to-version variance is all the noise) is significant at the
         detector's confidence level, the same way, and relevant (:meth:`relevant`, on their own
         interval).  A further condition on a change already found significant: it can only remove
-        changes, so the search's error rate holds."""
+        changes, so the search's error rate holds.  Where too few versions measure the fastest
+        runs' noise (one value a version, in a history of three), the check cannot be made and
+        removes nothing."""
+        if np.isnan(res.se_left) or np.isnan(res.se_right):
+            return True
         if not (np.isfinite(res.p_value) and res.p_value < 1 - self.confidence_level
                 and np.sign(res.mean_right - res.mean_left) == np.sign(rel)):
             return False
@@ -561,7 +648,7 @@ class Auto(Detector):
         return changes, n_tests, out
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
-                with_cps: bool = False, excursions: bool = True, estimator: str | None = None,
+                with_cps: bool = False, excursions: bool | str = True, estimator: str | None = None,
                 floors: VersionStats | None = None):
         # Excursions are looked for in the location of a unimodal benchmark, and in the location
         # and the modes of a multimodal one whose runs each stay in one mode: where every run
@@ -638,6 +725,14 @@ class Auto(Detector):
             estimator=estimator)
 
 
+#: The Bonferroni factor of a search of the versions' fastest runs (:meth:`Auto.floor_history`):
+#: a second history searched besides the location.
+FLOOR_FACTOR = 2
+
+#: ``excursions`` of :meth:`Auto.change_points` that scans only for stretches faster than the
+#: versions around them.
+FASTER = "faster"
+
 #: Samples a screened version of :func:`mode_bounds` needs for its bimodality coefficient.
 MODE_SCREEN_SAMPLES = 20
 
@@ -668,11 +763,15 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
     pools, coefficients = [], []
     for k in picks:  # one version at a time: pooling versions across a step would make two modes
         pool = np.concatenate(series.runs[k])
-        # ... unless a version has too few samples to screen (runs of one or two samples, as a
-        # process timed once gives): then it and the next versions, until the clustering has
-        # enough to count modes right.  A window that a step crosses can look bimodal, but most
-        # windows must (the median below).
-        j, small = have.index(k), pool.size < MODE_SCREEN_SAMPLES
+        # ... unless a version has too few samples to screen because its runs are short (one to
+        # three samples, as a process timed once gives): then it and the next versions, until
+        # the clustering has enough to count modes right.  A window that a step crosses can look
+        # bimodal, but most windows must (the median below).  Not when the runs are long enough
+        # to show modes of their own (a history of one run of ten samples a version): there each
+        # version's samples sit at that version's level, and pooled versions made "modes" of the
+        # version-to-version spread (false changes in 3 of 40 quiet histories of one run a version).
+        j = have.index(k)
+        small = pool.size < MODE_SCREEN_SAMPLES and max(r.size for r in series.runs[k]) < 2 * MODE_MIN_SAMPLES
         while small and pool.size < MODE_POOL_SAMPLES and j + 1 < len(have):
             j += 1
             pool = np.concatenate([pool, *series.runs[have[j]]])

@@ -848,6 +848,45 @@ def version_floors(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "lo
     return _version_minimum(loc, group, index, log=log)
 
 
+def isolated_versions(vs: VersionStats, *, z: float = OUTLYING_RUN_Z) -> np.ndarray | None:
+    """Versions whose value stands alone, far from both neighbours: more than ``z`` robust standard
+    deviations from the median of itself and the versions on either side.
+
+    The median of three (Tukey's running median, Tukey 1977, ch. 7) follows a step and a stretch
+    of two versions or more that moved together, and leaves only a single version apart: in a
+    history of each version's fastest run (:func:`version_floors`), a version whose every run
+    was slowed by interference, or whose one run was far faster than the others (a lucky memory
+    placement, one in a hundred runs of a memory-bound program).  The scale is that of
+    :func:`version_variance`, half the squared Qn of successive differences, as a standard
+    deviation; the first and last versions are compared with the median of the three versions
+    at their end.
+
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        True for the isolated versions; None when more than :data:`OUTLYING_RUN_SHARE` of them
+        are (then they are the noise's own tails, as for :func:`outlying_runs`, and leaving them
+        out would understate it) or when there are too few versions (fewer than
+        :data:`MIN_VERSIONS_FOR_VERSION_VAR`) to judge.
+    """
+    x = np.asarray(vs.mean, dtype=float)
+    if x.size < MIN_VERSIONS_FOR_VERSION_VAR:
+        return None
+    local = np.empty_like(x)
+    local[1:-1] = np.median(np.stack([x[:-2], x[1:-1], x[2:]]), axis=0)
+    # An end version has one neighbour; with it alone the median of three would be the version
+    # itself (repeating the end value) and the newest version could never be told apart, so
+    # it is compared with the three versions at its end.
+    local[0], local[-1] = np.median(x[:3]), np.median(x[-3:])
+    scale = qn_scale(np.diff(x)) / np.sqrt(2.0)
+    if not (np.isfinite(scale) and scale > 0):
+        return None
+    out = np.abs(x - local) > z * scale
+    if out.sum() > OUTLYING_RUN_SHARE * x.size:
+        return None
+    return out
+
+
 def _version_minimum(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool) -> VersionStats:
     """Each version's smallest finite value (one value a version), for the versions that have one."""
     lowest = np.full(index.size, np.inf)
@@ -1407,6 +1446,13 @@ def compare_segments(left: SegmentStats, right: SegmentStats, *, version_var: tu
         s2v, df_b = version_var
     else:
         df_b = kl + kr - 2
+        if df_b < 3 and not df_w > 0:
+            # One run a version and too few versions for the version component: nothing measured
+            # the noise, which is not the same as measuring none (a constant count, whose runs
+            # agree).  Taking the component as 0 here called every difference certain (p = 0,
+            # an interval of zero width) in histories of one run a version.
+            nan = float("nan")
+            return SegmentTest(float(left.mean), float(right.mean), nan, nan, nan, nan, nan)
         s2v = max(0.0, (left.ss_between + right.ss_between) / df_b - s2w * mean_inv_n) if df_b >= 3 else 0.0
     res = two_level_t(left.mean, right.mean, kl, kr, left.sum_inv_n, right.sum_inv_n,
                       s2_within=s2w, df_within=df_w, s2_version=s2v, df_version=df_b)
