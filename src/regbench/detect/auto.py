@@ -502,14 +502,9 @@ class Auto(Detector):
         long bursts, 30 of its false alarms and 18 on two seeds, 15 each with this check;
         docs/evaluation.md).
         """
-        if not self.floor or choice.estimator != "low" or not choice.log \
-                or burst_side(series.direction, choice.log) != "above":
+        if not self.floor or choice.estimator != "low":
             return None
-        floors = version_floors(series.runs, estimator=choice.estimator, fence=self.fence, log=choice.log,
-                                locations=(choice.run_values or {}).get(choice.estimator))
-        if not np.array_equal(floors.index, vs.index) or not np.all(np.isfinite(floors.mean)):
-            return None
-        return floors
+        return self.fastest_runs(series, vs, choice)
 
     def mode_floors(self, series: Series, modes: np.ndarray, choice: LocationChoice) -> list[VersionStats] | None:
         """Each mode's fastest run per version (:func:`~regbench.stats.segments.mode_floors`),
