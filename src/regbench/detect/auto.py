@@ -112,7 +112,6 @@ class Auto(Detector):
         self.levels = levels
         self.floor = floor
         self.floor_search = floor_search
-        self.floor_excursions = FASTER
 
     def relevant(self, rel, low, high):
         """Whether significant changes are relevant (scalars or arrays alike).
@@ -400,10 +399,10 @@ class Auto(Detector):
             # (a cache hit/miss benchmark 80 times apart, 5 runs of 2 samples: a false +3,900%
             # and its revert where all five runs of two versions drew a miss).
             short = modes is not None and np.median([r.size for v in series.runs for r in v]) < 2 * MODE_MIN_SAMPLES
-            followed = None if short else self.floor_history(
+            followed = None if short or not self.floor_search else self.floor_history(
                 vs, floors if floors is not None else self.fastest_runs(series, vs, choice))
             if followed is not None:
-                found, tests = self._search(series, followed, factor=FLOOR_FACTOR, excursions=self.floor_excursions,
+                found, tests = self._search(series, followed, factor=FLOOR_FACTOR, excursions=FASTER,
                                             detail="the fastest run of each version",
                                             estimator="the fastest run of each version: interference only adds "
                                                       "time, and it slowed whole runs")
