@@ -25,6 +25,8 @@ from regbench.evaluate import (
 from regbench.errors import MissingDependency
 from regbench.evaluate import baselines
 from regbench.evaluate.corpus import MARGIN, _allocate
+from regbench.evaluate.runner import EvaluationResult
+from regbench.evaluate.tables import table_rows
 from regbench.model import Series, VersionInfo
 from regbench.stats import hierarchical_summary
 
@@ -234,6 +236,27 @@ def test_score_numbers_computed_by_hand(hand_made):
     assert lo < 2 / 3 < hi
     assert s.seconds == 1.5
     assert json.loads(json.dumps(s.to_json()))["f1"] == pytest.approx(4 / 7)
+
+
+def test_false_alarms_just_before_a_true_change_of_their_sign_are_counted_early(hand_made):
+    (la, det_a), (lb, det_b) = hand_made
+    a = la.series
+    # none of the hand-made false alarms is early: v06 is 3 versions before the step at 9, v03 9
+    # before the step at 12, b:v10 is in a quiet series
+    assert match_series(la, det_a).early == ()
+    extra = [_change(a, 8, 0.04),    # one version before the +4% step at 9: early
+             _change(a, 7, -0.04),   # two before it, but the other sign: not early
+             _change(a, 10, -0.02)]  # two before the -2% step at 12: early
+    m = match_series(la, [*det_a, *extra])
+    assert sorted(c.version for c in m.early) == ["v08", "v10"]
+    assert set(m.early) <= set(m.false_alarms)
+    # tolerance 1: two versions before is no longer early
+    assert [c.version for c in match_series(la, [*det_a, *extra], tolerance=1).early] == ["v08"]
+    s = score("hand", [m, match_series(lb, det_b)])
+    assert s.n_early == 2 and s.n_false_alarms == 6 and s.to_json()["n_early"] == 2
+    assert table_rows(EvaluationResult({}, (s,), name="c"))[0][6] == f"{6000 / 38:.2f} (6; 2 early)"
+    plain = score("hand", [match_series(la, det_a), match_series(lb, det_b)])
+    assert table_rows(EvaluationResult({}, (plain,), name="c"))[0][6] == f"{3000 / 38:.2f} (3)"
 
 
 def test_score_without_detections_has_zero_recall_and_f1(hand_made):

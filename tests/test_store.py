@@ -8,6 +8,7 @@ Every test opens its own store and closes it: the tests of files, paths and URLs
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -221,6 +222,42 @@ def test_load_series_removes_warmup_and_raw_runs_keep_it(store):
     assert len(raw) == 2
     assert same_bits(raw[0].samples, samples)  # nothing thrown away
     assert [(r.run_index, r.warmup, r.n_samples) for r in store.runs()] == [(0, 3, 10), (1, 3, 10)]
+
+
+def test_load_series_groups_interleaved_runs_by_series_and_version(store):
+    # Runs added out of order across two benchmarks, two configurations and two versions, with
+    # failed runs between good ones, warm-ups that differ run to run, and one run stored
+    # compressed (as older stores may hold): every series gets its own runs, in run order.
+    rng = np.random.default_rng(4)
+    expected: dict[tuple[str, str, str], list[np.ndarray]] = {}
+    records = []
+    for r in (2, 0, 1):
+        for b in ("y", "x"):
+            for cfg in ("c2", "c1"):
+                for v in ("v2", "v1"):
+                    samples = rng.normal(10, 1, 6)
+                    status = "failed" if (b, cfg, v, r) == ("x", "c1", "v2", 0) else "ok"
+                    records.append(run(benchmark=b, version=v, run_index=r, samples=samples if status == "ok" else [],
+                                       config=cfg, warmup=r, status=status))
+                    if status == "ok":
+                        expected[(b, cfg, v)] = [*expected.get((b, cfg, v), []), (r, samples[r:])]
+    for rec in records:
+        store.add_run(rec)
+    with store.engine.begin() as conn:  # one run as a compressed blob
+        run_id = conn.execute(sa.select(schema.run.c.id).where(schema.run.c.run_index == 1).limit(1)).scalar_one()
+        blob = conn.execute(sa.select(schema.run.c.samples).where(schema.run.c.id == run_id)).scalar_one()
+        conn.execute(schema.run.update().where(schema.run.c.id == run_id).values(
+            samples=zlib.compress(blob), encoding="f8z"))
+    series = store.load_series()
+    assert [(s.benchmark, s.config) for s in series] == [("x", "c1"), ("x", "c2"), ("y", "c1"), ("y", "c2")]
+    for s in series:
+        assert [v.name for v in s.versions] == ["v2", "v1"]  # history order: the order versions were added
+        for k, v in enumerate(s.versions):
+            want = [a for _, a in sorted(expected[(s.benchmark, s.config, v.name)], key=lambda t: t[0])]
+            assert len(s.runs[k]) == len(want)
+            assert all(same_bits(got, w) for got, w in zip(s.runs[k], want, strict=True))
+            assert s.warmup[k] == 2  # the largest of its runs'
+            assert s.failed[k] == (1 if (s.benchmark, s.config, v.name) == ("x", "c1", "v2") else 0)
 
 
 def test_failed_runs_are_counted_and_carry_no_samples(store):

@@ -17,6 +17,10 @@ Matching rule (one series at a time):
   already matched, except inside a creep: a same-sign detection within a creep's window that the
   creep has already matched reports one more of its real small steps, and is counted as
   *redundant* (neither a match nor a false alarm).
+* A false alarm 1 to ``tolerance`` versions *before* a true change of the same sign is also
+  counted as *early*: a real change placed too soon, which blames an innocent version (still a
+  false alarm; the count says how many of the false alarms are misplaced changes rather than
+  noise taken for a change).
 * The *delay* of a match is ``detected index - index`` (0 = the right version; for a creep it is
   counted from its first version).
 
@@ -70,6 +74,9 @@ class SeriesMatch:
     missed: tuple[TrueChange, ...]
     false_alarms: tuple[Change, ...]
     redundant: tuple[Change, ...]
+    #: The false alarms that are early: 1 to ``tolerance`` versions before a true change of the
+    #: same sign (a subset of ``false_alarms``).
+    early: tuple[Change, ...] = ()
 
 
 def _sign(x: float) -> int:
@@ -87,6 +94,7 @@ def match_series(labelled: LabelledSeries, changes: Sequence[Change], *,
     taken = [False] * len(truths)
     matches: list[Match] = []
     false_alarms: list[Change] = []
+    early: list[Change] = []
     redundant: list[Change] = []
     for index, _, change in detections:
         best = None
@@ -104,9 +112,12 @@ def match_series(labelled: LabelledSeries, changes: Sequence[Change], *,
             redundant.append(change)
         else:
             false_alarms.append(change)
+            if index >= 0 and any(_sign(change.change) == _sign(t.magnitude)
+                                  and t.index - tolerance <= index < t.index for t in truths):
+                early.append(change)
     missed = tuple(t for t, done in zip(truths, taken, strict=True) if not done)
     return SeriesMatch(labelled.kind, labelled.n_pairs, tuple(matches), missed, tuple(false_alarms),
-                       tuple(redundant))
+                       tuple(redundant), tuple(early))
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,9 @@ class Score:
         False alarms per 1,000 version pairs in the series of each kind.
     n_relevant, n_relevant_found, n_small, n_small_found, n_detections, n_false_alarms,
     n_redundant, n_pairs : int
+    n_early : int
+        The false alarms that are a true change placed 1 to ``tolerance`` versions too early
+        (counted in ``n_false_alarms`` too).
     seconds : float
         Time spent in the detector, summed over worker processes.
     error : str or None
@@ -169,6 +183,7 @@ class Score:
     n_false_alarms: int = 0
     n_redundant: int = 0
     n_pairs: int = 0
+    n_early: int = 0
     seconds: float = float("nan")
     error: str | None = None
     n_series: int = 0
@@ -212,7 +227,7 @@ def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = floa
     ``outcomes`` are those of the series it analysed; ``not_analysed`` holds one reason per
     series it could not analyse (counted, not scored).
     """
-    rel_total = rel_found = small_total = small_found = fa = red = pairs = 0
+    rel_total = rel_found = small_total = small_found = fa = red = pairs = early = 0
     delays: list[int] = []
     kind_rel: dict[str, list[int]] = {}
     kind_fa: dict[str, list[int]] = {}
@@ -224,6 +239,7 @@ def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = floa
         small_found += sum(not m.truth.relevant for m in o.matches)
         small_total += sum(not m.truth.relevant for m in o.matches) + sum(not t.relevant for t in o.missed)
         fa += len(o.false_alarms)
+        early += len(o.early)
         red += len(o.redundant)
         pairs += o.n_pairs
         delays.extend(m.delay for m in o.matches)
@@ -250,7 +266,7 @@ def score(method: str, outcomes: Sequence[SeriesMatch], *, seconds: float = floa
         false_alarms_by_kind={k: 1000 * _ratio(*kind_fa[k]) for k in order if kind_fa[k][1]},
         recall_relevant_ci=wilson(rel_found, rel_total),
         n_relevant=rel_total, n_relevant_found=rel_found, n_small=small_total, n_small_found=small_found,
-        n_detections=matched + fa + red, n_false_alarms=fa, n_redundant=red, n_pairs=pairs, seconds=seconds,
+        n_detections=matched + fa + red, n_false_alarms=fa, n_redundant=red, n_pairs=pairs, n_early=early, seconds=seconds,
         n_series=len(outcomes), n_not_analysed=len(not_analysed), not_analysed=dict(Counter(not_analysed)))
 
 

@@ -49,7 +49,8 @@ def table_rows(result: Evaluation | EvaluationResult) -> list[list[str]]:
                 f"{_num(s.recall_small, 2)} ({s.n_small_found}/{s.n_small})",
                 _num(s.precision),
                 _num(s.f1),
-                f"{_num(s.false_alarms_per_1000, 2)} ({s.n_false_alarms})",
+                f"{_num(s.false_alarms_per_1000, 2)} ({s.n_false_alarms}"
+                + (f"; {s.n_early} early)" if s.n_early else ")"),
                 f"{_num(s.delay_mean, 2)} / {_num(s.delay_median, 0)}",
                 *(_num(s.recall_by_kind.get(k, float("nan")), 2) for k in KIND_COLUMNS),
                 f"{s.n_not_analysed} of {total}" if s.n_not_analysed else "0",

@@ -37,6 +37,7 @@ Rousseeuw and Croux, "Alternatives to the median absolute deviation", JASA 88 (1
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from collections.abc import Iterator, Sequence
@@ -1596,6 +1597,15 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
 _QN_SMALL = {2: 0.399, 3: 0.994, 4: 0.512, 5: 0.844, 6: 0.611, 7: 0.857, 8: 0.669, 9: 0.872}
 
 
+@functools.lru_cache(maxsize=8)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(n, 1)``, kept: one history's Qn is taken several times at the same size,
+    and building the indices cost as much as the differences (cProfile, 500 versions)."""
+    i, j = np.triu_indices(n, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
 def qn_scale(x: np.ndarray) -> float:
     """Rousseeuw and Croux's Qn estimator of scale: the first quartile of the pairwise absolute
     differences, consistent for the standard deviation of normal data.
@@ -1617,7 +1627,7 @@ def qn_scale(x: np.ndarray) -> float:
     n = x.size
     if n < 2:
         return float("nan")
-    i, j = np.triu_indices(n, 1)
+    i, j = _pairs(n)
     diffs = np.abs(x[i] - x[j])
     h = n // 2 + 1
     k = h * (h - 1) // 2
