@@ -304,6 +304,39 @@ def test_incremental_state_equals_the_full_pass_state_on_a_quiet_history():
         assert state["segment"][key] == pytest.approx(value)
 
 
+def test_check_new_many_gives_what_check_new_gives_for_each_series():
+    # Series with a new step, quiet ones, one, two and no new versions, steps in either
+    # direction, skewed runs (another location) and a state whose segment holds one run a version:
+    # the batched first test must decide as check_new does, with the same intervals and states.
+    det = get_detector("auto")
+    items = []
+    for seed in range(24):
+        new = [0, 1, 1, 2][seed % 4]
+        step = [0.0, 0.08, -0.08, 0.02][seed % 3 + (seed % 2)]
+        levels = [1.0] * 40 + [1.0 + step] * new
+        sampler = (lambda g, k: g.lognormal(0, 0.3, 20) + 1.0) if seed % 5 == 0 else None
+        if seed % 6 == 3:  # samples of either sign (a measured difference): levels, not log-levels
+            sampler = lambda g, k: g.normal(1.0 + 0.5 * (k >= 40), 1.5, 20)  # noqa: E731
+        s = series_from_levels(levels, seed=seed, runs=1 if seed % 7 == 0 else 5, sampler=sampler,
+                               version_sd=0.01 * (seed % 3))
+        head, tail = _split_series(s, 40)
+        _, _, state = det.detect_with_state(head)
+        assert state is not None
+        items.append((state, tail))
+    one = [det.check_new(state, tail) for state, tail in items]
+    assert {bool(state.get("log")) for state, _ in items} == {False, True}  # both kinds of interval
+    found_in = {bool(state.get("log")) for (state, _), (found, _, _) in zip(items, one, strict=True) if found}
+    many = det.check_new_many(items)
+    assert sum(len(found) for found, _, _ in one) >= 4  # new steps were found, so decisions were tested
+    assert found_in == {False, True}
+    for (found_m, n_m, state_m), (found_o, n_o, state_o) in zip(many, one, strict=True):
+        assert n_m == n_o and state_m == state_o
+        assert [(c.version, c.kind) for c in found_m] == [(c.version, c.kind) for c in found_o]
+        for a, b in zip(found_m, found_o, strict=True):
+            assert (a.change, a.ci_low, a.ci_high, a.p_value) == pytest.approx((b.change, b.ci_low, b.ci_high, b.p_value),
+                                                                                rel=1e-9)
+
+
 def test_incremental_false_alarms_are_rare():
     det = get_detector("auto")
     alarms = 0

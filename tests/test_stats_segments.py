@@ -11,6 +11,7 @@ import pytest
 from regbench.stats.segments import (
     SegmentStats,
     compare_segments,
+    compare_segments_many,
     fence_bounds,
     mode_stats,
     ratio_interval,
@@ -367,3 +368,38 @@ def test_isolated_versions_are_single_versions_far_from_both_neighbours():
     assert isolated_versions(VersionStats(np.arange(60), x, np.full(60, np.nan), np.ones(60, dtype=int), True)) is None
     # Too short a history to judge.
     assert isolated_versions(VersionStats(np.arange(4), x[:4], np.full(4, np.nan), np.ones(4, dtype=int), True)) is None
+
+
+def test_compare_segments_many_equals_compare_segments_bit_for_bit():
+    # Random segments of every kind compare_segments distinguishes: with and without a saved
+    # version component, with runs a version (within variance) and with one run a version (none),
+    # ANOVA components of fewer than 3 degrees of freedom (taken as 0, or undecidable), noiseless
+    # segments (certain), and levels that make the ANOVA's between-versions sum round below 0.
+    rng = np.random.default_rng(11)
+    pairs, vvs = [], []
+    for _ in range(1000):
+        segs = []
+        for _side in range(2):
+            k = int(rng.integers(1, 8))
+            m = rng.normal(10, rng.choice([0.0, 0.01, 1.0]), k)
+            n = rng.choice([1, 1, 3, 5], k)
+            var = np.where(n > 1, rng.choice([0.0, 0.02, 0.5]), 0.0) * np.ones(k)
+            multi = n > 1
+            segs.append(SegmentStats(k, float(m.sum()), float((m * m).sum()), float(((n[multi] - 1) * var[multi]).sum()),
+                                     float((n[multi] - 1).sum()), float((1.0 / n).sum())))
+        pairs.append(tuple(segs))
+        vvs.append(None if rng.random() < 0.5 else (float(rng.choice([0.0, 0.01, 0.3])), float(rng.integers(0, 40))))
+    many = compare_segments_many(pairs, vvs)
+    one = [compare_segments(a, b, version_var=vv) for (a, b), vv in zip(pairs, vvs, strict=True)]
+    fields = ("mean_left", "mean_right", "se_left", "se_right", "t", "df", "p_value")
+    values = lambda tests: np.array([[getattr(t, f) for f in fields] for t in tests])
+    # Equal up to rounding (the squares: numpy multiplies, Python's ** calls pow), with NaN, 0
+    # and infinity in the same places
+    np.testing.assert_allclose(values(many), values(one), rtol=1e-9, atol=0)
+    assert (values(many) == 0).tolist() == (values(one) == 0).tolist()
+    undecidable = sum(np.isnan(t.p_value) and not np.isnan(t.mean_left) for t in one)
+    certain = sum(t.p_value == 0 for t in one)
+    assert undecidable >= 5 and certain >= 5, (undecidable, certain)  # both special cases were exercised
+    assert compare_segments_many([], []) == []
+    with pytest.raises(ValueError, match="same length"):
+        compare_segments_many(pairs[:2], vvs[:1])

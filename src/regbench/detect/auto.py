@@ -45,8 +45,9 @@ import numpy as np
 from ..model import Series
 from ..stats.segments import (LOCATIONS, LOCATION_NAMES, MIN_VERSIONS_FOR_VERSION_VAR, MODE_MIN_SAMPLES,
                               OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats, SegmentTest, VersionStats,
-                              bimodality_coefficient, burst_side, choose_location, compare_segments, fastest_level,
-                              history_percentiles, isolated_versions, mode_floors, mode_samples, mode_stats,
+                              bimodality_coefficient, burst_side, choose_location, compare_segments,
+                              compare_segments_many, fastest_level, history_percentiles, isolated_versions,
+                              mode_floors, mode_samples, mode_stats,
                               pooled_spread, qn_scale, ratio_interval, relative_change, relative_interval,
                               runs_in_one_mode, segment_test, two_level_t, version_floors, version_stats,
                               version_stats_many, version_variance)
@@ -593,9 +594,36 @@ class Auto(Detector):
                                                            for state, series in items],
                                            run_scales=[_saved_scale(state) for state, _ in items],
                                            fence_histories=[_saved_fence(state) for state, _ in items])
-        return [self._check(state, series, vs) for (state, series), vs in zip(items, all_stats, strict=True)]
+            firsts = self._first_tests(items, all_stats)
+        return [self._check(state, series, vs, first=first)
+                for (state, series), vs, first in zip(items, all_stats, firsts, strict=True)]
 
-    def _check(self, state: dict, series: Series, vs: VersionStats) -> tuple[list[Change], int, dict]:
+    def _first_tests(self, items: Sequence[tuple[dict, Series]], all_stats: Sequence[VersionStats]
+                     ) -> list[tuple[SegmentTest, float, float, float] | None]:
+        """The test of each series' first new version against its saved segment, and its relative
+        change and interval, for all series at once (:func:`compare_segments_many`); what
+        :meth:`_check` would compute first, equal to it.  None where there is no new version."""
+        todo = [i for i, vs in enumerate(all_stats) if vs.mean.size]
+        pairs = [(SegmentStats(**items[i][0]["segment"]), SegmentStats.of(all_stats[i], 0, 1)) for i in todo]
+        vvs = [items[i][0].get("version_var") for i in todo]
+        tests = compare_segments_many(pairs, [tuple(vv) if vv else None for vv in vvs])
+        out: list[tuple[SegmentTest, float, float, float] | None] = [None] * len(items)
+        for log in (False, True):
+            at = [k for k, i in enumerate(todo) if bool(all_stats[i].log) == log]
+            if not at:
+                continue
+            rel, lo, hi = relative_interval(
+                np.array([tests[k].mean_left for k in at]), np.array([tests[k].mean_right for k in at]),
+                np.array([tests[k].se_left for k in at]) ** 2, np.array([tests[k].se_right for k in at]) ** 2,
+                np.array([tests[k].df for k in at]), self.confidence_level, log=log)
+            for pos, k in enumerate(at):
+                out[todo[k]] = (tests[k], float(rel[pos]), float(lo[pos]), float(hi[pos]))
+        return out
+
+    def _check(self, state: dict, series: Series, vs: VersionStats, *,
+               first: tuple[SegmentTest, float, float, float] | None = None) -> tuple[list[Change], int, dict]:
+        """Test each new version in turn; ``first``: the first one's test and interval, computed
+        already (:meth:`_first_tests`)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             seg = SegmentStats(**state["segment"])
@@ -606,10 +634,13 @@ class Auto(Detector):
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
                 name = series.versions[int(vs.index[j])].name
-                vv = state.get("version_var")
-                res = compare_segments(seg, new, version_var=tuple(vv) if vv else None)
+                if j == 0 and first is not None:
+                    res, rel, lo, hi = first
+                else:
+                    vv = state.get("version_var")
+                    res = compare_segments(seg, new, version_var=tuple(vv) if vv else None)
+                    rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 n_tests += 1
-                rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 new_floor = None
                 if floor is not None:  # the new version's fastest run (:meth:`floors`)
                     fastest = version_floors([series.runs[int(vs.index[j])]], fence=self.fence,
