@@ -1508,10 +1508,11 @@ def compare_segments_many(pairs: Sequence[tuple[SegmentStats, SegmentStats]],
         res = two_level_t(ml, mr, kl, kr, invl, invr, s2_within=s2w, df_within=df_w, s2_version=s2v,
                           df_version=df_b)
         se_l, se_r = np.sqrt(res.var_left), np.sqrt(res.var_right)
+    t, df, p = np.asarray(res.t), np.asarray(res.df), np.asarray(res.p_value)
     nan = float("nan")
     return [SegmentTest(float(ml[i]), float(mr[i]), nan, nan, nan, nan, nan) if undecidable[i] else
-            SegmentTest(float(ml[i]), float(mr[i]), float(se_l[i]), float(se_r[i]), float(res.t[i]), float(res.df[i]),
-                        float(res.p_value[i]))
+            SegmentTest(float(ml[i]), float(mr[i]), float(se_l[i]), float(se_r[i]), float(t[i]), float(df[i]),
+                        float(p[i]))
             for i in range(len(pairs))]
 
 
