@@ -273,12 +273,17 @@ class Auto(Detector):
         only stretches lower than the versions around them count (their number is still the
         Bonferroni factor)."""
         best = None
-        positions = 0
+        # Every stretch tried counts for the Bonferroni factor, so only those whose p-value passes
+        # it can be kept: the intervals (Student's quantile a position, a third of the scan's
+        # time) are computed for those alone.  The stretch kept is the one it was before: the
+        # smallest p-value among the relevant ones, the first of equals.
+        positions = sum(max(0, e - width - 1 - (s + 2)) for width in range(1, self.excursion + 1))
+        if positions == 0:
+            return 0
         for width in range(1, self.excursion + 1):
             ks = np.arange(s + 2, e - width - 1)
             if ks.size == 0:
                 continue
-            positions += ks.size
             inside = seg(ks, ks + width)
             before, after = seg(np.maximum(s, ks - 10), ks), seg(ks + width, np.minimum(e, ks + width + 10))
             around = {key: before[key] + after[key] for key in before}
@@ -287,17 +292,23 @@ class Auto(Detector):
             s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
             tt = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
                              s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
-            rel, lo, hi = relative_interval(ml, mr, tt.var_left, tt.var_right, tt.df, self.confidence_level,
-                                            log=log)
-            ok = np.isfinite(tt.p_value) & self.relevant(rel, lo, hi)
+            p = np.broadcast_to(tt.p_value, ks.shape)
+            with np.errstate(invalid="ignore"):
+                can = np.isfinite(p) & (p * positions * factor < self.alpha)
             if faster_only:
-                ok &= mr < ml
-            pp = np.where(ok, tt.p_value, np.inf)
-            j = int(np.argmin(pp))
-            if np.isfinite(pp[j]) and (best is None or pp[j] < best[0]):
-                best = (float(pp[j]), int(ks[j]), width)
-        if positions == 0:
-            return 0
+                can &= mr < ml
+            idx = np.flatnonzero(can)
+            if idx.size == 0:
+                continue
+            pick = lambda a: np.broadcast_to(a, ks.shape)[idx]  # noqa: E731
+            rel, lo, hi = relative_interval(ml[idx], mr[idx], pick(tt.var_left), pick(tt.var_right), pick(tt.df),
+                                            self.confidence_level, log=log)
+            cand = idx[np.asarray(self.relevant(rel, lo, hi), dtype=bool)]
+            if cand.size == 0:
+                continue
+            j = int(cand[np.argmin(p[cand])])
+            if best is None or p[j] < best[0]:
+                best = (float(p[j]), int(ks[j]), width)
         if best is not None and min(1.0, best[0] * positions * factor) < self.alpha:
             out[best[1]] = out[best[1] + best[2]] = positions
         return 1
