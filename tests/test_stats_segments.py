@@ -370,7 +370,7 @@ def test_isolated_versions_are_single_versions_far_from_both_neighbours():
     assert isolated_versions(VersionStats(np.arange(4), x[:4], np.full(4, np.nan), np.ones(4, dtype=int), True)) is None
 
 
-def test_compare_segments_many_equals_compare_segments_bit_for_bit():
+def test_compare_segments_many_equals_compare_segments_up_to_rounding():
     # Random segments of every kind compare_segments distinguishes: with and without a saved
     # version component, with runs a version (within variance) and with one run a version (none),
     # ANOVA components of fewer than 3 degrees of freedom (taken as 0, or undecidable), noiseless

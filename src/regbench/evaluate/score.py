@@ -17,10 +17,10 @@ Matching rule (one series at a time):
   already matched, except inside a creep: a same-sign detection within a creep's window that the
   creep has already matched reports one more of its real small steps, and is counted as
   *redundant* (neither a match nor a false alarm).
-* A false alarm 1 to ``tolerance`` versions *before* a true change of the same sign is also
-  counted as *early*: a real change placed too soon, which blames an innocent version (still a
-  false alarm; the count says how many of the false alarms are misplaced changes rather than
-  noise taken for a change).
+* A false alarm 1 to ``tolerance`` versions *before* a true change of the same sign that no
+  detection matched is also counted as *early*: that change placed too soon, which blames an
+  innocent version (still a false alarm, and the change still missed; the count says how many
+  of the false alarms are misplaced changes rather than noise taken for a change).
 * The *delay* of a match is ``detected index - index`` (0 = the right version; for a creep it is
   counted from its first version).
 
@@ -75,7 +75,7 @@ class SeriesMatch:
     false_alarms: tuple[Change, ...]
     redundant: tuple[Change, ...]
     #: The false alarms that are early: 1 to ``tolerance`` versions before a true change of the
-    #: same sign (a subset of ``false_alarms``).
+    #: same sign that was missed (a subset of ``false_alarms``).
     early: tuple[Change, ...] = ()
 
 
@@ -94,7 +94,6 @@ def match_series(labelled: LabelledSeries, changes: Sequence[Change], *,
     taken = [False] * len(truths)
     matches: list[Match] = []
     false_alarms: list[Change] = []
-    early: list[Change] = []
     redundant: list[Change] = []
     for index, _, change in detections:
         best = None
@@ -112,10 +111,10 @@ def match_series(labelled: LabelledSeries, changes: Sequence[Change], *,
             redundant.append(change)
         else:
             false_alarms.append(change)
-            if index >= 0 and any(_sign(change.change) == _sign(t.magnitude)
-                                  and t.index - tolerance <= index < t.index for t in truths):
-                early.append(change)
     missed = tuple(t for t, done in zip(truths, taken, strict=True) if not done)
+    early = [c for c in false_alarms if any(
+        _sign(c.change) == _sign(t.magnitude) and t.index - tolerance <= where.get(c.version, -1) < t.index
+        for t in missed)]
     return SeriesMatch(labelled.kind, labelled.n_pairs, tuple(matches), missed, tuple(false_alarms),
                        tuple(redundant), tuple(early))
 
@@ -150,8 +149,8 @@ class Score:
     n_relevant, n_relevant_found, n_small, n_small_found, n_detections, n_false_alarms,
     n_redundant, n_pairs : int
     n_early : int
-        The false alarms that are a true change placed 1 to ``tolerance`` versions too early
-        (counted in ``n_false_alarms`` too).
+        The false alarms that are a missed true change placed 1 to ``tolerance`` versions too
+        early (counted in ``n_false_alarms`` too).
     seconds : float
         Time spent in the detector, summed over worker processes.
     error : str or None

@@ -1652,13 +1652,22 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
 _QN_SMALL = {2: 0.399, 3: 0.994, 4: 0.512, 5: 0.844, 6: 0.611, 7: 0.857, 8: 0.669, 9: 0.872}
 
 
+#: Sizes up to which Qn's pair indices are kept (8 sizes at most: 8 MB each at this size).
+_PAIRS_KEPT = 1024
+
+
 @functools.lru_cache(maxsize=8)
-def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.triu_indices(n, 1)``, kept: one history's Qn is taken several times at the same size,
-    and building the indices cost as much as the differences (cProfile, 500 versions)."""
+def _kept_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     i, j = np.triu_indices(n, 1)
     i.flags.writeable = j.flags.writeable = False
     return i, j
+
+
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(n, 1)``, kept for histories of up to :data:`_PAIRS_KEPT` versions: one
+    history's Qn is taken several times at the same size, and building the indices cost as much
+    as the differences (cProfile, 500 versions); larger ones are not kept (memory)."""
+    return _kept_pairs(n) if n <= _PAIRS_KEPT else np.triu_indices(n, 1)
 
 
 def qn_scale(x: np.ndarray) -> float:
