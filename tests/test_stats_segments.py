@@ -10,6 +10,7 @@ import pytest
 
 from regbench.stats.segments import (
     SegmentStats,
+    VersionStats,
     compare_segments,
     compare_segments_many,
     fence_bounds,
@@ -403,3 +404,20 @@ def test_compare_segments_many_equals_compare_segments_up_to_rounding():
     assert compare_segments_many([], []) == []
     with pytest.raises(ValueError, match="same length"):
         compare_segments_many(pairs[:2], vvs[:1])
+
+
+def test_segment_stats_of_one_version_equals_the_sums_over_a_slice():
+    # The one-version path (every new version of an incremental pass) must give the sums the
+    # general path gives, bit for bit: runs of one (no within variance), NaN levels, int counts.
+    rng = np.random.default_rng(5)
+    n = rng.choice([1, 2, 3, 10], 200)
+    vs = VersionStats(np.arange(200), rng.lognormal(0, 1, 200), np.where(n > 1, rng.random(200), np.nan), n)
+    vs.mean[::17] = np.nan
+    for j in range(200):
+        got = SegmentStats.of(vs, j, j + 1)
+        m, nn, v = vs.mean[j:j + 1], vs.n[j:j + 1], vs.var[j:j + 1]
+        multi = nn > 1
+        want = (1, float(m.sum()), float((m * m).sum()), float(((nn[multi] - 1) * v[multi]).sum()),
+                float((nn[multi] - 1).sum()), float((1.0 / nn).sum()))
+        have = (got.k, got.sum_m, got.sum_m2, got.ss_within, got.df_within, got.sum_inv_n)
+        assert np.array(have, dtype=float).view(np.int64).tolist() == np.array(want, dtype=float).view(np.int64).tolist()

@@ -127,6 +127,10 @@ class SegmentStats:
     @classmethod
     def of(cls, vs: VersionStats, start: int, stop: int) -> SegmentStats:
         """The statistics of versions ``[start, stop)`` of ``vs`` (indices into its arrays)."""
+        if stop - start == 1:  # one version (each new one of an incremental pass): the same sums, on floats
+            mj, nj, vj = float(vs.mean[start]), float(vs.n[start]), float(vs.var[start])
+            multi1 = nj > 1
+            return cls(1, mj, mj * mj, (nj - 1) * vj if multi1 else 0.0, nj - 1 if multi1 else 0.0, 1.0 / nj)
         m, n, v = vs.mean[start:stop], vs.n[start:stop], vs.var[start:stop]
         multi = n > 1
         return cls(int(m.size), float(m.sum()), float((m * m).sum()), float(((n[multi] - 1) * v[multi]).sum()),
