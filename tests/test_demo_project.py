@@ -71,6 +71,10 @@ def test_the_planted_changes_are_measurable(demo, tmp_path):
 
     Planted: commit 4 is about +40..100% per iteration, commit 7 about -50% against the
     original; the bounds here are looser than that so that a noisy machine does not fail them.
+    Each commit is represented by its fastest run: the program's runs land at two levels about
+    1.8x apart (measured 2026-11-28: the original at 7.1-7.6 or 12.7-13.5 ms a run, commit 6 at
+    12.5-16 or 23 ms), and with 3 runs a commit the share of slow runs, not the code, moved the
+    pooled medians enough to fail the test once (the slow group +11% where +25% was asked).
     """
     config = load_config(demo.config_path)
     with Store(tmp_path / "r.db") as store:
@@ -79,7 +83,7 @@ def test_the_planted_changes_are_measurable(demo, tmp_path):
         assert result.counts["ok"] == 24 and not result.builds_failed
         [series] = store.load_series(BENCHMARK)
     assert [v.commit for v in series.versions] == list(demo.commits)
-    medians = [float(np.median(np.concatenate(runs))) for runs in series.runs]
+    medians = [min(float(np.median(run)) for run in runs) for runs in series.runs]  # each commit's fastest run
     base = float(np.median(medians[:3]))
     assert all(0.0005 < m < 0.05 for m in medians), medians  # milliseconds, not seconds or microseconds
     # The slow code stays until commit 7: compare the three slow commits (and then the two fast
