@@ -171,7 +171,7 @@ def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):
 def test_bisect_with_real_timing_finds_a_50_percent_slowdown(tmp_path):
     """Real time, not printed numbers: a busy loop whose length the culprit makes 1.5x."""
     program = ("import os, time\n"
-               "n = int(float(open('level.txt').read()) * 200000)\n"
+               "n = int(float(open('level.txt').read()) * 50000)\n"
                "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
                "    t = time.perf_counter(); sum(i * i for i in range(n)); print(time.perf_counter() - t)\n")
     repo = tmp_path / "repo"
@@ -179,7 +179,10 @@ def test_bisect_with_real_timing_finds_a_50_percent_slowdown(tmp_path):
     config = load_config(repo / "regbench.toml")
     result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", seed=10)
     assert result.status == "found" and shas[6].startswith(result.culprit)
-    assert 0.3 < result.culprit_change.decision.change < 0.8
+    # The sequential test stops as soon as it is sure of a change, so its estimate is rough; its
+    # interval covers the true +50% (the loop 1.5x as long) and excludes no change.
+    decision = result.culprit_change.decision
+    assert 0 < decision.ci_low < 0.5 < decision.ci_high
 
 
 def test_cli_compare_run_gates_on_a_regression_and_prints_json(repo30, tmp_path, capsys):
