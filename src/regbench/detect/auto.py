@@ -133,8 +133,8 @@ class Auto(Detector):
         return bool(out) if out.ndim == 0 else out
 
     # ------------------------------------------------------------------ search
-    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool | str = True
-                      ) -> tuple[list[int], int, dict[int, int]]:
+    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool | str = True,
+                      nested: bool | None = None) -> tuple[list[int], int, dict[int, int]]:
         """Split points (indices into ``vs``), the number of tests run, and for each split the
         number of positions it was chosen from (its Bonferroni factor).
 
@@ -150,14 +150,15 @@ class Auto(Detector):
         """
         found: dict[int, int] = {}
         tests = 0
-        # The nested search below finds short stretches too (as two splits), so it runs where the
-        # excursion scan does, under the same rules: not in the versions' fastest runs
-        # (:meth:`floor_history`, ``FASTER``), where a stretch slower than its neighbours is
-        # interference (every run of two neighbouring versions slowed: 8 more false alarms on
-        # `few-runs`, seed 2, with the search there), and not in the modes of a benchmark whose
-        # runs visit several modes (``excursions`` false), whose locations come from the few
-        # samples a run has in each (2 more there).
-        nested = self.nested and bool(excursions) and excursions != FASTER
+        # The nested search below finds short stretches too (as two splits), so by default
+        # (``nested`` None) it runs where the excursion scan does, under the same rules: not in
+        # the versions' fastest runs (:meth:`floor_history`, ``FASTER``), where a stretch slower
+        # than its neighbours is interference (every run of two neighbouring versions slowed: 8
+        # more false alarms on `few-runs`, seed 2, with the search there), and not in the modes of
+        # a benchmark whose runs visit several modes (``excursions`` false), whose locations come
+        # from the few samples a run has in each (2 more there).  The benchmark's own location is
+        # always searched with it (``nested`` true, :meth:`detect_with_state`).
+        nested = self.nested and (bool(excursions) and excursions != FASTER if nested is None else nested)
         vv = version_variance(vs)
         stack = [(0, vs.mean.size)]
         while stack:
@@ -394,8 +395,12 @@ class Auto(Detector):
             # and in its modes' (see below; `_search`).
             scan_modes = modes is not None and bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
             floors = self.floors(series, vs, choice)
+            # The nested search (:meth:`change_points`) in the location whatever the modes: the
+            # demo's runs land at two levels and, on a loaded machine, switch level within a run
+            # (69% of runs in one mode): with the search left out there, it found neither of its
+            # two steps.
             changes, n_tests, cps = self._search(
-                series, vs, with_cps=True, excursions=modes is None or scan_modes, floors=floors,
+                series, vs, with_cps=True, excursions=modes is None or scan_modes, floors=floors, nested=True,
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
                                                                      "fastest runs (interference only adds time)"))
             state = self._state(series, vs, cps, choice, floors)
@@ -730,13 +735,13 @@ class Auto(Detector):
 
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
                 with_cps: bool = False, excursions: bool | str = True, estimator: str | None = None,
-                floors: VersionStats | None = None):
+                floors: VersionStats | None = None, nested: bool | None = None):
         # Excursions are looked for in the location of a unimodal benchmark, and in the location
         # and the modes of a multimodal one whose runs each stay in one mode: where every run
         # visits several modes, the overall location jumps with the share of each mode in the
         # runs, and a mode's location, measured from the few samples a run has there, raised false
         # alarms in short stretches (measured with `regbench evaluate`, docs/evaluation.md).
-        cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions)
+        cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions, nested=nested)
         changes = []
         for first, last in self._groups(vs, cps):
             c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
