@@ -181,13 +181,12 @@ class Auto(Detector):
                 # chosen (2 sides x the outer positions x the inner positions), and an inner split
                 # is kept only when the outer one then passes too, against the segment the inner
                 # one leaves it (with the outer positions' factor): two steps, each hiding the
-                # other, are what this search is for.  Without that condition it searched every
-                # segment where nothing was found and kept short stretches of noise in them (10
-                # more false alarms on `few-runs`, seed 2, docs/evaluation.md).
+                # other, are what this search is for.  (Where it runs is limited above: run in
+                # every search, it kept short stretches of interference, docs/evaluation.md.)
                 outer = max(1, e - s - 3)
                 for a, b in ((s, split.index), (split.index, e)):
                     inner, _ = _candidates(vs.mean, a, b)
-                    got, n = self._best_candidate(vs, a, b, inner, vv, factor, nested=2 * outer)
+                    got, n = self._best_candidate(vs, a, b, inner, vv, factor, extra=2 * outer)
                     tests += n
                     if got is None or (best is not None and got[0] >= best[0]):
                         continue
@@ -214,16 +213,17 @@ class Auto(Detector):
         return sorted(found), tests, found
 
     def _best_candidate(self, vs: VersionStats, s: int, e: int, candidates: list[tuple[int, int]], vv,
-                        factor: int, nested: int = 1) -> tuple[tuple[float, int, int] | None, int]:
+                        factor: int, extra: int = 1) -> tuple[tuple[float, int, int] | None, int]:
         """The candidate split of ``[s, e)`` with the smallest Bonferroni-adjusted p-value below
-        ``alpha`` as ``(p, tau, positions x nested)`` (the split's own factor, without the
-        search's ``factor``), or None; and the number of tests run."""
+        ``alpha`` as ``(p, tau, positions x extra)`` (the split's own factor, without the
+        search's ``factor``; ``extra``: the nested search's sides), or None; and the number of
+        tests run."""
         best = None
         for tau, positions in candidates:
             res = self._segment_test(vs, s, tau, e, vv)
-            p = min(1.0, res.p_value * positions * nested * factor)  # Bonferroni over the positions searched
+            p = min(1.0, res.p_value * positions * extra * factor)  # Bonferroni over the positions searched
             if np.isfinite(p) and p < self.alpha and (best is None or p < best[0]):
-                best = (p, tau, positions * nested)
+                best = (p, tau, positions * extra)
         return best, len(candidates)
 
     @staticmethod
@@ -240,11 +240,11 @@ class Auto(Detector):
         (it split one version from the next on run noise alone: 16 of 400 quiet 11-version
         histories with 1% build jitter raised an alarm that way once the nested search of
         :meth:`change_points` had found a split nearby; none with this rule)."""
+        if vv is not None and e - s < 5:
+            return segment_test(vs, s, tau, e, version_var=vv)
         local = segment_test(vs, s, tau, e)
         if vv is None:
             return local
-        if e - s < 5:
-            return segment_test(vs, s, tau, e, version_var=vv)
         whole = segment_test(vs, s, tau, e, version_var=vv)
         best = whole if not (local.p_value < whole.p_value) else local
         return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
@@ -828,6 +828,7 @@ def _candidates(x: np.ndarray, s: int, e: int):
     elif e - s == 2:  # two versions: the one split there is (a history of two versions)
         candidates.append((s + 1, 1))
     return candidates, split
+
 
 #: The Bonferroni factor of a search of the versions' fastest runs (:meth:`Auto.floor_history`):
 #: a second history searched besides the location.
