@@ -33,14 +33,15 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
 #: Columns added to a table that existed before them, with the value old rows get (their
 #: migration's documented default), by the revision that added them.
 ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirmation", "compared_by"): None},
-                 "0012": {("plan", "run_overhead"): None}}
+                 "0012": {("plan", "run_overhead"): None},
+                 "0013": {("plan", "slices"): None, ("plan", "full_slices"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -151,6 +152,11 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
     if at_least(revision, "0012"):
         conn.execute(sa.update(t.plan).values(run_overhead=7.25))
         written["plan"][0]["run_overhead"] = 7.25
+    if at_least(revision, "0013"):
+        conn.execute(sa.update(t.plan).values(slices=2, full_slices=5))
+        written["plan"][0].update(slices=2, full_slices=5)
+        add(t.run_slice, benchmark_id=fft, version_id=v0, config_id=cfg, machine_id=local, run_index=0, n_slices=5,
+            slices=np.arange(25.0).astype("<f8").tobytes())
     return written
 
 
@@ -227,7 +233,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -247,12 +253,14 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     finally:
         engine.dispose()
     dropped = set(written) - tables
-    assert dropped == {"submission", "alert_machine", "api_token", "plan", "version_alias"} & {
+    assert dropped == {"submission", "alert_machine", "api_token", "plan", "version_alias", "run_slice"} & {
         name for name, since in (("submission", "0010"), ("alert_machine", "0009"), ("api_token", "0008"),
-                                 ("plan", "0007"), ("version_alias", "0006")) if not at_least(down_to, since)}
+                                 ("plan", "0007"), ("version_alias", "0006"), ("run_slice", "0013"))
+        if not at_least(down_to, since)}
     assert ("hold_machines" in columns) == at_least(down_to, "0009")
     assert ("compared_by" in confirmation_columns) == at_least(down_to, "0011")
     assert ("run_overhead" in plan_columns) == at_least(down_to, "0012")
+    assert ("slices" in plan_columns) == at_least(down_to, "0013")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     with Store(store_url) as s:
         assert s.schema_revision() == t.SCHEMA_REVISION

@@ -51,6 +51,7 @@ LIMITS: dict[str, float] = {
     "env_size": 131_072,
     "quiet_load": 1_000.0,
     "confirm_max_pairs": 1_000_000, "retries": 1_000,
+    "slices": 1_000,
 }
 #: The largest CPU number `pin` accepts (Linux supports up to 8192 CPUs today).
 MAX_CPU = 65_535
@@ -109,6 +110,8 @@ direction = "lower"
 # name = "fib"
 # python = "benchmarks.fib:fib20"
 # min_time = 0.01
+# slices = 5                                               # time each iteration as 5 slices (`regbench optimize`
+#                                                          #   can then try shorter iterations: docs/optimize.md)
 # measures = ["cpu", "maxrss"]                             # also the series fib:cpu and fib:maxrss
 # requires = ["hyperfine"]                                 # --executor dask: only workers with these resources
 # alerts = false                                           # never alert on this benchmark
@@ -168,6 +171,12 @@ class BenchmarkSpec:
     warmup: int = 0
     warmup_auto: bool = False  # warmup = "auto": detected per run from its samples
     min_time: float = 0.01
+    #: Python benchmarks: each iteration timed as this many consecutive slices, kept with the run,
+    #: so that ``regbench optimize`` can simulate shorter iterations (the duration level).
+    slices: int = 1
+    #: A plan's shorter iterations (``regbench run --plan optimized``): each warm-up iteration
+    #: timed as this many slices, as long as the full campaign's; 0: as many as ``slices``.
+    warmup_slices: int = 0
     alerts: bool = True  # False: changes of this benchmark never become alerts
     format: str | None = None  # a tool's output format (regbench.adapters): each invocation is one run
     measures: tuple[str, ...] = ()  # of MEASURES: one more series NAME:MEASURE each, one sample per run
@@ -361,7 +370,7 @@ class ProjectConfig:
         raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}")
 
 
-_DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time",
+_DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time", "slices",
                  "plan", "target", "budget", "pilot", "pass_env", "max_samples", "requires"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
@@ -630,6 +639,12 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         fail(f"{at('warmup')}: `warmup` must be a non-negative integer or \"auto\"")
     elif warmup > LIMITS["warmup"]:
         fail(f"{at('warmup')}: `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
+    slices = _positive(get("slices", 1), f"{at('slices')} `slices`", fail, int)
+    if kind != "python":
+        if "slices" in b and slices > 1:
+            fail(f"{label}: `slices` is for Python benchmarks (`python = ...`), whose iterations regbench "
+                 "times itself; a command's iterations are its own")
+        slices = 1  # a [defaults] value is for the Python benchmarks
     spec = BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
         env={str(k): str(v) for k, v in env.items()}, pass_env=tuple(pass_env), output=output, unit=unit, direction=direction,
@@ -639,6 +654,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         warmup=warmup,
         warmup_auto=warmup_auto,
         min_time=_positive(get("min_time", 0.01), f"{at('min_time')} `min_time`", fail, float),
+        slices=slices,
         alerts=alerts,
         format=fmt,
         measures=tuple(measures),

@@ -98,6 +98,9 @@ class RunRecord:
     warmup: int = 0
     first_iteration: int = 0
     campaign_id: int | None = None
+    #: A Python benchmark's iterations timed as slices (``slices = N``): ``(samples, N)`` seconds
+    #: per call, warm-up included, kept beside the run for ``regbench optimize``; None: no slices.
+    slices: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -390,6 +393,10 @@ class ExecutionPlan:
         The fixed cost of one run, in iterations, that the plan was priced with
         (:func:`regbench.optimize.algorithm.run_overhead`): 0 when the store had runs of one
         length only (iterations alone priced); None for plans stored before schema 0012.
+    slices, full_slices : int or None
+        The duration level (schema 0013): each iteration lasts ``slices`` of the ``full_slices``
+        slices the full campaign's iterations were timed as (a Python benchmark's ``slices``);
+        None where they were not sliced (iterations as long as the full campaign's).
     """
 
     benchmark: str
@@ -412,6 +419,13 @@ class ExecutionPlan:
     full_seconds: float | None
     created_at: datetime
     run_overhead: float | None = None
+    slices: int | None = None
+    full_slices: int | None = None
+
+    @property
+    def duration(self) -> float:
+        """How long an iteration lasts under the plan, as a share of the full campaign's."""
+        return self.slices / self.full_slices if self.slices and self.full_slices else 1.0
 
 
 # ------------------------------------------------------------------------------------ alerts

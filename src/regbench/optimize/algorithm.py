@@ -3,7 +3,9 @@
 A benchmark measured with a full configuration of repetition levels, here ``R`` runs (fresh
 processes) of ``w`` warm-up and ``I`` measured iterations, is simulated at every smaller
 configuration ``(r, i)`` by keeping the first ``r`` runs and the first ``i`` measured iterations
-of each (s.3.1: "only considering data that would have been collected in this scenario").  For
+of each (s.3.1: "only considering data that would have been collected in this scenario").  Where
+each iteration was timed as ``N`` slices (a Python benchmark's ``slices``), the duration of an
+iteration is a level too, ``(r, i, d)`` for ``d`` of the ``N`` slices (:func:`simulated`).  For
 each configuration with at least 3 measurements (Algorithm 1, line 8) the chosen stability metric
 (s.2: CV, RMAD, RCIW1-3, computed by :func:`regbench.stats.stability_metrics_many`) is computed
 on the pooled measurements; the cheapest configuration whose metric is at most the threshold is
@@ -49,18 +51,29 @@ MIN_LEVEL = 3
 
 @dataclass(frozen=True, order=True)
 class Configuration:
-    """One execution configuration ``(runs, iterations)``; the outermost level first (s.3.1).
+    """One execution configuration ``(runs, iterations, duration)``; the outermost level first (s.3.1).
 
-    The warm-up iterations of each run are not a level: they stay as configured (s.4.4).
+    The duration of an iteration is ``slices`` of the ``full_slices`` its full configuration's
+    iterations were timed as (a Python benchmark's ``slices``; 1 of 1 where they were not).
+    The warm-up iterations of each run are not a level: they stay as configured (s.4.4), as many
+    and as long as the full configuration's, whatever the measured iterations' length (a
+    warm-up is the code's time to settle, which shorter iterations do not shorten).
     """
 
     runs: int
     iterations: int
+    slices: int = 1
+    full_slices: int = 1
+
+    @property
+    def duration(self) -> float:
+        """The length of an iteration as a share of the full configuration's."""
+        return self.slices / self.full_slices
 
     def cost(self, warmup: int, overhead: float = 0.0) -> float:
-        """Iterations executed, warm-up included, and the fixed cost of each run in iterations:
-        ``runs * (overhead + warmup + iterations)``."""
-        return self.runs * (overhead + warmup + self.iterations)
+        """Iterations of the full configuration's length executed, warm-up included, and the
+        fixed cost of each run in them: ``runs * (overhead + warmup + iterations * duration)``."""
+        return self.runs * (overhead + warmup + self.iterations * self.duration)
 
 
 @dataclass(frozen=True)
@@ -136,13 +149,37 @@ def check_options(metric: str, threshold: float) -> None:
 
 def smaller_configurations(full: Configuration, *, min_runs: int = 1) -> list[Configuration]:
     """Every configuration up to ``full`` with at least :data:`MIN_MEASUREMENTS` measurements
-    (Algorithm 1, lines 3 and 8) and at least ``min_runs`` runs, ``full`` included."""
-    return [Configuration(r, i) for r in range(min(min_runs, full.runs), full.runs + 1)
-            for i in range(1, full.iterations + 1) if r * i >= MIN_MEASUREMENTS]
+    (Algorithm 1, lines 3 and 8) and at least ``min_runs`` runs, ``full`` included: runs,
+    iterations and, where the full configuration's iterations were sliced, their duration."""
+    return [Configuration(r, i, d, full.full_slices) for r in range(min(min_runs, full.runs), full.runs + 1)
+            for i in range(1, full.iterations + 1) for d in range(1, full.full_slices + 1)
+            if r * i >= MIN_MEASUREMENTS]
+
+
+def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.ndarray | None = None) -> np.ndarray:
+    """The measurements configuration ``c`` would have kept, ``(runs, iterations)``.
+
+    Iterations as long as the full configuration's are the first ``c.iterations`` measured
+    samples of the first ``c.runs`` runs (s.3.1).  Shorter ones are read from the slices: each
+    run's slices, warm-up included, are one stream in the order they were timed, and a run of
+    ``w`` warm-up iterations (as long as the full configuration's: ``w N`` slices) and ``i``
+    iterations of ``d`` slices would have measured each ``d`` slices after its warm-up as one
+    iteration (the mean of their seconds per call), as the paper simulates a shorter duration
+    from the first seconds of a longer one (s.3.1).
+    """
+    if c.slices == c.full_slices:
+        return samples[:c.runs, :c.iterations]
+    if slices is None:
+        raise ValueError(f"configuration {c} needs the slices of the iterations")
+    stream = slices[:c.runs].reshape(c.runs, -1)
+    first = warmup * c.full_slices
+    kept = stream[:, first:first + c.iterations * c.slices]
+    return kept.reshape(c.runs, c.iterations, c.slices).mean(axis=2)
 
 
 def score_configurations(samples: np.ndarray, configurations: Sequence[Configuration], *, warmup: int,
-                         metric: str, n_resamples: int = 10_000, rng=None, overhead: float = 0.0) -> list[Scored]:
+                         metric: str, n_resamples: int = 10_000, rng=None, overhead: float = 0.0,
+                         slices: np.ndarray | None = None) -> list[Scored]:
     """The metric and result of each configuration, simulated from the full ``samples``.
 
     Parameters
@@ -161,6 +198,9 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     rng : int, numpy.random.Generator or None, keyword-only
     overhead : float, keyword-only
         The fixed cost of a run in iterations (:func:`run_overhead`), priced in every run.
+    slices : array_like, ``(runs, warmup + iterations, full_slices)``, keyword-only
+        Where the full configuration's iterations were timed as slices: each run's, warm-up
+        included, in order (:func:`simulated`); needed by configurations of shorter iterations.
 
     Returns
     -------
@@ -182,9 +222,10 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
         if c.runs > x.shape[0] or c.iterations > x.shape[1]:
             raise ValueError(f"configuration {c} is larger than the samples {x.shape}")
         by_size.setdefault(c.runs * c.iterations, []).append(k)
+    sl = None if slices is None else np.asarray(slices, dtype=float)
     out: list[Scored | None] = [None] * len(configurations)
     for _, members in sorted(by_size.items()):
-        rows = np.stack([x[:configurations[k].runs, :configurations[k].iterations].ravel() for k in members])
+        rows = np.stack([simulated(x, configurations[k], warmup=warmup, slices=sl).ravel() for k in members])
         with warnings.catch_warnings():
             if resamples == 1:  # its warning would be about the unused bootstrap metrics
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -202,7 +243,7 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
 
 def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", threshold: float = 0.01,
                           min_runs: int = 1, n_resamples: int = 10_000, rng=None,
-                          overhead: float = 0.0) -> MinimalConfiguration:
+                          overhead: float = 0.0, slices=None) -> MinimalConfiguration:
     """Algorithm 1 for one benchmark: its cheapest configuration whose metric is under the threshold.
 
     Parameters
@@ -223,6 +264,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     overhead : float, keyword-only
         The fixed cost of a run in iterations (:func:`run_overhead`; 0, the default, prices
         iterations alone, as the paper's tables do).
+    slices : array_like, ``(runs, warmup + iterations, N)``, keyword-only
+        The slices each iteration was timed as (warm-up included), when it was (``N`` > 1):
+        then the duration of an iteration is a level too, ``1..N`` slices (s.2, s.3.1).
 
     Returns
     -------
@@ -250,9 +294,18 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         raise ValueError("`min_runs` must be a positive integer")
     if isinstance(overhead, bool) or not isinstance(overhead, numbers.Real) or not 0 <= overhead < math.inf:
         raise ValueError("`overhead` must be a finite number >= 0")
-    full = Configuration(*x.shape)
+    n_slices = 1
+    if slices is not None:
+        slices = np.asarray(slices, dtype=float)
+        if slices.ndim != 3 or slices.shape[:2] != (x.shape[0], warmup + x.shape[1]) \
+                or not np.all(np.isfinite(slices)) or slices.shape[2] < 1:
+            raise ValueError(f"`slices` must be a (runs, warmup + iterations, slices) array of finite numbers "
+                             f"with {x.shape[0]} runs of {warmup + x.shape[1]} iterations, got shape {slices.shape}")
+        n_slices = slices.shape[2]
+    full = Configuration(x.shape[0], x.shape[1], n_slices, n_slices)
     scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs), warmup=warmup,
-                                  metric=metric, n_resamples=n_resamples, rng=rng, overhead=float(overhead))
+                                  metric=metric, n_resamples=n_resamples, rng=rng, overhead=float(overhead),
+                                  slices=slices)
     return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup, overhead=float(overhead))
 
 
@@ -263,7 +316,7 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     full_scored = next(s for s in scored if s.configuration == full)
     under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold]
     if under:
-        chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration.runs))
+        chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration))
     else:
         chosen = full_scored
     return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,

@@ -16,6 +16,7 @@ invocation into one per plan when its command selects benchmarks with ``REGBENCH
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -119,6 +120,21 @@ def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str) -> tuple[np.n
     durations = [r.duration for r in ok]
     seconds = None if any(d is None for d in durations) else float(sum(d for d in durations if d is not None))
     return np.stack([m[:n_iter] for m in measured]), max(r.warmup for r in ok), seconds
+
+
+def campaign_slices(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray], *, iterations: int,
+                    warmup: int) -> np.ndarray | None:
+    """The ``(runs, warmup + iterations, N)`` slices of one experiment's ok runs (in the order of
+    :func:`campaign_samples`), cut as its samples are; None unless every ok run has ``N`` > 1
+    slices of one count and the same warm-up (then the duration of an iteration is not a level)."""
+    ok = [r for r in runs if r.status == "ok"]
+    have = [stored.get(r.run_index) for r in ok]
+    if not ok or any(h is None for h in have) or any(r.warmup != warmup for r in ok):
+        return None
+    counts = {h.shape[1] for h in have if h is not None}
+    if len(counts) != 1 or counts.pop() < 2 or any(h.shape[0] < warmup + iterations for h in have if h is not None):
+        return None
+    return np.stack([h[:warmup + iterations] for h in have if h is not None])
 
 
 #: Units whose samples are an iteration's time, so that an iteration costs in proportion to them.
@@ -236,16 +252,19 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
         overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
             store, every_run.get((bench, cfg, mach), []), version=ver)
+        sliced = None if tool else campaign_slices(
+            runs, store.run_slices(bench, ver, config=cfg, machine=mach), iterations=samples.shape[1], warmup=warmup)
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
-                                                n_resamples=options.n_resamples, rng=rng, overhead=overhead)
+                                                n_resamples=options.n_resamples, rng=rng, overhead=overhead,
+                                                slices=sliced)
         c = found.chosen.configuration
         full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
         new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
                            samples.shape[1], options.metric, float(options.threshold), found.chosen.stability,
                            found.full.stability, found.stable,
                            None if full_seconds is None else full_seconds * found.time_share, full_seconds,
-                           overhead))
+                           overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None))))
         minimal.append(found)
     stored = save_plans(store, new)
     return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),
@@ -262,6 +281,9 @@ class CampaignPlans:
         By configured benchmark name.  A tool's benchmark (``format = ...``) gets the most runs
         and iterations of the plans of its reported benchmarks: what one invocation for all of
         them runs, unless :func:`split_invocations` splits it into one invocation per plan.
+    slices : Mapping[str, tuple[int, int]]
+        The Python benchmarks whose plans shorten their iterations: ``(slices, full_slices)``
+        (:meth:`regbench.model.ExecutionPlan.duration`; :func:`planned_spec`).
     plans : tuple of ExecutionPlan
         The plans used.
     unplanned : tuple of str
@@ -272,6 +294,23 @@ class CampaignPlans:
     iterations: Mapping[str, int]
     plans: tuple[ExecutionPlan, ...]
     unplanned: tuple[str, ...]
+    slices: Mapping[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+
+
+def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
+    """``spec`` as ``run --plan optimized`` runs it: its plan's runs and iterations, and, where the
+    plan shortens its iterations to ``d`` of the full campaign's ``N`` slices, ``min_time`` times
+    ``d / N`` timed as ``d`` slices, so that the worker calibrates a slice as the full campaign did
+    and each iteration is the ``d`` consecutive slices that the plan's simulation kept
+    (:func:`regbench.optimize.algorithm.simulated`); its warm-up iterations stay ``N`` slices long."""
+    if spec.name not in plans.runs:
+        return spec
+    out = dataclasses.replace(spec, iterations=run_iterations(spec, plans.iterations[spec.name]),
+                              runs=plans.runs[spec.name], plan="fixed")
+    if spec.name in plans.slices and spec.kind == "python":
+        d, n = plans.slices[spec.name]
+        out = dataclasses.replace(out, min_time=spec.min_time * d / n, slices=d, warmup_slices=n)
+    return out
 
 
 def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,
@@ -295,6 +334,7 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
     known = set(configured) if configured is not None else names
     runs: dict[str, int] = {}
     iterations: dict[str, int] = {}
+    slices: dict[str, tuple[int, int]] = {}
     used: list[ExecutionPlan] = []
     for p in plans:
         spec = SeriesName.parse(p.benchmark).benchmark if SeriesName.parse(p.benchmark).reported else p.benchmark
@@ -305,8 +345,10 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
             continue
         runs[spec] = max(runs.get(spec, 0), p.runs)
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)
+        if p.slices and p.full_slices and p.slices < p.full_slices and spec == p.benchmark:
+            slices[spec] = (p.slices, p.full_slices)
         used.append(p)
-    return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs))
+    return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs), slices)
 
 
 @dataclass(frozen=True)

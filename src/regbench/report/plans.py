@@ -20,16 +20,26 @@ def plan_json(p: ExecutionPlan) -> dict:
             "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
             "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
             "seconds": p.seconds, "full_seconds": p.full_seconds, "run_overhead": p.run_overhead,
-            "created_at": p.created_at.isoformat()}
+            "slices": p.slices, "full_slices": p.full_slices, "created_at": p.created_at.isoformat()}
 
 
 def _share(p: ExecutionPlan) -> float:
     o = p.run_overhead or 0.0
-    return p.runs * (o + p.warmup + p.iterations) / (p.full_runs * (o + p.warmup + p.full_iterations))
+    return p.runs * (o + p.warmup + p.iterations * p.duration) / (p.full_runs * (o + p.warmup + p.full_iterations))
+
+
+def _levels(p: ExecutionPlan) -> str:
+    """``runs x iterations (+warm-up)``, and the iterations' length where the plan shortens them."""
+    text = f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else "")
+    if p.slices and p.full_slices and p.slices < p.full_slices:
+        text += f", {p.slices}/{p.full_slices} long"
+    return text
 
 
 def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans") -> None:
-    """Each benchmark's plan: runs x iterations (+ warm-up), its time, and the precision to expect."""
+    """Each benchmark's plan: runs x iterations (+ warm-up) and, where the plan shortens them, how
+    long its iterations last against the full campaign's (``2/5 long``: 2 of its 5 slices); its
+    time, and the precision to expect."""
     from rich.markup import escape
 
     if fmt == "json":
@@ -38,7 +48,7 @@ def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: st
     rows = []
     for p in plans:
         rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
-                     f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else ""),
+                     _levels(p),
                      f"{p.full_runs} x {p.full_iterations}", "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
                      fmt_pct(_share(p), sign=False),
                      "—" if p.seconds is None else f"{p.seconds:.3g} s",

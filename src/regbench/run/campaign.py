@@ -326,11 +326,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if optimized is not None:
         if runs is not None:
             raise ConfigError("give --runs or --plan optimized, not both")
-        from ..optimize.plans import run_iterations
+        from ..optimize.plans import planned_spec
 
-        specs = [dataclasses.replace(s, iterations=run_iterations(s, optimized.iterations[s.name]),
-                                     runs=optimized.runs[s.name], plan="fixed") if s.name in optimized.runs else s
-                 for s in specs]
+        specs = [planned_spec(s, optimized) for s in specs]
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
     if releases is not None:
         if revisions is not None:
@@ -375,6 +373,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                 "iterations": _most({s.name: s.iterations}, s.name, groups, "iterations"),
                                 "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
                                 "measures": list(s.measures),
+                                **({"min_time": s.min_time, "slices": s.slices} if s.kind == "python" else {}),
                                 **({"plan": "adaptive", "target": s.target_width, "budget": s.budget, "pilot": s.pilot}
                                    if s.plan == "adaptive" else {})} for s in specs},
         "noise": {**noise.to_json(), **noise_facts},
@@ -384,7 +383,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         plan["machines"] = sorted(remote)
     if optimized is not None:
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
-                                           "iterations": p.iterations} for p in optimized.plans}
+                                           "iterations": p.iterations,
+                                           **({"slices": p.slices, "full_slices": p.full_slices}
+                                              if p.slices is not None else {})} for p in optimized.plans}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:

@@ -469,7 +469,8 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
             exit_code=outcome.exit_code, stderr_tail=tail or None,
             started_at=outcome.started_at, duration=outcome.duration,
             warmup=auto_warmup(outcome.samples) if spec.warmup_auto and outcome.status == "ok" else spec.warmup,
-            campaign_id=campaign_id))
+            campaign_id=campaign_id,
+            slices=getattr(outcome, "slices", None) if outcome.status == "ok" else None))
         benchmarks[spec.name] = {"unit": spec.unit, "direction": spec.direction}
     for m in spec.measures:
         name = measure_series(spec.name, m)

@@ -111,6 +111,9 @@ class RunOutcome:
         :mod:`regbench.run.dask_executor`); None: here.
     fingerprint : dict or None
         That machine's fingerprint (:func:`regbench.run.fingerprint.machine_fingerprint`).
+    slices : numpy.ndarray or None
+        A Python benchmark with ``slices`` > 1: ``(samples, slices)`` seconds per call of each
+        slice of each iteration, warm-up included (:mod:`regbench.run.worker`); None otherwise.
     """
 
     status: str
@@ -125,6 +128,7 @@ class RunOutcome:
     instruction_counter: str | None = None
     machine: str | None = None
     fingerprint: dict | None = None
+    slices: np.ndarray | None = None
 
 
 #: In a command benchmark with ``format``, this argument is replaced by the path of a file the
@@ -227,6 +231,9 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                 else:
                     read = SampleRead(np.empty(0), None)
                 outcome = _classify(proc, stderr, read, spec)
+                if spec.slices > 1 and outcome.status == "ok":
+                    outcome = dataclasses.replace(outcome, slices=read_slices(samples_file, outcome.samples,
+                                                                              spec.slices))
             else:
                 out.seek(0)
                 outcome = _classify(proc, stderr, read_samples(out, spec.output, max_samples=spec.max_samples),
@@ -272,11 +279,43 @@ def _argv(spec: BenchmarkSpec, tree: Path, python: str, samples_file: Path, resu
         argv = [python, str(WORKER), spec.target, "--iterations", str(spec.iterations),
                 "--warmup", str(spec.warmup), "--min-time", repr(float(spec.min_time)),
                 "--output", str(samples_file), "--path", str(tree)]
+        if spec.slices > 1 or spec.warmup_slices > 1:
+            argv += ["--slices", str(spec.slices)]
+        if spec.warmup_slices > 1 and spec.warmup:
+            argv += ["--warmup-slices", str(spec.warmup_slices)]
     else:
         argv = list(spec.command)
     if spec.format is not None:
         argv = [a.replace(OUTPUT_PLACEHOLDER, str(result_file)) for a in argv]
     return argv
+
+
+def read_slices(path: Path, samples: np.ndarray, slices: int) -> np.ndarray | None:
+    """The ``(samples, slices)`` slices the worker wrote with its samples (:mod:`regbench.run.worker`),
+    or None when they are not all there, finite, and consistent with the samples (their mean is
+    the sample): a run without its slices is still a run, only not one to simulate shorter
+    iterations from."""
+    rows = []
+    with open(path, "rb") as written:
+        for line in written:
+            if not line.strip():
+                continue
+            try:
+                obj = jsonsafe.loads(line.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                return None
+            row = obj.get("slices") if isinstance(obj, dict) else None
+            if not isinstance(row, list) or len(row) != slices:
+                return None
+            rows.append(row)
+    try:
+        out = np.asarray(rows, dtype=float).reshape(len(rows), slices)
+    except (TypeError, ValueError):
+        return None
+    if len(rows) != samples.size or not np.all(np.isfinite(out)) \
+            or not np.allclose(out.mean(axis=1), samples, rtol=1e-9, atol=0.0):
+        return None
+    return out
 
 
 def _perf_count(path: Path) -> tuple[int | None, tuple[str, str] | None]:

@@ -8,6 +8,17 @@ call of each batch, in order, as JSON lines to ``--output``::
 
     {"value": 1.93e-05, "loops": 512}
 
+With ``--slices N`` (N > 1), each batch is timed as N consecutive slices of ``loops`` calls, the
+loop calibrated to ``min_time / N``, and the line also holds each slice's seconds per call::
+
+    {"value": 1.93e-05, "loops": 128, "slices": [1.95e-05, 1.92e-05, 1.93e-05, 1.92e-05]}
+
+``value`` is then the mean of the slices (the batch is their sum).  A stored slice is what an
+iteration ``N`` times shorter would have measured, so that ``regbench optimize`` can simulate
+shorter iterations from a full campaign (Japke et al. 2025, s.3.1: the duration level).
+``--warmup-slices K`` times each warm-up batch as K slices instead: a plan of shorter iterations
+keeps its warm-up as long as the full campaign's (``regbench run --plan optimized``).
+
 Results go to a file rather than stdout so that whatever the measured function prints does not
 matter.  A failure (the module does not import, the function raises) exits non-zero with the
 traceback on stderr, and the run is recorded as ``failed``.
@@ -85,28 +96,52 @@ def measure(func, *, iterations: int, warmup: int, min_time: float,
     return loops, values
 
 
+def measure_slices(func, *, iterations: int, warmup: int, min_time: float, slices: int,
+                   warmup_slices: int | None = None, timer=time.perf_counter) -> tuple[int, list[list[float]]]:
+    """Calibrate a slice to ``min_time / slices``, then time ``warmup`` batches of
+    ``warmup_slices`` (default ``slices``) and ``iterations`` batches of ``slices`` consecutive
+    slices; return (loops of a slice, seconds per call of each slice of each batch)."""
+    loops, _ = calibrate(func, min_time / slices, timer)
+    lengths = [warmup_slices or slices] * warmup + [slices] * iterations
+    values = [[time_batch(func, loops, timer) / loops for _ in range(n)] for n in lengths]
+    return loops, values
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="regbench-worker", description=__doc__.split("\n")[0])
     parser.add_argument("target", help="module:function to call without arguments")
     parser.add_argument("--iterations", type=int, required=True)
     parser.add_argument("--warmup", type=int, default=0)
     parser.add_argument("--min-time", type=float, default=0.01)
+    parser.add_argument("--slices", type=int, default=1, help="time each batch as this many slices")
+    parser.add_argument("--warmup-slices", type=int, default=None,
+                        help="time each warm-up batch as this many slices (default: --slices)")
     parser.add_argument("--output", required=True, help="file receiving the JSON lines")
     parser.add_argument("--path", default=None, help="directory put first on sys.path (the tree)")
     args = parser.parse_args(argv)
-    if args.iterations < 1 or args.warmup < 0 or not args.min_time > 0:
-        parser.error("--iterations must be >= 1, --warmup >= 0 and --min-time > 0")
+    if args.iterations < 1 or args.warmup < 0 or not args.min_time > 0 or args.slices < 1 \
+            or (args.warmup_slices is not None and args.warmup_slices < 1):
+        parser.error("--iterations must be >= 1, --warmup >= 0, --min-time > 0 and --slices and "
+                     "--warmup-slices >= 1")
 
     # Started by path, sys.path[0] is this file's folder (regbench/run); started with -m it is
     # the working directory.  Neither may shadow the benchmark's own modules.
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
         del sys.path[0]
     func = load_target(args.target, args.path)
-    loops, values = measure(func, iterations=args.iterations, warmup=args.warmup,
-                            min_time=args.min_time)
+    lines: list[dict] = []
+    if args.slices == 1 and args.warmup_slices in (None, 1):
+        loops, values = measure(func, iterations=args.iterations, warmup=args.warmup,
+                                min_time=args.min_time)
+        lines = [{"value": v, "loops": loops} for v in values]
+    else:
+        loops, sliced = measure_slices(func, iterations=args.iterations, warmup=args.warmup,
+                                       min_time=args.min_time, slices=args.slices,
+                                       warmup_slices=args.warmup_slices)
+        lines = [{"value": sum(s) / len(s), "loops": loops, "slices": s} for s in sliced]
     with open(args.output, "w", encoding="utf-8") as out:
-        for v in values:
-            out.write(json.dumps({"value": v, "loops": loops}) + "\n")
+        for line in lines:
+            out.write(json.dumps(line) + "\n")
     return 0
 
 

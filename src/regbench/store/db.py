@@ -538,9 +538,41 @@ class Store:
         def work(conn: Connection) -> int:
             self.ensure_benchmark(conn, rec.benchmark, unit=unit, direction=direction)
             self.ensure_version(conn, version_info or VersionInfo(rec.version))
-            return _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
+            rid = _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
+            self._add_slices(conn, [rec])
+            return rid
 
         return self._write_runs([rec], work)
+
+    def _add_slices(self, conn: Connection, records: Sequence[RunRecord]) -> None:
+        """The ``run_slice`` rows of the records that have slices (keyed like their runs)."""
+        rows = []
+        for rec in records:
+            if rec.slices is None:
+                continue
+            sl = np.asarray(rec.slices, dtype="<f8")
+            if sl.ndim != 2 or sl.shape[0] != np.asarray(rec.samples).size or sl.shape[1] < 1:
+                raise ValueError(f"{_run_text(rec)}: `slices` must be a (samples, slices) array, got shape {sl.shape}")
+            rows.append(dict(benchmark_id=self.ensure_benchmark(conn, rec.benchmark),
+                             version_id=self.ensure_version(conn, VersionInfo(rec.version)),
+                             config_id=self.ensure_config(conn, rec.config),
+                             machine_id=self.ensure_machine(conn, rec.machine), run_index=int(rec.run_index),
+                             n_slices=int(sl.shape[1]), slices=np.ascontiguousarray(sl).tobytes()))
+        if rows:
+            conn.execute(t.run_slice.insert(), rows)
+
+    def run_slices(self, benchmark: str, version: str, *, config: str, machine: str) -> dict[int, np.ndarray]:
+        """The slices of the runs of one experiment that have them (``slices = N``), by run index:
+        ``(samples, N)`` seconds per call of each slice of each iteration, warm-up included."""
+        q = (sa.select(t.run_slice.c.run_index, t.run_slice.c.n_slices, t.run_slice.c.slices)
+             .join(t.benchmark, t.benchmark.c.id == t.run_slice.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run_slice.c.version_id)
+             .join(t.config, t.config.c.id == t.run_slice.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run_slice.c.machine_id)
+             .where(t.benchmark.c.name == benchmark, t.version.c.name == version,
+                    t.config.c.name == config, t.machine.c.name == machine))
+        with self.engine.connect() as conn:
+            return {int(i): np.frombuffer(blob, dtype="<f8").reshape(-1, int(n)) for i, n, blob in conn.execute(q)}
 
     def _run_row(self, conn: Connection, rec: RunRecord) -> dict:
         """The ``run`` table row of a record (named rows created as needed)."""
@@ -591,6 +623,7 @@ class Store:
             todo = _after_stored(conn, records) if append else records
             for start in range(0, len(todo), 2000):
                 conn.execute(t.run.insert(), [self._run_row(conn, rec) for rec in todo[start:start + 2000]])
+            self._add_slices(conn, todo)
             return len(todo)
 
         return self._write_runs(records, work, append=append, many="runs already in the store would be duplicated")

@@ -28,7 +28,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 
 metadata = sa.MetaData()
 
@@ -123,6 +123,25 @@ run = sa.Table(
 )
 
 sa.Index("ix_run_series", run.c.benchmark_id, run.c.config_id, run.c.machine_id, run.c.version_id)
+
+# The slices of a Python benchmark's iterations (0013): with ``slices = N`` each iteration is timed
+# as N consecutive slices (regbench.run.worker), kept here beside the run, keyed like it, as one
+# ``(n_samples, N)`` array of float64 (row-major, little-endian); only ``regbench optimize`` reads
+# them, to simulate iterations shorter than the campaign's (Japke et al. 2025, s.3.1).
+run_slice = sa.Table(
+    "run_slice",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("run_index", sa.Integer, nullable=False),
+    sa.Column("n_slices", sa.Integer, nullable=False),
+    sa.Column("slices", sa.LargeBinary, nullable=False),
+    sa.UniqueConstraint("benchmark_id", "version_id", "config_id", "machine_id", "run_index",
+                        name="uq_run_slice_key"),
+)
 
 
 # ---------------------------------------------------------------------------------------- alerts
@@ -320,6 +339,9 @@ plan = sa.Table(
     sa.Column("full_seconds", sa.Float, nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("run_overhead", sa.Float, nullable=True),  # (0012) a run's fixed cost priced, in iterations
+    # (0013) the duration level: an iteration of `slices` of the full campaign's `full_slices`
+    sa.Column("slices", sa.Integer, nullable=True),
+    sa.Column("full_slices", sa.Integer, nullable=True),
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "revision", name="uq_plan_revision"),
 )
 
