@@ -75,8 +75,8 @@ from regbench.config import load_config
 from regbench.demo_project import git_commit, git_init
 from regbench.model import SeriesName
 from regbench.optimize.algorithm import (METRICS, Configuration, MinimalConfiguration, minimal_configuration,
-                                         score_configurations, smaller_configurations)
-from regbench.optimize.plans import campaign_samples, run_iterations
+                                         score_configurations, simulated, smaller_configurations)
+from regbench.optimize.plans import campaign_samples, campaign_slices, run_iterations
 from regbench.run.campaign import run_campaign
 from regbench.stats import bootstrap_ci
 from regbench.store import Store
@@ -328,9 +328,13 @@ def py_suite(slow: dict[str, int]) -> dict[str, str]:
     return {"suite.py": src}
 
 
+#: ``--slices N``: the Python suite's iterations timed as N slices (the duration level).
+PY_SLICES = {"n": 1}
+
+
 def py_config(runs: int, iterations: int, warmup: int) -> str:
     text = (f"[project]\nname = \"py-suite\"\n[defaults]\nruns = {runs}\niterations = {iterations}\n"
-            f"warmup = {warmup}\ntimeout = 120\n")
+            f"warmup = {warmup}\ntimeout = 120\n" + (f"slices = {PY_SLICES['n']}\n" if PY_SLICES["n"] > 1 else ""))
     for n in PY_NAMES:
         text += f"\n[[benchmark]]\nname = \"{n}\"\npython = \"suite:{n}\"\nmin_time = 0.005\n"
     return text
@@ -467,8 +471,9 @@ def make_repo(root: Path, suite: Suite, runs: int, iterations: int, warmup: int)
     return shas
 
 
-def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[str, dict[str, tuple[np.ndarray, int]]]:
-    """series -> version -> (measured samples (runs, iterations), warm-up)."""
+def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[str, dict[str, tuple]]:
+    """series -> version -> (measured samples (runs, iterations), warm-up, the runs' slices
+    (runs, warm-up + iterations, N) or None)."""
     out: dict[str, dict[str, tuple[np.ndarray, int]]] = {}
     order = [v.name for v in store.versions()]
     ids = {campaign_id} | ({retried} if retried is not None else set()) | (
@@ -479,13 +484,23 @@ def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[
             continue
         runs = [r for r in store.raw_runs(bench, ver) if r.campaign_id in ids]
         samples, warmup, _ = campaign_samples(runs, benchmark=bench)
-        out.setdefault(bench, {})[ver] = (samples, warmup)
+        sl = None
+        if runs and runs[0].config is not None:
+            stored = store.run_slices(bench, ver, config=runs[0].config, machine=runs[0].machine)
+            sl = campaign_slices(runs, stored, iterations=samples.shape[1], warmup=warmup)
+        out.setdefault(bench, {})[ver] = (samples, warmup, sl)
     return out
 
 
 # ---------------------------------------------------------------------------------- analysis
-def result_of(x: np.ndarray, c: Configuration, location: str) -> np.ndarray:
-    return x[:c.runs, :c.iterations].ravel()
+def result_of(x: np.ndarray, c: Configuration, location: str, warmup: int = 0, sl=None) -> np.ndarray:
+    return simulated(x, c, warmup=warmup, slices=sl).ravel()
+
+
+def full_of(x: np.ndarray, sl) -> Configuration:
+    """The full configuration of samples ``x`` (and their slices, if any)."""
+    n = 1 if sl is None else sl.shape[2]
+    return Configuration(x.shape[0], x.shape[1], n, n)
 
 
 def detect(a: np.ndarray, b: np.ndarray, location: str, rng) -> bool:
@@ -513,9 +528,13 @@ def adaptive_runs(x: np.ndarray, *, target: float, pilot: int = 3) -> int:
 
 
 def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int, seed: int,
-             adaptive_target: float = 0.01, overheads: dict[str, float] | None = None) -> dict:
+             adaptive_target: float = 0.01, overheads: dict[str, float] | None = None,
+             use_slices: bool = True) -> dict:
     """The methods' plans simulated on ``data``; ``overheads`` (benchmark -> a run's fixed cost in
-    iterations, as the plans of ``--real-priced`` measured it) prices muOpTime's runs with it."""
+    iterations, as the plans of ``--real-priced`` measured it) prices muOpTime's runs with it;
+    ``use_slices=False`` ignores the slices (the duration level) of sliced iterations."""
+    if not use_slices:
+        data = {b: {v: (x, w, None) for v, (x, w, _) in per.items()} for b, per in data.items()}
     rng = np.random.default_rng(seed)
     location = METRICS[metric]
     versions = list(next(iter(data.values())).keys())
@@ -526,43 +545,45 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
     cost = {m: 0 for m in names} | {"full": 0}
     unstable = 0
     for bench, per in data.items():
-        x, w = per[versions[0]]
+        x, w, sl = per[versions[0]]
         w = suite.warmup if suite.warmup is not None else w
         found: MinimalConfiguration = minimal_configuration(x, warmup=w, metric=metric, threshold=threshold,
                                                             min_runs=min_runs, n_resamples=2000, rng=rng,
-                                                            overhead=(overheads or {}).get(bench, 0.0))
+                                                            overhead=(overheads or {}).get(bench, 0.0),
+                                                            slices=sl if suite.warmup is None else None)
         unstable += not found.stable
-        configs = smaller_configurations(Configuration(*x.shape), min_runs=min_runs)
+        configs = smaller_configurations(full_of(x, sl if suite.warmup is None else None), min_runs=min_runs)
         static = {"muoptime": found.chosen.configuration,
                   "minimum": min(configs, key=lambda c: (c.cost(w), c.runs)),
                   "random": configs[int(rng.integers(len(configs)))]}
         for ver in versions:
-            xv, _ = per[ver]
+            xv, _, slv = per[ver]
             for m in names:
                 c = (static[m] if m != "adaptive"
                      else Configuration(adaptive_runs(xv, target=adaptive_target), xv.shape[1]))
                 plans[m][(bench, ver)] = c
                 cost[m] += c.cost(w)
-            cost["full"] += Configuration(*xv.shape).cost(w)
+            cost["full"] += full_of(xv, slv if suite.warmup is None else None).cost(w)
     out: dict = {"benchmarks": len(data), "unstable": unstable, "versions": len(versions)}
     for m, plan in plans.items():
         rates = []
         for bench, per in data.items():
             for ver in versions:
-                x, w = per[ver]
-                s = score_configurations(x, [plan[(bench, ver)], Configuration(*x.shape)], warmup=w,
-                                         metric="cv" if location == "mean" else "rmad")
+                x, w, sl = per[ver]
+                full = full_of(x, sl) if plan[(bench, ver)].full_slices > 1 else Configuration(*x.shape)
+                s = score_configurations(x, [plan[(bench, ver)], full], warmup=w,
+                                         metric="cv" if location == "mean" else "rmad", slices=sl)
                 rates.append(abs(s[0].result - s[1].result) / abs(s[1].result))
         r = np.array(rates)
         fp = fn = tp_full = neg_full = 0
         truth_fn = truth_fp = full_truth_fn = full_truth_fp = 0
         for bench, per in data.items():
             for a, b in zip(versions, versions[1:], strict=False):
-                xa, _ = per[a]
-                xb, _ = per[b]
+                xa, wa, sla = per[a]
+                xb, wb, slb = per[b]
                 full = detect(xa.ravel(), xb.ravel(), location, rng)
                 ca, cb = plan[(bench, a)], plan[(bench, b)]
-                mine = detect(result_of(xa, ca, location), result_of(xb, cb, location), location, rng)
+                mine = detect(result_of(xa, ca, location, wa, sla), result_of(xb, cb, location, wb, slb), location, rng)
                 # Go names its benchmarks NAME-GOMAXPROCS: a planted name is a prefix.
                 planted = any(bench == p or bench.startswith(p + "-") for p in suite.planted) and b == versions[1]
                 tp_full += full
@@ -661,7 +682,7 @@ def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, f
     def warm(p) -> int:
         return suite.warmup if suite.warmup is not None else p.warmup
 
-    alone = sum(Configuration(p.runs, p.iterations).cost(warm(p)) for p in plans)
+    alone = sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1).cost(warm(p)) for p in plans)
     full = sum(Configuration(p.full_runs, p.full_iterations).cost(warm(p)) for p in plans)
     invoked = 0
     for spec in config.benchmarks:
@@ -679,7 +700,8 @@ def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, f
             iterations = run_iterations(spec, iterations) + spec.warmup
             invoked += sum(Configuration(runs, iterations).cost(warm(p)) for p in mine)
         else:
-            invoked += sum(Configuration(p.runs, p.iterations).cost(warm(p)) for p in mine)
+            invoked += sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1).cost(warm(p))
+                           for p in mine)
     return 1 - alone / full, 1 - invoked / full
 
 
@@ -849,6 +871,9 @@ def main(argv=None) -> int:
     ap.add_argument("--metrics", default="cv,rmad,rciw1,rciw3")
     ap.add_argument("--thresholds", default="0.01,0.02")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--slices", type=int, default=1, metavar="N",
+                    help="time the Python suite's iterations as N slices: the duration of an iteration becomes "
+                         "a level optimize may reduce [default: 1, not sliced]")
     ap.add_argument("--iteration-time", metavar="DURATION",
                     help="one iteration of the Go and JMH benchmarks, as the tools write it (e.g. 200ms) "
                          "[default: Go 20ms, JMH 50ms]")
@@ -867,6 +892,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.iteration_time:
         ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
+    PY_SLICES["n"] = args.slices
     if args.suite in ("go", "all") and shutil.which("go") is None:
         raise SystemExit("go is not installed")
     work = Path(tempfile.mkdtemp(prefix="regbench-optimize-"))
@@ -887,6 +913,10 @@ def main(argv=None) -> int:
                     print_rows(res, metric, th, [m for m in ("muoptime", "minimum", "random", "adaptive") if m in res
                                                  and (m == "muoptime" or th == thresholds[0]
                                                       and metric in ("cv", "rmad"))])
+                    if args.slices > 1 and name == "python":  # the same runs, the duration level left out
+                        res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs,
+                                       seed=1, use_slices=False)
+                        print_rows(res, metric, th, ["muoptime"], f"{metric}, runs x iterations only")
                     sys.stdout.flush()
             if args.real_run:
                 real_run(name, args, work, full_cid, args.real_repeats, data)

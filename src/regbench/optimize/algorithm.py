@@ -117,6 +117,10 @@ class MinimalConfiguration:
         Every configuration simulated, in increasing ``(runs, iterations)``.
     overhead : float
         The fixed cost of a run priced, in iterations (0: not measured).
+    shifted : tuple of int
+        Durations (slices of an iteration) refused because the whole campaign measured at that
+        duration gives a result more than ``threshold`` away from the full configuration's
+        (:func:`choose`).
     """
 
     chosen: Scored
@@ -127,6 +131,7 @@ class MinimalConfiguration:
     warmup: int
     scored: tuple[Scored, ...]
     overhead: float = 0.0
+    shifted: tuple[int, ...] = ()
 
     @property
     def time_share(self) -> float:
@@ -312,15 +317,33 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
 def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, threshold: float,
            warmup: int, overhead: float = 0.0) -> MinimalConfiguration:
     """Algorithm 1, lines 15-18: filter by the threshold, keep the shortest, break ties by the
-    smaller metric (then by fewer runs, so that the answer does not depend on the order given)."""
+    smaller metric (then by fewer runs, so that the answer does not depend on the order given).
+
+    Shorter iterations are a different measurement, not only fewer of the same: the median or a
+    quantile of iterations of one slice dodges interference that the mean of a longer iteration
+    takes in, so under right-skewed noise their result is lower however many are taken, and a
+    history measured at one duration and continued at another would show a step that no code
+    made.  The stability metric cannot see that (each duration is stable around its own value).
+    So a duration is offered only where the whole campaign measured at it (all runs and
+    iterations, ``d`` slices each) gives a result within ``threshold`` of the full
+    configuration's: the bias is checked at the precision of the full campaign, and a duration
+    that fails is refused (``shifted``).  This guard is regbench's, not the paper's, whose
+    Algorithm 1 checks stability alone; the mean is not moved by the duration (the mean of the
+    slices is the mean of the iterations), the median and the quantiles are."""
     full_scored = next(s for s in scored if s.configuration == full)
-    under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold]
+    shifted = tuple(sorted(
+        s.configuration.slices for s in scored
+        if s.configuration.runs == full.runs and s.configuration.iterations == full.iterations
+        and s.configuration.slices < full.full_slices
+        and not abs(s.result - full_scored.result) <= threshold * abs(full_scored.result)))
+    under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold
+             and s.configuration.slices not in shifted]
     if under:
         chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration))
     else:
         chosen = full_scored
     return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
-                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead)
+                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted)
 
 
 def run_overhead(iterations, seconds, groups=None) -> float:
