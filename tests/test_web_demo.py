@@ -45,7 +45,9 @@ def _check_series_page(page, url: str, commits: list[str]) -> None:
     assert log.errors == []
 
 
-def test_the_demo_writes_a_report_showing_both_planted_changes(demo, browser):
+def test_the_demo_writes_a_report_and_serve_shows_both_planted_changes(demo, browser, tmp_path):
+    """One test for the static report and the live dashboard: the demo they read takes a minute,
+    and two tests of one module may run in two pytest-xdist workers, each running it."""
     root, stdout = demo
     assert "both planted changes were found" in stdout
     opened = re.search(r"^Open (file://\S+)$", stdout, re.M)
@@ -59,9 +61,7 @@ def test_the_demo_writes_a_report_showing_both_planted_changes(demo, browser):
     _check_series_page(page, (root / "report" / "series.html").as_uri() + f"?s={sid}", _commits(root))
     page.close()
 
-
-def test_serve_shows_the_demo_too(demo, browser, tmp_path):
-    root, _ = demo
+    # `regbench serve` on the same store.
     server = Server(root / ".regbench" / "results.db", tmp_path / "serve.log")
     try:
         page = browser.new_page()
