@@ -171,8 +171,8 @@ def test_slices_is_a_positive_integer_of_python_benchmarks(tmp_path):
         _config(tmp_path, "[[benchmark]]\nname = \"c\"\ncommand = [\"true\"]\nslices = 2\n")
     with pytest.raises(ConfigError, match="`slices` must be a positive integer, got 0"):
         _config(tmp_path, "[[benchmark]]\nname = \"a\"\npython = \"m:f\"\nslices = 0\n")
-    with pytest.raises(ConfigError, match="`slices` must be a positive integer of at most 1000"):
-        _config(tmp_path, "[[benchmark]]\nname = \"a\"\npython = \"m:f\"\nslices = 5000\n")
+    with pytest.raises(ConfigError, match="`slices` must be a positive integer of at most 100"):
+        _config(tmp_path, "[[benchmark]]\nname = \"a\"\npython = \"m:f\"\nslices = 500\n")
 
 
 # ---------------------------------------------------------------------------- end to end
@@ -209,8 +209,10 @@ def test_optimize_shortens_the_iterations_and_run_uses_the_plan(tmp_path, capsys
     [plan] = json.loads(out)["derived"]
     assert plan["full_slices"] == 4 and plan["slices"] == 1, plan
     d = plan["slices"]
-    assert plan["seconds"] < plan["full_seconds"]
-    assert plan["runs"] * (1 + plan["iterations"]) * d / 4 < 4 * 6 / 2  # the plan's iterations, priced shorter
+    # Priced as r (w + i d / N) against R (w + I) iterations (one run length stored: no fixed cost).
+    assert plan["run_overhead"] == 0.0
+    assert plan["seconds"] / plan["full_seconds"] == pytest.approx(
+        plan["runs"] * (1 + plan["iterations"] * d / 4) / (4 * (1 + 5)))
     rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
     assert rc == 0 and f"{plan['runs']} x {plan['iterations']} (+1), 1/4 long" in out
     rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "5",
@@ -223,4 +225,52 @@ def test_optimize_shortens_the_iterations_and_run_uses_the_plan(tmp_path, capsys
         assert last.plan["optimized"]["sq"]["slices"] == d and last.plan["optimized"]["sq"]["full_slices"] == 4
         head = s.versions()[-1].name
         assert [r.n_samples for r in s.raw_runs("sq", head)] == [1 + plan["iterations"]] * plan["runs"]
-        assert s.run_slices("sq", head, config="default", machine="m") == {}  # one slice: nothing to keep
+        # A plan's run of shortened iterations keeps no slices: nothing is simulated from it.
+        assert s.run_slices("sq", head, config="default", machine="m") == {}
+
+
+# ---------------------------------------------------------------------------- applying a plan
+def _plans(d: int, n: int):
+    from regbench.optimize.plans import CampaignPlans
+
+    return CampaignPlans({"a": 2}, {"a": 3}, (), (), {"a": (d, n)})
+
+
+def test_a_plan_shortens_the_iterations_and_keeps_the_warm_up_long(tmp_path):
+    from regbench.optimize.plans import planned_spec
+    from regbench.run.execute import _argv
+
+    cfg = _config(tmp_path, "[[benchmark]]\nname = \"a\"\npython = \"m:f\"\nmin_time = 0.01\nslices = 5\n"
+                            "warmup = 2\nruns = 6\niterations = 10\n")
+    spec = cfg.benchmarks[0]
+    got = planned_spec(spec, _plans(2, 5))
+    assert (got.runs, got.iterations, got.slices, got.warmup_slices, got.warmup) == (2, 3, 2, 5, 2)
+    assert got.min_time == pytest.approx(0.004)
+    argv = _argv(got, tmp_path, PY, tmp_path / "s.jsonl", tmp_path / "r")
+    assert argv[argv.index("--slices") + 1] == "2" and argv[argv.index("--warmup-slices") + 1] == "5"
+    assert argv[argv.index("--min-time") + 1] == repr(0.004)
+    # The full campaign's runs: every iteration, warm-up included, of 5 slices.
+    argv = _argv(spec, tmp_path, PY, tmp_path / "s.jsonl", tmp_path / "r")
+    assert argv[argv.index("--slices") + 1] == "5" and "--warmup-slices" not in argv
+    # Configured since with other slices, or with warm-ups found per run: the plan's runs and
+    # iterations, at the configured length.
+    for body in ("slices = 3\nwarmup = 2\n", "slices = 5\nwarmup = \"auto\"\n"):
+        other = _config(tmp_path, "[[benchmark]]\nname = \"a\"\npython = \"m:f\"\nmin_time = 0.01\n" + body)
+        got = planned_spec(other.benchmarks[0], _plans(2, 5))
+        assert (got.runs, got.iterations, got.min_time, got.warmup_slices) == (2, 3, 0.01, 0)
+        assert got.slices == other.benchmarks[0].slices
+
+
+def test_a_run_of_shortened_iterations_counts_at_their_length(store):
+    from regbench.optimize.plans import run_lengths
+
+    full = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    planned = store.start_campaign(seed=2, machine="m", fingerprint={}, command="x",
+                                   plan={"optimized": {"b": {"runs": 2, "iterations": 4, "slices": 1,
+                                                             "full_slices": 4}}})
+    store.add_runs([RunRecord("b", "v1", 0, np.ones(11), machine="m", warmup=1, campaign_id=full),
+                    RunRecord("b", "v2", 0, np.ones(5), machine="m", warmup=1, campaign_id=planned),
+                    RunRecord("c", "v2", 0, np.ones(5), machine="m", warmup=1, campaign_id=planned)])
+    runs = sorted(store.runs(), key=lambda r: (r.benchmark, r.version))
+    # b at v1: 1 + 10; b at v2: 1 + 4 x 1/4; c has no plan of shorter iterations: 1 + 4.
+    assert run_lengths(store, runs) == [11.0, 2.0, 5.0]

@@ -51,7 +51,8 @@ LIMITS: dict[str, float] = {
     "env_size": 131_072,
     "quiet_load": 1_000.0,
     "confirm_max_pairs": 1_000_000, "retries": 1_000,
-    "slices": 1_000,
+    # optimize's work grows with it (every duration of 1..N slices is simulated).
+    "slices": 100,
 }
 #: The largest CPU number `pin` accepts (Linux supports up to 8192 CPUs today).
 MAX_CPU = 65_535

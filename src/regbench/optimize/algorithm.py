@@ -328,8 +328,10 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     iterations, ``d`` slices each) gives a result within ``threshold`` of the full
     configuration's: the bias is checked at the precision of the full campaign, and a duration
     that fails is refused (``shifted``).  This guard is regbench's, not the paper's, whose
-    Algorithm 1 checks stability alone; the mean is not moved by the duration (the mean of the
-    slices is the mean of the iterations), the median and the quantiles are."""
+    Algorithm 1 checks stability alone.  The mean moves least (the mean of slices is the mean of
+    the iterations they make up; it moves only with the later slices of each run that a shorter
+    configuration leaves out, as in a drift); the median and the quantiles move with the
+    duration itself."""
     full_scored = next(s for s in scored if s.configuration == full)
     shifted = tuple(sorted(
         s.configuration.slices for s in scored

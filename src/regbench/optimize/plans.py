@@ -169,11 +169,14 @@ def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> floa
     11, would read as a fixed cost of 106 iterations where it is 39.  So each run's iterations
     are weighed by its version's cost of an iteration (:func:`iteration_costs`) before the line
     is fitted; where the samples are not times or rates, only runs of one version are compared.
+    A run of a campaign whose plan shortened its iterations to ``d`` of ``N`` slices counts its
+    measured iterations at ``d / N`` of their number (:func:`run_lengths`).
     """
     timed = [r for r in runs if r.status == "ok" and r.duration is not None]
-    if len({r.n_samples for r in timed}) < 2:
+    lengths = run_lengths(store, timed)
+    if len(set(lengths)) < 2:
         return 0.0
-    n = np.array([r.n_samples for r in timed], dtype=float)
+    n = np.array(lengths, dtype=float)
     seconds = np.array([r.duration for r in timed], dtype=float)
     versions = [r.version for r in timed]
     first = timed[0]
@@ -184,6 +187,26 @@ def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> floa
         return algorithm.run_overhead(n, seconds, versions)
     weighed = n * np.array([costs[v] for v in versions])
     return algorithm.run_overhead(weighed, seconds) / costs[version]
+
+
+def run_lengths(store, runs: Sequence[RunInfo]) -> list[float]:
+    """Each run's length in iterations of the full campaign's duration: its stored samples, the
+    measured ones counted at ``d / N`` where its campaign ran the benchmark's plan with
+    iterations of ``d`` of the full campaign's ``N`` slices (``plan["optimized"]``, warm-up at
+    full length), so that a run of short iterations is not taken for a short run."""
+    duration: dict[tuple[int, str], float] = {}
+    wanted = {r.campaign_id for r in runs if r.campaign_id is not None}
+    if wanted:
+        for c in store.campaigns():
+            if c.id in wanted:
+                for bench, p in ((c.plan or {}).get("optimized") or {}).items():
+                    if p.get("slices") and p.get("full_slices"):
+                        duration[(c.id, bench)] = float(p["slices"]) / float(p["full_slices"])
+    out = []
+    for r in runs:
+        share = duration.get((r.campaign_id, r.benchmark), 1.0) if r.campaign_id is not None else 1.0
+        out.append(r.warmup + (r.n_samples - r.warmup) * share)
+    return out
 
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
@@ -224,6 +247,11 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if version is not None and not any(version in v for v in experiments.values()):
         raise NotFoundError(f"--version {version!r}: campaign {cid} has no run of it")
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
+    # Warm-ups found per run (`warmup = "auto"`): a plan run has no warm-up to keep at full length
+    # before short iterations, so the duration is not reduced for them.
+    source = next((c for c in store.campaigns() if c.id == cid), None)
+    auto_warmup = {name for name, b in (((source.plan or {}).get("benchmarks") or {}) if source else {}).items()
+                   if isinstance(b, dict) and b.get("warmup") == "auto"}
     every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
     if options.run_cost:
         for r in all_runs:
@@ -252,7 +280,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
         overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
             store, every_run.get((bench, cfg, mach), []), version=ver)
-        sliced = None if tool else campaign_slices(
+        sliced = None if tool or bench in auto_warmup else campaign_slices(
             runs, store.run_slices(bench, ver, config=cfg, machine=mach), iterations=samples.shape[1], warmup=warmup)
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
@@ -302,12 +330,18 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     plan shortens its iterations to ``d`` of the full campaign's ``N`` slices, ``min_time`` times
     ``d / N`` timed as ``d`` slices, so that the worker calibrates a slice as the full campaign did
     and each iteration is the ``d`` consecutive slices that the plan's simulation kept
-    (:func:`regbench.optimize.algorithm.simulated`); its warm-up iterations stay ``N`` slices long."""
+    (:func:`regbench.optimize.algorithm.simulated`); its warm-up iterations stay ``N`` slices long.
+    Not when the benchmark's configured ``slices`` is no longer the plan's ``N``, nor with
+    ``warmup = "auto"``: its iterations then last as configured."""
     if spec.name not in plans.runs:
         return spec
     out = dataclasses.replace(spec, iterations=run_iterations(spec, plans.iterations[spec.name]),
                               runs=plans.runs[spec.name], plan="fixed")
-    if spec.name in plans.slices and spec.kind == "python":
+    if spec.name in plans.slices and spec.kind == "python" and not spec.warmup_auto \
+            and spec.slices == plans.slices[spec.name][1]:
+        # Only while the benchmark is configured with the slices the plan was derived from: a
+        # plan of 1 of 5 slices says nothing of an iteration configured since as one slice (or
+        # with a warm-up found per run); then its iterations run at full length (more precise).
         d, n = plans.slices[spec.name]
         out = dataclasses.replace(out, min_time=spec.min_time * d / n, slices=d, warmup_slices=n)
     return out

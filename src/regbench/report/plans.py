@@ -65,12 +65,19 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     plans = [d.plan for d in result.derived]
     if fmt == "json":
         emit_json({"format_version": 1, "campaign": result.campaign_id, "time_share": finite(result.time_share),
-                   "derived": [plan_json(p) for p in plans], "kept": [plan_json(p) for p in result.kept]})
+                   "derived": [{**plan_json(d.plan), "shifted": list(d.minimal.shifted)} for d in result.derived],
+                   "kept": [plan_json(p) for p in result.kept]})
         return
     if plans:
         print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}")
         unstable = sum(not p.stable for p in plans)
         priced = sum(bool(p.run_overhead) for p in plans)
+        shifted = [d for d in result.derived if d.minimal.shifted]
+        if shifted:
+            echo(f"shorter iterations refused for {len(shifted)} benchmarks: at those lengths the whole campaign's "
+                 "result moved more than the threshold (" + ", ".join(
+                     f"{d.plan.benchmark}: {', '.join(map(str, d.minimal.shifted))} of {d.plan.full_slices} slices"
+                     for d in shifted[:5]) + (", ..." if len(shifted) > 5 else "") + ")")
         echo(f"suite time under the new plans: {fmt_pct(result.time_share, sign=False)} of the full "
              "configuration's (iterations, warm-up included"
              + (f"; and each run's fixed cost, measured for {priced} benchmarks" if priced else "")

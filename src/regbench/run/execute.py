@@ -231,7 +231,9 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                 else:
                     read = SampleRead(np.empty(0), None)
                 outcome = _classify(proc, stderr, read, spec)
-                if spec.slices > 1 and outcome.status == "ok":
+                # A plan's run of shortened iterations (``warmup_slices``) is not a full campaign's:
+                # its warm-up has other slices than its iterations, and nothing is simulated from it.
+                if spec.slices > 1 and not spec.warmup_slices and outcome.status == "ok":
                     outcome = dataclasses.replace(outcome, slices=read_slices(samples_file, outcome.samples,
                                                                               spec.slices))
             else:
