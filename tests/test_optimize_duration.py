@@ -274,3 +274,22 @@ def test_a_run_of_shortened_iterations_counts_at_their_length(store):
     runs = sorted(store.runs(), key=lambda r: (r.benchmark, r.version))
     # b at v1: 1 + 10; b at v2: 1 + 4 x 1/4; c has no plan of shorter iterations: 1 + 4.
     assert run_lengths(store, runs) == [11.0, 2.0, 5.0]
+
+
+def test_slices_that_cannot_be_used_are_said_so(store):
+    from regbench.optimize.plans import OptimizeOptions, derive_plans
+
+    cid = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    rng = np.random.default_rng(1)
+    records = []
+    for k in range(4):
+        sl = 1 + rng.normal(0, 0.001, (6, 4))
+        records.append(RunRecord("b", "v1", k, sl.mean(axis=1), machine="m", warmup=1, campaign_id=cid,
+                                 slices=sl if k < 3 else None, duration=1.0))
+    store.add_runs(records)
+    store.finish_campaign(cid, "finished")
+    result = derive_plans(store, options=OptimizeOptions(metric="rmad", n_resamples=100))
+    [derived] = result.derived
+    assert derived.plan.slices is None and derived.minimal.chosen.configuration.full_slices == 1
+    assert result.notes == ("b: its slices were not used, 1 of its 4 ok runs have no slices (`slices` changed "
+                            "during the campaign?): runs and iterations reduced only",)

@@ -76,11 +76,16 @@ class OptimizeResult:
         Plans stored now.
     kept : tuple of ExecutionPlan
         Current plans left as they were (no ``refresh``, no change since).
+    notes : tuple of str
+        Benchmarks whose slices could not be used, and why.
     """
 
     campaign_id: int
     derived: tuple[DerivedPlan, ...]
     kept: tuple[ExecutionPlan, ...]
+    #: Why a benchmark's stored slices were not used (one line each): its plan reduces runs and
+    #: iterations only.
+    notes: tuple[str, ...] = ()
 
     @property
     def time_share(self) -> float:
@@ -135,6 +140,24 @@ def campaign_slices(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray],
     if len(counts) != 1 or counts.pop() < 2 or any(h.shape[0] < warmup + iterations for h in have if h is not None):
         return None
     return np.stack([h[:warmup + iterations] for h in have if h is not None])
+
+
+def slices_problem(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray], *, warmup: int) -> str | None:
+    """Why the slices stored for some of an experiment's ok runs cannot be used
+    (:func:`campaign_slices` returned None), in words; None when no run has slices or they can."""
+    ok = [r for r in runs if r.status == "ok"]
+    have = [stored.get(r.run_index) for r in ok]
+    if not any(h is not None for h in have):
+        return None
+    missing = sum(h is None for h in have)
+    if missing:
+        return f"{missing} of its {len(ok)} ok runs have no slices (`slices` changed during the campaign?)"
+    counts = sorted({h.shape[1] for h in have if h is not None})
+    if len(counts) > 1:
+        return f"its runs were timed in {' and '.join(map(str, counts))} slices"
+    if any(r.warmup != warmup for r in ok):
+        return "its runs have different warm-ups"
+    return None
 
 
 #: Units whose samples are an iteration's time, so that an iteration costs in proportion to them.
@@ -259,6 +282,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
     rng = np.random.default_rng(options.seed)
     new: list[NewPlan] = []
+    notes: list[str] = []
     minimal: list[algorithm.MinimalConfiguration] = []
     kept: list[ExecutionPlan] = []
     for (bench, cfg, mach), versions in sorted(experiments.items()):
@@ -280,8 +304,14 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
         overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
             store, every_run.get((bench, cfg, mach), []), version=ver)
+        stored_slices = {} if tool else store.run_slices(bench, ver, config=cfg, machine=mach)
         sliced = None if tool or bench in auto_warmup else campaign_slices(
-            runs, store.run_slices(bench, ver, config=cfg, machine=mach), iterations=samples.shape[1], warmup=warmup)
+            runs, stored_slices, iterations=samples.shape[1], warmup=warmup)
+        if sliced is None and stored_slices:
+            why = ('its warm-up is found per run (`warmup = "auto"`)' if bench in auto_warmup
+                   else slices_problem(runs, stored_slices, warmup=warmup))
+            if why:
+                notes.append(f"{bench}: its slices were not used, {why}: runs and iterations reduced only")
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
                                                 n_resamples=options.n_resamples, rng=rng, overhead=overhead,
@@ -296,7 +326,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         minimal.append(found)
     stored = save_plans(store, new)
     return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),
-                          tuple(kept))
+                          tuple(kept), tuple(notes))
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     if fmt == "json":
         emit_json({"format_version": 1, "campaign": result.campaign_id, "time_share": finite(result.time_share),
                    "derived": [{**plan_json(d.plan), "shifted": list(d.minimal.shifted)} for d in result.derived],
-                   "kept": [plan_json(p) for p in result.kept]})
+                   "kept": [plan_json(p) for p in result.kept], "notes": list(result.notes)})
         return
     if plans:
         print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}")
@@ -83,6 +83,8 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
              + (f"; and each run's fixed cost, measured for {priced} benchmarks" if priced else "")
              + f"); {len(plans)} plans stored"
              + (f"; {unstable} benchmarks not stable even at the full configuration keep it" if unstable else ""))
+    for note in result.notes:
+        echo(note)
     if result.kept:
         echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")
     if not plans and not result.kept:
