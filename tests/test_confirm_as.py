@@ -125,7 +125,7 @@ SKEWED_PROGRAM = ("import os, random\n"
 
 
 def test_bisect_on_the_low_quantile_finds_the_culprit_in_fewer_runs_than_on_the_mean(tmp_path, capsys):
-    repo = create_step_repo(tmp_path / "repo", commits=8, steps={5: 1.08}, program=SKEWED_PROGRAM, iterations=10)
+    repo = create_step_repo(tmp_path / "repo", commits=8, steps={5: 1.12}, program=SKEWED_PROGRAM, iterations=10)
     config = load_config(repo.config_path)
     shas = list(repo.commits)
     with Store(tmp_path / "r.db") as store:
