@@ -132,32 +132,29 @@ def campaign_slices(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray],
     """The ``(runs, warmup + iterations, N)`` slices of one experiment's ok runs (in the order of
     :func:`campaign_samples`), cut as its samples are; None unless every ok run has ``N`` > 1
     slices of one count and the same warm-up (then the duration of an iteration is not a level)."""
-    ok = [r for r in runs if r.status == "ok"]
-    have = [stored.get(r.run_index) for r in ok]
-    if not ok or any(h is None for h in have) or any(r.warmup != warmup for r in ok):
-        return None
-    counts = {h.shape[1] for h in have if h is not None}
-    if len(counts) != 1 or counts.pop() < 2 or any(h.shape[0] < warmup + iterations for h in have if h is not None):
-        return None
-    return np.stack([h[:warmup + iterations] for h in have if h is not None])
+    return _slices_and_problem(runs, stored, iterations=iterations, warmup=warmup)[0]
 
 
-def slices_problem(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray], *, warmup: int) -> str | None:
-    """Why the slices stored for some of an experiment's ok runs cannot be used
-    (:func:`campaign_slices` returned None), in words; None when no run has slices or they can."""
+def _slices_and_problem(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarray], *, iterations: int,
+                        warmup: int) -> tuple[np.ndarray | None, str | None]:
+    """:func:`campaign_slices`, and why they cannot be used where some runs have slices (in
+    words; None when no run has any, or when they can be)."""
     ok = [r for r in runs if r.status == "ok"]
     have = [stored.get(r.run_index) for r in ok]
-    if not any(h is not None for h in have):
-        return None
-    missing = sum(h is None for h in have)
-    if missing:
-        return f"{missing} of its {len(ok)} ok runs have no slices (`slices` changed during the campaign?)"
-    counts = sorted({h.shape[1] for h in have if h is not None})
+    present = [h for h in have if h is not None]
+    if not present:
+        return None, None
+    if len(present) < len(have):
+        return None, (f"{len(have) - len(present)} of its {len(ok)} ok runs have no slices (`slices` changed "
+                      "during the campaign?)")
+    counts = sorted({h.shape[1] for h in present})
     if len(counts) > 1:
-        return f"its runs were timed in {' and '.join(map(str, counts))} slices"
+        return None, f"its runs were timed in {' and '.join(map(str, counts))} slices"
     if any(r.warmup != warmup for r in ok):
-        return "its runs have different warm-ups"
-    return None
+        return None, "its runs have different warm-ups"
+    if counts[0] < 2 or any(h.shape[0] < warmup + iterations for h in present):
+        return None, None
+    return np.stack([h[:warmup + iterations] for h in present]), None
 
 
 #: Units whose samples are an iteration's time, so that an iteration costs in proportion to them.
@@ -181,7 +178,7 @@ def iteration_costs(series) -> dict[str, float] | None:
     return costs
 
 
-def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> float:
+def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str, campaigns=None) -> float:
     """The fixed cost of a run of one experiment, in iterations of ``version``, from its stored
     ok runs of every campaign (:func:`regbench.optimize.algorithm.run_overhead`; 0 unless they
     have two lengths or more).
@@ -193,10 +190,11 @@ def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> floa
     are weighed by its version's cost of an iteration (:func:`iteration_costs`) before the line
     is fitted; where the samples are not times or rates, only runs of one version are compared.
     A run of a campaign whose plan shortened its iterations to ``d`` of ``N`` slices counts its
-    measured iterations at ``d / N`` of their number (:func:`run_lengths`).
+    measured iterations at ``d / N`` of their number (:func:`run_lengths`; ``campaigns``: the
+    store's, if the caller has read them already).
     """
     timed = [r for r in runs if r.status == "ok" and r.duration is not None]
-    lengths = run_lengths(store, timed)
+    lengths = run_lengths(store, timed, campaigns=campaigns)
     if len(set(lengths)) < 2:
         return 0.0
     n = np.array(lengths, dtype=float)
@@ -212,7 +210,7 @@ def experiment_overhead(store, runs: Sequence[RunInfo], *, version: str) -> floa
     return algorithm.run_overhead(weighed, seconds) / costs[version]
 
 
-def run_lengths(store, runs: Sequence[RunInfo]) -> list[float]:
+def run_lengths(store, runs: Sequence[RunInfo], *, campaigns=None) -> list[float]:
     """Each run's length in iterations of the full campaign's duration: its stored samples, the
     measured ones counted at ``d / N`` where its campaign ran the benchmark's plan with
     iterations of ``d`` of the full campaign's ``N`` slices (``plan["optimized"]``, warm-up at
@@ -220,7 +218,7 @@ def run_lengths(store, runs: Sequence[RunInfo]) -> list[float]:
     duration: dict[tuple[int, str], float] = {}
     wanted = {r.campaign_id for r in runs if r.campaign_id is not None}
     if wanted:
-        for c in store.campaigns():
+        for c in store.campaigns() if campaigns is None else campaigns:
             if c.id in wanted:
                 for bench, p in ((c.plan or {}).get("optimized") or {}).items():
                     if p.get("slices") and p.get("full_slices"):
@@ -272,7 +270,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
     # Warm-ups found per run (`warmup = "auto"`): a plan run has no warm-up to keep at full length
     # before short iterations, so the duration is not reduced for them.
-    source = next((c for c in store.campaigns() if c.id == cid), None)
+    campaigns = store.campaigns()
+    source = next((c for c in campaigns if c.id == cid), None)
     auto_warmup = {name for name, b in (((source.plan or {}).get("benchmarks") or {}) if source else {}).items()
                    if isinstance(b, dict) and b.get("warmup") == "auto"}
     every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
@@ -303,15 +302,13 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         # A tool's run is one invocation shared by all it reports (and by a split group's
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
         overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
-            store, every_run.get((bench, cfg, mach), []), version=ver)
+            store, every_run.get((bench, cfg, mach), []), version=ver, campaigns=campaigns)
         stored_slices = {} if tool else store.run_slices(bench, ver, config=cfg, machine=mach)
-        sliced = None if tool or bench in auto_warmup else campaign_slices(
-            runs, stored_slices, iterations=samples.shape[1], warmup=warmup)
-        if sliced is None and stored_slices:
-            why = ('its warm-up is found per run (`warmup = "auto"`)' if bench in auto_warmup
-                   else slices_problem(runs, stored_slices, warmup=warmup))
-            if why:
-                notes.append(f"{bench}: its slices were not used, {why}: runs and iterations reduced only")
+        sliced, why = _slices_and_problem(runs, stored_slices, iterations=samples.shape[1], warmup=warmup)
+        if stored_slices and bench in auto_warmup:
+            sliced, why = None, 'its warm-up is found per run (`warmup = "auto"`)'
+        if why:
+            notes.append(f"{bench}: its slices were not used, {why}: runs and iterations reduced only")
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
                                                 n_resamples=options.n_resamples, rng=rng, overhead=overhead,
