@@ -69,8 +69,8 @@ def test_program_prints_one_timing_per_iteration_and_its_test_passes(demo):
 def test_the_planted_changes_are_measurable(demo, tmp_path):
     """A short campaign (3 runs a commit, interleaved) sees the slowdown and the speed-up.
 
-    Planted: commit 4 is about +40..100% per iteration, commit 7 about -50% against the
-    original; the bounds here are looser than that so that a noisy machine does not fail them.
+    Planted: commit 4 is about +40..100% per iteration, commit 7 about -55% against the
+    original at the same level; the bounds here are looser than that so that a noisy machine does not fail them.
     Each commit is represented by its fastest run: the program's runs land at two levels about
     1.8x apart (measured 2026-11-28: the original at 7.1-7.6 or 12.7-13.5 ms a run, commit 6 at
     12.5-16 or 23 ms), and with 3 runs a commit the share of slow runs, not the code, moved the
@@ -89,7 +89,12 @@ def test_the_planted_changes_are_measurable(demo, tmp_path):
     # ones) as a group, as a change-point method would, by the group's fastest run: one commit's
     # three runs can all land at the slow level (the original at 13 ms, as fast as the slow code's
     # fast level), which failed the test once when each commit's fastest run was compared.
+    # The bound of the speed-up allows for the levels: the Counter code takes 0.45x the original's
+    # time at the same level (3.1-3.4 ms against 7.1 ms, measured 2026-11-28), but all six of its
+    # runs can land at the slow level (about 1.7x) while one of the original's lands fast, which
+    # makes 0.77x (5.3 ms against 6.97 ms, a fresh-clone run of the suite, failing the 0.75 bound
+    # this test had). The same code's fastest runs at the fast level are within about 5% (6.98-7.25 ms).
     base = min(medians[:3])
     assert min(medians[3:6]) > 1.25 * base, medians
-    assert min(medians[6:8]) < 0.75 * base, medians
+    assert min(medians[6:8]) < 0.9 * base, medians
     assert min(medians[3:6]) > max(medians[6:8]), medians

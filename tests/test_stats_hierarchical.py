@@ -234,3 +234,17 @@ def test_the_99_percent_interval_misses_about_1_percent_of_the_time(shape):
             rate = misses / reps
             upper = 0.03 if (shape, m, impact) == ("skewed", 3, 1.0) else 0.02
             assert 0.005 <= rate <= upper, (shape, m, n, impact, rate)
+
+
+def test_the_precision_core_imports_no_scipy_until_an_interval_is_asked_for():
+    """`regbench.stats` is imported by every command that touches the store; scipy.special costs
+    0.25-0.6 s to import, so it loads with the first interval quantile, which it then gives right."""
+    code = ("import sys\n"
+            "import regbench.stats as s\n"
+            "print('scipy' in sys.modules)\n"
+            "print(s.hierarchical.interval_quantile(0.99, 4), 'scipy.special' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    before, after = out.stdout.splitlines()
+    assert before == "False"
+    q, loaded = after.split()
+    assert float(q) == pytest.approx(stats.t.ppf(0.995, 3)) and loaded == "True"
