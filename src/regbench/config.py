@@ -640,11 +640,12 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         fail(f"{at('warmup')}: `warmup` must be a non-negative integer or \"auto\"")
     elif warmup > LIMITS["warmup"]:
         fail(f"{at('warmup')}: `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
+    if kind != "python" and "slices" in b:
+        # Whatever its value (1 too): it would do nothing, and the user thinks it does something.
+        fail(f"{label}: `slices` is for Python benchmarks (`python = ...`), whose iterations regbench "
+             "times itself; a command's iterations are its own")
     slices = _positive(get("slices", 1), f"{at('slices')} `slices`", fail, int)
     if kind != "python":
-        if "slices" in b and slices > 1:
-            fail(f"{label}: `slices` is for Python benchmarks (`python = ...`), whose iterations regbench "
-                 "times itself; a command's iterations are its own")
         slices = 1  # a [defaults] value is for the Python benchmarks
     spec = BenchmarkSpec(
         name=name.strip(), kind=kind, command=command, target=target, cwd=cwd,
@@ -667,6 +668,10 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     if spec.format is None and spec.warmup + spec.iterations > spec.max_samples:
         fail(f"{label}: `warmup` + `iterations` ({spec.warmup + spec.iterations}) is more than `max_samples` "
              f"({spec.max_samples}): every run would print too many samples")
+    if spec.slices > 1 and (spec.warmup + spec.iterations) * spec.slices > spec.max_samples:
+        # Each slice is a number the worker writes and the store keeps, as a sample is.
+        fail(f"{label}: `slices` x (`warmup` + `iterations`) ({spec.slices * (spec.warmup + spec.iterations)}) "
+             f"is more than `max_samples` ({spec.max_samples}): every run would keep too many slices")
     return spec
 
 

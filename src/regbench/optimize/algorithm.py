@@ -140,7 +140,11 @@ class MinimalConfiguration:
 
     @property
     def change_rate(self) -> float:
-        """``|r_min - r_full| / |r_full|``, s.4.2 eq. (1)."""
+        """``|r_min - r_full| / |r_full|``, s.4.2 eq. (1); NaN, with a warning, when ``r_full`` is 0."""
+        if self.full.result == 0:
+            warnings.warn("the change rate is undefined: the full configuration's result is 0", RuntimeWarning,
+                          stacklevel=2)
+            return math.nan
         return abs(self.chosen.result - self.full.result) / abs(self.full.result)
 
 
@@ -150,6 +154,16 @@ def check_options(metric: str, threshold: float) -> None:
         raise ValueError(f"`metric` must be one of {', '.join(METRICS)}, got {metric!r}")
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 < threshold < 1:
         raise ValueError(f"`threshold` must be in (0, 1), got {threshold!r}")
+
+
+def check_configuration(c: Configuration) -> None:
+    """Validation at the door of a configuration: positive runs and iterations, ``1 <= slices <=
+    full_slices``."""
+    levels = (c.runs, c.iterations, c.slices, c.full_slices)
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in levels) \
+            or c.slices > c.full_slices:
+        raise ValueError(f"configuration {c}: `runs`, `iterations`, `slices` and `full_slices` must be positive "
+                         "integers with `slices` at most `full_slices`")
 
 
 def smaller_configurations(full: Configuration, *, min_runs: int = 1) -> list[Configuration]:
@@ -172,10 +186,20 @@ def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.
     iteration (the mean of their seconds per call), as the paper simulates a shorter duration
     from the first seconds of a longer one (s.3.1).
     """
+    check_configuration(c)
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
+        raise ValueError("`warmup` must be a non-negative integer")
+    if c.runs > samples.shape[0] or c.iterations > samples.shape[1]:
+        raise ValueError(f"configuration {c} is larger than the samples {samples.shape}")
     if c.slices == c.full_slices:
         return samples[:c.runs, :c.iterations]
     if slices is None:
         raise ValueError(f"configuration {c} needs the slices of the iterations")
+    # Slices of another count, or too few of them, would be cut at the wrong places without a word.
+    if slices.ndim != 3 or slices.shape[2] != c.full_slices or slices.shape[0] < c.runs \
+            or slices.shape[1] < warmup + c.iterations:
+        raise ValueError(f"configuration {c} needs (runs, warmup + iterations, {c.full_slices}) slices of at least "
+                         f"{c.runs} runs of {warmup} + {c.iterations} iterations, got shape {slices.shape}")
     stream = slices[:c.runs].reshape(c.runs, -1)
     first = warmup * c.full_slices
     kept = stream[:, first:first + c.iterations * c.slices]
@@ -280,7 +304,8 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     Raises
     ------
     ValueError
-        A bad option, or fewer than :data:`MIN_LEVEL` runs or iterations.
+        A bad option, fewer than :data:`MIN_LEVEL` runs or iterations, or ``slices`` not of the
+        shape of ``samples`` or not theirs (the mean of an iteration's slices is its sample).
 
     References
     ----------
@@ -306,6 +331,11 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
                 or not np.all(np.isfinite(slices)) or slices.shape[2] < 1:
             raise ValueError(f"`slices` must be a (runs, warmup + iterations, slices) array of finite numbers "
                              f"with {x.shape[0]} runs of {warmup + x.shape[1]} iterations, got shape {slices.shape}")
+        if np.all(np.isfinite(x)) and not np.allclose(slices[:, warmup:, :].mean(axis=2), x, rtol=1e-9, atol=0.0):
+            # Iterations as long as the full configuration's are read from the samples, shorter
+            # ones from the slices: of two different measurements, every comparison is wrong.
+            raise ValueError("`slices` must be the slices of `samples`: the mean of each iteration's slices "
+                             "is its sample")
         n_slices = slices.shape[2]
     full = Configuration(x.shape[0], x.shape[1], n_slices, n_slices)
     scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs), warmup=warmup,
@@ -332,7 +362,9 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     the iterations they make up; it moves only with the later slices of each run that a shorter
     configuration leaves out, as in a drift); the median and the quantiles move with the
     duration itself."""
-    full_scored = next(s for s in scored if s.configuration == full)
+    full_scored = next((s for s in scored if s.configuration == full), None)
+    if full_scored is None:
+        raise ValueError(f"`scored` must include the full configuration {full}")
     shifted = tuple(sorted(
         s.configuration.slices for s in scored
         if s.configuration.runs == full.runs and s.configuration.iterations == full.iterations

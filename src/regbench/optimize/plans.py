@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConfigError, NotFoundError
-from ..model import DEFAULT_CONFIG, ExecutionPlan, RunInfo, SeriesName, StoredRun
+from ..model import DEFAULT_CONFIG, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
 from ..run.execute import SELECT_ENV
 from . import algorithm
 
@@ -154,7 +154,16 @@ def _slices_and_problem(runs: Sequence[StoredRun], stored: Mapping[int, np.ndarr
         return None, "its runs have different warm-ups"
     if counts[0] < 2 or any(h.shape[0] < warmup + iterations for h in present):
         return None, None
-    return np.stack([h[:warmup + iterations] for h in present]), None
+    sliced = np.stack([h[:warmup + iterations] for h in present])
+    # What regbench's worker wrote was checked when the run was stored (run.execute.read_slices);
+    # slices stored through the Python API were not, and the simulation reads iterations of the
+    # full length from the samples and shorter ones from the slices: they must be one measurement.
+    if not np.all(np.isfinite(sliced)):
+        return None, "its slices are not all finite numbers"
+    measured = np.stack([np.asarray(r.samples[warmup:warmup + iterations], dtype=float) for r in ok])
+    if not np.allclose(sliced[:, warmup:, :].mean(axis=2), measured, rtol=1e-9, atol=0.0):
+        return None, "its slices are not those of its samples (their mean is not the sample)"
+    return sliced, None
 
 
 #: Units whose samples are an iteration's time, so that an iteration costs in proportion to them.
@@ -214,20 +223,54 @@ def run_lengths(store, runs: Sequence[RunInfo], *, campaigns=None) -> list[float
     """Each run's length in iterations of the full campaign's duration: its stored samples, the
     measured ones counted at ``d / N`` where its campaign ran the benchmark's plan with
     iterations of ``d`` of the full campaign's ``N`` slices (``plan["optimized"]``, warm-up at
-    full length), so that a run of short iterations is not taken for a short run."""
+    full length), so that a run of short iterations is not taken for a short run; at full
+    length where the campaign had the plan but did not shorten the iterations by it
+    (:func:`_planned_duration`)."""
     duration: dict[tuple[int, str], float] = {}
     wanted = {r.campaign_id for r in runs if r.campaign_id is not None}
     if wanted:
-        for c in store.campaigns() if campaigns is None else campaigns:
-            if c.id in wanted:
-                for bench, p in ((c.plan or {}).get("optimized") or {}).items():
-                    if p.get("slices") and p.get("full_slices"):
-                        duration[(c.id, bench)] = float(p["slices"]) / float(p["full_slices"])
+        by_id = {c.id: c for c in (store.campaigns() if campaigns is None else campaigns)}
+        for cid in wanted:
+            plan = (by_id[cid].plan or {}) if cid in by_id else {}
+            for bench, p in (plan.get("optimized") or {}).items():
+                if isinstance(p, dict) and p.get("slices") and p.get("full_slices"):
+                    duration[(cid, bench)] = _planned_duration(bench, p, plan, by_id)
     out = []
     for r in runs:
         share = duration.get((r.campaign_id, r.benchmark), 1.0) if r.campaign_id is not None else 1.0
         out.append(r.warmup + (r.n_samples - r.warmup) * share)
     return out
+
+
+def _planned_duration(bench: str, planned: Mapping, plan: Mapping, campaigns: Mapping[int, CampaignInfo]) -> float:
+    """How long the iterations of ``bench`` lasted in a campaign run with its plan of ``d`` of
+    ``N`` slices (``planned``, from the campaign's ``plan["optimized"]``), as a share of the full
+    campaign's.  The campaign records the plan whether or not :func:`planned_spec` shortened the
+    iterations by it (not when ``slices`` was configured otherwise since, nor with ``warmup =
+    "auto"``): what it ran is its ``plan["benchmarks"]`` entry, a Python benchmark timed as
+    ``d`` slices, its iterations as long as its ``min_time`` against the full campaign's."""
+    share = float(planned["slices"]) / float(planned["full_slices"])
+    ran = (plan.get("benchmarks") or {}).get(bench)
+    if not isinstance(ran, dict):
+        return share  # what ran is not recorded: the plan's length
+    if ran.get("kind") != "python" or ran.get("slices") != planned["slices"] or ran.get("warmup") == "auto":
+        return 1.0  # the plan's shorter iterations were not run: as long as configured
+    source = campaigns.get(planned["campaign"]) if isinstance(planned.get("campaign"), int) else None
+    full = ((source.plan or {}).get("benchmarks") or {}).get(bench) if source is not None else None
+    now, then = _min_time(ran), _min_time(full)
+    if now is not None and then is not None:
+        # An iteration lasts about its min_time: d / N of the full campaign's where the plan
+        # shortened it, as long where `slices` was set to d since (then not shortened).
+        return now / then
+    return share
+
+
+def _min_time(entry: object) -> float | None:
+    """The ``min_time`` of a campaign's ``plan["benchmarks"]`` entry, if it is a positive number."""
+    value = entry.get("min_time") if isinstance(entry, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return float(value)
+    return None
 
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
@@ -359,16 +402,20 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     and each iteration is the ``d`` consecutive slices that the plan's simulation kept
     (:func:`regbench.optimize.algorithm.simulated`); its warm-up iterations stay ``N`` slices long.
     Not when the benchmark's configured ``slices`` is no longer the plan's ``N``, nor with
-    ``warmup = "auto"``: its iterations then last as configured."""
+    ``warmup = "auto"``, nor with fewer warm-up iterations than the plan was derived with: its
+    iterations then last as configured."""
     if spec.name not in plans.runs:
         return spec
     out = dataclasses.replace(spec, iterations=run_iterations(spec, plans.iterations[spec.name]),
                               runs=plans.runs[spec.name], plan="fixed")
+    warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
     if spec.name in plans.slices and spec.kind == "python" and not spec.warmup_auto \
-            and spec.slices == plans.slices[spec.name][1]:
+            and spec.slices == plans.slices[spec.name][1] and spec.warmup >= warmed:
         # Only while the benchmark is configured with the slices the plan was derived from: a
         # plan of 1 of 5 slices says nothing of an iteration configured since as one slice (or
         # with a warm-up found per run); then its iterations run at full length (more precise).
+        # Nor with less warm-up than the plan's simulation kept before its short iterations:
+        # they would measure the slow start that it left out.
         d, n = plans.slices[spec.name]
         out = dataclasses.replace(out, min_time=spec.min_time * d / n, slices=d, warmup_slices=n)
     return out

@@ -294,28 +294,33 @@ def _argv(spec: BenchmarkSpec, tree: Path, python: str, samples_file: Path, resu
 
 def read_slices(path: Path, samples: np.ndarray, slices: int) -> np.ndarray | None:
     """The ``(samples, slices)`` slices the worker wrote with its samples (:mod:`regbench.run.worker`),
-    or None when they are not all there, finite, and consistent with the samples (their mean is
-    the sample): a run without its slices is still a run, only not one to simulate shorter
-    iterations from."""
-    rows = []
-    with open(path, "rb") as written:
-        for line in written:
-            if not line.strip():
-                continue
-            try:
-                obj = jsonsafe.loads(line.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                return None
-            row = obj.get("slices") if isinstance(obj, dict) else None
-            if not isinstance(row, list) or len(row) != slices:
-                return None
-            rows.append(row)
+    or None when they are not all there, finite numbers (JSON numbers: not strings, booleans or
+    integers too large for a float), and consistent with the samples (their mean is the sample):
+    a run without its slices is still a run, only not one to simulate shorter iterations from.
+    The file is the benchmark process's output, untrusted: nothing in it raises."""
+    rows: list[list[float]] = []
     try:
-        out = np.asarray(rows, dtype=float).reshape(len(rows), slices)
-    except (TypeError, ValueError):
+        with open(path, "rb") as written:
+            for line in written:
+                if not line.strip():
+                    continue
+                try:
+                    obj = jsonsafe.loads(line.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    return None
+                row = obj.get("slices") if isinstance(obj, dict) else None
+                if not isinstance(row, list) or len(row) != slices \
+                        or not all(jsonsafe.finite_number(v) for v in row):
+                    return None
+                rows.append([float(v) for v in row])
+                if len(rows) > samples.size:
+                    return None
+    except OSError:
         return None
-    if len(rows) != samples.size or not np.all(np.isfinite(out)) \
-            or not np.allclose(out.mean(axis=1), samples, rtol=1e-9, atol=0.0):
+    if len(rows) != samples.size:
+        return None
+    out = np.asarray(rows, dtype=float).reshape(len(rows), slices)
+    if not np.allclose(out.mean(axis=1), samples, rtol=1e-9, atol=0.0):
         return None
     return out
 

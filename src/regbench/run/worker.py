@@ -45,6 +45,9 @@ import time
 #: Calibration stops doubling here even if ``min_time`` is not reached (a function that does
 #: nothing at all would otherwise double forever).
 MAX_LOOPS = 2**32
+#: The most slices a batch is timed as (``--slices``, ``--warmup-slices``): ten times the most
+#: regbench.toml allows, so that any configured benchmark runs.
+MAX_SLICES = 1000
 
 
 def load_target(target: str, path: str | None = None):
@@ -119,10 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", required=True, help="file receiving the JSON lines")
     parser.add_argument("--path", default=None, help="directory put first on sys.path (the tree)")
     args = parser.parse_args(argv)
-    if args.iterations < 1 or args.warmup < 0 or not args.min_time > 0 or args.slices < 1 \
+    # An infinite --min-time would calibrate for 2**32 calls; more than MAX_SLICES slices per
+    # batch is no duration level (regbench.toml allows 100) but a list that fills memory.
+    if args.iterations < 1 or args.warmup < 0 or not 0 < args.min_time < float("inf") or args.slices < 1 \
             or (args.warmup_slices is not None and args.warmup_slices < 1):
-        parser.error("--iterations must be >= 1, --warmup >= 0, --min-time > 0 and --slices and "
+        parser.error("--iterations must be >= 1, --warmup >= 0, --min-time > 0 and finite and --slices and "
                      "--warmup-slices >= 1")
+    if max(args.slices, args.warmup_slices or 1) > MAX_SLICES:
+        parser.error("--slices and --warmup-slices must be at most %d" % MAX_SLICES)
 
     # Started by path, sys.path[0] is this file's folder (regbench/run); started with -m it is
     # the working directory.  Neither may shadow the benchmark's own modules.
