@@ -123,8 +123,11 @@ def test_more_pairs_needed_shrinks_with_a_bigger_effect():
     assert more_pairs_needed([0.1], threshold=0.03) is None
 
 
-def test_detect_bisect_localizes_a_change_between_nightly_snapshots(repo30, tmp_path):
-    repo, shas = repo30
+def test_detect_bisect_localizes_a_change_between_nightly_snapshots(tmp_path):
+    # A +30% step: which changes are bisected and how the range is found, not how small a step
+    # bisection can settle (test_bisect_finds_the_culprit_among_30_commits).
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, factor=1.3)
     config = load_config(repo / "regbench.toml")
     store = Store(tmp_path / "r.db")
     from regbench.detect.base import Change
@@ -154,13 +157,16 @@ def test_detect_bisect_localizes_a_change_between_nightly_snapshots(repo30, tmp_
     assert "adjacent" in reasons[0] and "'elsewhere'" in reasons[1] and "measure of 'b'" in reasons[2]
 
 
-def test_cli_bisect_prints_the_culprit_and_json(repo30, tmp_path, capsys):
-    repo, shas = repo30
+def test_cli_bisect_prints_the_culprit_and_json(tmp_path, capsys):
+    # The command's output, not the search (above): 12 commits and a +50% step settle in a few
+    # pairs a step (the 30 commits and +10% of the test above took 50 s here).
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=12, culprit=8, factor=1.5)
     store = str(tmp_path / "r.db")
     code = main(["--store", store, "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
                  "--benchmark", "b", "--seed", "9", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["status"] == "found" and shas[16].startswith(out["culprit"])
+    assert code == 0 and out["status"] == "found" and shas[7].startswith(out["culprit"])
     assert out["culprit_change"]["ci_low"] > 0
     code = main(["--store", store, "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
                  "--benchmark", "b", "--max-pairs", "3", "--alpha", "0.000001"])

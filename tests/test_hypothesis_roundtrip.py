@@ -161,7 +161,7 @@ def exported_rows(text: str) -> dict[tuple, dict]:
 
 
 # ----------------------------------------------------------------------------------------- parse only
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=200, **SETTINGS)
 @given(table=tables(max_runs=10), data=st.data())
 def test_csv_parse_keeps_every_sample(tmp_path_factory, table, data):
     n = sum(len(s) for _, s in table.runs.values())
@@ -184,7 +184,7 @@ def test_csv_parse_keeps_every_sample(tmp_path_factory, table, data):
 
 
 # ------------------------------------------------------------------------------ store and export
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(table=tables(), data=st.data())
 def test_csv_store_load_series_and_export_are_bit_exact(template_store, tmp_path_factory, table, data):
     n = sum(len(s) for _, s in table.runs.values())

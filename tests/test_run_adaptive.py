@@ -103,9 +103,9 @@ def test_cli_summary_reports_each_adaptive_experiment(tmp_path, capsys):
 
 def test_a_resumed_experiment_keeps_the_iterations_it_chose(tmp_path):
     store = Store(tmp_path / "r.db")
-    first = run_campaign(project(tmp_path, target=0.01), store, seed=5).adaptive[0]
+    first = run_campaign(project(tmp_path, target=0.02), store, seed=5).adaptive[0]
     assert first.runs > 3
-    again = run_campaign(project(tmp_path, target=0.006), store, seed=5).adaptive[0]
+    again = run_campaign(project(tmp_path, target=0.012), store, seed=5).adaptive[0]
     (series,) = store.load_series("b")
     sizes = [r.size for r in series.runs[0]]
     assert again.runs > first.runs and set(sizes[3:]) == {first.iterations} == {again.iterations}
