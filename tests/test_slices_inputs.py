@@ -359,6 +359,8 @@ def test_run_with_a_plan_after_the_configuration_changed(tmp_path, capsys):
     with Store(repo / "s.db") as s:
         last = max(s.campaigns(), key=lambda c: c.id)
         assert last.plan["benchmarks"]["sq"]["min_time"] == 0.002 and last.plan["benchmarks"]["sq"]["slices"] == 1
+        # The campaign records the plan it used without the shorter iterations it did not run.
+        assert last.plan["optimized"]["sq"]["runs"] == plan["runs"] and "slices" not in last.plan["optimized"]["sq"]
         runs = [r for r in s.runs(benchmark="sq") if r.campaign_id == last.id]
         assert [r.n_samples for r in runs] == [1 + plan["iterations"]] * plan["runs"]
         # They were counted at a quarter of their length (and a run's fixed cost read from that).

@@ -382,10 +382,15 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if remote:
         plan["machines"] = sorted(remote)
     if optimized is not None:
+        # A plan's shorter iterations are recorded only where planned_spec ran them (not when the
+        # benchmark's `slices` changed since, nor with warmup = "auto"): run_lengths counts the
+        # campaign's runs by them.
+        sliced = {s.name for s in specs if s.warmup_slices}
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
                                            "iterations": p.iterations,
                                            **({"slices": p.slices, "full_slices": p.full_slices}
-                                              if p.slices is not None else {})} for p in optimized.plans}
+                                              if p.slices is not None and p.benchmark in sliced else {})}
+                             for p in optimized.plans}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
