@@ -109,3 +109,29 @@ def test_a_resumed_experiment_keeps_the_iterations_it_chose(tmp_path):
     (series,) = store.load_series("b")
     sizes = [r.size for r in series.runs[0]]
     assert again.runs > first.runs and set(sizes[3:]) == {first.iterations} == {again.iterations}
+
+
+def test_the_iterations_chosen_stay_within_max_samples(tmp_path):
+    """n_opt (seed 000 s.3.1) asks for 13 iterations of this benchmark (iteration noise, no run
+    effect); with `max_samples = 10` a run of 13 would fail, so 10 are run and every run is ok."""
+    (tmp_path / "b.py").write_text(
+        "import os, random\n"
+        "r = random.Random(os.environ['REGBENCH_VERSION'] + '/' + os.environ['REGBENCH_RUN_INDEX'])\n"
+        "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+        "    print(0.001 * r.lognormvariate(0, 0.5))\n")
+
+    def campaign(extra: str):
+        (tmp_path / "regbench.toml").write_text(
+            f'[project]\nname = "p"\n[defaults]\niterations = 5\nwarmup = 0\n'
+            f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([PY, "b.py"])}\nplan = "adaptive"\ntarget = 0.1\n'
+            + extra)
+        store = Store(tmp_path / f"r{len(extra)}.db")
+        return run_campaign(load_config(tmp_path / "regbench.toml"), store, seed=3), store
+
+    free, _ = campaign("")
+    assert free.adaptive[0].iterations > 10  # what the plan asks for here
+    capped, store = campaign("max_samples = 10\n")
+    (a,) = capped.adaptive
+    assert a.status == "met" and a.iterations == 10 and capped.counts["failed"] == 0
+    (series,) = store.load_series("b")
+    assert {r.size for r in series.runs[0][3:]} == {10}

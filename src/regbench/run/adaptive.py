@@ -269,6 +269,9 @@ def run_adaptive_rounds(runner: TrialRunner, specs: Sequence[BenchmarkSpec], ver
                 # inside the timeout with room to spare.
                 mean_it = float(np.mean([r.mean() for r in runs])) if spec.unit == "s" else None
                 cap = int(0.3 * spec.timeout / mean_it) if mean_it and mean_it > 0 else a.iterations
+                # Nor more than `max_samples` allows (each slice kept as a sample is, as the
+                # configuration checks for the configured iterations): a longer run would fail.
+                cap = min(cap, spec.max_samples // max(1, spec.slices) - spec.warmup)
                 st.iterations, st.chosen = max(2, min(a.iterations, cap)), True
             status = None
             if a.met:
