@@ -87,12 +87,14 @@ def test_bad_dask_detection_input_is_a_one_line_error(tmp_path, cluster, capsys)
         fill(s, {"a": [1.0] * 10}, runs=3, iters=5)
     for args, message in [(["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"],
                            "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
-                          (["--scheduler", cluster.scheduler_address], "--scheduler is for --executor dask"),
-                          (["--executor", "dask", "--scheduler", cluster.scheduler_address, "--jobs", "2"],
-                           "--jobs is for --executor local")]:
+                          (["--scheduler", cluster.scheduler_address], "--scheduler is for --executor dask")]:
         assert main(["--store", str(tmp_path / "r.db"), "detect", *args]) == ExitStatus.ERROR
         err = capsys.readouterr().err
         assert message in err and err.strip().count("\n") == 0, err
+    # Options that do not go together are a usage error (tests/test_cli_usage_exits.py).
+    jobs = ["--executor", "dask", "--scheduler", cluster.scheduler_address, "--jobs", "2"]
+    assert main(["--store", str(tmp_path / "r.db"), "detect", *jobs]) == ExitStatus.USAGE
+    assert "Error: --jobs is for --executor local" in capsys.readouterr().err
     with Store("sqlite://") as memory, DaskBatchPool(cluster.scheduler_address) as pool:
         fill(memory, {"a": [1.0] * 10}, runs=3, iters=5)
         with pytest.raises(ConfigError, match="cannot be opened by other processes"):

@@ -68,7 +68,7 @@ def test_push_refused_is_one_line_and_stores_nothing(served, tmp_path):
     assert unset.returncode == 3
     assert unset.stderr == "error: --token-env: the environment variable NO_SUCH_VARIABLE_HERE is not set or empty\n"
     both = push(base, "--version", "v")
-    assert both.returncode == 3 and "one of --token-env VAR or --token-file PATH" in both.stderr
+    assert both.returncode == 2 and "one of --token-env VAR or --token-file PATH" in both.stderr  # usage
     assert count(path, "run") == runs
 
 

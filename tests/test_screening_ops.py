@@ -217,7 +217,7 @@ def test_bad_suites_are_one_line_errors_before_anything_is_written(tmp_path, cap
     assert main([*base, "run", "--suite", str(tmp_path / "none.toml")]) == 3
     assert "no such suite file" in capsys.readouterr().err
     suite.write_text(good)
-    assert main([*base, "run", "--suite", str(suite), "--configuration", "x"]) == 3
+    assert main([*base, "run", "--suite", str(suite), "--configuration", "x"]) == 2  # usage
     assert "a suite names its own" in capsys.readouterr().err
     assert main([*base, "screen", "--save-suite", str(suite)]) == 3
     assert "--save-suite is for --design suite" in capsys.readouterr().err

@@ -30,7 +30,7 @@ from .errors import NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
 from .stats.segments import FastestLevel, LocationChoice
-from .store import Store
+from .store import HistoryView, Store
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,26 @@ class Diagnosis:
         return bool(self.summary.relative_half_width <= self.target)
 
 
-def diagnose(store: Store, benchmark: str, *, version: str | None = None, config: str | None = None,
+def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None = None, config: str | None = None,
              machine: str | None = None, target: float = 0.01, confidence_level: float = 0.99,
              rng=0, detector_options: Mapping[str, Any] | None = None) -> Diagnosis:
-    """Diagnose one experiment (default: the latest version with at least two ok runs).
+    """Diagnose one experiment (default: the latest version of the history with at least two ok runs).
 
+    ``source`` is read as detection reads it: a :class:`~regbench.store.HistoryView` (``regbench
+    diagnose`` gives the one ``regbench detect`` reads: the first-parent line of the branch, the
+    runs of sessions left out, or centred with ``--all-sessions``), or a store, read as
+    ``HistoryView(store)`` (every version, the runs of ``compare --run``, ``bisect`` and
+    ``--confirm`` sessions left out).  The diagnosed version's runs are those of the history too.
     ``detector_options`` are keyword arguments of the ``auto`` detector (``regbench detect
     --option``): the location and levels reported are the ones detection with them uses."""
-    series = store.load_series(benchmark, config=config, machine=machine)
+    history = source if isinstance(source, HistoryView) else HistoryView(source)
+    store = history.store
+    series = history.load_series(benchmark, config=config, machine=machine)
+    sessions = set(store.session_campaigns()) if history.sessions == "exclude" else set()
     if not series:
+        if sessions and store.load_series(benchmark, config=config, machine=machine):
+            raise NotFoundError(f"benchmark {benchmark!r} has no runs but those of sessions of compare --run, "
+                                "bisect or confirm, which detection leaves out (--all-sessions includes them)")
         raise NotFoundError(f"benchmark {benchmark!r} has no runs")
     s = series[0]
     if version is None:
@@ -97,12 +108,15 @@ def diagnose(store: Store, benchmark: str, *, version: str | None = None, config
         version = s.versions[candidates[-1]].name
     else:
         version = store.resolve_version(version)
-    raw = store.raw_runs(benchmark, version, config=s.config, machine=s.machine)
+    raw = [r for r in store.raw_runs(benchmark, version, config=s.config, machine=s.machine)
+           if r.campaign_id not in sessions]
     ok = [(r.warmup, r.samples) for r in raw if r.status == "ok" and r.samples.size - r.warmup >= 2]
     failed = sum(1 for r in raw if r.status != "ok")
     if len(ok) < 2:
+        left_out = " outside sessions of compare --run, bisect or confirm (--all-sessions includes them)" \
+            if sessions else ""
         raise NotFoundError(f"{benchmark!r} at {version!r} needs at least two successful runs of two "
-                            f"measured samples to be diagnosed ({len(ok)} found)")
+                            f"measured samples{left_out} to be diagnosed ({len(ok)} found)")
     warmups = tuple(w for w, _ in ok)
     raw_runs = tuple(x for _, x in ok)
     runs = [x[w:] for w, x in ok]

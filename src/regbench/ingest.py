@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 
 from .adapters import parse_file
 from .errors import InputError
@@ -101,16 +101,22 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
 
 
 def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
-                     machine: str = "local", timestamp=None, commit: str | None = None, runs=None,
-                     within=None) -> ImportReport:
+                     machine: str = "local", timestamp: datetime | str | None = None, commit: str | None = None,
+                     runs=None, within=None) -> ImportReport:
     """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
 
     The file's runs are appended after the runs already stored for the same benchmark, version,
     configuration and machine, so importing a second invocation of the tool adds runs.  ``runs``
     may hold the file already parsed (:func:`parse_tool_file`); ``within`` is called inside the
-    transaction first (:meth:`Store.add_runs`).
+    transaction first (:meth:`Store.add_runs`).  ``timestamp`` (a datetime, or ISO 8601 text kept
+    as given, as a canonical file's ``timestamp``) is when the version was made: a new version, or
+    a stored one without a timestamp, gets it; a stored version with another one is an error.
     """
     from .model import RunRecord
+
+    text = None
+    if isinstance(timestamp, str):
+        text, timestamp = timestamp, parse_timestamp(timestamp, path=path)
 
     if runs is None:
         runs = parse_tool_file(path, fmt=fmt, version=version)
@@ -135,9 +141,17 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     # the same version at the same moment gets the indices after these, never the same ones.
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,
                          machine=machine, warmup=r.warmup) for r in runs]
-    n = store.add_runs(records, versions=[VersionInfo(version, commit=commit, timestamp=timestamp)],
-                       benchmarks=benchmarks, append=True, within=within)
+    made = VersionInfo(version, commit=commit, timestamp=timestamp, timestamp_text=text)
+    n = store.add_runs(records, versions=[made], benchmarks=benchmarks, append=True, within=within)
     return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)
+
+
+def parse_timestamp(text: str, *, path: str) -> datetime:
+    """``--timestamp``'s ISO 8601 text as a datetime (aware when the text has an offset or ``Z``)."""
+    try:
+        return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"--timestamp {text!r} is not ISO 8601", path=str(path)) from None
 
 
 def _needed_version(version: str | None, *, fmt: str, path: str) -> str:

@@ -635,6 +635,14 @@ def iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat(timespec="seconds") + "Z"
 
 
+def iso_timestamp(timestamp: datetime) -> str:
+    """``timestamp`` as ISO 8601 text, the form a version's timestamp is shown and exported in when
+    it was not given as text: with its UTC offset when it has one, else (the store's naive UTC)
+    with ``Z``: ``2024-05-01T00:00:00Z``, never ``2024-05-01 00:00:00``.  Unlike :func:`iso`, fractions
+    of a second are kept: they order versions."""
+    return timestamp.isoformat() if timestamp.tzinfo is not None else timestamp.isoformat() + "Z"
+
+
 def utcnow() -> datetime:
     """The current time as naive UTC (the store's convention)."""
     return datetime.now(UTC).replace(tzinfo=None)

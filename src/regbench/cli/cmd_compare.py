@@ -40,13 +40,16 @@ RUN_THRESHOLD = 0.03
 @click.option("--machine", metavar="NAME", help="Only this machine (both sides).")
 @click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the bootstrap; with --run: of the order within pairs [default with --run: random, "
+                   "recorded].")
 @click.option("--variance", is_flag=True,
               help="Compare the spread instead of the mean: Brown-Forsythe test (Levene with the median).")
 @click.option("--variance-of", type=click.Choice(["runs", "samples"]), default="runs", show_default=True,
               help="With --variance: the run means (runs are the replicates) or all measured iterations pooled.")
 @click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              help="With --variance: significance level of the verdict.")
+              help="With --variance: significance level of the verdict; with --run: error rate of each "
+                   "benchmark's sequential decision.")
 @click.option("--b-configuration", "b_config", metavar="NAME", callback=configuration_name,
               help="With --variance: B's configuration, when it differs from A's.")
 @moved_option("--b-config", "--b-configuration")
@@ -132,7 +135,8 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
         opt = _flag(click_ctx, wrong[0])
         if wrong[0] in _RUN_ONLY:
             raise click.UsageError(f"{opt} needs --run", ctx=click_ctx)
-        raise click.UsageError(f"{opt} does not apply to --variance" if variance else f"{opt} needs --variance",
+        needs = "--variance or --run" if wrong[0] in _RUN_ALLOWED else "--variance"
+        raise click.UsageError(f"{opt} does not apply to --variance" if variance else f"{opt} needs {needs}",
                                ctx=click_ctx)
     if variance:
         _variance(click_ctx, a, b, benchmark=benchmark, config=config_name, machine=machine, b_config=b_config,

@@ -8,8 +8,9 @@ import contextlib
 import click
 
 from ..detect import DEFAULT_METHOD, available_methods
+from ..detect.base import detector_class
 from ..config import COMPARE_AS
-from ..errors import ConfigError, ExitStatus
+from ..errors import ExitStatus
 from ._common import DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
 from ._options import parse_detector_options
 
@@ -90,6 +91,8 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     from ..report.console import BatchProgress
 
     ctx = click_ctx.obj
+    if incremental and not detector_class(method).incremental:
+        raise click.UsageError(f"--incremental: method {method!r} has no incremental mode (auto has)", ctx=click_ctx)
     detector_options = parse_detector_options(method, options)
     config = ctx.config_if_any()
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs, confirm_as, duet)
@@ -99,7 +102,8 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
                          confirm=confirming is not None)  # before the store is opened
     executor_name, scheduler = where_to_run(config, executor_name, scheduler)
     if jobs is not None and executor_name == "dask":
-        raise ConfigError("--jobs is for --executor local (with dask, the scheduler's workers share the series)")
+        raise click.UsageError("--jobs is for --executor local (with dask, the scheduler's workers share the series)",
+                               ctx=click_ctx)
     store = ctx.open_store(create=False, config=config)
     with contextlib.ExitStack() as stack:
         pool = None

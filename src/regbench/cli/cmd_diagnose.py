@@ -19,9 +19,13 @@ import click
               help="An option of detection's `auto` method, as given to `regbench detect --option` (e.g. "
                    "location=median, outlying=inf), so that the location and levels shown are the ones "
                    "that detection uses.")
+@click.option("--all-sessions", is_flag=True,
+              help="Also use the runs of compare --run, bisect and --confirm sessions, as `regbench detect "
+                   "--all-sessions` does [default: campaigns' runs only, as detect].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_obj
-def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plots, options, fmt) -> None:
+def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plots, options, all_sessions,
+            fmt) -> None:
     """One screen that says whether BENCHMARK can be trusted and what to change.
 
     \b
@@ -32,17 +36,28 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     runs x iterations for --target (Kalibera et al. 2005, s.3.1). Plots: samples by run
     (Kalibera et al. 2005, fig. 1), lag plot beside its random reordering (figs. 4-5),
     distributions per version (Larres et al. 2013, fig. 4). Papers: docs/references.md.
+
+    The runs are those `regbench detect` reads: versions on the first-parent line of [project]
+    branch, the runs of compare --run, bisect and --confirm sessions left out (--all-sessions
+    centres them, as detect --all-sessions).
     """
     from ..diagnosis import diagnose
+    from ..errors import ConfigError
+    from ..pipeline import history_of
     from ..report.diagnosis import print_diagnosis, write_plots
 
     from ._common import check_benchmark
     from ._options import parse_detector_options
 
     detector_options = parse_detector_options("auto", options)
-    store = ctx.open_store(create=False)
+    try:
+        config = ctx.config_if_any()
+    except ConfigError:
+        config = None  # a reading command works without a valid configuration: every version, as without one
+    store = ctx.open_store(create=False, config=config)
     check_benchmark(store, benchmark)
-    d = diagnose(store, benchmark, version=version_name, target=target, confidence_level=confidence,
+    history = history_of(store, config, all_sessions=all_sessions)  # the runs a detection reads
+    d = diagnose(history, benchmark, version=version_name, target=target, confidence_level=confidence,
                  detector_options=detector_options)
-    plots = [] if no_plots else write_plots(store, d, plots_dir)
+    plots = [] if no_plots else write_plots(store, d, plots_dir, history=history)
     print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt)

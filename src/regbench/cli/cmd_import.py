@@ -40,7 +40,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, parse_tool_file
+    from ..ingest import import_file, import_tool_file, parse_timestamp, parse_tool_file
     from ..report.console import console
 
     fmt = _format(file, fmt)
@@ -54,18 +54,12 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         store = ctx.open_store()
         rep = import_file(store, file, fmt=fmt, batch=batch)
     else:
-        ts = None
         if timestamp:
-            from datetime import datetime
-
-            try:
-                ts = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-            except ValueError:
-                raise InputError(f"--timestamp {timestamp!r} is not ISO 8601", path=file) from None
+            parse_timestamp(timestamp, path=file)  # a bad one is said before the store is touched
         runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
-                               machine=machine or "local", timestamp=ts, runs=runs)
+                               machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.url}")
     if fmt not in CANONICAL and version:

@@ -32,8 +32,10 @@ from ._common import configuration_name
               help="Tries at most, on connection errors, 5xx and 429 answers.")
 @click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
               help="Seconds to wait for one answer.")
-def command(file: str, server: str, token_env: str | None, token_file: str | None, fmt: str, version: str | None,
-            machine: str, config_name: str | None, attempts: int, timeout: float) -> None:
+@click.pass_context
+def command(click_ctx: click.Context, file: str, server: str, token_env: str | None, token_file: str | None,
+            fmt: str, version: str | None, machine: str, config_name: str | None, attempts: int,
+            timeout: float) -> None:
     """Send FILE's runs to a regbench server, once: a re-run of the same push stores nothing more.
 
     \b
@@ -45,6 +47,8 @@ def command(file: str, server: str, token_env: str | None, token_file: str | Non
 
     from ..push import PushRequest, push, read_token
 
+    if (token_env is None) == (token_file is None):
+        raise click.UsageError("give the API token with one of --token-env VAR or --token-file PATH", ctx=click_ctx)
     token = read_token(env=token_env, path=token_file)
     body = Path(file).read_bytes()
     request = PushRequest(server=server, fmt=fmt, version=version, machine=machine, config=config_name or "default")

@@ -92,6 +92,9 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     from ..run.campaign import run_campaign
     from ._common import sigterm_as_interrupt
 
+    click_ctx = click.get_current_context()
+    _check_usage(click_ctx, revisions=revisions, releases=releases, runs=runs, plan_kind=plan_kind,
+                 suite_file=suite_file, no_suite=no_suite)  # before anything is read or written
     config = ctx.load_config()
     given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
              "quiet_wait": quiet_wait, "quiet": quiet_mode}
@@ -107,8 +110,6 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
 
         executor = DaskExecutor(scheduler)
     suite = None
-    if suite_file is not None and no_suite:
-        raise ConfigError("give --suite FILE or --no-suite, not both")
     if not no_suite:
         from ..screening.suite_file import read_suite, suite_path
 
@@ -117,11 +118,8 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             if config.screen is None:
                 raise ConfigError(f"--suite {path}: {config.path or 'regbench.toml'} has no [screen] table, whose "
                                   "options the suite's levels set")
-            if click.get_current_context().get_parameter_source("config_name") is not ParameterSource.DEFAULT:
-                raise ConfigError("--configuration names the one configuration of a run; a suite names its own "
-                                  "(give --no-suite to run one configuration)")
-            if plan_kind == "optimized":
-                raise ConfigError("--plan optimized is not offered with a suite: give --no-suite")
+            # The suite of [screen] suite: the same usage errors as with --suite FILE.
+            _check_suite_usage(click_ctx, plan_kind)
             suite = read_suite(path, config.screen)  # before the store is opened: a bad file writes nothing
     store = ctx.open_store(config=config)
     optimized = None
@@ -183,3 +181,27 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         click.echo(campaign_summary(result, store_location(store)))
     if not all(result.ok for _, result in results):
         raise click.exceptions.Exit(ExitStatus.FAILED)
+
+
+def _check_usage(click_ctx: click.Context, *, revisions, releases, runs, plan_kind: str, suite_file,
+                 no_suite: bool) -> None:
+    """Options that do not go together: usage errors (exit status 2), found before the
+    configuration is read.  :func:`regbench.run.campaign.run_campaign` refuses the same
+    combinations with a ConfigError for callers of the API."""
+    if runs is not None and plan_kind == "optimized":
+        raise click.UsageError("give --runs or --plan optimized, not both", ctx=click_ctx)
+    if revisions is not None and releases is not None:
+        raise click.UsageError("give --versions (git) or --releases (a package's releases), not both", ctx=click_ctx)
+    if suite_file is not None and no_suite:
+        raise click.UsageError("give --suite FILE or --no-suite, not both", ctx=click_ctx)
+    if suite_file is not None:
+        _check_suite_usage(click_ctx, plan_kind)
+
+
+def _check_suite_usage(click_ctx: click.Context, plan_kind: str) -> None:
+    """What a run of a suite (--suite FILE, or [screen] suite) does not take."""
+    if click_ctx.get_parameter_source("config_name") is not ParameterSource.DEFAULT:
+        raise click.UsageError("--configuration names the one configuration of a run; a suite names its own "
+                               "(give --no-suite to run one configuration)", ctx=click_ctx)
+    if plan_kind == "optimized":
+        raise click.UsageError("--plan optimized is not offered with a suite: give --no-suite", ctx=click_ctx)

@@ -16,17 +16,18 @@ from .console import console, emit_json, emit_table, fmt_num, fmt_pct, fmt_value
 
 if TYPE_CHECKING:
     from ..diagnosis import Diagnosis
-    from ..store import Store
+    from ..store import HistoryView, Store
 
 
 # -------------------------------------------------------------------------------------- diagnose
-def write_plots(store: Store, d: Diagnosis, plots_dir: str | Path | None = None) -> list[Path]:
+def write_plots(store: Store, d: Diagnosis, plots_dir: str | Path | None = None, *,
+                history: HistoryView | None = None) -> list[Path]:
     """Draw the diagnosis plots as PNG files and return their paths.
 
     Samples by run (Kalibera et al. 2005, fig. 1), a lag plot of the longest run beside its random
     reordering (figs. 4-5), and the distributions of the series' last 30 versions (Larres et al. 2013,
-    fig. 4). ``plots_dir`` defaults to ``diagnose/BENCHMARK`` beside a SQLite store (else under
-    ``.regbench``).
+    fig. 4), read from ``history`` (the one the diagnosis read) when given, else from the store.
+    ``plots_dir`` defaults to ``diagnose/BENCHMARK`` beside a SQLite store (else under ``.regbench``).
     """
     from .plots import plot_distributions, plot_lag, plot_samples_by_run
 
@@ -42,7 +43,7 @@ def write_plots(store: Store, d: Diagnosis, plots_dir: str | Path | None = None)
     longest = max(range(len(d.raw_runs)), key=lambda j: d.raw_runs[j].size - d.warmups[j])
     out.append(plot_lag(d.raw_runs[longest][d.warmups[longest]:], folder / f"{tag}-lag.png",
                         title=title + f": lag plot of run {longest}", unit=d.unit))
-    series = store.load_series(d.benchmark, config=d.config, machine=d.machine)[0]
+    series = (history or store).load_series(d.benchmark, config=d.config, machine=d.machine)[0]
     per_version = [(v.name, np.concatenate(r)) for v, r in zip(series.versions, series.runs, strict=True) if r]
     out.append(plot_distributions(per_version[-30:], folder / "versions.png", title=f"{d.benchmark}: samples per version",
                                   unit=d.unit, highlight=d.version))
@@ -133,8 +134,13 @@ def print_system_check(findings: Sequence, *, fmt: str = "table") -> None:
     if fmt == "json":
         emit_json([f.to_json() for f in findings])
         return
+    from rich.markup import escape
+
     colour = {"ok": "green", "warn": "yellow", "unknown": "dim"}
+    # What the machine says (a value read from /sys or /proc) and the advice ("[noise]") are text,
+    # not markup: escaped, or rich would take their brackets for tags.
     emit_table("System check", ["check", "status", "value", "what to do"],
-               [[f.name, f"[{colour[f.status]}]{f.status}[/]", f.value, f.advice] for f in findings])
+               [[escape(f.name), f"[{colour[f.status]}]{escape(f.status)}[/]", escape(f.value), escape(f.advice)]
+                for f in findings])
     warns = sum(f.status == "warn" for f in findings)
     console.print(f"{warns} warning(s), {sum(f.status == 'unknown' for f in findings)} unknown")

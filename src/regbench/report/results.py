@@ -27,6 +27,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     stderr ends alike are printed once."""
     from rich.markup import escape
 
+    from ..model import iso_timestamp
     from .campaign import failure_cause
 
     rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed)]
@@ -37,7 +38,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     for vc in inv.versions:
         v = vc.version
         rows.append([escape(v.name), (v.commit or "")[:10],
-                     escape(v.timestamp_text or (str(v.timestamp) if v.timestamp else "")),
+                     escape(v.timestamp_text or (iso_timestamp(v.timestamp) if v.timestamp else "")),
                      vc.build_status or "", str(vc.runs_ok), str(vc.runs_failed)])
     emit_table("Versions (history order)", ["version", "commit", "timestamp", "build", "runs ok", "runs failed"],
                rows, right={"runs ok", "runs failed"})

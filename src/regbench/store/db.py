@@ -40,6 +40,7 @@ from ..model import (
     StoredRun,
     VersionAlias,
     VersionInfo,
+    iso_timestamp,
     utcnow,
 )
 from . import schema as t
@@ -70,12 +71,22 @@ def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes
 
 
 def _version_row(version: VersionInfo) -> dict:
-    """The ``version`` table row of a new version (its timestamp in UTC, naive)."""
-    timestamp = version.timestamp
+    """The ``version`` table row of a new version (its timestamp in UTC, naive, and as text: as
+    given, else in ISO 8601, so that an export carries it)."""
+    timestamp, text = version.timestamp, version.timestamp_text
+    if timestamp is not None and text is None:
+        text = iso_timestamp(timestamp)
     if timestamp is not None and timestamp.tzinfo is not None:
         timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
-    return dict(name=version.name, commit_sha=version.commit, timestamp=timestamp,
-                timestamp_text=version.timestamp_text)
+    return dict(name=version.name, commit_sha=version.commit, timestamp=timestamp, timestamp_text=text)
+
+
+def _timestamp_text(row) -> str | None:
+    """A stored version's timestamp as text: as stored, else (a row whose timestamp was stored
+    without its text, as a tool's import or a release did before) the timestamp in ISO 8601."""
+    if row.timestamp_text is not None or row.timestamp is None:
+        return row.timestamp_text
+    return iso_timestamp(row.timestamp)
 
 
 def decode_samples(blob: bytes | None, encoding: str) -> np.ndarray:
@@ -103,7 +114,7 @@ def _runs_query(*extra: sa.ColumnElement) -> sa.Select:
 
 #: What :class:`StoredRun` adds to :func:`_runs_query`'s columns (and the version's id, to sort by).
 _STORED_RUN_COLUMNS = (t.benchmark.c.unit, t.benchmark.c.direction, t.version.c.timestamp_text,
-                       t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"))
+                       t.version.c.timestamp, t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"))
 
 
 def _new_id(result: sa.CursorResult) -> int:
@@ -127,7 +138,7 @@ def _stored_run(row: sa.Row) -> StoredRun:
     m = row._mapping
     return StoredRun(**{name: m[name] for name in _RUN_INFO_FIELDS},
                      samples=decode_samples(m["samples"], m["encoding"]), unit=m["unit"],
-                     direction=m["direction"], timestamp_text=m["timestamp_text"])
+                     direction=m["direction"], timestamp_text=_timestamp_text(row))
 
 
 #: Turns a revision (``HEAD~1``, a tag, a sha) into a full commit sha, or None when it names no
@@ -378,6 +389,20 @@ class Store:
         for v in todo:
             pending[("version", v.name)] = ids[v.name]
 
+    @staticmethod
+    def _date_versions(conn: Connection, versions: Sequence[VersionInfo]) -> None:
+        """Give the stored versions among ``versions`` that have no timestamp the one given (a
+        version imported first without one, then with ``--timestamp``); a stored timestamp is kept."""
+        rows = []
+        for v in versions:
+            if v.timestamp is not None:
+                row = _version_row(v)
+                rows.append({"b_name": v.name, "b_timestamp": row["timestamp"], "b_text": row["timestamp_text"]})
+        if rows:
+            conn.execute(t.version.update()
+                         .where(t.version.c.name == sa.bindparam("b_name"), t.version.c.timestamp.is_(None))
+                         .values(timestamp=sa.bindparam("b_timestamp"), timestamp_text=sa.bindparam("b_text")), rows)
+
     def ensure_versions(self, versions: Iterable[VersionInfo], *,
                         aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
         """Create the versions not stored yet, in the order given, in one transaction (versions
@@ -596,7 +621,8 @@ class Store:
         ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
         name to its ``unit``/``direction``; the versions are created first, in the order given, so
         that first appearance orders versions without timestamps.  A version the records name
-        that is in neither ``versions`` nor the store is created with its name alone.
+        that is in neither ``versions`` nor the store is created with its name alone.  A stored
+        version without a timestamp takes the one ``versions`` gives it; a stored timestamp is kept.
 
         With ``append``, the records' run indices count from the first index free in the store
         for their (benchmark, version, config, machine), found inside the transaction: two
@@ -618,6 +644,7 @@ class Store:
             if within is not None:
                 within(conn)
             self._ensure_many_versions(conn, versions)
+            self._date_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)
             todo = _after_stored(conn, records) if append else records
@@ -722,7 +749,7 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(t.version)).all()
         infos = [VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                             timestamp_text=r.timestamp_text) for r in rows]
+                             timestamp_text=_timestamp_text(r)) for r in rows]
         return sorted(infos, key=lambda v: v.history_key)
 
     def resolve_version(self, name: str) -> str:
@@ -827,7 +854,7 @@ class Store:
             cfgs = {r.id: r.name for r in conn.execute(sa.select(t.config.c.id, t.config.c.name))}
             machs = {r.id: r.name for r in conn.execute(sa.select(t.machine.c.id, t.machine.c.name))}
             vers = {r.id: VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                                      timestamp_text=r.timestamp_text)
+                                      timestamp_text=_timestamp_text(r))
                     for r in conn.execute(sa.select(t.version))}
             if benchmark is not None:
                 names = {benchmark} if isinstance(benchmark, str) else set(benchmark)

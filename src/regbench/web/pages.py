@@ -172,10 +172,12 @@ def diagnosis_page(dash: Dashboard, viewer: Viewer, benchmark: str, plots_dir, s
     from ..diagnosis import diagnose
     from ..errors import MissingDependency
     from ..report.diagnosis import diagnosis_json, write_plots
+    from ..store import HistoryView
 
-    d = diagnose(dash.store, benchmark)
+    history = HistoryView(dash.store)  # as a detection reads it: the runs of sessions left out
+    d = diagnose(history, benchmark)
     try:
-        plots = write_plots(dash.store, d, plots_dir)
+        plots = write_plots(dash.store, d, plots_dir, history=history)
     except MissingDependency:
         plots = []
     j = diagnosis_json(d, target=d.target, plots=plots)

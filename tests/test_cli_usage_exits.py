@@ -1,0 +1,113 @@
+"""What the command line says: options that do not go together, and bad option values, are usage
+errors, exit status 2 with click's ``Usage:`` and one ``Error:`` line, found before anything is
+read or written (docs/cli.md, "Exit statuses"), while status 3 stays for errors of the
+configuration, input files and the store; help text that names every mode an option is for; and
+table cells printed as text, not as rich markup."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.model import RunRecord
+from regbench.store import Store
+
+CASES = {
+    "run --plan optimized --runs": (["run", "--plan", "optimized", "--runs", "3"],
+                                    "give --runs or --plan optimized, not both"),
+    "run --versions --releases": (["run", "--versions", "HEAD", "--releases", "foo==1..2"],
+                                  "give --versions (git) or --releases (a package's releases), not both"),
+    "run --suite --no-suite": (["run", "--suite", "s.toml", "--no-suite"], "give --suite FILE or --no-suite, not both"),
+    "run --suite --configuration": (["run", "--suite", "s.toml", "--configuration", "foo"],
+                                    "a suite names its own (give --no-suite to run one configuration)"),
+    "run --suite --plan optimized": (["run", "--suite", "s.toml", "--plan", "optimized"],
+                                     "--plan optimized is not offered with a suite"),
+    "detect --executor dask --jobs": (["detect", "--executor", "dask", "--jobs", "2"],
+                                      "--jobs is for --executor local"),
+    "detect --incremental ci-overlap": (["detect", "--incremental", "--method", "ci-overlap"],
+                                        "--incremental: method 'ci-overlap' has no incremental mode"),
+    "optimize --threshold": (["optimize", "--threshold", "1.5"],
+                             "Invalid value for '--threshold': 1.5 is not in the range 0<x<1"),
+    "optimize --min-runs": (["optimize", "--min-runs", "0"], "Invalid value for '--min-runs'"),
+    "push without a token": (["push", "regbench.toml", "--server", "http://127.0.0.1:9", "--format", "jsonl"],
+                             "give the API token with one of --token-env VAR or --token-file PATH"),
+    "push with two tokens": (["push", "regbench.toml", "--server", "http://127.0.0.1:9", "--format", "jsonl",
+                              "--token-env", "X", "--token-file", "t"],
+                             "give the API token with one of --token-env VAR or --token-file PATH"),
+}
+
+
+def regbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """The real console entry point, in a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=60)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    (tmp_path / "regbench.toml").write_text(
+        '[project]\nname = "x"\nstore = "r.db"\n'
+        f'[[benchmark]]\nname = "f"\ncommand = ["{sys.executable}", "-c", "pass"]\n')
+    (tmp_path / "s.toml").write_text("")  # never read: the usage error comes first
+    return tmp_path
+
+
+@pytest.mark.parametrize("args, message", CASES.values(), ids=list(CASES))
+def test_options_that_do_not_go_together_exit_2(project, args, message):
+    out = regbench(args, project)
+    assert out.returncode == 2, out.stderr
+    errors = [line for line in out.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and message in errors[0], out.stderr
+    assert out.stderr.startswith(f"Usage: regbench {args[0]} ")
+    assert "error:" not in out.stderr and "Traceback" not in out.stderr
+    assert not (project / "r.db").exists()  # found before the store is opened
+
+
+def test_runs_conflict_is_reported_before_the_missing_plan(project):
+    # A store without optimized plans: --plan optimized alone is an error of the store (3), but
+    # with --runs the options' conflict is what is reported, and as a usage error.
+    with Store(project / "r.db") as store:
+        store.add_runs([RunRecord("f", "v1", r, np.array([1.0, 1.1])) for r in range(3)])
+    out = regbench(["run", "--plan", "optimized", "--runs", "3"], project)
+    assert out.returncode == 2 and "Error: give --runs or --plan optimized, not both" in out.stderr
+    assert "no optimized plan" not in out.stderr
+
+
+def test_a_bad_configuration_file_is_still_status_3(project):
+    (project / "regbench.toml").write_text("[project\n")
+    out = regbench(["run", "--runs", "3"], project)
+    assert out.returncode == 3 and out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_compare_help_says_alpha_is_also_for_run():
+    out = regbench(["compare", "--help"], Path.cwd())
+    assert out.returncode == 0
+    alpha = out.stdout.split("--alpha", 1)[1].split("\n  --", 1)[0]
+    assert "--variance" in alpha and "--run" in alpha, alpha
+
+
+def test_system_check_table_keeps_brackets(tmp_path):
+    # A machine with ASLR on (advice: "aslr = false in [noise]") and a governor whose value has
+    # brackets, rendered by the table printer of `regbench system check`, in a pipe (plain
+    # columns) and in a terminal (a rich table).
+    root = tmp_path / "root"
+    for rel, text in {"proc/sys/kernel/randomize_va_space": "2\n",
+                      "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "[odd]\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    script = ("import sys; from pathlib import Path\n"
+              "from regbench.run.system_check import system_check\n"
+              "from regbench.report.diagnosis import print_system_check\n"
+              "print_system_check(system_check(Path(sys.argv[1]), busy_interval=0.01))\n")
+    for env in ({"COLUMNS": "400"}, {"COLUMNS": "400", "FORCE_COLOR": "1"}):
+        out = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, **env})
+        assert out.returncode == 0, out.stderr
+        text = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout)
+        assert "(or aslr = false in [noise])" in text and "[odd]" in text, text
