@@ -181,10 +181,10 @@ def test_bisect_with_real_timing_finds_a_50_percent_slowdown(tmp_path):
                "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
                "    t = time.perf_counter(); sum(i * i for i in range(n)); print(time.perf_counter() - t)\n")
     repo = tmp_path / "repo"
-    shas = make_repo(repo, commits=12, culprit=7, factor=1.5, program=program)
+    shas = make_repo(repo, commits=8, culprit=5, factor=1.5, program=program)
     config = load_config(repo / "regbench.toml")
     result = bisect(config, Store(tmp_path / "r.db"), shas[0], shas[-1], benchmark="b", seed=10)
-    assert result.status == "found" and shas[6].startswith(result.culprit)
+    assert result.status == "found" and shas[4].startswith(result.culprit)
     # The sequential test stops as soon as it is sure of a change, so its estimate is rough; its
     # interval covers the true +50% (the loop 1.5x as long) and excludes no change.
     decision = result.culprit_change.decision
