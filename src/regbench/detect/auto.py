@@ -74,9 +74,9 @@ WHOLE_RUNS = 0.8
 SCAN_MODE_COVERAGE = 0.9
 
 #: How the fastest runs veto a change (:meth:`Auto._on_floor`): unless they confirm it
-#: (``significant``); unless they confirm it or favour it over no change (``nearer``, the
-#: default); only where their interval excludes it (``contradicts``).
-FLOOR_VETOES = ("significant", "nearer", "contradicts")
+#: (``significant``), or unless they confirm it or favour it over no change (``nearer``, the
+#: default).
+FLOOR_VETOES = ("significant", "nearer")
 
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
@@ -612,8 +612,6 @@ class Auto(Detector):
         if np.isnan(res.se_left) or np.isnan(res.se_right):
             return True
         moved, low, high = ratio_interval(res, self.confidence_level, log=True)
-        if self.floor_veto == "contradicts":
-            return bool(low <= rel <= high)
         if self.floor_veto == "nearer" and np.sign(moved) == np.sign(rel) \
                 and abs(np.log1p(moved)) >= abs(np.log1p(rel)) / 2:
             return True

@@ -156,6 +156,12 @@ def check_options(metric: str, threshold: float) -> None:
         raise ValueError(f"`threshold` must be in (0, 1), got {threshold!r}")
 
 
+def slices_are_samples(slices: np.ndarray, samples: np.ndarray, *, warmup: int) -> bool:
+    """Whether ``slices`` (runs, warmup + iterations, N) are those of ``samples`` (runs,
+    iterations): the mean of each iteration's slices is its sample, to rounding."""
+    return bool(np.allclose(slices[:, warmup:, :].mean(axis=2), samples, rtol=1e-9, atol=0.0))
+
+
 def check_configuration(c: Configuration) -> None:
     """Validation at the door of a configuration: positive runs and iterations, ``1 <= slices <=
     full_slices``."""
@@ -331,7 +337,7 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
                 or not np.all(np.isfinite(slices)) or slices.shape[2] < 1:
             raise ValueError(f"`slices` must be a (runs, warmup + iterations, slices) array of finite numbers "
                              f"with {x.shape[0]} runs of {warmup + x.shape[1]} iterations, got shape {slices.shape}")
-        if np.all(np.isfinite(x)) and not np.allclose(slices[:, warmup:, :].mean(axis=2), x, rtol=1e-9, atol=0.0):
+        if np.all(np.isfinite(x)) and not slices_are_samples(slices, x, warmup=warmup):
             # Iterations as long as the full configuration's are read from the samples, shorter
             # ones from the slices: of two different measurements, every comparison is wrong.
             raise ValueError("`slices` must be the slices of `samples`: the mean of each iteration's slices "
