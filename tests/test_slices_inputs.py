@@ -365,8 +365,16 @@ def test_run_with_a_plan_after_the_configuration_changed(tmp_path, capsys):
         assert [r.n_samples for r in runs] == [1 + plan["iterations"]] * plan["runs"]
         # They were counted at a quarter of their length (and a run's fixed cost read from that).
         assert run_lengths(s, runs) == [1.0 + plan["iterations"]] * plan["runs"]
+    # `show --plans` says so: the plan as derived, and why its iterations run at full length now.
     rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
-    assert rc == 0 and "1/4 long" in out  # the plan, as derived
+    assert rc == 0 and "full length (plan: 1/4 long; slices = 1 now, 4 when derived)" in " ".join(out.split()), out
+    rc, out, _ = _cli(repo, "show", "--plans", "--format", "json", capsys=capsys)
+    [shown] = json.loads(out)
+    assert shown["slices"] == 1 and shown["slices_refused"] == "slices = 1 now, 4 when derived"
+    # Configured with 4 slices again, the plan's shorter iterations apply once more.
+    git_commit(repo, {"regbench.toml": TOML.format(slices=4)}, "three", when=when + timedelta(days=2))
+    rc, out, _ = _cli(repo, "show", "--plans", "--format", "json", capsys=capsys)
+    assert json.loads(out)[0]["slices_refused"] is None
     # The benchmark removed: one line naming it, and no campaign started.
     (repo / "regbench.toml").write_text(TOML.format(slices=4).replace('name = "sq"', 'name = "other"'))
     rc, out, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", capsys=capsys)

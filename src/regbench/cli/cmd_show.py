@@ -35,8 +35,9 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
         from ..model import SeriesName
 
         # A tool's benchmark by its configured name lists the plans of all it reports.
-        print_plans([p for p in load_plans(store) if benchmark is None or benchmark in
-                     (p.benchmark, SeriesName.parse(p.benchmark).benchmark)], fmt=fmt)
+        plans = [p for p in load_plans(store) if benchmark is None or benchmark in
+                 (p.benchmark, SeriesName.parse(p.benchmark).benchmark)]
+        print_plans(plans, fmt=fmt, refused=_refused_shortenings(plans, ctx.config_if_any()))
         if fmt == "table":
             from ..report.plans import print_split
 
@@ -44,3 +45,22 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
         return
     check_benchmark(store, benchmark)
     print_inventory(inventory(store, benchmark=benchmark, version=version_name), all_runs=list_runs, full=full)
+
+
+def _refused_shortenings(plans, config) -> dict[int, str]:
+    """Why each plan that shortens its iterations does not do so for the benchmark as configured
+    now (by the plan's index), as ``run --plan optimized`` decides it; nothing without a
+    configuration file."""
+    from ..optimize.plans import shortening_refused
+
+    if config is None:
+        return {}
+    specs = {s.name: s for s in config.benchmarks}
+    out = {}
+    for i, p in enumerate(plans):
+        spec = specs.get(p.benchmark)
+        if spec is not None and p.slices and p.full_slices and p.slices < p.full_slices:
+            reason = shortening_refused(spec, full_slices=p.full_slices, warmup=p.warmup)
+            if reason is not None:
+                out[i] = reason
+    return out

@@ -409,16 +409,33 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     out = dataclasses.replace(spec, iterations=run_iterations(spec, plans.iterations[spec.name]),
                               runs=plans.runs[spec.name], plan="fixed")
     warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
-    if spec.name in plans.slices and spec.kind == "python" and not spec.warmup_auto \
-            and spec.slices == plans.slices[spec.name][1] and spec.warmup >= warmed:
-        # Only while the benchmark is configured with the slices the plan was derived from: a
-        # plan of 1 of 5 slices says nothing of an iteration configured since as one slice (or
-        # with a warm-up found per run); then its iterations run at full length (more precise).
-        # Nor with less warm-up than the plan's simulation kept before its short iterations:
-        # they would measure the slow start that it left out.
+    if spec.name in plans.slices and shortening_refused(spec, full_slices=plans.slices[spec.name][1],
+                                                        warmup=warmed) is None:
         d, n = plans.slices[spec.name]
         out = dataclasses.replace(out, min_time=spec.min_time * d / n, slices=d, warmup_slices=n)
     return out
+
+
+def shortening_refused(spec: BenchmarkSpec, *, full_slices: int, warmup: int) -> str | None:
+    """Why a plan that shortens the iterations of ``spec`` to some of ``full_slices`` slices (derived
+    with ``warmup`` warm-up iterations) cannot do so as the benchmark is configured now, or None
+    when it can (what :func:`planned_spec` runs and ``regbench show --plans`` says).
+
+    Only while the benchmark is configured with the slices the plan was derived from: a plan of 1
+    of 5 slices says nothing of an iteration configured since as one slice (or with a warm-up found
+    per run); then its iterations run at full length (more precise). Nor with less warm-up than the
+    plan's simulation kept before its short iterations: they would measure the slow start that it
+    left out.
+    """
+    if spec.kind != "python":
+        return "not a Python benchmark"
+    if spec.warmup_auto:
+        return 'warmup = "auto"'
+    if spec.slices != full_slices:
+        return f"slices = {spec.slices} now, {full_slices} when derived"
+    if spec.warmup < warmup:
+        return f"warmup = {spec.warmup} now, {warmup} when derived"
+    return None
 
 
 def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,

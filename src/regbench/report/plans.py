@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .console import echo, emit_json, emit_table, finite, fmt_num, fmt_pct
@@ -12,15 +12,17 @@ if TYPE_CHECKING:
     from ..optimize.plans import OptimizeResult
 
 
-def plan_json(p: ExecutionPlan) -> dict:
-    """One plan as JSON (``format_version`` 1)."""
+def plan_json(p: ExecutionPlan, refused: str | None = None) -> dict:
+    """One plan as JSON (``format_version`` 1); ``refused``: why its shorter iterations do not
+    apply to the benchmark as configured now (:func:`regbench.optimize.plans.shortening_refused`)."""
     return {"format_version": 1, "benchmark": p.benchmark, "config": p.config, "machine": p.machine,
             "revision": p.revision, "campaign": p.campaign_id, "version": p.version, "runs": p.runs,
             "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
             "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
             "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
             "seconds": p.seconds, "full_seconds": p.full_seconds, "run_overhead": p.run_overhead,
-            "slices": p.slices, "full_slices": p.full_slices, "created_at": p.created_at.isoformat()}
+            "slices": p.slices, "full_slices": p.full_slices, "slices_refused": refused,
+            "created_at": p.created_at.isoformat()}
 
 
 def _share(p: ExecutionPlan) -> float:
@@ -28,27 +30,33 @@ def _share(p: ExecutionPlan) -> float:
     return p.runs * (o + p.warmup + p.iterations * p.duration) / (p.full_runs * (o + p.warmup + p.full_iterations))
 
 
-def _levels(p: ExecutionPlan) -> str:
-    """``runs x iterations (+warm-up)``, and the iterations' length where the plan shortens them."""
+def _levels(p: ExecutionPlan, refused: str | None = None) -> str:
+    """``runs x iterations (+warm-up)``, and the iterations' length where the plan shortens them
+    (or why they run at full length as the benchmark is configured now)."""
     text = f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else "")
     if p.slices and p.full_slices and p.slices < p.full_slices:
-        text += f", {p.slices}/{p.full_slices} long"
+        text += f", {p.slices}/{p.full_slices} long" if refused is None else \
+            f", full length (plan: {p.slices}/{p.full_slices} long; {refused})"
     return text
 
 
-def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans") -> None:
+def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans",
+                refused: Mapping[int, str] | None = None) -> None:
     """Each benchmark's plan: runs x iterations (+ warm-up) and, where the plan shortens them, how
-    long its iterations last against the full campaign's (``2/5 long``: 2 of its 5 slices); its
-    time, and the precision to expect."""
+    long its iterations last against the full campaign's (``2/5 long``: 2 of its 5 slices), or,
+    when ``refused`` (by the index of the plan in ``plans``) says why that shortening does not
+    apply to the benchmark as configured now, that they run at full length; its time, and the
+    precision to expect."""
     from rich.markup import escape
 
+    refused = refused or {}
     if fmt == "json":
-        emit_json([plan_json(p) for p in plans])
+        emit_json([plan_json(p, refused.get(i)) for i, p in enumerate(plans)])
         return
     rows = []
-    for p in plans:
+    for i, p in enumerate(plans):
         rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
-                     _levels(p),
+                     escape(_levels(p, refused.get(i))),
                      f"{p.full_runs} x {p.full_iterations}", "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
                      fmt_pct(_share(p), sign=False),
                      "—" if p.seconds is None else f"{p.seconds:.3g} s",
