@@ -32,6 +32,36 @@ CASES = {
                                       "--jobs is for --executor local"),
     "detect --incremental ci-overlap": (["detect", "--incremental", "--method", "ci-overlap"],
                                         "--incremental: method 'ci-overlap' has no incremental mode"),
+    "run --machine --executor dask": (["run", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9", "--machine", "m"],
+                                      "--machine names the runs made here; with --executor dask a run is stored"),
+    "run --scheduler without dask": (["run", "--scheduler", "tcp://127.0.0.1:9"], "--scheduler is for --executor dask"),
+    "run --executor dask without a scheduler": (["run", "--executor", "dask"],
+                                                "--executor dask needs --scheduler ADDRESS"),
+    "detect --scheduler without dask": (["detect", "--scheduler", "tcp://127.0.0.1:9"],
+                                        "--scheduler is for --executor dask"),
+    "detect --executor dask without a scheduler": (["detect", "--executor", "dask"],
+                                                   "--executor dask needs --scheduler ADDRESS"),
+    "detect --notify --dry-run": (["detect", "--notify", "--dry-run"],
+                                  "--dry-run records no alerts, so --notify would have nothing to send"),
+    "screen --design doptimal --generator": (["screen", "--design", "doptimal", "--size", "12", "--generator", "D = ABC"],
+                                             "--generator and --resolution are options of --design fractional"),
+    "screen --design doptimal without --size": (["screen", "--design", "doptimal"],
+                                                "--design doptimal needs --size RUNS"),
+    "screen --design doptimal --order 3": (["screen", "--design", "doptimal", "--size", "12", "--order", "3"],
+                                           "--design doptimal: --order 3: the model is of main effects"),
+    "screen --design full --size": (["screen", "--design", "full", "--size", "8"],
+                                    "--generator, --size and --resolution are options of --design fractional"),
+    "screen --important without suite": (["screen", "--important", "a"], "--design suite needs --important OPTION"),
+    "screen --design suite without --important": (["screen", "--design", "suite"],
+                                                  "--design suite needs --important OPTION"),
+    "screen --save-suite without suite": (["screen", "--save-suite", "out.toml"],
+                                          "--save-suite is for --design suite (without --augment)"),
+    "screen --term without --augment": (["screen", "--term", "a*b"],
+                                        "--term names the model of a follow-up: give --augment N too"),
+    "evaluate --shape with a real corpus": (["evaluate", "--corpus", "real", "--shape", "few-runs"],
+                                            "--shape applies to the synthetic corpus only"),
+    "evaluate --first-runs with the synthetic corpus": (["evaluate", "--first-runs", "3"],
+                                                        "--first-runs applies to real corpora only"),
     "optimize --threshold": (["optimize", "--threshold", "1.5"],
                              "Invalid value for '--threshold': 1.5 is not in the range 0<x<1"),
     "optimize --min-runs": (["optimize", "--min-runs", "0"], "Invalid value for '--min-runs'"),
@@ -77,6 +107,16 @@ def test_runs_conflict_is_reported_before_the_missing_plan(project):
     out = regbench(["run", "--plan", "optimized", "--runs", "3"], project)
     assert out.returncode == 2 and "Error: give --runs or --plan optimized, not both" in out.stderr
     assert "no optimized plan" not in out.stderr
+
+
+def test_machine_with_the_configurations_dask_executor_is_a_usage_error_too(project):
+    # The executor of [run] in regbench.toml, not an option: the conflict is found once the file
+    # is read, still before the store is opened or the scheduler is asked.
+    with (project / "regbench.toml").open("a") as fh:
+        fh.write('[run]\nexecutor = "dask"\nscheduler = "tcp://127.0.0.1:9"\n')
+    out = regbench(["run", "--machine", "m"], project)
+    assert out.returncode == 2 and "Error: --machine names the runs made here" in out.stderr, out.stderr
+    assert not (project / "r.db").exists()
 
 
 def test_a_bad_configuration_file_is_still_status_3(project):

@@ -205,7 +205,7 @@ def test_incremental_checks_a_benchmark_added_later_with_old_versions(stepped):
 
 def test_dry_run_and_notify_do_not_mix(stepped):
     out = run_cli("--store", str(stepped), "detect", "--dry-run", "--notify")
-    assert out.returncode == 3 and "--dry-run records no alerts" in out.stderr
+    assert out.returncode == 2 and "Error: --dry-run records no alerts" in out.stderr  # usage
     with Store(stepped, create=False) as s:
         from regbench.store import schema as t
         import sqlalchemy as sa

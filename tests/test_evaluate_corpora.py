@@ -183,15 +183,23 @@ def test_cli_first_runs_of_a_real_corpus(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--corpus", "real", "--shape", "few-runs"], "error: --shape applies to the synthetic corpus only"),
     (["--shape", "noisy"], "error: --shape: unknown shape 'noisy' (known: default, few-runs, "),
     (["--seeds", "1,x"], "error: --seeds: 'x' is not a non-negative integer"),
-    (["--first-runs", "3"], "error: --first-runs applies to real corpora only"),
 ])
 def test_cli_option_errors_are_one_line(args, message):
     out = _cli(*args, "--methods", "ci-overlap")
     assert out.returncode == 3
     assert out.stderr.startswith(message) and out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--corpus", "real", "--shape", "few-runs"], "Error: --shape applies to the synthetic corpus only"),
+    (["--first-runs", "3"], "Error: --first-runs applies to real corpora only"),
+])
+def test_cli_options_that_do_not_go_together_are_usage_errors(args, message):
+    out = _cli(*args, "--methods", "ci-overlap")
+    assert out.returncode == 2  # as in tests/test_cli_usage_exits.py
+    assert out.stderr.startswith("Usage: ") and message in out.stderr
 
 
 def test_cli_bad_real_corpus_is_one_line_naming_file_and_line(tmp_path):

@@ -92,10 +92,11 @@ def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_pat
     assert rc == ExitStatus.ERROR
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err and err.strip().count("\n") == 0
     assert not db.exists()
-    assert main(["--config", str(cfg), "--store", str(db), "run", "--scheduler", "tcp://127.0.0.1:9"]) == ExitStatus.ERROR
-    assert "--scheduler is for --executor dask" in capsys.readouterr().err
+    # Options that do not go together are a usage error (tests/test_cli_usage_exits.py).
+    assert main(["--config", str(cfg), "--store", str(db), "run", "--scheduler", "tcp://127.0.0.1:9"]) == ExitStatus.USAGE
+    assert "Error: --scheduler is for --executor dask" in capsys.readouterr().err
     assert main(["--config", str(cfg), "--store", str(db), "run", "--executor", "dask", "--machine", "m",
-                 "--scheduler", "tcp://127.0.0.1:9"]) == ExitStatus.ERROR
+                 "--scheduler", "tcp://127.0.0.1:9"]) == ExitStatus.USAGE
     assert "REGBENCH_MACHINE" in capsys.readouterr().err
     assert not db.exists()
 

@@ -219,8 +219,8 @@ def test_bad_suites_are_one_line_errors_before_anything_is_written(tmp_path, cap
     suite.write_text(good)
     assert main([*base, "run", "--suite", str(suite), "--configuration", "x"]) == 2  # usage
     assert "a suite names its own" in capsys.readouterr().err
-    assert main([*base, "screen", "--save-suite", str(suite)]) == 3
-    assert "--save-suite is for --design suite" in capsys.readouterr().err
+    assert main([*base, "screen", "--save-suite", str(suite)]) == 2  # usage
+    assert "Error: --save-suite is for --design suite" in capsys.readouterr().err
     assert not db.exists()
     cfg.write_text(cfg.read_text().replace("[screen]\n", "[screen]\nsuite = 3\n", 1))
     assert main([*base, "run"]) == 3

@@ -85,3 +85,45 @@ def test_a_timestamp_stored_without_its_text_is_shown_and_exported_in_iso_form(t
     assert versions_row(show.stdout, "v1")[1] == "2024-05-01T00:00:00Z", show.stdout
     export = regbench("--store", str(db), "export")
     assert {row["timestamp"] for row in csv.DictReader(export.stdout.splitlines())} == {"2024-05-01T00:00:00Z"}
+
+
+def stored(db: str) -> tuple[list, list]:
+    """Every version (name, timestamp, its text) and every run (key, samples stored)."""
+    with Store(db, create=False) as store:
+        return ([(v.name, v.timestamp, v.timestamp_text) for v in store.versions()],
+                sorted((r.benchmark, r.version, r.run_index, r.n_samples) for r in store.runs()))
+
+
+def test_a_canonical_file_may_not_give_a_stored_version_another_timestamp(tmp_path):
+    db = str(tmp_path / "r.db")
+    header = "benchmark,version,run,iteration,value,timestamp\n"
+
+    def imported(name: str, rows: str) -> subprocess.CompletedProcess:
+        path = tmp_path / name
+        path.write_text(header + rows)
+        return regbench("--store", db, "import", str(path))
+
+    first = imported("a.csv", "f,v0,0,0,1.0,\nf,v1,0,0,2.0,2024-01-01T00:00:00Z\n")
+    assert first.returncode == 0, first.stderr
+    # The same moment again (in another offset) adds runs; a version stored without a timestamp gets one.
+    again = imported("b.csv", "f,v1,1,0,2.1,2024-01-01T02:00:00+02:00\nf,v0,1,0,1.1,2023-06-01T00:00:00\n")
+    assert again.returncode == 0, again.stderr
+    before = stored(db)
+    assert before[0] == [("v0", datetime(2023, 6, 1), "2023-06-01T00:00:00"),
+                         ("v1", datetime(2024, 1, 1), "2024-01-01T00:00:00Z")]
+    # Another timestamp for v1: refused on its first line, and nothing of the file is stored (not
+    # the new version v2, not v0's new run).
+    clash = imported("c.csv", "f,v2,0,0,3.0,2024-02-01T00:00:00Z\nf,v0,2,0,1.2,2023-06-01T00:00:00\n"
+                              "f,v1,2,0,2.2,2025-01-01T00:00:00Z\nf,v1,2,1,2.3,2025-01-01T00:00:00Z\n")
+    assert clash.returncode == 3
+    assert clash.stderr == (f"error: {tmp_path / 'c.csv'}:4: version 'v1' is stored with timestamp "
+                            "2024-01-01T00:00:00, not 2025-01-01T00:00:00\n")
+    assert stored(db) == before
+    # JSON lines are the same import.
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text('{"benchmark": "f", "version": "v0", "run": 3, "iteration": 0, "value": 1.3, '
+                     '"timestamp": "2023-06-02T00:00:00"}\n')
+    out = regbench("--store", db, "import", str(jsonl))
+    assert out.returncode == 3 and out.stderr == (f"error: {jsonl}:1: version 'v0' is stored with timestamp "
+                                                  "2023-06-01T00:00:00, not 2023-06-02T00:00:00\n"), out.stderr
+    assert stored(db) == before

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,9 +23,11 @@ class ImportReport:
 def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, within=None) -> ImportReport:
     """Import a canonical CSV / JSON-lines file in one transaction (all or nothing).
 
-    A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate.
-    ``batch`` may hold the file already parsed (:func:`regbench.adapters.parse_file`);
-    ``within`` is called inside the transaction first (:meth:`Store.add_runs`).
+    A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate, and so
+    is a ``timestamp`` for a version stored with another one (a version stored without one gets
+    it, as with :func:`import_tool_file`).  ``batch`` may hold the file already parsed
+    (:func:`regbench.adapters.parse_file`); ``within`` is called inside the transaction first
+    (:meth:`Store.add_runs`).
     """
     if batch is None:
         batch = parse_file(path, fmt=fmt)
@@ -33,6 +35,13 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, withi
     for name, info in batch.benchmarks.items():
         if name in stored:
             _check_stored(stored[name], info, path=str(path), line=batch.benchmark_line.get(name))
+    dated = {name: info["timestamp"] for name, info in batch.versions.items() if info.get("timestamp") is not None}
+    if dated:
+        # Every row of a version has its timestamp (the parser refuses two values): the line to
+        # name is the version's first.
+        _check_timestamps(store, dated, path=str(path),
+                          line=lambda version: min(line for key, line in batch.first_line.items()
+                                                   if key[1] == version))
     existing: dict[tuple[str, str], set] = {}
     for rec in batch.records:
         key = (rec.config, rec.machine)
@@ -55,6 +64,21 @@ def _check_stored(stored: BenchmarkInfo, info: Mapping[str, str], *, path: str, 
         if have[key] != value:
             raise InputError(f"benchmark {stored.name!r} is stored with {key} {have[key]!r}, the file says "
                              f"{value!r}", path=path, line=line)
+
+
+def _check_timestamps(store: Store, given: Mapping[str, datetime], *, path: str,
+                      line: Callable[[str], int] | None = None) -> None:
+    """A file must not move a stored version in time: a timestamp in ``given`` (version name to
+    when it was made) for a version stored with another one is an error (``line`` gives the line
+    that says it); a version stored without one takes it (:meth:`Store.add_runs`)."""
+    stored_at = {v.name: v.timestamp for v in store.versions() if v.name in given and v.timestamp is not None}
+    for name, stamp in given.items():
+        if name not in stored_at:
+            continue
+        when = stamp.astimezone(UTC).replace(tzinfo=None) if stamp.tzinfo else stamp  # the store's UTC
+        if stored_at[name] != when:
+            raise InputError(f"version {name!r} is stored with timestamp {stored_at[name].isoformat()}, "
+                             f"not {when.isoformat()}", path=path, line=None if line is None else line(name))
 
 
 def sniff_file(path: str) -> str:
@@ -130,13 +154,7 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
         if r.benchmark in stored:
             _check_stored(stored[r.benchmark], info, path=str(path))
     if timestamp is not None:
-        known = {v.name: v for v in store.versions()}
-        stored_at = known[version].timestamp if version in known else None
-        if stored_at is not None:
-            given = timestamp.astimezone(UTC).replace(tzinfo=None) if timestamp.tzinfo else timestamp
-            if stored_at != given:
-                raise InputError(f"version {version!r} is stored with timestamp {stored_at.isoformat()}, "
-                                 f"not {given.isoformat()}", path=str(path))
+        _check_timestamps(store, {version: timestamp}, path=str(path))
     # Numbered after the stored runs inside the import's transaction (append): another import of
     # the same version at the same moment gets the indices after these, never the same ones.
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,

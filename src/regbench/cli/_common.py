@@ -205,21 +205,31 @@ EXECUTOR_DEFAULT = "[default: `executor` of [run] in regbench.toml, else local]"
 SCHEDULER_DEFAULT = "[default: `scheduler` of [run] in regbench.toml]"
 
 
-def where_to_run(config, executor: str | None, scheduler: str | None) -> tuple[str, str | None]:
+def where_to_run(click_ctx: click.Context, config, executor: str | None,
+                 scheduler: str | None) -> tuple[str, str | None]:
     """``--executor`` and ``--scheduler`` over the ``[run]`` table of ``config`` (None: no
     configuration): the executor's name and the scheduler's address.
 
     Raises
     ------
-    ConfigError
-        ``--scheduler`` with the local executor.
+    click.UsageError
+        ``--scheduler`` with the local executor (given, or the configuration's): options that do
+        not go together, exit status 2.
     """
-    from ..errors import ConfigError
-
     settings = config.run if config is not None else None
     name = executor or (settings.executor if settings is not None else "local")
     if scheduler is not None and name != "dask":
-        raise ConfigError("--scheduler is for --executor dask")
+        raise click.UsageError("--scheduler is for --executor dask", ctx=click_ctx)
     if scheduler is None and name == "dask" and settings is not None:
         scheduler = settings.scheduler
     return name, scheduler
+
+
+def dask_scheduler(click_ctx: click.Context, scheduler: str | None) -> str:
+    """The scheduler's address of ``--executor dask`` (:func:`where_to_run`'s), or a usage error
+    (exit status 2) when neither ``--scheduler`` nor ``[run]`` gives one.  Called where the
+    command is about to connect, so that other usage errors of the command are said first."""
+    if not scheduler:
+        raise click.UsageError("--executor dask needs --scheduler ADDRESS (such as tcp://127.0.0.1:8786), or "
+                               "`scheduler` of [run] in regbench.toml", ctx=click_ctx)
+    return scheduler

@@ -11,7 +11,7 @@ from ..detect import DEFAULT_METHOD, available_methods
 from ..detect.base import detector_class
 from ..config import COMPARE_AS
 from ..errors import ExitStatus
-from ._common import DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
+from ._common import DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
 from ._options import parse_detector_options
 
 @click.command("detect")
@@ -93,6 +93,9 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     ctx = click_ctx.obj
     if incremental and not detector_class(method).incremental:
         raise click.UsageError(f"--incremental: method {method!r} has no incremental mode (auto has)", ctx=click_ctx)
+    if notify and dry_run:  # check_detect_options says the same to callers of the API
+        raise click.UsageError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them",
+                               ctx=click_ctx)
     detector_options = parse_detector_options(method, options)
     config = ctx.config_if_any()
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs, confirm_as, duet)
@@ -100,10 +103,12 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
         raise click.UsageError("--duet/--no-duet needs --confirm or --bisect", ctx=click_ctx)
     check_detect_options(config, dry_run=dry_run, bisect=do_bisect, notify=notify,
                          confirm=confirming is not None)  # before the store is opened
-    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
+    executor_name, scheduler = where_to_run(click_ctx, config, executor_name, scheduler)
     if jobs is not None and executor_name == "dask":
         raise click.UsageError("--jobs is for --executor local (with dask, the scheduler's workers share the series)",
                                ctx=click_ctx)
+    if executor_name == "dask":
+        scheduler = dask_scheduler(click_ctx, scheduler)
     store = ctx.open_store(create=False, config=config)
     with contextlib.ExitStack() as stack:
         pool = None

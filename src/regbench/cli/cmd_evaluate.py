@@ -103,23 +103,25 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
     from ..report.console import echo
     from ..report.evaluation import EvaluationProgress, evaluation_text, print_evaluation_table
 
-    names = _methods(methods)
     sources = list(dict.fromkeys(c.strip() for c in corpora if c.strip()))
     if not sources:
         raise ConfigError("--corpus: give synthetic, real or a folder")
+    # Options that do not go together: usage errors (exit status 2), before anything is read.
     if "synthetic" not in sources:
         given = [flag for name, flag in SYNTHETIC_OPTIONS.items()
                  if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
         if given:
-            raise ConfigError(f"{given[0]} applies to the synthetic corpus only (add --corpus synthetic)")
+            raise click.UsageError(f"{given[0]} applies to the synthetic corpus only (add --corpus synthetic)",
+                                   ctx=ctx)
+    if first_runs is not None and sources == ["synthetic"]:
+        raise click.UsageError("--first-runs applies to real corpora only (add --corpus real or --corpus PATH; "
+                               "--runs sizes the synthetic one)", ctx=ctx)
+    names = _methods(methods)
     shapes, seed_list = _shapes(shape), _seeds(seeds)
     if output is not None:
         parent = Path(output).resolve().parent
         if not parent.is_dir():
             raise ConfigError(f"--output: folder {parent} does not exist")
-    if first_runs is not None and sources == ["synthetic"]:
-        raise ConfigError("--first-runs applies to real corpora only (add --corpus real or --corpus PATH; "
-                          "--runs sizes the synthetic one)")
     # Real corpora are read (and checked) before anything long starts.
     real = {}
     for s in sources:

@@ -6,7 +6,8 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ExitStatus
-from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, moved_option, where_to_run
+from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, dask_scheduler, moved_option,
+                      where_to_run)
 
 
 @click.command("run")
@@ -96,19 +97,21 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     _check_usage(click_ctx, revisions=revisions, releases=releases, runs=runs, plan_kind=plan_kind,
                  suite_file=suite_file, no_suite=no_suite)  # before anything is read or written
     config = ctx.load_config()
+    # The executor may be [run] executor of the configuration: these usage errors come after it is read.
+    executor_name, scheduler = where_to_run(click_ctx, config, executor_name, scheduler)
+    if machine is not None and executor_name == "dask":
+        raise click.UsageError("--machine names the runs made here; with --executor dask a run is stored under its "
+                               "worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)",
+                               ctx=click_ctx)
     given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
              "quiet_wait": quiet_wait, "quiet": quiet_mode}
     noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
                           label=lambda key: "--" + key.replace("_", "-"))
-    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
-    if machine is not None and executor_name == "dask":
-        raise ConfigError("--machine names the runs made here; with --executor dask a run is stored under its "
-                          "worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")
     executor = None
     if executor_name == "dask":  # before the store is opened: an unreachable scheduler writes nothing
         from ..run.dask_executor import DaskExecutor
 
-        executor = DaskExecutor(scheduler)
+        executor = DaskExecutor(dask_scheduler(click_ctx, scheduler))
     suite = None
     if not no_suite:
         from ..screening.suite_file import read_suite, suite_path

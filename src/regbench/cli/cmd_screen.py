@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from ..errors import ExitStatus
-from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, where_to_run
+from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
 
 
 @click.command("screen")
@@ -95,6 +96,10 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     from ..screening.effects import Term
     from ._common import sigterm_as_interrupt
 
+    click_ctx = click.get_current_context()
+    _check_usage(click_ctx, design_name=design_name, generators=generators, size=size, resolution=resolution,
+                 order=order, augment=augment, terms=terms, important=important, validate=validate,
+                 save_suite=save_suite)  # before anything is read or written
     config = ctx.load_config()
     if config.screen is None:
         raise ConfigError(f"{config.path}: no [screen] table: `regbench screen` needs a configuration space "
@@ -108,26 +113,9 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         options["resolution"] = resolution
     space = config.screen
     if design_name == "doptimal":
-        if generators or resolution is not None:
-            raise ConfigError("--generator and --resolution are options of --design fractional; --design doptimal "
-                              "takes --size and --order")
-        if size is None:
-            raise ConfigError("--design doptimal needs --size RUNS (at least the model's parameters: 1 + options, "
-                              "plus their pairs at --order 2)")
-        if order > 2:
-            raise ConfigError(f"--design doptimal: --order {order}: the model is of main effects (--order 1) or "
-                              "main effects and two-option interactions (--order 2)")
         options = {"runs": size, "order": order, "rng": seed if seed is not None else 0,
                    "valid": lambda row: space.valid({o.name: o.levels[int(i)]
                                                      for o, i in zip(space.options, row, strict=True)})}
-    elif options and design_name != "fractional":
-        raise ConfigError("--generator, --size and --resolution are options of --design fractional "
-                          "(--size of --design doptimal too)")
-    if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
-        raise ConfigError("--design suite needs --important OPTION (repeatable); --important and --validate "
-                          "are for --design suite")
-    if save_suite is not None and (design_name != "suite" or augment is not None):
-        raise ConfigError("--save-suite is for --design suite (without --augment)")
     if design_name == "suite":
         options = {"important": [space.names.index(space.option(n).name) for n in important],
                    "rng": seed if seed is not None else 0,
@@ -141,12 +129,10 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                                   + " two-level options (--design full takes any number of levels)")
     design = get_design(design_name, **options).build([len(o.levels) for o in config.screen.options])
     model = None
-    if terms and augment is None:
-        raise ConfigError("--term names the model of a follow-up: give --augment N too")
     if augment is not None:
         model = [Term((i,), n) for i, n in enumerate(space.names)] + parse_terms(terms, space)
         design = augmented_design(space, design, model, augment, seed=seed if seed is not None else 0)
-    executor_name, scheduler = where_to_run(config, executor_name, scheduler)
+    executor_name, scheduler = where_to_run(click_ctx, config, executor_name, scheduler)
     if save_suite is not None:
         from ..screening.suite_file import write_suite
 
@@ -170,7 +156,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     if executor_name == "dask":
         from ..run.dask_executor import DaskExecutor
 
-        executor = DaskExecutor(scheduler)
+        executor = DaskExecutor(dask_scheduler(click_ctx, scheduler))
     store = ctx.open_store(config=config)
     try:
         with sigterm_as_interrupt(), contextlib.ExitStack() as stack:
@@ -230,3 +216,33 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
             echo(f"Q-Q plot: {png} and {svg}", err=err)
     if not result.ok or notify_failed:
         raise click.exceptions.Exit(ExitStatus.FAILED)
+
+
+def _check_usage(click_ctx: click.Context, *, design_name: str, generators, size: int | None, resolution: int | None,
+                 order: int, augment: int | None, terms, important, validate: bool, save_suite: Path | None) -> None:
+    """Options that do not go together: usage errors (exit status 2), found before the
+    configuration is read.  What depends on the configuration space (options of more than two
+    levels, unknown option names) is said after it is read, with status 3."""
+    def fail(message: str) -> NoReturn:
+        raise click.UsageError(message, ctx=click_ctx)
+
+    if design_name == "doptimal":
+        if generators or resolution is not None:
+            fail("--generator and --resolution are options of --design fractional; --design doptimal takes --size "
+                 "and --order")
+        if size is None:
+            fail("--design doptimal needs --size RUNS (at least the model's parameters: 1 + options, plus their "
+                 "pairs at --order 2)")
+        if order > 2:
+            fail(f"--design doptimal: --order {order}: the model is of main effects (--order 1) or main effects "
+                 "and two-option interactions (--order 2)")
+    elif (generators or size is not None or resolution is not None) and design_name != "fractional":
+        fail("--generator, --size and --resolution are options of --design fractional (--size of --design doptimal "
+             "too)")
+    if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
+        fail("--design suite needs --important OPTION (repeatable); --important and --validate are for --design "
+             "suite")
+    if save_suite is not None and (design_name != "suite" or augment is not None):
+        fail("--save-suite is for --design suite (without --augment)")
+    if terms and augment is None:
+        fail("--term names the model of a follow-up: give --augment N too")
