@@ -158,29 +158,34 @@ def test_summary_json_has_the_precision_fields(store_with_step):
     (["summary", "--benchmark", "nope"], "error: no benchmark named 'nope' in the store"),
     (["detect", "--method", "nope"], "Invalid value for '--method'"),
     (["detect", "--method", "forecast", "--option", "min_history=2"],
-     "error: --option min_history=2: `min_history` must be an integer of at least 3"),
+     "Error: --option min_history=2: `min_history` must be an integer of at least 3"),
     (["detect", "--method", "ci-overlap", "--option", "interval=median"],
-     "error: --option interval=median: `interval` must be one of 'plain', 'robust'"),
+     "Error: --option interval=median: `interval` must be one of 'plain', 'robust'"),
     (["detect", "--method", "talos-ttest", "--option", "back_window=20", "--option", "min_back_window=25"],
-     "error: --option back_window=20 --option min_back_window=25: `min_back_window` must not exceed `back_window`"),
+     "Error: --option back_window=20 --option min_back_window=25: `min_back_window` must not exceed `back_window`"),
     (["detect", "--method", "talos-ttest", "--option", "threshold=high"],
-     "error: --option threshold=high: expected a number"),
+     "Error: --option threshold=high: expected a number"),
     (["detect", "--method", "talos-ttest", "--option", "window=3"],
-     "error: --option window: talos-ttest has no such option "
+     "Error: --option window: talos-ttest has no such option "
      "(its options: back_window, fore_window, threshold, min_back_window, locate)"),
     (["detect", "--method", "forecast", "--option", "reverted=drop", "--option", "reverted=report"],
-     "error: --option reverted: given twice"),
+     "Error: --option reverted: given twice"),
     (["detect", "--method", "ci-overlap", "--option", "confidence_level=0.9"],
-     "error: --option confidence_level: use --confidence"),
-    (["detect", "--option", "nonsense"], "error: --option 'nonsense': expected NAME=VALUE"),
+     "Error: --option confidence_level: use --confidence"),
+    (["detect", "--option", "nonsense"], "Error: --option 'nonsense': expected NAME=VALUE"),
 ])
 def test_errors_are_one_line(store_with_step, args, message):
+    # What the store holds is an error (3, one line); a bad option value, --option's included, is
+    # a usage error (2, one Error: line after the usage).
     out = run(["--store", str(store_with_step), *args])
-    assert out.returncode != 0
+    assert out.returncode == (3 if message.startswith("error:") else 2), out.stderr
     assert message in out.stderr
     assert "Traceback" not in out.stderr
     if message.startswith("error:"):
         assert out.stderr.strip().count("\n") == 0
+    else:
+        assert [line for line in out.stderr.splitlines() if line.startswith("Error: ")] == [
+            out.stderr.strip().splitlines()[-1]]
 
 
 def test_bad_csv_is_one_line_and_imports_nothing(tmp_path):

@@ -70,6 +70,101 @@ CASES = {
     "push with two tokens": (["push", "regbench.toml", "--server", "http://127.0.0.1:9", "--format", "jsonl",
                               "--token-env", "X", "--token-file", "t"],
                              "give the API token with one of --token-env VAR or --token-file PATH"),
+    # Bad option values, known to be bad from the command line alone (they were status 3, some
+    # after the store was created).
+    "screen --design unknown": (["screen", "--design", "taguchi"],
+                                "Invalid value for '--design': unknown design 'taguchi' (known: doptimal, fractional, "
+                                "full, plackett-burman, suite)"),
+    "screen --size not a power of two": (["screen", "--size", "6"],
+                                         "--size 6: a fraction's size is a power of two of at least 4"),
+    "screen --generator with --size": (["screen", "--generator", "D = ABC", "--size", "8"],
+                                       "give --generator (the fraction) or --size (a fraction searched for), not both"),
+    "screen --generator without =": (["screen", "--generator", "D ABC"],
+                                     "--generator 'D ABC': expected the form 'D = ABC'"),
+    "evaluate --methods unknown": (["evaluate", "--methods", "ci-overlap,nope"],
+                                   "Invalid value for '--methods': unknown method 'nope' (known: auto, "),
+    "evaluate --methods empty": (["evaluate", "--methods", ","],
+                                 "Invalid value for '--methods': ',': give method names separated by commas, or 'all'"),
+    "evaluate --shape unknown": (["evaluate", "--shape", "noisy"],
+                                 "Invalid value for '--shape': unknown shape 'noisy' (known: default, "),
+    "evaluate --seeds not integers": (["evaluate", "--seeds", "1,x"],
+                                      "'x' is not a non-negative integer (give seeds separated by commas)"),
+    "evaluate --corpus blank": (["evaluate", "--corpus", " "],
+                                "Invalid value for '--corpus': ' ' is blank: give synthetic, real or a folder"),
+    "detect --option without =": (["detect", "--option", "nonsense"], "--option 'nonsense': expected NAME=VALUE"),
+    "detect --option unknown": (["detect", "--method", "talos-ttest", "--option", "window=3"],
+                                "--option window: talos-ttest has no such option (its options: "),
+    "detect --option of the wrong type": (["detect", "--method", "talos-ttest", "--option", "threshold=high"],
+                                          "--option threshold=high: expected a number"),
+    "detect --option refused": (["detect", "--method", "forecast", "--option", "min_history=2"],
+                                "--option min_history=2: `min_history` must be an integer of at least 3"),
+    "detect --option twice": (["detect", "--method", "forecast", "--option", "reverted=drop", "--option",
+                               "reverted=report"], "--option reverted: given twice"),
+    "detect --option of the command": (["detect", "--option", "confidence_level=0.9"],
+                                       "--option confidence_level: use --confidence"),
+    "diagnose --option unknown": (["diagnose", "f", "--option", "nope=1"], "--option nope: auto has no such option"),
+    "detect --confidence nan": (["detect", "--confidence", "nan"],
+                                "Invalid value for '--confidence': 'nan' is not a finite number"),
+    "detect --min-change inf": (["detect", "--min-change", "inf"],
+                                "Invalid value for '--min-change': 'inf' is not a finite number"),
+    "diagnose --target nan": (["diagnose", "f", "--target", "nan"],
+                              "Invalid value for '--target': 'nan' is not a finite number"),
+    "summary --confidence nan": (["summary", "--confidence", "nan"],
+                                 "Invalid value for '--confidence': 'nan' is not a finite number"),
+    "optimize --threshold nan": (["optimize", "--threshold", "nan"],
+                                 "Invalid value for '--threshold': 'nan' is not a finite number"),
+    "compare --threshold inf": (["compare", "v1", "v2", "--threshold", "inf"],
+                                "Invalid value for '--threshold': 'inf' is not a finite number"),
+    "compare --alpha nan": (["compare", "v1", "v2", "--variance", "--alpha", "nan"],
+                            "Invalid value for '--alpha': 'nan' is not a finite number"),
+    "compare --run --location with instructions": (["compare", "v1", "v2", "--run", "--measure", "instructions",
+                                                    "--location", "low"],
+                                                   "--location low applies to time, not to --measure instructions"),
+    "bisect --location with instructions": (["bisect", "v1", "v2", "--benchmark", "f", "--measure", "instructions",
+                                             "--location", "low"],
+                                            "--location low applies to time, not to --measure instructions"),
+    "bisect --threshold nan": (["bisect", "v1", "v2", "--benchmark", "f", "--threshold", "nan"],
+                               "Invalid value for '--threshold': 'nan' is not a finite number"),
+    "run --pin": (["run", "--pin", "x-y"], "--pin must be a list of CPU numbers or a CPU list"),
+    "run --env-size too large": (["run", "--env-size", "200000"],
+                                 "--env-size must be a positive integer of at most 131072, got 200000"),
+    "run --quiet-wait more than a week": (["run", "--quiet-wait", "1e9"],
+                                          "--quiet-wait must be a non-negative number of seconds of at most 604800"),
+    "run --quiet-load nan": (["run", "--quiet-load", "nan"],
+                             "Invalid value for '--quiet-load': 'nan' is not a finite number"),
+    "run --releases without ==": (["run", "--releases", "foo"],
+                                  "--releases 'foo': expected PACKAGE==A..B or PACKAGE==A,B,C"),
+    "run --releases bad version": (["run", "--releases", "foo==1..zz"], "--releases 'foo==1..zz': Invalid version"),
+    "run --configuration like a file": (["run", "--configuration", "other.toml"],
+                                        "Invalid value for '--configuration': 'other.toml' looks like a file, not a "
+                                        "configuration name"),
+    "run --configuration blank": (["run", "--configuration", " "],
+                                  "Invalid value for '--configuration': ' ' is blank: give a configuration name"),
+    "run --config after the command": (["run", "--config", "other.toml"],
+                                       "--config other.toml: a configuration file is given before the command"),
+    "compare --b-config after the command": (["compare", "v1", "v1", "--variance", "--b-config", "x"],
+                                             "--b-config x: the configuration's name is --b-configuration NAME"),
+    "import --format unknown": (["import", "s.toml", "--format", "nope"],
+                                "Invalid value for '--format': unknown format 'nope' (known: auto, csv, jsonl, "),
+    "import --timestamp": (["import", "s.toml", "--format", "go", "--version", "v1", "--timestamp", "yesterday"],
+                           "Invalid value for '--timestamp': 'yesterday' is not ISO 8601"),
+    "import --configuration like a file": (["import", "s.toml", "--format", "go", "--version", "v1",
+                                            "--configuration", "a/b"],
+                                           "Invalid value for '--configuration': 'a/b' looks like a file"),
+    "token create --scope unknown": (["token", "create", "--name", "ci", "--scope", "root"],
+                                     "Invalid value for '--scope': unknown token scope 'root' (known: read, triage, "
+                                     "submit, admin)"),
+    "token create --name blank": (["token", "create", "--name", " "],
+                                  "Invalid value for '--name': ' ' is blank: a token needs a name"),
+    "push --server not a URL": (["push", "regbench.toml", "--server", "127.0.0.1:8000", "--format", "jsonl",
+                                 "--token-env", "X"],
+                                "Invalid value for '--server': '127.0.0.1:8000' is not a server's URL"),
+    "push --server port out of range": (["push", "regbench.toml", "--server", "http://127.0.0.1:99999", "--format",
+                                         "jsonl", "--token-env", "X"],
+                                        "Invalid value for '--server': 'http://127.0.0.1:99999' is not a server's URL"),
+    "push --timeout nan": (["push", "regbench.toml", "--server", "http://127.0.0.1:9", "--format", "jsonl",
+                            "--token-env", "X", "--timeout", "nan"],
+                           "Invalid value for '--timeout': 'nan' is not a finite number"),
 }
 
 
@@ -123,6 +218,21 @@ def test_a_bad_configuration_file_is_still_status_3(project):
     (project / "regbench.toml").write_text("[project\n")
     out = regbench(["run", "--runs", "3"], project)
     assert out.returncode == 3 and out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["screen", "--generator", "X = ABC", "--dry-run"], "unknown factor 'X'"),
+    (["screen", "--design", "suite", "--important", "zz", "--dry-run"], "unknown option 'zz'"),
+])
+def test_values_that_name_what_the_configuration_holds_stay_status_3(project, args, message):
+    # Whether a generator's factor or an option exists is known once regbench.toml is read: an
+    # error of the configuration's kind (3), not a usage error.
+    with (project / "regbench.toml").open("a") as fh:
+        fh.write("[screen]\n" + "".join(f'[[screen.option]]\nname = "{n}"\nlevels = ["x", "y"]\nenv = "{n.upper()}"\n'
+                                        for n in "abcd"))
+    out = regbench(args, project)
+    assert out.returncode == 3 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
+    assert not (project / "r.db").exists()
 
 
 def test_compare_help_says_alpha_is_also_for_run():

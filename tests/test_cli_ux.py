@@ -148,10 +148,11 @@ def test_the_command_printed_for_regbench_works_as_written_without_an_activated_
 @pytest.mark.parametrize("name", ["other.toml", "other.JSON", "cfg.yaml", "a/b", "conf.yml"])
 def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys, name):
     cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
-    assert main(["--config", str(cfg), "run", "--configuration", name]) == 3
+    assert main(["--config", str(cfg), "run", "--configuration", name]) == 2  # a usage error
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"--configuration {name!r} looks like a file, not a configuration name" in err
-    assert f"regbench --config {name} run" in err
+    assert err.splitlines()[-1] == (f"Error: Invalid value for '--configuration': {name!r} looks like a file, not a "
+                                    f"configuration name; a configuration file is given before the command: "
+                                    f"regbench --config {name} run ...")
     assert not (tmp_path / "results").exists()  # nothing stored, no store created
 
 
@@ -160,10 +161,11 @@ def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys
                                   ["import", "--config", "x", "f.csv"]])
 def test_the_old_spelling_after_the_command_says_where_it_went(tmp_path, capsys, args):
     cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
-    assert main(["--config", str(cfg), *args]) == 3
+    assert main(["--config", str(cfg), *args]) == 2  # a usage error
     err = capsys.readouterr().err
     new = "--b-configuration" if "--b-config" in args else "--configuration"
-    assert err.count("\n") == 1 and f"the configuration's name is {new} NAME" in err
+    assert err.startswith(f"Usage: regbench {args[0]} ")
+    assert err.splitlines()[-1].startswith("Error: ") and f"the configuration's name is {new} NAME" in err
     if "--b-config" not in args:
         assert f"a configuration file is given before the command (regbench --config FILE {args[0]} ...)" in err
     assert not (tmp_path / "results").exists()
@@ -217,11 +219,13 @@ def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
 
     odd = tmp_path / "odd.txt"
     odd.write_text("hello\n")
-    for args in (["import", str(odd)], ["import", "--format", "nope", str(odd)]):
-        assert main(["--store", str(tmp_path / "r.db"), *args]) == 3
+    # A file sniffed as no format is an error of the file (3); --format NAME unknown, a usage error (2).
+    for args, status in ((["import", str(odd)], 3), (["import", "--format", "nope", str(odd)], 2)):
+        assert main(["--store", str(tmp_path / "r.db"), *args]) == status
         err = capsys.readouterr().err
-        listed = err.split("known: ")[1].rstrip(")\n").split(", ")
-        assert err.count("\n") == 1 and set(listed) >= {"csv", "jsonl", *available_formats()}
+        assert err.count("\n") == 1 if status == 3 else err.startswith("Usage: regbench import ")
+        listed = err.splitlines()[-1].split("known: ")[1].rstrip(")").split(", ")
+        assert set(listed) >= {"csv", "jsonl", *available_formats()}
     assert not (tmp_path / "r.db").exists()
 
 

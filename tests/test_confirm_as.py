@@ -140,8 +140,8 @@ def test_bisect_on_the_low_quantile_finds_the_culprit_in_fewer_runs_than_on_the_
     out = capsys.readouterr().out
     assert code == 0 and "Every comparison and step on runs' 10% quantiles" in out
     assert main(["--store", str(tmp_path / "r2.db"), "--config", str(repo.config_path), "bisect", shas[0], shas[-1],
-                 "--benchmark", "b", "--location", "low", "--measure", "instructions"]) == 3
-    assert "`location` applies to time, not to instruction counts" in capsys.readouterr().err
+                 "--benchmark", "b", "--location", "low", "--measure", "instructions"]) == 2  # usage
+    assert "Error: --location low applies to time, not to --measure instructions" in capsys.readouterr().err
 
 
 def test_detect_bisect_follows_the_location_of_the_change(tmp_path, monkeypatch):

@@ -472,8 +472,8 @@ def test_cli_json_on_a_tiny_corpus(tmp_path):
     assert md.stdout == "" and "| ci-overlap |" in target.read_text()
 
 
-def test_cli_bad_method_is_one_line():
+def test_cli_bad_method_is_a_usage_error():
     out = _cli("--methods", "ci-overlap,nope")
-    assert out.returncode == 3
-    assert out.stderr.startswith("error: --methods: unknown method 'nope' (known: ")
-    assert out.stderr.count("\n") == 1
+    assert out.returncode == 2  # as in tests/test_cli_usage_exits.py
+    assert out.stderr.startswith("Usage: regbench evaluate ")
+    assert out.stderr.splitlines()[-1].startswith("Error: Invalid value for '--methods': unknown method 'nope' (known: ")

@@ -109,7 +109,8 @@ def test_a_bad_canonical_file_creates_no_store(tmp_path):
 def test_unknown_format_is_said_before_the_version_and_timestamps_must_agree(tmp_path):
     store = tmp_path / "r.db"
     out = regbench("--store", str(store), "import", str(FILES["go"]), "--format", "nope")
-    assert out.returncode == 3 and "unknown format 'nope'" in out.stderr
+    assert out.returncode == 2 and "Error: Invalid value for '--format': unknown format 'nope'" in out.stderr
+    assert not store.exists()
     ok = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2024-01-01T00:00:00Z")
     assert ok.returncode == 0, ok.stderr
     clash = regbench("--store", str(store), "import", str(FILES["go"]), "--version", "v1", "--timestamp", "2025-01-01T00:00:00Z")

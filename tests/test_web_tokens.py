@@ -50,9 +50,9 @@ def test_the_token_commands(tmp_path, capsys, store_url):
     assert "ci-bot" in listing and secret not in listing
     assert main(["--store", store, "token", "revoke", "1"]) == 0
     assert "Token #1 'ci-bot' revoked." in capsys.readouterr().out
-    assert main(["--store", store, "token", "create", "--name", "x", "--scope", "root"]) == ExitStatus.ERROR
+    assert main(["--store", store, "token", "create", "--name", "x", "--scope", "root"]) == ExitStatus.USAGE
     err = capsys.readouterr().err
-    assert "unknown token scope 'root'" in err
+    assert "Error: Invalid value for '--scope': unknown token scope 'root'" in err
     with Store(store, create=False) as s:
         assert [k.revoked_at is not None for k in list_tokens(s)] == [True]
 

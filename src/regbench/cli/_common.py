@@ -1,10 +1,12 @@
 """What several commands share that is not rendering (that is in :mod:`regbench.report`): the
 :class:`Context` every command gets (the one way to find the configuration file and open the
-store), the ``DURATION`` and configuration-name option types, and SIGTERM handled as Ctrl-C."""
+store), the ``DURATION``, finite number and configuration-name option types, and SIGTERM
+handled as Ctrl-C."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 from pathlib import Path
@@ -117,38 +119,48 @@ class DurationType(click.ParamType):
 
 DURATION = DurationType()
 
+
+class FiniteFloatRange(click.FloatRange):
+    """:class:`click.FloatRange` that refuses ``nan`` and the infinities, which click lets
+    through every range (``nan`` compares false with both bounds): a usage error, exit status 2,
+    rather than a number no computation can use."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
 #: What a configuration *file* is called; a configuration *name* never ends so.
 FILE_SUFFIXES = (".toml", ".json", ".yaml", ".yml")
 
 
 def configuration_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Callback of the options that take a configuration's name (``--configuration``): a name
-    that looks like a file is a one-line error, so that a configuration file given in the wrong
-    place is not taken for a name under which runs are stored."""
-    from ..errors import ConfigError
-
+    that looks like a file, or a blank one, is a usage error (exit status 2), so that a
+    configuration file given in the wrong place is not taken for a name under which runs are
+    stored."""
     if value is None:
         return value
-    option = param.opts[0] if param.opts else f"--{param.name}"
     if value.lower().endswith(FILE_SUFFIXES) or "/" in value or "\\" in value:
-        raise ConfigError(f"{option} {value!r} looks like a file, not a configuration name; a configuration "
-                          f"file is given before the command: regbench --config {value} {ctx.info_name} ...")
+        raise click.BadParameter(f"{value!r} looks like a file, not a configuration name; a configuration file is "
+                                 f"given before the command: regbench --config {value} {ctx.info_name} ...")
     if not value.strip():
-        raise ConfigError(f"{option}: give a configuration name")
+        raise click.BadParameter(f"{value!r} is blank: give a configuration name")
     return value
 
 
 def moved_option(old: str, new: str):
-    """A hidden option ``old`` that tells, in one line, that it is spelled ``new`` now (and, for
-    ``--config``, that the configuration *file* is the global option given before the command)."""
-    from ..errors import ConfigError
+    """A hidden option ``old`` that tells, as a usage error (exit status 2), that it is spelled
+    ``new`` now (and, for ``--config``, that the configuration *file* is the global option given
+    before the command)."""
 
     def fail(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
         if value is None:
             return
         file = (f"a configuration file is given before the command (regbench --config FILE {ctx.info_name} ...); "
                 if old == "--config" else "")
-        raise ConfigError(f"{old} {value}: {file}the configuration's name is {new} NAME")
+        raise click.UsageError(f"{old} {value}: {file}the configuration's name is {new} NAME")
 
     # A name of its own: ``--b-config`` would otherwise share ``b_config`` with ``--b-configuration``.
     return click.option(old, "moved_" + old.strip("-").replace("-", "_"), hidden=True, expose_value=False,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from typing import NoReturn
 
-from ..errors import ConfigError
+import click
 
 #: Detector keyword arguments that have options of their own.
 _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
@@ -17,13 +18,14 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
 
     Each value is read as the type of the option's default (an integer, a number, true or false,
     or text; without a default, as whichever of those it looks like), then the detector is built
-    with them, so that its own validation speaks; a ValueError becomes a one-line
-    :class:`ConfigError` that names the option (the one refused on its own, or all of them when
-    only their combination is refused).
+    with them, so that its own validation speaks; a ValueError becomes a one-line usage error
+    that names the option (the one refused on its own, or all of them when only their
+    combination is refused).  What is wrong is known from the command line alone, so it is said
+    with exit status 2, before the configuration is read or the store opened.
 
     Raises
     ------
-    ConfigError
+    click.UsageError
         A pair without ``=``, an option given twice, one the method does not have (or one with an
         option of this command: ``--confidence``, ``--min-change``), a value of the wrong type, or
         one the detector refuses.
@@ -41,14 +43,14 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
         name, sep, text = pair.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise ConfigError(f"--option {pair!r}: expected NAME=VALUE")
+            _fail(f"--option {pair!r}: expected NAME=VALUE")
         if name in _COMMON:
-            raise ConfigError(f"--option {name}: use {_COMMON[name]}")
+            _fail(f"--option {name}: use {_COMMON[name]}")
         if name not in params:
             known = ", ".join(own) or "none"
-            raise ConfigError(f"--option {name}: {method} has no such option (its options: {known})")
+            _fail(f"--option {name}: {method} has no such option (its options: {known})")
         if name in parsed:
-            raise ConfigError(f"--option {name}: given twice")
+            _fail(f"--option {name}: given twice")
         parsed[name] = _option_value(name, text, params[name].default)
         given[name] = text
     problem = _refusal(cls, parsed)
@@ -56,8 +58,13 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
         # Name the option the detector refuses on its own, if one is; else all of them together.
         alone = [name for name in parsed if _refusal(cls, {name: parsed[name]}) == problem]
         named = alone[:1] or list(parsed)
-        raise ConfigError(" ".join(f"--option {k}={given[k]}" for k in named) + f": {problem}")
+        _fail(" ".join(f"--option {k}={given[k]}" for k in named) + f": {problem}")
     return parsed
+
+
+def _fail(message: str) -> NoReturn:
+    """A usage error of the command running (exit status 2, with its ``Usage:`` line)."""
+    raise click.UsageError(message, ctx=click.get_current_context(silent=True))
 
 
 def _option_value(name: str, text: str, default: object) -> object:
@@ -66,18 +73,20 @@ def _option_value(name: str, text: str, default: object) -> object:
     word = text.strip().lower()
     if isinstance(default, bool):
         if word not in words:
-            raise ConfigError(f"--option {name}={text}: expected true or false")
+            _fail(f"--option {name}={text}: expected true or false")
         return words[word]
     if isinstance(default, int):
         try:
             return int(text)
         except ValueError:
-            raise ConfigError(f"--option {name}={text}: expected an integer") from None
+            pass
+        _fail(f"--option {name}={text}: expected an integer")
     if isinstance(default, float):
         try:
             return float(text)
         except ValueError:
-            raise ConfigError(f"--option {name}={text}: expected a number") from None
+            pass
+        _fail(f"--option {name}={text}: expected a number")
     if isinstance(default, str):
         return text
     if word in ("true", "false"):

@@ -5,16 +5,16 @@ from __future__ import annotations
 import click
 
 from ..errors import ExitStatus
-from ._common import DURATION
+from ._common import DURATION, FiniteFloatRange
 
 
 @click.command("bisect")
 @click.argument("good")
 @click.argument("bad")
 @click.option("--benchmark", required=True, metavar="NAME", help="The benchmark whose change is looked for.")
-@click.option("--threshold", default=0.03, show_default=True, type=click.FloatRange(0),
+@click.option("--threshold", default=0.03, show_default=True, type=FiniteFloatRange(0),
               help="Relative change below which GOOD and BAD count as alike (0.03 = 3%).")
-@click.option("--alpha", default=0.01, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--alpha", default=0.01, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Error rate of each decision (valid when stopping after any pair).")
 @click.option("--budget", type=DURATION, metavar="DURATION",
               help="Benchmark time per decision, e.g. 90s or 10m [default: no limit, --max-pairs only].")
@@ -32,8 +32,9 @@ from ._common import DURATION
               help="Decide on each run's instruction count (perf, else callgrind) instead of its time: "
                    "instructions are not time.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.pass_obj
-def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, location, measure, fmt) -> None:
+@click.pass_context
+def command(click_ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, location, measure,
+            fmt) -> None:
     """Build and benchmark commits between GOOD and BAD to find the first one that changes
     the benchmark.
 
@@ -48,6 +49,9 @@ def command(ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed
     from ..run.bisect import bisect
     from ._common import sigterm_as_interrupt
 
+    if measure != "time" and location != "mean":  # before anything is read or written
+        raise click.UsageError(f"--location {location} applies to time, not to --measure {measure}", ctx=click_ctx)
+    ctx = click_ctx.obj
     config = ctx.load_config()
     store = ctx.open_store(config=config)
     with sigterm_as_interrupt(), LiveReporter() as reporter:

@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ExitStatus
-from ._common import DURATION, configuration_name, moved_option
+from ._common import DURATION, FiniteFloatRange, configuration_name, moved_option
 
 #: Options of the mean comparison only, and of the variance comparison only.
 _MEAN_ONLY = ("threshold", "confidence", "seed")
@@ -31,14 +31,14 @@ RUN_THRESHOLD = 0.03
 @click.option("--base-branch", metavar="BRANCH",
               help="With --base merge-base: the main branch [default: [project] branch of regbench.toml, "
                    "else origin/HEAD's branch, else main or master].")
-@click.option("--threshold", default=0.0, show_default=True, type=click.FloatRange(0),
+@click.option("--threshold", default=0.0, show_default=True, type=FiniteFloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%).")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
               help="Only this configuration (both sides).")
 @moved_option("--config", "--configuration")
 @click.option("--machine", metavar="NAME", help="Only this machine (both sides).")
-@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the bootstrap; with --run: of the order within pairs [default with --run: random, "
@@ -47,7 +47,7 @@ RUN_THRESHOLD = 0.03
               help="Compare the spread instead of the mean: Brown-Forsythe test (Levene with the median).")
 @click.option("--variance-of", type=click.Choice(["runs", "samples"]), default="runs", show_default=True,
               help="With --variance: the run means (runs are the replicates) or all measured iterations pooled.")
-@click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--alpha", default=0.05, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="With --variance: significance level of the verdict; with --run: error rate of each "
                    "benchmark's sequential decision.")
 @click.option("--b-configuration", "b_config", metavar="NAME", callback=configuration_name,
@@ -123,6 +123,8 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
         wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
         if wrong:
             raise click.UsageError(f"{_flag(click_ctx, wrong[0])} does not apply to --run", ctx=click_ctx)
+        if measure != "time" and location != "mean":
+            raise click.UsageError(f"--location {location} applies to time, not to --measure {measure}", ctx=click_ctx)
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
               threshold=threshold if "threshold" in given else RUN_THRESHOLD, alpha=alpha,
               seed=seed if "seed" in given else None, budget=budget, max_pairs=max_pairs,

@@ -11,13 +11,13 @@ from ..detect import DEFAULT_METHOD, available_methods
 from ..detect.base import detector_class
 from ..config import COMPARE_AS
 from ..errors import ExitStatus
-from ._common import DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
+from ._common import DURATION, EXECUTOR_DEFAULT, FiniteFloatRange, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
 from ._options import parse_detector_options
 
 @click.command("detect")
 @click.option("--method", type=click.Choice(available_methods()), default=DEFAULT_METHOD, show_default=True,
               help="Detection method (see docs/detection.md for each one and its evaluation).")
-@click.option("--min-change", default=None, type=click.FloatRange(0),
+@click.option("--min-change", default=None, type=FiniteFloatRange(0),
               help="Smallest relative change worth reporting (0.03 = 3%) [default: the method's own; "
                    "3% for auto and bootstrap-ci, 0 for ci-overlap].")
 @click.option("--option", "options", metavar="NAME=VALUE", multiple=True,
@@ -25,9 +25,9 @@ from ._options import parse_detector_options
                    "--option threshold=5 --option back_window=20 (talos-ttest), --option interval=robust "
                    "(ci-overlap). Every method's options are listed in docs/cli.md.")
 @click.option("--benchmark", help="Only this benchmark.")
-@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
-@click.option("--fdr", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--fdr", default=0.05, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="False discovery rate controlled across all series (Benjamini-Hochberg) for methods "
                    "that give p-values.")
 @click.option("--no-fdr", is_flag=True, help="Report every change the method finds, without FDR control.")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from ._common import FiniteFloatRange
+
 
 @click.command("diagnose")
 @click.argument("benchmark")
 @click.option("--version", "version_name", help="Version to diagnose [default: the latest with two runs].")
-@click.option("--target", default=0.01, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--target", default=0.01, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Wanted relative CI half-width (0.01 = +-1%) for the recommended plan.")
-@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--plots", "plots_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the PNG plots [default: diagnose/BENCHMARK in the store's folder].")

@@ -15,41 +15,44 @@ SYNTHETIC_OPTIONS = {"shape": "--shape", "seeds": "--seeds", "n_series": "--seri
                      "n_runs": "--runs", "n_iterations": "--iterations"}
 
 
-def _methods(text: str) -> list[str]:
-    from ..evaluate import all_methods
+def _methods(ctx: click.Context, param: click.Parameter, text: str) -> list[str]:
+    """Callback of ``--methods``: the method names, an unknown one a usage error (exit status 2)."""
+    from ..evaluate import all_methods  # here, not at import: `regbench --help` does not pay for it
 
     known = all_methods()
     if text.strip() == "all":
         return known
     names = [m.strip() for m in text.split(",") if m.strip()]
     if not names:
-        raise ConfigError("--methods: give method names separated by commas, or 'all'")
+        raise click.BadParameter(f"{text!r}: give method names separated by commas, or 'all'")
     for m in names:
         if m not in known:
-            raise ConfigError(f"--methods: unknown method {m!r} (known: {', '.join(known)})")
+            raise click.BadParameter(f"unknown method {m!r} (known: {', '.join(known)}, or all)")
     return list(dict.fromkeys(names))
 
 
-def _shapes(text: str) -> list[str]:
+def _shapes(ctx: click.Context, param: click.Parameter, text: str) -> list[str]:
+    """Callback of ``--shape``: the noise shapes, an unknown one a usage error (exit status 2)."""
     from ..evaluate import NOISE_SHAPES
 
     if text.strip() == "all":
         return list(NOISE_SHAPES)
     names = [s.strip() for s in text.split(",") if s.strip()]
     if not names:
-        raise ConfigError("--shape: give shape names separated by commas, or 'all'")
+        raise click.BadParameter(f"{text!r}: give shape names separated by commas, or 'all'")
     for s in names:
         if s not in NOISE_SHAPES:
-            raise ConfigError(f"--shape: unknown shape {s!r} (known: {', '.join(NOISE_SHAPES)}, or all)")
+            raise click.BadParameter(f"unknown shape {s!r} (known: {', '.join(NOISE_SHAPES)}, or all)")
     return list(dict.fromkeys(names))
 
 
-def _seeds(text: str) -> list[int]:
+def _seeds(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
+    """Callback of ``--seeds``: the seeds, one that is not a non-negative integer a usage error."""
     seeds = []
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit():
-            raise ConfigError(f"--seeds: {part!r} is not a non-negative integer (give seeds separated by commas)")
+            raise click.BadParameter(f"{part!r} is not a non-negative integer (give seeds separated by commas)")
         seeds.append(int(part))
     return list(dict.fromkeys(seeds))
 
@@ -59,11 +62,11 @@ def _seeds(text: str) -> list[int]:
               metavar="synthetic|real|PATH",
               help="Corpus to score the methods on: the generated one, the real measurements shipped with "
                    "regbench, or a folder of real measurements; repeat for several.")
-@click.option("--shape", default="default", show_default=True, metavar="NAME[,NAME]|all",
+@click.option("--shape", default="default", show_default=True, metavar="NAME[,NAME]|all", callback=_shapes,
               help="Noise shapes of the synthetic corpus.")
-@click.option("--seeds", "--seed", "seeds", default="0", show_default=True, metavar="LIST",
+@click.option("--seeds", "--seed", "seeds", default="0", show_default=True, metavar="LIST", callback=_seeds,
               help="Seeds of the synthetic corpus, separated by commas; each is reported separately.")
-@click.option("--methods", default="all", show_default=True, metavar="LIST|all",
+@click.option("--methods", default="all", show_default=True, metavar="LIST|all", callback=_methods,
               help="Comma-separated detectors and baselines to evaluate, or 'all'.")
 @click.option("--series", "n_series", type=click.IntRange(1), default=300, show_default=True,
               help="Series in each synthetic corpus.")
@@ -105,7 +108,8 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
 
     sources = list(dict.fromkeys(c.strip() for c in corpora if c.strip()))
     if not sources:
-        raise ConfigError("--corpus: give synthetic, real or a folder")
+        raise click.BadParameter(f"{corpora[-1]!r} is blank: give synthetic, real or a folder", ctx=ctx,
+                                 param_hint="'--corpus'")
     # Options that do not go together: usage errors (exit status 2), before anything is read.
     if "synthetic" not in sources:
         given = [flag for name, flag in SYNTHETIC_OPTIONS.items()
@@ -116,8 +120,6 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
     if first_runs is not None and sources == ["synthetic"]:
         raise click.UsageError("--first-runs applies to real corpora only (add --corpus real or --corpus PATH; "
                                "--runs sizes the synthetic one)", ctx=ctx)
-    names = _methods(methods)
-    shapes, seed_list = _shapes(shape), _seeds(seeds)
     if output is not None:
         parent = Path(output).resolve().parent
         if not parent.is_dir():
@@ -137,14 +139,14 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
                 if source != "synthetic":
                     yield real[source]
                     continue
-                for name in shapes:
-                    for seed in seed_list:
+                for name in shape:
+                    for seed in seeds:
                         with progress.corpus(f"{name} seed {seed}"):
                             corpus = make_corpus(shape=name, n_series=n_series, n_versions=n_versions,
                                                  n_runs=n_runs, n_iterations=n_iterations, rng=seed)
                         yield corpus
 
-        result = evaluate_corpora(each_corpus(), names, jobs=jobs, tolerance=tolerance, progress=progress)
+        result = evaluate_corpora(each_corpus(), methods, jobs=jobs, tolerance=tolerance, progress=progress)
     if output is None and fmt == "table":
         print_evaluation_table(result)
         return

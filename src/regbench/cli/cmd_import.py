@@ -10,15 +10,40 @@ from ._common import configuration_name, moved_option
 CANONICAL = ("csv", "jsonl")
 
 
+def _format_name(ctx: click.Context, param: click.Parameter, fmt: str) -> str:
+    """Callback of ``--format``: a format regbench does not know is a usage error (exit status 2),
+    said before the file is read.  The tools' formats are looked up here, not at import, as
+    adapters of other packages (entry points) are loaded with them."""
+    if fmt != "auto":
+        known = known_formats()
+        if fmt not in known:
+            raise click.BadParameter(f"unknown format {fmt!r} (known: auto, {', '.join(known)})")
+    return fmt
+
+
+def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> str | None:
+    """Callback of ``--timestamp``: text that is not ISO 8601 is a usage error (exit status 2)."""
+    from ..errors import InputError
+    from ..ingest import parse_timestamp
+
+    if text:
+        try:
+            parse_timestamp(text, path="")
+        except InputError:
+            raise click.BadParameter(f"{text!r} is not ISO 8601 (such as 2024-05-01T12:00:00Z)") from None
+    return text
+
+
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=True))
-@click.option("--format", "fmt", default="auto", show_default=True, metavar="NAME",
+@click.option("--format", "fmt", default="auto", show_default=True, metavar="NAME", callback=_format_name,
               help="File format: auto (sniffed from the content), csv or jsonl (canonical), or a tool's "
                    "format (see `regbench import --list-formats`).")
 @click.option("--version", "version", metavar="NAME",
               help="The version a tool's output measured (needed for every format but the canonical ones, "
                    "whose rows name their versions).")
-@click.option("--timestamp", metavar="ISO-8601", help="When that version was made (orders versions).")
+@click.option("--timestamp", metavar="ISO-8601", callback=_timestamp,
+              help="When that version was made (orders versions).")
 @click.option("--configuration", "config_name", default=None, metavar="NAME", callback=configuration_name,
               help="Configuration the tool's output belongs to [default: default].")
 @moved_option("--config", "--configuration")
@@ -40,7 +65,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, parse_timestamp, parse_tool_file
+    from ..ingest import import_file, import_tool_file, parse_tool_file
     from ..report.console import console
 
     fmt = _format(file, fmt)
@@ -54,8 +79,6 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         store = ctx.open_store()
         rep = import_file(store, file, fmt=fmt, batch=batch)
     else:
-        if timestamp:
-            parse_timestamp(timestamp, path=file)  # a bad one is said before the store is touched
         runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
@@ -85,16 +108,15 @@ def known_formats() -> list[str]:
 
 
 def _format(file: str, fmt: str) -> str:
-    """The format to read ``file`` in: ``fmt``, or the one sniffed from its content for ``auto``;
-    a format regbench does not know, given or sniffed, is an error listing every format."""
-    from ..errors import ConfigError, InputError
+    """The format to read ``file`` in: ``fmt`` (known: :func:`_format_name` checked it), or the one
+    sniffed from its content for ``auto``; a file of no format regbench knows is an error listing
+    every format."""
+    from ..errors import InputError
     from ..ingest import sniff_file
 
-    known = known_formats()
     if fmt != "auto":
-        if fmt not in known:
-            raise ConfigError(f"--format: unknown format {fmt!r} (known: auto, {', '.join(known)})")
         return fmt
+    known = known_formats()
     try:
         return sniff_file(file)
     except InputError as exc:

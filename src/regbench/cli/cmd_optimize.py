@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ._common import FiniteFloatRange
+
 
 @click.command("optimize")
 @click.option("--campaign", "campaign_id", type=int, metavar="ID",
@@ -16,7 +18,7 @@ import click
               help="The version whose runs are used [default: each benchmark's last in history].")
 @click.option("--metric", type=click.Choice(["cv", "rmad", "rciw1", "rciw2", "rciw3"]), default="rciw3",
               show_default=True, help="Stability metric (Japke et al. 2025, s.2).")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+@click.option("--threshold", type=FiniteFloatRange(0, 1, min_open=True, max_open=True), default=0.01,
               show_default=True, metavar="X",
               help="Largest metric a plan may have, in (0, 1).")
 @click.option("--min-runs", type=click.IntRange(min=1), default=2, show_default=True, metavar="N",

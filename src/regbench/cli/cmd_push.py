@@ -13,12 +13,29 @@ from __future__ import annotations
 
 import click
 
-from ._common import configuration_name
+from ._common import FiniteFloatRange, configuration_name
+
+
+def _server(ctx: click.Context, param: click.Parameter, url: str) -> str:
+    """Callback of ``--server``: what is not an http(s) URL with a host is a usage error (exit
+    status 2), rather than a connection error tried again and again."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        # .port raises ValueError for a port that is not a number from 0 to 65535
+        ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != -1
+    except ValueError:
+        ok = False
+    if not ok:
+        raise click.BadParameter(f"{url!r} is not a server's URL such as https://bench.example.org or "
+                                 "http://127.0.0.1:8000")
+    return url.strip()
 
 
 @click.command("push")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--server", required=True, metavar="URL", help="The server's base URL (as `regbench serve` says).")
+@click.option("--server", required=True, metavar="URL", callback=_server, help="The server's base URL (as `regbench serve` says).")
 @click.option("--token-env", metavar="VAR", help="Read the API token (scope `submit`) from this environment variable.")
 @click.option("--token-file", metavar="PATH", type=click.Path(dir_okay=False),
               help="Read the API token from this file (its first line).")
@@ -30,7 +47,7 @@ from ._common import configuration_name
               help="Configuration the file belongs to [default: default].")
 @click.option("--attempts", default=6, show_default=True, type=click.IntRange(1, 20),
               help="Tries at most, on connection errors, 5xx and 429 answers.")
-@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
+@click.option("--timeout", default=120.0, show_default=True, type=FiniteFloatRange(1, 3600),
               help="Seconds to wait for one answer.")
 @click.pass_context
 def command(click_ctx: click.Context, file: str, server: str, token_env: str | None, token_file: str | None,

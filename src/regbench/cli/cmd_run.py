@@ -6,8 +6,22 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ExitStatus
-from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, dask_scheduler, moved_option,
-                      where_to_run)
+from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, FiniteFloatRange, configuration_name, dask_scheduler,
+                      moved_option, where_to_run)
+
+
+def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Callback of ``--releases``: a spec that does not parse is a usage error (exit status 2),
+    said before the configuration is read or the store created."""
+    from ..errors import ConfigError
+    from ..run.releases import parse_spec
+
+    if value is not None:
+        try:
+            parse_spec(value)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+    return value
 
 
 @click.command("run")
@@ -15,7 +29,7 @@ from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, d
               help="Git versions to benchmark: A..B (the commits after A up to B, as `git log A..B`; "
                    "write A^..B to include A), a revision, or a comma-separated list; run oldest "
                    "first [default: the working tree as it is].")
-@click.option("--releases", metavar="PACKAGE==A..B",
+@click.option("--releases", metavar="PACKAGE==A..B", callback=_releases,
               help="Benchmark a package across its releases on PyPI instead of git versions: "
                    "PACKAGE==A..B (every final release from A to B) or PACKAGE==A,B,C; each release is "
                    "installed in its own cached virtual environment.")
@@ -55,10 +69,10 @@ from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, configuration_name, d
               help="Run in a copy of each version's tree on a tmpfs (/dev/shm) [default: [noise] ramdisk, else off].")
 @click.option("--env-size", type=click.IntRange(min=1), metavar="BYTES",
               help="Pad every run's environment to exactly this many bytes.")
-@click.option("--quiet-load", type=click.FloatRange(min=0, min_open=True), metavar="X",
+@click.option("--quiet-load", type=FiniteFloatRange(min=0, min_open=True), metavar="X",
               help="Before each run, wait until at most this share of the CPUs is busy and the load "
                    "average per CPU (regbench's own runs left out) is at most X.")
-@click.option("--quiet-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+@click.option("--quiet-wait", type=FiniteFloatRange(min=0), metavar="SECONDS",
               help="Longest wait for a quiet machine before each run [default: [noise] quiet_wait, else 60].")
 @click.option("--quiet", "quiet_mode", type=click.Choice(["wait", "warn"]),
               help="wait: wait for a quiet machine; warn: do not wait, note a busy one in the run's "
@@ -96,6 +110,17 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     click_ctx = click.get_current_context()
     _check_usage(click_ctx, revisions=revisions, releases=releases, runs=runs, plan_kind=plan_kind,
                  suite_file=suite_file, no_suite=no_suite)  # before anything is read or written
+    given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
+             "quiet_wait": quiet_wait, "quiet": quiet_mode}
+    given = {k: v for k, v in given.items() if v is not None}
+
+    def label(key: str) -> str:
+        return "--" + key.replace("_", "-")
+
+    try:  # the values alone, before the configuration is read: a bad one is a usage error
+        noise_control(given, label=label)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc), ctx=click_ctx) from None
     config = ctx.load_config()
     # The executor may be [run] executor of the configuration: these usage errors come after it is read.
     executor_name, scheduler = where_to_run(click_ctx, config, executor_name, scheduler)
@@ -103,10 +128,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         raise click.UsageError("--machine names the runs made here; with --executor dask a run is stored under its "
                                "worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)",
                                ctx=click_ctx)
-    given = {"pin": pin, "aslr": aslr, "ramdisk": ramdisk, "env_size": env_size, "quiet_load": quiet_load,
-             "quiet_wait": quiet_wait, "quiet": quiet_mode}
-    noise = noise_control({k: v for k, v in given.items() if v is not None}, base=config.noise,
-                          label=lambda key: "--" + key.replace("_", "-"))
+    noise = noise_control(given, base=config.noise, label=label)
     executor = None
     if executor_name == "dask":  # before the store is opened: an unreachable scheduler writes nothing
         from ..run.dask_executor import DaskExecutor

@@ -12,8 +12,19 @@ from ..errors import ExitStatus
 from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
 
 
+def _design(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """Callback of ``--design``: a design regbench does not know is a usage error (exit status 2),
+    said before the configuration is read."""
+    from ..screening.base import available_designs  # here: numpy is not for `regbench --help`
+
+    known = available_designs()
+    if name not in known:
+        raise click.BadParameter(f"unknown design {name!r} (known: {', '.join(known)})")
+    return name
+
+
 @click.command("screen")
-@click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME",
+@click.option("--design", "design_name", default="fractional", show_default=True, metavar="NAME", callback=_design,
               help="Design: fractional (a regular 2^(k-p) fraction), full (every configuration), "
                    "plackett-burman, doptimal (--size valid configurations D-optimal for the --order model), "
                    "or suite (every combination of the --important options).")
@@ -220,9 +231,10 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
 
 def _check_usage(click_ctx: click.Context, *, design_name: str, generators, size: int | None, resolution: int | None,
                  order: int, augment: int | None, terms, important, validate: bool, save_suite: Path | None) -> None:
-    """Options that do not go together: usage errors (exit status 2), found before the
-    configuration is read.  What depends on the configuration space (options of more than two
-    levels, unknown option names) is said after it is read, with status 3."""
+    """Options that do not go together, and values wrong whatever the configuration: usage errors
+    (exit status 2), found before the configuration is read.  What depends on the configuration
+    space (options of more than two levels, unknown option names, a generator's factors, a size
+    too small for the model) is said after it is read, with status 3."""
     def fail(message: str) -> NoReturn:
         raise click.UsageError(message, ctx=click_ctx)
 
@@ -239,6 +251,13 @@ def _check_usage(click_ctx: click.Context, *, design_name: str, generators, size
     elif (generators or size is not None or resolution is not None) and design_name != "fractional":
         fail("--generator, --size and --resolution are options of --design fractional (--size of --design doptimal "
              "too)")
+    elif generators and size is not None:
+        fail("give --generator (the fraction) or --size (a fraction searched for), not both")
+    elif size is not None and (size < 4 or size & (size - 1)):
+        fail(f"--size {size}: a fraction's size is a power of two of at least 4 (4, 8, 16, ...)")
+    for text in generators:
+        if text.count("=") != 1:  # which factors it names is checked once the configuration is read
+            fail(f"--generator {text!r}: expected the form 'D = ABC'")
     if bool(important or validate) != (design_name == "suite") or (design_name == "suite" and not important):
         fail("--design suite needs --important OPTION (repeatable); --important and --validate are for --design "
              "suite")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import click
 
+from ._common import FiniteFloatRange
+
 
 @click.command("summary")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--version", "version_name", help="Only this version.")
-@click.option("--confidence", default=0.99, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--warmup-cost", type=click.IntRange(0), default=None,
               help="Warm-up iterations w used for n_opt [default: what the runs discarded].")

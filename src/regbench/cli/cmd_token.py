@@ -14,9 +14,30 @@ def command() -> None:
     """
 
 
+def _name(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """Callback of ``--name``: a blank name is a usage error (exit status 2)."""
+    if not name.strip():
+        raise click.BadParameter(f"{name!r} is blank: a token needs a name")
+    return name
+
+
+def _scopes(ctx: click.Context, param: click.Parameter, scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """Callback of ``--scope``: an unknown scope, or none, is a usage error (exit status 2), said
+    before the store is opened."""
+    from ..errors import ConfigError
+    from ..store.tokens import parse_scopes  # here: sqlalchemy is not for `regbench --help`
+
+    try:
+        parse_scopes(scopes)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return scopes
+
+
 @command.command("create")
-@click.option("--name", required=True, help="Who or what the token is for (recorded with every triage).")
-@click.option("--scope", "scopes", multiple=True, default=("triage",), show_default=True,
+@click.option("--name", required=True, callback=_name,
+              help="Who or what the token is for (recorded with every triage).")
+@click.option("--scope", "scopes", multiple=True, default=("triage",), show_default=True, callback=_scopes,
               help="What it may do: read, triage, submit or admin (repeat, or space-separated).")
 @click.option("--machine", default=None, help="Bind the token to one machine's submissions.")
 @click.pass_obj
