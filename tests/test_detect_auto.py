@@ -872,6 +872,60 @@ def test_a_change_in_a_mode_must_show_in_the_modes_fastest_runs_when_runs_land_a
     assert all(c.detail.startswith("mode 1 of ") for c in unchecked.false_alarms)
 
 
+def _processes_timed_once(shape_name, n_series, seed, index, **changes):
+    """Series ``index`` of a generated corpus of ``shape_name`` with 10 runs a version, each run
+    cut to its first sample (a process timed once: the probe shapes `one-iter-*` of
+    benchmarks/probe_shapes.py)."""
+    import dataclasses
+
+    from regbench.evaluate import make_corpus
+    from regbench.evaluate.corpus import NOISE_SHAPES
+
+    shape = dataclasses.replace(NOISE_SHAPES[shape_name], n_runs=10, n_iterations=2, **changes)
+    labelled = make_corpus(shape=shape, n_series=n_series, rng=seed).series[index]
+    runs = [[r[:1] for r in version] for version in labelled.series.runs]
+    return dataclasses.replace(labelled, series=dataclasses.replace(labelled.series, runs=runs))
+
+
+def test_processes_timed_once_under_interference_are_checked_against_their_fastest_runs():
+    # One sample a process and interference that slows a quarter of them by 30-200% (the
+    # `skewed` shape): a version's mean jumps by 10-20% where a few more processes were slowed,
+    # while its fastest of ten stays at the floor.  The runs are too short to choose a location,
+    # so the mean is searched, and each change must now show in the fastest runs too.
+    from regbench.evaluate.score import match_series
+
+    labelled = _processes_timed_once("skewed", 150, 7, 89)
+    assert labelled.kind == "quiet" and labelled.truth == ()
+    det = get_detector("auto")
+    assert det.location(labelled.series).estimator == "mean"
+    assert det.detect(labelled.series) == []
+    unchecked = get_detector("auto", floor=False).detect(labelled.series)
+    assert [(c.version, c.kind) for c in unchecked] == [("v059", "regression"), ("v061", "improvement"),
+                                                        ("v092", "regression")]
+    # A change of every process is still found, and says the fastest runs confirmed it.
+    step = _processes_timed_once("skewed", 150, 7, 22)
+    found = get_detector("auto").detect(step.series)
+    assert len(match_series(step, found).matches) == 3
+    by_version = {c.version: c for c in found}
+    assert all("each change also seen in the versions' fastest runs" in by_version[v].estimator
+               for v in ("v014", "v067"))
+
+
+def test_processes_timed_once_at_several_levels_are_not_held_to_a_floor():
+    # Processes that land at four levels, one sample each: a -10% change of the two slower levels
+    # at v069 leaves the fastest level, and so the versions' fastest runs, where they were.  Those
+    # jump whenever no process of a version lands at the fastest level, so they are no floor to
+    # follow (Auto.floor_history) and the change is not held to them.
+    labelled = _processes_timed_once("bimodal-runs", 150, 7, 54)
+    assert [(t.index, round(t.magnitude, 3)) for t in labelled.truth] == [(69, -0.104)]
+    det = get_detector("auto")
+    choice = det.location(labelled.series)
+    assert choice.estimator == "mean" and not choice.spread
+    found = det.detect(labelled.series)
+    assert [(c.version, c.kind) for c in found] == [("v069", "improvement")]
+    assert "fastest runs" not in found[0].estimator
+
+
 def test_a_change_confirmed_by_the_fastest_runs_must_be_relevant_there_too():
     """Bursts that raised most runs of some versions by 20% and their fastest runs by 1%: the
     fastest runs' 1% is significant but not a relevant change, so it does not confirm a 20% one;

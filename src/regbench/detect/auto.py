@@ -578,10 +578,28 @@ class Auto(Detector):
         and was reported as a change and its revert (on a probe shape of 3 runs a version with
         long bursts, 30 of its false alarms and 18 on two seeds, 15 each with this check;
         docs/evaluation.md).
+
+        Also for runs too short to choose a location from (fewer than
+        :data:`~regbench.stats.segments.MIN_SAMPLES_FOR_QUANTILES` samples, a process timed once
+        or twice: ``choice.spread`` is empty), whose location is then the mean: with one sample a
+        run, interference that slows a quarter of the processes by 30-200% moves a version's mean
+        by 10-20% while its fastest run stays at the floor (on the probe shape
+        `one-iter-skewed`, 7 of its 14 false alarms on the design seed).  There the
+        location's own spread cannot say whether there is a floor, so the fastest runs must
+        form one that :meth:`floor_history` would follow (steadier from version to version
+        than the mean, seldom jumping): in a history of runs at four levels, where a change
+        moved the two slower ones, the fastest runs stayed at the fastest level and the check
+        removed the change.
         """
-        if not self.floor or choice.estimator != "low":
+        if not self.floor:
             return None
-        return self.fastest_runs(series, vs, choice)
+        if choice.estimator == "low":
+            return self.fastest_runs(series, vs, choice)
+        if choice.estimator == "mean" and not choice.spread:
+            fastest = self.fastest_runs(series, vs, choice)
+            if self.floor_history(vs, fastest) is not None:
+                return fastest
+        return None
 
     def mode_floors(self, series: Series, modes: np.ndarray, choice: LocationChoice) -> list[VersionStats] | None:
         """Each mode's fastest run per version (:func:`~regbench.stats.segments.mode_floors`),
