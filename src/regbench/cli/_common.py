@@ -66,6 +66,10 @@ class Context:
         """The results store (closed when the command ends); ``create=False`` for commands that
         only read it, so that a mistyped path is an error rather than an empty store.
 
+        A store that may be created is opened at its first use (``lazy``): a command that finds
+        its input wrong before it reads or writes the store (an unknown benchmark, a revision git
+        does not know) leaves no new store file behind, and writes nothing to an existing one.
+
         ``config`` is the configuration the command has loaded already; without it, the
         configuration file is read for its ``store`` key when ``--store`` is not given.
         """
@@ -73,7 +77,7 @@ class Context:
 
         if config is None and self.store_location is None:
             config = self.config_if_any()
-        store = Store(self.store_location_for(config), create=create)
+        store = Store(self.store_location_for(config), create=create, lazy=create)
         self.stores.append(store)
         store.revisions = self._revisions(config)  # versions named as git names them (HEAD~1, v1.2)
         return store

@@ -146,7 +146,8 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             # The suite of [screen] suite: the same usage errors as with --suite FILE.
             _check_suite_usage(click_ctx, plan_kind)
             suite = read_suite(path, config.screen)  # before the store is opened: a bad file writes nothing
-    store = ctx.open_store(config=config)
+    # Optimized plans are read from the store: it must exist (a new one would hold none).
+    store = ctx.open_store(config=config, create=plan_kind != "optimized")
     optimized = None
     if plan_kind == "optimized":
         from ..optimize.plans import plans_for_campaign
@@ -184,13 +185,16 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             else:
                 from pathlib import Path
 
-                from ..run.core import default_cache_dir
+                from ..run.campaign import check_campaign
+                from ..run.core import default_cache_dir, store_dir
                 from ..run.versions import Worktrees
                 from ..screening.suite_file import run_suite
 
-                for name in benchmarks:
-                    config.benchmark(name)  # an unknown name is an error before the first campaign
                 cache_dir = default_cache_dir(config, store)
+                # What the first campaign would refuse (an unknown benchmark, a revision git does
+                # not know), before the suite's configurations are stored: a refused suite writes nothing.
+                check_campaign(config, revisions=revisions, releases=releases, benchmarks=list(benchmarks) or None,
+                               runs=runs, noise=noise, ignore=[p for p in (store_dir(store), cache_dir) if p is not None])
                 # One set of worktrees for the suite's campaigns: each version is checked out and
                 # built once, not once per configuration.
                 trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))

@@ -42,7 +42,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -51,8 +51,8 @@ from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
 from . import noise as _noise
 from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
-                   campaign_status, check_env_size, check_measures, default_cache_dir, plan_releases, plan_versions,
-                   prepare_version, select_benchmarks, split_label, store_dir)
+                   campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
+                   plan_releases, plan_versions, prepare_version, select_benchmarks, split_label, store_dir)
 from .execute import SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
@@ -221,6 +221,56 @@ def spread_order(trials: Iterable[Trial], runs_of: Mapping[str, int],
     return out
 
 
+@dataclass(frozen=True)
+class CheckedCampaign:
+    """What :func:`check_campaign` found, for :func:`run_campaign` to run."""
+
+    #: The benchmarks to run, as configured, each once, in the order given.
+    specs: tuple[BenchmarkSpec, ...]
+    #: The versions, in history order (releases oldest first).
+    versions: tuple[PlannedVersion, ...]
+    #: The noise control of every run (the ``[noise]`` table unless given).
+    noise: NoiseControl
+    #: What :func:`regbench.run.noise.check_noise` found, to record with the campaign.
+    noise_facts: Mapping[str, Any]
+    #: What counts instructions here (``perf`` or ``callgrind``), None when no benchmark measures them.
+    counter: str | None
+
+
+def check_campaign(config: ProjectConfig, *, revisions: str | None = None, releases: str | None = None,
+                   benchmarks: Sequence[str] | None = None, runs: int | None = None,
+                   noise: NoiseControl | None = None, ignore: Sequence[Path] = ()) -> CheckedCampaign:
+    """The checks of :func:`run_campaign` that need no store: the benchmarks, ``runs``, the
+    versions (git revisions, or a package's releases) and noise control.
+
+    :func:`run_campaign` makes them before it opens the store; a caller that writes something
+    before the campaign (the configurations of a screening suite) calls this first, so that a
+    campaign refused writes nothing.  ``ignore`` are the folders the working tree's state leaves
+    out (the store's and the worktrees').
+
+    Raises
+    ------
+    ConfigError
+        An unknown benchmark, no benchmark at all, a bad ``runs``, both ``revisions`` and
+        ``releases``, noise control that cannot be applied here, or ``instructions`` to measure
+        and neither perf nor callgrind to count them.
+    VersionError
+        A revision git cannot resolve, or an empty range.
+    """
+    specs = select_benchmarks(config, benchmarks)
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
+    if releases is not None:
+        if revisions is not None:
+            raise ConfigError("give --versions (git) or --releases (a package's releases), not both")
+        versions = plan_releases(releases, config.root)
+    else:
+        versions = plan_versions(Path(config.repo or config.root), revisions, ignore=ignore)
+    noise = noise if noise is not None else config.noise
+    facts = _noise.check_noise(noise)
+    return CheckedCampaign(tuple(specs), tuple(versions), noise, facts, instruction_counter_for(specs))
+
+
 def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None = None,
                  benchmarks: Sequence[str] | None = None, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
@@ -320,27 +370,17 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     Seed 004 s.2 (RMIT); seed 000 s.2 (runs as the unit of replication).
     """
     reporter = reporter if reporter is not None else NullReporter()
-    specs = configured = select_benchmarks(config, benchmarks)
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
-        raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
+    checked = check_campaign(config, revisions=revisions, releases=releases, benchmarks=benchmarks, runs=runs,
+                             noise=noise, ignore=[p for p in (store_dir(store), cache_dir) if p is not None])
+    specs = configured = list(checked.specs)
     if optimized is not None:
         if runs is not None:
             raise ConfigError("give --runs or --plan optimized, not both")
         from ..optimize.plans import planned_spec
 
         specs = [planned_spec(s, optimized) for s in specs]
-    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(config, store)
-    if releases is not None:
-        if revisions is not None:
-            raise ConfigError("give --versions (git) or --releases (a package's releases), not both")
-        versions = plan_releases(releases, config.root)
-    else:
-        ignore = [p for p in (store_dir(store), cache_dir) if p is not None]
-        versions = plan_versions(Path(config.repo or config.root), revisions, ignore=ignore)
-
-    noise = noise if noise is not None else config.noise
-    noise_facts = _noise.check_noise(noise)
-    counter = check_measures(store, specs)
+    versions, noise, noise_facts, counter = checked.versions, checked.noise, checked.noise_facts, checked.counter
     where = executor.name if executor is not None else LocalExecutor.name
     remote = executor.machines() if executor is not None else {}
     if where != LocalExecutor.name and machine is not None:
@@ -359,6 +399,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     widest = _widest_runs(experiments, runs_of)
     if noise.env_size is not None:
         check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
+    # The store is first read here, after the checks that do not need it: a store opened at its
+    # first use (the command line's) is not created for a campaign they refuse.
+    check_measure_units(store, specs, counter)
     fingerprint = remote.get(machine) or machine_fingerprint()
     seed = int(seed) if seed is not None else secrets.randbits(32)
     plan = {

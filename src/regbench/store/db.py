@@ -153,25 +153,32 @@ class Store:
     asks about names that are neither stored versions nor aliases: the command line sets it to
     the project's git repository.  ``patience`` is how long, in seconds, a write waits in all for
     other writers to let go of the store before it fails (:func:`regbench.store.tx.retrying`).
+
+    With ``lazy``, the database is opened (created, with ``create``, or migrated) at its first use
+    rather than here: a command that checks its input once it has the store (the benchmarks, the
+    versions) and finds it wrong leaves no new store file, and an older store not upgraded.  A
+    missing store with ``create=False`` is still an error here.
     """
 
     def __init__(self, location: str | os.PathLike | None = None, *, create: bool = True,
-                 revisions: RevisionResolver | None = None, patience: float = tx.DEFAULT_PATIENCE):
+                 revisions: RevisionResolver | None = None, patience: float = tx.DEFAULT_PATIENCE,
+                 lazy: bool = False):
         self.url = resolve_url(location)
         self.revisions = revisions
         self.patience = float(patience)
+        self._create = create
         if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
             path = Path(self.url[len("sqlite:///") :])
             if not path.exists() and not create:
                 raise StoreError(f"no results store at {path} (run `regbench run` or `regbench import` first)")
-            path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine: Engine = sa.create_engine(self.url)
+            # No connection yet: SQLAlchemy connects, and SQLite creates the file, at first use.
+            self._engine: Engine = sa.create_engine(self.url)
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
             raise StoreError(f"cannot open store {self.url}: {exc}") from exc
-        if self.engine.dialect.name == "sqlite":
-            tx.sqlite_transactions(self.engine)
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        if self._engine.dialect.name == "sqlite":
+            tx.sqlite_transactions(self._engine)
+            sa.event.listen(self._engine, "connect", _sqlite_pragmas)
         # Ids of named rows (benchmark, version, config, machine) by (table, name).  ``_ids`` holds
         # committed rows only and is shared by the threads of a process (a server's requests);
         # a transaction's own new rows wait in its thread's ``_pending`` until it commits: another
@@ -179,15 +186,39 @@ class Store:
         # fails, or worse, it skips waiting for the row and takes locks out of order).
         self._ids: dict[tuple[str, str], int] = {}
         self._local = threading.local()
-        self._leases = leases_for(self.engine)
+        self._leases = leases_for(self._engine)
         self._held: dict[int, Lease] = {}
-        try:
-            self._migrate(create=create)
-        except BaseException:
-            # Nobody will close a store that failed to open: its pooled connection would linger
-            # (on PostgreSQL, until the process ends).
-            self.engine.dispose()
-            raise
+        # Re-entrant: opening migrates through :attr:`engine` in the opening thread; other threads wait.
+        self._open_lock = threading.RLock()
+        self._opening = self._opened = False
+        if not lazy:
+            self._open()
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, the database opened first (a ``lazy`` store's is opened now)."""
+        if not self._opened:
+            self._open()
+        return self._engine
+
+    def _open(self) -> None:
+        """Create the SQLite file's folder and the schema (``create``), or migrate it: once."""
+        with self._open_lock:
+            if self._opened or self._opening:  # opened by another thread, or opening in this one
+                return
+            self._opening = True
+            try:
+                if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
+                    Path(self.url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+                self._migrate(create=self._create)
+            except BaseException:
+                # Nobody may close a store that failed to open: its pooled connection would linger
+                # (on PostgreSQL, until the process ends).
+                self._engine.dispose()
+                raise
+            finally:
+                self._opening = False
+            self._opened = True
 
     def close(self) -> None:
         """Close every pooled connection (PostgreSQL connections otherwise linger to exit) and give
@@ -195,7 +226,7 @@ class Store:
         for lease in self._held.values():
             lease.release()
         self._held.clear()
-        self.engine.dispose()
+        self._engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -984,7 +1015,7 @@ class Store:
     @property
     def shareable(self) -> bool:
         """Whether another process can open this store by its URL (an in-memory SQLite store cannot)."""
-        return not (self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:"))
+        return not (self._engine.dialect.name == "sqlite" and self._engine.url.database in (None, "", ":memory:"))
 
     def __reduce__(self):
         """A store pickles as its URL: unpickling opens it again, without creating it (how

@@ -23,7 +23,8 @@ class Database(Protocol):
     :class:`regbench.store.Store` is one; they do not import it, so that the store can offer them
     as methods without an import cycle."""
 
-    engine: Engine
+    @property
+    def engine(self) -> Engine: ...
 
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
