@@ -42,6 +42,15 @@ def test_refuses_a_folder_that_is_not_empty(demo):
         create_demo_repo(demo.root)
 
 
+def test_the_command_refuses_a_folder_that_is_not_empty_in_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "regbench", "demo", "--dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "not empty" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_config_runs_the_program_with_this_interpreter(demo):
     config = load_config(demo.config_path)
     assert config.repo == demo.path

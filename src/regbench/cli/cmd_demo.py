@@ -27,10 +27,13 @@ def command(ctx, directory: str | None, seed: int | None) -> None:
     explore it with the other commands. Ends by writing the dashboard (`regbench report`) into
     the folder's `report/` and printing where to open it.
     """
+    from ..errors import ConfigError
     from ..pipeline import run_demo
     from ..report.campaign import ProgressReporter
     from ..report.demo import print_demo, print_demo_created
 
+    if directory and Path(directory).is_dir() and any(Path(directory).iterdir()):
+        raise ConfigError(f"--dir {directory}: not empty (the demo makes its project in a new or empty folder)")
     outcome = run_demo(Path(directory) if directory else None, seed=seed, reporter=ProgressReporter(),
                        on_created=print_demo_created)
     print_demo(outcome)
