@@ -911,6 +911,36 @@ def test_processes_timed_once_under_interference_are_checked_against_their_faste
                for v in ("v014", "v067"))
 
 
+def test_a_fast_mode_moved_into_a_slower_ones_range_is_found_in_the_fastest_processes():
+    # Processes timed once that land at four levels; at v077 the fastest level moved +21%, past
+    # the fixed boundary between it and the next (the modes' searches cannot follow it there).
+    # Each version's fastest of ten processes moved with it.
+    labelled = _processes_timed_once("bimodal-runs", 150, 7, 113)
+    assert [(t.index, round(t.magnitude, 3)) for t in labelled.truth] == [(77, 0.207)]
+    [change] = get_detector("auto").detect(labelled.series)
+    assert change.version == "v077" and change.detail == "the fastest run of each version"
+    assert change.ci_low < 0.207 < change.ci_high
+    # The same search on processes timed twice of a cache hit/miss benchmark (80x apart), where
+    # every run of two neighbouring versions (v070, v071) drew a miss and their fastest run is 40x
+    # the others': a slower stretch that short is the draws of a multimodal benchmark, not a change.
+    s = _one_sample_runs(runs=5, iters=2, seed=57)
+    assert [k for k in range(80) if all(r.max() > 3 for r in s.runs[k])][-2:] == [70, 71]
+    assert get_detector("auto").detect(s) == []
+
+
+def test_only_short_runs_in_versions_of_several_runs_are_held_to_their_fastest_run():
+    from regbench.detect.auto import _short_runs
+
+    assert _short_runs(series_from_levels([1.0] * 20, runs=10, iters=1))
+    assert _short_runs(series_from_levels([1.0] * 20, runs=3, iters=4))
+    # Long runs choose their location; one run a version has no fastest run to check against.
+    assert not _short_runs(series_from_levels([1.0] * 20, runs=3, iters=5))
+    assert not _short_runs(series_from_levels([1.0] * 20, runs=1, iters=1))
+    one_run = series_from_levels([1.0] * 40 + [1.1] * 40, runs=1, iters=20, seed=4)
+    [change] = get_detector("auto").detect(one_run)
+    assert change.version == "v40" and "fastest runs" not in change.estimator
+
+
 def test_processes_timed_once_at_several_levels_are_not_held_to_a_floor():
     # Processes that land at four levels, one sample each: a -10% change of the two slower levels
     # at v069 leaves the fastest level, and so the versions' fastest runs, where they were.  Those
