@@ -42,6 +42,10 @@ CASES = {
                                        "unknown revision 'nosuchref'"),
     "run --suite --benchmark unknown": (["run", "--suite", "s.toml", "--benchmark", "nope"],
                                         "no benchmark named 'nope'"),
+    # Checked for each configuration of the suite before any is stored (a review found the
+    # suite's configurations stored before its first campaign refused the size).
+    "run --suite --env-size too small": (["run", "--suite", "s.toml", "--env-size", "10"],
+                                         "`env_size` (--env-size) is 10 bytes"),
     "bisect GOOD unknown": (["bisect", "nosuchref", "HEAD", "--benchmark", "f"], "unknown revision 'nosuchref'"),
     "bisect --benchmark unknown": (["bisect", "HEAD~1", "HEAD", "--benchmark", "nope"], "no benchmark named 'nope'"),
     "compare --run A unknown": (["compare", "nosuchref", "HEAD", "--run"], "unknown revision 'nosuchref'"),
@@ -143,6 +147,13 @@ def test_a_refused_suite_stores_none_of_its_configurations(project):
     assert rows(project / "current.db") == before
     with Store(project / "current.db", create=False) as store, store.engine.connect() as conn:
         assert conn.execute(sa.select(t.config.c.name)).scalars().all() == ["default"]
+
+
+def test_a_suite_refused_for_its_environment_size_stores_none_of_its_configurations(project):
+    before = rows(project / "current.db")
+    out = regbench(["--store", "current.db", "run", "--suite", "s.toml", "--env-size", "10"], project)
+    refused(out, "`env_size` (--env-size) is 10 bytes")
+    assert rows(project / "current.db") == before
 
 
 def test_the_configured_store_is_not_created(project):

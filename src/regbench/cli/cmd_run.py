@@ -185,21 +185,26 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             else:
                 from pathlib import Path
 
-                from ..run.campaign import check_campaign
-                from ..run.core import default_cache_dir, store_dir
+                from ..run.campaign import check_campaign, check_environment_size
+                from ..run.core import default_cache_dir, select_benchmarks, store_dir
                 from ..run.versions import Worktrees
                 from ..screening.suite_file import run_suite
 
                 cache_dir = default_cache_dir(config, store)
                 # What the first campaign would refuse (an unknown benchmark, a revision git does
                 # not know), before the suite's configurations are stored: a refused suite writes nothing.
-                check_campaign(config, revisions=revisions, releases=releases, benchmarks=list(benchmarks) or None,
-                               runs=runs, noise=noise, ignore=[p for p in (store_dir(store), cache_dir) if p is not None])
+                checked = check_campaign(config, revisions=revisions, releases=releases,
+                                         benchmarks=list(benchmarks) or None, runs=runs, noise=noise,
+                                         ignore=[p for p in (store_dir(store), cache_dir) if p is not None])
+
+                def check_env(applied) -> None:  # each configuration's environment, as its campaign will
+                    check_environment_size(applied, select_benchmarks(applied, list(benchmarks) or None),
+                                           checked.versions, checked.noise, runs=runs)
                 # One set of worktrees for the suite's campaigns: each version is checked out and
                 # built once, not once per configuration.
                 trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
                 results = run_suite(config, store, suite, run=campaign, benchmarks=list(benchmarks) or None,
-                                    template_dir=cache_dir.parent / "screen-files")
+                                    template_dir=cache_dir.parent / "screen-files", check=check_env)
     except KeyboardInterrupt:
         click.echo(f"interrupted: {stored + reporter.stored} runs stored; run the same command again to resume",
                    err=True)

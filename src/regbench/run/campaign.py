@@ -271,6 +271,25 @@ def check_campaign(config: ProjectConfig, *, revisions: str | None = None, relea
     return CheckedCampaign(tuple(specs), tuple(versions), noise, facts, instruction_counter_for(specs))
 
 
+def check_environment_size(config: ProjectConfig, specs: Sequence[BenchmarkSpec], versions: Sequence[PlannedVersion],
+                           noise: NoiseControl, *, runs: int | None = None,
+                           groups: Mapping[str, tuple[SplitGroup, ...]] | None = None) -> None:
+    """That every run of the campaign's plan fits ``noise.env_size`` (nothing to check without
+    it): :func:`run_campaign` checks it before its first run, and a caller that writes something
+    before the campaign (a suite's configurations, for each configuration) before that.
+
+    Raises
+    ------
+    ConfigError
+        A benchmark's environment at some version is larger than ``env_size``.
+    """
+    if noise.env_size is None:
+        return
+    experiments = _experiments(config, specs, groups or {})
+    runs_of = {key: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for key, s in experiments}
+    check_env_size(_widest_runs(experiments, runs_of), {v.name: {} for v in versions}, noise.env_size)
+
+
 def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None = None,
                  benchmarks: Sequence[str] | None = None, seed: int | None = None,
                  machine: str | None = None, config_name: str = DEFAULT_CONFIG,
@@ -397,8 +416,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     experiments = _experiments(config, specs, groups)
     runs_of = {key: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for key, s in experiments}
     widest = _widest_runs(experiments, runs_of)
-    if noise.env_size is not None:
-        check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
+    check_environment_size(config, specs, versions, noise, runs=runs, groups=groups)
     # The store is first read here, after the checks that do not need it: a store opened at its
     # first use (the command line's) is not created for a campaign they refuse.
     check_measure_units(store, specs, counter)

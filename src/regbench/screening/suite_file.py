@@ -202,11 +202,17 @@ def suite_configs(config: ProjectConfig, points: Sequence[ScreenPoint], *, templ
 
 def run_suite(config: ProjectConfig, store: Store, points: Sequence[ScreenPoint], *,
               run: Callable[[ProjectConfig, str], CampaignResult],
-              template_dir: Path, benchmarks: Sequence[str] | None = None) -> list[tuple[str, CampaignResult]]:
+              template_dir: Path, benchmarks: Sequence[str] | None = None,
+              check: Callable[[ProjectConfig], None] | None = None) -> list[tuple[str, CampaignResult]]:
     """Run a campaign per configuration of the suite: ``run(applied_config, config_name)`` (the
     caller's :func:`~regbench.run.campaign.run_campaign` with its options), after storing every
-    configuration with its levels.  Returns each configuration's name and campaign, in order."""
+    configuration with its levels.  ``check(applied_config)`` is called for each configuration
+    before anything is stored: what the campaigns would refuse, so that a refused suite writes
+    nothing.  Returns each configuration's name and campaign, in order."""
     applied = suite_configs(config, points, template_dir=template_dir, benchmarks=benchmarks)
+    if check is not None:
+        for _, cfg in applied:
+            check(cfg)
 
     def named(conn) -> None:  # the levels travel with the configuration's name, as a screen's do
         for p, _ in applied:
