@@ -419,6 +419,12 @@ class Auto(Detector):
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
+                if not choice.spread and choice.estimator == "mean":
+                    # Runs too short to choose a location (processes timed once or twice): the
+                    # choice measured no spread, and the run mean searched is ``vs``.  Without
+                    # it, every mode was followed, a "mode" of interference delays too (false
+                    # alarms on the probe shape `one-iter-skewed`, docs/evaluation.md).
+                    overall = pooled_spread(vs)
                 # Short excursions are looked for in a mode's location only when the runs lie
                 # wholly in one mode (``scan_modes``), so that each run's location in its mode is
                 # measured from all its samples, as in a unimodal benchmark.  With modes within
