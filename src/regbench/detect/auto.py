@@ -419,7 +419,7 @@ class Auto(Detector):
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
-                if not choice.spread and choice.estimator == "mean":
+                if choice.estimator == "mean" and _short_runs(series):
                     # Runs too short to choose a location (processes timed once or twice): the
                     # choice measured no spread, and the run mean searched is ``vs``.  Without
                     # it, every mode was followed, a "mode" of interference delays too (false
