@@ -1054,6 +1054,22 @@ def test_fastest_runs_are_not_followed_where_they_often_jump_or_are_not_steadier
     assert det.fastest_runs(up, vs, choice) is None
 
 
+def test_runs_slowed_below_a_mode_boundary_by_a_step_are_not_taken_for_changes_of_the_fast_mode():
+    # A generated history (the probe shape `skewed-few`, seed 5, docs/evaluation.md): a floor with
+    # whole runs slowed on top, searched on its floor (the low quantile), and a -28.6% step at v84.
+    # After the step the slowed runs fall below the fixed boundary into the fast mode, whose
+    # location then moves with how many of a version's three runs were slowed (three false
+    # changes at v89, v93 and v94); the mode's fastest run stays at the floor.
+    s = _golden_series("generated-slowed-runs-after-a-step.json")
+    det = get_detector("auto")
+    assert det.location(s).estimator == "low"
+    changes = det.detect(s)
+    assert [(c.version, c.kind) for c in changes] == [("v084", "improvement")]
+    assert changes[0].ci_low < -0.286 < changes[0].ci_high
+    # Without the fastest runs' checks (floor=false) the fast mode's false changes are back.
+    assert {"v089", "v093", "v094"} <= {c.version for c in get_detector("auto", floor=False).detect(s)}
+
+
 def test_fastest_runs_that_jump_with_the_share_of_samples_at_a_level_are_not_taken_for_changes():
     # A generated history (the probe shape `many-runs-quiet`, seed 5, docs/evaluation.md): 20 runs
     # of 5 samples a version, each sample at one of two levels 6.9x apart, summarised by the run

@@ -431,7 +431,10 @@ class Auto(Detector):
                 # runs it comes from the few samples a run has there, and the scan's short
                 # stretches raised false alarms (measured with `regbench evaluate`,
                 # docs/evaluation.md).
-                fastest = self.mode_floors(series, modes, choice) if scan_modes else None
+                # A change found in a mode must show in the mode's fastest runs too
+                # (:meth:`mode_floors`) where the runs each stay in one mode, and where the
+                # benchmark is searched on its floor (``floors``): see :meth:`mode_floors`.
+                fastest = self.mode_floors(series, modes, choice) if scan_modes or floors is not None else None
                 for j, per_mode in enumerate(mode_stats(series.runs, modes, fence=self.fence, log=choice.log,
                                                         outlying_z=self.outlying)):
                     if per_mode.mean.size < 2:
@@ -619,15 +622,25 @@ class Auto(Detector):
 
     def mode_floors(self, series: Series, modes: np.ndarray, choice: LocationChoice) -> list[VersionStats] | None:
         """Each mode's fastest run per version (:func:`~regbench.stats.segments.mode_floors`),
-        which a change found in a mode must show in too, when the benchmark's runs each stay in
-        one mode and are positive times whose interference only adds time, as for :meth:`floors`;
-        else None.
+        which a change found in a mode must show in too, for positive times whose interference
+        only adds time, as for :meth:`floors`; else None.  The caller asks for them where the
+        benchmark's runs each stay in one mode, and where the benchmark is searched on its floor
+        (:meth:`floors`).
 
         Runs that each stay at one level, 4-12% apart: a real step carries the fast level into
         the slow one's fixed boundaries, and that mode's location then moves with the share of
         runs at each level from version to version, reported as changes the size of the gap in
         opposite-sign pairs (23 of the 28 false alarms of the probe shape `bimodal-close`, seed 4,
         docs/evaluation.md).  The mode's fastest run stays at the lower level through such mixes.
+
+        A benchmark searched on its floor (interference only adds time, and slows whole runs or
+        many of their samples): a step of the floor carries the slowed runs below a fixed mode
+        boundary, into the fast mode, whose location then moves with how many of a version's runs
+        were slowed, reported as changes several versions after the step, too far to be merged
+        with it (three false changes after a -29% step on the probe shape `skewed-few`, seed 5;
+        asked there, the check removed 5 of that seed's 25 false alarms and 3 each of
+        `bimodal-runs` seeds 1 and 2, docs/evaluation.md).  The fast mode's fastest run stays at
+        the floor.
         """
         if not self.floor or not choice.log or burst_side(series.direction, choice.log) != "above":
             return None
