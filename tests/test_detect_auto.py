@@ -866,9 +866,10 @@ def test_a_change_in_a_mode_must_show_in_the_modes_fastest_runs_when_runs_land_a
     assert labelled.kind == "revert"
     checked = match_series(labelled, get_detector("auto").detect(labelled.series))
     assert checked.false_alarms == () and len(checked.matches) == len(labelled.truth) == 2
+    # Without the check the +6.5% is back (its -6.3% revert goes against a near change of the
+    # location, which stands for it: test_a_modes_change_against_the_locations_step_...).
     unchecked = match_series(labelled, get_detector("auto", floor=False).detect(labelled.series))
-    assert sorted((c.version, c.kind) for c in unchecked.false_alarms) == [("v040", "regression"),
-                                                                          ("v042", "improvement")]
+    assert sorted((c.version, c.kind) for c in unchecked.false_alarms) == [("v040", "regression")]
     assert all(c.detail.startswith("mode 1 of ") for c in unchecked.false_alarms)
 
 
@@ -1068,6 +1069,17 @@ def test_runs_slowed_below_a_mode_boundary_by_a_step_are_not_taken_for_changes_o
     assert changes[0].ci_low < -0.286 < changes[0].ci_high
     # Without the fastest runs' checks (floor=false) the fast mode's false changes are back.
     assert {"v089", "v093", "v094"} <= {c.version for c in get_detector("auto", floor=False).detect(s)}
+
+
+def test_a_modes_change_against_the_locations_step_does_not_stand_for_it():
+    # A generated history (the probe shape `bimodal-close`, seed 5): runs at two levels a few
+    # percent apart, and a +9.9% step at v18.  The step moved samples across a fixed mode
+    # boundary, and that mode's mean fell by 10.7% at v18, with a smaller p-value than the
+    # location's +10.7%: it stood for the step, reported as an improvement.
+    s = _golden_series("generated-mode-against-the-step.json")
+    at18 = [c for c in get_detector("auto").detect(s) if c.version == "v018"]
+    assert [(c.kind, c.detail) for c in at18] == [("regression", None)]
+    assert at18[0].ci_low < 0.0989 < at18[0].ci_high
 
 
 def test_fastest_runs_that_jump_with_the_share_of_samples_at_a_level_are_not_taken_for_changes():
