@@ -416,6 +416,7 @@ class Auto(Detector):
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
                                                                      "fastest runs (interference only adds time)"))
             state = self._state(series, vs, cps, choice, floors)
+            located = {id(c) for c in changes}  # the location's own changes (``_merge_near``)
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
@@ -463,7 +464,7 @@ class Auto(Detector):
                     n_tests += tests
                     found = _place_in_gap(series, per_mode, found, modes[j], modes[j + 1], fence=self.fence,
                                           log=choice.log)
-                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
             level = self.followed_level(series, choice, vs.mean.size) if self.levels else None
             if level is not None:
@@ -474,7 +475,7 @@ class Auto(Detector):
                                             estimator=f"the {name} of each run at the fastest level: runs land at "
                                                       "separate levels")
                 n_tests += tests
-                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
             # Also in a multimodal benchmark of runs too short to hold two samples in each of two
             # modes (processes timed once or twice), where a run's location is the share of each
@@ -510,7 +511,7 @@ class Auto(Detector):
                                                     for t in _slow_stretches(followed, floor_cps, self.excursion)}
                 found = [c for c in found if c.version not in slow]
                 n_tests += tests
-                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found])
+                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
@@ -1009,13 +1010,14 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
     return np.array([-np.inf, *cuts, np.inf])
 
 
-def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> list[Change]:
+def _merge_near(series: Series, changes: list[Change], found: list[Change], located: set[int]) -> list[Change]:
     """``changes`` with a mode's ``found`` changes added, each change reported once.
 
     Changes within :data:`REFINE_REACH` versions of each other are one change seen twice (the
     search places a split only that precisely, :meth:`Auto._refine`), seen through a mode, or the
     level step moving samples across a mode boundary: the one with the smallest p-value stands
-    for them, except that a change going against the location's own never does.
+    for them, except that a change going against the location's own (``located``: the ids of the
+    location search's changes) never does.
     """
     out = list(changes)
     for c in found:
@@ -1030,13 +1032,12 @@ def _merge_near(series: Series, changes: list[Change], found: list[Change]) -> l
         same = [x for x in near if np.sign(x.change) == np.sign(c.change)]
         near = same or near
         p = c.p_value if c.p_value is not None else 1.0
-        # A change that goes against a near change of the benchmark's location (the location's
-        # search reports no ``detail``) is that step seen through a fixed mode boundary, never a
-        # change of its own, however small its p-value: a step of +10% moved the samples of a mode
-        # into the next mode's range, whose mean fell by 10.7% at the step's version, and that
-        # "improvement" stood for the regression (the probe shape `bimodal-close`, seed 5;
-        # docs/evaluation.md).
-        if near and not same and any(x.detail is None for x in near):
+        # A change that goes against a near change of the benchmark's location is that step seen
+        # through a fixed mode boundary, never a change of its own, however small its p-value: a
+        # step of +10% moved the samples of a mode into the next mode's range, whose mean fell by
+        # 10.7% at the step's version, and that "improvement" stood for the regression (the probe
+        # shape `bimodal-close`, seed 5; docs/evaluation.md).
+        if near and not same and any(id(x) in located for x in near):
             continue
         if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
             continue

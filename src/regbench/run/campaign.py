@@ -285,9 +285,17 @@ def check_environment_size(config: ProjectConfig, specs: Sequence[BenchmarkSpec]
     """
     if noise.env_size is None:
         return
-    experiments = _experiments(config, specs, groups or {})
+    check_env_size(_planned_runs(config, specs, runs, groups or {})[2], {v.name: {} for v in versions},
+                   noise.env_size)
+
+
+def _planned_runs(config: ProjectConfig, specs: Sequence[BenchmarkSpec], runs: int | None,
+                  groups: Mapping[str, tuple[SplitGroup, ...]]):
+    """The campaign's experiments, the runs each gets, and each one's widest run
+    (:func:`_widest_runs`)."""
+    experiments = _experiments(config, specs, groups)
     runs_of = {key: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for key, s in experiments}
-    check_env_size(_widest_runs(experiments, runs_of), {v.name: {} for v in versions}, noise.env_size)
+    return experiments, runs_of, _widest_runs(experiments, runs_of)
 
 
 def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None = None,
@@ -413,10 +421,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
 
         splits = split_invocations(store, configured, optimized, config=config_name, machine=machine)
     groups = {name: sp.groups for name, sp in splits.items() if sp.groups}
-    experiments = _experiments(config, specs, groups)
-    runs_of = {key: s.pilot if s.plan == "adaptive" else runs if runs is not None else s.runs for key, s in experiments}
-    widest = _widest_runs(experiments, runs_of)
-    check_environment_size(config, specs, versions, noise, runs=runs, groups=groups)
+    experiments, runs_of, widest = _planned_runs(config, specs, runs, groups)
+    if noise.env_size is not None:
+        check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
     # The store is first read here, after the checks that do not need it: a store opened at its
     # first use (the command line's) is not created for a campaign they refuse.
     check_measure_units(store, specs, counter)
