@@ -483,10 +483,28 @@ def test_changes_within_the_refine_reach_are_reported_once_by_the_most_significa
 
     overall = [ch(3, 1e-5), ch(9, 1e-9)]
     mode = [ch(3 + REFINE_REACH, 1e-8, "mode 1"), ch(9 - 1, 1e-6, "mode 1"), ch(1, 1e-4, "mode 1")]
-    merged = sorted(_merge_near(s, overall, mode), key=lambda c: s.index(c.version))
+    merged = sorted(_merge_near(s, overall, mode, {id(c) for c in overall}), key=lambda c: s.index(c.version))
     # v5 (the mode's, more significant) stands for v3; v9 (more significant) for v8; v1 is four
     # versions from v5, a change of its own.
     assert [(c.version, c.detail) for c in merged] == [("v1", "mode 1"), ("v5", "mode 1"), ("v9", None)]
+
+
+def test_a_mode_change_going_against_the_locations_near_step_never_stands_for_it():
+    from regbench.detect.auto import _merge_near
+    from regbench.detect.base import Change
+
+    s = series_from_levels([1.0] * 12)
+
+    def ch(k, change, p, detail=None):
+        return Change("bench", "default", "m1", f"v{k}", f"v{k - 1}", change, change - 0.02, change + 0.02,
+                      "regression" if change > 0 else "improvement", "auto", p_value=p, detail=detail)
+
+    step = ch(5, 0.10, 1e-4)
+    against = ch(6, -0.107, 1e-9, "mode 1")
+    # Against the location's own step: the step stays, however small the mode's p-value.
+    assert _merge_near(s, [step], [against], {id(step)}) == [step]
+    # The same pair where the near change is not the location's: the more significant stands.
+    assert _merge_near(s, [step], [against], set()) == [against]
 
 
 def test_a_change_seen_in_a_mode_that_left_for_some_versions_is_placed_since_the_version_before_it():
