@@ -140,3 +140,60 @@ def test_diagnose_takes_detection_s_options_and_refuses_unknown_ones(store_path)
     bad = subprocess.run([*base, "--option", "nonsense=1"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.startswith("Usage: regbench diagnose ")  # a usage error
     assert bad.stderr.strip().splitlines()[-1].startswith("Error: --option nonsense: auto has no such option")
+
+
+def _two_level_store(path, *, runs: int, slow: float = 0.3, versions: int = 30, seed: int = 5) -> None:
+    """``versions`` versions of ``runs`` runs; each run lands at 1x or 1.3x (``slow`` of them) and stays."""
+    rng = np.random.default_rng(seed)
+    with Store(path) as store:
+        for k in range(versions):
+            for r in range(runs):
+                ratio = 1.3 if rng.random() < slow else 1.0
+                store.add_run(RunRecord("two", f"v{k:02d}", r,
+                                        ratio * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.005, 20))))
+
+
+def _at_least_two(n: int, p: float) -> float:
+    """P(X >= 2) for X ~ Binomial(n, p), from its definition (the reference for scipy's binom)."""
+    return 1 - (1 - p) ** n - n * p * (1 - p) ** (n - 1)
+
+
+def test_diagnose_says_how_often_a_version_measures_each_mode_of_whole_runs(tmp_path):
+    # 3 runs a version, 30% of runs at the slow level: a version has two runs at it about a fifth
+    # of the time, so detection measures that mode at few versions (the probe shape
+    # `bimodal-three`, docs/evaluation.md); the advice names the runs that give 90%.
+    path = tmp_path / "three.db"
+    _two_level_store(path, runs=3)
+    with Store(path) as store:
+        d = diagnose(store, "two", rng=1)
+    m = d.run_modes
+    assert m is not None and len(m.shares) == 2 and m.runs_per_version == 3
+    assert m.shares[0] > m.shares[1] and 0.2 < m.shares[1] < 0.4  # lowest first: 70% / 30%
+    p = m.shares[1]
+    assert m.coverage == pytest.approx(_at_least_two(3, p), rel=1e-9) and m.coverage < 0.35
+    assert m.needed is not None and _at_least_two(m.needed, p) >= 0.9 > _at_least_two(m.needed - 1, p)
+    advice = [a for a in d.advice if a.startswith("Whole runs land in 2 modes")]
+    assert len(advice) == 1 and f"{m.needed} runs a version give 90%" in advice[0]
+    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "two",
+                          "--no-plots", "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["run_modes"]["runs_per_version"] == 3 and report["run_modes"]["needed"] == m.needed
+    text = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "two",
+                           "--no-plots"], capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0 and "runs stay in modes" in text.stdout
+
+
+def test_diagnose_gives_no_mode_advice_when_versions_have_runs_enough(tmp_path):
+    path = tmp_path / "many.db"
+    _two_level_store(path, runs=16)
+    with Store(path) as store:
+        d = diagnose(store, "two", rng=1)
+    assert d.run_modes is not None and d.run_modes.runs_per_version == 16 and d.run_modes.coverage >= 0.9
+    assert not any(a.startswith("Whole runs land") for a in d.advice)
+
+
+def test_diagnose_reports_no_run_modes_where_every_run_visits_the_modes(store_path):
+    # v2's iterations are bimodal inside every run (a cache hit/miss benchmark): each run measures both.
+    with Store(store_path) as store:
+        assert diagnose(store, "bench", rng=1).run_modes is None

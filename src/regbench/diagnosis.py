@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,10 @@ from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
 from .stats.segments import FastestLevel, LocationChoice
 from .store import HistoryView, Store
+
+if TYPE_CHECKING:
+    from .detect.auto import Auto
+    from .model import Series
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,78 @@ class Diagnosis:
     #: When whole runs land at separate levels and ``auto`` follows the fastest one, that level
     #: (over all versions of the series): its runs are searched as a history of their own.
     levels: FastestLevel | None = None
+    #: When whole runs each stay in one of several modes (over all versions of the series): how
+    #: often a version has the two runs in each that detection needs to measure it.
+    run_modes: RunModes | None = None
 
     @property
     def trustworthy(self) -> bool:
         """Precise enough for the target, and the runs' structure does not undermine it."""
         return bool(self.summary.relative_half_width <= self.target)
+
+
+@dataclass(frozen=True)
+class RunModes:
+    """Whole runs that land in one of several modes and stay there (modes between runs: a
+    process's memory layout or core placement, seed 000 s.2's random initial conditions), over
+    every version of a history, and what that means for the runs a version needs.
+
+    Detection measures a mode at a version only when two of the version's runs or more lie in it
+    (:func:`regbench.stats.segments.mode_stats`; docs/detection.md, point 5), and follows a mode
+    or the fastest level as a history of its own only where that holds at
+    :data:`regbench.detect.auto.SCAN_MODE_COVERAGE` (90%) of the versions.  With each run
+    landing in the rarest mode with probability ``p`` independently, a version of ``n`` runs has
+    two or more there with the binomial probability ``P(X >= 2)``, ``X ~ Binomial(n, p)``.
+
+    Attributes
+    ----------
+    shares : tuple of float
+        The share of the runs that lie in each mode, lowest mode first (modes under 5% of the
+        runs left out, as :func:`regbench.detect.auto.mode_bounds` leaves them out).
+    runs_per_version : int
+        The median number of runs of a version with runs.
+    coverage : float
+        ``P(X >= 2)`` for the rarest mode with ``runs_per_version`` runs: the expected share of
+        versions where detection measures it.
+    needed : int or None
+        The fewest runs a version for a coverage of 90% (None: more than :data:`MAX_RUNS_ADVISED`).
+    """
+
+    shares: tuple[float, ...]
+    runs_per_version: int
+    coverage: float
+    needed: int | None
+
+
+#: The most runs a version that the advice on modes between runs names.
+MAX_RUNS_ADVISED = 100
+
+
+def run_modes(series: Series, auto: Auto) -> RunModes | None:
+    """:class:`RunModes` of ``series`` with the modes ``auto`` (an :class:`~regbench.detect.auto.Auto`)
+    finds, or None when its runs do not each stay in one of several modes."""
+    from scipy.stats import binom
+
+    from .detect.auto import SCAN_MODE_COVERAGE, WHOLE_RUNS, mode_bounds
+    from .stats.segments import run_mode_counts
+
+    if not auto.clusters:
+        return None
+    bounds = mode_bounds(series, fence=auto.fence, rng=auto.rng)
+    if bounds is None:
+        return None
+    counts, total = run_mode_counts(series.runs, bounds)
+    if not total or counts.sum() < WHOLE_RUNS * total:
+        return None  # modes within runs (every run visits them): each run measures each mode
+    shares = counts / counts.sum()
+    shares = shares[shares >= 0.05]
+    if shares.size < 2:
+        return None
+    n = int(np.median([len(v) for v in series.runs if len(v)]))
+    p = float(shares.min())
+    coverage = float(binom.sf(1, n, p))
+    needed = next((m for m in range(2, MAX_RUNS_ADVISED + 1) if binom.sf(1, m, p) >= SCAN_MODE_COVERAGE), None)
+    return RunModes(tuple(float(x) for x in shares / shares.sum()), n, coverage, needed)
 
 
 def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None = None, config: str | None = None,
@@ -173,7 +244,8 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
-        location=location, levels=auto.followed_level(s, location, sum(1 for r in s.runs if r)))
+        location=location, levels=auto.followed_level(s, location, sum(1 for r in s.runs if r)),
+        run_modes=run_modes(s, auto))
     return _with_advice(d, n_runs=len(runs))
 
 
@@ -211,6 +283,15 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
     if d.warmup_detected > configured:
         advice.append(f"Runs reach a steady state only after about {d.warmup_detected} iterations (MSER-5), but "
                       f"only {configured} are discarded as warm-up: set warmup = {d.warmup_detected}.")
+    m = d.run_modes
+    if m is not None and m.coverage < 0.9:
+        shares = " / ".join(f"{x:.0%}" for x in m.shares)
+        more = (f"{m.needed} runs a version give 90%" if m.needed is not None
+                else f"even {MAX_RUNS_ADVISED} runs a version give less than 90%")
+        advice.append(f"Whole runs land in {len(m.shares)} modes ({shares} of the runs, lowest first): detection "
+                      f"measures a mode at a version only with two of its runs there, which {m.runs_per_version} "
+                      f"runs a version give the rarest mode at about {m.coverage:.0%} of the versions, so a change "
+                      f"of that mode is found late or not at all; {more}.")
     if d.plan is not None:
         cur = (configured + s.n_iterations) * n_runs
         advice.append(f"For +-{d.target:.1%} at {s.confidence_level:.0%}: {d.plan.runs} runs x {d.plan.iterations} "

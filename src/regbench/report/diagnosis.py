@@ -79,6 +79,9 @@ def diagnosis_json(d: Diagnosis, *, target: float, plots: Sequence[Path] = ()) -
         "levels": None if d.levels is None else {
             "n_levels": d.levels.n_levels, "fastest_within": _j(float(np.expm1(d.levels.cut))),
             "versions": int(d.levels.stats.mean.size)},
+        "run_modes": None if d.run_modes is None else {
+            "shares": list(d.run_modes.shares), "runs_per_version": d.run_modes.runs_per_version,
+            "coverage": _j(d.run_modes.coverage), "needed": d.run_modes.needed},
         "plan": None if d.plan is None else {"runs": d.plan.runs, "iterations": d.plan.iterations,
                                              "warmup": d.plan.warmup, "cost": d.plan.cost},
         "target": target, "trustworthy": d.trustworthy, "advice": list(d.advice),
@@ -117,6 +120,11 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
         lines.append(("runs land at levels", f"{d.levels.n_levels}; detection also follows the runs within "
                                              f"{fmt_pct(float(np.expm1(d.levels.cut)))} of the floor, as a history "
                                              f"of their own ({d.levels.stats.mean.size} versions)"))
+    if d.run_modes is not None:
+        m = d.run_modes
+        lines.append(("runs stay in modes", f"{len(m.shares)} ({' / '.join(f'{x:.0%}' for x in m.shares)} of the runs, "
+                                           f"lowest first); with {m.runs_per_version} runs a version, two or more "
+                                           f"in the rarest at about {m.coverage:.0%} of the versions"))
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
         console.print(f"  {k.ljust(width)}  {v}")

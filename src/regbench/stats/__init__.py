@@ -68,7 +68,7 @@ _LAZY = {
     "modepairs": ("ModeMatch", "match_modes", "split_modes"),
     "variance": ("VarianceComparison", "variance_change", "VARIANCE_VERDICTS"),
     "segments": ("VersionStats", "SegmentStats", "SegmentTest", "TwoLevelT", "robust_run_means", "fence_bounds",
-                 "stats_of_runs", "version_stats", "version_floors", "isolated_versions", "version_stats_many", "mode_stats", "mode_floors", "runs_in_one_mode", "fastest_level", "FastestLevel", "two_level_t",
+                 "stats_of_runs", "version_stats", "version_floors", "isolated_versions", "version_stats_many", "mode_stats", "mode_floors", "runs_in_one_mode", "run_mode_counts", "fastest_level", "FastestLevel", "two_level_t",
                  "compare_segments", "compare_segments_many", "segment_test", "ratio_interval", "version_variance",
                  "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR", "LOCATIONS", "LOW_QUANTILE",
                  "LocationChoice", "choose_location", "run_locations", "relative_change"),

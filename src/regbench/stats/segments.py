@@ -1199,16 +1199,36 @@ def runs_in_one_mode(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *
     float
         In [0, 1]; NaN without any sample.
     """
+    counts, total = run_mode_counts(runs, bounds, share=share)
+    return int(counts.sum()) / total if total else float("nan")
+
+
+def run_mode_counts(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *,
+                    share: float = WHOLE_RUN_SHARE) -> tuple[np.ndarray, int]:
+    """How many runs lie (almost) all in each mode of ``bounds``, and how many runs there are.
+
+    A run is in a mode when at least ``share`` of its samples are (as :func:`runs_in_one_mode`
+    counts them); a run spread over modes counts for none.
+
+    Returns
+    -------
+    counts : numpy.ndarray of int
+        One count per mode, ``len(bounds) - 1`` of them.
+    total : int
+        The runs with at least one sample.
+    """
     inner = np.asarray(bounds, dtype=float)[1:-1]
-    total = whole = 0
+    counts = np.zeros(inner.size + 1, dtype=int)
+    total = 0
     for version in runs:
         for r in version:
             if r.size == 0:
                 continue
-            counts = np.bincount(np.searchsorted(inner, r), minlength=inner.size + 1)
+            per_mode = np.bincount(np.searchsorted(inner, r), minlength=inner.size + 1)
             total += 1
-            whole += int(counts.max() >= share * r.size)
-    return whole / total if total else float("nan")
+            if per_mode.max() >= share * r.size:
+                counts[int(np.argmax(per_mode))] += 1
+    return counts, total
 
 
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
