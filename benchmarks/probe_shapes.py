@@ -8,9 +8,10 @@ and 4), so that they measure how the default holds on data it has not seen.  Sev
 added on 2026-11-28 (seeds 7, 8 and 9): runs of one or two samples (a command timed once a process), alone
 and with interference or runs at two levels, timers that round, and heavy-tailed run effects;
 the generator makes at least two samples a run, so the one-sample shapes keep each run's first.
-Six more on 2026-11-29 (seeds 11, 12 and 13): two runs a version, run-to-run CV of 2-5% with ten
+Eight more on 2026-11-29 (seeds 11, 12 and 13): two runs a version, run-to-run CV of 2-5% with ten
 runs, interference over ten runs, runs at two levels with three runs a version, `few-runs` with
-100 iterations, and interference delays of 50-300%.
+100 iterations, interference delays of 50-300%, and runs at two levels 1.5-2.5x apart (cores
+of two speeds) with five and with three runs a version.
 
 Usage::
 
@@ -62,6 +63,8 @@ SHAPES = {s.name: s for s in (
     _shape("bimodal-runs", "bimodal-three", n_runs=3, n_iterations=20),
     _shape("few-runs", "few-runs-many-iter", n_iterations=100),
     _shape("skewed", "skewed-wide", n_runs=5, n_iterations=30, interference_delay=(0.5, 3.0)),
+    _shape("bimodal-runs", "bimodal-wide-five", n_runs=5, n_iterations=20, bimodal_runs_ratio=(1.5, 2.5)),
+    _shape("bimodal-runs", "bimodal-wide-three", n_runs=3, n_iterations=20, bimodal_runs_ratio=(1.5, 2.5)),
 )}
 
 
@@ -116,7 +119,7 @@ def probe_corpus(name: str, seed: int, n_series: int) -> Corpus:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated; default: all twenty")
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated; default: all twenty-two")
     ap.add_argument("--seeds", default="3,4")
     ap.add_argument("--methods", default="auto,otava-low,otava-median,edivisive")
     ap.add_argument("--series", type=int, default=200)
