@@ -1066,7 +1066,8 @@ def test_fastest_runs_are_not_followed_where_they_often_jump_or_are_not_steadier
     assert followed(jumpy) is None
     # Symmetric run-to-run noise: the fastest of 3 runs varies more than their mean.
     assert followed(series_from_levels(levels, runs=3, run_sd=0.03, seed=0)) is None
-    # Not for a throughput (higher is better), where interference makes runs lower.
+    # Not for a series where higher is better as it stands (interference makes a throughput's runs
+    # lower): such a series is searched as its reciprocal (`oriented`), where it is a time.
     up = series_from_levels(levels, runs=3, seed=5, sampler=_whole_runs_slowed(levels), direction="higher")
     choice = det.location(up)
     vs = version_stats(up.runs, estimator=choice.estimator, log=choice.log)
@@ -1198,3 +1199,60 @@ def test_a_demo_history_with_a_version_whose_runs_all_landed_slow_shows_both_pla
     planted = [(s.versions[3].name, "regression"), (s.versions[6].name, "improvement")]
     assert [(c.version, c.kind) for c in get_detector("auto").detect(s)] == planted
     assert [(c.version, c.kind) for c in get_detector("auto", floor_veto="significant").detect(s)] == planted[1:]
+
+
+def _throughput(s: Series) -> Series:
+    """``s`` (times) as throughputs: every sample inverted, higher is better."""
+    return Series(s.benchmark, s.config, s.machine, "ops/s", "higher", list(s.versions),
+                  [[1.0 / r for r in version] for version in s.runs], list(s.failed), list(s.warmup))
+
+
+def test_a_throughput_is_searched_as_the_time_it_inverts():
+    # Real measurements (the shipped real corpus' `cpu_loop/steps-a`: steps of -10%, +2%, -5% and
+    # +3% in work, 5 runs a version under the machine's own load) as times and as the same
+    # samples inverted into throughputs.  Interference only lowers a throughput, as it only adds
+    # time; searched as it stood, the throughput history found one step of four.
+    from regbench.evaluate import load_real_corpus
+
+    [series] = [ls.series for ls in load_real_corpus().series if ls.series.benchmark == "cpu_loop/steps-a"]
+    det = get_detector("auto")
+    times = det.detect(series)
+    rates = det.detect(_throughput(series))
+    assert len(times) >= 3
+    # The same versions and kinds (inverting twice is exact to the last bits only).
+    assert [(c.version, c.previous, c.kind) for c in rates] == [(c.version, c.previous, c.kind) for c in times]
+    for t, r in zip(times, rates, strict=True):
+        assert r.p_value == pytest.approx(t.p_value, rel=1e-6)
+        # A relative change c of the time is 1 / (1 + c) - 1 of the throughput; the ends swap.
+        assert r.change == pytest.approx(1 / (1 + t.change) - 1, rel=1e-9)
+        assert (r.ci_low, r.ci_high) == pytest.approx((1 / (1 + t.ci_high) - 1, 1 / (1 + t.ci_low) - 1), rel=1e-9)
+        assert r.ci_low <= r.change <= r.ci_high and (r.change < 0) == (r.kind == "regression")
+        assert "reciprocal" in r.estimator
+    assert det.location(_throughput(series)).estimator == det.location(series).estimator
+
+
+def test_a_throughput_s_incremental_check_goes_on_from_its_reciprocal_state():
+    det = get_detector("auto")
+    s = _throughput(series_from_levels([1.0] * 40 + [1.10] * 3, seed=4))  # 10% more time: 9.1% fewer ops/s
+    head, tail = _split_series(s, 40)
+    changes, _, state = det.detect_with_state(head)
+    assert changes == [] and state["reciprocal"] is True
+    found, _, state = det.check_new(state, tail)
+    assert [(c.version, c.kind) for c in found] == [("v40", "regression")]
+    assert found[0].ci_low < 1 / 1.1 - 1 < found[0].ci_high < 0
+    [(many, _, _)] = det.check_new_many([(det.detect_with_state(head)[2], tail)])
+    assert [(c.version, c.change) for c in many] == [(c.version, c.change) for c in found]
+    # The same history as times: the same test, the change on the time's scale.
+    times = series_from_levels([1.0] * 40 + [1.10] * 3, seed=4)
+    t_head, t_tail = _split_series(times, 40)
+    [t] = det.check_new(det.detect_with_state(t_head)[2], t_tail)[0]
+    assert found[0].change == pytest.approx(1 / (1 + t.change) - 1, rel=1e-9)
+
+
+def test_a_higher_is_better_score_that_is_not_positive_is_searched_as_it_is():
+    det = get_detector("auto")
+    s = series_from_levels([1.0] * 30 + [1.1] * 30, direction="higher")
+    s.runs[3][0][0] = 0.0  # a score of zero once: no reciprocal
+    assert det.oriented(s) == (s, False)
+    changes, _, state = det.detect_with_state(s)
+    assert [c.kind for c in changes] == ["improvement"] and "reciprocal" not in state

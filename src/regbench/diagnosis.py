@@ -244,7 +244,7 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
-        location=location, levels=auto.followed_level(s, location, sum(1 for r in s.runs if r)),
+        location=location, levels=auto.followed_level(auto.oriented(s)[0], location, sum(1 for r in s.runs if r)),
         run_modes=run_modes(s, auto))
     return _with_advice(d, n_runs=len(runs))
 
