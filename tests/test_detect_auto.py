@@ -1229,6 +1229,7 @@ def test_a_throughput_is_searched_as_the_time_it_inverts():
         assert r.ci_low <= r.change <= r.ci_high and (r.change < 0) == (r.kind == "regression")
         assert "reciprocal" in r.estimator
     assert det.location(_throughput(series)).estimator == det.location(series).estimator
+    assert "reciprocal" in det.location(_throughput(series)).reason and "reciprocal" not in det.location(series).reason
 
 
 def test_a_throughput_s_incremental_check_goes_on_from_its_reciprocal_state():

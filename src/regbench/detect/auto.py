@@ -729,9 +729,13 @@ class Auto(Detector):
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
         candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
-        series = self.oriented(series)[0]
-        return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
-                               direction=series.direction)
+        series, inverted = self.oriented(series)
+        choice = choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
+                                 direction=series.direction)
+        if inverted:  # said where it is shown (``regbench diagnose``); the search itself never inverts twice
+            choice = dataclasses.replace(choice, reason=f"{choice.reason}; of the reciprocal, the time of one "
+                                                         "operation (higher is better)")
+        return choice
 
     def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice,
                floors: VersionStats | None = None) -> dict:
