@@ -947,6 +947,11 @@ class Auto(Detector):
             estimator=estimator)
 
 
+#: What the estimator of a change found in a series' reciprocal says (:func:`_on_own_scale`;
+#: :func:`regbench.run.rerun.comparison_of` reads it).
+RECIPROCAL_NOTE = "searched as its reciprocal"
+
+
 def _reciprocal(series: Series, *, lenient: bool = False) -> Series | None:
     """``series`` with every sample replaced by its reciprocal and lower-is-better, or None when a
     sample is not positive and finite (a score that can be negative has no reciprocal scale).
@@ -990,7 +995,7 @@ def _on_own_scale(change: Change, direction: str) -> Change:
         return 1.0 / (1.0 + c) - 1.0 if c > -1.0 else float("inf")
 
     estimator = change.estimator
-    note = "searched as its reciprocal (the time of one operation): higher is better, interference only lowers it"
+    note = f"{RECIPROCAL_NOTE} (the time of one operation): higher is better, interference only lowers it"
     return dataclasses.replace(change, change=own(change.change), ci_low=own(change.ci_high),
                                ci_high=own(change.ci_low), kind=kind_of(own(change.change), direction),
                                estimator=note if not estimator else f"{estimator}; {note}")

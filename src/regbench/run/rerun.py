@@ -147,7 +147,8 @@ def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
     With ``follow``, the detection decides: ``auto`` records in :attr:`Change.estimator` which
     location of each run varied least between runs of a version (the 10% quantile under a floor
     with slower interference above it, Chen and Revels 2016; the median under heavy tails; else
-    the mean), and in :attr:`Change.detail` the mode of a multimodal benchmark in which it found
+    the mean; the median for a throughput searched on its reciprocal's 10% quantile), and in
+    :attr:`Change.detail` the mode of a multimodal benchmark in which it found
     the change (Bulej et al. 2005, s.4).  The comparison that settles the change again uses the
     same summary, so that it is as precise as the detection was, and matches runs mode by mode
     where the detection looked at one mode.  Other detectors record neither: their changes are
@@ -171,7 +172,14 @@ def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
         return {"by_mode": False, "measure": None, "location": compare_as}
     if (change.detail or "").startswith("mode "):
         return {"by_mode": True, "measure": None, "location": "mean"}
+    from ..detect.auto import RECIPROCAL_NOTE
+
     how = change.estimator or ""
     location = ("low" if how.startswith(f"the {LOW_QUANTILE:.0%} quantile") else
                 "median" if how.startswith("the median") else "mean")
+    if location == "low" and RECIPROCAL_NOTE in how:
+        # A throughput searched as its reciprocal: the low quantile was the reciprocal's, and the
+        # comparison runs on the throughput's own samples, whose low quantile is their slow tail.
+        # The median is the same location of a run's samples and of their reciprocals.
+        location = "median"
     return {"by_mode": False, "measure": None, "location": location}
