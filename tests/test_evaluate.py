@@ -477,3 +477,26 @@ def test_cli_bad_method_is_a_usage_error():
     assert out.returncode == 2  # as in tests/test_cli_usage_exits.py
     assert out.stderr.startswith("Usage: regbench evaluate ")
     assert out.stderr.splitlines()[-1].startswith("Error: Invalid value for '--methods': unknown method 'nope' (known: ")
+
+
+def test_cli_option_scores_auto_with_its_options_beside_the_default(tmp_path):
+    # A minimum change of 50%: auto with it finds fewer of the corpus' changes than auto without it,
+    # so the option reached the detector (the corpus' steps are 1-40%).
+    out = _cli("--series", "12", "--versions", "30", "--methods", "auto", "--jobs", "2", "--format", "json")
+    tuned = _cli("--series", "12", "--versions", "30", "--methods", "auto,otava-low", "--option", "min_change=0.5",
+                 "--option", "floor_search=false", "--jobs", "2", "--format", "json")
+    assert out.returncode == 0 and tuned.returncode == 0, (out.stderr, tuned.stderr)
+    [plain] = json.loads(out.stdout)["scores"]
+    scores = {s["method"]: s for s in json.loads(tuned.stdout)["scores"]}
+    assert list(scores) == ["auto (min_change=0.5, floor_search=false)", "otava-low"]
+    assert scores["auto (min_change=0.5, floor_search=false)"]["recall_relevant"] < plain["recall_relevant"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--methods", "otava-low", "--option", "floor=false"), "Error: --option applies to auto: add it to --methods"),
+    (("--methods", "auto", "--option", "nope=1"), "Error: --option nope: auto has no such option (its options: "),
+    (("--methods", "auto", "--option", "floor"), "Error: --option 'floor': expected NAME=VALUE"),
+])
+def test_cli_option_mistakes_are_usage_errors(args, message):
+    out = _cli(*args)
+    assert out.returncode == 2 and out.stderr.splitlines()[-1].startswith(message), out.stderr

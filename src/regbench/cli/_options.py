@@ -13,7 +13,7 @@ import click
 _COMMON = {"confidence_level": "--confidence", "min_change": "--min-change"}
 
 
-def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, object]:
+def parse_detector_options(method: str, pairs: Sequence[str], *, common: bool = False) -> dict[str, object]:
     """``--option NAME=VALUE`` pairs as keyword arguments of ``method``'s detector.
 
     Each value is read as the type of the option's default (an integer, a number, true or false,
@@ -27,8 +27,9 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
     ------
     click.UsageError
         A pair without ``=``, an option given twice, one the method does not have (or one with an
-        option of this command: ``--confidence``, ``--min-change``), a value of the wrong type, or
-        one the detector refuses.
+        option of this command: ``--confidence``, ``--min-change``, unless ``common``: a command
+        without those options takes them here), a value of the wrong type, or one the detector
+        refuses.
     """
     from ..detect import get_detector
 
@@ -36,7 +37,7 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
         return {}
     cls = type(get_detector(method))
     params = {name: p for name, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY}
-    own = [name for name in params if name not in _COMMON]
+    own = [name for name in params if common or name not in _COMMON]
     parsed: dict[str, object] = {}
     given: dict[str, str] = {}  # as typed, for the messages
     for pair in pairs:
@@ -44,7 +45,7 @@ def parse_detector_options(method: str, pairs: Sequence[str]) -> dict[str, objec
         name = name.strip()
         if not sep or not name:
             _fail(f"--option {pair!r}: expected NAME=VALUE")
-        if name in _COMMON:
+        if name in _COMMON and not common:
             _fail(f"--option {name}: use {_COMMON[name]}")
         if name not in params:
             known = ", ".join(own) or "none"

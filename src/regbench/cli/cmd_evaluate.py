@@ -68,6 +68,10 @@ def _seeds(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
               help="Seeds of the synthetic corpus, separated by commas; each is reported separately.")
 @click.option("--methods", default="all", show_default=True, metavar="LIST|all", callback=_methods,
               help="Comma-separated detectors and baselines to evaluate, or 'all'.")
+@click.option("--option", "options", metavar="NAME=VALUE", multiple=True,
+              help="An option of auto, repeatable, as `regbench detect --option` takes it (also "
+                   "confidence_level and min_change): auto is scored with them, under the name "
+                   "'auto (NAME=VALUE, ...)'; --methods must include auto.")
 @click.option("--series", "n_series", type=click.IntRange(1), default=300, show_default=True,
               help="Series in each synthetic corpus.")
 @click.option("--versions", "n_versions", type=click.IntRange(20), default=100, show_default=True,
@@ -88,7 +92,7 @@ def _seeds(ctx: click.Context, param: click.Parameter, text: str) -> list[int]:
 @click.option("--jobs", type=click.IntRange(1), default=None,
               help="Worker processes [default: the number of CPUs].")
 @click.pass_context
-def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_versions, n_runs, n_iterations,
+def command(ctx: click.Context, corpora, shape, seeds, methods, options, n_series, n_versions, n_runs, n_iterations,
             first_runs, tolerance, fmt, output, jobs) -> None:
     """Score change detectors on labelled corpora, side by side with the Perfherder rule,
     Apache Otava and asv's step detection, and show each method's worst row.
@@ -117,6 +121,17 @@ def command(ctx: click.Context, corpora, shape, seeds, methods, n_series, n_vers
         if given:
             raise click.UsageError(f"{given[0]} applies to the synthetic corpus only (add --corpus synthetic)",
                                    ctx=ctx)
+    if options:
+        if "auto" not in methods:
+            raise click.UsageError("--option applies to auto: add it to --methods", ctx=ctx)
+        from ..detect import get_detector
+        from ._options import parse_detector_options
+
+        tuned = get_detector("auto", **parse_detector_options("auto", options, common=True))
+        # Scored under its own name, next to the other methods (the runner labels a detector object
+        # by its ``name``, which its change records carry too).
+        tuned.name = f"auto ({', '.join(o.strip() for o in options)})"
+        methods = [tuned if m == "auto" else m for m in methods]
     if first_runs is not None and sources == ["synthetic"]:
         raise click.UsageError("--first-runs applies to real corpora only (add --corpus real or --corpus PATH; "
                                "--runs sizes the synthetic one)", ctx=ctx)
