@@ -1257,3 +1257,35 @@ def test_a_higher_is_better_score_that_is_not_positive_is_searched_as_it_is():
     assert det.oriented(s) == (s, False)
     changes, _, state = det.detect_with_state(s)
     assert [c.kind for c in changes] == ["improvement"] and "reciprocal" not in state
+
+
+def test_a_mode_change_of_a_throughput_names_the_mode_on_the_throughput_s_own_scale():
+    from regbench.detect.auto import _mode_on_own_scale
+
+    # The reciprocal's (lo, hi] is the throughput's [1 / hi, 1 / lo), numbered from the other end.
+    assert _mode_on_own_scale("mode 2 of 2 (1.521 to inf)") == "mode 1 of 2 (-inf to 0.6575)"
+    assert _mode_on_own_scale("mode 1 of 3 (-inf to 0.5)") == "mode 3 of 3 (2 to inf)"
+    assert _mode_on_own_scale("mode 2 of 3 (0.5 to 4)") == "mode 2 of 3 (0.25 to 2)"
+    assert _mode_on_own_scale("the fastest run of each version") == "the fastest run of each version"
+    assert _mode_on_own_scale(None) is None
+
+
+def test_samples_that_are_not_numbers_are_left_out_not_the_whole_history():
+    # One NaN sample made its version's level NaN, and the whole history was not searched.
+    s = series_from_levels([1.0] * 30 + [1.1] * 30, seed=2)
+    expected = [(c.version, c.kind) for c in get_detector("auto").detect(s)]
+    assert expected == [("v30", "regression")]
+    s.runs[12][3][5] = np.nan
+    s.runs[40][0][:] = np.inf  # a whole run: left out with its samples
+    assert [(c.version, c.kind) for c in get_detector("auto").detect(s)] == expected
+
+
+def test_a_throughput_with_a_zero_sample_is_still_searched_as_its_reciprocal():
+    # A throughput of zero measured nothing: left out, in a full pass as in an incremental one.
+    det = get_detector("auto")
+    s = _throughput(series_from_levels([1.0] * 30 + [1.1] * 30, seed=2))
+    s.runs[20][1][3] = 0.0
+    changes, _, state = det.detect_with_state(s)
+    assert [(c.version, c.kind) for c in changes] == [("v30", "regression")] and state["reciprocal"] is True
+    s.runs[20][1][4] = -1.0  # a negative value: a score, not a throughput; searched as it stands
+    assert det.oriented(s)[1] is False

@@ -142,15 +142,18 @@ def test_diagnose_takes_detection_s_options_and_refuses_unknown_ones(store_path)
     assert bad.stderr.strip().splitlines()[-1].startswith("Error: --option nonsense: auto has no such option")
 
 
-def _two_level_store(path, *, runs: int, slow: float = 0.3, versions: int = 30, seed: int = 5) -> None:
-    """``versions`` versions of ``runs`` runs; each run lands at 1x or 1.3x (``slow`` of them) and stays."""
+def _two_level_store(path, *, runs: int, slow: float = 0.3, versions: int = 30, seed: int = 5,
+                     throughput: bool = False) -> None:
+    """``versions`` versions of ``runs`` runs; each run lands at 1x or 1.3x (``slow`` of them) and
+    stays; with ``throughput``, as operations per second (every sample inverted, higher is better)."""
     rng = np.random.default_rng(seed)
     with Store(path) as store:
         for k in range(versions):
             for r in range(runs):
                 ratio = 1.3 if rng.random() < slow else 1.0
-                store.add_run(RunRecord("two", f"v{k:02d}", r,
-                                        ratio * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.005, 20))))
+                x = ratio * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.005, 20))
+                store.add_run(RunRecord("two", f"v{k:02d}", r, 1 / x if throughput else x),
+                              unit="ops/s" if throughput else None, direction="higher" if throughput else None)
 
 
 def _at_least_two(n: int, p: float) -> float:
@@ -168,7 +171,7 @@ def test_diagnose_says_how_often_a_version_measures_each_mode_of_whole_runs(tmp_
         d = diagnose(store, "two", rng=1)
     m = d.run_modes
     assert m is not None and len(m.shares) == 2 and m.runs_per_version == 3
-    assert m.shares[0] > m.shares[1] and 0.2 < m.shares[1] < 0.4  # lowest first: 70% / 30%
+    assert m.shares[0] > m.shares[1] and 0.2 < m.shares[1] < 0.4  # fastest first: 70% / 30%
     p = m.shares[1]
     assert m.coverage == pytest.approx(_at_least_two(3, p), rel=1e-9) and m.coverage < 0.35
     assert m.needed is not None and _at_least_two(m.needed, p) >= 0.9 > _at_least_two(m.needed - 1, p)
@@ -197,3 +200,15 @@ def test_diagnose_reports_no_run_modes_where_every_run_visits_the_modes(store_pa
     # v2's iterations are bimodal inside every run (a cache hit/miss benchmark): each run measures both.
     with Store(store_path) as store:
         assert diagnose(store, "bench", rng=1).run_modes is None
+
+
+def test_diagnose_counts_a_throughput_s_modes_as_detection_sees_them(tmp_path):
+    # The same runs as operations per second: the modes detection follows are those of the
+    # reciprocal (the time of one operation), the fast one first.
+    times, rates = tmp_path / "times.db", tmp_path / "rates.db"
+    _two_level_store(times, runs=3)
+    _two_level_store(rates, runs=3, throughput=True)
+    with Store(times) as a, Store(rates) as b:
+        t, r = diagnose(a, "two", rng=1).run_modes, diagnose(b, "two", rng=1).run_modes
+    assert t is not None and r is not None
+    assert r.shares == pytest.approx(t.shares) and r.needed == t.needed and r.shares[0] > r.shares[1]

@@ -102,8 +102,10 @@ class RunModes:
     Attributes
     ----------
     shares : tuple of float
-        The share of the runs that lie in each mode, lowest mode first (modes under 5% of the
-        runs left out, as :func:`regbench.detect.auto.mode_bounds` leaves them out).
+        The share of the runs that lie in each mode, lowest value first in the series as detection
+        searches it (:meth:`~regbench.detect.auto.Auto.oriented`: a time, or a throughput's
+        reciprocal), so fastest first; modes under 5% of the runs left out, as
+        :func:`regbench.detect.auto.mode_bounds` leaves them out.
     runs_per_version : int
         The median number of runs of a version with runs.
     coverage : float
@@ -245,7 +247,7 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
         location=location, levels=auto.followed_level(auto.oriented(s)[0], location, sum(1 for r in s.runs if r)),
-        run_modes=run_modes(s, auto))
+        run_modes=run_modes(auto.oriented(s)[0], auto))
     return _with_advice(d, n_runs=len(runs))
 
 
@@ -288,7 +290,7 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
         shares = " / ".join(f"{x:.0%}" for x in m.shares)
         more = (f"{m.needed} runs a version give 90%" if m.needed is not None
                 else f"even {MAX_RUNS_ADVISED} runs a version give less than 90%")
-        advice.append(f"Whole runs land in {len(m.shares)} modes ({shares} of the runs, lowest first): detection "
+        advice.append(f"Whole runs land in {len(m.shares)} modes ({shares} of the runs, fastest first): detection "
                       f"measures a mode at a version only with two of its runs there, which {m.runs_per_version} "
                       f"runs a version give the rarest mode at about {m.coverage:.0%} of the versions, so a change "
                       f"of that mode is found late or not at all; {more}.")

@@ -407,7 +407,7 @@ class Auto(Detector):
 
     def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
         """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""
-        searched, inverted = self.oriented(series)
+        searched, inverted = self.oriented(_finite(series))
         changes, n_tests, state = self._detect_with_state(searched)
         if not inverted:
             return changes, n_tests, state
@@ -729,7 +729,7 @@ class Auto(Detector):
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
         candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
-        series, inverted = self.oriented(series)
+        series, inverted = self.oriented(_finite(series))
         choice = choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
                                  direction=series.direction)
         if inverted:  # said where it is shown (``regbench diagnose``); the search itself never inverts twice
@@ -954,11 +954,12 @@ RECIPROCAL_NOTE = "searched as its reciprocal"
 
 def _reciprocal(series: Series, *, lenient: bool = False) -> Series | None:
     """``series`` with every sample replaced by its reciprocal and lower-is-better, or None when a
-    sample is not positive and finite (a score that can be negative has no reciprocal scale).
+    sample is negative (a score that can be negative has no reciprocal scale).
 
-    ``lenient`` (a state saved on the reciprocal, :meth:`Auto.check_new`): samples that are not
-    positive and finite are left out instead (a throughput of zero measured nothing), and runs
-    left empty with them."""
+    A throughput of zero measured nothing (the tool ran no operation): such samples are left out,
+    as :func:`_finite` leaves out samples that are not numbers.  ``lenient`` (a state saved on the
+    reciprocal, :meth:`Auto.check_new`): negative samples are left out too, so that a history
+    searched as its reciprocal goes on being one.  Runs left empty are left out."""
     runs = []
     for version in series.runs:
         kept = []
@@ -966,7 +967,7 @@ def _reciprocal(series: Series, *, lenient: bool = False) -> Series | None:
             r = np.asarray(r, dtype=float)
             ok = np.isfinite(r) & (r > 0)
             if not ok.all():
-                if not lenient:
+                if not lenient and np.any(r < 0):
                     return None
                 r = r[ok]
                 if r.size == 0:
@@ -976,10 +977,23 @@ def _reciprocal(series: Series, *, lenient: bool = False) -> Series | None:
     return dataclasses.replace(series, runs=runs, direction="lower")
 
 
-def _as_saved(state: dict, series: Series) -> Series:
-    """``series`` on the scale its saved ``state`` was computed on (:meth:`Auto.oriented`)."""
-    if not state.get("reciprocal"):
+def _finite(series: Series) -> Series:
+    """``series`` without its samples that are not numbers (NaN, infinite), and without the runs
+    left empty by that; the series itself when every sample is finite.
+
+    One NaN sample made every location of its run NaN, and a history with one NaN version level
+    was not searched at all (no change reported in any version)."""
+    if all(np.isfinite(r).all() for version in series.runs for r in version):
         return series
+    runs = [[r[np.isfinite(r)] for r in version if np.isfinite(r).any()] for version in series.runs]
+    return dataclasses.replace(series, runs=runs)
+
+
+def _as_saved(state: dict, series: Series) -> Series:
+    """``series`` on the scale its saved ``state`` was computed on (:meth:`Auto.oriented`), its
+    samples that are not numbers left out (:func:`_finite`)."""
+    if not state.get("reciprocal"):
+        return _finite(series)
     inverse = _reciprocal(series, lenient=True)
     assert inverse is not None  # lenient: never None
     return inverse
@@ -992,13 +1006,33 @@ def _on_own_scale(change: Change, direction: str) -> Change:
     map, so the interval's ends swap; exact, and still inside (-100%, +inf).  The kind is the
     same (a slower operation is a lower throughput)."""
     def own(c: float) -> float:
+        if not np.isfinite(c):
+            return c if np.isnan(c) else -1.0 if c > 0 else float("inf")
         return 1.0 / (1.0 + c) - 1.0 if c > -1.0 else float("inf")
 
     estimator = change.estimator
     note = f"{RECIPROCAL_NOTE} (the time of one operation): higher is better, interference only lowers it"
     return dataclasses.replace(change, change=own(change.change), ci_low=own(change.ci_high),
                                ci_high=own(change.ci_low), kind=kind_of(own(change.change), direction),
-                               estimator=note if not estimator else f"{estimator}; {note}")
+                               estimator=note if not estimator else f"{estimator}; {note}",
+                               detail=_mode_on_own_scale(change.detail))
+
+
+def _mode_on_own_scale(detail: str | None) -> str | None:
+    """A mode's detail, ``mode j of n (lo to hi)``, of a series' reciprocal as the series' own:
+    the boundaries inverted and the modes numbered from the other end (the reciprocal's fastest
+    mode is the throughput's highest); any other detail as it is."""
+    import re
+
+    m = re.fullmatch(r"mode (\d+) of (\d+) \((\S+) to (\S+)\)(.*)", detail or "", flags=re.S)
+    if m is None:
+        return detail
+    j, n, lo, hi = int(m[1]), int(m[2]), float(m[3]), float(m[4])
+    # (lo, hi] of the reciprocal is [1 / hi, 1 / lo) of the series; the reciprocal is positive, so
+    # its first mode's -inf is 0, whose reciprocal is +inf.
+    new_lo = "-inf" if hi == np.inf else f"{1.0 / hi:.4g}"
+    new_hi = "inf" if lo <= 0 else f"{1.0 / lo:.4g}"
+    return f"mode {n - j + 1} of {n} ({new_lo} to {new_hi}){m[5]}"
 
 
 def _checked_on_own_scale(checked: tuple[list[Change], int, dict], state: dict, direction: str

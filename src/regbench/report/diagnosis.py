@@ -123,7 +123,7 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     if d.run_modes is not None:
         m = d.run_modes
         lines.append(("runs stay in modes", f"{len(m.shares)} ({' / '.join(f'{x:.0%}' for x in m.shares)} of the runs, "
-                                           f"lowest first); with {m.runs_per_version} runs a version, two or more "
+                                           f"fastest first); with {m.runs_per_version} runs a version, two or more "
                                            f"in the rarest at about {m.coverage:.0%} of the versions"))
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
