@@ -1253,7 +1253,7 @@ def test_a_throughput_s_incremental_check_goes_on_from_its_reciprocal_state():
 def test_a_higher_is_better_score_that_is_not_positive_is_searched_as_it_is():
     det = get_detector("auto")
     s = series_from_levels([1.0] * 30 + [1.1] * 30, direction="higher")
-    s.runs[3][0][0] = 0.0  # a score of zero once: no reciprocal
+    s.runs[3][0][0] = -0.5  # a score below zero once: no reciprocal
     assert det.oriented(s) == (s, False)
     changes, _, state = det.detect_with_state(s)
     assert [c.kind for c in changes] == ["improvement"] and "reciprocal" not in state

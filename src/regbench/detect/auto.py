@@ -418,7 +418,7 @@ class Auto(Detector):
         """:meth:`detect_with_state` of a series as it is searched (:meth:`oriented`)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            choice = self.location(series)
+            choice = self._location(series)
             # The runs' locations were computed to choose the location (``run_values``, the same
             # fence): not again.
             vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log,
@@ -728,14 +728,18 @@ class Auto(Detector):
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
-        candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
         series, inverted = self.oriented(_finite(series))
-        choice = choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
-                                 direction=series.direction)
-        if inverted:  # said where it is shown (``regbench diagnose``); the search itself never inverts twice
+        choice = self._location(series)
+        if inverted:  # said where it is shown (``regbench diagnose``)
             choice = dataclasses.replace(choice, reason=f"{choice.reason}; of the reciprocal, the time of one "
                                                          "operation (higher is better)")
         return choice
+
+    def _location(self, series: Series) -> LocationChoice:
+        """:meth:`location` of a series as it is searched (:meth:`oriented`, :func:`_finite`)."""
+        candidates = LOCATIONS if self.location_rule == "auto" else (self.location_rule,)
+        return choose_location(series.runs, fence=self.fence, candidates=candidates, outlying_z=self.outlying,
+                               direction=series.direction)
 
     def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice,
                floors: VersionStats | None = None) -> dict:
@@ -983,7 +987,9 @@ def _finite(series: Series) -> Series:
 
     One NaN sample made every location of its run NaN, and a history with one NaN version level
     was not searched at all (no change reported in any version)."""
-    if all(np.isfinite(r).all() for version in series.runs for r in version):
+    every = [r for version in series.runs for r in version]
+    # One check over all samples at once: one numpy call a run cost 11 ms for 5,000 runs.
+    if not every or np.isfinite(np.concatenate(every)).all():
         return series
     runs = [[r[np.isfinite(r)] for r in version if np.isfinite(r).any()] for version in series.runs]
     return dataclasses.replace(series, runs=runs)
