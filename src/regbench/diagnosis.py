@@ -234,6 +234,7 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
 
     auto = Auto(**dict(detector_options or {}))
     location = auto.location(s)  # the location detection compares this series by, chosen by the same rule
+    searched = auto.oriented(s)[0]  # the series as detection searches it (a throughput's reciprocal)
     d = Diagnosis(
         benchmark=s.benchmark, version=version, config=s.config, machine=s.machine, unit=s.unit,
         raw_runs=raw_runs, warmups=warmups, failed_runs=failed, summary=summary, robust=robust,
@@ -246,8 +247,8 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
         normality=normality, best_transform=best, plan=plan, target=target,
-        location=location, levels=auto.followed_level(auto.oriented(s)[0], location, sum(1 for r in s.runs if r)),
-        run_modes=run_modes(auto.oriented(s)[0], auto))
+        location=location, levels=auto.followed_level(searched, location, sum(1 for r in s.runs if r)),
+        run_modes=run_modes(searched, auto))
     return _with_advice(d, n_runs=len(runs))
 
 
@@ -267,6 +268,8 @@ def _normality(run_means: np.ndarray) -> dict[str, float]:
 
 
 def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
+    from .detect.auto import SCAN_MODE_COVERAGE
+
     advice = []
     s = d.summary
     if s.impact_factor > 2:
@@ -286,7 +289,7 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
         advice.append(f"Runs reach a steady state only after about {d.warmup_detected} iterations (MSER-5), but "
                       f"only {configured} are discarded as warm-up: set warmup = {d.warmup_detected}.")
     m = d.run_modes
-    if m is not None and m.coverage < 0.9:
+    if m is not None and m.coverage < SCAN_MODE_COVERAGE:
         shares = " / ".join(f"{x:.0%}" for x in m.shares)
         more = (f"{m.needed} runs a version give 90%" if m.needed is not None
                 else f"even {MAX_RUNS_ADVISED} runs a version give less than 90%")
