@@ -264,7 +264,7 @@ def test_a_command_imports_only_its_own_module():
             "from regbench.cli.main import main\n"
             "main(['detect', '--help'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('regbench.cli.cmd_')))\n"
-            "print(sorted(m for m in ('scipy', 'pandas', 'sqlalchemy', 'rich', 'sklearn', 'matplotlib') "
+            "print(sorted(m for m in ('numpy', 'scipy', 'pandas', 'sqlalchemy', 'rich', 'sklearn', 'matplotlib') "
             "if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     modules, heavy = out.stdout.splitlines()[-2:]

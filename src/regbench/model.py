@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy arrays are only named in annotations: `--help` needs no numpy
+    import numpy as np
 
 #: Status of a run: ``ok`` has samples; the others are failures recorded as results.
 RUN_STATUSES = ("ok", "failed", "crashed", "timeout", "garbage")

@@ -10,8 +10,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from ..model import Series
+if TYPE_CHECKING:  # only for annotations: `detect --help` lists the methods without numpy
+    from ..model import Series
 
 #: Keys of the detection JSON, in order (DESIGN.md "Contracts").
 JSON_FIELDS = ("benchmark", "config", "machine", "version", "previous", "change", "ci_low", "ci_high",
