@@ -53,3 +53,26 @@ def test_verdict_labels_follow_where_the_sequence_lies():
     assert not _settled(np.log(1.01) + noise[:400], 0.03).gates
     assert not _settled(np.log(1.10) + noise[:50], 0.03, direction="higher").gates
     assert _settled(noise[:2], 0.03, stopped="budget").verdict == "inconclusive"
+
+
+def test_a_throughputs_floor_is_its_fast_side():
+    # `--location low` takes the floor that interference hardly moves: for times their 10%
+    # quantile, for throughputs (direction "higher") their 90% one, the 10% quantile of the times
+    # they invert; a throughput's own 10% quantile is its slow tail, which moves with interference.
+    from datetime import datetime
+
+    from regbench.config import BenchmarkSpec
+    from regbench.run.execute import RunOutcome
+    from regbench.run.sequential import run_value
+
+    rates = np.concatenate([np.full(16, 100.0), [50.0, 40.0, 60.0, 45.0]])  # four slowed by interference
+    outcome = RunOutcome("ok", rates, 0, "", 1.0, datetime(2026, 1, 1))
+    higher = BenchmarkSpec(name="t", kind="command", direction="higher")
+    lower = BenchmarkSpec(name="t", kind="command")
+    assert run_value(higher, outcome, "low") == 100.0
+    assert run_value(lower, outcome, "low") == np.quantile(rates, 0.1) < 60
+    assert 1 / run_value(higher, outcome, "low") == np.quantile(1 / rates, 0.1)
+    assert run_value(higher, outcome, "median") == run_value(lower, outcome, "median") == 100.0
+    settled = Settled("t", "A", "B", "higher", None, "settled", 3, 0, 0.0, location="low")
+    assert "90% quantiles" in settled.compared_by
+    assert "10% quantiles" in Settled("t", "A", "B", "lower", None, "settled", 3, 0, 0.0, location="low").compared_by
