@@ -172,14 +172,10 @@ def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
         return {"by_mode": False, "measure": None, "location": compare_as}
     if (change.detail or "").startswith("mode "):
         return {"by_mode": True, "measure": None, "location": "mean"}
-    from ..detect.auto import RECIPROCAL_NOTE
-
     how = change.estimator or ""
     location = ("low" if how.startswith(f"the {LOW_QUANTILE:.0%} quantile") else
                 "median" if how.startswith("the median") else "mean")
-    if location == "low" and RECIPROCAL_NOTE in how:
-        # A throughput searched as its reciprocal: the low quantile was the reciprocal's, and the
-        # comparison runs on the throughput's own samples, whose low quantile is their slow tail.
-        # The median is the same location of a run's samples and of their reciprocals.
-        location = "median"
+    # A throughput searched as its reciprocal (RECIPROCAL_NOTE in ``how``) keeps "low": the
+    # comparison's low location of a benchmark where higher is better is the throughput's 90%
+    # quantile, the reciprocal's 10% one (:func:`regbench.run.sequential.run_value`).
     return {"by_mode": False, "measure": None, "location": location}
