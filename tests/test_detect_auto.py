@@ -688,6 +688,37 @@ def test_the_fastest_level_adds_no_false_alarm_on_quiet_histories():
     assert alarms == []
 
 
+def _slow_at(levels, versions, *, shares=(0.7, 0.2, 0.1), ratios=(1.0, 1.45, 1.9)):
+    """:func:`_three_levels`, with every run of ``versions`` at one of the two slower levels."""
+    def sampler(rng, k):
+        if k in versions:
+            ratio = ratios[1 + rng.choice(2, p=(0.67, 0.33))]
+        else:
+            ratio = ratios[rng.choice(len(ratios), p=shares)]
+        return levels[k] * ratio * (1 + rng.normal(0, 0.03)) * (1 + rng.normal(0, 0.01, 20))
+    return sampler
+
+
+@pytest.mark.parametrize("end", [0, 44])
+def test_an_end_version_whose_runs_all_landed_slower_is_not_the_fastest_level(end):
+    # The floor of the fastest level is a running median of the versions' fastest runs.  Padded
+    # with copies of the end, the first or last version was three of the five values of its own
+    # window, so its floor was its own fastest run, and its runs at the 1.45x level were taken
+    # for the fastest level: a "+45%" or "-30%" change at the end of the history, reported by the
+    # fastest level in 39 of these 40 histories.  Mirrored, its neighbours outvote it, and the
+    # version is a hole in the fastest level's history (too few runs there).
+    from regbench.stats import fastest_level
+
+    lv = [1.0] * 45
+    for seed in range(20):
+        s = series_from_levels(lv, runs=5, seed=seed, sampler=_slow_at(lv, {end}))
+        found = fastest_level(s.runs)
+        assert found is not None and end not in found.stats.index
+        assert np.all(np.abs(found.stats.mean) < 0.1)  # every version's runs at the floor: log 1.0
+        assert not [c for c in get_detector("auto").detect(s)
+                    if c.detail and c.detail.startswith("the fastest of")]
+
+
 def test_a_short_history_with_steps_is_not_taken_for_runs_at_levels():
     # The demo's shape: 8 versions, a +90% step then a -75% one, runs of one level.  Next to a step
     # the running floor lags, and in so short a history those runs looked like a level of their own.
@@ -1136,6 +1167,39 @@ def test_a_short_slower_stretch_of_the_fastest_runs_is_not_a_change(seed):
     fast = series_from_levels(levels, runs=3, seed=seed, sampler=_whole_runs_slowed(levels))
     assert [(c.version, c.kind) for c in get_detector("auto").detect(fast)] == [("v30", "improvement"),
                                                                                 ("v32", "regression")]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_short_slower_stretch_at_either_end_of_the_history_is_not_a_change(seed, where):
+    # As above, with the two versions whose runs all landed at the slower level at the start or
+    # the end of the history: the search of the fastest runs saw one change there (an
+    # "improvement" after the first two versions, a "regression" at the last two), which the rule
+    # for stretches with two sides did not reach.
+    slow = {0, 1} if where == "first" else {58, 59}
+    s = series_from_levels([1.0] * 60, runs=5, seed=seed, sampler=_two_levels_with_a_slow_stretch(slow))
+    assert get_detector("auto").detect(s) == []
+
+
+def test_slow_stretches_at_the_ends_need_a_longer_level_beside_them():
+    from regbench.detect.auto import _slow_stretches
+
+    def stats(levels):
+        m = np.log(np.asarray(levels, dtype=float))
+        return VersionStats(np.arange(m.size), m, np.full(m.size, 0.01), np.full(m.size, 5), True)
+
+    # Two slower versions first, then 20 at the level: the change after them is dropped.
+    assert _slow_stretches(stats([1.1] * 2 + [1.0] * 20), [2], width=5) == {2}
+    # And two slower ones last.
+    assert _slow_stretches(stats([1.0] * 20 + [1.1] * 2), [20], width=5) == {20}
+    # Faster stretches are changes: kept.
+    assert _slow_stretches(stats([0.9] * 2 + [1.0] * 20), [2], width=5) == set()
+    assert _slow_stretches(stats([1.0] * 20 + [0.9] * 2), [20], width=5) == set()
+    # Longer than `width`, or as long as the level beside it (a short history's step): kept.
+    assert _slow_stretches(stats([1.1] * 6 + [1.0] * 20), [6], width=5) == set()
+    assert _slow_stretches(stats([1.1] * 4 + [1.0] * 4), [4], width=5) == set()
+    # A stretch with two sides, as before.
+    assert _slow_stretches(stats([1.0] * 10 + [1.1] * 2 + [1.0] * 10), [10, 12], width=5) == {10, 12}
 
 
 def test_one_run_a_version_is_neither_certain_nor_taken_for_modes():

@@ -1127,7 +1127,13 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     np.minimum.at(lowest, group, np.where(finite, logs, np.inf))
     if not np.all(np.isfinite(lowest)):
         return None
-    floor = median_filter(lowest, size=LEVEL_FLOOR_WINDOW, mode="nearest")
+    # "mirror", not "nearest": padding with copies of the end made the last version three of the
+    # five values of its own window, so its floor was always its own fastest run, and a last
+    # version whose runs all landed at a slower level counted them as the fastest level (a false
+    # "regression" at the end of the history, on several probe shapes and a real corpus;
+    # docs/evaluation.md, "A history's ends").  Mirrored, an end version
+    # counts once in its own window, and its neighbours stand in for the versions beyond the end.
+    floor = median_filter(lowest, size=LEVEL_FLOOR_WINDOW, mode="mirror")
     rel = logs - floor[group]
     values = rel[finite]
     if not bimodality_coefficient(values) > 5 / 9:
