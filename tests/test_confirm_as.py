@@ -170,3 +170,11 @@ def test_detect_bisect_follows_the_location_of_the_change(tmp_path, monkeypatch)
     assert entry.bisection is not None and entry.bisection.total.location == "low"
     assert entry.bisection.status == "found" and shas[5].startswith(entry.bisection.culprit)
 
+
+
+def test_a_throughput_detected_on_its_own_low_quantile_is_confirmed_on_medians():
+    # A series where higher is better with a negative sample is not searched as its reciprocal,
+    # and `auto` may choose its own 10% quantile (its slow tail); a comparison's `low` of such a
+    # benchmark is its 90% quantile, so the nearest location it can take is the median.
+    assert comparison_of(change(LOW), direction="higher")["location"] == "median"
+    assert comparison_of(change(LOW), direction="lower")["location"] == "low"

@@ -688,6 +688,23 @@ def test_the_fastest_level_adds_no_false_alarm_on_quiet_histories():
     assert alarms == []
 
 
+def test_the_running_floor_holds_a_whole_window_at_the_ends():
+    from scipy.ndimage import median_filter
+
+    from regbench.stats.segments import running_floor
+
+    x = np.random.default_rng(0).lognormal(size=45)
+    floor = running_floor(x, 5)
+    assert np.array_equal(floor[2:-2], median_filter(x, size=5)[2:-2])  # whole windows inside
+    assert floor[0] == floor[1] == np.median(x[:5]) and floor[-1] == floor[-2] == np.median(x[-5:])
+    # One or two slow versions at an end, or next to it, do not set their own floors.
+    for slow in ({6}, {5, 6}, {4, 5}, {0}, {0, 1}, {1, 2}):
+        values = np.array([5.0 if k in slow else 1.0 for k in range(7)])
+        assert np.array_equal(running_floor(values, 5), np.ones(7)), slow
+    assert running_floor(np.array([3.0, 1.0, 2.0]), 5).tolist() == [2.0, 2.0, 2.0]
+    assert running_floor(np.array([]), 5).size == 0
+
+
 def _slow_at(levels, versions, *, shares=(0.7, 0.2, 0.1), ratios=(1.0, 1.45, 1.9)):
     """:func:`_three_levels`, with every run of ``versions`` at one of the two slower levels."""
     def sampler(rng, k):
@@ -699,24 +716,31 @@ def _slow_at(levels, versions, *, shares=(0.7, 0.2, 0.1), ratios=(1.0, 1.45, 1.9
     return sampler
 
 
-@pytest.mark.parametrize("end", [0, 44])
-def test_an_end_version_whose_runs_all_landed_slower_is_not_the_fastest_level(end):
+@pytest.mark.parametrize("slow", [(0,), (44,), (1, 2), (42, 43), (0, 1), (43, 44)])
+def test_versions_near_an_end_whose_runs_all_landed_slower_are_not_the_fastest_level(slow):
     # The floor of the fastest level is a running median of the versions' fastest runs.  Padded
-    # with copies of the end, the first or last version was three of the five values of its own
-    # window, so its floor was its own fastest run, and its runs at the 1.45x level were taken
-    # for the fastest level: a "+45%" or "-30%" change at the end of the history, reported by the
-    # fastest level in 39 of these 40 histories.  Mirrored, its neighbours outvote it, and the
-    # version is a hole in the fastest level's history (too few runs there).
+    # with copies of the end (scipy's mode="nearest"), the first or last version was three of the
+    # five values of its own window, so its floor was its own fastest run, and its runs at the
+    # 1.45x level were taken for the fastest level: a "+45%" or "-30%" change at the end of the
+    # history, reported by the fastest level in 38 of the 40 histories of one slow end version.
+    # Mirrored (tried first), the next-to-last version counted twice in its own window, and two
+    # slow versions next to an end did the same (9-11 of 20).  A whole window is now held at the
+    # ends, and each slow version is a hole in the fastest level's history (too few runs there).
     from regbench.stats import fastest_level
 
     lv = [1.0] * 45
+    levels_found = 0
     for seed in range(20):
-        s = series_from_levels(lv, runs=5, seed=seed, sampler=_slow_at(lv, {end}))
+        s = series_from_levels(lv, runs=5, seed=seed, sampler=_slow_at(lv, set(slow)))
         found = fastest_level(s.runs)
-        assert found is not None and end not in found.stats.index
+        if found is None:  # no levels told apart in this draw: nothing to follow
+            continue
+        levels_found += 1
+        assert not set(slow) & set(found.stats.index.tolist())
         assert np.all(np.abs(found.stats.mean) < 0.1)  # every version's runs at the floor: log 1.0
         assert not [c for c in get_detector("auto").detect(s)
                     if c.detail and c.detail.startswith("the fastest of")]
+    assert levels_found >= 15
 
 
 def test_a_short_history_with_steps_is_not_taken_for_runs_at_levels():
@@ -1169,37 +1193,19 @@ def test_a_short_slower_stretch_of_the_fastest_runs_is_not_a_change(seed):
                                                                                 ("v32", "regression")]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-@pytest.mark.parametrize("where", ["first", "last"])
-def test_a_short_slower_stretch_at_either_end_of_the_history_is_not_a_change(seed, where):
-    # As above, with the two versions whose runs all landed at the slower level at the start or
-    # the end of the history: the search of the fastest runs saw one change there (an
-    # "improvement" after the first two versions, a "regression" at the last two), which the rule
-    # for stretches with two sides did not reach.
-    slow = {0, 1} if where == "first" else {58, 59}
-    s = series_from_levels([1.0] * 60, runs=5, seed=seed, sampler=_two_levels_with_a_slow_stretch(slow))
-    assert get_detector("auto").detect(s) == []
-
-
-def test_slow_stretches_at_the_ends_need_a_longer_level_beside_them():
-    from regbench.detect.auto import _slow_stretches
-
-    def stats(levels):
-        m = np.log(np.asarray(levels, dtype=float))
-        return VersionStats(np.arange(m.size), m, np.full(m.size, 0.01), np.full(m.size, 5), True)
-
-    # Two slower versions first, then 20 at the level: the change after them is dropped.
-    assert _slow_stretches(stats([1.1] * 2 + [1.0] * 20), [2], width=5) == {2}
-    # And two slower ones last.
-    assert _slow_stretches(stats([1.0] * 20 + [1.1] * 2), [20], width=5) == {20}
-    # Faster stretches are changes: kept.
-    assert _slow_stretches(stats([0.9] * 2 + [1.0] * 20), [2], width=5) == set()
-    assert _slow_stretches(stats([1.0] * 20 + [0.9] * 2), [20], width=5) == set()
-    # Longer than `width`, or as long as the level beside it (a short history's step): kept.
-    assert _slow_stretches(stats([1.1] * 6 + [1.0] * 20), [6], width=5) == set()
-    assert _slow_stretches(stats([1.1] * 4 + [1.0] * 4), [4], width=5) == set()
-    # A stretch with two sides, as before.
-    assert _slow_stretches(stats([1.0] * 10 + [1.1] * 2 + [1.0] * 10), [10, 12], width=5) == {10, 12}
+def test_a_real_slowdown_of_the_last_versions_of_a_two_level_benchmark_is_found():
+    # Runs at two levels 8% apart and a +5% step of the last three versions: a short slower
+    # stretch at the end of the history has one side, and is a change (the newest commits), not
+    # the excursion a stretch with two sides can be.  Dropping such stretches from the search of
+    # the fastest runs, as inside the history, found it in 3 of these 10 histories instead of 7
+    # (tried and dropped on 2026-11-29, docs/evaluation.md "A history's ends").
+    levels = [1.0] * 57 + [1.05] * 3
+    found = 0
+    for seed in range(10):
+        sampler = _two_levels_with_a_slow_stretch(set())
+        s = series_from_levels(levels, runs=5, seed=seed, sampler=lambda rng, k: levels[k] * sampler(rng, k))
+        found += any(c.version == "v57" and c.kind == "regression" for c in get_detector("auto").detect(s))
+    assert found >= 6
 
 
 def test_one_run_a_version_is_neither_certain_nor_taken_for_modes():

@@ -76,3 +76,17 @@ def test_a_throughputs_floor_is_its_fast_side():
     settled = Settled("t", "A", "B", "higher", None, "settled", 3, 0, 0.0, location="low")
     assert "90% quantiles" in settled.compared_by
     assert "10% quantiles" in Settled("t", "A", "B", "lower", None, "settled", 3, 0, 0.0, location="low").compared_by
+
+
+def test_what_a_throughputs_comparison_says_it_compared():
+    # By mode, the upper mode of a throughput is its faster one; a bisection by `low` names the
+    # 90% quantile as the comparison does.
+    from regbench.report.sequential import _bisected_by
+    from regbench.stats.modepairs import ModeMatch
+
+    for direction, word, q in (("lower", "slower", "10%"), ("higher", "faster", "90%")):
+        low = Settled("t", "A", "B", direction, None, "settled", 3, 0, 0.0, location="low")
+        assert f"{q} quantiles" in _bisected_by(low)
+        m = ModeMatch(np.zeros(3), 2, 0.0, 0.0, 0.3, 0.4, 0, np.arange(3))
+        by_mode = Settled("t", "A", "B", direction, None, "settled", 3, 0, 0.0, modes=m)
+        assert f"the {word} mode holds" in by_mode.compared_by

@@ -27,7 +27,7 @@ from ._common import DURATION, FiniteFloatRange
                    "pinned to its own CPU; else interleaved, saying why [default: [run] duet of regbench.toml].")
 @click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
               help="What of a run's samples it contributes: low = the 10% quantile, a floor that interference "
-                   "(which only adds time) hardly moves.")
+                   "(which only adds time) hardly moves (the 90% quantile where higher is better).")
 @click.option("--measure", type=click.Choice(["time", "instructions"]), default="time", show_default=True,
               help="Decide on each run's instruction count (perf, else callgrind) instead of its time: "
                    "instructions are not time.")

@@ -78,7 +78,8 @@ RUN_THRESHOLD = 0.03
                    "not time, and the output says which measure settled it.")
 @click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
               help="With --run (time): what of a run's samples it contributes; low: their 10% quantile, a floor "
-                   "that interference, which only adds time, hardly moves.")
+                   "that interference, which only adds time, hardly moves (their 90% quantile where higher "
+                   "is better).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default="table", show_default=True,
               help="github: a Markdown comment for a pull request on stdout, also appended to the file "
                    "$GITHUB_STEP_SUMMARY names (the job summary of GitHub Actions).")

@@ -1271,8 +1271,7 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
 def _slow_stretches(vs: VersionStats, cps: list[int], width: int) -> set[int]:
     """The change points of ``cps`` (positions in ``vs``, a search of the versions' fastest runs)
     that start or end a stretch of at most ``width`` versions slower than the segments on both
-    sides of it: a slowdown and the speed-up that ends it; and at the history's ends, the one
-    change point of such a stretch slower than the longer segment next to it.
+    sides of it: a slowdown and the speed-up that ends it.
 
     Used where the samples land at levels (a multimodal benchmark, point 5 of docs/detection.md):
     all of a version's runs can then land at a slower level, as the runs of other versions do,
@@ -1287,24 +1286,10 @@ def _slow_stretches(vs: VersionStats, cps: list[int], width: int) -> set[int]:
     is left to the location's and the modes' searches."""
     bounds = [0, *cps, vs.mean.size]
     level = [float(np.mean(vs.mean[a:b])) for a, b in zip(bounds, bounds[1:])]
-    size = np.diff(bounds)
     out: set[int] = set()
     for i in range(1, len(level) - 1):
-        if size[i] <= width and level[i] > max(level[i - 1], level[i + 1]):
+        if bounds[i + 1] - bounds[i] <= width and level[i] > max(level[i - 1], level[i + 1]):
             out |= {bounds[i], bounds[i + 1]}
-    # The same at either end of the history, where a stretch has one side: a few first versions
-    # slower than the segment after them (one change, an "improvement") or a few last ones slower
-    # than the segment before them (a "regression"), when that segment is the longer, so that the
-    # stretch is an excursion from the level the history holds rather than half of it.  Before
-    # 2026-11-29 only stretches with two sides were dropped, and both ends of a history made false
-    # alarms of this kind (docs/evaluation.md, "A history's ends").  A full
-    # pass's rule: the newest version of a history is checked by the location's own search, and
-    # an incremental pass does not search the fastest runs.
-    if len(level) > 1:
-        if size[0] <= width and size[0] < size[1] and level[0] > level[1]:
-            out.add(bounds[1])
-        if size[-1] <= width and size[-1] < size[-2] and level[-1] > level[-2]:
-            out.add(bounds[-2])
     return out
 
 

@@ -125,10 +125,9 @@ def _bisected_by(t: Settled) -> str:
     if t.measure == "instructions":
         return (f"instruction counts ({t.counter or 'counter'}): instructions are not time; "
                 "the commit found is the one that changed the instructions executed")
-    from ..stats.segments import LOW_QUANTILE
+    from ..run.sequential import low_location_words
 
-    return {"median": "run medians",
-            "low": f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"}[t.location]
+    return {"median": "run medians", "low": low_location_words(t.direction)}[t.location]
 
 
 #: Why a bisection step skipped its commit, by verdict (regbench.run.bisect.SKIPPED).

@@ -330,7 +330,7 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
             skipped.append(Skipped(ch, "the older version is not an ancestor of the newer" if between is None
                                    else "its versions are adjacent commits: nothing between them"))
             continue
-        how = {"location": comparison_of(ch)["location"], **kwargs}
+        how = {"location": comparison_of(ch, direction=rerun.spec.direction)["location"], **kwargs}
         key = (ch.benchmark, ch.config, a, b, how["location"])
         if key not in done:
             done[key] = bisect(config, store, a, b, benchmark=ch.benchmark, machine=here, config_name=ch.config,

@@ -161,7 +161,8 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
         plan = {"confirm": {"changes": [{"benchmark": r.spec.name, "previous": r.previous.short,
                                          "version": r.version.short, "kind": r.change.kind,
                                          "method": r.change.method,
-                                         "compared_as": comparison_of(r.change, options.compare_as)}
+                                         "compared_as": comparison_of(r.change, options.compare_as,
+                                                                     direction=r.spec.direction)}
                                         for r in group],
                             "compare_as": options.compare_as, "threshold": rule.threshold, "alpha": rule.alpha, "budget": rule.budget,
                             "max_pairs": rule.max_n}}
@@ -169,7 +170,7 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
         settled: dict[tuple, Settled] = {}
         with session, campaign_status(store, session.campaign_id):
             for r in group:
-                how = comparison_of(r.change, options.compare_as)
+                how = comparison_of(r.change, options.compare_as, direction=r.spec.direction)
                 key = (r.spec.name, r.previous.sha, r.version.sha, *sorted(how.items()))
                 if key not in settled:
                     settled[key] = session.settle(r.spec, r.previous, r.version, rule, **how)

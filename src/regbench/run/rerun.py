@@ -140,19 +140,23 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
     return reruns, skipped
 
 
-def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
+def comparison_of(change: Change, compare_as: str = "follow", *, direction: str = "lower") -> dict[str, Any]:
     """The keyword arguments of :meth:`~regbench.run.sequential.Session.settle` (``by_mode``,
     ``measure``, ``location``) that run ``change`` again as ``compare_as`` says.
 
     With ``follow``, the detection decides: ``auto`` records in :attr:`Change.estimator` which
     location of each run varied least between runs of a version (the 10% quantile under a floor
     with slower interference above it, Chen and Revels 2016; the median under heavy tails; else
-    the mean; the median for a throughput searched on its reciprocal's 10% quantile), and in
+    the mean), and in
     :attr:`Change.detail` the mode of a multimodal benchmark in which it found
     the change (Bulej et al. 2005, s.4).  The comparison that settles the change again uses the
     same summary, so that it is as precise as the detection was, and matches runs mode by mode
     where the detection looked at one mode.  Other detectors record neither: their changes are
-    compared on run means.
+    compared on run means.  ``direction`` is the benchmark's: a comparison's ``low`` location of
+    a throughput is its floor, the 90% quantile (:func:`regbench.run.sequential.run_value`), which
+    is what a throughput searched as its reciprocal was searched on; one whose detection used its
+    own 10% quantile (a throughput with a negative sample is not inverted) is compared on
+    medians, the nearest location a comparison takes.
 
     Raises
     ------
@@ -178,4 +182,8 @@ def comparison_of(change: Change, compare_as: str = "follow") -> dict[str, Any]:
     # A throughput searched as its reciprocal (RECIPROCAL_NOTE in ``how``) keeps "low": the
     # comparison's low location of a benchmark where higher is better is the throughput's 90%
     # quantile, the reciprocal's 10% one (:func:`regbench.run.sequential.run_value`).
+    from ..detect.auto import RECIPROCAL_NOTE
+
+    if location == "low" and direction == "higher" and RECIPROCAL_NOTE not in how:
+        location = "median"
     return {"by_mode": False, "measure": None, "location": location}

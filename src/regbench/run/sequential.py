@@ -113,7 +113,8 @@ class Settled:
         With instructions: ``"perf"`` or ``"callgrind"``.
     location : str
         With time: what of a run's samples each run contributes, ``"mean"``, ``"median"`` or
-        ``"low"`` (the :data:`~regbench.stats.segments.LOW_QUANTILE` quantile).
+        ``"low"`` (the :data:`~regbench.stats.segments.LOW_QUANTILE` quantile; ``1 -
+        LOW_QUANTILE`` where higher is better, :func:`run_value`).
     """
 
     benchmark: str
@@ -140,19 +141,14 @@ class Settled:
         if self.measure == "instructions":
             return (f"pairs of {how}, log ratio of the runs' instruction counts ({self.counter or 'counter'}): "
                     "instructions are not time; the verdict is about the instructions executed")
-        from ..stats.segments import LOW_QUANTILE
-
         m = self.modes
-        of = {"mean": "run means", "median": "run medians",
-              "low": (f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"
-                      if self.direction == "lower" else
-                      f"runs' {1 - LOW_QUANTILE:.0%} quantiles (the floor of the time a throughput inverts: "
-                      "interference only lowers it)")}[self.location]
+        of = {"mean": "run means", "median": "run medians", "low": low_location_words(self.direction)}[self.location]
         if m is None:
             return f"pairs of {how}, log ratio of {of}"
         if m.modes == 2:
             return (f"mode by mode ({how}): each run matched with a run of the other version in the same "
-                    f"mode; the slower mode holds {m.upper_share_a:.0%} of {self.a}'s runs and "
+                    f"mode; the {'slower' if self.direction == 'lower' else 'faster'} mode holds "
+                    f"{m.upper_share_a:.0%} of {self.a}'s runs and "
                     f"{m.upper_share_b:.0%} of {self.b}'s (shares not tested)")
         if m.modes == 1:
             return f"pairs of {how} (one mode found in the first {m.burn_in} pairs)"
@@ -418,8 +414,9 @@ class Session:
             decision is then taken on that one value (see :func:`exact_decision`).
         location : {"mean", "median", "low"}
             With time, what of a run's samples it contributes: ``"low"``, the
-            :data:`~regbench.stats.segments.LOW_QUANTILE` quantile, is a floor that interference,
-            which only adds time, hardly moves (as the detector's ``choose_location``); the
+            :data:`~regbench.stats.segments.LOW_QUANTILE` quantile (``1 - LOW_QUANTILE`` where
+            higher is better), is a floor that interference, which only adds time, hardly moves
+            (as the detector's ``choose_location``); the
             observations are still independent pairs, so the error rate is that of the mean's.
 
         Returns
@@ -701,6 +698,17 @@ def exact_decision(x: Sequence[float], rule: StopRule) -> SequentialDecision | N
     cs = ConfidenceSequence(len(x), r, r, r, rule.alpha, 0.0)
     return SequentialDecision(decision, len(x), math.expm1(r), math.expm1(r), math.expm1(r), rule.threshold,
                               rule.alpha, cs)
+
+
+def low_location_words(direction: str) -> str:
+    """What ``location="low"`` compares, in words, for a benchmark of ``direction``
+    (:func:`run_value`)."""
+    from ..stats.segments import LOW_QUANTILE
+
+    if direction == "lower":
+        return f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"
+    return (f"runs' {1 - LOW_QUANTILE:.0%} quantiles (the floor of the time a throughput inverts: "
+            "interference only lowers it)")
 
 
 def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None) -> float | None:

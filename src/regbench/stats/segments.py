@@ -1040,6 +1040,34 @@ MODE_MIN_SHARE = 0.05
 #: runs all landed slow does not move it).
 LEVEL_FLOOR_WINDOW = 5
 
+
+def running_floor(values: np.ndarray, window: int) -> np.ndarray:
+    """The running median of ``values`` over ``window`` (odd) neighbours; near the ends, where a
+    window centred on a version would run past them, the median of the ``window`` values at that
+    end (as Tukey's running medians treat their end points; the whole history's median when it
+    is shorter than a window).
+
+    Written out at the ends because scipy's filters pad them.  With copies of the end
+    (``mode="nearest"``, used until 2026-11-29) the last version was three of the five values of
+    its own window, so its floor was always its own fastest run, and a last version whose runs
+    all landed at a slower level made that level its "fastest" and a false change; mirrored
+    (``mode="mirror"``), the next-to-last version counted twice in its own window, and two slow
+    versions next to an end did the same; a window shrunk to the values there are held only
+    three values at an end, two of them slow when the last two versions were.  A whole window
+    at the ends, like every window inside, needs three slow versions of five to move
+    (docs/evaluation.md, "A history's ends").
+    """
+    from scipy.ndimage import median_filter
+
+    values = np.asarray(values, dtype=float)
+    n, half = values.size, window // 2
+    if n <= window:
+        return np.full(n, float(np.median(values)) if n else np.nan)
+    out = median_filter(values, size=window, mode="nearest")
+    out[:half] = np.median(values[:window])
+    out[n - half:] = np.median(values[n - window:])
+    return out
+
 #: Histories shorter than this are not searched for levels: next to a step the running floor lags
 #: by up to half its window, and in a short history those versions' runs are a large share of all
 #: runs and look like a level of their own (the demo's 8 versions with two steps did).
@@ -1113,8 +1141,6 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
         history has fewer than :data:`LEVEL_MIN_VERSIONS` versions with runs.
     """
     from .clusters import find_clusters
-    from scipy.ndimage import median_filter
-
     flat, group, index = _flatten(runs)
     if index.size < LEVEL_MIN_VERSIONS:
         return None
@@ -1127,13 +1153,7 @@ def fastest_level(runs: Sequence[Sequence[np.ndarray]], *, estimator: str = "mea
     np.minimum.at(lowest, group, np.where(finite, logs, np.inf))
     if not np.all(np.isfinite(lowest)):
         return None
-    # "mirror", not "nearest": padding with copies of the end made the last version three of the
-    # five values of its own window, so its floor was always its own fastest run, and a last
-    # version whose runs all landed at a slower level counted them as the fastest level (a false
-    # "regression" at the end of the history, on several probe shapes and a real corpus;
-    # docs/evaluation.md, "A history's ends").  Mirrored, an end version
-    # counts once in its own window, and its neighbours stand in for the versions beyond the end.
-    floor = median_filter(lowest, size=LEVEL_FLOOR_WINDOW, mode="mirror")
+    floor = running_floor(lowest, LEVEL_FLOOR_WINDOW)
     rel = logs - floor[group]
     values = rel[finite]
     if not bimodality_coefficient(values) > 5 / 9:
