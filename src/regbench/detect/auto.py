@@ -400,14 +400,15 @@ class Auto(Detector):
         scale (:func:`_on_own_scale`).  Measured: the shipped real corpus as throughputs (every
         sample inverted, the same runs) lost 0.15 of recall searched as it was (0.569 against
         0.718 as times) and found 0.736 as reciprocals (docs/evaluation.md).  Other series are
-        searched as they are.
+        searched as they are.  Either way without the samples that are not numbers (:func:`_finite`).
         """
+        series = _finite(series)
         inverse = _reciprocal(series) if series.direction == "higher" else None
         return (series, False) if inverse is None else (inverse, True)
 
     def detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
         """Changes, hypotheses tested, and the state of the last segment for :meth:`check_new`."""
-        searched, inverted = self.oriented(_finite(series))
+        searched, inverted = self.oriented(series)
         changes, n_tests, state = self._detect_with_state(searched)
         if not inverted:
             return changes, n_tests, state
@@ -728,7 +729,7 @@ class Auto(Detector):
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
         (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
-        series, inverted = self.oriented(_finite(series))
+        series, inverted = self.oriented(series)
         choice = self._location(series)
         if inverted:  # said where it is shown (``regbench diagnose``)
             choice = dataclasses.replace(choice, reason=f"{choice.reason}; of the reciprocal, the time of one "
