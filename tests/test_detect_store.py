@@ -240,17 +240,18 @@ def test_benjamini_hochberg_binds_across_many_series():
     assert len(with_fdr.dropped) >= 3
 
 
-@pytest.mark.parametrize("old", [1, 2, 3, 4])
+@pytest.mark.parametrize("old", [1, 2, 3, 4, 5])
 def test_states_saved_before_the_detector_s_state_revision_are_not_used(stepped, old):
     # auto's revision 2 leaves out bursts on the slow side only, revision 3 keeps a floor's
     # segment, revision 4 that of runs too short to choose a location too, revision 5 searches a
-    # throughput as its reciprocal; a state saved by revision 1 (under the key without a
-    # revision), 2, 3 or 4 lacks them, so the next pass is a full one.
+    # throughput as its reciprocal, revision 6 keeps the modes of runs that each stay in one; a
+    # state saved by revision 1 (under the key without a revision), 2, 3, 4 or 5 lacks them, so
+    # the next pass is a full one.
     from regbench.detect.driver import options_key
     from regbench.store.state import save_states
 
     key = options_key("auto", None, 0.99, {})
-    assert json.loads(key)["state_revision"] == 5
+    assert json.loads(key)["state_revision"] == 6
     old_key = json.dumps({k: v for k, v in json.loads(key).items() if k != "state_revision"}
                          | ({"state_revision": old} if old > 1 else {}), sort_keys=True)
     with Store(stepped, create=False) as s:

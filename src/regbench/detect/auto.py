@@ -52,6 +52,8 @@ from ..stats.segments import (LOCATIONS, LOCATION_NAMES, MIN_SAMPLES_FOR_QUANTIL
                               pooled_spread, qn_scale, ratio_interval, relative_change, relative_interval,
                               runs_in_one_mode, segment_test, two_level_t, version_floors, version_stats,
                               version_stats_many, version_variance)
+from ..stats.moderuns import WINDOW as HELD_WINDOW
+from ..stats.moderuns import ModeRuns, held
 from .base import Change, Detector, kind_of, register
 
 
@@ -95,7 +97,7 @@ class Auto(Detector):
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
                  levels: bool = True, floor: bool = True, floor_search: bool = True, nested: bool = True,
-                 floor_veto: str = "nearer"):
+                 floor_veto: str = "nearer", held: bool = True):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -124,6 +126,7 @@ class Auto(Detector):
         if floor_veto not in FLOOR_VETOES:
             raise ValueError(f"`floor_veto` must be one of {', '.join(FLOOR_VETOES)}, got {floor_veto!r}")
         self.floor_veto = floor_veto
+        self.held = held
 
     def relevant(self, rel, low, high):
         """Whether significant changes are relevant (scalars or arrays alike).
@@ -259,6 +262,17 @@ class Auto(Detector):
         best = whole if not (local.p_value < whole.p_value) else local
         return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
 
+    @staticmethod
+    def _held(modes: ModeRuns, vs: VersionStats, s: int, tau: int, tau_end: int, e: int) -> bool:
+        """Whether the location's change at ``tau`` (through ``tau_end``) of segments ``[s, e)`` of
+        ``vs`` shows in the modes of a benchmark whose runs each stay in one: the shares of runs
+        in them, a mode's level or the fastest runs, between the :data:`HELD_WINDOW` versions on
+        either side (:func:`regbench.stats.moderuns.held`, where the reason is)."""
+        first, split, after = int(vs.index[s]), int(vs.index[tau]), int(vs.index[tau_end])
+        stop = int(vs.index[e - 1]) + 1
+        return held(modes.window(max(first, split - HELD_WINDOW), split),
+                    modes.window(after, min(stop, after + HELD_WINDOW)))
+
     def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = REFINE_REACH) -> dict[int, int]:
         taus = sorted(found)
         out: dict[int, int] = {}
@@ -386,7 +400,9 @@ class Auto(Detector):
     #: (:meth:`floors`), when those are a floor; a state saved before would not ask them.
     #: 5: a series where higher is better (a throughput) is searched as its reciprocal
     #: (:meth:`oriented`), and its state is that of the reciprocal (``reciprocal``).
-    state_revision = 5
+    #: 6: a history whose runs each stay in one mode keeps its modes' bounds and last versions
+    #: (``modes``), which a new version's change must show in too (:meth:`_held`).
+    state_revision = 6
 
     def oriented(self, series: Series) -> tuple[Series, bool]:
         """``series`` as detection searches it, and whether that is its reciprocal.
@@ -436,15 +452,23 @@ class Auto(Detector):
             # and in its modes' (see below; `_search`).
             scan_modes = modes is not None and bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
             floors = self.floors(series, vs, choice)
+            # Where the runs each stay in one mode, the location moves with the share of runs in
+            # each, binomial noise whose tail its test understates: a change of the location must
+            # show in the modes too (`regbench.stats.moderuns`).
+            held_runs = None if not (self.held and scan_modes) or modes is None else ModeRuns.of(
+                series.runs, modes, fence=self.fence, log=choice.log, fastest=self.fastest_runs(series, vs, choice))
             # The nested search (:meth:`change_points`) in the location whatever the modes: the
             # demo's runs land at two levels and, on a loaded machine, switch level within a run
             # (69% of runs in one mode): with the search left out there, it found neither of its
             # two steps.
             changes, n_tests, cps = self._search(
                 series, vs, with_cps=True, excursions=modes is None or scan_modes, floors=floors, nested=True,
+                modes=held_runs,
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
-                                                                     "fastest runs (interference only adds time)"))
-            state = self._state(series, vs, cps, choice, floors)
+                                                                     "fastest runs (interference only adds time)")
+                + ("" if held_runs is None else "; runs each stay in one mode: each change also seen in the "
+                                                "shares of runs per mode, a mode's level or the fastest runs"))
+            state = self._state(series, vs, cps, choice, floors, held_runs, modes)
             located = {id(c) for c in changes}  # the location's own changes (``_merge_near``)
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
@@ -743,11 +767,17 @@ class Auto(Detector):
                                direction=series.direction)
 
     def _state(self, series: Series, vs: VersionStats, cps: list[int], choice: LocationChoice,
-               floors: VersionStats | None = None) -> dict:
+               floors: VersionStats | None = None, held_runs: ModeRuns | None = None,
+               bounds: np.ndarray | None = None) -> dict:
         start = cps[-1] if cps else 0
         seg = SegmentStats.of(vs, start, vs.mean.size)
         floor = {} if floors is None else {"floor": dict(vars(SegmentStats.of(floors, start, vs.mean.size))),
                                            "floor_var": _listed(version_variance(floors, cps))}
+        if held_runs is not None and bounds is not None:
+            # The last versions of the segment, for :meth:`_held` of the versions to come.
+            end = int(vs.index[-1]) + 1
+            window = held_runs.window(max(int(vs.index[start]), end - HELD_WINDOW), end)
+            floor["modes"] = {"bounds": [float(b) for b in bounds[1:-1]], "window": window.to_state()}
         return {**floor, "last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
                 "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs, cps)),
@@ -828,10 +858,21 @@ class Auto(Detector):
             floor = SegmentStats(**state["floor"]) if state.get("floor") and self.floor else None
             fv = state.get("floor_var")
             last, start = state["last_version"], state["segment_start"]
+            saved_modes = state.get("modes")
+            window = ModeRuns.from_state(saved_modes["window"]) if saved_modes else None
             changes, n_tests = [], 0
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
                 name = series.versions[int(vs.index[j])].name
+                new_modes = None
+                if saved_modes and window is not None:  # the new version in the modes (:meth:`_held`)
+                    runs = [series.runs[int(vs.index[j])]]
+                    fastest = None if window.fastest is None else version_floors(
+                        runs, fence=self.fence, estimator=state.get("estimator", "low"), log=True,
+                        fence_history=_saved_fence(state))
+                    new_modes = ModeRuns.of(runs, np.array([-np.inf, *saved_modes["bounds"], np.inf]),
+                                            fence=self.fence, log=bool(state.get("log", False)), fastest=fastest,
+                                            fence_history=_saved_fence(state))
                 if j == 0 and first is not None:
                     res, rel, lo, hi = first
                 else:
@@ -850,7 +891,8 @@ class Auto(Detector):
                 on_floor = floor is None or new_floor is None or self._on_floor(
                     compare_segments(floor, new_floor, version_var=tuple(fv) if fv else None), rel)
                 if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
-                        and self.relevant(rel, lo, hi) and on_floor:
+                        and self.relevant(rel, lo, hi) and on_floor \
+                        and (new_modes is None or window is None or held(window, new_modes)):
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
                         version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
@@ -858,12 +900,18 @@ class Auto(Detector):
                         estimator=state.get("reason")))
                     seg, start = new, name
                     floor = new_floor if floor is not None else None
+                    window = new_modes
                 else:
                     seg = seg + new
                     if floor is not None and new_floor is not None:
                         floor = floor + new_floor
+                    if window is not None and new_modes is not None:
+                        window = window + new_modes
+                        window = window.window(window.size - HELD_WINDOW, window.size)
                 last = name
         out = {**state, "last_version": last, "segment_start": start, "segment": dict(vars(seg))}
+        if saved_modes and window is not None:
+            out["modes"] = {**saved_modes, "window": window.to_state()}
         if floor is not None:
             out["floor"] = dict(vars(floor))
         else:
@@ -873,7 +921,7 @@ class Auto(Detector):
     def _search(self, series: Series, vs: VersionStats, *, factor: int = 1, detail: str | None = None,
                 with_cps: bool = False, excursions: bool | str = True, estimator: str | None = None,
                 floors: VersionStats | None = None, nested: bool | None = None,
-                location: VersionStats | None = None):
+                location: VersionStats | None = None, modes: ModeRuns | None = None):
         # Excursions are looked for in the location of a unimodal benchmark, and in the location
         # and the modes of a multimodal one whose runs each stay in one mode: where every run
         # visits several modes, the overall location jumps with the share of each mode in the
@@ -883,7 +931,7 @@ class Auto(Detector):
         changes = []
         for first, last in self._groups(vs, cps):
             c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
-                             estimator=estimator, floors=floors, location=location)
+                             estimator=estimator, floors=floors, location=location, modes=modes)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -917,11 +965,14 @@ class Auto(Detector):
 
     def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
                 factor: int = 1, detail: str | None = None, estimator: str | None = None,
-                floors: VersionStats | None = None, location: VersionStats | None = None) -> Change | None:
+                floors: VersionStats | None = None, location: VersionStats | None = None,
+                modes: ModeRuns | None = None) -> Change | None:
         """The change at split ``cps[first]`` (through ``cps[last]`` for a ramp); ``factor`` is its
         Bonferroni factor (positions searched x modes).  With ``floors`` (:meth:`floors`), the
         change must show in the versions' fastest runs too (:meth:`_on_floor`); with ``location``
-        (a search of the fastest runs), the location must not rule it out (:meth:`_not_ruled_out`)."""
+        (a search of the fastest runs), the location must not rule it out (:meth:`_not_ruled_out`);
+        with ``modes`` (a benchmark whose runs each stay in one mode), it must show in its modes
+        (:meth:`_held`)."""
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
         vv = version_variance(vs, cps)
@@ -943,6 +994,8 @@ class Auto(Detector):
                                     version_var=version_variance(other, cps))
             if not keep(ores, rel):
                 return None
+        if modes is not None and not self._held(modes, vs, s, tau, tau_end, e):
+            return None
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,
             version=series.versions[int(vs.index[tau])].name,

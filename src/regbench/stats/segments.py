@@ -1243,18 +1243,24 @@ def run_mode_counts(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *,
     total : int
         The runs with at least one sample.
     """
+    per_version = version_mode_counts(runs, bounds, share=share)
+    return per_version.sum(axis=0), sum(1 for version in runs for r in version if r.size)
+
+
+def version_mode_counts(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *,
+                        share: float = WHOLE_RUN_SHARE) -> np.ndarray:
+    """:func:`run_mode_counts` version by version: ``counts[k, j]``, the runs of version ``k``
+    with at least ``share`` of their samples in mode ``j`` of ``bounds``."""
     inner = np.asarray(bounds, dtype=float)[1:-1]
-    counts = np.zeros(inner.size + 1, dtype=int)
-    total = 0
-    for version in runs:
+    counts = np.zeros((len(runs), inner.size + 1), dtype=int)
+    for k, version in enumerate(runs):
         for r in version:
             if r.size == 0:
                 continue
             per_mode = np.bincount(np.searchsorted(inner, r), minlength=inner.size + 1)
-            total += 1
             if per_mode.max() >= share * r.size:
-                counts[int(np.argmax(per_mode))] += 1
-    return counts, total
+                counts[k, int(np.argmax(per_mode))] += 1
+    return counts
 
 
 def mode_stats(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *, fence: float = 10.0,
