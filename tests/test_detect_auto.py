@@ -1359,3 +1359,85 @@ def test_a_throughput_with_a_zero_sample_is_still_searched_as_its_reciprocal():
     assert [(c.version, c.kind) for c in changes] == [("v30", "regression")] and state["reciprocal"] is True
     s.runs[20][1][4] = -1.0  # a negative value: a score, not a throughput; searched as it stands
     assert det.oriented(s)[1] is False
+
+
+def _runs_in_two_modes(n, p_slow, seed, *, runs=3, iters=20, last_slow=False):
+    """A quiet history whose runs each land at one of two levels 25% apart (slow with
+    probability ``p_slow``) and stay there; with ``last_slow`` every run of the last version is slow."""
+    rng = np.random.default_rng(seed)
+    levels = np.where(rng.random((n, runs)) < p_slow, 1.25, 1.0)
+    if last_slow:
+        levels[-1] = 1.25
+    values = [[level * (1 + rng.normal(0, 0.003, iters)) for level in row] for row in levels]
+    return Series("b", "", "", "s", "lower", [VersionInfo(f"v{k:02d}") for k in range(n)], values,
+                  [0] * n, [0] * n)
+
+
+def _bimodal_three(seed, index):
+    """Series ``index`` of the probe shape `bimodal-three` (benchmarks/probe_shapes.py): runs
+    that each stay at one of two or three levels, 3 runs of 20 iterations a version."""
+    import dataclasses
+
+    from regbench.evaluate import make_corpus
+    from regbench.evaluate.corpus import NOISE_SHAPES
+
+    shape = dataclasses.replace(NOISE_SHAPES["bimodal-runs"], name="bimodal-three", n_runs=3, n_iterations=20)
+    return make_corpus(shape=shape, n_series=200, rng=seed).series[index]
+
+
+def test_a_location_change_of_runs_that_each_stay_in_one_mode_must_show_in_its_modes():
+    # Runs at two levels, 3 a version: the shares of slow runs before and after v039 were 32% and
+    # 46% (binomial noise), which with the +3% step at v052 in the segment after made a location
+    # change of +7.1% at v039. Nothing moved in the five versions on either side of it: not the
+    # shares (Fisher's exact test), a mode's level, or the fastest runs.
+    labelled = _bimodal_three(3, 9)
+    assert [(t.index, round(t.magnitude, 3)) for t in labelled.truth] == [(52, 0.03), (63, 0.015)]
+    found = get_detector("auto").detect(labelled.series)
+    assert [(c.version, (c.detail or "").split(" (")[0]) for c in found] == [("v052", "mode 1 of 2")]
+    unheld = get_detector("auto", held=False).detect(labelled.series)
+    assert [(c.version, c.detail) for c in unheld if c.detail is None] == [("v039", None)]
+    # A real step that carries runs across the fixed mode boundary moves neither the shares nor a
+    # mode's level: the fastest runs hold it (series 49 of seed 11, +11.5% at v009).
+    step = _bimodal_three(11, 49)
+    [change] = get_detector("auto").detect(step.series)
+    assert change.version == "v009" and change.detail is None and change.ci_low < 0.115 < change.ci_high
+    assert "each change also seen in the shares of runs per mode, a mode's level or the fastest runs" \
+        in change.estimator
+
+
+def test_an_incremental_pass_holds_a_new_versions_change_to_the_modes_too():
+    # 30 versions whose runs land slow a quarter of the time, then one whose three runs all did:
+    # +19% against the segment, but the last five versions had 7 slow runs of 15 (Fisher's exact
+    # test: not a change of the shares), and neither mode's level nor the fastest run moved.
+    s = _runs_in_two_modes(31, 0.25, 95, last_slow=True)
+    head, tail = _split_series(s, 30)
+    det = get_detector("auto")
+    changes, _, state = det.detect_with_state(head)
+    assert changes == [] and state["modes"]["window"]["counts"] == [[1, 2], [3, 0], [0, 3], [2, 1], [2, 1]]
+    found, _, after = det.check_new(state, tail)
+    assert found == []
+    assert after["modes"]["window"]["counts"] == [[3, 0], [0, 3], [2, 1], [2, 1], [0, 3]]  # the last five
+    off = get_detector("auto", held=False)
+    _, _, off_state = off.detect_with_state(head)
+    assert "modes" not in off_state
+    assert [(c.version, round(c.change, 2)) for c in off.check_new(off_state, tail)[0]] == [("v30", 0.19)]
+    # A real step of every run is found, and the window starts again at it.
+    stepped = Series(s.benchmark, s.config, s.machine, s.unit, s.direction, s.versions[30:],
+                     [[r * 1.6 for r in head.runs[-1]]], s.failed[30:], s.warmup[30:])
+    found, _, after = det.check_new(state, stepped)
+    assert [c.version for c in found] == ["v30"] and after["modes"]["window"]["counts"] == [[0, 3]]
+
+
+def test_an_incremental_pass_keeps_the_same_modes_window_as_a_full_pass():
+    s = _runs_in_two_modes(60, 0.35, 0)
+    det = get_detector("auto")
+    head, tail = _split_series(s, 50)
+    _, _, state = det.detect_with_state(head)
+    found, _, state = det.check_new(state, tail)
+    changes, _, full = det.detect_with_state(s)
+    assert found == changes == []
+    # The bounds of the 50 versions the state was saved from, near those of all 60
+    assert state["modes"]["bounds"] == pytest.approx(full["modes"]["bounds"], rel=0.05)
+    assert state["modes"]["window"]["counts"] == full["modes"]["window"]["counts"]
+    for a, b in zip(state["modes"]["window"]["modes"], full["modes"]["window"]["modes"], strict=True):
+        assert a["index"] == b["index"] and a["mean"] == pytest.approx(b["mean"], rel=1e-6)
