@@ -31,6 +31,9 @@ module             contents
 ``variance``       whether the spread changed: Brown-Forsythe / Levene (seed 003 s.3.3.1)
 ``segments``       robust run means, per-version summaries and the two-level (versions x runs)
                    test of adjacent segments of a history (seed 000 s.2-3, seed 001 s.2.1, s.4.2)
+``moderuns``       a location change of runs that each stay in one mode, held to the shares of
+                   runs per mode, the modes' levels and the fastest runs (seed 000 s.2, seed 001
+                   s.4.2)
 =================  ==========================================================================
 """
 

@@ -6,7 +6,7 @@ run's location is one of a few levels, and the benchmark's location moves whenev
 runs in each mode does.  With three runs a version, that share is binomial noise, skewed towards
 the rarer (slower) mode, and a t test of the locations understates its tail: most false alarms
 left on the probe shapes of such benchmarks were changes of the location that nothing else saw
-(docs/evaluation.md, "Runs that stay in one mode: a change held to its modes").
+(docs/evaluation.md, "Runs that stay in one mode: a location change held to its modes").
 
 A real change of such a benchmark shows in at least one of three ways, each tested here between
 the versions on either side of the split:
