@@ -1428,8 +1428,12 @@ def test_an_incremental_pass_holds_a_new_versions_change_to_the_modes_too():
     assert [c.version for c in found] == ["v30"] and after["modes"]["window"]["counts"] == [[0, 3]]
 
 
-def test_an_incremental_pass_keeps_the_same_modes_window_as_a_full_pass():
+@pytest.mark.parametrize("empty", [(), (46, 57)])
+def test_an_incremental_pass_keeps_the_same_modes_window_as_a_full_pass(empty):
+    # ``empty``: versions without runs, which neither pass counts among the last five.
     s = _runs_in_two_modes(60, 0.35, 0)
+    for k in empty:
+        s.runs[k] = []
     det = get_detector("auto")
     head, tail = _split_series(s, 50)
     _, _, state = det.detect_with_state(head)
@@ -1441,3 +1445,5 @@ def test_an_incremental_pass_keeps_the_same_modes_window_as_a_full_pass():
     assert state["modes"]["window"]["counts"] == full["modes"]["window"]["counts"]
     for a, b in zip(state["modes"]["window"]["modes"], full["modes"]["window"]["modes"], strict=True):
         assert a["index"] == b["index"] and a["mean"] == pytest.approx(b["mean"], rel=1e-6)
+    assert state["modes"]["window"]["fastest"]["mean"] == pytest.approx(full["modes"]["window"]["fastest"]["mean"])
+    assert len(state["modes"]["window"]["counts"]) == 5

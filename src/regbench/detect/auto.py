@@ -263,15 +263,15 @@ class Auto(Detector):
         return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
 
     @staticmethod
-    def _held(modes: ModeRuns, vs: VersionStats, s: int, tau: int, tau_end: int, e: int) -> bool:
+    def _held(modes: ModeRuns, vs: VersionStats, s: int, tau: int, tau_end: int, e: int,
+              vv: tuple[float, float] | None) -> bool:
         """Whether the location's change at ``tau`` (through ``tau_end``) of segments ``[s, e)`` of
         ``vs`` shows in the modes of a benchmark whose runs each stay in one: the shares of runs
-        in them, a mode's level or the fastest runs, between the :data:`HELD_WINDOW` versions on
-        either side (:func:`regbench.stats.moderuns.held`, where the reason is)."""
-        first, split, after = int(vs.index[s]), int(vs.index[tau]), int(vs.index[tau_end])
-        stop = int(vs.index[e - 1]) + 1
-        return held(modes.window(max(first, split - HELD_WINDOW), split),
-                    modes.window(after, min(stop, after + HELD_WINDOW)))
+        in them, a mode's level or the fastest runs, between the :data:`HELD_WINDOW` versions
+        with runs on either side, within the segments (:func:`regbench.stats.moderuns.held`,
+        where the reason is); ``vv``: the history's version component."""
+        return held(modes.take(vs.index[max(s, tau - HELD_WINDOW):tau]),
+                    modes.take(vs.index[tau_end:min(e, tau_end + HELD_WINDOW)]), version_var=vv)
 
     def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = REFINE_REACH) -> dict[int, int]:
         taus = sorted(found)
@@ -774,9 +774,8 @@ class Auto(Detector):
         floor = {} if floors is None else {"floor": dict(vars(SegmentStats.of(floors, start, vs.mean.size))),
                                            "floor_var": _listed(version_variance(floors, cps))}
         if held_runs is not None and bounds is not None:
-            # The last versions of the segment, for :meth:`_held` of the versions to come.
-            end = int(vs.index[-1]) + 1
-            window = held_runs.window(max(int(vs.index[start]), end - HELD_WINDOW), end)
+            # The last versions (with runs) of the segment, for :meth:`_held` of the versions to come.
+            window = held_runs.take(vs.index[max(start, vs.mean.size - HELD_WINDOW):])
             floor["modes"] = {"bounds": [float(b) for b in bounds[1:-1]], "window": window.to_state()}
         return {**floor, "last_version": series.versions[int(vs.index[-1])].name,
                 "segment_start": series.versions[int(vs.index[start])].name,
@@ -858,8 +857,10 @@ class Auto(Detector):
             floor = SegmentStats(**state["floor"]) if state.get("floor") and self.floor else None
             fv = state.get("floor_var")
             last, start = state["last_version"], state["segment_start"]
-            saved_modes = state.get("modes")
+            saved_modes = state.get("modes") if self.held else None
             window = ModeRuns.from_state(saved_modes["window"]) if saved_modes else None
+            if saved_modes and window is not None and len(saved_modes["bounds"]) + 1 != len(window.modes):
+                saved_modes = window = None  # not a state this detector saved: no modes to hold to
             changes, n_tests = [], 0
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
@@ -892,7 +893,8 @@ class Auto(Detector):
                     compare_segments(floor, new_floor, version_var=tuple(fv) if fv else None), rel)
                 if np.isfinite(rel) and np.isfinite(res.p_value) and res.p_value < self.alpha \
                         and self.relevant(rel, lo, hi) and on_floor \
-                        and (new_modes is None or window is None or held(window, new_modes)):
+                        and (new_modes is None or window is None or held(
+                            window, new_modes, version_var=tuple(vv) if (vv := state.get("version_var")) else None)):
                     changes.append(Change(
                         benchmark=series.benchmark, config=series.config, machine=series.machine,
                         version=name, previous=last, change=rel, ci_low=lo, ci_high=hi,
@@ -994,7 +996,7 @@ class Auto(Detector):
                                     version_var=version_variance(other, cps))
             if not keep(ores, rel):
                 return None
-        if modes is not None and not self._held(modes, vs, s, tau, tau_end, e):
+        if modes is not None and not self._held(modes, vs, s, tau, tau_end, e, vv):
             return None
         return Change(
             benchmark=series.benchmark, config=series.config, machine=series.machine,

@@ -82,6 +82,12 @@ class ModeRuns:
         per_mode = mode_stats(runs, bounds, fence=fence, log=log, fence_history=fence_history)
         return cls(version_mode_counts(runs, bounds), tuple(per_mode), fastest)
 
+    def take(self, positions: np.ndarray) -> ModeRuns:
+        """The versions at ``positions`` (increasing) of this stretch, re-indexed from 0."""
+        positions = np.asarray(positions, dtype=int)
+        return ModeRuns(self.counts[positions], tuple(_take(m, positions) for m in self.modes),
+                        None if self.fastest is None else _take(self.fastest, positions))
+
     def window(self, start: int, stop: int) -> ModeRuns:
         """Versions ``[start, stop)`` of this stretch, re-indexed from 0."""
         start, stop = max(0, start), min(self.size, stop)
@@ -107,41 +113,61 @@ class ModeRuns:
         return cls(counts, tuple(_vs_from(m) for m in state["modes"]), None if fastest is None else _vs_from(fastest))
 
 
-def mode_change_p(before: ModeRuns, after: ModeRuns) -> tuple[float, float, float]:
+def mode_change_p(before: ModeRuns, after: ModeRuns, *, version_var: tuple[float, float] | None = None
+                  ) -> tuple[float, float, float]:
     """The p-values of the three ways a change shows (module docstring) between two stretches:
-    the shares of runs in the modes, the modes' levels (each Bonferroni-adjusted over the modes
-    tested) and the versions' fastest runs.  1.0 where a test has nothing to compare."""
+    the shares of runs in the modes, the modes' levels (each Bonferroni-adjusted over the tables
+    or modes tested) and the versions' fastest runs; NaN where a test has nothing to compare.
+
+    ``version_var`` is the history's version-to-version component ``(s2v, df)`` of the location
+    (:func:`~regbench.stats.segments.version_variance`): a mode's level is tested with it, since
+    a rare mode has a value at only a few versions of a window, too few to estimate it, and
+    builds that differ a little move every mode alike.  The fastest runs (one value a version)
+    estimate their own from the two windows when these have 3 degrees of freedom between
+    versions, and take the history's otherwise."""
     left, right = before.counts.sum(axis=0), after.counts.sum(axis=0)
     shares = []
     if left.sum() and right.sum():
         from scipy.stats import fisher_exact  # only where a benchmark's runs stay in one mode
-        for j in range(left.size - 1):  # the last mode's table is the others' together
+        # Each mode's runs against the others'; with two modes the two tables are one.
+        for j in range(1 if left.size == 2 else left.size):
             table = np.array([[left[j], left.sum() - left[j]], [right[j], right.sum() - right[j]]])
             shares.append(float(fisher_exact(table).pvalue))
-    levels = [_split_p(a, b, before.size) for a, b in zip(before.modes, after.modes, strict=True)]
+    levels = [_split_p(a, b, before.size, version_var) for a, b in zip(before.modes, after.modes, strict=True)]
     levels = [p for p in levels if np.isfinite(p)]
     floor = float("nan")
     if before.fastest is not None and after.fastest is not None:
-        floor = _split_p(before.fastest, after.fastest, before.size)
-    return (_bonferroni(shares), _bonferroni(levels), floor if np.isfinite(floor) else 1.0)
+        a, b = before.fastest, after.fastest
+        floor = _split_p(a, b, before.size, None if a.mean.size + b.mean.size - 2 >= 3 else version_var)
+    return (_bonferroni(shares), _bonferroni(levels), floor)
 
 
-def held(before: ModeRuns, after: ModeRuns, *, alpha: float = ALPHA) -> bool:
+def held(before: ModeRuns, after: ModeRuns, *, alpha: float = ALPHA,
+         version_var: tuple[float, float] | None = None) -> bool:
     """Whether a location change between two stretches shows in the benchmark's modes: in the
-    shares of runs per mode, in a mode's level or in the fastest runs, any at ``alpha``."""
-    return min(mode_change_p(before, after)) < alpha
+    shares of runs per mode, in a mode's level or in the fastest runs, any at ``alpha``
+    (:func:`mode_change_p`).  A change that none of the three can be asked about (nothing to
+    compare on one side) is held: the check removes only what it can refute."""
+    ps = np.array(mode_change_p(before, after, version_var=version_var))
+    return bool(np.all(np.isnan(ps)) or np.nanmin(ps) < alpha)
 
 
 def _bonferroni(ps: list[float]) -> float:
-    return min(1.0, min(ps) * len(ps)) if ps else 1.0
+    return min(1.0, min(ps) * len(ps)) if ps else float("nan")
 
 
-def _split_p(a: VersionStats, b: VersionStats, offset: int) -> float:
+def _split_p(a: VersionStats, b: VersionStats, offset: int, version_var: tuple[float, float] | None) -> float:
     """The two-level test of ``a``'s versions against ``b``'s (``b`` following ``offset`` versions)."""
     if a.mean.size == 0 or b.mean.size == 0:
         return float("nan")
     both = _join(a, b, offset)
-    return float(segment_test(both, 0, a.mean.size, both.mean.size).p_value)
+    return float(segment_test(both, 0, a.mean.size, both.mean.size, version_var=version_var).p_value)
+
+
+def _take(vs: VersionStats, positions: np.ndarray) -> VersionStats:
+    at = np.searchsorted(positions, vs.index)
+    keep = (at < positions.size) & (positions[np.minimum(at, positions.size - 1)] == vs.index)
+    return VersionStats(at[keep], vs.mean[keep], vs.var[keep], vs.n[keep], vs.log, vs.run_scale)
 
 
 def _slice(vs: VersionStats, start: int, stop: int) -> VersionStats:
