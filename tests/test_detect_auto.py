@@ -1447,3 +1447,33 @@ def test_an_incremental_pass_keeps_the_same_modes_window_as_a_full_pass(empty):
         assert a["index"] == b["index"] and a["mean"] == pytest.approx(b["mean"], rel=1e-6)
     assert state["modes"]["window"]["fastest"]["mean"] == pytest.approx(full["modes"]["window"]["fastest"]["mean"])
     assert len(state["modes"]["window"]["counts"]) == 5
+
+
+def test_many_incremental_checks_at_once_hold_changes_to_the_modes_as_one_at_a_time():
+    # check_new_many (an incremental pass over a store) against check_new, for histories whose
+    # runs stay in one mode: quiet, a new version whose three runs all landed slow, and a step;
+    # and the same as throughputs (higher is better), whose reciprocal is searched and saved.
+    det = get_detector("auto")
+    items = []
+    for seed, last_slow, factor, direction in [(95, True, 1.0, "lower"), (0, False, 1.0, "lower"),
+                                               (95, False, 1.6, "lower"), (95, True, 1.0, "higher"),
+                                               (3, False, 1.6, "higher")]:
+        s = _runs_in_two_modes(31, 0.3 if seed != 95 else 0.25, seed, last_slow=last_slow)
+        runs = [*s.runs[:30], [r * factor for r in s.runs[30]]]
+        if direction == "higher":
+            runs = [[1.0 / r for r in version] for version in runs]
+        s = Series(s.benchmark, s.config, s.machine, s.unit, direction, s.versions, runs, s.failed, s.warmup)
+        head, tail = _split_series(s, 30)
+        _, _, state = det.detect_with_state(head)
+        assert "modes" in state and bool(state.get("reciprocal")) == (direction == "higher")
+        items.append((state, tail))
+    one = [det.check_new(state, tail) for state, tail in items]
+    many = det.check_new_many(items)
+    for (found_m, _, state_m), (found_o, _, state_o) in zip(many, one, strict=True):
+        assert state_m == state_o
+        assert [(c.version, c.kind) for c in found_m] == [(c.version, c.kind) for c in found_o]
+    # The new version whose runs all drew the slow level is held back as a time and as a
+    # throughput; the 60% slowdowns are found, the throughput's (its rate fell) as a regression too.
+    assert [[(c.version, c.kind) for c in found] for found, _, _ in one] == [
+        [], [], [("v30", "regression")], [], [("v30", "regression")]]
+    assert one[4][0][0].change < 0  # on the throughput's own scale: it fell
