@@ -865,14 +865,16 @@ class Auto(Detector):
             for j in range(vs.mean.size):
                 new = SegmentStats.of(vs, j, j + 1)
                 name = series.versions[int(vs.index[j])].name
+                runs = [series.runs[int(vs.index[j])]]
+                # The new version's fastest run, for the floor (:meth:`floors`) and the modes.
+                fastest = None if floor is None and (window is None or window.fastest is None) else version_floors(
+                    runs, fence=self.fence, estimator=state.get("estimator", "low"), log=True,
+                    fence_history=_saved_fence(state))
                 new_modes = None
                 if saved_modes and window is not None:  # the new version in the modes (:meth:`_held`)
-                    runs = [series.runs[int(vs.index[j])]]
-                    fastest = None if window.fastest is None else version_floors(
-                        runs, fence=self.fence, estimator=state.get("estimator", "low"), log=True,
-                        fence_history=_saved_fence(state))
                     new_modes = ModeRuns.of(runs, np.array([-np.inf, *saved_modes["bounds"], np.inf]),
-                                            fence=self.fence, log=bool(state.get("log", False)), fastest=fastest,
+                                            fence=self.fence, log=bool(state.get("log", False)),
+                                            fastest=None if window.fastest is None else fastest,
                                             fence_history=_saved_fence(state))
                 if j == 0 and first is not None:
                     res, rel, lo, hi = first
@@ -882,10 +884,7 @@ class Auto(Detector):
                     rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
                 n_tests += 1
                 new_floor = None
-                if floor is not None:  # the new version's fastest run (:meth:`floors`)
-                    fastest = version_floors([series.runs[int(vs.index[j])]], fence=self.fence,
-                                             estimator=state.get("estimator", "low"), log=True,
-                                             fence_history=_saved_fence(state))
+                if floor is not None and fastest is not None:
                     if fastest.mean.size:
                         m = float(fastest.mean[0])
                         new_floor = SegmentStats(1, m, m * m, 0.0, 0.0, 1.0)

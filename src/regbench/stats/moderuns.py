@@ -90,9 +90,7 @@ class ModeRuns:
 
     def window(self, start: int, stop: int) -> ModeRuns:
         """Versions ``[start, stop)`` of this stretch, re-indexed from 0."""
-        start, stop = max(0, start), min(self.size, stop)
-        return ModeRuns(self.counts[start:stop], tuple(_slice(m, start, stop) for m in self.modes),
-                        None if self.fastest is None else _slice(self.fastest, start, stop))
+        return self.take(np.arange(max(0, start), min(self.size, stop)))
 
     def __add__(self, other: ModeRuns) -> ModeRuns:
         """This stretch followed by ``other``."""
@@ -166,13 +164,8 @@ def _split_p(a: VersionStats, b: VersionStats, offset: int, version_var: tuple[f
 
 def _take(vs: VersionStats, positions: np.ndarray) -> VersionStats:
     at = np.searchsorted(positions, vs.index)
-    keep = (at < positions.size) & (positions[np.minimum(at, positions.size - 1)] == vs.index)
+    keep = np.isin(vs.index, positions)
     return VersionStats(at[keep], vs.mean[keep], vs.var[keep], vs.n[keep], vs.log, vs.run_scale)
-
-
-def _slice(vs: VersionStats, start: int, stop: int) -> VersionStats:
-    keep = (vs.index >= start) & (vs.index < stop)
-    return VersionStats(vs.index[keep] - start, vs.mean[keep], vs.var[keep], vs.n[keep], vs.log, vs.run_scale)
 
 
 def _join(a: VersionStats, b: VersionStats, offset: int) -> VersionStats:
