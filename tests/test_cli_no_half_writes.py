@@ -139,6 +139,15 @@ def test_an_older_store_is_neither_written_nor_upgraded(project, args, message):
     assert rows(project / "older.db") == before
 
 
+@pytest.mark.parametrize("db", ["older.db", "current.db"])
+def test_run_plan_optimized_refuses_a_store_without_plans_before_upgrading_it(project, db):
+    # The store exists but holds no plan: refused before it is opened, so an older one keeps its
+    # schema revision (it used to be upgraded first, then refused).
+    before = rows(project / db)
+    refused(regbench(["--store", db, "run", "--plan", "optimized"], project), "no optimized plan is stored")
+    assert rows(project / db) == before
+
+
 def test_a_refused_suite_stores_none_of_its_configurations(project):
     # The suite's configurations were stored before its first campaign found the revision unknown.
     before = rows(project / "current.db")

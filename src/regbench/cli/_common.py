@@ -62,13 +62,17 @@ class Context:
             return config.store if "://" in config.store else str(config.root / config.store)
         return None
 
-    def open_store(self, *, create: bool = True, config: ProjectConfig | None = None) -> Store:
+    def open_store(self, *, create: bool = True, config: ProjectConfig | None = None,
+                   lazy: bool | None = None) -> Store:
         """The results store (closed when the command ends); ``create=False`` for commands that
         only read it, so that a mistyped path is an error rather than an empty store.
 
         A store that may be created is opened at its first use (``lazy``): a command that finds
         its input wrong before it reads or writes the store (an unknown benchmark, a revision git
         does not know) leaves no new store file behind, and writes nothing to an existing one.
+
+        ``lazy`` (default: ``create``) opens an existing store at its first use too, for a command
+        that may refuse it before it reads it through the current schema.
 
         ``config`` is the configuration the command has loaded already; without it, the
         configuration file is read for its ``store`` key when ``--store`` is not given.
@@ -77,7 +81,7 @@ class Context:
 
         if config is None and self.store_location is None:
             config = self.config_if_any()
-        store = Store(self.store_location_for(config), create=create, lazy=create)
+        store = Store(self.store_location_for(config), create=create, lazy=create if lazy is None else lazy)
         self.stores.append(store)
         store.revisions = self._revisions(config)  # versions named as git names them (HEAD~1, v1.2)
         return store

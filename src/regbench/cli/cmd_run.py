@@ -147,12 +147,15 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             _check_suite_usage(click_ctx, plan_kind)
             suite = read_suite(path, config.screen)  # before the store is opened: a bad file writes nothing
     # Optimized plans are read from the store: it must exist (a new one would hold none).
-    store = ctx.open_store(config=config, create=plan_kind != "optimized")
+    store = ctx.open_store(config=config, create=plan_kind != "optimized", lazy=True)
     optimized = None
     if plan_kind == "optimized":
-        from ..optimize.plans import plans_for_campaign
+        from ..optimize.plans import no_plans_error, plans_for_campaign
         from ..run.fingerprint import default_machine_name
 
+        if not store.rows_unopened("plan"):
+            # Refused before the store is opened: an older store holding no plan is not upgraded.
+            raise no_plans_error(config_name, machine or default_machine_name())
         names = [b.name for b in config.benchmarks]
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
                                        machine=machine or default_machine_name())

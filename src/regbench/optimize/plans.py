@@ -438,6 +438,12 @@ def shortening_refused(spec: BenchmarkSpec, *, full_slices: int, warmup: int) ->
     return None
 
 
+def no_plans_error(config: str, machine: str | None) -> ConfigError:
+    """What ``run --plan optimized`` says when no plan of ``config`` (on ``machine``) is stored."""
+    return ConfigError(f"--plan optimized: no optimized plan is stored for configuration {config!r}"
+                       + (f" on machine {machine!r}" if machine else "") + "; run `regbench optimize` first")
+
+
 def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,
                        config: str = DEFAULT_CONFIG, machine: str | None = None) -> CampaignPlans:
     """The current plans of the benchmarks ``spec_names`` (those to run) on this configuration and
@@ -453,8 +459,7 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
 
     plans = [p for p in load_plans(store, config=config) if machine is None or p.machine == machine]
     if not plans:
-        raise ConfigError(f"--plan optimized: no optimized plan is stored for configuration {config!r}"
-                          + (f" on machine {machine!r}" if machine else "") + "; run `regbench optimize` first")
+        raise no_plans_error(config, machine)
     names = set(spec_names)
     known = set(configured) if configured is not None else names
     runs: dict[str, int] = {}

@@ -330,6 +330,19 @@ class Store:
         except sa.exc.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
 
+    def rows_unopened(self, table: str) -> int:
+        """Rows of ``table`` as the database holds them, read without opening the store: no
+        migration, no journal mode set (0 where the table does not exist).  For a command that
+        refuses an older store for what it lacks, rather than upgrade it first (a ``lazy`` store,
+        or one not opened yet)."""
+        try:
+            with self._engine.connect() as conn:
+                if not sa.inspect(conn).has_table(table):
+                    return 0
+                return int(conn.execute(sa.select(sa.func.count()).select_from(sa.table(table))).scalar() or 0)
+        except sa.exc.DatabaseError as exc:
+            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
+
     def schema_revision(self) -> str | None:
         with self.engine.connect() as conn:
             return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
