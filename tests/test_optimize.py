@@ -184,6 +184,14 @@ def _seed_store(store: Store, benchmarks=("b",)) -> int:
     return cid
 
 
+def test_stored_plans_are_counted_without_opening_the_store(store):
+    # What `run --plan optimized` looks at before it opens (and would migrate) a store.
+    assert store.rows_unopened("plan") == 0 and store.rows_unopened("no_such_table") == 0
+    cid = _seed_store(store)
+    save_plans(store, [_new(campaign=cid), _new(campaign=cid)])
+    assert store.rows_unopened("plan") == 2
+
+
 def test_plans_are_versioned_and_the_last_is_current(store):
     cid = _seed_store(store)
     save_plans(store, [_new(runs=3, campaign=cid)])
