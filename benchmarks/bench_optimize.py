@@ -27,6 +27,10 @@ Suites
             ``REGBENCH_SELECT`` (all benchmarks when it is unset, as in every full campaign).
 ``python``  ``kind = "python"`` benchmarks over the standard library (json, re, difflib, zlib,
             decimal, textwrap, heapq, statistics, ...), one worker process per run.
+``go-btree`` (not in ``all``) a real project's own suite: github.com/google/btree's ``go test
+            -bench`` benchmarks at three of its releases from the Go module proxy (v1.0.1,
+            v1.1.2, v1.1.3); nothing is planted, so the rates are against the full configuration
+            only (the planted columns say ``n/a``).
 
 ``--real-run``: measured, not simulated
 ---------------------------------------
@@ -61,6 +65,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -235,12 +240,16 @@ def go_suite(slow: dict[str, int]) -> dict[str, str]:
 ITERATION_TIME = {"go": "20ms", "java": "50ms"}
 
 
+def _go_cmd() -> list[str]:
+    return ["sh", "-c", f"go test -run '^$' -bench \"${{REGBENCH_SELECT:-.}}\" -benchtime {ITERATION_TIME['go']} "
+            "-count \"$REGBENCH_ITERATIONS\" > \"$0\"", "{output}"]
+
+
 def go_config(runs: int, iterations: int, warmup: int) -> str:
     # One invocation per run; -count is the iterations (warm-up included), each about -benchtime long.
     # -bench reads REGBENCH_SELECT, so that `run --plan optimized` (--real-run) runs one invocation
     # per plan; unset (every other campaign here) it is `.`, all benchmarks, as before.
-    cmd = ["sh", "-c", f"go test -run '^$' -bench \"${{REGBENCH_SELECT:-.}}\" -benchtime {ITERATION_TIME['go']} "
-           "-count \"$REGBENCH_ITERATIONS\" > \"$0\"", "{output}"]
+    cmd = _go_cmd()
     return textwrap.dedent(f"""\
         [project]
         name = "go-suite"
@@ -441,6 +450,9 @@ class Suite:
     slow: dict[str, int]      # the planted slowdown of v2: extra loop iterations per call
     planted: frozenset[str]   # series names whose v2 is slower
     warmup: int | None = None  # warm-up per run the tool does and does not report (JMH -wi)
+    # A real project's releases instead of planted slowdowns: (commit message, files) of each
+    # version, the first one with regbench.toml added; what changed between them is not known.
+    releases: tuple | None = None
 
 
 def calibrate_slow(suite: str) -> dict[str, int]:
@@ -450,9 +462,43 @@ def calibrate_slow(suite: str) -> dict[str, int]:
             "java": {"map": 300, "sort": 2000}}[suite]
 
 
+# ------------------------------------------------------- a real open-source Go module's suite
+#: github.com/google/btree (Apache-2.0): its own `go test -bench` suite, at three releases from
+#: the Go module proxy.  v1.0.1 is the original interface{} B-tree; v1.1.2 re-implements it over
+#: the generic BTreeG (Go 1.18+), a real change of every benchmark's code path; v1.1.3 fixes a
+#: copy-on-write bug in one removal path.  The generic benchmarks (names ending in G) exist from
+#: v1.1 on only, so the 14 benchmarks (and 4 sub-benchmarks) of all three releases are run.
+BTREE = "github.com/google/btree"
+BTREE_RELEASES = ("v1.0.1", "v1.1.2", "v1.1.3")
+
+
+def go_module_files(module: str, version: str) -> dict[str, str]:
+    """go.mod and go.sum of a module that requires ``module@version`` (taken from the module
+    proxy by `go get`), so that `go test MODULE` runs that release's own benchmarks."""
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "go.mod").write_text("module suite\n\ngo 1.21\n")
+        out = subprocess.run(["go", "get", f"{module}@{version}"], cwd=d, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"go get {module}@{version}: {out.stderr.strip()}")
+        return {"go.mod": Path(d, "go.mod").read_text(), "go.sum": Path(d, "go.sum").read_text()}
+
+
+def btree_releases() -> tuple:
+    return tuple((f"btree {v}", go_module_files(BTREE, v)) for v in BTREE_RELEASES)
+
+
+def go_module_config(runs: int, iterations: int, warmup: int) -> str:
+    # As go_config, on the module's package; `[^G]$` leaves out the generic benchmarks.
+    cmd = ["sh", "-c", f"go test -run '^$' -bench \"${{REGBENCH_SELECT:-[^G]\\$}}\" "
+           f"-benchtime {ITERATION_TIME['go']} -count \"$REGBENCH_ITERATIONS\" {BTREE} > \"$0\"", "{output}"]
+    return go_config(runs, iterations, warmup).replace('name = "go-suite"', 'name = "go-btree"').replace(
+        'name = "go"\n', 'name = "btree"\n').replace(json.dumps(_go_cmd()), json.dumps(cmd))
+
+
 SUITES = {
     "go": lambda: Suite("go", go_suite, go_config, calibrate_slow("go"),
                         frozenset({"go/BenchmarkJSONMarshal", "go/BenchmarkSortInts"})),
+    "go-btree": lambda: Suite("go-btree", None, go_module_config, {}, frozenset(), releases=btree_releases()),
     "python": lambda: Suite("python", py_suite, py_config, calibrate_slow("python"),
                             frozenset({"json_dumps", "diff"})),
     "java": lambda: Suite("java", java_suite, java_config, calibrate_slow("java"),
@@ -465,6 +511,9 @@ def make_repo(root: Path, suite: Suite, runs: int, iterations: int, warmup: int)
     git_init(root)
     when = datetime(2025, 1, 1, tzinfo=UTC)
     cfg = suite.config(runs, iterations, warmup)
+    if suite.releases:
+        return [git_commit(root, {**files, **({"regbench.toml": cfg} if k == 0 else {})}, message,
+                           when=when + timedelta(days=k)) for k, (message, files) in enumerate(suite.releases)]
     shas = [git_commit(root, {**suite.files({}), "regbench.toml": cfg}, "v1", when=when),
             git_commit(root, suite.files(suite.slow), "v2: planted slowdowns", when=when + timedelta(days=1)),
             git_commit(root, {"README": "no change\n"}, "v3: no change", when=when + timedelta(days=2))]
@@ -480,8 +529,8 @@ def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[
         set(range(campaign_id, retried + 1)) if retried is not None else set())
     keys = {(r.benchmark, r.version) for r in store.runs() if r.campaign_id in ids and r.status == "ok"}
     for bench, ver in sorted(keys, key=lambda k: (k[0], order.index(k[1]))):
-        if SeriesName.parse(bench).measure is not None:
-            continue
+        if SeriesName.parse(bench).measure is not None or bench.endswith(("[B/op]", "[allocs/op]")):
+            continue  # not times: a measure, or Go's memory metrics of a benchmark that reports them
         runs = [r for r in store.raw_runs(bench, ver) if r.campaign_id in ids]
         samples, warmup, _ = campaign_samples(runs, benchmark=bench)
         sl = None
@@ -600,7 +649,8 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
                   "fnr_vs_full": fn / tp_full if tp_full else float("nan"),
                   "full_changes": tp_full, "fp": fp, "fn": fn,
                   "missed_planted": truth_fn, "false_alarms": truth_fp,
-                  "full_missed_planted": full_truth_fn, "full_false_alarms": full_truth_fp}
+                  "full_missed_planted": full_truth_fn, "full_false_alarms": full_truth_fp,
+                  "truth": not suite.releases}
     return out
 
 
@@ -734,8 +784,8 @@ def print_rows(res: dict, metric: str, th: float, methods, label: str | None = N
         print(f"| {m} | {what} | {th if m == 'muoptime' else '—'} | {e['time_saved']:.1%} | "
               f"{e['within1']:.0%} | {e['within3']:.0%} | {e['within5']:.0%} | "
               f"{e['fpr_vs_full']:.1%} | {e['fnr_vs_full']:.1%} | {e['full_changes']} | "
-              f"{e['missed_planted']} ({e['full_missed_planted']}) | "
-              f"{e['false_alarms']} ({e['full_false_alarms']}) |")
+              + (f"{e['missed_planted']} ({e['full_missed_planted']}) | "
+                 f"{e['false_alarms']} ({e['full_false_alarms']}) |" if e.get("truth", True) else "n/a | n/a |"))
 
 
 def real_run(name: str, args, work: Path, full_cid: int, repeats: int, data=None) -> None:
@@ -863,7 +913,7 @@ def _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, st
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--suite", choices=["go", "python", "java", "all"], default="all")
+    ap.add_argument("--suite", choices=["go", "python", "java", "go-btree", "all"], default="all")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)
@@ -893,7 +943,7 @@ def main(argv=None) -> int:
     if args.iteration_time:
         ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
     PY_SLICES["n"] = args.slices
-    if args.suite in ("go", "all") and shutil.which("go") is None:
+    if args.suite in ("go", "go-btree", "all") and shutil.which("go") is None:
         raise SystemExit("go is not installed")
     work = Path(tempfile.mkdtemp(prefix="regbench-optimize-"))
     try:
