@@ -341,12 +341,68 @@ def py_suite(slow: dict[str, int]) -> dict[str, str]:
 PY_SLICES = {"n": 1}
 
 
-def py_config(runs: int, iterations: int, warmup: int) -> str:
+def py_config(runs: int, iterations: int, warmup: int, names=tuple(PY_NAMES)) -> str:
     text = (f"[project]\nname = \"py-suite\"\n[defaults]\nruns = {runs}\niterations = {iterations}\n"
             f"warmup = {warmup}\ntimeout = 120\n" + (f"slices = {PY_SLICES['n']}\n" if PY_SLICES["n"] > 1 else ""))
-    for n in PY_NAMES:
+    for n in names:
         text += f"\n[[benchmark]]\nname = \"{n}\"\npython = \"suite:{n}\"\nmin_time = 0.005\n"
     return text
+
+
+# ------------------------------------------ a real benchmark suite's code: pyperformance's
+#: The Python Performance Benchmark Suite (MIT licence), from PyPI when the script runs: ten of
+#: its pure-Python benchmarks, each module (its ``run_benchmark.py``) copied into the suite's
+#: repository and its timed call made as its pyperf runner makes it, with one loop and the
+#: suite's own arguments.  As in the suite written here, v2 plants an extra loop in two of them.
+PYPERFORMANCE = "pyperformance==1.14.0"
+PYPERF_CALLS = {
+    "richards": "bm_richards.Richards().run(1)",
+    "float": "bm_float.benchmark(bm_float.POINTS)",
+    "deltablue": "bm_deltablue.delta_blue(100)",
+    "nqueens": "bm_nqueens.bench_n_queens(8)",
+    "nbody": "bm_nbody.bench_nbody(1, bm_nbody.DEFAULT_REFERENCE, bm_nbody.DEFAULT_ITERATIONS)",
+    "spectral_norm": "bm_spectral_norm.bench_spectral_norm(1)",
+    "hexiom": "bm_hexiom.main(1, bm_hexiom.DEFAULT_LEVEL)",
+    "deepcopy": "bm_deepcopy.benchmark(1)",
+    "regex_v8": "bm_regex_v8.bench_regex_v8(1)",
+    "coroutines": "bm_coroutines.bench_coroutines(1)",
+}
+_PYPERF_MODULES: dict[str, str] = {}
+
+
+def pyperformance_modules() -> dict[str, str]:
+    """``bm_NAME.py`` -> the text of pyperformance's ``run_benchmark.py`` of each benchmark used."""
+    if not _PYPERF_MODULES:
+        import zipfile
+
+        with tempfile.TemporaryDirectory() as d:
+            out = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", d,
+                                  PYPERFORMANCE], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"pip download {PYPERFORMANCE}: {out.stderr.strip()[-300:]}")
+            with zipfile.ZipFile(next(Path(d).glob("*.whl"))) as whl:
+                for name in PYPERF_CALLS:
+                    member = f"pyperformance/data-files/benchmarks/bm_{name}/run_benchmark.py"
+                    _PYPERF_MODULES[f"bm_{name}.py"] = whl.read(member).decode()
+    return dict(_PYPERF_MODULES)
+
+
+def pyperf_suite(slow: dict[str, int]) -> dict[str, str]:
+    src = "".join(f"import bm_{n}\n" for n in PYPERF_CALLS) + textwrap.dedent("""
+
+        def _extra(n):
+            s = 0
+            for i in range(n):
+                s += i * i
+            return s
+        """)
+    for name, call in PYPERF_CALLS.items():
+        src += f"\n\ndef {name}():\n    {call}\n" + (f"    _extra({slow[name]})\n" if slow.get(name) else "")
+    return {**pyperformance_modules(), "suite.py": src}
+
+
+def pyperf_config(runs: int, iterations: int, warmup: int) -> str:
+    return py_config(runs, iterations, warmup, names=tuple(PYPERF_CALLS)).replace('"py-suite"', '"pyperformance"')
 
 
 # ----------------------------------------------------------------------------- the JMH suite
@@ -459,6 +515,7 @@ def calibrate_slow(suite: str) -> dict[str, int]:
     """Extra loop iterations that make the planted benchmarks about PLANTED slower (a rough guess
     from their speed here; the truth used is what the full configuration sees, see below)."""
     return {"go": {"json": 120, "sort": 2500}, "python": {"json": 200, "diff": 2000},
+            "pyperformance": {"richards": 100_000, "regex_v8": 47_000},
             "java": {"map": 300, "sort": 2000}}[suite]
 
 
@@ -498,6 +555,8 @@ def go_module_config(runs: int, iterations: int, warmup: int) -> str:
 SUITES = {
     "go": lambda: Suite("go", go_suite, go_config, calibrate_slow("go"),
                         frozenset({"go/BenchmarkJSONMarshal", "go/BenchmarkSortInts"})),
+    "pyperformance": lambda: Suite("pyperformance", pyperf_suite, pyperf_config, calibrate_slow("pyperformance"),
+                                   frozenset({"richards", "regex_v8"})),
     "go-btree": lambda: Suite("go-btree", None, go_module_config, {}, frozenset(), releases=btree_releases()),
     "python": lambda: Suite("python", py_suite, py_config, calibrate_slow("python"),
                             frozenset({"json_dumps", "diff"})),
@@ -913,7 +972,7 @@ def _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, st
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--suite", choices=["go", "python", "java", "go-btree", "all"], default="all")
+    ap.add_argument("--suite", choices=["go", "python", "java", "go-btree", "pyperformance", "all"], default="all")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)
@@ -963,7 +1022,7 @@ def main(argv=None) -> int:
                     print_rows(res, metric, th, [m for m in ("muoptime", "minimum", "random", "adaptive") if m in res
                                                  and (m == "muoptime" or th == thresholds[0]
                                                       and metric in ("cv", "rmad"))])
-                    if args.slices > 1 and name == "python":  # the same runs, the duration level left out
+                    if args.slices > 1 and name in ("python", "pyperformance"):  # the same runs, the duration level left out
                         res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs,
                                        seed=1, use_slices=False)
                         print_rows(res, metric, th, ["muoptime"], f"{metric}, runs x iterations only")
