@@ -27,6 +27,9 @@ Suites
             ``REGBENCH_SELECT`` (all benchmarks when it is unset, as in every full campaign).
 ``python``  ``kind = "python"`` benchmarks over the standard library (json, re, difflib, zlib,
             decimal, textwrap, heapq, statistics, ...), one worker process per run.
+``pyperformance`` (not in ``all``) ten pure-Python benchmarks of the Python Performance Benchmark
+            Suite (pyperformance 1.14.0 from PyPI, each module copied into the repository and
+            its timed call made as its pyperf runner does), two slowdowns planted in v2.
 ``go-btree`` (not in ``all``) a real project's own suite: github.com/google/btree's ``go test
             -bench`` benchmarks at three of its releases from the Go module proxy (v1.0.1,
             v1.1.2, v1.1.3); nothing is planted, so the rates are against the full configuration
