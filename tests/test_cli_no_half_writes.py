@@ -148,6 +148,21 @@ def test_run_plan_optimized_refuses_a_store_without_plans_before_upgrading_it(pr
     assert rows(project / db) == before
 
 
+def test_run_plan_optimized_refuses_a_database_that_is_no_store_as_such(project):
+    with sqlite3.connect(project / "other.db") as con:
+        con.execute("CREATE TABLE t (x)")
+    con.close()
+
+    def tables():
+        with sqlite3.connect(project / "other.db") as con:
+            found = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master"))
+        con.close()
+        return found
+
+    refused(regbench(["--store", "other.db", "run", "--plan", "optimized"], project), "is not a regbench store")
+    assert tables() == ["t"]
+
+
 def test_a_refused_suite_stores_none_of_its_configurations(project):
     # The suite's configurations were stored before its first campaign found the revision unknown.
     before = rows(project / "current.db")

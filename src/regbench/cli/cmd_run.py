@@ -153,8 +153,9 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         from ..optimize.plans import no_plans_error, plans_for_campaign
         from ..run.fingerprint import default_machine_name
 
-        if not store.rows_unopened("plan"):
+        if store.rows_unopened("alembic_version") and not store.rows_unopened("plan"):
             # Refused before the store is opened: an older store holding no plan is not upgraded.
+            # (A database that is no store at all is refused as such when it is opened, below.)
             raise no_plans_error(config_name, machine or default_machine_name())
         names = [b.name for b in config.benchmarks]
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
