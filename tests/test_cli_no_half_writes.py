@@ -148,6 +148,35 @@ def test_run_plan_optimized_refuses_a_store_without_plans_before_upgrading_it(pr
     assert rows(project / db) == before
 
 
+def test_run_plan_optimized_refuses_an_older_store_with_only_other_machines_plans_as_it_is(project):
+    # Plans of another machine are not plans of this one: refused before the store is opened.
+    from regbench.store.plans import NewPlan, save_plans
+
+    with Store(project / "current.db", create=False) as store:
+        cid = store.start_campaign(seed=1, machine="elsewhere", fingerprint={}, command="x", plan={})
+        save_plans(store, [NewPlan("f", "default", "elsewhere", cid, "v1", 2, 1, 0, 3, 1, "rmad", 0.01,
+                                   0.004, 0.001, True, 1.5, 3.0)])
+    engine = sa.create_engine(f"sqlite:///{project / 'current.db'}")
+    with engine.begin() as conn:
+        downgrade_to(conn, OLDER)
+    engine.dispose()
+    before = rows(project / "current.db")
+    assert before["plan"] == 1 and before["revision"] == OLDER
+    refused(regbench(["--store", "current.db", "run", "--plan", "optimized", "--machine", "here"], project),
+            "no optimized plan is stored for configuration 'default' on machine 'here'")
+    assert rows(project / "current.db") == before
+
+
+def test_run_plan_optimized_refuses_a_newer_store_as_newer(project):
+    with sqlite3.connect(project / "current.db") as con:
+        con.execute("UPDATE alembic_version SET version_num = '9999'")
+    con.close()
+    before = rows(project / "current.db")
+    refused(regbench(["--store", "current.db", "run", "--plan", "optimized"], project),
+            "has schema revision 9999, newer than this regbench knows")
+    assert rows(project / "current.db") == before
+
+
 def test_run_plan_optimized_refuses_a_database_that_is_no_store_as_such(project):
     with sqlite3.connect(project / "other.db") as con:
         con.execute("CREATE TABLE t (x)")

@@ -186,10 +186,15 @@ def _seed_store(store: Store, benchmarks=("b",)) -> int:
 
 def test_stored_plans_are_counted_without_opening_the_store(store):
     # What `run --plan optimized` looks at before it opens (and would migrate) a store.
-    assert store.rows_unopened("plan") == 0 and store.rows_unopened("no_such_table") == 0
+    from regbench.store.plans import count_plans_unopened
+
+    assert count_plans_unopened(store, config="default", machine="m") == 0
     cid = _seed_store(store)
-    save_plans(store, [_new(campaign=cid), _new(campaign=cid)])
-    assert store.rows_unopened("plan") == 2
+    save_plans(store, [_new(campaign=cid), _new(campaign=cid)])  # two revisions of one plan
+    assert count_plans_unopened(store, config="default", machine="m") == 2
+    assert count_plans_unopened(store, config="default") == 2
+    assert count_plans_unopened(store, config="default", machine="other") == 0
+    assert count_plans_unopened(store, config="other", machine="m") == 0
 
 
 def test_plans_are_versioned_and_the_last_is_current(store):

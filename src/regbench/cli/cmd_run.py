@@ -153,9 +153,12 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         from ..optimize.plans import no_plans_error, plans_for_campaign
         from ..run.fingerprint import default_machine_name
 
-        if store.rows_unopened("alembic_version") and not store.rows_unopened("plan"):
-            # Refused before the store is opened: an older store holding no plan is not upgraded.
-            # (A database that is no store at all is refused as such when it is opened, below.)
+        from ..store.plans import count_plans_unopened
+
+        if count_plans_unopened(store, config=config_name, machine=machine or default_machine_name()) == 0:
+            # Refused before the store is opened: an older store holding no plan of this
+            # configuration and machine is not upgraded.  (A database that is no store of this
+            # regbench's, none at all or a newer one, is refused as such when it is opened.)
             raise no_plans_error(config_name, machine or default_machine_name())
         names = [b.name for b in config.benchmarks]
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,

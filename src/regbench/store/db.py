@@ -330,16 +330,24 @@ class Store:
         except sa.exc.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
 
-    def rows_unopened(self, table: str) -> int:
-        """Rows of ``table`` as the database holds them, read without opening the store: no
-        migration, no journal mode set (0 where the table does not exist).  For a command that
-        refuses an older store for what it lacks, rather than upgrade it first (a ``lazy`` store,
-        or one not opened yet)."""
-        try:
+    def peek(self, query: Callable[[Connection], R]) -> R | None:
+        """``query(conn)`` on the database as it is, without opening the store: no migration, no
+        journal mode set.  For a command that refuses an older store for what it lacks, rather
+        than upgrade it first (a ``lazy`` store, or one not opened yet).  None when the database
+        holds no schema of this regbench's (none at all, or a newer one): opening it says so.
+        Waits for other writers as long as opening would (``patience``)."""
+        known = _known_revisions()
+
+        def attempt():
             with self._engine.connect() as conn:
-                if not sa.inspect(conn).has_table(table):
-                    return 0
-                return int(conn.execute(sa.select(sa.func.count()).select_from(sa.table(table))).scalar() or 0)
+                if not sa.inspect(conn).has_table("alembic_version"):
+                    return None
+                if conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() not in known:
+                    return None
+                return query(conn)
+
+        try:
+            return tx.retrying(attempt, patience=self.patience, what=f"the store {self.url}")
         except sa.exc.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
 

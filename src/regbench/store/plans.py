@@ -114,6 +114,26 @@ def load_plans(store: Database, *, current: bool = True, benchmarks: Sequence[st
     return plans
 
 
+def count_plans_unopened(store, *, config: str, machine: str | None = None) -> int | None:
+    """Plans stored for configuration ``config`` (on ``machine``), counted without opening the
+    store (:meth:`regbench.store.Store.peek`): ``run --plan optimized`` refuses a store with none
+    before it opens, and so upgrades, an older one.  None where the database holds no schema of
+    this regbench's (opening it says so)."""
+    def count(conn) -> int:
+        if not sa.inspect(conn).has_table("plan"):
+            return 0  # a store from before plans (migration 0007)
+        # Only columns every revision since 0007 has: the older store is read as it is.
+        q = (sa.select(sa.func.count()).select_from(t.plan)
+             .join(t.config, t.config.c.id == t.plan.c.config_id)
+             .join(t.machine, t.machine.c.id == t.plan.c.machine_id)
+             .where(t.config.c.name == config))
+        if machine is not None:
+            q = q.where(t.machine.c.name == machine)
+        return int(conn.execute(q).scalar() or 0)
+
+    return store.peek(count)
+
+
 def forget_plans(store: Database, benchmark: str) -> int:
     """Delete every plan of ``benchmark`` (and of its reported benchmarks ``benchmark/...``);
     return how many rows went."""
@@ -131,4 +151,4 @@ def _nan(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-__all__ = ["NewPlan", "forget_plans", "load_plans", "save_plans"]
+__all__ = ["NewPlan", "count_plans_unopened", "forget_plans", "load_plans", "save_plans"]
