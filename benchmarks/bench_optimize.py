@@ -66,6 +66,7 @@ Prints Markdown tables (docs/optimize.md has the latest).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import subprocess
@@ -79,6 +80,7 @@ from pathlib import Path
 
 import numpy as np
 
+from regbench.adapters.base import without_metric
 from regbench.config import load_config
 from regbench.demo_project import git_commit, git_init
 from regbench.model import SeriesName
@@ -376,7 +378,11 @@ _PYPERF_MODULES: dict[str, str] = {}
 def pyperformance_modules() -> dict[str, str]:
     """``bm_NAME.py`` -> the text of pyperformance's ``run_benchmark.py`` of each benchmark used."""
     if not _PYPERF_MODULES:
+        import importlib.util
         import zipfile
+
+        if importlib.util.find_spec("pyperf") is None:  # every module imports it
+            raise SystemExit("--suite pyperformance needs pyperf (pip install pyperf; it is in the test extra)")
 
         with tempfile.TemporaryDirectory() as d:
             out = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", d,
@@ -543,6 +549,7 @@ def go_module_files(module: str, version: str) -> dict[str, str]:
         return {"go.mod": Path(d, "go.mod").read_text(), "go.sum": Path(d, "go.sum").read_text()}
 
 
+@functools.cache
 def btree_releases() -> tuple:
     return tuple((f"btree {v}", go_module_files(BTREE, v)) for v in BTREE_RELEASES)
 
@@ -551,8 +558,12 @@ def go_module_config(runs: int, iterations: int, warmup: int) -> str:
     # As go_config, on the module's package; `[^G]$` leaves out the generic benchmarks.
     cmd = ["sh", "-c", f"go test -run '^$' -bench \"${{REGBENCH_SELECT:-[^G]\\$}}\" "
            f"-benchtime {ITERATION_TIME['go']} -count \"$REGBENCH_ITERATIONS\" {BTREE} > \"$0\"", "{output}"]
-    return go_config(runs, iterations, warmup).replace('name = "go-suite"', 'name = "go-btree"').replace(
-        'name = "go"\n', 'name = "btree"\n').replace(json.dumps(_go_cmd()), json.dumps(cmd))
+    text = go_config(runs, iterations, warmup)
+    for old, new in (('name = "go-suite"', 'name = "go-btree"'), ('name = "go"\n', 'name = "btree"\n'),
+                     (json.dumps(_go_cmd()), json.dumps(cmd))):
+        assert old in text, f"go_config no longer writes {old!r}"
+        text = text.replace(old, new)
+    return text
 
 
 SUITES = {
@@ -591,8 +602,8 @@ def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[
         set(range(campaign_id, retried + 1)) if retried is not None else set())
     keys = {(r.benchmark, r.version) for r in store.runs() if r.campaign_id in ids and r.status == "ok"}
     for bench, ver in sorted(keys, key=lambda k: (k[0], order.index(k[1]))):
-        if SeriesName.parse(bench).measure is not None or bench.endswith(("[B/op]", "[allocs/op]")):
-            continue  # not times: a measure, or Go's memory metrics of a benchmark that reports them
+        if SeriesName.parse(bench).measure is not None or secondary(bench):
+            continue  # not times: a measure, or a tool's secondary metric (Go's B/op and allocs/op)
         runs = [r for r in store.raw_runs(bench, ver) if r.campaign_id in ids]
         samples, warmup, _ = campaign_samples(runs, benchmark=bench)
         sl = None
@@ -786,6 +797,12 @@ def loadavg() -> str:
         return "unknown"
 
 
+def secondary(series: str) -> bool:
+    """A tool's secondary metric reported as ``NAME [metric]`` (Go's ``B/op``, ``allocs/op``)."""
+    reported = SeriesName.parse(series).reported
+    return reported is not None and without_metric(reported) != reported
+
+
 def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, float]:
     """Time saved by ``plans`` (ExecutionPlan) as simulated from iterations (warm-up included,
     :meth:`Configuration.cost`, as the tables above): per benchmark (each plan alone), and as
@@ -794,6 +811,7 @@ def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, f
     def warm(p) -> int:
         return suite.warmup if suite.warmup is not None else p.warmup
 
+    plans = [p for p in plans if not secondary(p.benchmark)]  # times only, as the tables
     alone = sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1).cost(warm(p)) for p in plans)
     full = sum(Configuration(p.full_runs, p.full_iterations).cost(warm(p)) for p in plans)
     invoked = 0
