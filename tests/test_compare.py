@@ -84,3 +84,55 @@ def test_delta_interval_matches_hand_computation():
     z = 1.959963984540054
     assert change == pytest.approx(0.1)
     assert (lo, hi) == (pytest.approx(0.1 - z * se), pytest.approx(0.1 + z * se))
+
+
+# ------------------------------------------------- counts that are exactly 0 (Go's allocs/op, B/op)
+def test_runs_all_zero_compare_exactly():
+    # 0 in every run of A: the ratio is undefined, the comparison is not.  A count that stays 0 is
+    # no change; one that becomes positive in every run of B is an infinite increase.
+    same = compare_runs([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert (same.change, same.ci_low, same.ci_high, same.method) == (0.0, 0.0, 0.0, "exact")
+    assert verdict(same.ci_low, same.ci_high, threshold=0.02) == "no change"
+    up = compare_runs([0.0, 0.0, 0.0], [1.0, 2.0, 1.0])
+    assert up.change == up.ci_low == up.ci_high == math.inf and up.method == "exact"
+    assert verdict(up.ci_low, up.ci_high, direction="lower", threshold=0.05) == "regression"
+    assert verdict(up.ci_low, up.ci_high, direction="higher") == "improvement"
+    down = compare_runs([0.0, 0.0], [-1.0, -3.0])
+    assert down.change == -math.inf and verdict(down.ci_low, down.ci_high) == "improvement"
+    # B on both sides of 0, or one run: undecidable as before.
+    with pytest.warns(RuntimeWarning):
+        mixed = compare_runs([0.0, 0.0], [-1.0, 1.0])
+    assert math.isnan(mixed.change) and verdict(mixed.ci_low, mixed.ci_high) == "inconclusive"
+    with pytest.warns(RuntimeWarning):
+        assert compare_runs([0.0], [1.0, 1.0]).method == "none"
+
+
+def test_an_unbounded_interval_is_inconclusive_and_an_infinite_point_is_not():
+    assert verdict(-math.inf, math.inf) == "inconclusive"
+    assert verdict(0.1, math.inf) == "inconclusive"
+    assert verdict(math.inf, math.inf, threshold=0.5) == "regression"
+    assert verdict(-math.inf, -math.inf, direction="lower") == "improvement"
+
+
+def test_the_gate_fails_on_a_new_allocation(tmp_path, capsys):
+    # What a Go user gates a pull request on: 0 allocs/op before, 1 after, fails the comparison
+    # (exit status 1); 0 B/op on both sides is no change.
+    import json
+
+    from regbench.cli.main import main
+
+    rows = ["benchmark,version,run,iteration,value,unit"]
+    for v, allocs in (("v1", 0), ("v2", 1)):
+        rows += [f"{name},{v},{r},{i},{value},{unit}" for r in range(4) for i in range(3)
+                 for name, value, unit in (("get [allocs/op]", allocs, "allocs/op"), ("get [B/op]", 0, "B/op"))]
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n")
+    store = str(tmp_path / "s.db")
+    assert main(["--store", store, "import", str(tmp_path / "r.csv")]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "compare", "v1", "v2", "--threshold", "0.05", "--format", "json"]) == 1
+    got = {c["benchmark"]: c for c in json.loads(capsys.readouterr().out)}
+    assert got["get [allocs/op]"]["verdict"] == "regression" and got["get [allocs/op]"]["change"] is None
+    assert got["get [B/op]"]["verdict"] == "no change" and got["get [B/op]"]["change"] == 0.0
+    assert main(["--store", store, "compare", "v1", "v2", "--threshold", "0.05"]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("get [allocs/op]"))
+    assert "+∞" in line and line.rstrip().endswith("regression")

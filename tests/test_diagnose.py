@@ -212,3 +212,25 @@ def test_diagnose_counts_a_throughput_s_modes_as_detection_sees_them(tmp_path):
         t, r = diagnose(a, "two", rng=1).run_modes, diagnose(b, "two", rng=1).run_modes
     assert t is not None and r is not None
     assert r.shares == pytest.approx(t.shares) and r.needed == t.needed and r.shares[0] > r.shares[1]
+
+
+def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_path):
+    # Go's "0 allocs/op" of an allocation-free loop: the series name is not console markup (its
+    # "[allocs/op]" used to vanish from the header), and the JSON has null, not a bare NaN, where
+    # a relative width is undefined.
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        for r in range(4):
+            store.add_run(RunRecord("get [allocs/op]", "v1", r, np.zeros(5)))
+    base = [sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "get [allocs/op]", "--no-plots"]
+    text = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0].startswith("get [allocs/op] at v1")
+    out = subprocess.run([*base, "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    report = json.loads(out.stdout, parse_constant=refuse)
+    assert report["benchmark"] == "get [allocs/op]" and report["relative_half_width"] is None

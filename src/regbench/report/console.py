@@ -33,9 +33,23 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(text, err=err, nl=nl)
 
 
-def emit_json(doc, *, allow_nan: bool = True) -> None:
-    """A JSON document on stdout, indented by one space (the layout of every ``--format json``)."""
-    click.echo(json.dumps(doc, indent=1, allow_nan=allow_nan))
+def emit_json(doc, *, allow_nan: bool = False) -> None:
+    """A JSON document on stdout, indented by one space (the layout of every ``--format json``).
+
+    Strict JSON: a NaN or an infinity is written as null (strict parsers, Go's or a browser's,
+    refuse the bare ``NaN`` that Python writes).  ``allow_nan=True`` keeps them as Python writes."""
+    click.echo(json.dumps(doc if allow_nan else _strict(doc), indent=1, allow_nan=allow_nan))
+
+
+def _strict(doc):
+    """``doc`` with every non-finite float replaced by None (lists, tuples and dicts walked)."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: _strict(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [_strict(v) for v in doc]
+    return doc
 
 
 def finite(x: float):
@@ -51,7 +65,10 @@ def fmt_value(x: float | None, unit: str = "") -> str:
 
 
 def fmt_pct(x: float | None, *, sign: bool = True) -> str:
-    """A relative quantity as a percentage with two decimals (``+3.40%``)."""
+    """A relative quantity as a percentage with two decimals (``+3.40%``); ``+∞`` for a change from
+    exactly 0 (:func:`regbench.stats.compare_runs`), ``—`` for none."""
+    if x is not None and math.isinf(x):
+        return ("+∞" if x > 0 else "-∞") if sign else "∞"
     if x is None or not math.isfinite(x):
         return "—"
     return f"{x * 100:+.2f}%" if sign else f"{x * 100:.2f}%"

@@ -96,8 +96,11 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
         return
     s = d.summary
     u = d.unit
+    from rich.markup import escape  # a series such as "x [allocs/op]" is not markup
+
     verdict = "[green]trustworthy[/]" if d.trustworthy else "[yellow]not precise enough[/]"
-    console.print(f"[bold]{d.benchmark}[/bold] at {d.version} ({d.config}, {d.machine}): {verdict} "
+    console.print(f"[bold]{escape(d.benchmark)}[/bold] at {escape(d.version)} ({escape(d.config)}, "
+                  f"{escape(d.machine)}): {verdict} "
                   f"for +-{target:.1%}")
     lines = [
         ("runs x iterations", f"{s.n_runs} x {fmt_num(s.n_iterations, 4)}"

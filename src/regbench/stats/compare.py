@@ -85,6 +85,18 @@ def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
     mean_b = float(b.mean()) if b.size else float("nan")
     change = mean_b / mean_a - 1.0 if a.size and b.size and mean_a != 0 else float("nan")
     nan = float("nan")
+    if a.size >= 2 and b.size >= 2 and not np.any(a) and np.all(np.isfinite(b)):
+        # Every run of A is exactly 0 (a count such as Go's allocs/op of an allocation-free
+        # loop): the ratio is not defined, but the comparison is certain.  B all 0 too is no
+        # change; B's runs all above 0 (all below) is an infinite increase (decrease) in every
+        # resample.  B on both sides of 0 is left undecidable, below.
+        if not np.any(b):
+            return Comparison(0.0, 0.0, 0.0, confidence_level, "exact", mean_a, mean_b, a.size, b.size,
+                              np.zeros(1))
+        if np.all(b > 0) or np.all(b < 0):
+            inf = float(np.inf if b[0] > 0 else -np.inf)
+            return Comparison(inf, inf, inf, confidence_level, "exact", mean_a, mean_b, a.size, b.size,
+                              np.full(1, inf))
     if a.size < 2 or b.size < 2 or not np.isfinite(change):
         warnings.warn("each version needs at least two runs with a non-zero mean to be compared",
                       RuntimeWarning, stacklevel=2)
@@ -119,14 +131,17 @@ def verdict(ci_low: float, ci_high: float, *, direction: str = "lower", threshol
     ``regression``: the whole interval is worse than ``threshold``; ``improvement``: the whole
     interval is better than ``-threshold``; ``no change``: the interval lies within
     ``[-threshold, threshold]``, or contains 0 when ``threshold`` is 0; otherwise (or when the
-    interval is undefined) ``inconclusive``.  ``direction`` says whether lower or higher values are
-    better.
+    interval is undefined or unbounded) ``inconclusive``; an interval that is one infinite point
+    (from 0 in every run to more, :func:`compare_runs`) is a regression or an improvement.
+    ``direction`` says whether lower or higher values are better.
     """
     if threshold < 0:
         raise ValueError("`threshold` must be non-negative")
     if direction not in ("lower", "higher"):
         raise ValueError("`direction` must be 'lower' or 'higher'")
-    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)) and not (np.isinf(ci_low) and ci_low == ci_high):
+        # Undefined or unbounded.  An interval that is one infinite point is certain: a count
+        # that was exactly 0 in every run of A and is not in any run of B (compare_runs).
         return "inconclusive"
     sign = 1.0 if direction == "lower" else -1.0
     worse_lo, worse_hi = sorted((sign * ci_low, sign * ci_high))
