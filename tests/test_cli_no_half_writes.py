@@ -167,10 +167,16 @@ def test_run_plan_optimized_refuses_an_older_store_with_only_other_machines_plan
     assert rows(project / "current.db") == before
 
 
-def test_run_plan_optimized_refuses_a_newer_store_as_newer(project):
-    with sqlite3.connect(project / "current.db") as con:
-        con.execute("UPDATE alembic_version SET version_num = '9999'")
+def sql(db: Path, statement: str) -> list[tuple]:
+    """``statement`` run on the SQLite file ``db`` (committed), and the rows it returns."""
+    with sqlite3.connect(db) as con:
+        found = con.execute(statement).fetchall()
     con.close()
+    return found
+
+
+def test_run_plan_optimized_refuses_a_newer_store_as_newer(project):
+    sql(project / "current.db", "UPDATE alembic_version SET version_num = '9999'")
     before = rows(project / "current.db")
     refused(regbench(["--store", "current.db", "run", "--plan", "optimized"], project),
             "has schema revision 9999, newer than this regbench knows")
@@ -178,18 +184,9 @@ def test_run_plan_optimized_refuses_a_newer_store_as_newer(project):
 
 
 def test_run_plan_optimized_refuses_a_database_that_is_no_store_as_such(project):
-    with sqlite3.connect(project / "other.db") as con:
-        con.execute("CREATE TABLE t (x)")
-    con.close()
-
-    def tables():
-        with sqlite3.connect(project / "other.db") as con:
-            found = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master"))
-        con.close()
-        return found
-
+    sql(project / "other.db", "CREATE TABLE t (x)")
     refused(regbench(["--store", "other.db", "run", "--plan", "optimized"], project), "is not a regbench store")
-    assert tables() == ["t"]
+    assert sql(project / "other.db", "SELECT name FROM sqlite_master") == [("t",)]
 
 
 def test_a_refused_suite_stores_none_of_its_configurations(project):
