@@ -136,3 +136,28 @@ def test_the_gate_fails_on_a_new_allocation(tmp_path, capsys):
     assert main(["--store", store, "compare", "v1", "v2", "--threshold", "0.05"]) == 1
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("get [allocs/op]"))
     assert "+∞" in line and line.rstrip().endswith("regression")
+
+
+def test_rows_of_two_configurations_say_which_is_which(tmp_path, capsys):
+    # One benchmark measured under two configurations: compare's and summary's tables name each
+    # row's configuration (they looked alike, with different verdicts); with one, no such column.
+    from regbench.cli.main import main
+
+    rows = ["benchmark,version,run,iteration,value,config"]
+    for config, slower in (("fast", 1.0), ("slow", 1.5)):
+        for v, scale in (("v1", 1.0), ("v2", slower)):
+            rows += [f"b,{v},{r},{i},{scale * (1 + 0.01 * r)},{config}" for r in range(4) for i in range(2)]
+    (tmp_path / "r.csv").write_text("\n".join(rows) + "\n")
+    store = str(tmp_path / "s.db")
+    assert main(["--store", store, "import", str(tmp_path / "r.csv")]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "compare", "v1", "v2"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["benchmark", "config"]
+    assert {tuple(x.split()[:2]) + (x.split()[-1],) for x in lines[3:]} == {("b", "fast", "change"),
+                                                                           ("b", "slow", "regression")}
+    assert main(["--store", store, "summary"]) == 0
+    out = capsys.readouterr().out
+    assert "config" in out.splitlines()[1] and sum(" slow " in x for x in out.splitlines()) == 2
+    assert main(["--store", store, "compare", "v1", "v2", "--configuration", "fast"]) == 0
+    assert "config" not in capsys.readouterr().out.splitlines()[1]

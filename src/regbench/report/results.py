@@ -115,23 +115,28 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
             means.setdefault(r.benchmark, []).append(r.plain.mean)
     units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
              for name, values in means.items()}
-    columns = ["benchmark", "version", "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact", "n_opt"]
+    # The configuration/machine of each row where the rows differ in them (as compare's table).
+    shown = [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
+    columns = ["benchmark", "version", *shown, "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact",
+               "n_opt"]
     table = []
     single = [r for r in rows if r.plain is not None and r.plain.n_runs < 2]
     for r in rows:
         p, q = r.plain, r.robust
+        where = [escape(str(getattr(r, k))) for k in shown]
         if p is None:
-            table.append([escape(r.benchmark), escape(r.version), "0", "", f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
+            table.append([escape(r.benchmark), escape(r.version), *where, "0", "",
+                          f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
             continue
         unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
-        table.append([escape(r.benchmark), escape(r.version), runs, fmt_count(p.n_iterations),
+        table.append([escape(r.benchmark), escape(r.version), *where, runs, fmt_count(p.n_iterations),
                       escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
                       escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
                       fmt_num(p.impact_factor), fmt_count(p.n_opt)])
     emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
-               right={c for c in columns if c not in ("benchmark", "version")})
+               right={c for c in columns if c not in ("benchmark", "version", *shown)})
     if single:
         console.print(single_run_note(len(single)), markup=False)
 
@@ -168,13 +173,17 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
 
     a, b = rows[0].a, rows[0].b
     style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
+    # A row names its configuration/machine where the rows differ in them: two rows of one
+    # benchmark must not look alike with different verdicts.
+    shown = [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
     table = []
     for r in rows:
         c = r.comparison
-        table.append([escape(r.benchmark), fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
+        table.append([escape(r.benchmark), *(escape(str(getattr(r, k))) for k in shown),
+                      fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
                       f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
                       f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
-    columns = ["benchmark", escape(a), escape(b), "change", "CI", "runs", "verdict"]
+    columns = ["benchmark", *shown, escape(a), escape(b), "change", "CI", "runs", "verdict"]
     emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", columns, table,
                right={escape(a), escape(b), "change", "CI", "runs"})
 
