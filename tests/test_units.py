@@ -22,6 +22,9 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "adapters"
     ([2.638e-4, 2.7e-4], "s", "us"), ([1.5, 2.0], "s", "s"), ([0.0123], "s", "ms"), ([3e-8], "s", "ns"),
     ([1e-12], "s", "ns"),  # below a nanosecond: still ns
     ([1500.0], "ns", "us"), ([0.5], "ms", "us"), ([12.0, 15.0], "ops/s", "ops/s"), ([float("nan")], "s", "s"),
+    # a time per operation (Go's and JMH's ns/op) is scaled by its time; other "per" units are not
+    ([4157530.0], "ns/op", "ms/op"), ([75.8], "ns/op", "ns/op"), ([1.2e4], "us/op", "ms/op"),
+    ([3.0], "allocs/op", "allocs/op"), ([64.0], "B/op", "B/op"),
 ])
 def test_display_unit(values, unit, shown):
     assert display_unit(values, unit).name == shown
@@ -30,6 +33,9 @@ def test_display_unit(values, unit, shown):
 def test_one_unit_for_a_benchmark_from_the_median_of_its_values():
     du = display_unit([9e-4, 1.1e-3, 1.2e-3], "s")
     assert du.name == "ms" and math.isclose(du.factor, 1e3)
+    per_op = display_unit([4157530.0, 4e6], "ns/op")
+    assert per_op.name == "ms/op" and math.isclose(per_op.factor, 1e-6)
+    assert fmt_interval(4157530.0, 1855369.0, per_op) == "4.2 ± 1.9 ms/op"
 
 
 @pytest.mark.parametrize("mean, hw, unit, text", [

@@ -25,20 +25,23 @@ class DisplayUnit:
 
 
 def display_unit(values: Iterable[float], unit: str) -> DisplayUnit:
-    """The unit to show a benchmark's ``values`` (in ``unit``) in: for times, the largest of s,
-    ms, us and ns in which their median is at least 1 (ns below that); other units unchanged.
+    """The unit to show a benchmark's ``values`` (in ``unit``) in: for times, and times per
+    something (``ns/op``), the largest of s, ms, us and ns in which their median is at least 1 (ns
+    below that); other units unchanged.
 
     One unit per benchmark, chosen from all the values shown for it, so that its versions can be
     read against one another.
     """
-    if unit not in _SECONDS:
+    # A time per something (Go's and JMH's "ns/op", "us/op") is scaled by its time, "/op" kept.
+    time, per, rest = unit.partition("/")
+    if time not in _SECONDS:
         return DisplayUnit(unit)
-    finite = sorted(abs(v) * _SECONDS[unit] for v in values if v is not None and math.isfinite(v) and v != 0)
+    finite = sorted(abs(v) * _SECONDS[time] for v in values if v is not None and math.isfinite(v) and v != 0)
     if not finite:
         return DisplayUnit(unit)
     median = finite[len(finite) // 2]
     name, length = next(((n, s) for n, s in TIME_UNITS if median >= s), TIME_UNITS[-1])
-    return DisplayUnit(name, _SECONDS[unit] / length)
+    return DisplayUnit(name + per + rest, _SECONDS[time] / length)
 
 
 def decimals_for(half_width: float) -> int:
