@@ -146,20 +146,14 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
             # The suite of [screen] suite: the same usage errors as with --suite FILE.
             _check_suite_usage(click_ctx, plan_kind)
             suite = read_suite(path, config.screen)  # before the store is opened: a bad file writes nothing
-    # Optimized plans are read from the store: it must exist (a new one would hold none).
+    # Optimized plans are read from the store: it must exist (a new one would hold none), and it is
+    # opened at its first use, so that one without plans is refused as it is (plans_for_campaign).
     store = ctx.open_store(config=config, create=plan_kind != "optimized", lazy=True)
     optimized = None
     if plan_kind == "optimized":
-        from ..optimize.plans import no_plans_error, plans_for_campaign
+        from ..optimize.plans import plans_for_campaign
         from ..run.fingerprint import default_machine_name
 
-        from ..store.plans import count_plans_unopened
-
-        if count_plans_unopened(store, config=config_name, machine=machine or default_machine_name()) == 0:
-            # Refused before the store is opened: an older store holding no plan of this
-            # configuration and machine is not upgraded.  (A database that is no store of this
-            # regbench's, none at all or a newer one, is refused as such when it is opened.)
-            raise no_plans_error(config_name, machine or default_machine_name())
         names = [b.name for b in config.benchmarks]
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
                                        machine=machine or default_machine_name())

@@ -438,12 +438,6 @@ def shortening_refused(spec: BenchmarkSpec, *, full_slices: int, warmup: int) ->
     return None
 
 
-def no_plans_error(config: str, machine: str | None) -> ConfigError:
-    """What ``run --plan optimized`` says when no plan of ``config`` (on ``machine``) is stored."""
-    return ConfigError(f"--plan optimized: no optimized plan is stored for configuration {config!r}"
-                       + (f" on machine {machine!r}" if machine else "") + "; run `regbench optimize` first")
-
-
 def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,
                        config: str = DEFAULT_CONFIG, machine: str | None = None) -> CampaignPlans:
     """The current plans of the benchmarks ``spec_names`` (those to run) on this configuration and
@@ -455,11 +449,16 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
         A stored plan names a benchmark that is no longer configured (one line naming it), or
         there is no plan at all.
     """
-    from ..store.plans import load_plans
+    from ..store.plans import count_plans_unopened, load_plans
 
-    plans = [p for p in load_plans(store, config=config) if machine is None or p.machine == machine]
+    # Counted before the store is opened (a lazy one): an older store holding no plan of this
+    # configuration and machine is refused as it is, not upgraded first.  (A database that is no
+    # store of this regbench's, none at all or a newer one, is refused as such when it is opened.)
+    plans = [] if count_plans_unopened(store, config=config, machine=machine) == 0 else [
+        p for p in load_plans(store, config=config) if machine is None or p.machine == machine]
     if not plans:
-        raise no_plans_error(config, machine)
+        raise ConfigError(f"--plan optimized: no optimized plan is stored for configuration {config!r}"
+                          + (f" on machine {machine!r}" if machine else "") + "; run `regbench optimize` first")
     names = set(spec_names)
     known = set(configured) if configured is not None else names
     runs: dict[str, int] = {}

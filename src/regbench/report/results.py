@@ -99,6 +99,12 @@ def summary_json(rows: Sequence[ExperimentSummary], *, confidence: float) -> lis
     return out
 
 
+def _differing(rows) -> list[str]:
+    """``config``, ``machine``: those the rows differ in, for a column naming each row's (two rows
+    of one benchmark must not look alike, with different results)."""
+    return [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
+
+
 def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: str = "table") -> None:
     """The summary table (mean ± half-width, robust variant, impact factor, n_opt), or its JSON."""
     if fmt == "json":
@@ -115,8 +121,7 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
             means.setdefault(r.benchmark, []).append(r.plain.mean)
     units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
              for name, values in means.items()}
-    # The configuration/machine of each row where the rows differ in them (as compare's table).
-    shown = [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
+    shown = _differing(rows)
     columns = ["benchmark", "version", *shown, "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact",
                "n_opt"]
     table = []
@@ -173,9 +178,7 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
 
     a, b = rows[0].a, rows[0].b
     style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
-    # A row names its configuration/machine where the rows differ in them: two rows of one
-    # benchmark must not look alike with different verdicts.
-    shown = [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
+    shown = _differing(rows)
     table = []
     for r in rows:
         c = r.comparison
