@@ -123,6 +123,25 @@ def test_store_option_wins_over_the_configuration(configured_store, tmp_path, ca
     assert "no results store at " + str(tmp_path / "other.db") in capsys.readouterr().err
 
 
+def test_from_a_subfolder_the_default_store_is_the_projects(tmp_path, capsys, monkeypatch):
+    """Without a ``store`` key, the default store is in the configuration file's folder, so a
+    command run from a subfolder reads the project's store instead of starting a second one."""
+    (tmp_path / "regbench.toml").write_text(
+        '[project]\nname = "p"\n[[benchmark]]\nname = "b"\ncommand = ["true"]\n', encoding="utf-8")
+    with Store(tmp_path / ".regbench" / "results.db") as store:
+        store.add_runs([RunRecord("b", "v1", r, np.full(3, 1.0 + r)) for r in range(2)])
+    sub = tmp_path / "src" / "deep"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    monkeypatch.delenv("REGBENCH_STORE", raising=False)
+    assert main(["show"]) == 0, capsys.readouterr().err
+    assert "2 runs" in capsys.readouterr().out
+    assert not (sub / ".regbench").exists()
+    monkeypatch.chdir(tmp_path.parent)  # outside the project, no configuration: the current folder
+    assert main(["show"]) == 3
+    assert "no results store at" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ the demo's hint works as written
 def test_the_command_printed_for_regbench_works_as_written_without_an_activated_venv(tmp_path):
     import os

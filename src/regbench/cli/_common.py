@@ -25,7 +25,9 @@ class Context:
 
     The store is, in this order: ``--store`` (or ``REGBENCH_STORE``); the ``store`` key of the
     configuration file (``--config FILE``, else the nearest ``regbench.toml``, if there is one),
-    relative to that file's folder; ``.regbench/results.db`` under the current directory.
+    relative to that file's folder; ``.regbench/results.db`` in that file's folder (the project's
+    root, wherever in the project the command is run, as ``git`` finds its repository); and only
+    without a configuration file, ``.regbench/results.db`` under the current directory.
     """
 
     def __init__(self, store: str | None, config: str | None):
@@ -60,6 +62,10 @@ class Context:
             return self.store_location
         if config is not None and config.store:
             return config.store if "://" in config.store else str(config.root / config.store)
+        if config is not None:  # from a subfolder, the project's store, not a second one there
+            from ..store.db import DEFAULT_LOCATION
+
+            return str(config.root / DEFAULT_LOCATION)
         return None
 
     def open_store(self, *, create: bool = True, config: ProjectConfig | None = None,

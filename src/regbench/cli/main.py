@@ -55,7 +55,7 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="regbench")
 @click.option("--store", envvar="REGBENCH_STORE", metavar="PATH|URL",
               help="Results store: a SQLite path or a SQLAlchemy URL "
-                   "[env REGBENCH_STORE; default .regbench/results.db].")
+                   "[env REGBENCH_STORE; default .regbench/results.db beside regbench.toml].")
 @click.option("--config", "config_path", metavar="FILE",
               help="Configuration file [default: the nearest regbench.toml].")
 @click.pass_context
