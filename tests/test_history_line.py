@@ -137,3 +137,18 @@ def test_a_campaign_runs_its_own_runs_of_a_version_a_session_measured_first(tmp_
     again = run_campaign(load_config(repo / "regbench.toml"), store, revisions=sha, machine="m", seed=2,
                          cache_dir=tmp_path / "wt")
     assert again.runs_stored == 0 and again.trials_skipped == 2  # resumes: the history's runs are done
+
+
+def test_versions_without_a_commit_are_said_to_be_kept_in_time_order(branched, open_store):
+    """Releases (``run --releases``) and imported versions have no commit: they are on no line,
+    kept, and the history says so instead of claiming a first-parent line they are not on."""
+    repo, main, _ = branched
+    store = open_store()
+    config = load_config(repo / "regbench.toml")
+    store.add_runs([RunRecord("b", v, 0, np.full(3, 1.0)) for v in ("pkg==1.0", "pkg==1.1")])
+    assert history_of(store, config).describe() == (
+        "History: 2 version(s) without a commit (releases, imported) in time order, runs of campaigns.")
+    store_runs(store, repo, dict.fromkeys(main[:3], 1.0))
+    assert history_of(store, config).describe() == (
+        "History: versions on the first-parent line of HEAD, 2 version(s) without a commit (releases, "
+        "imported) in time order, runs of campaigns.")

@@ -76,3 +76,39 @@ def test_versions_and_releases_do_not_mix(tmp_path):
     cfg = write_config(tmp_path, 'name = "x"\n', [{"name": "b", "command": [sys.executable, "-c", "print(1)"]}])
     with Store(tmp_path / "r.db") as store, pytest.raises(ConfigError, match="not both"):
         run_campaign(load_config(cfg), store, revisions="HEAD", releases="six==1.16.0")
+
+
+def test_benchmark_requires_is_checked_as_pip_requirements(tmp_path):
+    bench = [{"name": "b", "command": [sys.executable, "-c", "print(1)"]}]
+    for value, message in (('"pytest"', "must be a list of requirement strings"),
+                           ('["pytest", 3]', "must be a list of requirement strings"),
+                           ('["pytest", "pytest-benchmark>>4"]', "item 2: not a requirement: 'pytest-benchmark>>4'")):
+        cfg = write_config(tmp_path, f'name = "x"\nbenchmark_requires = {value}\n', bench)
+        with pytest.raises(ConfigError, match=rf"regbench.toml: \[project\] `benchmark_requires`.*{message}"):
+            load_config(cfg)
+    cfg = write_config(tmp_path, 'name = "x"\nbenchmark_requires = ["iniconfig>=1", "pytest; python_version > \'3\'"]\n',
+                       bench)
+    assert load_config(cfg).benchmark_requires == ("iniconfig>=1", "pytest; python_version > '3'")
+
+
+@needs_pypi
+def test_what_the_benchmarks_need_is_installed_beside_each_release(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    # A harness the benchmark imports, which the release does not bring: without
+    # benchmark_requires every run fails with "No module named iniconfig".
+    command = ["python", "-c", "import iniconfig, six; print(float(len(six.__version__)))"]
+    cfg = write_config(proj, 'name = "x"\nbenchmark_requires = ["iniconfig"]\n',
+                       [{"name": "cmd", "command": command, "runs": 1}])
+    with Store(tmp_path / "store" / "results.db") as store:
+        result = run_campaign(load_config(cfg), store, releases="six==1.16.0", seed=1)
+        assert dict(result.counts)["ok"] == 1, [r.stderr_tail for r in store.runs()]
+    # Another list is another environment; one the release cannot satisfy is a failed build
+    # with pip's reason, not a release silently replaced by the one the requirement wants.
+    cfg = write_config(proj, 'name = "x"\nbenchmark_requires = ["iniconfig", "six==1.15.0"]\n',
+                       [{"name": "cmd", "command": command, "runs": 1}])
+    with Store(tmp_path / "store2" / "results.db") as store:
+        run_campaign(load_config(cfg), store, releases="six==1.16.0", seed=1)
+        [build] = store.builds()
+        assert build.status == "failed" and "six" in (build.log_tail or "")
+        assert list(store.runs()) == []

@@ -75,8 +75,11 @@ repo = "."
 # benchmark_dir = "benchmarks"
 # The branch whose first-parent line `regbench detect` reads as the history (default: HEAD).
 # branch = "main"
-# Where results go: a path or a SQLAlchemy URL (default .regbench/results.db; --store and
-# REGBENCH_STORE override it).  Add .regbench/ to .gitignore: it holds the store and the
+# What the benchmarks need besides the package itself in every `regbench run --releases`
+# environment (pip requirements; the releases' environments hold nothing else):
+# benchmark_requires = ["pytest", "pytest-benchmark"]
+# Where results go: a path or a SQLAlchemy URL (default .regbench/results.db beside this file;
+# --store and REGBENCH_STORE override it).  Add .regbench/ to .gitignore: it holds the store and the
 # worktrees of benchmarked commits.
 # store = ".regbench/results.db"
 
@@ -344,6 +347,9 @@ class ProjectConfig:
     build_timeout: float = 600.0
     store: str | None = None
     python: str = sys.executable
+    #: What the benchmarks need besides the release (pip requirements, ``pytest-benchmark>=4``),
+    #: installed into every ``run --releases`` environment with the release.
+    benchmark_requires: tuple[str, ...] = ()
     benchmarks: tuple[BenchmarkSpec, ...] = ()
     #: Globs of benchmark names whose changes are not alerts (``[alerts] suppress``).
     alert_suppress: tuple[str, ...] = ()
@@ -376,7 +382,8 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures", "threads"}
-_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch", "url"}
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch", "url",
+                 "benchmark_requires"}
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -407,6 +414,23 @@ def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     return parse_config(data, path=p)
+
+
+def _requirements(value: object, fail: Fail) -> tuple[str, ...]:
+    """``[project] benchmark_requires``: pip requirement specifiers, checked by packaging's parser
+    (PEP 508), so that a typo is this file's error and not a failed install of every release."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+        fail(f"[project] `benchmark_requires` must be a list of requirement strings "
+             f"(e.g. [\"pytest-benchmark\"]), got {shown(value)}")
+    for k, text in enumerate(value, start=1):
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            fail(f"[project] `benchmark_requires` item {k}: not a requirement: {shown(text)} "
+                 f"({str(exc).splitlines()[0]})")
+    return tuple(value)
 
 
 def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
@@ -457,6 +481,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     for key in ("store", "python", "name"):
         if key in proj and (not isinstance(proj[key], str) or not proj[key].strip()):
             fail(f"[project] `{key}` must be a non-empty string, got {shown(proj[key])}")
+    benchmark_requires = _requirements(proj.get("benchmark_requires", []), fail)
 
     benches = data.get("benchmark", [])
     if not isinstance(benches, list):
@@ -493,6 +518,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
         store=proj.get("store"),
         python=str(proj.get("python", sys.executable)),
+        benchmark_requires=benchmark_requires,
         benchmarks=tuple(specs),
         alert_suppress=alert_suppress,
         require_machines=require_machines,

@@ -239,7 +239,8 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
     if version.release is not None:
         from .releases import environment_variables, interpreter, release_environment
 
-        env, log = release_environment(version.release, cache_dir.parent / "venvs", python=config.python)
+        env, log = release_environment(version.release, cache_dir.parent / "venvs", python=config.python,
+                                       requires=config.benchmark_requires)
         status = "ok" if env else "failed"
         store.record_build(version.info, "release-venv", status=status, exit_code=None, log_tail=log or None,
                            duration=None)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,17 +105,23 @@ def resolve_releases(text: str, *, index: str | None = None, timeout: float = 30
 
 
 def release_environment(release: Release, cache_dir: Path, *, python: str | None = None,
-                        timeout: float = 600.0) -> tuple[Path | None, str]:
+                        requires: Sequence[str] = (), timeout: float = 600.0) -> tuple[Path | None, str]:
     """A virtual environment with the release installed (made once, then reused).
+
+    ``requires`` are what the benchmarks need besides the release (``[project]
+    benchmark_requires``: a harness such as pytest-benchmark), installed by the same pip command
+    so that pip's resolver keeps the release at its version or fails.
 
     Returns the environment's folder, or None and pip's output tail when installing failed (a
     release that does not install is a failed build, recorded, and the campaign goes on).
     """
     py = python or sys.executable
-    # One environment per release and interpreter: another `python` in regbench.toml is another one.
+    # One environment per release, interpreter and requirements: another `python` in
+    # regbench.toml, or another list of requirements, is another environment.
     import hashlib
 
-    tag = hashlib.sha256(str(Path(py).resolve()).encode()).hexdigest()[:10]
+    key = str(Path(py).resolve()) + "".join(f"\n{r}" for r in requires)
+    tag = hashlib.sha256(key.encode()).hexdigest()[:10]
     env = Path(cache_dir) / f"{release.package}-{release.version}-{tag}"
     if (env / MARKER).exists():
         return env, ""
@@ -122,7 +129,7 @@ def release_environment(release: Release, cache_dir: Path, *, python: str | None
         shutil.rmtree(env)  # a half-made environment from an interrupted install
     steps = [[py, "-m", "venv", str(env)],
              [str(_bin(env) / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-              f"{release.package}=={release.version}"]]
+              f"{release.package}=={release.version}", *requires]]
     for argv in steps:
         try:
             out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)

@@ -132,8 +132,12 @@ class HistoryView:
         parts = []
         if self.line is not None:
             off = sum(1 for v in versions if not self._kept(v))
-            parts.append(f"versions on the first-parent line of {self.line_name or 'HEAD'}"
-                         + (f" ({off} off it left out)" if off else ""))
+            loose = sum(1 for v in versions if v.commit is None)
+            if loose < len(versions):
+                parts.append(f"versions on the first-parent line of {self.line_name or 'HEAD'}"
+                             + (f" ({off} off it left out)" if off else ""))
+            if loose:  # releases (run --releases) and imported versions are on no line: kept
+                parts.append(f"{loose} version(s) without a commit (releases, imported) in time order")
         else:
             parts.append("every version in stored order")
         n = len(self.store.session_campaigns())
