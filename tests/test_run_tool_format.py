@@ -67,7 +67,8 @@ def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path):
         for i in (0, 1):
             for ok in ("BenchmarkJoin-2", "BenchmarkJoin-2 [allocs/op]", "BenchmarkSub/ok-2", "BenchmarkZ-2"):
                 run = runs[(f"gobench/{ok}", i)]
-                assert (run.status, run.exit_code, run.n_samples) == ("ok", 1, 3)
+                # -count warmup + iterations; the first sample is the warm-up, stored and marked.
+                assert (run.status, run.exit_code, run.n_samples, run.warmup) == ("ok", 1, 3, 1)
             broken = runs[("gobench/BenchmarkBroken-2", i)]
             assert (broken.status, broken.exit_code, broken.n_samples) == ("failed", 1, 0)
             assert broken.stderr_tail.startswith("--- FAIL: BenchmarkBroken\n")
@@ -77,6 +78,8 @@ def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path):
             assert "wrong answer 42" in runs[("gobench/BenchmarkSub/bad-2", i)].stderr_tail
             assert runs[("gobench/BenchmarkLate-2", i)].status == "failed"
         series = {s.benchmark: s for s in store.load_series()}
+        # Analyses see the measured samples only: the warm-up sample of each run is left out.
+        assert [r.size for r in series["gobench/BenchmarkJoin-2"].runs[0]] == [2, 2]
         assert series["gobench/BenchmarkBroken-2"].failed == [2]
 
         again = run_campaign(load_config(cfg), store, seed=2)  # the failed invocations are not redone...
@@ -168,15 +171,35 @@ def test_pyperf_worker_processes_join_one_run_without_their_warmups(tmp_path):
     proj.mkdir()
     command = [sys.executable, "-c", f"import sys; sys.stdout.write(open({str(golden)!r}).read())"]
     cfg = write_config(proj, 'name = "x"\n', [
-        {"name": "pp", "format": "pyperf", "runs": 1, "command": command}])
+        {"name": "pp", "format": "pyperf", "runs": 1, "command": command},
+        # A configured warm-up: the first measured samples after the tool's own warm-up.
+        {"name": "pp2", "format": "pyperf", "runs": 1, "warmup": 2, "command": command}])
     with Store(tmp_path / "r.db") as store:
         run_campaign(load_config(cfg), store, seed=1)
         [row] = [r for r in store.runs() if r.benchmark == f"pp/{first}"]
         assert row.warmup == mine[0].warmup
         assert row.n_samples == mine[0].samples.size + sum(r.samples.size - r.warmup for r in mine[1:])
+        [row2] = [r for r in store.runs() if r.benchmark == f"pp2/{first}"]
+        assert (row2.warmup, row2.n_samples) == (mine[0].warmup + 2, row.n_samples)
 
 
 def test_a_format_benchmark_name_cannot_hold_a_slash(tmp_path):
     cfg = write_config(tmp_path, 'name = "x"\n', [{"name": "a/b", "format": "go", "command": ["true"]}])
     with pytest.raises(ConfigError, match="cannot contain '/'"):
         load_config(cfg)
+
+
+def test_auto_warmup_of_a_tool_is_found_per_reported_benchmark(tmp_path):
+    # warmup = "auto": each benchmark's run gets the warm-up MSER finds in its own samples (A has
+    # three slow first repetitions, B none), as a command benchmark's run does.
+    lines = [f"BenchmarkA-2 \t 10\t {v} ns/op" for v in [900.0] * 3 + [10.0 + 0.1 * (i % 3) for i in range(17)]]
+    lines += [f"BenchmarkB-2 \t 10\t {10.0 + 0.1 * (i % 3)} ns/op" for i in range(20)]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cfg = write_config(proj, 'name = "x"\n', [{
+        "name": "t", "format": "go", "runs": 1, "warmup": "auto",
+        "command": [sys.executable, "-c", f"print({chr(10).join(lines)!r})"]}])
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        warmups = {r.benchmark: r.warmup for r in store.runs()}
+        assert warmups == {"t/BenchmarkA-2": 3, "t/BenchmarkB-2": 0}

@@ -534,6 +534,11 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
     invocation are one run (forks or repetitions inside one invocation are concatenated:
     regbench repeats the invocations itself, as fresh processes).
 
+    A run's warm-up is the one the tool reported, then the benchmark's ``warmup`` (or, with
+    ``"auto"``, what :func:`auto_warmup` finds in the samples after the tool's): the first
+    samples of each benchmark in each invocation, stored and left out of analyses, as a command
+    benchmark's first iterations are.
+
     A benchmark the tool reported as failed (``outcome.tool_failures``) is a ``failed`` run of
     its series, whose stderr tail is the tool's message, with the samples it reported before
     failing (its other metrics' runs are failed too): a failed benchmark is a result.
@@ -564,7 +569,12 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
         # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
         # warm-up of later parts (pyperf's other worker processes) is left out.
         samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
-        records.append(record(full, samples, runs[0].warmup, failed.get(without_metric(name))))
+        failures = failed.get(without_metric(name))
+        if spec.warmup_auto and not failures:
+            ours = auto_warmup(samples[runs[0].warmup:])
+        else:
+            ours = spec.warmup
+        records.append(record(full, samples, runs[0].warmup + ours, failures))
     for name, failures in failed.items():
         full = tool_series(spec.name, name)
         if name not in grouped:  # it reported nothing before failing
