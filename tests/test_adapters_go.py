@@ -86,6 +86,87 @@ def test_verbose_text_skips_bare_name_lines():
     np.testing.assert_array_equal(r["BenchmarkSum-2"].samples, [639.8, 1112])
 
 
+# --- failed benchmarks (golden files of failing/src: go test exited 1, or 2 for a panic) ----------
+
+FAILING = GO / "failing"
+
+
+def failures_of(adapter, path: Path) -> dict:
+    out = {f.benchmark: f for f in adapter.failures(path)}
+    assert len(out) == len(adapter.failures(path)), "one failure per benchmark"
+    return out
+
+
+@pytest.mark.parametrize(("name", "adapter"), [("fail.txt", TEXT), ("fail-v.txt", TEXT), ("fail.json", JSONL)])
+def test_failed_benchmarks_are_named_as_their_series_with_the_tools_message(name, adapter):
+    path = FAILING / name
+    # The benchmarks that succeeded in the same invocation are still results.
+    assert {r.benchmark for r in adapter.parse(path) if "[" not in r.benchmark} == {
+        "BenchmarkJoin-2", "BenchmarkSub/ok-2", "BenchmarkZ-2"}
+    f = failures_of(adapter, path)
+    # BenchmarkBroken failed on its first call, printed without -2: named as its series would be.
+    # The parent BenchmarkSub's FAIL only repeats its sub-benchmark's: not a failure of its own.
+    assert set(f) == {"BenchmarkBroken-2", "BenchmarkLate-2", "BenchmarkSub/bad-2"}
+    broken = f["BenchmarkBroken-2"].message.splitlines()
+    assert broken[0] == "--- FAIL: BenchmarkBroken"
+    assert [line.strip() for line in broken[1:]] == ["failing_test.go:27: building the tree",
+                                                     "failing_test.go:28: degree must be at least 2"]
+    assert "failing_test.go:38: too many iterations: 100" in f["BenchmarkLate-2"].message
+    assert f["BenchmarkSub/bad-2"].message.endswith("failing_test.go:50: wrong answer 42")
+    assert all(x.unit == "ns/op" and x.direction == "lower" and x.run == 0 for x in f.values())
+
+
+def test_a_failure_on_the_first_call_counts_for_every_cpu():
+    # -cpu 1,2: a benchmark failing on its first call runs for neither; one failing in a
+    # repetition is printed with each name it ran under.
+    f = failures_of(TEXT, FAILING / "fail-cpus.txt")
+    assert set(f) == {"BenchmarkBroken", "BenchmarkBroken-2", "BenchmarkLate", "BenchmarkLate-2",
+                      "BenchmarkSub/bad", "BenchmarkSub/bad-2"}
+
+
+def test_a_panic_is_the_failure_of_the_benchmark_it_follows():
+    path = FAILING / "panic.txt"
+    # Go prints "BenchmarkLate-2  0  NaN ns/op" before the panic: no result, not an error.
+    assert {r.benchmark for r in TEXT.parse(path)} == {"BenchmarkJoin-2"}
+    f = failures_of(TEXT, path)
+    assert set(f) == {"BenchmarkBroken-2", "BenchmarkLate-2"}
+    late = f["BenchmarkLate-2"].message.splitlines()
+    assert late[0] == "panic: index out of range in Late"
+    assert any("failing_test.go:36" in line for line in late)
+    assert not any(line.startswith(("exit status", "FAIL")) for line in late)
+
+
+def test_a_panic_printed_without_a_name_is_the_invocations():
+    # Without -v, a panic on a benchmark's first call may come before its name is printed: it
+    # would be wrong to give it to BenchmarkJoin, whose results are the line before.
+    path = FAILING / "panic-first.txt"
+    assert {r.benchmark for r in TEXT.parse(path)} == {"BenchmarkJoin-2"}
+    (f,) = TEXT.failures(path)
+    assert f.benchmark is None and f.message.startswith("panic: nil tree\n")
+
+
+def test_a_failure_whose_suffix_cannot_be_told_is_the_invocations(tmp_path):
+    p = write(tmp_path, HEAD.format(pkg="a") + "--- FAIL: BenchmarkX\n    x_test.go:7: bad\nFAIL\n")
+    assert TEXT.parse(p) == []
+    (f,) = TEXT.failures(p)
+    assert f.benchmark is None and f.message == "--- FAIL: BenchmarkX\n    x_test.go:7: bad"
+
+
+def test_log_lines_of_a_benchmark_that_passed_are_not_a_failures(tmp_path):
+    # b.Log of a passing benchmark prints "--- BENCH:" and indented lines; the FAIL after it
+    # (failed on its first call, without -v) takes only the lines that follow it.
+    p = write(tmp_path, HEAD.format(pkg="a") + "BenchmarkA-2 \t 10\t 5.0 ns/op\n--- BENCH: BenchmarkA-2\n"
+              "    a_test.go:3: hello\n--- FAIL: BenchmarkB\n    b_test.go:9: broken\nFAIL\n")
+    (f,) = TEXT.failures(p)
+    assert f.benchmark == "BenchmarkB-2" and f.message == "--- FAIL: BenchmarkB\n    b_test.go:9: broken"
+
+
+def test_other_adapters_report_no_failures():
+    from regbench.adapters.base import get_adapter
+
+    assert get_adapter("jmh").failures(GOLDEN / "go" / "bench.txt") == []
+
+
 # --- mapping rules on small inputs -----------------------------------------------------------
 
 HEAD = "goos: linux\ngoarch: amd64\npkg: {pkg}\n"

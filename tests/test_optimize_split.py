@@ -410,11 +410,11 @@ def test_a_benchmark_reported_outside_its_selection_is_stored_too(tmp_path, caps
 
 
 @pytest.mark.parametrize("command", [SELECTING, NOT_SELECTING])
-def test_a_tools_configured_warmup_is_not_run_twice_under_a_plan(tmp_path, capsys, command):
-    # warmup = 1: the full campaign asks for 1 + 4 iterations and the tool reports 5 samples, all
-    # stored as measured (a tool marks only its own warm-up), so plans count 5 iterations at the
-    # full level.  A plan of 5 must ask the tool for 5 again, not 1 + 5; a plan of 1 asks for 1
-    # (the configured warm-up only); C without a plan runs as configured (1 + 4).
+def test_a_tools_configured_warmup_is_warmup_under_a_plan_too(tmp_path, capsys, command):
+    # warmup = 1: the full campaign asks for 1 + 4 iterations and the tool reports 5 samples, the
+    # first of each benchmark marked as warm-up, so plans count 4 measured iterations at the full
+    # level.  A plan of 4 asks the tool for 1 + 4 again; a plan of 1 asks for 1 + 1; C without a
+    # plan runs as configured (1 + 4).
     repo = _project(tmp_path, command, warmup=1)
     rc, _, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--seed", "1", capsys=capsys)
     assert rc == 0, err
@@ -422,21 +422,21 @@ def test_a_tools_configured_warmup_is_not_run_twice_under_a_plan(tmp_path, capsy
     with Store(repo / "s.db") as s:
         cid = max(c.id for c in s.campaigns())
         head = s.versions()[-1].name
-        assert {r.n_samples for r in s.runs()} == {5}
+        assert {(r.n_samples, r.warmup) for r in s.runs()} == {(5, 1)}
 
         def plan(name: str, runs: int, iterations: int) -> NewPlan:
             return NewPlan(f"tool/{name}", "default", "m", cid, head, runs, iterations, 0, 3, 5, "rciw3", 0.01,
                            0.004, 0.003, True, None, None)
 
-        save_plans(s, [plan("BenchmarkA-2", 2, 1), plan("BenchmarkA-2 [B/op]", 2, 1), plan("BenchmarkB-2", 3, 5)])
+        save_plans(s, [plan("BenchmarkA-2", 2, 1), plan("BenchmarkA-2 [B/op]", 2, 1), plan("BenchmarkB-2", 3, 4)])
     rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--plan", "optimized",
                       "--seed", "2", capsys=capsys)
     assert rc == 0, err
     runs = _log(tmp_path)[3:]
     if command is SELECTING:
         assert sorted((e["select"], e["count"]) for e in runs) == sorted(
-            [("^(BenchmarkB|BenchmarkC)$", 5)] * 3 + [("^(BenchmarkA)$", 1)] * 2)
-    else:  # one invocation of the most: B's 3 x 5, as the full campaign's 5
+            [("^(BenchmarkB|BenchmarkC)$", 5)] * 3 + [("^(BenchmarkA)$", 2)] * 2)
+    else:  # one invocation of the most: B's 3 x 4, as the full campaign's 1 + 4
         assert [(e["select"], e["count"]) for e in runs] == [(None, 5)] * 3
     _, series, _ = _stored(repo)
     assert max(n for rs in series.values() for _, n in rs) == 5

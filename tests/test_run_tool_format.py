@@ -42,6 +42,92 @@ def test_go_test_as_a_command_benchmark(tmp_path):
         assert again.trials_skipped == 2 and sum(again.counts.values()) == 0
 
 
+@pytest.mark.skipif(GO is None, reason="go is not installed")
+def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path):
+    # A real go test package (golden/adapters/go/failing/src) where BenchmarkBroken calls b.Fatal,
+    # BenchmarkSub/bad b.Errorf and BenchmarkLate fails in its timed repetitions, beside benchmarks
+    # that succeed: go test prints their results, then exits with status 1.
+    proj = tmp_path / "proj"
+    shutil.copytree(GOLDEN / "go" / "failing" / "src", proj)
+    cfg = write_config(proj, 'name = "tiny"\n', [{
+        "name": "gobench", "format": "go", "runs": 2, "timeout": 120, "iterations": 2, "warmup": 1,
+        "command": ["sh", "-c", f"{GO} test -run '^$' -bench . -count $REGBENCH_ITERATIONS -benchmem "
+                                "-benchtime 50x -cpu 2 ."],
+        "env": {"GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOCACHE": str(tmp_path / "gocache"),
+                "GOPATH": str(tmp_path / "gopath")},
+    }])
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(load_config(cfg), store, seed=1)
+        assert dict(result.counts)["failed"] == 2  # the two invocations exited with status 1
+        # The campaign's account of them quotes the tool, not only "exit status 1".
+        assert all("degree must be at least 2" in f.stderr_tail for f in result.failed)
+        assert "3 benchmarks failed: BenchmarkBroken-2" in result.failed[0].stderr_tail
+        runs = {(r.benchmark, r.run_index): r for r in store.runs()}
+        assert not [k for k in runs if k[0] == "gobench"]  # wholly the failed benchmarks': no run of its own
+        for i in (0, 1):
+            for ok in ("BenchmarkJoin-2", "BenchmarkJoin-2 [allocs/op]", "BenchmarkSub/ok-2", "BenchmarkZ-2"):
+                run = runs[(f"gobench/{ok}", i)]
+                # -count warmup + iterations; the first sample is the warm-up, stored and marked.
+                assert (run.status, run.exit_code, run.n_samples, run.warmup) == ("ok", 1, 3, 1)
+            broken = runs[("gobench/BenchmarkBroken-2", i)]
+            assert (broken.status, broken.exit_code, broken.n_samples) == ("failed", 1, 0)
+            assert broken.stderr_tail.startswith("--- FAIL: BenchmarkBroken\n")
+            assert "failing_test.go:28: degree must be at least 2" in broken.stderr_tail
+            assert broken.stderr_tail.endswith("[regbench] the tool reported this benchmark failed, "
+                                               "its invocation exited with status 1")
+            assert "wrong answer 42" in runs[("gobench/BenchmarkSub/bad-2", i)].stderr_tail
+            assert runs[("gobench/BenchmarkLate-2", i)].status == "failed"
+        series = {s.benchmark: s for s in store.load_series()}
+        # Analyses see the measured samples only: the warm-up sample of each run is left out.
+        assert [r.size for r in series["gobench/BenchmarkJoin-2"].runs[0]] == [2, 2]
+        assert series["gobench/BenchmarkBroken-2"].failed == [2]
+
+        again = run_campaign(load_config(cfg), store, seed=2)  # the failed invocations are not redone...
+        assert sum(again.counts.values()) == 0 and again.failed_earlier == 2
+        retried = run_campaign(load_config(cfg), store, seed=3, retry_failed=True)  # ...unless asked
+        assert retried.retried == 2 and dict(retried.counts)["failed"] == 2
+        assert sorted(r.run_index for r in store.runs(benchmark="gobench/BenchmarkBroken-2")) == [0, 1, 2, 3]
+        assert sorted(r.run_index for r in store.runs(benchmark="gobench/BenchmarkJoin-2")) == [0, 1, 2, 3]
+
+
+def test_a_failed_tool_keeps_its_results_and_says_what_it_printed(tmp_path):
+    # Tools without failures of their own (pytest-benchmark writes its JSON, then exits 1 for a
+    # failed test) keep their results, and a tool that says why it failed only on stdout is
+    # quoted: the invocation's failed run has the end of stdout when stderr is empty.
+    golden = GOLDEN / "pytest-benchmark"
+    result_json = golden / "benchmark-json.json"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    script = ("import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2]); "
+              "print('FAILED bench_tiny.py::test_broken - AssertionError: checksum 41 != 42'); sys.exit(1)")
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "pyb", "format": "pytest-benchmark", "runs": 1,
+         "command": [sys.executable, "-c", script, str(result_json), "{output}"]},
+        {"name": "dead", "format": "go", "runs": 1,
+         "command": [sys.executable, "-c", "print('panic: cannot open testdata/tree.bin'); raise SystemExit(2)"]},
+        {"name": "killed", "format": "go", "runs": 1,
+         "command": [sys.executable, "-c", "import os, signal\nprint('BenchmarkA-2 \\t 10\\t 5.0 ns/op', "
+                     "flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"]},
+    ])
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(load_config(cfg), store, seed=1)
+        assert dict(result.counts) == {**dict.fromkeys(result.counts, 0), "failed": 2, "crashed": 1}
+        runs = {r.benchmark: r for r in store.runs()}
+        own = runs.pop("pyb")
+        assert own.status == "failed" and own.exit_code == 1
+        assert "checksum 41 != 42" in own.stderr_tail
+        assert own.stderr_tail.endswith("[regbench] exit status 1 (stderr was empty: above is the end of stdout)")
+        reported = [r for name, r in runs.items() if name.startswith("pyb/")]
+        assert reported and all(r.status == "ok" and r.n_samples > 0 for r in reported)
+        dead = runs["dead"]
+        assert dead.status == "failed" and "panic: cannot open testdata/tree.bin" in dead.stderr_tail
+        # Killed after printing one result: the result is kept, and the invocation is stored as crashed.
+        assert runs["killed/BenchmarkA-2"].status == "ok" and runs["killed/BenchmarkA-2"].n_samples == 1
+        assert runs["killed"].status == "crashed"
+        again = run_campaign(load_config(cfg), store, seed=2, retry_failed=True)
+        assert again.retried == 3  # the invocations stored as failed are run again
+
+
 def test_a_tool_writing_a_file_and_a_tool_writing_garbage(tmp_path):
     pytest.importorskip("pytest_benchmark")
     proj = tmp_path / "proj"
@@ -83,17 +169,37 @@ def test_pyperf_worker_processes_join_one_run_without_their_warmups(tmp_path):
     assert len(mine) >= 2 and all(r.warmup >= 1 for r in mine)
     proj = tmp_path / "proj"
     proj.mkdir()
-    cfg = write_config(proj, 'name = "x"\n', [{
-        "name": "pp", "format": "pyperf", "runs": 1,
-        "command": [sys.executable, "-c", f"import sys; sys.stdout.write(open({str(golden)!r}).read())"]}])
+    command = [sys.executable, "-c", f"import sys; sys.stdout.write(open({str(golden)!r}).read())"]
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "pp", "format": "pyperf", "runs": 1, "command": command},
+        # A configured warm-up: the first measured samples after the tool's own warm-up.
+        {"name": "pp2", "format": "pyperf", "runs": 1, "warmup": 2, "command": command}])
     with Store(tmp_path / "r.db") as store:
         run_campaign(load_config(cfg), store, seed=1)
         [row] = [r for r in store.runs() if r.benchmark == f"pp/{first}"]
         assert row.warmup == mine[0].warmup
         assert row.n_samples == mine[0].samples.size + sum(r.samples.size - r.warmup for r in mine[1:])
+        [row2] = [r for r in store.runs() if r.benchmark == f"pp2/{first}"]
+        assert (row2.warmup, row2.n_samples) == (mine[0].warmup + 2, row.n_samples)
 
 
 def test_a_format_benchmark_name_cannot_hold_a_slash(tmp_path):
     cfg = write_config(tmp_path, 'name = "x"\n', [{"name": "a/b", "format": "go", "command": ["true"]}])
     with pytest.raises(ConfigError, match="cannot contain '/'"):
         load_config(cfg)
+
+
+def test_auto_warmup_of_a_tool_is_found_per_reported_benchmark(tmp_path):
+    # warmup = "auto": each benchmark's run gets the warm-up MSER finds in its own samples (A has
+    # three slow first repetitions, B none), as a command benchmark's run does.
+    lines = [f"BenchmarkA-2 \t 10\t {v} ns/op" for v in [900.0] * 3 + [10.0 + 0.1 * (i % 3) for i in range(17)]]
+    lines += [f"BenchmarkB-2 \t 10\t {10.0 + 0.1 * (i % 3)} ns/op" for i in range(20)]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cfg = write_config(proj, 'name = "x"\n', [{
+        "name": "t", "format": "go", "runs": 1, "warmup": "auto",
+        "command": [sys.executable, "-c", f"print({chr(10).join(lines)!r})"]}])
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        warmups = {r.benchmark: r.warmup for r in store.runs()}
+        assert warmups == {"t/BenchmarkA-2": 3, "t/BenchmarkB-2": 0}

@@ -3,9 +3,11 @@
 An adapter reads one file a tool wrote (``go test -bench``, JMH's ``-rf json``, Google
 Benchmark's ``--benchmark_format=json``, ...) and returns :class:`ToolRun` objects: every value
 the tool reported, grouped into runs the way the tool ran them (a JMH fork, one ``go test``
-invocation), so that the statistics keep runs as the unit of replication (seed 000 s.2).  It
-never runs the tool, stores or notifies (STYLE.md habit 8); the version, configuration and
-machine come from the caller (``regbench import --format NAME --version V``).
+invocation), so that the statistics keep runs as the unit of replication (seed 000 s.2), and,
+for a tool whose output names the benchmarks that failed (``go test``), :class:`ToolFailure`
+objects (:meth:`Adapter.failures`).  It never runs the tool, stores or notifies (STYLE.md
+habit 8); the version, configuration and machine come from the caller (``regbench import
+--format NAME --version V``).
 
 Third-party adapters register themselves with :func:`register`, or through the entry-point group
 ``regbench.adapters`` (each entry point names an :class:`Adapter` subclass), loaded on first use.
@@ -61,6 +63,36 @@ class ToolRun:
     params: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ToolFailure:
+    """One benchmark that a tool reports as failed in one run, in the tool's own words.
+
+    Attributes
+    ----------
+    benchmark : str or None
+        The benchmark's name as the tool reports its results (the name of its primary series:
+        for Go, with the ``-GOMAXPROCS`` suffix), so that the failure lands in the series its
+        results go to when it succeeds; None for a failure the tool reports without naming a
+        benchmark it can be put to (Go: a panic on a benchmark's first call), which is then the
+        invocation's.
+    message : str
+        What the tool printed about the failure (Go: the ``--- FAIL:`` line and the log lines
+        under it, or the panic and the first lines of its trace).
+    unit : str
+        Unit of the benchmark's primary series (a failed benchmark may have reported nothing).
+    direction : str
+        ``lower`` or ``higher`` is better, for that series.
+    run : int
+        Index of the run within the file, as :attr:`ToolRun.run`.
+    """
+
+    benchmark: str | None
+    message: str
+    unit: str
+    direction: str = "lower"
+    run: int = 0
+
+
 class Adapter(abc.ABC):
     """A parser of one tool's output; subclasses set :attr:`name` and :attr:`description`."""
 
@@ -75,6 +107,18 @@ class Adapter(abc.ABC):
     def parse(self, path: Path) -> list[ToolRun]:
         """Every run in the file.  Raise :class:`~regbench.errors.InputError` with the file and
         line (when known) on anything it cannot read; never return a partial result."""
+
+    def failures(self, path: Path) -> list[ToolFailure]:
+        """The benchmarks the file reports as failed, with the tool's message about each.
+
+        A tool that exits with an error because some of its benchmarks failed still reports the
+        others; the caller stores those and, for each failure named here, a failed run of that
+        benchmark whose reason is :attr:`ToolFailure.message`.  A failure the tool reports
+        without a benchmark it can be put to has ``benchmark`` None: the invocation is then
+        stored as failed too, with that message.
+        Pure parsing, as :meth:`parse`, and may raise :class:`~regbench.errors.InputError`
+        likewise.  Default: none (the tool's output does not name failed benchmarks)."""
+        return []
 
     #: The tool's own filter that ``REGBENCH_SELECT`` is written for (``go test -bench``), for
     #: people; empty when the tool cannot run only some of its benchmarks (then an invocation is

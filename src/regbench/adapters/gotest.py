@@ -23,6 +23,12 @@ Mapping to runs (one invocation is one run; the ``-count`` repetitions are its s
 * ``params`` keep the package, ``b.N`` of each sample and the header (goos, goarch, cpu);
 * a second header (text) or ``start`` event (JSON) of a package already seen starts a new run.
 
+Failed benchmarks (:meth:`GoTextAdapter.failures`): ``go test`` exits with status 1 when a
+benchmark fails, after printing the other benchmarks' results and, for the failed one, a
+``--- FAIL: NAME`` line with the benchmark's log lines (``b.Fatal``, ``b.Error``), or, for a panic,
+``panic: ...`` and a trace.  Each such block is a :class:`~regbench.adapters.base.ToolFailure` of
+the series its results would have gone to (``NAME-8``; see :meth:`_Results.tool_failures`).
+
 The same benchmark name in two packages of one file is an error (the names would collide):
 import one package per file.  A result line that cannot be read (a value that is no number, a
 value without unit, a line cut short) is an :class:`~regbench.errors.InputError` with its line
@@ -41,7 +47,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import jsonsafe
-from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
+from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register, without_metric
 
 _RESULT = re.compile(r"Benchmark\S*\s+\d+(?:\s|$)")
 _HEADER = re.compile(r"(goos|goarch|pkg|cpu): (.*)")
@@ -49,6 +55,15 @@ _SNIFF_RESULT = re.compile(r"^Benchmark\S*[ \t]+\d+[ \t]+\S+ \S+", re.MULTILINE)
 _SNIFF_HEADER = re.compile(r"^goos: \S+\s*^goarch: \S+", re.MULTILINE)
 _PROCS = re.compile(r"-[0-9]+$")
 PRIMARY_UNIT = "ns/op"
+# A failed benchmark: ``--- FAIL: NAME`` (after the padded ``NAME-8 \t`` of its result line when
+# it failed in a repetition), or a panic while it ran (``NAME-8 \tpanic: ...``).
+_FAIL = re.compile(r"(?:(Benchmark\S*)[ \t]+)?--- FAIL: (Benchmark\S*)")
+_PANIC = re.compile(r"(?:(Benchmark\S*)[ \t]+)?(panic: .*)")
+_ANNOUNCED = re.compile(r"Benchmark\S*")  # -v and -json: the bare name, before it runs
+_NOT_RUN = re.compile(r"(Benchmark\S*)[ \t]+0[ \t]")  # b.N 0: printed before a panic's trace
+_PANIC_END = re.compile(r"exit status \d+|FAIL\b|ok\s|PASS$")
+#: Lines of a panic's trace kept in its failure's message: the head says where it happened.
+PANIC_LINES = 20
 
 
 def direction_of(unit: str) -> str:
@@ -66,6 +81,29 @@ class _Series:
 
 
 @dataclass
+class _Failure:
+    """A failure block: ``--- FAIL: NAME`` and its log lines, or a panic and its trace."""
+
+    package: str
+    run: int
+    name: str | None  # None: a panic before any name was printed (Go names none)
+    exact: bool  # printed with its result line's padded name: the series' name as it is
+    lines: list[str]
+    panic: bool = False
+
+
+@dataclass
+class _Watch:
+    """What the failure reader has seen of one package's output."""
+
+    indented: list[str] = field(default_factory=list)  # log lines since the last other line
+    open: _Failure | None = None  # the block still taking lines
+    # The benchmark that started on the line before (-v's bare name, unsuffixed; or a padded
+    # name with b.N 0), which a panic on the next line does not repeat: (name, exact).
+    announced: tuple[str, bool] | None = None
+
+
+@dataclass
 class _Results:
     """Result lines read so far, in order; fed line by line by both adapters."""
 
@@ -74,13 +112,17 @@ class _Results:
     package_of: dict[str, tuple[str, int]] = field(default_factory=dict)  # base name -> (package, line)
     headers: dict[str, dict[str, str]] = field(default_factory=dict)  # package -> goos, goarch, cpu
     runs: dict[str, int] = field(default_factory=dict)  # package -> current run index
+    failed: list[_Failure] = field(default_factory=list)
+    watch: dict[str, _Watch] = field(default_factory=dict)  # package -> failure reader's state
 
     def start(self, package: str) -> None:
         """A new invocation of ``package``'s test binary."""
         self.runs[package] = self.runs[package] + 1 if package in self.runs else 0
+        self.watch.pop(package, None)
 
     def line(self, text: str, package: str, lineno: int, *, complete: bool = True) -> None:
         text = text.rstrip("\r")
+        self._watch_failures(text, package)
         if not _RESULT.match(text):
             return
         if not complete:
@@ -90,6 +132,8 @@ class _Results:
         if len(fields[1]) > 19:  # b.N is an int64; int() of thousands of digits is refused anyway
             raise InputError(f"{name}: b.N is not a count: {fields[1][:30]}...", path=self.where, line=lineno)
         n = int(fields[1])
+        if n == 0:  # nothing was measured: Go prints ``0  NaN ns/op`` for a benchmark that panicked
+            return
         pairs = fields[2:]
         if not pairs:
             raise InputError(f"{name}: no measurement after b.N ({n})", path=self.where, line=lineno)
@@ -112,6 +156,92 @@ class _Results:
             s = self.series.setdefault((bench, run), _Series(package, run, unit))
             s.values.append(x)
             s.ns.append(n)
+
+    def _watch_failures(self, text: str, package: str) -> None:
+        """Collect the failure blocks of ``go test``'s output.  Without ``-v``, a benchmark that
+        fails on its first call prints ``--- FAIL: NAME`` (no ``-GOMAXPROCS`` suffix) then its
+        log lines, indented; one that fails in a later repetition prints it after the padded
+        name of its result line, suffixed.  With ``-v`` (and ``-json``) the log lines come
+        first, after the bare name.  A panic follows the padded name (or the bare one) and ends
+        the test binary."""
+        w = self.watch.setdefault(package, _Watch())
+        block = w.open
+        if block is not None and block.panic:
+            if _PANIC_END.match(text):
+                w.open = None
+            elif len(block.lines) < PANIC_LINES:
+                block.lines.append(text)
+            return
+        if text.startswith((" ", "\t")) and text.strip():
+            (block.lines if block is not None else w.indented).append(text)
+            return
+        before, w.indented, w.open = w.indented, [], None
+        announced, w.announced = w.announced, None
+        run = self.runs.get(package, 0)
+        m = _FAIL.match(text)
+        if m:
+            padded, name = m.groups()
+            # -v: the log lines came before the FAIL line (a parent's FAIL has none of its own).
+            w.open = _Failure(package, run, name, exact=padded is not None,
+                              lines=[text[m.start(2) - len("--- FAIL: "):], *before])
+            self.failed.append(w.open)
+            return
+        if text.startswith("--- "):  # --- BENCH: or --- SKIP:, whose log lines are not a failure's
+            w.open = _Failure(package, run, None, exact=False, lines=[])
+            return
+        m = _PANIC.match(text)
+        if m and (m.group(1) is not None or text.startswith("panic: ")):
+            padded, what = m.groups()
+            # Without -v, a panic on a benchmark's first call follows the previous benchmark's
+            # results: no name is printed, and the panic is the invocation's, not a benchmark's.
+            name, exact = (padded, True) if padded is not None else announced or (None, False)
+            w.open = _Failure(package, run, name, exact=exact, lines=[what], panic=True)
+            self.failed.append(w.open)
+            return
+        if _ANNOUNCED.fullmatch(text):
+            w.announced = (text, False)
+        elif m := _NOT_RUN.match(text):
+            w.announced = (m.group(1), True)
+
+    def tool_failures(self) -> list[ToolFailure]:
+        """The failure blocks, each under the name of the series its results would have gone to.
+
+        A benchmark that failed on its first call is named without the ``-GOMAXPROCS`` suffix:
+        the suffix is the one of the other top-level benchmarks of the same invocation (every
+        suffix when ``-cpu`` gave several; none when GOMAXPROCS is 1).  A failure whose suffix
+        cannot be told (nothing else reported a result), and a panic printed without a name
+        (on a benchmark's first call, without ``-v``), are the invocation's (``benchmark``
+        None); a parent's ``--- FAIL`` that only repeats a sub-benchmark's failure is left out.
+        """
+        names: dict[tuple[str, int], set[str]] = {}
+        for (bench, run), s in self.series.items():
+            names.setdefault((s.package, run), set()).add(without_metric(bench))
+        merged: dict[tuple[str | None, int], list[str]] = {}
+        for f in self.failed:
+            if f.name is not None and len(f.lines) == 1 and not f.panic and any(
+                    g.name is not None and g.name.startswith(f.name + "/") for g in self.failed
+                    if (g.package, g.run) == (f.package, f.run)):
+                continue
+            named: list[str | None] = []
+            if f.name is not None:
+                named += self._series_names(f, names.get((f.package, f.run), set()))
+            for series in named or [None]:
+                merged.setdefault((series, f.run), []).append("\n".join(f.lines))
+        return [ToolFailure(series, "\n".join(blocks), PRIMARY_UNIT, direction_of(PRIMARY_UNIT), run=run)
+                for (series, run), blocks in merged.items()]
+
+    @staticmethod
+    def _series_names(f: _Failure, reported: set[str]) -> list[str]:
+        assert f.name is not None
+        if f.exact or f.name in reported:
+            return [f.name]
+        top = [n for n in reported if "/" not in n]  # an identifier: a trailing -N is the suffix
+        suffixes = {m.group(0) if (m := _PROCS.search(n)) else "" for n in top or reported}
+        if not top and len(suffixes) != 1:
+            return []
+        if any(s and f.name.endswith(s) for s in suffixes):
+            return [f.name]  # -v prints a repetition's failure suffixed
+        return sorted(f.name + s for s in suffixes)
 
     def header(self, key: str, value: str, package: str) -> None:
         if key == "pkg":  # already params["package"]
@@ -166,6 +296,12 @@ class GoTextAdapter(_GoSelection, Adapter):
         return bool(_SNIFF_RESULT.search(head) or _SNIFF_HEADER.search(head))
 
     def parse(self, path: Path) -> list[ToolRun]:
+        return self._read(path).tool_runs()
+
+    def failures(self, path: Path) -> list[ToolFailure]:
+        return self._read(path).tool_failures()
+
+    def _read(self, path: Path) -> _Results:
         results = _Results(str(path))
         package = ""
         early: dict[str, str] = {}  # goos and goarch come before the pkg line they belong to
@@ -187,7 +323,7 @@ class GoTextAdapter(_GoSelection, Adapter):
                         early[key] = value
                     continue
                 results.line(text, package, lineno, complete=raw.endswith("\n"))
-        return results.tool_runs()
+        return results
 
 
 @register
@@ -207,6 +343,12 @@ class GoJsonAdapter(_GoSelection, Adapter):
             "Package" in obj or "Time" in obj)
 
     def parse(self, path: Path) -> list[ToolRun]:
+        return self._read(path).tool_runs()
+
+    def failures(self, path: Path) -> list[ToolFailure]:
+        return self._read(path).tool_failures()
+
+    def _read(self, path: Path) -> _Results:
         where = str(path)
         results = _Results(where)
         pending: dict[str, tuple[str, int]] = {}  # package -> (text of an unfinished line, its line)
@@ -246,4 +388,4 @@ class GoJsonAdapter(_GoSelection, Adapter):
                     pending[package] = (pieces[-1], first_line if len(pieces) == 1 else lineno)
         for package, (text, line) in pending.items():
             results.line(text, package, line, complete=False)
-        return results.tool_runs()
+        return results

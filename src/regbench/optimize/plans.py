@@ -406,7 +406,7 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     iterations then last as configured."""
     if spec.name not in plans.runs:
         return spec
-    out = dataclasses.replace(spec, iterations=run_iterations(spec, plans.iterations[spec.name]),
+    out = dataclasses.replace(spec, iterations=plans.iterations[spec.name],
                               runs=plans.runs[spec.name], plan="fixed")
     warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
     if spec.name in plans.slices and shortening_refused(spec, full_slices=plans.slices[spec.name][1],
@@ -530,18 +530,6 @@ class Split:
         return {"groups": [g.to_json() for g in self.groups]} if self.groups else {"reason": self.reason}
 
 
-def run_iterations(spec: BenchmarkSpec, iterations: int) -> int:
-    """The ``iterations`` that run a plan of ``iterations`` measured iterations of ``spec``.
-
-    A tool's run stores every sample the tool reports, the configured ``warmup`` of
-    ``REGBENCH_ITERATIONS`` (warm-up + iterations) included: the tool marks only its own warm-up
-    (:func:`regbench.run.core.tool_records`), so a tool's plans count the configured warm-up among
-    their iterations, and it is taken off again here (at least 0: the configured warm-up is still
-    run), so that ``REGBENCH_ITERATIONS`` is what the plan measured.  Otherwise ``iterations``.
-    """
-    return max(iterations - spec.warmup, 0) if spec.format is not None else iterations
-
-
 def uses_selection(spec: BenchmarkSpec) -> bool:
     """Whether the benchmark's command reads :data:`SELECT_ENV` (the user's consent to split it):
     an argument mentions it (``["sh", "-c", "go test -bench \"${REGBENCH_SELECT:-.}\" ..."]``)."""
@@ -573,7 +561,7 @@ def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known:
         name = SeriesName.parse(p.benchmark).reported
         if name is not None:
             r, i = levels.get(name, (0, 0))
-            levels[name] = (max(r, p.runs), max(i, run_iterations(spec, p.iterations)))
+            levels[name] = (max(r, p.runs), max(i, p.iterations))
     configured = {name: (spec.runs, spec.iterations) for name in known if name not in levels}
     unit_of: dict[str, str] = {}
     for name in [*levels, *configured]:

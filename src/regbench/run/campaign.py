@@ -669,26 +669,39 @@ class _Campaign:
                         attributed: Mapping[tuple[str, str, int], frozenset[str]] | None = None
                         ) -> dict[tuple[str, str], set[int]]:
         """Per (benchmark, version), the run indices of this configuration and machine whose
-        stored run of the history failed: a benchmark's own run, or a tool's invocation that
-        reported nothing; for a split tool benchmark, per group too (``attributed``: the units
-        of the failed invocations that were split, the others count for every group)."""
+        stored run of the history failed: a benchmark's own run, a tool's invocation stored as
+        failed, or an invocation in which the tool reported a benchmark failed (its series
+        ``SPEC/NAME`` has a failed run there: ``--retry-failed`` runs the invocation again);
+        for a split tool benchmark, per group too (``attributed``: the units of the failed
+        invocations that were split, the others count for every group; a failed benchmark
+        counts for the groups that select it)."""
+        from ..adapters.base import get_adapter
+
         attributed = attributed or {}
         ctx = self.ctx
-        reported = {(SeriesName.parse(b).benchmark, v, r) for b, v, r in history if SeriesName.parse(b).reported}
+        specs = {s.name: s for s in self.specs}
         out: dict[tuple[str, str], set[int]] = {}
-        for spec in self.specs:
-            for run in ctx.store.runs(benchmark=spec.name):
-                if run.config != ctx.config_name or run.machine not in ctx.all_machines or run.status == "ok":
-                    continue
-                if (spec.name, run.version, run.run_index) not in history:
-                    continue  # a session's run
-                if spec.format and (spec.name, run.version, run.run_index) in reported:
-                    continue
-                out.setdefault((spec.name, run.version), set()).add(run.run_index)
-                made = attributed.get((spec.name, run.version, run.run_index))
-                for g in self.groups.get(spec.name, ()):
-                    if made is None or not made or made & set(g.units):
-                        out.setdefault((g.label, run.version), set()).add(run.run_index)
+        for run in ctx.store.runs(failed=True):
+            if run.config != ctx.config_name or run.machine not in ctx.all_machines:
+                continue
+            if (run.benchmark, run.version, run.run_index) not in history:
+                continue  # a session's run
+            name = SeriesName.parse(run.benchmark)
+            spec = specs.get(name.benchmark)
+            if spec is None or name.measure is not None or (name.reported is not None and not spec.format):
+                continue
+            key = (spec.name, run.version, run.run_index)
+            out.setdefault((spec.name, run.version), set()).add(run.run_index)
+            groups = self.groups.get(spec.name, ())
+            if name.reported is not None and groups:
+                assert spec.format is not None
+                unit = get_adapter(spec.format).selection_unit(name.reported)
+                selecting = [g for g in groups if unit in g.units]
+            else:
+                made = attributed.get(key)
+                selecting = [g for g in groups if made is None or not made or made & set(g.units)]
+            for g in selecting:
+                out.setdefault((g.label, run.version), set()).add(run.run_index)
         return out
 
 

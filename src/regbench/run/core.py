@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
+from ..adapters.base import without_metric
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
 from ..locks import locked_folder
@@ -438,11 +439,16 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
     -----
     What is stored:
 
-    - a benchmark tool's ``ok`` invocation (``spec.format``): one run per benchmark it reported,
-      the series ``SPEC/NAME``, with the tool's unit and direction;
-    - otherwise the run itself, with its samples and status (a failed tool invocation too; one
-      of a group of a split invocation, ``trial.benchmark`` its label, with a note naming the
-      group, :func:`split_note`);
+    - a benchmark tool's invocation (``spec.format``): one run per benchmark it reported, the
+      series ``SPEC/NAME``, with the tool's unit and direction, ``ok`` whatever the exit status
+      of the tool, and a ``failed`` run of each benchmark it reported as failed, whose stderr
+      tail is the tool's message (:func:`tool_records`);
+    - the run itself, with its samples and status: a benchmark's without a tool; a tool's
+      invocation that did not succeed, unless its failure is wholly its failed benchmarks'
+      (:attr:`RunOutcome.failure_attributed`): one that reported nothing, timed out, crashed,
+      wrote on stderr or failed without naming a benchmark (one of a group of a split
+      invocation, ``trial.benchmark`` its label, with a note naming the group,
+      :func:`split_note`);
     - each of ``spec.measures``: the series ``SPEC:MEASURE`` (unit from
       :func:`regbench.run.measures.measure_unit`, lower is better) with one sample, the value
       of the whole process.  When the run did not succeed, its measures are stored with the
@@ -457,10 +463,11 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
     """
     records: list[RunRecord] = []
     benchmarks: dict[str, dict] = {}
-    if spec.format is not None and outcome.status == "ok":
+    tool = spec.format is not None and bool(outcome.tool_runs or outcome.tool_failures)
+    if tool:
         records, benchmarks = tool_records(spec, trial, outcome, config_name=config_name, machine=machine,
                                             campaign_id=campaign_id)
-    else:
+    if not tool or (outcome.status != "ok" and not outcome.failure_attributed):
         tail = outcome.stderr_tail
         if spec.format is not None and trial.benchmark != spec.name and SELECT_ENV in spec.env:
             tail = split_note(tail, trial.benchmark, spec.env[SELECT_ENV])
@@ -526,23 +533,54 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
     """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
     series ``SPEC/NAME`` (its unit and direction from the tool), and its samples in this
     invocation are one run (forks or repetitions inside one invocation are concatenated:
-    regbench repeats the invocations itself, as fresh processes)."""
+    regbench repeats the invocations itself, as fresh processes).
+
+    A run's warm-up is the one the tool reported, then the benchmark's ``warmup`` (or, with
+    ``"auto"``, what :func:`auto_warmup` finds in the samples after the tool's): the first
+    samples of each benchmark in each invocation, stored and left out of analyses, as a command
+    benchmark's first iterations are.
+
+    A benchmark the tool reported as failed (``outcome.tool_failures``) is a ``failed`` run of
+    its series, whose stderr tail is the tool's message, with the samples it reported before
+    failing (its other metrics' runs are failed too): a failed benchmark is a result.
+    """
     grouped: dict[str, list] = {}
     for tr in outcome.tool_runs:
         grouped.setdefault(tr.benchmark, []).append(tr)
+    failed: dict[str, list] = {}
+    for f in outcome.tool_failures:
+        if f.benchmark is not None:
+            failed.setdefault(f.benchmark, []).append(f)
+    why = ("the tool reported this benchmark failed"
+           + (f", its invocation exited with status {outcome.exit_code}" if outcome.exit_code else ""))
     records, benchmarks = [], {}
+
+    def record(full: str, samples: np.ndarray, warmup: int, failures: list | None) -> RunRecord:
+        tail = (with_note("\n".join(dict.fromkeys(f.message for f in failures)), why) if failures
+                else outcome.stderr_tail or None)
+        return RunRecord(
+            benchmark=full, version=trial.version, run_index=trial.run_index, samples=samples,
+            config=config_name, machine=machine, status="failed" if failures else "ok",
+            exit_code=outcome.exit_code, stderr_tail=tail, started_at=outcome.started_at,
+            duration=outcome.duration, warmup=warmup, campaign_id=campaign_id)
+
     for name, runs in grouped.items():
         full = tool_series(spec.name, name)
         benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
         # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
         # warm-up of later parts (pyperf's other worker processes) is left out.
         samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
-        records.append(RunRecord(
-            benchmark=full, version=trial.version, run_index=trial.run_index,
-            samples=samples, config=config_name, machine=machine,
-            status="ok", exit_code=outcome.exit_code, stderr_tail=outcome.stderr_tail or None,
-            started_at=outcome.started_at, duration=outcome.duration, warmup=runs[0].warmup,
-            campaign_id=campaign_id))
+        failures = failed.get(without_metric(name))
+        if spec.warmup_auto and not failures:
+            ours = auto_warmup(samples[runs[0].warmup:])
+        else:
+            ours = spec.warmup
+        records.append(record(full, samples, runs[0].warmup + ours, failures))
+    for name, failures in failed.items():
+        full = tool_series(spec.name, name)
+        if name not in grouped:  # it reported nothing before failing
+            benchmarks[full] = {"unit": failures[0].unit, "direction": failures[0].direction}
+            records.append(record(full, np.empty(0), 0, failures))
     return records, benchmarks
 
 

@@ -30,6 +30,7 @@ quiet-system gate just before the process starts.
 from __future__ import annotations
 
 import array
+import contextlib
 import dataclasses
 import fnmatch
 import io
@@ -48,13 +49,13 @@ from ..config import DEFAULT_MAX_SAMPLES, BenchmarkSpec, NoiseControl
 from ..errors import ConfigError, shown
 from . import measures as _measures
 from .noise import child_setup, pad_environment
-from .process import STDERR_TAIL, ProcessResult, read_tail, run_process, signal_name, with_note
+from .process import NOTE, STDERR_TAIL, ProcessResult, read_tail, run_process, signal_name, with_note
 from .quiet import QuietGate
 from .ramdisk import find_tmpfs, run_tree
 from .scratch import owned_dir
 
 if TYPE_CHECKING:
-    from ..adapters.base import ToolRun
+    from ..adapters.base import ToolFailure, ToolRun
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -94,7 +95,18 @@ class RunOutcome:
     started_at : datetime
         When the process started (UTC, naive).
     tool_runs : tuple
-        With ``spec.format``: what the tool reported (:class:`regbench.adapters.ToolRun`).
+        With ``spec.format``: what the tool reported (:class:`regbench.adapters.base.ToolRun`),
+        whatever the status: a tool that exits with an error because one benchmark failed has
+        still measured the others.
+    tool_failures : tuple
+        With ``spec.format``: the benchmarks the tool reported as failed, with its message on
+        each (:class:`regbench.adapters.base.ToolFailure`, :meth:`~regbench.adapters.base.Adapter.failures`).
+    failure_attributed : bool
+        With ``spec.format`` and a status other than ``ok``: the failure is wholly the failed
+        benchmarks' of ``tool_failures`` (each is stored as a failed run of its series, and the
+        invocation is not stored as a run of its own): the tool exited with an error status,
+        its output was read, every failure it reported names a benchmark, and it said nothing
+        on stderr.
     measures : dict of str to float
         Measures of the whole process, whatever the status: ``cpu`` (user + system CPU
         seconds), ``wall`` (seconds) and ``maxrss`` (peak resident bytes); and ``instructions``
@@ -123,6 +135,8 @@ class RunOutcome:
     duration: float
     started_at: datetime
     tool_runs: tuple[ToolRun, ...] = ()
+    tool_failures: tuple[ToolFailure, ...] = ()
+    failure_attributed: bool = False
     measures: dict[str, float] = field(default_factory=dict)
     measure_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     instruction_counter: str | None = None
@@ -222,8 +236,8 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                 stderr = with_note(stderr, left_running_note(proc.left_running))
             if spec.format is not None:
                 uses_file = any(OUTPUT_PLACEHOLDER in a for a in spec.command)
-                outcome = _classify_tool(proc, stderr, result_file if uses_file else tmp / "stdout", spec,
-                                         spec.format)
+                outcome = _classify_tool(proc, stderr, read_tail(out, STDERR_TAIL),
+                                         result_file if uses_file else tmp / "stdout", spec, spec.format)
             elif spec.kind == "python":
                 if samples_file.exists():
                     with open(samples_file, "rb") as written:
@@ -395,36 +409,70 @@ def _classify(proc: ProcessResult, stderr: str, read: SampleRead, spec: Benchmar
                       started_at=proc.started_at)
 
 
-def _classify_tool(proc: ProcessResult, stderr: str, path: Path, spec: BenchmarkSpec, fmt: str) -> RunOutcome:
+def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, spec: BenchmarkSpec,
+                   fmt: str) -> RunOutcome:
     """The outcome of one invocation of a benchmark tool whose output an adapter reads.
 
-    The tool's results are parsed whatever the exit status (some tools exit non-zero when one
-    benchmark fails); a status other than ``ok`` comes from the process first, then from the
-    parse: output the adapter cannot read, or no results, is ``garbage`` with the adapter's
-    message.
+    The tool's results, and the benchmarks it reports as failed, are read whatever the exit
+    status: ``go test`` exits with status 1 when one benchmark fails, after printing the
+    others' results, which are kept.  A status other than ``ok`` comes from the process first,
+    then from the parse: output the adapter cannot read, or no results, is ``garbage`` with the
+    adapter's message; results with failed benchmarks and exit status 0 are ``failed``.
+
+    The stderr tail of a run that did not succeed says why in the tool's words: its stderr; when
+    that is empty, the messages of its failed benchmarks, or else the end of its standard output
+    (``stdout``, where ``go test``, ``cargo bench`` and pytest print their failures).
     """
     from ..adapters.base import get_adapter
     from ..errors import InputError
 
+    adapter = get_adapter(fmt)
     runs: list[ToolRun] = []
+    failures: list[ToolFailure] = []
     problem = None
     if path.exists():
         try:
-            runs = get_adapter(fmt).parse(path)
+            runs = adapter.parse(path)
         except InputError as exc:
             problem = f"{fmt} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
+        with contextlib.suppress(InputError):  # output it cannot read is said once, by parse
+            failures = adapter.failures(path)
     ended = _process_status(proc, spec)
+    named = [f.benchmark for f in failures if f.benchmark is not None]
     if ended is not None:
         status, note = ended
+        if problem is not None:
+            note += f"; {problem}"
     elif problem is not None:
         status, note = "garbage", problem
-    elif not runs:
+    elif not runs and not failures:
         status, note = "garbage", f"no {fmt} results in the tool's output"
+    elif failures:
+        status, note = "failed", "exit status 0, but the tool reported failures"
     else:
         status, note = "ok", None
+    said = any(line.strip() and not line.startswith(NOTE) for line in stderr.splitlines())
+    attributed = (status == "failed" and proc.start_error is None and problem is None and bool(named)
+                  and len(named) == len(failures) and not said)
+    text = stderr
+    if status != "ok":
+        if named:
+            what = "benchmark" if len(named) == 1 else "benchmarks"
+            shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+            note = f"{note}; {len(named)} {what} failed: {shown}"
+        if not said and failures:
+            text = _joined(stderr, "\n".join(dict.fromkeys(f.message for f in failures)))
+        elif not said and stdout.strip():
+            text, note = _joined(stderr, stdout), f"{note} (stderr was empty: above is the end of stdout)"
     return RunOutcome(status=status, samples=np.empty(0), exit_code=proc.returncode,
-                      stderr_tail=with_note(stderr, note), duration=proc.duration,
-                      started_at=proc.started_at, tool_runs=tuple(runs) if status == "ok" else ())
+                      stderr_tail=with_note(text, note), duration=proc.duration,
+                      started_at=proc.started_at, tool_runs=tuple(runs), tool_failures=tuple(failures),
+                      failure_attributed=attributed)
+
+
+def _joined(first: str, second: str) -> str:
+    """``first`` then ``second``, on a line of its own."""
+    return first + ("\n" if first and not first.endswith("\n") else "") + second
 
 
 def run_environment(spec: BenchmarkSpec, *, run_index: int, version: str,

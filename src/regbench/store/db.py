@@ -779,13 +779,17 @@ class Store:
         with self.engine.connect() as conn:
             return {(b, v, int(i)) for b, v, i in conn.execute(q)}
 
-    def runs(self, *, benchmark: str | None = None, version: str | None = None) -> list[RunInfo]:
-        """Every stored run's metadata (samples not loaded), in the order they were stored."""
+    def runs(self, *, benchmark: str | None = None, version: str | None = None,
+             failed: bool = False) -> list[RunInfo]:
+        """Every stored run's metadata (samples not loaded), in the order they were stored; with
+        ``failed``, only the runs whose status is not ``ok``."""
         q = _runs_query().order_by(t.run.c.id)
         if benchmark is not None:
             q = q.where(t.benchmark.c.name == benchmark)
         if version is not None:
             q = q.where(t.version.c.name == version)
+        if failed:
+            q = q.where(t.run.c.status != "ok")
         with self.engine.connect() as conn:
             return [_run_info(r) for r in conn.execute(q)]
 

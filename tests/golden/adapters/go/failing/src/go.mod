@@ -1,0 +1,3 @@
+module example.com/regbenchfailing
+
+go 1.18
