@@ -167,7 +167,8 @@ def test_undecidable_rows_are_strict_json(tmp_path):
     (["v1", "nope", "--variance"], "error: no version named 'nope' in the store (a stored name, tag, branch or sha)"),
     (["v1", "v1", "--variance"], "error: the variance comparison needs two different versions, or a B side "
                                  "on another configuration or machine (--b-configuration, --b-machine)"),
-    (["v1", "v1", "--variance", "--b-configuration", "nope"], "error: no configuration named 'nope' in the store"),
+    (["v1", "v1", "--variance", "--b-configuration", "nope"],
+     "error: no configuration named 'nope' in the store (it holds 'default', 'noisy')"),
     (["v1", "v2", "--variance", "--configuration", "noisy"],
      "error: no benchmark has runs of both 'v1' (config 'noisy') and 'v2' (config 'noisy')"),
 ])

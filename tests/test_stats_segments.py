@@ -421,3 +421,14 @@ def test_segment_stats_of_one_version_equals_the_sums_over_a_slice():
                 float((nn[multi] - 1).sum()), float((1.0 / nn).sum()))
         have = (got.k, got.sum_m, got.sum_m2, got.ss_within, got.df_within, got.sum_inv_n)
         assert np.array(have, dtype=float).view(np.int64).tolist() == np.array(want, dtype=float).view(np.int64).tolist()
+
+
+def test_choosing_a_location_for_an_all_zero_count_does_not_warn():
+    from regbench.stats.segments import choose_location
+
+    # Go's 0 allocs/op in every run of every version: mean 0, so relative deviations are 0/0.
+    # pytest turns warnings into errors (pyproject.toml): 0/0 relative deviations used to warn.
+    zeros = [[np.zeros(10) for _ in range(3)] for _ in range(4)]
+    choice = choose_location(zeros)
+    assert choice.estimator == "mean" and choice.reason.endswith("no run-to-run spread to compare")
+    assert all(np.isnan(v) for v in choice.spread.values())

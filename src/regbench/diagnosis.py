@@ -172,13 +172,17 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         if sessions and store.load_series(benchmark, config=config, machine=machine):
             raise NotFoundError(f"benchmark {benchmark!r} has no runs but those of sessions of compare --run, "
                                 "bisect or confirm, which detection leaves out (--all-sessions includes them)")
-        raise NotFoundError(f"benchmark {benchmark!r} has no runs")
+        where = " and ".join(f"{k} {v!r}" for k, v in (("configuration", config), ("machine", machine)) if v)
+        raise NotFoundError(f"benchmark {benchmark!r} has no runs" + (f" on {where}" if where else ""))
     s = series[0]
+    # The versions it can diagnose: two ok runs of two measured iterations or more (a version
+    # measured with a 1-iteration plan has neither within-run noise nor a warm-up to find).
+    usable = [k for k in range(len(s)) if sum(r.size >= 2 for r in s.runs[k]) >= 2]
     if version is None:
-        candidates = [k for k in range(len(s)) if len(s.runs[k]) >= 2]
-        if not candidates:
-            raise NotFoundError(f"no version of {benchmark!r} has two successful runs to diagnose")
-        version = s.versions[candidates[-1]].name
+        if not usable:
+            raise NotFoundError(f"no version of {benchmark!r} has two successful runs of two measured "
+                                f"iterations to diagnose ({_where(s)})")
+        version = s.versions[usable[-1]].name
     else:
         version = store.resolve_version(version)
     raw = [r for r in store.raw_runs(benchmark, version, config=s.config, machine=s.machine)
@@ -188,8 +192,10 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
     if len(ok) < 2:
         left_out = " outside sessions of compare --run, bisect or confirm (--all-sessions includes them)" \
             if sessions else ""
-        raise NotFoundError(f"{benchmark!r} at {version!r} needs at least two successful runs of two "
-                            f"measured samples{left_out} to be diagnosed ({len(ok)} found)")
+        instead = next((s.versions[k].name for k in reversed(usable) if s.versions[k].name != version), None)
+        hint = f"; the latest that can be is {instead!r} (--version {instead})" if instead else ""
+        raise NotFoundError(f"{benchmark!r} at {version!r} ({_where(s)}) needs at least two successful runs of two "
+                            f"measured samples{left_out} to be diagnosed ({len(ok)} found){hint}")
     warmups = tuple(w for w, _ in ok)
     raw_runs = tuple(x for _, x in ok)
     runs = [x[w:] for w, x in ok]
@@ -250,6 +256,11 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         location=location, levels=auto.followed_level(searched, location, sum(1 for r in s.runs if r)),
         run_modes=run_modes(searched, auto))
     return _with_advice(d, n_runs=len(runs))
+
+
+def _where(s: Series) -> str:
+    """``configuration NAME, machine NAME`` of the series diagnosed."""
+    return f"configuration {s.config!r}, machine {s.machine!r}"
 
 
 def _normality(run_means: np.ndarray) -> dict[str, float]:

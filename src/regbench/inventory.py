@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .model import VersionInfo
+from .model import RunInfo, SeriesName, VersionInfo
 from .store import Store
 
 
@@ -24,12 +24,15 @@ class BenchmarkCounts:
 
 @dataclass(frozen=True)
 class VersionCounts:
-    """A version with the status of its latest build (None: never built here) and its runs."""
+    """A version with the status of its latest build (None: never built here), its runs, the
+    invocations that stored them (:func:`invocation_key`) and its tags (aliases of kind ``tag``)."""
 
     version: VersionInfo
     build_status: str | None
     runs_ok: int
     runs_failed: int
+    invocations: int = 0
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,24 @@ class Inventory:
         """The runs that did not succeed."""
         return tuple(r for r in self.runs if r.status != "ok")
 
+    @property
+    def invocations(self) -> int:
+        """How many invocations (processes) stored the runs: fewer than the runs when a tool's
+        invocation stored a run of each benchmark it reported, or a run stored its measures."""
+        return len({invocation_key(r) for r in self.runs})
+
+
+def invocation_key(run: RunInfo) -> tuple:
+    """What the runs one invocation stored share: a benchmark tool's invocation (``format``) stores
+    a run of each benchmark it reports (``NAME/REPORTED``), and any run a run of each of its
+    measures (``NAME:MEASURE``), all with the configured benchmark's name, the version,
+    configuration, machine, campaign, run index and start time of the process.  An imported run
+    (no campaign) is its own: the store does not record which of them one invocation made."""
+    if run.campaign_id is None:
+        return ("imported", run.id)
+    return (SeriesName.parse(run.benchmark).benchmark, run.version, run.config, run.machine, run.campaign_id,
+            run.run_index, run.started_at)
+
 
 def inventory(store: Store, *, benchmark: str | None = None, version: str | None = None) -> Inventory:
     """The benchmarks, versions, builds and runs of a store, or of one benchmark or version.
@@ -96,8 +117,11 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     latest = {}  # the latest build of each version, in the order versions were first built
     for build in store.builds():
         latest[build.version] = build
+    invocations = Counter(r.version for r in {invocation_key(r): r for r in runs}.values())
+    tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in store.aliases().items()}
     versions = tuple(VersionCounts(v, latest[v.name].status if v.name in latest else None,
-                                   by_version[(v.name, "ok")], failed(by_version, v.name))
+                                   by_version[(v.name, "ok")], failed(by_version, v.name), invocations[v.name],
+                                   tags.get(v.name, ()))
                      for v in store.versions() if not version or v.name == version)
     failed_builds = tuple(FailedBuild(b.version, b.exit_code, b.log_tail or "")
                           for b in latest.values() if b.status != "ok")

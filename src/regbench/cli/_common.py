@@ -10,7 +10,7 @@ import math
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -189,22 +189,41 @@ def check_benchmark(store: Store, name: str | None) -> None:
     NotFoundError
         ``name`` is not a stored benchmark (None, meaning every benchmark, is always fine).
     """
+    if name is None:
+        return
+    names = [b.name for b in store.benchmarks()]
+    if name not in names:
+        _not_stored("benchmark", name, names, f"it holds {len(names)} benchmark{'' if len(names) == 1 else 's'}: "
+                    "`regbench show` lists them")
+
+
+def check_configuration(store: Store, name: str | None) -> None:
+    """A one-line error when no runs are stored under the configuration ``name``, suggesting the
+    nearest names (as :func:`check_benchmark` does for benchmarks).
+
+    Raises
+    ------
+    NotFoundError
+        ``name`` names no configuration with stored runs (None, meaning every one, is always fine).
+    """
+    if name is None:
+        return
+    names = sorted({config for _, config, _ in store.series_keys()})
+    if name not in names:
+        _not_stored("configuration", name, names, f"it holds {', '.join(repr(n) for n in names)}")
+
+
+def _not_stored(what: str, name: str, names: list[str], listing: str) -> NoReturn:
+    """``no WHAT named NAME in the store``, with the nearest stored names, else ``listing``."""
     import difflib
 
     from ..errors import NotFoundError
 
-    if name is None:
-        return
-    names = [b.name for b in store.benchmarks()]
-    if name in names:
-        return
     near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     if not near:  # a different case, or a prefix, is near too
         near = [n for n in names if n.lower() == name.lower() or n.startswith(name)][:3]
-    hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else
-            f"it holds {len(names)} benchmark{'' if len(names) == 1 else 's'}: `regbench show` lists them"
-            if names else "it holds none yet")
-    raise NotFoundError(f"no benchmark named {name!r} in the store ({hint})")
+    hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else listing if names else "it holds none yet")
+    raise NotFoundError(f"no {what} named {name!r} in the store ({hint})")
 
 
 @contextlib.contextmanager

@@ -46,10 +46,12 @@ def command() -> None:
 def list_command(ctx, statuses, benchmark, fmt) -> None:
     """List alerts, oldest first."""
     from ..report.alerts import print_alert_list
+    from ..report.console import version_labels
     from ..store.alerts import list_alerts
 
     store = ctx.open_store(create=False)
-    print_alert_list(list_alerts(store, status=statuses or None, benchmark=benchmark), fmt=fmt)
+    print_alert_list(list_alerts(store, status=statuses or None, benchmark=benchmark), fmt=fmt,
+                     labels=version_labels(store.aliases()))
 
 
 @command.command("show")

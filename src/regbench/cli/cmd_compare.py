@@ -147,18 +147,21 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
         return
 
     from ..analysis import compare_versions
+    from ..report.console import version_labels
     from ..report.results import print_comparison
 
-    from ._common import check_benchmark
+    from ._common import check_benchmark, check_configuration
 
     store = click_ctx.obj.open_store(create=False)
     check_benchmark(store, benchmark)
+    check_configuration(store, config_name)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
     if fmt == "github":
         _github(rows, confidence=confidence, threshold=threshold)
     else:
-        print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt)
+        print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
+                         labels=version_labels(store.aliases()))
     if any(r.verdict == "regression" for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
 
@@ -215,7 +218,11 @@ def _variance(click_ctx, a, b, *, benchmark, config, machine, b_config, b_machin
     from ..analysis import compare_variance
     from ..report.results import print_variance
 
+    from ._common import check_configuration
+
     store = click_ctx.obj.open_store(create=False)
+    check_configuration(store, config)
+    check_configuration(store, b_config)
     rows = compare_variance(store, a, b, benchmark=benchmark, config=config, machine=machine,
                             b_config=b_config, b_machine=b_machine, of=of, alpha=alpha)
     print_variance(rows, of=of, alpha=alpha, fmt=fmt)

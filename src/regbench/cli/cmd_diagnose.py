@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import click
 
-from ._common import FiniteFloatRange
+from ._common import FiniteFloatRange, configuration_name
 
 
 @click.command("diagnose")
 @click.argument("benchmark")
-@click.option("--version", "version_name", help="Version to diagnose [default: the latest with two runs].")
+@click.option("--version", "version_name",
+              help="Version to diagnose [default: the latest with two runs of two measured iterations].")
+@click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
+              help="The configuration whose runs are diagnosed [default: the first stored with runs of BENCHMARK; "
+                   "the output names it].")
 @click.option("--target", default=0.01, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Wanted relative CI half-width (0.01 = +-1%) for the recommended plan.")
 @click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
@@ -26,7 +30,7 @@ from ._common import FiniteFloatRange
                    "--all-sessions` does [default: campaigns' runs only, as detect].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_obj
-def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plots, options, all_sessions,
+def command(ctx, benchmark, version_name, config_name, target, confidence, plots_dir, no_plots, options, all_sessions,
             fmt) -> None:
     """One screen that says whether BENCHMARK can be trusted and what to change.
 
@@ -46,9 +50,10 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
     from ..diagnosis import diagnose
     from ..errors import ConfigError
     from ..pipeline import history_of
+    from ..report.console import version_labels
     from ..report.diagnosis import print_diagnosis, write_plots
 
-    from ._common import check_benchmark
+    from ._common import check_benchmark, check_configuration
     from ._options import parse_detector_options
 
     detector_options = parse_detector_options("auto", options)
@@ -58,8 +63,10 @@ def command(ctx, benchmark, version_name, target, confidence, plots_dir, no_plot
         config = None  # a reading command works without a valid configuration: every version, as without one
     store = ctx.open_store(create=False, config=config)
     check_benchmark(store, benchmark)
+    check_configuration(store, config_name)
     history = history_of(store, config, all_sessions=all_sessions)  # the runs a detection reads
-    d = diagnose(history, benchmark, version=version_name, target=target, confidence_level=confidence,
+    d = diagnose(history, benchmark, version=version_name, config=config_name, target=target, confidence_level=confidence,
                  detector_options=detector_options)
     plots = [] if no_plots else write_plots(store, d, plots_dir, history=history)
-    print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt)
+    label = version_labels(store.aliases()).get(d.version)
+    print_diagnosis(d, target=target, confidence=confidence, plots=plots, fmt=fmt, label=label)

@@ -5,7 +5,7 @@ notified (``regbench alerts``, ``regbench detect --notify``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .console import console, echo, emit_json, emit_table, fmt_pct
@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from ..model import Alert
 
 
-def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
-    """The alerts, oldest first: a table and their count, or a JSON array of alert objects."""
+def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
+    """The alerts, oldest first: a table (versions by their ``labels``,
+    :func:`~regbench.report.console.version_labels`) and their count, or a JSON array of alert objects."""
     if fmt == "json":
         emit_json([a.to_json() for a in alerts], allow_nan=False)
         return
@@ -25,6 +26,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
     colours = {"regression": "red", "improvement": "green"}
     confirmed = any(a.confirmation is not None for a in alerts)
     spreads = {"several": "{n} machines", "machine-specific": "machine-specific", "single": "single machine"}
+    labels = labels or {}
     rows = []
     for a in alerts:
         series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
@@ -34,7 +36,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table") -> None:
             status += f", held ({len(a.machines)}/{a.hold_machines} machines)"
         row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series),
                escape(", ".join(a.machines)), spreads[a.spread].format(n=len(a.machines)),
-               escape(a.version), escape(a.previous), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
+               escape(labels.get(a.version, a.version)), escape(labels.get(a.previous, a.previous)), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
         if confirmed:
             c = a.confirmation
             row.append("" if c is None else f"{c.status} ({c.pairs} pairs)" if c.campaign_id is not None else c.status)

@@ -5,7 +5,7 @@ a :func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .console import console, emit_json, emit_table, fmt_pct
@@ -17,18 +17,21 @@ if TYPE_CHECKING:
     from ..pipeline import DetectedChange, DetectOutcome
 
 
-def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None) -> None:
-    """Print the change table of Kalibera et al. 2005, fig. 6: newer version, older version, change (and its CI)."""
+def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None,
+                 labels: Mapping[str, str] | None = None) -> None:
+    """Print the change table of Kalibera et al. 2005, fig. 6: newer version, older version, change (and its CI);
+    versions are shown by their ``labels`` (:func:`~regbench.report.console.version_labels`)."""
     from rich.markup import escape
 
+    labels = labels or {}
     rows = []
     with_p = any(c.p_value is not None for c in changes)
     machines = len({c.machine for c in changes}) > 1
     for c in changes:
         colour = "red" if c.kind == "regression" else "green"
         where = ", ".join(x for x in (None if c.config == "default" else c.config, c.machine if machines else None) if x)
-        row = [escape(c.benchmark + (f" [{where}]" if where else "")), escape(c.version),
-               escape(c.previous), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
+        row = [escape(c.benchmark + (f" [{where}]" if where else "")), escape(labels.get(c.version, c.version)),
+               escape(labels.get(c.previous, c.previous)), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
                f"[{colour}]{c.kind}[/]"]
         if with_p:
             row.append(_fmt_p(c.q_value if c.q_value is not None else c.p_value))
@@ -156,16 +159,17 @@ def confirmation_line(entry: DetectedChange) -> str:
     return f"{head}: {where}: " + (f"{numbers} " if numbers else "") + f"after {cost}: {conf.reason}; {fate}.{how}"
 
 
-def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None) -> None:
+def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
+                    labels: Mapping[str, str] | None = None) -> None:
     """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
-    JSON, or the change table with its notes and each change's bisection."""
+    JSON, or the change table (versions by their ``labels``) with its notes and each change's bisection."""
     if fmt == "json":
         emit_json(detection_json(outcome))
         return
     from rich.markup import escape
 
     result = outcome.detection
-    change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change)
+    change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change, labels=labels)
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
     if outcome.history is not None:

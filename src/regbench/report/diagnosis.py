@@ -89,8 +89,10 @@ def diagnosis_json(d: Diagnosis, *, target: float, plots: Sequence[Path] = ()) -
 
 
 def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Sequence[Path] = (),
-                    fmt: str = "text") -> None:
-    """One screen: the verdict for ``target``, the numbers behind it, what to change, the plots."""
+                    fmt: str = "text", label: str | None = None) -> None:
+    """One screen: the verdict for ``target``, the numbers behind it, what to change, the plots;
+    the version shown by its ``label`` when it has one (its tag,
+    :func:`~regbench.report.console.version_labels`)."""
     if fmt == "json":
         emit_json(diagnosis_json(d, target=target, plots=plots))
         return
@@ -99,7 +101,7 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     from rich.markup import escape  # a series such as "x [allocs/op]" is not markup
 
     verdict = "[green]trustworthy[/]" if d.trustworthy else "[yellow]not precise enough[/]"
-    console.print(f"[bold]{escape(d.benchmark)}[/bold] at {escape(d.version)} ({escape(d.config)}, "
+    console.print(f"[bold]{escape(d.benchmark)}[/bold] at {escape(label or d.version)} ({escape(d.config)}, "
                   f"{escape(d.machine)}): {verdict} "
                   f"for +-{target:.1%}")
     lines = [

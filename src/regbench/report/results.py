@@ -6,7 +6,7 @@ experiment (``regbench summary``, Kalibera et al. 2005, s.3-4), and version B ag
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .console import console, emit_json, emit_table, finite, fmt_num, fmt_pct, fmt_value
@@ -24,7 +24,11 @@ STDERR_LINES = 5
 def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = False) -> None:
     """Benchmarks, versions with their builds, failed builds, and the failed runs (or every run),
     then the end of the stderr of those runs (all of what was kept with ``full``); runs whose
-    stderr ends alike are printed once."""
+    stderr ends alike are printed once.
+
+    Where an invocation stored more than one run (a tool's, one per benchmark it reports, or a
+    run's measures), versions count both invocations and series-runs, and so does the last line.
+    """
     from rich.markup import escape
 
     from ..model import iso_timestamp
@@ -34,31 +38,44 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
             for b in inv.benchmarks]
     emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed"], rows,
                right={"runs ok", "runs failed"})
+    invocations = inv.invocations
+    shared = invocations != len(inv.runs)  # some invocation stored several series-runs
+    tagged = any(vc.tags for vc in inv.versions)
     rows = []
     for vc in inv.versions:
         v = vc.version
-        rows.append([escape(v.name), (v.commit or "")[:10],
+        rows.append([escape(v.name), *([escape(", ".join(vc.tags))] if tagged else []), (v.commit or "")[:10],
                      escape(v.timestamp_text or (iso_timestamp(v.timestamp) if v.timestamp else "")),
-                     vc.build_status or "", str(vc.runs_ok), str(vc.runs_failed)])
-    emit_table("Versions (history order)", ["version", "commit", "timestamp", "build", "runs ok", "runs failed"],
-               rows, right={"runs ok", "runs failed"})
+                     vc.build_status or "", *([str(vc.invocations)] if shared else []), str(vc.runs_ok),
+                     str(vc.runs_failed)])
+    counts = ["invocations", "series-runs ok", "series-runs failed"] if shared else ["runs ok", "runs failed"]
+    emit_table("Versions (history order)",
+               ["version", *(["tags"] if tagged else []), "commit", "timestamp", "build", *counts], rows,
+               right=set(counts))
+    labels = {vc.version.name: vc.tags[0] for vc in inv.versions if vc.tags}
     for b in inv.failed_builds:
         tail = b.log_tail.strip().splitlines()
-        console.print(f"[red]build failed[/red] at {escape(b.version)} (exit {b.exit_code}): "
+        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))} (exit {b.exit_code}): "
                       f"{escape(tail[-1]) if tail else ''}")
     shown = inv.runs if all_runs else inv.failed_runs
     if shown:
+        where = _differing(shown)
         rows = []
         for r in shown:
             why = failure_cause(r.status, r.stderr_tail, width=100) if r.status != "ok" else ""
-            rows.append([escape(r.benchmark), escape(r.version), str(r.run_index), r.status,
+            rows.append([escape(r.benchmark), escape(labels.get(r.version, r.version)),
+                         *(escape(str(getattr(r, k))) for k in where), str(r.run_index), r.status,
                          "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
                          str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}", escape(why)])
         emit_table("Runs" if all_runs else "Failed runs",
-                   ["benchmark", "version", "run", "status", "exit", "samples", "warm-up", "seconds",
+                   ["benchmark", "version", *where, "run", "status", "exit", "samples", "warm-up", "seconds",
                     "why"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
         _print_stderr_tails(shown, full=full)
-    console.print(f"{len(inv.runs)} runs in {inv.location}")
+    if shared:
+        console.print(f"{invocations} invocations, {len(inv.runs)} series-runs (an invocation stores a run of each "
+                      f"benchmark a tool reports, and of each measure) in {inv.location}")
+    else:
+        console.print(f"{len(inv.runs)} runs in {inv.location}")
 
 
 def _print_stderr_tails(runs, *, full: bool) -> None:
@@ -105,8 +122,10 @@ def _differing(rows) -> list[str]:
     return [k for k in ("config", "machine") if len({getattr(r, k) for r in rows}) > 1]
 
 
-def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: str = "table") -> None:
-    """The summary table (mean ± half-width, robust variant, impact factor, n_opt), or its JSON."""
+def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: str = "table",
+                  labels: Mapping[str, str] | None = None) -> None:
+    """The summary table (mean ± half-width, robust variant, impact factor, n_opt), or its JSON;
+    versions are shown by their ``labels`` (:func:`~regbench.report.console.version_labels`)."""
     if fmt == "json":
         emit_json(summary_json(rows, confidence=confidence))
         return
@@ -126,16 +145,18 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
                "n_opt"]
     table = []
     single = [r for r in rows if r.plain is not None and r.plain.n_runs < 2]
+    labels = labels or {}
     for r in rows:
         p, q = r.plain, r.robust
         where = [escape(str(getattr(r, k))) for k in shown]
+        version = escape(labels.get(r.version, r.version))
         if p is None:
-            table.append([escape(r.benchmark), escape(r.version), *where, "0", "",
+            table.append([escape(r.benchmark), version, *where, "0", "",
                           f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
             continue
         unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
-        table.append([escape(r.benchmark), escape(r.version), *where, runs, fmt_count(p.n_iterations),
+        table.append([escape(r.benchmark), version, *where, runs, fmt_count(p.n_iterations),
                       escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
                       escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
@@ -169,21 +190,32 @@ def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -
 
 
 def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
-                     fmt: str = "table") -> None:
-    """Version B against version A, one row per benchmark, or its JSON."""
+                     fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
+    """Version B against version A, one row per benchmark, or its JSON; the versions are shown by
+    their ``labels`` (:func:`~regbench.report.console.version_labels`), and the means in the unit
+    that suits each benchmark, as :func:`print_summary` shows them."""
     if fmt == "json":
         emit_json(comparison_json(rows, confidence=confidence))
         return
     from rich.markup import escape
 
-    a, b = rows[0].a, rows[0].b
+    from .units import display_unit, fmt_scaled
+
+    labels = labels or {}
+    a, b = (labels.get(v, v) for v in (rows[0].a, rows[0].b))
     style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
     shown = _differing(rows)
+    # One unit per benchmark (its rows of every configuration and machine), from both sides' means.
+    means: dict[str, list[float]] = {}
+    for r in rows:
+        means.setdefault(r.benchmark, []).extend((r.comparison.mean_a, r.comparison.mean_b))
+    units = {r.benchmark: display_unit(means[r.benchmark], r.unit) for r in rows}
     table = []
     for r in rows:
         c = r.comparison
+        unit = units[r.benchmark]
         table.append([escape(r.benchmark), *(escape(str(getattr(r, k))) for k in shown),
-                      fmt_value(c.mean_a, r.unit), fmt_value(c.mean_b, r.unit), fmt_pct(c.change),
+                      escape(fmt_scaled(c.mean_a, unit)), escape(fmt_scaled(c.mean_b, unit)), fmt_pct(c.change),
                       f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
                       f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
     columns = ["benchmark", *shown, escape(a), escape(b), "change", "CI", "runs", "verdict"]

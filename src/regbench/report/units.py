@@ -65,6 +65,14 @@ def fmt_interval(mean: float | None, half_width: float | None, unit: DisplayUnit
     return f"{m:,.{d}f} ± {h:,.{d}f}{suffix}"
 
 
+def fmt_scaled(x: float | None, unit: DisplayUnit) -> str:
+    """A value in ``unit`` (:func:`display_unit`) to 4 significant digits, as the value of an
+    interval without one is shown (``263.8 us``); ``—`` for none."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x * unit.factor:.4g}" + (f" {unit.name}" if unit.name else "")
+
+
 def fmt_count(x: float | None) -> str:
     """A count as an integer with thousands separators (``171,200``); ``∞`` and ``—`` as such."""
     if x is None or (isinstance(x, float) and math.isnan(x)):

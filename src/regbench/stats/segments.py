@@ -550,7 +550,11 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
         if positive:
             values = np.log(values)
         else:  # relative deviations, so that locations of different size compare
-            values = values / np.abs(np.nanmean(values))
+            known = values[np.isfinite(values)]
+            scale = float(np.abs(known.mean())) if known.size else 0.0
+            # All zero (Go's 0 allocs/op): no relative spread to compare, so NaN (this location
+            # is then not chosen), and no warning: the reason of the choice says so.
+            values = values / scale if scale > 0 else np.full_like(values, np.nan, dtype=float)
         spread[name] = pooled_spread(stats_of_runs(values, group, index, outlying_z=outlying_z, outlying_side=side))
     finite = {k: v for k, v in spread.items() if np.isfinite(v)}
     if not finite:
