@@ -65,6 +65,11 @@ def test_failed_campaign_exits_4_with_one_line_per_cause_then_retries(tmp_path, 
     assert "4 runs stored (2 ok, 2 failed)" in out and "4 runs ran again for earlier runs that had failed" in out
     store_path = tmp_path / "results" / "r.db"
     assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
+    # show lists the failures still open (a's, of both campaigns), not b's, run again with success.
+    assert main(["--config", str(cfg), "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "2 failed runs not listed: run again with success since (--retry-failed)" in shown
+    assert "stderr of 4 runs (a@" in shown and "b@" not in shown.split("Failed runs")[1]
     # b has its two successful runs now: only a's are run again.
     write_config(tmp_path, {"a": PRINTS, "b": PRINTS})
     assert main(["--config", str(cfg), "run", "--retry-failed"]) == 0
@@ -72,6 +77,11 @@ def test_failed_campaign_exits_4_with_one_line_per_cause_then_retries(tmp_path, 
     assert "2 runs stored (2 ok)" in out and "runs failed" not in out
     assert statuses(store_path, "b") == [(0, "failed"), (1, "failed"), (2, "ok"), (3, "ok")]
     assert [s for _, s in statuses(store_path, "a")] == ["failed"] * 4 + ["ok"] * 2
+    assert main(["--config", str(cfg), "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "Failed runs" not in shown and "6 failed runs not listed" in shown
+    assert main(["--config", str(cfg), "show", "--runs"]) == 0
+    assert capsys.readouterr().out.count("failed (retried since)") == 6
 
 
 def test_show_full_prints_all_of_the_stderr_kept(tmp_path, capsys):

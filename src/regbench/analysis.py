@@ -8,6 +8,7 @@ that the CLI, reports and the web layer present.  Detection over a store has its
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -98,9 +99,20 @@ def run_moments(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def summarize(store: Store, *, benchmark: str | None = None, version: str | None = None,
               config: str | None = None, machine: str | None = None, **options) -> list[ExperimentSummary]:
-    series = store.load_series(benchmark, config=config, machine=machine,
-                               versions=[store.resolve_version(version)] if version else None)
-    return summarize_series(series, **options)
+    version = store.resolve_version(version) if version else None
+    series = store.load_series(benchmark, config=config, machine=machine, versions=[version] if version else None)
+    rows = summarize_series(series, **options)
+    if not any(r.failed_runs for r in rows):
+        return rows
+    # Failed runs that --retry-failed ran again with success since are history, not failures:
+    # not counted, and an experiment with nothing else (a tool's invocation that failed whole,
+    # whose retry stored what the tool reports under other names) is no row.
+    from .inventory import open_failures
+
+    still = open_failures(store, version=version)
+    rows = [dataclasses.replace(r, failed_runs=still[(r.benchmark, r.version, r.config, r.machine)])
+            if r.failed_runs else r for r in rows]
+    return [r for r in rows if r.plain is not None or r.failed_runs]
 
 
 @dataclass(frozen=True)
@@ -127,12 +139,20 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     if a == b:
         raise NotFoundError("compare needs two different versions")
     out = []
+    still = None
     for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b]):
         names = [v.name for v in s.versions]
         if a not in names or b not in names:
             continue
         ra = [r.mean() for r in s.runs[names.index(a)]]
         rb = [r.mean() for r in s.runs[names.index(b)]]
+        if not ra and not rb:  # only failed runs: left out when all were retried with success since
+            if still is None:
+                from .inventory import open_failures
+
+                still = open_failures(store)
+            if not any(still[(s.benchmark, v, s.config, s.machine)] for v in (a, b)):
+                continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)

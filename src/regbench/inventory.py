@@ -5,7 +5,8 @@ runs with their status (``regbench show``), as plain records for any front end.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .model import RunInfo, SeriesName, VersionInfo
 from .store import Store
@@ -20,6 +21,8 @@ class BenchmarkCounts:
     direction: str
     runs_ok: int
     runs_failed: int
+    #: Failed runs run again with success since (:func:`retried_failures`), not in ``runs_failed``.
+    runs_retried: int = 0
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class VersionCounts:
     runs_failed: int
     invocations: int = 0
     tags: tuple[str, ...] = ()
+    runs_retried: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class Inventory:
         Versions whose latest build failed.
     runs : tuple of RunInfo
         Every run selected, ok or not (:meth:`regbench.store.Store.runs`).
+    retried : frozenset of int
+        Ids of the failed runs that were run again with success since (:func:`retried_failures`).
     """
 
     location: str
@@ -67,11 +73,12 @@ class Inventory:
     versions: tuple[VersionCounts, ...]
     failed_builds: tuple[FailedBuild, ...]
     runs: tuple
+    retried: frozenset[int] = field(default_factory=frozenset)
 
     @property
     def failed_runs(self) -> tuple:
-        """The runs that did not succeed."""
-        return tuple(r for r in self.runs if r.status != "ok")
+        """The runs that did not succeed and were not run again with success since."""
+        return tuple(r for r in self.runs if r.status != "ok" and r.id not in self.retried)
 
     @property
     def invocations(self) -> int:
@@ -92,6 +99,47 @@ def invocation_key(run: RunInfo) -> tuple:
             run.run_index, run.started_at)
 
 
+def retried_failures(runs: Sequence[RunInfo]) -> frozenset[int]:
+    """Ids of the failed runs that were run again with success since.
+
+    ``run --retry-failed`` stores new runs and keeps the failed ones as history, so that a failure
+    once fixed would otherwise be listed (and counted) for ever.  A failed run of a series counts
+    as retried when a *later campaign* (or a later import) stored an ``ok`` run of that series on
+    the same version, configuration and machine; or, for a tool's invocation that failed as a
+    whole (stored under the configured benchmark's name, as nothing it reported could be read),
+    an ``ok`` run of anything the benchmark reports (``NAME/REPORTED``).  Only a later campaign
+    counts: a run that fails among successful ones of its own campaign is a flaky benchmark, and
+    stays listed; so do the failures of a retry that failed again, and imported runs (an import
+    is not a retry).
+    """
+    if not any(r.status != "ok" and r.campaign_id is not None for r in runs):
+        return frozenset()
+    latest: dict[tuple, int] = {}  # per series key, the last campaign with an ok run
+    for r in runs:
+        if r.status != "ok" or r.campaign_id is None:
+            continue
+        for name in {r.benchmark, SeriesName.parse(r.benchmark).benchmark}:
+            key = (name, r.version, r.config, r.machine)
+            latest[key] = max(latest.get(key, r.campaign_id), r.campaign_id)
+    out = set()
+    for r in runs:
+        if r.status != "ok" and r.campaign_id is not None and \
+                latest.get((r.benchmark, r.version, r.config, r.machine), -1) > r.campaign_id:
+            out.add(r.id)
+    return frozenset(out)
+
+
+def open_failures(store: Store, *, version: str | None = None) -> Counter:
+    """Failed runs not run again with success since (:func:`retried_failures`), counted by
+    ``(benchmark, version, config, machine)``; empty, at the cost of one query, when no run failed."""
+    if not store.runs(version=version, failed=True):
+        return Counter()
+    runs = store.runs(version=version)
+    retried = retried_failures(runs)
+    return Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
+                   if r.status != "ok" and r.id not in retried)
+
+
 def inventory(store: Store, *, benchmark: str | None = None, version: str | None = None) -> Inventory:
     """The benchmarks, versions, builds and runs of a store, or of one benchmark or version.
 
@@ -105,14 +153,21 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     if version:
         version = store.resolve_version(version)
     runs = store.runs(benchmark=benchmark, version=version)
-    by_bench = Counter((r.benchmark, r.status) for r in runs)
-    by_version = Counter((r.version, r.status) for r in runs)
+    # Retries are looked for among every run of the version: a tool's invocation that failed
+    # whole is retried by runs of the benchmarks it reports, which --benchmark NAME leaves out.
+    retried = retried_failures(runs if benchmark is None else store.runs(version=version))
+
+    def status(r: RunInfo) -> str:
+        return "retried" if r.id in retried else r.status
+
+    by_bench = Counter((r.benchmark, status(r)) for r in runs)
+    by_version = Counter((r.version, status(r)) for r in runs)
 
     def failed(counts: Counter, name: str) -> int:
-        return sum(n for (key, status), n in counts.items() if key == name and status != "ok")
+        return sum(n for (key, st), n in counts.items() if key == name and st not in ("ok", "retried"))
 
     benchmarks = tuple(BenchmarkCounts(b.name, b.unit, b.direction, by_bench[(b.name, "ok")],
-                                       failed(by_bench, b.name))
+                                       failed(by_bench, b.name), by_bench[(b.name, "retried")])
                        for b in store.benchmarks() if not benchmark or b.name == benchmark)
     latest = {}  # the latest build of each version, in the order versions were first built
     for build in store.builds():
@@ -121,8 +176,9 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in store.aliases().items()}
     versions = tuple(VersionCounts(v, latest[v.name].status if v.name in latest else None,
                                    by_version[(v.name, "ok")], failed(by_version, v.name), invocations[v.name],
-                                   tags.get(v.name, ()))
+                                   tags.get(v.name, ()), by_version[(v.name, "retried")])
                      for v in store.versions() if not version or v.name == version)
     failed_builds = tuple(FailedBuild(b.version, b.exit_code, b.log_tail or "")
                           for b in latest.values() if b.status != "ok")
-    return Inventory(store.url, benchmarks, versions, failed_builds, tuple(runs))
+    return Inventory(store.url, benchmarks, versions, failed_builds, tuple(runs),
+                     frozenset(i for i in retried if i in {r.id for r in runs}))

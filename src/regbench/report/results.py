@@ -34,10 +34,12 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from ..model import iso_timestamp
     from .campaign import failure_cause
 
-    rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed)]
-            for b in inv.benchmarks]
-    emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed"], rows,
-               right={"runs ok", "runs failed"})
+    retried = bool(inv.retried)  # failed runs run again with success since: counted apart
+    rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed),
+             *([str(b.runs_retried)] if retried else [])] for b in inv.benchmarks]
+    emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed",
+                              *(["failed, retried since"] if retried else [])], rows,
+               right={"runs ok", "runs failed", "failed, retried since"})
     invocations = inv.invocations
     shared = invocations != len(inv.runs)  # some invocation stored several series-runs
     tagged = any(vc.tags for vc in inv.versions)
@@ -47,8 +49,9 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
         rows.append([escape(v.name), *([escape(", ".join(vc.tags))] if tagged else []), (v.commit or "")[:10],
                      escape(v.timestamp_text or (iso_timestamp(v.timestamp) if v.timestamp else "")),
                      vc.build_status or "", *([str(vc.invocations)] if shared else []), str(vc.runs_ok),
-                     str(vc.runs_failed)])
+                     str(vc.runs_failed), *([str(vc.runs_retried)] if retried else [])])
     counts = ["invocations", "series-runs ok", "series-runs failed"] if shared else ["runs ok", "runs failed"]
+    counts += ["failed, retried since"] if retried else []
     emit_table("Versions (history order)",
                ["version", *(["tags"] if tagged else []), "commit", "timestamp", "build", *counts], rows,
                right=set(counts))
@@ -64,13 +67,18 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
         for r in shown:
             why = failure_cause(r.status, r.stderr_tail, width=100) if r.status != "ok" else ""
             rows.append([escape(r.benchmark), escape(labels.get(r.version, r.version)),
-                         *(escape(str(getattr(r, k))) for k in where), str(r.run_index), r.status,
+                         *(escape(str(getattr(r, k))) for k in where), str(r.run_index),
+                         r.status + (" (retried since)" if r.id in inv.retried else ""),
                          "" if r.exit_code is None else str(r.exit_code), str(max(0, r.n_samples - r.warmup)),
                          str(r.warmup), "" if r.duration is None else f"{r.duration:.2f}", escape(why)])
         emit_table("Runs" if all_runs else "Failed runs",
                    ["benchmark", "version", *where, "run", "status", "exit", "samples", "warm-up", "seconds",
                     "why"], rows, right={"run", "exit", "samples", "warm-up", "seconds"})
         _print_stderr_tails(shown, full=full)
+    if inv.retried and not all_runs:
+        n = len(inv.retried)
+        console.print(f"{n} failed run{'' if n == 1 else 's'} not listed: run again with success since "
+                      "(--retry-failed); `show --runs` lists them.")
     if shared:
         console.print(f"{invocations} invocations, {len(inv.runs)} series-runs (an invocation stores a run of each "
                       f"benchmark a tool reports, and of each measure) in {inv.location}")

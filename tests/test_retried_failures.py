@@ -1,0 +1,90 @@
+"""Failed runs run again with success since (``run --retry-failed``) are history: ``show``,
+``summary`` and ``compare`` stop counting them, and keep those that are still failures."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from regbench.analysis import compare_versions, summarize
+from regbench.cli.main import main
+from regbench.inventory import inventory, retried_failures
+from regbench.model import RunRecord
+from regbench.store import Store
+
+TOOL = {"t/x": {"unit": "s", "direction": "lower"}, "t/y": {"unit": "s", "direction": "lower"}}
+
+
+def _campaign(store: Store) -> int:
+    return store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run")
+
+
+def _ok(name, version, r, campaign, level=1.0):
+    return RunRecord(name, version, r, np.full(4, level) * (1 + 0.01 * np.arange(4)), machine="m",
+                     campaign_id=campaign)
+
+
+def _failed(name, version, r, campaign):
+    return RunRecord(name, version, r, np.empty(0), status="failed", exit_code=1, machine="m",
+                     campaign_id=campaign, stderr_tail="No module named pytest")
+
+
+def test_a_tool_invocation_that_failed_whole_is_retried_by_what_the_tool_reports(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        first = _campaign(store)
+        store.add_runs([_failed("t", v, r, first) for v in ("v1", "v2") for r in range(3)])
+        store.finish_campaign(first, "finished")
+        # Before the retry every failure is open, in show, summary and compare.
+        assert len(inventory(store).failed_runs) == 6
+        assert {(r.version, r.failed_runs) for r in summarize(store)} == {("v1", 3), ("v2", 3)}
+        [row] = compare_versions(store, "v1", "v2")
+        assert row.benchmark == "t" and row.verdict == "inconclusive"
+        second = _campaign(store)
+        store.add_runs([_ok(n, v, r, second, 1.0 + 0.5 * (v == "v2")) for v in ("v1", "v2") for r in range(3, 6)
+                        for n in ("t/x", "t/y")], benchmarks=TOOL)
+        store.finish_campaign(second, "finished")
+        inv = inventory(store)
+        assert inv.failed_runs == () and len(inv.retried) == 6
+        assert {b.name: (b.runs_failed, b.runs_retried) for b in inv.benchmarks}["t"] == (0, 6)
+        assert {r.benchmark for r in summarize(store)} == {"t/x", "t/y"}
+        assert {r.benchmark: r.verdict for r in compare_versions(store, "v1", "v2")} == {
+            "t/x": "regression", "t/y": "regression"}
+        # --benchmark t still sees that its invocations were retried by t/x and t/y.
+        assert inventory(store, benchmark="t").failed_runs == ()
+
+
+def test_failures_of_the_same_campaign_or_after_the_last_success_stay_open(tmp_path):
+    with Store(tmp_path / "r.db") as store:
+        first = _campaign(store)
+        # Flaky: a failure among successes of its own campaign is not a retried failure.
+        store.add_runs([_ok("b", "v1", 0, first), _failed("b", "v1", 1, first), _ok("b", "v1", 2, first)])
+        store.add_runs([_failed("c", "v1", 0, first)])
+        store.finish_campaign(first, "finished")
+        second = _campaign(store)
+        # c retried, and failed again: both failures open; d's failure is another series' (not c's).
+        store.add_runs([_failed("c", "v1", 1, second), _ok("d", "v1", 0, second)])
+        store.finish_campaign(second, "finished")
+        runs = store.runs()
+        assert retried_failures(runs) == frozenset()
+        assert {(r.benchmark, r.run_index) for r in inventory(store).failed_runs} == {("b", 1), ("c", 0), ("c", 1)}
+        third = _campaign(store)
+        store.add_runs([_ok("c", "v1", 2, third)])
+        store.finish_campaign(third, "finished")
+        assert {(r.benchmark, r.run_index) for r in inventory(store).failed_runs} == {("b", 1)}
+        assert {r.benchmark: r.failed_runs for r in summarize(store)} == {"b": 1, "c": 0, "d": 0}
+
+
+def test_show_counts_retried_failures_apart(tmp_path, capsys):
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        first = _campaign(store)
+        store.add_runs([_failed("t", "v1", 0, first), _failed("u", "v1", 0, first)])
+        store.finish_campaign(first, "finished")
+        second = _campaign(store)
+        store.add_runs([_ok("t/x", "v1", 1, second)], benchmarks=TOOL)
+        store.finish_campaign(second, "finished")
+    assert main(["--store", str(path), "show"]) == 0
+    out = capsys.readouterr().out
+    assert "failed, retried since" in out
+    assert "1 failed run not listed: run again with success since" in out
+    failed = out.split("Failed runs")[1]
+    assert "u " in failed and "\nt " not in failed
