@@ -159,12 +159,29 @@ def test_invalid_alerts_are_not_resurrected_by_a_rerun(store):
     assert out.created == () and [m.status for m in out.merged] == ["invalid"]
 
 
+def test_a_count_from_exactly_0_is_an_alert_and_back_to_0_fixes_it(store):
+    # A count exactly 0 in every run, then above 0 (regbench.detect.zeros): +inf, no interval.
+    inf = float("inf")
+    (up,) = record_alerts(store, [change(change=inf, ci=(inf, inf), method="auto", p_value=1e-9)], now=T0).created
+    assert (up.change, up.ci_low, up.ci_high, up.kind) == (inf, None, None, "regression")
+    assert "detected by auto: +∞ at v3" in alert_history(store, up.id)[0].why
+    # Stored and read back as infinity (SQLite and PostgreSQL both hold it in a float column).
+    assert get_alert(store, up.id).change == inf
+    # Back to exactly 0 (-100%) restores it; a smaller decrease does not.
+    assert restores(inf, -1.0) and not restores(inf, -0.5) and not restores(0.1, -1.0)
+    out = record_alerts(store, [change("v6", "v5", change=-1.0, ci=(-1.0, -1.0), method="auto", p_value=1e-9)],
+                        now=T0 + timedelta(days=1))
+    (down,) = out.created
+    assert [a.id for a in out.fixed] == [up.id] and get_alert(store, up.id).fixed_by == "v6"
+    assert down.change == -1.0
+
+
 def test_bad_changes_write_nothing(store):
     with pytest.raises(NotFoundError, match="no version named 'v99' in the store"):
         record_alerts(store, [change(), change("v99", "v2")], now=T0)
     with pytest.raises(NotFoundError, match="no benchmark named 'nope'"):
         record_alerts(store, [change(), change(benchmark="nope")], now=T0)
-    with pytest.raises(ValueError, match="`change` of a change must be finite"):
+    with pytest.raises(ValueError, match="`change` of a change must be a number"):
         record_alerts(store, [change(change=float("nan"))], now=T0)
     with pytest.raises(ValueError, match="`kind` of a change must be"):
         record_alerts(store, [change(kind="worse")], now=T0)

@@ -466,3 +466,100 @@ def test_the_command_defaults_are_the_documented_ones():
     defaults = {p.name: p.default for p in command.params}
     assert (defaults["metric"], defaults["threshold"], defaults["min_runs"]) == (
         DEFAULT_METRIC, DEFAULT_THRESHOLD, DEFAULT_MIN_RUNS) == ("rciw3", 0.01, 2)
+
+
+# ------------------------------------------------------------- counts, and resumed campaigns
+def test_a_count_exactly_0_or_constant_gets_the_smallest_plan_without_warnings():
+    # Go's allocs/op of an allocation-free loop: 0 in every iteration of every run.  No spread is
+    # perfect stability (it was "undefined", hence unstable, hence the full configuration).
+    for value in (0.0, 48.0):
+        found = minimal_configuration(np.full((5, 10), value), warmup=1, metric="rciw3", threshold=0.01,
+                                      min_runs=2, n_resamples=200, rng=0)
+        assert found.stable and found.chosen.stability == 0.0
+        assert (found.chosen.configuration.runs, found.chosen.configuration.iterations) == (2, 2)
+    # A flaky count (0 in most iterations, 1 in some) is not stable: its relative spread is undefined.
+    flaky = np.zeros((5, 10))
+    flaky[1, 3] = flaky[3, 7] = 1.0
+    with pytest.warns(RuntimeWarning, match="undefined"):
+        assert not minimal_configuration(flaky, metric="rciw3", n_resamples=200, rng=0).stable
+
+
+SLOW_BENCH = """\
+import os, random, sys, time
+open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+time.sleep(0.5)  # slow enough to be interrupted while it runs
+rng = random.Random(int(os.environ["REGBENCH_RUN_INDEX"]))
+for _ in range(int(os.environ["REGBENCH_ITERATIONS"])):
+    print(1.0 + rng.gauss(0, 0.3))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see processes")
+def test_optimize_uses_every_run_of_a_campaign_interrupted_and_resumed(tmp_path, capsys):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    repo = tmp_path / "proj"
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    git_init(repo)
+    text = ("[project]\nname = \"p\"\n[defaults]\nruns = 6\niterations = 5\nwarmup = 0\n"
+            f"\n[[benchmark]]\nname = \"b\"\ncommand = {json.dumps([PY, 'bench.py', str(pids)])}\n")
+    (repo / "regbench.toml").write_text(text)
+    git_commit(repo, {"bench.py": SLOW_BENCH, "regbench.toml": text}, "one", when=datetime(2024, 1, 1, tzinfo=UTC))
+    db = repo / "s.db"
+    argv = ["--store", str(db), "--config", str(repo / "regbench.toml"), "run", "--versions", "HEAD",
+            "--machine", "m", "--seed", "3"]
+    with Store(db) as s:  # created first, so that polling it never races its creation
+        # Ctrl-C (SIGINT, with its default handler restored as an interactive shell has it) while
+        # the third run runs, two being stored.
+        trampoline = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                      f"os.execv(sys.executable, [sys.executable, '-m', 'regbench.cli.main', *{argv!r}])")
+        proc = subprocess.Popen([PY, "-c", trampoline], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while len(s.runs()) < 2 or len(list(pids.iterdir())) < 3:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "no runs stored within 60 s"
+                time.sleep(0.02)
+            os.kill(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        assert proc.returncode == 130, err
+        assert 2 <= len(s.runs()) < 6
+    rc = main(argv)  # the same command again: it resumes, as a second campaign
+    assert rc == 0, capsys.readouterr().err
+    capsys.readouterr()
+    with Store(db) as s:
+        assert [c.status for c in s.campaigns()] == ["interrupted", "finished"]
+        assert {r.campaign_id for r in s.runs()} == {1, 2} and len(s.runs()) == 6
+    rc = main(["--store", str(db), "--config", str(repo / "regbench.toml"), "optimize", "--format", "json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    doc = json.loads(out)
+    # The plan comes from the finished campaign and every run of the plan: 6, not 6 - before.
+    assert doc["campaign"] == 2 and doc["campaigns"] == [1, 2]
+    (plan,) = doc["derived"]
+    assert (plan["full_runs"], plan["full_iterations"]) == (6, 5)
+    rc = main(["--store", str(db), "--config", str(repo / "regbench.toml"), "optimize", "--refresh"])
+    assert rc == 0 and "(with the runs of campaign 1: one campaign interrupted and resumed)" in capsys.readouterr().out
+
+
+def test_campaign_parts_are_the_campaigns_of_one_plan_on_one_machine(store):
+    from regbench.optimize.plans import campaign_parts
+
+    plan = {"schedule": "rmit", "config": "default", "versions": ["a"], "benchmarks": {"b": {"runs": 5}}}
+    ids = [store.start_campaign(seed=k, machine=m, fingerprint=None, command=None, plan=p)
+           for k, (m, p) in enumerate([("m", plan), ("m", {**plan, "versions": ["b"]}), ("n", plan),
+                                       ("m", {**plan, "noise": {"taskset": "2"}}), ("m", plan)])]
+    for i in ids:
+        store.finish_campaign(i, "finished")
+    campaigns = store.campaigns()
+    # Another version list, another machine: other campaigns; the noise facts may differ.
+    assert campaign_parts(campaigns, ids[4]) == (ids[0], ids[3], ids[4])
+    assert campaign_parts(campaigns, ids[1]) == (ids[1],)
+    assert campaign_parts(campaigns, ids[2]) == (ids[2],)

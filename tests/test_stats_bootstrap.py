@@ -348,11 +348,20 @@ def test_identical_values_percentile_is_the_point_and_bca_is_undefined():
     assert np.isfinite(m.ci_low[0]) and math.isnan(m.ci_low[1])
 
 
-def test_stability_of_identical_values_is_zero_but_bootstrap_t_is_undefined():
-    with pytest.warns(RuntimeWarning, match="undefined"):
-        s = stability_metrics([4.0] * 8, n_resamples=200, rng=0)
-    assert (s.cv, s.rmad, s.rciw1, s.rciw3) == (0.0, 0.0, 0.0, 0.0)
-    assert math.isnan(s.rciw2)
+@pytest.mark.parametrize("value", [4.0, 0.0])
+def test_stability_of_identical_values_is_zero_even_at_zero(value):
+    # No spread: every interval has no width, the bootstrap-t's too (its t is undefined, but it
+    # multiplies a standard error of 0); a count exactly 0 in every iteration (Go's allocs/op)
+    # is as stable as a constant, with no warning (the suite turns warnings into errors).
+    s = stability_metrics([value] * 8, n_resamples=200, rng=0)
+    assert (s.cv, s.rmad, s.rciw1, s.rciw2, s.rciw3) == (0.0, 0.0, 0.0, 0.0, 0.0)
+    batch = stability_metrics_many(np.vstack([np.zeros(8), np.full(8, 3.0), np.arange(8.0) + 1]), n_resamples=200, rng=0)
+    for m in (batch.cv, batch.rmad, batch.rciw1, batch.rciw2, batch.rciw3):
+        assert m[0] == m[1] == 0.0 and m[2] > 0
+    # Not identical, with a zero median: still undefined, and said so.
+    with pytest.warns(RuntimeWarning, match="zero mean or median"):
+        flaky = stability_metrics([0.0] * 6 + [1.0, 1.0], n_resamples=200, rng=0)
+    assert math.isnan(flaky.rmad) and flaky.cv > 0
 
 
 @pytest.mark.parametrize("call, match", [

@@ -12,6 +12,8 @@ module             job
                    :class:`Change` record, the registry
 ``driver``         :func:`detect_changes`: one detector over a store or series at hand, in
                    batches or worker processes, incremental or full, with FDR control
+``zeros``          the driver's pre-pass: steps of a count from exactly 0 to above 0 and
+                   back, for every detector (test in :mod:`regbench.stats.zeros`)
 ``fdr``            Benjamini-Hochberg across every hypothesis of every series
 ``alerts``         changes to alerts, told once: de-duplication, fixes, triage (pure rules
                    over a repository protocol the store implements)

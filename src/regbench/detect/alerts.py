@@ -251,9 +251,18 @@ def restores(earlier: float, later: float, *, floor: float = FIX_FLOOR) -> bool:
     """Whether a ``later`` relative change undoes an ``earlier`` one.
 
     True when ``|(1 + earlier)(1 + later) - 1| <= max(floor, |earlier| / 2)``: after both changes
-    the level is back within half of the first change of where it was.
+    the level is back within half of the first change of where it was.  A change from exactly 0
+    (+inf, :mod:`regbench.detect.zeros`) is undone only by one back to exactly 0 (-100%).
     """
+    if math.isinf(earlier) or math.isinf(later):
+        return earlier == math.inf and later == -1.0
     return abs((1 + earlier) * (1 + later) - 1) <= max(floor, abs(earlier) / 2)
+
+
+def pct(x: float) -> str:
+    """A relative change for an event's text: ``+3.40%``; ``+∞`` for one from exactly 0 (as
+    :func:`regbench.report.console.fmt_pct` shows it)."""
+    return ("+∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:+.2%}"
 
 
 def _width(lo: float | None, hi: float | None) -> float:
@@ -424,8 +433,9 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
     for c in changes:
         if c.kind not in CHANGE_KINDS:
             raise ValueError(f"`kind` of a change must be 'regression' or 'improvement', got {c.kind!r}")
-        if not math.isfinite(c.change):
-            raise ValueError(f"`change` of a change must be finite, got {c.change!r} "
+        # +inf is a count from exactly 0 in every run to above 0 (regbench.detect.zeros).
+        if math.isnan(c.change):
+            raise ValueError(f"`change` of a change must be a number, got {c.change!r} "
                              f"({c.benchmark} at {c.version})")
     confirmed = dict(confirmations or {})
     if coverage is None and isinstance(repository, Coverage):
@@ -504,7 +514,7 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
             keep(alerts, updated)
             placed[change_step(c)] = updated.id
             continue
-        why = f"detected by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
+        why = f"detected by {c.method}: {pct(c.change)} at {c.version} (since {c.previous})"
         if conf is not None:
             why += f"; {confirmation_text(conf)}"
         alert = tx.create(benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
@@ -521,9 +531,9 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
         if restored is not None:
             tx.update(restored.id, now=now, status="fixed", fixed_by=alert.version, fixed_by_alert_id=alert.id)
             tx.add_event(restored.id, "fixed", who=SYSTEM_ACTOR, now=now,
-                         why=f"restored by {alert.version} ({alert.change:+.2%}, alert #{alert.id}, {c.method})")
+                         why=f"restored by {alert.version} ({pct(alert.change)}, alert #{alert.id}, {c.method})")
             tx.add_event(alert.id, "new", who=SYSTEM_ACTOR, now=now,
-                         why=f"restores alert #{restored.id} ({restored.kind} {restored.change:+.2%} "
+                         why=f"restores alert #{restored.id} ({restored.kind} {pct(restored.change)} "
                              f"at {restored.version})")
             now_as = {a.id: a for a in tx.alerts([restored.id, alert.id])}
             fixed[restored.id] = now_as[restored.id]
@@ -623,7 +633,7 @@ def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -
                           (c.method,))
     if mine is None:
         tx.set_machine(alert.id, c.machine, new, now=now)
-        why = (f"also seen on {c.machine} by {c.method}: {c.change:+.2%} at {c.version} (since {c.previous})"
+        why = (f"also seen on {c.machine} by {c.method}: {pct(c.change)} at {c.version} (since {c.previous})"
                + ("; no longer measured without the change there" if c.machine in alert.unchanged_on else ""))
     else:
         reasons = []

@@ -280,7 +280,11 @@ class Auto(Detector):
             s = taus[i - 1] if i else 0
             e = taus[i + 1] if i + 1 < len(taus) else vs.mean.size
             best, best_t = tau, -1.0
-            for cand in range(max(s + 1, tau - reach), min(e - 1, tau + reach) + 1):
+            # Nearest first, so that a tie stays where the search put the split: in a count that
+            # is the same in every run (allocs/op), every t near a step is infinite, and taking
+            # the first of the range moved a step of 2 -> 1 two versions early (-29%, not -50%).
+            for cand in sorted(range(max(s + 1, tau - reach), min(e - 1, tau + reach) + 1),
+                               key=lambda c: (abs(c - tau), c)):
                 res = segment_test(vs, s, cand, e, version_var=vv)
                 if abs(res.t) > best_t:  # NaN compares False and is never chosen
                     best, best_t = cand, abs(res.t)

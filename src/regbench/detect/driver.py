@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
 from ..model import Series, VersionInfo
+from . import zeros
 from .base import Change, Detector, detector_class, get_detector
 
 #: Detection's default false discovery rate across series (Benjamini-Hochberg).
@@ -229,11 +230,20 @@ def detector_options(min_change: float | None, confidence_level: float, options:
     return {**options, "confidence_level": confidence_level}
 
 
+#: What the driver's own part of a saved state means (:mod:`regbench.detect.zeros`), part of the
+#: key states are saved under, as a detector's :attr:`~regbench.detect.base.Detector.state_revision`
+#: is.  2: a series is cut at its steps from and to exactly 0, and a state says where its last
+#: stretch began; a state saved before was the detector's over the whole series, zeros included.
+DRIVER_REVISION = 2
+
+
 def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
-    """The detector options a saved state depends on, and the detector's state revision after the
-    first (:attr:`~regbench.detect.base.Detector.state_revision`), as a canonical string."""
+    """The detector options a saved state depends on, the detector's state revision after the
+    first (:attr:`~regbench.detect.base.Detector.state_revision`) and the driver's
+    (:data:`DRIVER_REVISION`), as a canonical string."""
     revision = detector_class(method).state_revision
-    key = {"method": method, **detector_options(min_change, confidence_level, options)}
+    key = {"method": method, **detector_options(min_change, confidence_level, options),
+           "driver_revision": DRIVER_REVISION}
     return json.dumps({**key, "state_revision": revision} if revision > 1 else key, sort_keys=True)
 
 
@@ -391,9 +401,25 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
         loaded = source.load_series(list(batch.names), config=scope.config, machine=scope.machine)
         items += [(s, None) for s in loaded if series_key(s) not in batch.skip]
     pending = [(state, s) for s, state in items if state is not None]
-    checked = detector.check_new_many(pending) if pending else []
-    parts = [Tally.of(s, *res) for (_, s), res in zip(pending, checked, strict=True)]
-    parts += [Tally.of(s, *detector.detect_with_state(s)) for s, state in items if state is None]
+    # A series with runs exactly 0 at its end or in its new versions is searched again in full,
+    # and reports only what is new (regbench.detect.zeros): its steps from and to 0 are found
+    # over the whole history.  Those pending only come from a source (_incremental_plan).
+    again = [(state, s) for state, s in pending if zeros.needs_full_pass(state, s)]
+    going_on = [(state, s) for state, s in pending if not zeros.needs_full_pass(state, s)]
+    checked = detector.check_new_many([(zeros.detector_state(state), s) for state, s in going_on]) if going_on else []
+    parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
+             for (saved, s), (changes, n_tests, new) in zip(going_on, checked, strict=True)]
+    if again:
+        assert source is not None
+        wanted = {series_key(s) for _, s in again}
+        whole = {series_key(s): s for s in source.load_series(sorted({s.benchmark for _, s in again}),
+                                                             config=scope.config, machine=scope.machine)
+                 if series_key(s) in wanted}
+        for state, tail in again:
+            full = whole[series_key(tail)]
+            changes, n_tests, new = zeros.detect_series(detector, full)
+            parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new))
+    parts += [Tally.of(s, *zeros.detect_series(detector, s)) for s, state in items if state is None]
     return Tally.merge(parts)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import ClassVar
@@ -80,6 +81,9 @@ def build_sinks(specs) -> list[Sink]:
 
 # ------------------------------------------------------------------------------------- texts
 def pct(x: float | None) -> str:
+    """``+3.40%``; ``+∞`` for a count from exactly 0 (:mod:`regbench.detect.zeros`); ``?`` for none."""
+    if x is not None and math.isinf(x):
+        return "+∞" if x > 0 else "-∞"
     return "?" if x is None else f"{x * 100:+.2f}%"
 
 

@@ -258,6 +258,7 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
             raise ValueError(f"configuration {c} is larger than the samples {x.shape}")
         by_size.setdefault(c.runs * c.iterations, []).append(k)
     sl = None if slices is None else np.asarray(slices, dtype=float)
+    constant = bool(x.size) and x.min() == x.max() and (sl is None or sl.min() == sl.max())
     out: list[Scored | None] = [None] * len(configurations)
     for _, members in sorted(by_size.items()):
         rows = np.stack([simulated(x, configurations[k], warmup=warmup, slices=sl).ravel() for k in members])
@@ -270,6 +271,13 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
             warnings.warn(f"{metric} is undefined (zero mean or median) for some configurations; they are "
                           "not chosen", RuntimeWarning, stacklevel=2)
         where = m.mean if METRICS[metric] == "mean" else m.median
+        if not constant:
+            # A few measurements that happen to be identical (the first iterations of a count
+            # that is 0 in most of them, of a coarse timer) have no spread, and every metric of
+            # them is 0, but they say nothing of the spread the campaign measured: not chosen.
+            # Where every measurement of the campaign is identical (a count exactly 0 in every
+            # iteration, Go's allocs/op), no spread is the truth, and the smallest plan is right.
+            values = np.where(rows.min(axis=1) == rows.max(axis=1), np.nan, values)
         for j, k in enumerate(members):
             c = configurations[k]
             out[k] = Scored(c, c.cost(warmup, overhead), float(values[j]), float(where[j]))

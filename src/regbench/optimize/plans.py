@@ -72,6 +72,9 @@ class OptimizeResult:
     ----------
     campaign_id : int
         The full campaign the plans come from.
+    parts : tuple of int
+        The campaigns whose runs were used: ``campaign_id`` and those it resumed or that resumed
+        it (:func:`campaign_parts`).
     derived : tuple of DerivedPlan
         Plans stored now.
     kept : tuple of ExecutionPlan
@@ -86,6 +89,7 @@ class OptimizeResult:
     #: Why a benchmark's stored slices were not used (one line each): its plan reduces runs and
     #: iterations only.
     notes: tuple[str, ...] = ()
+    parts: tuple[int, ...] = ()
 
     @property
     def time_share(self) -> float:
@@ -93,6 +97,37 @@ class OptimizeResult:
         warm-up and each run's fixed cost where it was measured (in iterations)."""
         full = sum(d.minimal.full.cost for d in self.derived)
         return sum(d.minimal.chosen.cost for d in self.derived) / full if full else float("nan")
+
+
+#: What a campaign's plan holds that decides which trials it runs: two campaigns on one machine
+#: that agree on all of it are one campaign, the later resuming the earlier (``regbench run``
+#: skips every trial already stored for the configuration and machine, whichever campaign stored
+#: it; :mod:`regbench.run.campaign`).  The seed, the command line and the noise facts measured at
+#: the start may differ between the parts.
+RESUME_KEYS = ("schedule", "config", "versions", "benchmarks", "optimized", "split")
+
+
+def campaign_parts(campaigns: Sequence[CampaignInfo], campaign_id: int) -> tuple[int, ...]:
+    """The campaigns whose runs make up campaign ``campaign_id``: itself, and the campaigns on its
+    machine with the same plan (:data:`RESUME_KEYS`), one of them resuming the other.
+
+    A campaign interrupted (Ctrl-C, a lost lease) and run again is two stored campaigns, the
+    second holding only the trials the first had not stored; merging them here, rather than
+    making the run append to the interrupted campaign, leaves every stored campaign as it was
+    recorded (its seed, its times, its status) and makes ``optimize`` see every run of the plan,
+    as a user who resumed it expects.
+    """
+    chosen = next((c for c in campaigns if c.id == campaign_id), None)
+    if chosen is None or chosen.plan is None:
+        return (campaign_id,)
+    key = _resume_key(chosen)
+    return tuple(sorted({campaign_id} | {c.id for c in campaigns if c.machine == chosen.machine
+                                           and c.plan is not None and _resume_key(c) == key}))
+
+
+def _resume_key(c: CampaignInfo) -> tuple:
+    plan = c.plan or {}
+    return tuple(repr(plan.get(k)) for k in RESUME_KEYS)
 
 
 def full_campaign(store, campaign_id: int | None) -> int:
@@ -295,8 +330,10 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if options.min_runs < 1:
         raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
     cid = full_campaign(store, campaign_id)
+    campaigns = store.campaigns()
+    parts = set(campaign_parts(campaigns, cid))
     all_runs = store.runs()
-    infos = [r for r in all_runs if r.campaign_id == cid]
+    infos = [r for r in all_runs if r.campaign_id in parts]
     order = {v.name: k for k, v in enumerate(store.versions())}
     experiments: dict[tuple[str, str, str], set[str]] = {}
     for r in infos:
@@ -313,7 +350,6 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
     # Warm-ups found per run (`warmup = "auto"`): a plan run has no warm-up to keep at full length
     # before short iterations, so the duration is not reduced for them.
-    campaigns = store.campaigns()
     source = next((c for c in campaigns if c.id == cid), None)
     auto_warmup = {name for name, b in (((source.plan or {}).get("benchmarks") or {}) if source else {}).items()
                    if isinstance(b, dict) and b.get("warmup") == "auto"}
@@ -337,7 +373,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         ver = version if version is not None else max(versions, key=lambda v: order[v])
         if ver not in versions:
             continue
-        runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id == cid]
+        runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in parts]
         if not any(r.status == "ok" for r in runs):
             continue  # nothing measured (a tool's failed invocations are stored under its own name)
         samples, warmup, seconds = campaign_samples(runs, benchmark=bench)
@@ -366,7 +402,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         minimal.append(found)
     stored = save_plans(store, new)
     return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),
-                          tuple(kept), tuple(notes))
+                          tuple(kept), tuple(notes), tuple(sorted(parts)))
 
 
 @dataclass(frozen=True)
@@ -597,12 +633,13 @@ def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlan
     come from that ``optimize`` gave none (stored on ``config`` and ``machine``)."""
     out: dict[str, Split] = {}
     stored = [b.name for b in store.benchmarks()]
+    campaigns = store.campaigns()
     for spec in specs:
         mine = [p for p in plans.plans if SeriesName.parse(p.benchmark).benchmark == spec.name
                 and SeriesName.parse(p.benchmark).reported is not None]
         if spec.format is None or not mine:
             continue
-        sources = {p.campaign_id for p in mine}
+        sources = {part for p in mine for part in campaign_parts(campaigns, p.campaign_id)}
         planned = {p.benchmark for p in mine}
         known = []
         for name in stored:

@@ -72,12 +72,16 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     """The plans derived now, the suite's time under them, and those kept."""
     plans = [d.plan for d in result.derived]
     if fmt == "json":
-        emit_json({"format_version": 1, "campaign": result.campaign_id, "time_share": finite(result.time_share),
+        emit_json({"format_version": 1, "campaign": result.campaign_id,
+                   "campaigns": list(result.parts or (result.campaign_id,)), "time_share": finite(result.time_share),
                    "derived": [{**plan_json(d.plan), "shifted": list(d.minimal.shifted)} for d in result.derived],
                    "kept": [plan_json(p) for p in result.kept], "notes": list(result.notes)})
         return
     if plans:
-        print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}")
+        others = [str(c) for c in result.parts if c != result.campaign_id]
+        print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}"
+                    + (f" (with the runs of campaign {', '.join(others)}: one campaign interrupted and resumed)"
+                       if others else ""))
         unstable = sum(not p.stable for p in plans)
         priced = sum(bool(p.run_overhead) for p in plans)
         shifted = [d for d in result.derived if d.minimal.shifted]

@@ -34,6 +34,8 @@ module             contents
 ``moderuns``       a location change of runs that each stay in one mode, held to the shares of
                    runs per mode, the modes' levels and the fastest runs (seed 000 s.2, seed 001
                    s.4.2)
+``zeros``          steps of a count from exactly 0 to above 0 and back, by the exact test of
+                   the runs of the two stretches (Fisher 1935)
 =================  ==========================================================================
 """
 
@@ -75,6 +77,7 @@ _LAZY = {
                  "compare_segments", "compare_segments_many", "segment_test", "ratio_interval", "version_variance",
                  "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR", "LOCATIONS", "LOW_QUANTILE",
                  "LocationChoice", "choose_location", "run_locations", "relative_change"),
+    "zeros": ("ZeroStep", "ZeroSteps", "zero_steps"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}
 

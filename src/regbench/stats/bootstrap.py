@@ -695,11 +695,19 @@ def _stability(xs: np.ndarray, confidence_level: float, n_resamples: int,
         cv = sd / np.abs(mean)
         rmad = mad / np.abs(median)
     metrics = (cv, rmad, rciw1, rciw2, rciw3)
+    # A row of identical values (a count exactly 0 in every iteration, as Go's allocs/op of an
+    # allocation-free loop; a constant B/op) has no spread: every interval of it has no width,
+    # the bootstrap-t's too (its t is undefined, but it multiplies a standard error of 0), and
+    # 0 relative to any location, 0 included, is 0.  Such a benchmark is perfectly stable;
+    # calling it undefined made `regbench optimize` keep it at its full configuration.
+    constant = xs[:, 0] == xs[:, -1]  # the rows are sorted
+    for a in metrics:
+        a[constant] = 0.0
     bad = ~np.isfinite(np.vstack(metrics)).all(axis=0)
     if np.any(bad):
         where = "" if k == 1 else f" for {int(bad.sum())} of {k} benchmarks"
-        warnings.warn(f"some stability metrics are undefined{where} (zero mean or median, or "
-                      "identical values for the bootstrap-t); they are NaN", RuntimeWarning,
+        warnings.warn(f"some stability metrics are undefined{where} (zero mean or median); they are NaN",
+                      RuntimeWarning,
                       stacklevel=3)
         for a in metrics:
             a[~np.isfinite(a)] = np.nan
@@ -730,7 +738,8 @@ def stability_metrics(sample, *, confidence_level: float = 0.99, n_resamples: in
     -------
     StabilityMetrics
         NaN metrics, with a :class:`RuntimeWarning`, where undefined (fewer than two values, zero
-        mean or median, identical values for the bootstrap-t).
+        mean or median).  Identical values, 0 or not, have every metric 0: no spread, intervals
+        of no width.
 
     References
     ----------

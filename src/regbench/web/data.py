@@ -23,7 +23,8 @@ Payloads (``format_version`` 1):
 The state of a series is ``changed`` when it has an alert that was not judged invalid,
 ``noisy`` (too noisy to judge) when its intervals are wider than the smallest change detection
 reports (the median relative half-width above :data:`NOISY_WIDTH`) or no version has two runs,
-and ``stable`` otherwise.
+and ``stable`` otherwise.  An interval of no width is of relative width 0, also around 0: a
+count exactly 0 in every run is stable.
 """
 
 from __future__ import annotations
@@ -178,8 +179,10 @@ class Dashboard:
             plain = summ.plain
             est = plain.mean if plain is not None else float("nan")
             hw = plain.half_width if plain is not None else float("nan")
-            if plain is not None and plain.n_runs >= 2 and math.isfinite(hw) and est:
-                widths.append(abs(hw / est))
+            if plain is not None and plain.n_runs >= 2 and math.isfinite(hw) and (est or hw == 0):
+                # An interval of no width (every run the same: a count exactly 0 in every run, as
+                # Go's allocs/op of an allocation-free loop) is as precise as can be, at 0 too.
+                widths.append(abs(hw / est) if hw else 0.0)
             versions.append({"name": v.name, "commit": v.commit, "commit_url": commit_link(self.url, v.commit),
                              "time": v.timestamp.strftime("%Y-%m-%d %H:%M") if v.timestamp else None,
                              "estimate": _num(est), "low": _num(est - hw), "high": _num(est + hw),
@@ -193,7 +196,9 @@ class Dashboard:
                             "index": names.index(a.version) if a.version in names else None,
                             "commit": commits.get(a.version), "commit_url": commit_link(self.url, commits.get(a.version)),
                             "kind": a.kind, "change": _num(a.change, 4), "low": _num(a.ci_low, 4),
-                            "high": _num(a.ci_high, 4), "status": a.status})
+                            "high": _num(a.ci_high, 4), "status": a.status,
+                            # JSON has no infinity: a count from exactly 0 in every run says so here.
+                            "from_zero": a.change == math.inf})
         if any(a.status != "invalid" for a in alerts):
             state = "changed"
         elif not widths or float(np.median(widths)) > NOISY_WIDTH:

@@ -63,6 +63,8 @@ def login_page(dash: Dashboard | None, viewer: Viewer, message: str | None = Non
 
 
 def _pct(x: float | None) -> str:
+    if x is not None and math.isinf(x):  # a count from exactly 0 (regbench.detect.zeros)
+        return "+∞" if x > 0 else "-∞"
     return "?" if x is None or not math.isfinite(x) else f"{x:+.1%}"
 
 

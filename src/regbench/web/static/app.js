@@ -36,6 +36,8 @@
   }
 
   function pct(x) { return x === null || x === undefined ? "?" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + "%"; }
+  // A change from exactly 0 in every run (a count such as allocs/op): JSON carries no infinity.
+  function changePct(c) { return c.from_zero ? "+∞ (from 0)" : pct(c.change); }
   function fmt(x) { return x === null || x === undefined ? "–" : Number(x).toPrecision(4); }
   var STATE_TEXT = { changed: "changed", stable: "stable", noisy: "too noisy to judge" };
 
@@ -175,7 +177,7 @@
               ctx.setLineDash([]);
               ctx.fillStyle = ctx.strokeStyle;
               ctx.font = (12 * devicePixelRatio) + "px sans-serif";
-              ctx.fillText(pct(c.change), x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+              ctx.fillText(changePct(c), x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
             });
             ctx.restore();
           }]
@@ -241,7 +243,7 @@
       d.changes.forEach(function (c) {
         var li = el("li", { "class": "change " + c.kind, "data-version": c.version, "data-previous": c.previous,
           "data-commit": c.commit || "", "data-kind": c.kind, "data-change": String(c.change), "data-status": c.status });
-        li.appendChild(document.createTextNode(c.kind + " of " + pct(c.change) + " [" + pct(c.low) + ", " + pct(c.high) + "] at "));
+        li.appendChild(document.createTextNode(c.kind + " of " + changePct(c) + (c.from_zero ? "" : " [" + pct(c.low) + ", " + pct(c.high) + "]") + " at "));
         var label = (c.commit || c.version).slice(0, 10);
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
         li.appendChild(document.createTextNode(" since " + c.previous.slice(0, 10) + " (alert #" + c.alert + ", " + c.status + ")"));
