@@ -563,3 +563,29 @@ def test_campaign_parts_are_the_campaigns_of_one_plan_on_one_machine(store):
     assert campaign_parts(campaigns, ids[4]) == (ids[0], ids[3], ids[4])
     assert campaign_parts(campaigns, ids[1]) == (ids[1],)
     assert campaign_parts(campaigns, ids[2]) == (ids[2],)
+
+
+def test_a_count_that_is_0_in_most_runs_warns_once_and_the_cli_prints_no_warning(tmp_path, capsys):
+    import warnings
+
+    from regbench.optimize.algorithm import score_configurations, smaller_configurations
+
+    gen = np.random.default_rng(0)
+    flaky = (gen.random((5, 10)) < 0.1).astype(float)  # allocs/op: mostly 0, sometimes 1
+    configs = smaller_configurations(Configuration(5, 10), min_runs=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scored = score_configurations(flaky, configs, warmup=0, metric="rciw3", n_resamples=200, rng=1)
+    assert [str(w.message) for w in caught] == [
+        "rciw3 is undefined (zero mean or median) for some configurations; they are not chosen"]
+    assert any(not np.isfinite(s.stability) for s in scored)
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        c = store.start_campaign(seed=1, machine="box", fingerprint={}, command="x")
+        store.add_runs([RunRecord("go/B [allocs/op]", v, r, flaky[r], machine="box", campaign_id=c)
+                        for v in ("v1", "v2") for r in range(5)])
+        store.finish_campaign(c, "finished")
+    # Under pytest's warnings-as-errors, a warning reaching the CLI's caller fails the command.
+    assert main(["--store", str(path), "optimize", "--resamples", "200"]) == 0
+    captured = capsys.readouterr()
+    assert "— (unstable)" in captured.out and "Warning" not in captured.err

@@ -64,6 +64,12 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
         return
     options = OptimizeOptions(metric=metric, threshold=threshold, min_runs=min_runs, n_resamples=resamples, seed=seed,
                               run_cost=run_cost)
-    result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
-                          version=version_name, options=options, refresh=refresh)
+    import warnings
+
+    with warnings.catch_warnings():
+        # A metric undefined for a benchmark (a count that is 0 in most runs) is in the table, as
+        # "— (unstable)"; numpy's warning about it is for library users, not the terminal.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
+                              version=version_name, options=options, refresh=refresh)
     print_optimize(result, fmt=fmt)

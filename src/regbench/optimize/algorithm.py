@@ -260,16 +260,16 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     sl = None if slices is None else np.asarray(slices, dtype=float)
     constant = bool(x.size) and x.min() == x.max() and (sl is None or sl.min() == sl.max())
     out: list[Scored | None] = [None] * len(configurations)
+    undefined = False
     for _, members in sorted(by_size.items()):
         rows = np.stack([simulated(x, configurations[k], warmup=warmup, slices=sl).ravel() for k in members])
+        # The batch function's own warning is silenced and said once below: one per batch (the
+        # block resets the once-per-location registry) printed dozens of lines per benchmark.
         with warnings.catch_warnings():
-            if resamples == 1:  # its warning would be about the unused bootstrap metrics
-                warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
             m = stability_metrics_many(rows, n_resamples=resamples, rng=gen)
         values = getattr(m, metric)
-        if resamples == 1 and not np.all(np.isfinite(values)):
-            warnings.warn(f"{metric} is undefined (zero mean or median) for some configurations; they are "
-                          "not chosen", RuntimeWarning, stacklevel=2)
+        undefined = undefined or not np.all(np.isfinite(values))
         where = m.mean if METRICS[metric] == "mean" else m.median
         if not constant:
             # A few measurements that happen to be identical (the first iterations of a count
@@ -281,6 +281,9 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
         for j, k in enumerate(members):
             c = configurations[k]
             out[k] = Scored(c, c.cost(warmup, overhead), float(values[j]), float(where[j]))
+    if undefined:
+        warnings.warn(f"{metric} is undefined (zero mean or median) for some configurations; they are "
+                      "not chosen", RuntimeWarning, stacklevel=2)
     return [s for s in out if s is not None]
 
 
