@@ -88,3 +88,28 @@ def test_show_counts_retried_failures_apart(tmp_path, capsys):
     assert "1 failed run not listed: run again with success since" in out
     failed = out.split("Failed runs")[1]
     assert "u " in failed and "\nt " not in failed
+
+
+def test_a_benchmark_whose_runs_of_b_all_failed_is_a_failed_verdict_that_gates(tmp_path, capsys):
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        first = _campaign(store)
+        store.add_runs([_ok("b", "v1", r, first) for r in range(3)] + [_failed("b", "v2", r, first) for r in range(3)]
+                       + [_ok("c", v, r, first) for v in ("v1", "v2") for r in range(3)]
+                       + [_failed("d", v, r, first) for v in ("v1", "v2") for r in range(3)])
+        store.finish_campaign(first, "finished")
+        rows = {r.benchmark: r for r in compare_versions(store, "v1", "v2")}
+        assert {k: r.verdict for k, r in rows.items()} == {"b": "failed", "c": "no change", "d": "inconclusive"}
+        assert (rows["b"].comparison.runs_a, rows["b"].comparison.runs_b) == (3, 0)
+    assert main(["--store", str(path), "compare", "v1", "v2"]) == 1
+    assert "failed" in capsys.readouterr().out
+    assert main(["--store", str(path), "compare", "v1", "v2", "--format", "github"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("### :x: regbench: 1 failed, 0 regressions, 0 improvements, 1 unchanged, 1 inconclusive")
+    assert "**failed** (every run of B)" in out
+    # Retried with success by a later campaign: compared as usual, and the gate opens.
+    with Store(path) as store:
+        second = _campaign(store)
+        store.add_runs([_ok("b", "v2", r, second) for r in range(3, 6)])
+        store.finish_campaign(second, "finished")
+    assert main(["--store", str(path), "compare", "v1", "v2", "--benchmark", "b"]) == 0

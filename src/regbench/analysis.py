@@ -117,7 +117,8 @@ def summarize(store: Store, *, benchmark: str | None = None, version: str | None
 
 @dataclass(frozen=True)
 class BenchmarkComparison:
-    """Version B against version A for one series."""
+    """Version B against version A for one series: ``verdict`` is one of
+    :data:`regbench.stats.compare.VERDICTS`, or ``"failed"`` when B's runs all failed."""
 
     benchmark: str
     config: str
@@ -134,7 +135,11 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
                      config: str | None = None, machine: str | None = None, threshold: float = 0.0,
                      confidence_level: float = 0.99, n_resamples: int = 10_000, rng=0,
                      ) -> list[BenchmarkComparison]:
-    """Compare two versions of every benchmark that has runs of both (runs are the replicates)."""
+    """Compare two versions of every benchmark that has runs of both (runs are the replicates).
+
+    A benchmark whose runs of B all failed (and were not run again with success since) while A's
+    succeeded has the verdict ``"failed"``: it no longer runs, which gates as a regression does.
+    """
     a, b = store.resolve_version(a), store.resolve_version(b)
     if a == b:
         raise NotFoundError("compare needs two different versions")
@@ -146,19 +151,22 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
             continue
         ra = [r.mean() for r in s.runs[names.index(a)]]
         rb = [r.mean() for r in s.runs[names.index(b)]]
-        if not ra and not rb:  # only failed runs: left out when all were retried with success since
+        failed = False
+        if not rb:  # only failed runs on B: "failed" where A ran; left out if retried since
             if still is None:
                 from .inventory import open_failures
 
                 still = open_failures(store)
-            if not any(still[(s.benchmark, v, s.config, s.machine)] for v in (a, b)):
+            failing = [still[(s.benchmark, v, s.config, s.machine)] > 0 for v in (a, b)]
+            if not ra and not any(failing):
                 continue
+            failed = bool(ra) and failing[1]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
         out.append(BenchmarkComparison(s.benchmark, s.config, s.machine, s.unit, s.direction, cmp,
-                                       verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
-                                               threshold=threshold), a, b))
+                                       "failed" if failed else verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
+                                                                       threshold=threshold), a, b))
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out

@@ -96,8 +96,9 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
 
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication). Verdicts: regression (whole
-    interval worse than --threshold), improvement, no change, inconclusive.
-    Exit status 1 when any benchmark regressed, so CI can gate on it.
+    interval worse than --threshold), improvement, no change, inconclusive, and failed (every run
+    of B failed where A's succeeded). Exit status 1 when any benchmark regressed or failed, so CI
+    can gate on it.
 
     With --variance: whether the spread changed, by the Brown-Forsythe test (Larres et al. 2013).
     A and B may name the same version when --b-configuration or --b-machine puts B on another
@@ -162,7 +163,7 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
                          labels=version_labels(store.aliases()))
-    if any(r.verdict == "regression" for r in rows):
+    if any(r.verdict in ("regression", "failed") for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
 
 

@@ -19,19 +19,20 @@ if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison
 
 #: How the verdicts are counted in the verdict line, in its order (singular, plural).
-_COUNTED = {"regression": ("regression", "regressions"), "improvement": ("improvement", "improvements"),
-            "no change": ("unchanged", "unchanged"), "inconclusive": ("inconclusive", "inconclusive")}
-#: The marker of a verdict in the table (a regression stands out).
+_COUNTED = {"failed": ("failed", "failed"), "regression": ("regression", "regressions"),
+            "improvement": ("improvement", "improvements"), "no change": ("unchanged", "unchanged"),
+            "inconclusive": ("inconclusive", "inconclusive")}
+#: The marker of a verdict in the table (a regression or a benchmark that no longer runs stands out).
 _MARK = {"regression": "**regression**", "improvement": "improvement", "inconclusive": "inconclusive",
-         "no change": "no change"}
+         "no change": "no change", "failed": "**failed** (every run of B)"}
 
 
 def verdict_line(rows: Sequence[BenchmarkComparison]) -> str:
     """``2 regressions, 1 improvement, 40 unchanged``: each verdict that occurs, with its count
-    (regressions, improvements and unchanged are always named; inconclusive when there is one)."""
+    (regressions, improvements and unchanged are always named; failed and inconclusive when there is one)."""
     counts = {v: sum(r.verdict == v for r in rows) for v in _COUNTED}
     parts = [f"{n} {_COUNTED[v][0] if n == 1 else _COUNTED[v][1]}" for v, n in counts.items()
-             if n or v != "inconclusive"]
+             if n or v not in ("inconclusive", "failed")]
     return ", ".join(parts)
 
 
@@ -55,7 +56,7 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
     escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.
     """
     a, b = rows[0].a, rows[0].b
-    regressions = sum(r.verdict == "regression" for r in rows)
+    regressions = sum(r.verdict in ("regression", "failed") for r in rows)
     icon = ":x:" if regressions else ":white_check_mark:"
     where = [("config", len({r.config for r in rows}) > 1), ("machine", len({r.machine for r in rows}) > 1)]
     shown = [name for name, differs in where if differs]

@@ -211,7 +211,8 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
 
     labels = labels or {}
     a, b = (labels.get(v, v) for v in (rows[0].a, rows[0].b))
-    style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow"}
+    style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow",
+             "failed": "bold red"}
     shown = _differing(rows)
     # One unit per benchmark (its rows of every configuration and machine), from both sides' means.
     means: dict[str, list[float]] = {}
