@@ -161,6 +161,12 @@ def test_compare_scales_a_time_per_operation_as_summary_does(tmp_path, capsys):
     status, out, _ = _run(capsys, "--store", db, "compare", "v0.1.0", "v0.2.0", "--benchmark", "go/B [allocs/op]",
                           "--configuration", "default")
     assert _row(out, "go/B [allocs/op]")[1:3] == ["0 allocs/op", "0 allocs/op"]
+    # The pull-request comment (--format github) names the tags and scales the means the same way.
+    status, out, _ = _run(capsys, "--store", db, "compare", "v0.1.0", "v0.2.0", "--benchmark", "go/A",
+                          "--configuration", "default", "--format", "github")
+    assert "v0.2.0 against v0.1.0" in out and "| v0.1.0 | v0.2.0 |" in out
+    [line] = [ln for ln in out.splitlines() if ln.startswith("| go/A ")]
+    assert re.search(r"\| 4\.1\d\d ms/op \| 4\.5\d\d ms/op \|", line), line
 
 
 # ----------------------------------------------------------- 6. diagnose's default version

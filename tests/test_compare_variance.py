@@ -137,6 +137,11 @@ def test_table_has_the_columns_and_exits_0_even_when_variance_increased(store_pa
                                 "test", "p", "verdict"]
     fft = next(line for line in lines if line.startswith("fft"))
     assert f"{RUNS}/{RUNS}" in fft and "Brown-Forsythe" in fft and "variance increased" in fft
+    # SDs of a few ms of a benchmark in seconds are shown in ms (as summary and compare scale),
+    # to 4 significant digits, not as 0.00x s.
+    sd_a, sd_b = fft.split()[2:4], fft.split()[4:6]
+    assert sd_a[1] == sd_b[1] == "ms", fft
+    assert 0.5 < float(sd_a[0]) < 50 and 0.5 < float(sd_b[0]) < 100, fft
 
 
 def test_table_names_the_setup_when_rows_differ_in_it(store_path):

@@ -159,7 +159,7 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed)
     if fmt == "github":
-        _github(rows, confidence=confidence, threshold=threshold)
+        _github(rows, confidence=confidence, threshold=threshold, labels=version_labels(store.aliases()))
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
                          labels=version_labels(store.aliases()))
@@ -190,14 +190,14 @@ def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stor
                             f"(run it: regbench run --versions {sha[:10]})") from None
 
 
-def _github(rows, *, confidence: float, threshold: float) -> None:
+def _github(rows, *, confidence: float, threshold: float, labels=None) -> None:
     """``--format github``: the Markdown comment on stdout, and appended to ``$GITHUB_STEP_SUMMARY``."""
     import os
 
     from ..errors import ConfigError
     from ..report.github import comparison_markdown
 
-    text = comparison_markdown(rows, confidence=confidence, threshold=threshold)
+    text = comparison_markdown(rows, confidence=confidence, threshold=threshold, labels=labels)
     click.echo(text, nl=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

@@ -9,11 +9,11 @@ command's job, this module only renders.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..notify.markdown import cell
-from .console import fmt_pct, fmt_value
+from .console import fmt_pct
 
 if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison
@@ -49,13 +49,21 @@ def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison
     return sorted(rows, key=key)
 
 
-def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float) -> str:
+def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
+                        labels: Mapping[str, str] | None = None) -> str:
     """The comment: a heading with the verdict line, then the table in ``<details>``.
 
     Cells from the store (benchmark, configuration and machine names, version names) are
-    escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.
+    escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.  Versions are
+    shown by their ``labels`` (tags, :func:`~regbench.report.console.version_labels`), means in
+    the unit that suits each benchmark, as the table of ``compare`` shows them.
     """
-    a, b = rows[0].a, rows[0].b
+    from .results import comparison_units
+    from .units import fmt_scaled
+
+    labels = labels or {}
+    a, b = (labels.get(v, v) for v in (rows[0].a, rows[0].b))
+    units = comparison_units(rows)
     regressions = sum(r.verdict in ("regression", "failed") for r in rows)
     icon = ":x:" if regressions else ":white_check_mark:"
     where = [("config", len({r.config for r in rows}) > 1), ("machine", len({r.machine for r in rows}) > 1)]
@@ -71,7 +79,8 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
     for r in worse_first(rows):
         c = r.comparison
         cells = [cell(r.benchmark), *[cell(getattr(r, name)) for name in shown],
-                 cell(fmt_value(c.mean_a, r.unit)), cell(fmt_value(c.mean_b, r.unit)), fmt_pct(c.change),
+                 cell(fmt_scaled(c.mean_a, units[r.benchmark])), cell(fmt_scaled(c.mean_b, units[r.benchmark])),
+                 fmt_pct(c.change),
                  f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}", _MARK[r.verdict]]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "</details>"]

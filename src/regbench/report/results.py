@@ -9,11 +9,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .console import console, emit_json, emit_table, finite, fmt_num, fmt_pct, fmt_value
+from .console import console, emit_json, emit_table, finite, fmt_num, fmt_pct
 
 if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison, BenchmarkVariance, ExperimentSummary
     from ..inventory import Inventory
+    from .units import DisplayUnit
 
 
 # ------------------------------------------------------------------------------------------ show
@@ -197,6 +198,17 @@ def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -
     } for r in rows]
 
 
+def comparison_units(rows: Sequence[BenchmarkComparison]) -> dict[str, DisplayUnit]:
+    """The unit each benchmark's means are shown in: one per benchmark (its rows of every
+    configuration and machine), chosen from both sides' means (:func:`~.units.display_unit`)."""
+    from .units import display_unit
+
+    means: dict[str, list[float]] = {}
+    for r in rows:
+        means.setdefault(r.benchmark, []).extend((r.comparison.mean_a, r.comparison.mean_b))
+    return {r.benchmark: display_unit(means[r.benchmark], r.unit) for r in rows}
+
+
 def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
                      fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
     """Version B against version A, one row per benchmark, or its JSON; the versions are shown by
@@ -207,18 +219,14 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
         return
     from rich.markup import escape
 
-    from .units import display_unit, fmt_scaled
+    from .units import fmt_scaled
 
     labels = labels or {}
     a, b = (labels.get(v, v) for v in (rows[0].a, rows[0].b))
     style = {"regression": "red", "improvement": "green", "no change": "", "inconclusive": "yellow",
              "failed": "bold red"}
     shown = _differing(rows)
-    # One unit per benchmark (its rows of every configuration and machine), from both sides' means.
-    means: dict[str, list[float]] = {}
-    for r in rows:
-        means.setdefault(r.benchmark, []).extend((r.comparison.mean_a, r.comparison.mean_b))
-    units = {r.benchmark: display_unit(means[r.benchmark], r.unit) for r in rows}
+    units = comparison_units(rows)
     table = []
     for r in rows:
         c = r.comparison
@@ -253,8 +261,16 @@ def print_variance(rows: Sequence[BenchmarkVariance], *, of: str, alpha: float, 
         return
     from rich.markup import escape
 
+    from .units import display_unit, fmt_scaled
+
     style = {"variance increased": "red", "variance decreased": "green", "no evidence of a change": "",
              "undecidable": "yellow"}
+    # Standard deviations in the unit that suits each benchmark's (both sides', every row of it).
+    sds: dict[str, list[float]] = {}
+    for r in rows:
+        sds.setdefault(r.benchmark, []).extend((r.comparison.sd_a, r.comparison.sd_b))
+    units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
+             for name, values in sds.items()}
     # A row names its configuration/machine only where the rows differ in them.
     shown = [k for k, get in (("config", lambda r: (r.config_a, r.config_b)),
                               ("machine", lambda r: (r.machine_a, r.machine_b))) if len({get(r) for r in rows}) > 1]
@@ -267,7 +283,8 @@ def print_variance(rows: Sequence[BenchmarkVariance], *, of: str, alpha: float, 
         if "machine" in shown:
             where.append(r.machine_a if r.machine_a == r.machine_b else f"{r.machine_a} → {r.machine_b}")
         name = r.benchmark + (f" [{', '.join(where)}]" if where else "")
-        table.append([escape(name), f"{c.n_a}/{c.n_b}", fmt_value(c.sd_a, r.unit), fmt_value(c.sd_b, r.unit),
+        table.append([escape(name), f"{c.n_a}/{c.n_b}", escape(fmt_scaled(c.sd_a, units[r.benchmark])),
+                      escape(fmt_scaled(c.sd_b, units[r.benchmark])),
                       fmt_num(c.cv_a), fmt_num(c.cv_b), fmt_num(c.ratio), c.test, _fmt_p(c.pvalue),
                       f"[{style[c.verdict]}]{c.verdict}[/]" if style[c.verdict] else c.verdict])
     r0 = rows[0]
