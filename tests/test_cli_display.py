@@ -149,6 +149,8 @@ def test_the_change_and_alert_tables_show_tags(tmp_path, capsys):
     status, out, _ = _run(capsys, "--store", db, "alerts", "list")
     assert status == 0
     assert any(re.split(r"\s{2,}", line.strip())[6:8] == ["v0.2.0", "v0.1.0"] for line in out.splitlines())
+    status, out, _ = _run(capsys, "--store", db, "alerts", "show", "1")
+    assert status == 0 and " at v0.2.0 (since v0.1.0), alert #1" in out.splitlines()[0]
 
 
 # --------------------------------------------------------------------- 5. compare's units

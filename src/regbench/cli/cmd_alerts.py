@@ -61,11 +61,13 @@ def list_command(ctx, statuses, benchmark, fmt) -> None:
 def show_command(ctx, alert_id, fmt) -> None:
     """Show one alert with its history and deliveries."""
     from ..report.alerts import print_alert
+    from ..report.console import version_labels
     from ..store.alerts import alert_history, deliveries, get_alert
 
     store = ctx.open_store(create=False)
     alert = get_alert(store, alert_id)
-    print_alert(alert, alert_history(store, alert_id), deliveries(store, alert_id=alert_id), fmt=fmt)
+    print_alert(alert, alert_history(store, alert_id), deliveries(store, alert_id=alert_id), fmt=fmt,
+                labels=version_labels(store.aliases()))
 
 
 def _triage(status: str, verb: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import importlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import ClassVar
 
@@ -95,10 +95,12 @@ def series_label(a: Alert) -> str:
     return a.benchmark + ("" if a.config == "default" else f" [{a.config}]") + f" on {a.machine}{also}"
 
 
-def headline(a: Alert) -> str:
-    """One line: what changed, where, how much (with its interval), since when, and what it fixed."""
+def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
+    """One line: what changed, where, how much (with its interval), since when, and what it fixed;
+    versions by their ``labels`` (tags, :func:`regbench.report.console.version_labels`) if given."""
     ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
-    return (f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {a.version} (since {a.previous}), "
+    version, previous = ((labels or {}).get(v, v) for v in (a.version, a.previous))
+    return (f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), "
             f"alert #{a.id}" + (f", restores alert #{a.restores}" if a.restores is not None else ""))
 
 

@@ -59,15 +59,17 @@ def alert_json(alert: Alert, history: Sequence, deliveries: Sequence) -> dict:
     return doc
 
 
-def print_alert(alert: Alert, history: Sequence, deliveries: Sequence, *, fmt: str = "text") -> None:
-    """One alert: its headline and details, its history, and its deliveries per sink."""
+def print_alert(alert: Alert, history: Sequence, deliveries: Sequence, *, fmt: str = "text",
+                labels: Mapping[str, str] | None = None) -> None:
+    """One alert: its headline (versions by their ``labels``, as ``alerts list`` shows them) and
+    details, its history, and its deliveries per sink."""
     if fmt == "json":
         emit_json(alert_json(alert, history, deliveries), allow_nan=False)
         return
     from ..notify.base import details, headline
     from ..model import iso
 
-    echo(headline(alert))
+    echo(headline(alert, labels))
     for line in details(alert):
         echo(f"  {line}")
     echo("history:")
