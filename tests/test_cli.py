@@ -227,9 +227,9 @@ def test_compare_json_is_strict_when_a_side_has_no_successful_run(tmp_path):
             store.add_run(RunRecord("b", "v1", r, np.array([1.0, 1.1]), warmup=1))
             store.add_run(RunRecord("b", "v2", r, np.empty(0), status="failed", exit_code=3, warmup=1))
     out = run(["--store", str(store_path), "compare", "v1", "v2", "--format", "json"])
-    assert out.returncode == 0
+    assert out.returncode == 1  # every run of B failed: the benchmark no longer runs, which gates
     (row,) = _no_nan(out.stdout)
-    assert row["verdict"] == "inconclusive" and row["mean_b"] is None and row["runs_b"] == 0
+    assert row["verdict"] == "failed" and row["mean_b"] is None and row["runs_b"] == 0
     shown = run(["--store", str(store_path), "show"])
     failed = [line.split() for line in shown.stdout.splitlines() if line.startswith("b ") and "failed" in line]
     assert len(failed) == 3 and all(cols[5] == "0" for cols in failed)  # samples: 0, not -1
