@@ -7,6 +7,8 @@ import json
 import math
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -191,3 +193,47 @@ def test_the_dashboard_calls_a_count_exactly_0_stable_and_shows_a_step_from_0(st
     (up,) = dash.series_payload(next(s.id for s in dash.series if s.benchmark == "up"))["changes"]
     assert (up["change"], up["from_zero"], up["kind"]) == (None, True, "regression")
     json.dumps(dash.series_payload(next(s.id for s in dash.series if s.benchmark == "up")), allow_nan=False)
+
+
+def test_a_change_from_0_is_delivered_by_every_sink(store, tmp_path):
+    """A +inf change reaches the JSON file, the webhook (a real HTTP server on loopback) and the
+    Markdown file as strict JSON / readable text: before, the JSON sinks refused every queued alert."""
+    from test_notify import webhook
+
+    from regbench.detect.alerts import record_alerts
+    from regbench.notify.jsonfile import JsonSink
+    from regbench.notify.markdown import MarkdownSink
+    from regbench.notify.outbox import notify_pending
+
+    fill(store, LEVELS, 0, 12)
+    record_alerts(store, detect_changes(store).changes)
+    received = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"])),
+                                       parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}")))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        sinks = [JsonSink("json", path=tmp_path / "alerts.json"), MarkdownSink("md", path=tmp_path / "alerts.md"),
+                 webhook(f"http://127.0.0.1:{server.server_address[1]}/hook")]
+        report = notify_pending(store, sinks)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert all(not s.failed for s in report.sinks), report
+    doc = json.loads((tmp_path / "alerts.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    alerts = doc["alerts"] if isinstance(doc, dict) else doc
+    up = next(a for a in alerts if a["benchmark"] == "up")
+    assert up["change"] is None and up["kind"] == "regression" and up["machines"][0]["change"] is None
+    assert len(received) == 3 and "+∞" in (tmp_path / "alerts.md").read_text()

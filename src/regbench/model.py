@@ -502,9 +502,6 @@ class Confirmation:
 
     def to_json(self) -> dict:
         """A JSON-ready dict (non-finite numbers as None); the key order is stable."""
-        def num(x: float | None) -> float | None:
-            return None if x is None or not math.isfinite(x) else float(x)
-
         return {"status": self.status, "reason": self.reason, "verdict": self.verdict, "stopped": self.stopped,
                 "change": num(self.change), "cs_low": num(self.cs_low), "cs_high": num(self.cs_high),
                 "alpha": self.alpha, "threshold": self.threshold, "pairs": self.pairs,
@@ -532,10 +529,10 @@ class MachineEvidence:
     methods: tuple[str, ...]
 
     def to_json(self) -> dict:
-        """A JSON-ready dict; the key order is stable."""
+        """A JSON-ready dict (strict JSON: a change from exactly 0, +inf, is null); the key order is stable."""
         return {"machine": self.machine, "version": self.version, "previous": self.previous,
-                "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high, "p_value": self.p_value,
-                "methods": list(self.methods)}
+                "change": num(self.change), "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
+                "p_value": num(self.p_value), "methods": list(self.methods)}
 
 
 @dataclass(frozen=True)
@@ -617,19 +614,25 @@ class Alert:
         return "machine-specific" if self.unchanged_on else "single"
 
     def to_json(self) -> dict:
-        """A JSON-ready dict (times in ISO 8601 with ``Z``); the key order is stable."""
+        """A JSON-ready dict (times in ISO 8601 with ``Z``; strict JSON: a change from exactly 0,
+        +inf, is null, and ``kind`` says which way it went); the key order is stable."""
         return {
             "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
             "machine": self.machine, "unit": self.unit, "direction": self.direction,
             "version": self.version, "previous": self.previous, "kind": self.kind,
-            "change": self.change, "ci_low": self.ci_low, "ci_high": self.ci_high,
-            "p_value": self.p_value, "methods": list(self.methods), "status": self.status,
+            "change": num(self.change), "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
+            "p_value": num(self.p_value), "methods": list(self.methods), "status": self.status,
             "fixed_by": self.fixed_by, "fixed_by_alert": self.fixed_by_alert,
             "restores": self.restores, "created_at": iso(self.created_at), "updated_at": iso(self.updated_at),
             "confirmation": self.confirmation.to_json() if self.confirmation is not None else None,
             "spread": self.spread, "machines": [e.to_json() for e in self.evidence],
             "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
         }
+
+
+def num(x: float | None) -> float | None:
+    """A number for strict JSON: None for None, NaN and the infinities."""
+    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def iso(when: datetime | None) -> str | None:
