@@ -210,3 +210,33 @@ def test_the_table_puts_the_worst_change_first_whatever_the_direction():
     assert table[0].startswith("| lat\\|ency | m\\|2 | ")
     assert "| benchmark | machine | v1 | v2 | change | 99% CI | runs | verdict |" in text
     assert table[3].endswith("| 1/1 | inconclusive |") and "[—, —]" in table[3]
+
+
+def test_a_benchmark_that_no_longer_runs_and_a_rise_from_0_lead_the_table(tmp_path):
+    import numpy as np
+
+    from regbench.analysis import compare_versions
+    from regbench.model import RunRecord
+    from regbench.report.github import comparison_markdown
+    from regbench.store import Store
+
+    units = {n: {"unit": "allocs/op", "direction": "lower"} for n in ("zero", "better", "broken", "same")}
+    with Store(tmp_path / "r.db") as store:
+        c = store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run")
+        recs = []
+        for r in range(3):
+            recs += [RunRecord("zero", "v1", r, np.zeros(4), machine="m", campaign_id=c),
+                     RunRecord("zero", "v2", r, np.ones(4), machine="m", campaign_id=c),
+                     RunRecord("better", "v1", r, np.full(4, 10.0) + r * 0.01, machine="m", campaign_id=c),
+                     RunRecord("better", "v2", r, np.full(4, 5.0) + r * 0.01, machine="m", campaign_id=c),
+                     RunRecord("same", "v1", r, np.full(4, 2.0) + r * 0.01, machine="m", campaign_id=c),
+                     RunRecord("same", "v2", r, np.full(4, 2.0) + r * 0.01, machine="m", campaign_id=c),
+                     RunRecord("broken", "v1", r, np.full(4, 3.0) + r * 0.01, machine="m", campaign_id=c),
+                     RunRecord("broken", "v2", r, np.empty(0), status="failed", exit_code=1, machine="m",
+                               campaign_id=c)]
+        store.add_runs(recs, benchmarks=units)
+        store.finish_campaign(c, "finished")
+        text = comparison_markdown(compare_versions(store, "v1", "v2"), confidence=0.99, threshold=0.0)
+    assert text.splitlines()[0] == "### :x: regbench: 1 failed, 1 regression, 1 improvement, 1 unchanged"
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| benchmark")]
+    assert [ln.split(" | ")[0] for ln in table] == ["| broken", "| zero", "| same", "| better"]

@@ -113,3 +113,37 @@ def test_a_benchmark_whose_runs_of_b_all_failed_is_a_failed_verdict_that_gates(t
         store.add_runs([_ok("b", "v2", r, second) for r in range(3, 6)])
         store.finish_campaign(second, "finished")
     assert main(["--store", str(path), "compare", "v1", "v2", "--benchmark", "b"]) == 0
+
+
+def test_a_command_benchmark_named_like_a_tools_report_retries_nothing_of_another(tmp_path):
+    """``io`` and ``io/read`` may both be command benchmarks (only a tool's name cannot hold a
+    '/'): an ok run of ``io/read`` in a later campaign is no retry of ``io``'s failure."""
+    with Store(tmp_path / "r.db") as store:
+        plan = {"benchmarks": {"io": {"kind": "command"}, "io/read": {"kind": "command"}}}
+        first = store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run", plan=plan)
+        store.add_runs([_failed("io", "v1", 0, first), _ok("io/read", "v1", 0, first)])
+        store.finish_campaign(first, "finished")
+        second = store.start_campaign(seed=2, machine="m", fingerprint={}, command="regbench run", plan=plan)
+        store.add_runs([_failed("io", "v1", 1, second), _ok("io/read", "v1", 1, second)])
+        store.finish_campaign(second, "finished")
+        assert {(r.benchmark, r.run_index) for r in inventory(store).failed_runs} == {("io", 0), ("io", 1)}
+        assert {r.benchmark: r.failed_runs for r in summarize(store)}["io"] == 2
+
+
+def test_a_report_missing_on_b_because_the_tools_invocation_failed_is_failed(tmp_path, capsys):
+    """A Go panic ends ``go test``: the benchmarks after it report nothing on B, and the failure is
+    stored under the configured name. Their rows are ``failed`` (they were listed on A), not
+    silently dropped, and the gate fails; a report missing on B without a failure is no row."""
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        first = _campaign(store)
+        store.add_runs([_ok(n, "v1", r, first) for n in ("t/x", "t/y") for r in range(3)]
+                       + [_ok("t/x", "v2", r, first) for r in range(3)]
+                       + [_failed("t", "v2", r, first) for r in range(3)], benchmarks=TOOL)
+        store.add_runs([_ok("u/z", "v1", r, first) for r in range(3)])  # u was not run on v2
+        store.finish_campaign(first, "finished")
+        rows = {r.benchmark: r for r in compare_versions(store, "v1", "v2")}
+        assert {k: r.verdict for k, r in rows.items()} == {"t/x": "no change", "t/y": "failed"}
+        assert (rows["t/y"].comparison.runs_a, rows["t/y"].comparison.runs_b) == (3, 0)
+    assert main(["--store", str(path), "compare", "v1", "v2"]) == 1
+    assert "failed" in capsys.readouterr().out

@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -139,28 +139,50 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
 
     A benchmark whose runs of B all failed (and were not run again with success since) while A's
     succeeded has the verdict ``"failed"``: it no longer runs, which gates as a regression does.
+    So has a benchmark a tool reported on A but not on B when the tool's invocation failed on B
+    (a Go panic that ends ``go test`` before the benchmarks after it ran).
     """
+    from .model import SeriesName
+
     a, b = store.resolve_version(a), store.resolve_version(b)
     if a == b:
         raise NotFoundError("compare needs two different versions")
     out = []
-    still = None
+    known: dict[str, Any] = {}  # read from the store once, when a series first needs them
+
+    def failing(name: str, version: str, s: Series) -> bool:
+        """Whether ``name`` has failed runs on ``version`` (of ``s``'s setup) not retried since."""
+        if "failures" not in known:
+            from .inventory import open_failures
+
+            known["failures"] = open_failures(store)
+        return known["failures"][(name, version, s.config, s.machine)] > 0
+
+    def configured(name: str) -> bool:
+        """Whether a campaign's configuration named a benchmark ``name`` (so it is no tool's report)."""
+        if "configured" not in known:
+            from .inventory import configured_benchmarks
+
+            known["configured"] = set().union(*configured_benchmarks(store).values())
+        return name in known["configured"]
+
     for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b]):
         names = [v.name for v in s.versions]
-        if a not in names or b not in names:
+        if a not in names:
             continue
         ra = [r.mean() for r in s.runs[names.index(a)]]
-        rb = [r.mean() for r in s.runs[names.index(b)]]
+        rb = [r.mean() for r in s.runs[names.index(b)]] if b in names else []
         failed = False
-        if not rb:  # only failed runs on B: "failed" where A ran; left out if retried since
-            if still is None:
-                from .inventory import open_failures
-
-                still = open_failures(store)
-            failing = [still[(s.benchmark, v, s.config, s.machine)] > 0 for v in (a, b)]
-            if not ra and not any(failing):
+        if b not in names:
+            # Not run on B at all: a tool's report missing because its invocation failed there.
+            base = SeriesName.parse(s.benchmark).benchmark
+            if not ra or base == s.benchmark or configured(s.benchmark) or not failing(base, b, s):
                 continue
-            failed = bool(ra) and failing[1]
+            failed = True
+        elif not rb:  # only failed runs on B: "failed" where A ran; left out if retried since
+            if not ra and not (failing(s.benchmark, a, s) or failing(s.benchmark, b, s)):
+                continue
+            failed = bool(ra) and failing(s.benchmark, b, s)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)

@@ -5,7 +5,7 @@ runs with their status (``regbench show``), as plain records for any front end.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .model import RunInfo, SeriesName, VersionInfo
@@ -99,26 +99,34 @@ def invocation_key(run: RunInfo) -> tuple:
             run.run_index, run.started_at)
 
 
-def retried_failures(runs: Sequence[RunInfo]) -> frozenset[int]:
+def retried_failures(runs: Sequence[RunInfo],
+                     configured: Mapping[int, frozenset[str]] | None = None) -> frozenset[int]:
     """Ids of the failed runs that were run again with success since.
 
     ``run --retry-failed`` stores new runs and keeps the failed ones as history, so that a failure
     once fixed would otherwise be listed (and counted) for ever.  A failed run of a series counts
-    as retried when a *later campaign* (or a later import) stored an ``ok`` run of that series on
-    the same version, configuration and machine; or, for a tool's invocation that failed as a
-    whole (stored under the configured benchmark's name, as nothing it reported could be read),
-    an ``ok`` run of anything the benchmark reports (``NAME/REPORTED``).  Only a later campaign
-    counts: a run that fails among successful ones of its own campaign is a flaky benchmark, and
-    stays listed; so do the failures of a retry that failed again, and imported runs (an import
-    is not a retry).
+    as retried when a *later campaign* stored an ``ok`` run of that series on the same version,
+    configuration and machine; or, for a tool's invocation that failed as a whole (stored under
+    the configured benchmark's name, as nothing it reported could be read), an ``ok`` run of
+    anything the benchmark reports (``NAME/REPORTED``).  Only a later campaign counts: a run
+    that fails among successful ones of its own campaign is a flaky benchmark, and stays listed;
+    so do the failures of a retry that failed again, and imported runs (an import is not a retry).
+
+    ``configured`` is, per campaign, the benchmarks its configuration named (its plan's
+    ``benchmarks``, :func:`configured_benchmarks`): a command benchmark may be called ``io/read``
+    beside one called ``io``, and its runs then retry nothing of ``io``'s.
     """
     if not any(r.status != "ok" and r.campaign_id is not None for r in runs):
         return frozenset()
+    configured = configured or {}
     latest: dict[tuple, int] = {}  # per series key, the last campaign with an ok run
     for r in runs:
         if r.status != "ok" or r.campaign_id is None:
             continue
-        for name in {r.benchmark, SeriesName.parse(r.benchmark).benchmark}:
+        names = {r.benchmark}
+        if r.benchmark not in configured.get(r.campaign_id, ()):  # a tool's report, or a measure
+            names.add(SeriesName.parse(r.benchmark).benchmark)
+        for name in names:
             key = (name, r.version, r.config, r.machine)
             latest[key] = max(latest.get(key, r.campaign_id), r.campaign_id)
     out = set()
@@ -129,13 +137,19 @@ def retried_failures(runs: Sequence[RunInfo]) -> frozenset[int]:
     return frozenset(out)
 
 
+def configured_benchmarks(store: Store) -> dict[int, frozenset[str]]:
+    """Per campaign, the names of the benchmarks its configuration held (its plan's
+    ``benchmarks``; none for a campaign without a plan)."""
+    return {c.id: frozenset((c.plan or {}).get("benchmarks") or ()) for c in store.campaigns()}
+
+
 def open_failures(store: Store, *, version: str | None = None) -> Counter:
     """Failed runs not run again with success since (:func:`retried_failures`), counted by
     ``(benchmark, version, config, machine)``; empty, at the cost of one query, when no run failed."""
     if not store.runs(version=version, failed=True):
         return Counter()
     runs = store.runs(version=version)
-    retried = retried_failures(runs)
+    retried = retried_failures(runs, configured_benchmarks(store))
     return Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
                    if r.status != "ok" and r.id not in retried)
 
@@ -155,7 +169,8 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     runs = store.runs(benchmark=benchmark, version=version)
     # Retries are looked for among every run of the version: a tool's invocation that failed
     # whole is retried by runs of the benchmarks it reports, which --benchmark NAME leaves out.
-    retried = retried_failures(runs if benchmark is None else store.runs(version=version))
+    retried = retried_failures(runs if benchmark is None else store.runs(version=version),
+                               configured_benchmarks(store))
 
     def status(r: RunInfo) -> str:
         return "retried" if r.id in retried else r.status
@@ -181,4 +196,4 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     failed_builds = tuple(FailedBuild(b.version, b.exit_code, b.log_tail or "")
                           for b in latest.values() if b.status != "ok")
     return Inventory(store.url, benchmarks, versions, failed_builds, tuple(runs),
-                     frozenset(i for i in retried if i in {r.id for r in runs}))
+                     retried & frozenset(r.id for r in runs))

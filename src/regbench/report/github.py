@@ -37,14 +37,17 @@ def verdict_line(rows: Sequence[BenchmarkComparison]) -> str:
 
 
 def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison]:
-    """``rows`` by change, the worst first: the largest rise of a lower-is-better benchmark (or
-    fall of a higher-is-better one) leads, the best improvement comes last, undefined changes
-    after all; ties by name, so the order is the same on every run."""
+    """``rows`` by change, the worst first: benchmarks that failed on B lead, then the largest
+    rise of a lower-is-better benchmark (or fall of a higher-is-better one; a rise from exactly 0,
+    ``+inf``, is the largest), the best improvement comes last, undefined changes after all; ties
+    by name, so the order is the same on every run."""
     def key(r: BenchmarkComparison) -> tuple[int, float, str, str, str]:
         c = r.comparison.change
-        if c is None or not math.isfinite(c):
-            return (1, 0.0, r.benchmark, r.config, r.machine)
-        return (0, -c if r.direction != "higher" else c, r.benchmark, r.config, r.machine)
+        if r.verdict == "failed":
+            return (0, 0.0, r.benchmark, r.config, r.machine)
+        if c is None or math.isnan(c):
+            return (2, 0.0, r.benchmark, r.config, r.machine)
+        return (1, -c if r.direction != "higher" else c, r.benchmark, r.config, r.machine)
 
     return sorted(rows, key=key)
 
