@@ -161,6 +161,28 @@ def test_log_lines_of_a_benchmark_that_passed_are_not_a_failures(tmp_path):
     assert f.benchmark == "BenchmarkB-2" and f.message == "--- FAIL: BenchmarkB\n    b_test.go:9: broken"
 
 
+def test_a_sub_benchmark_whose_own_name_ends_in_a_number_gets_the_suffix(tmp_path):
+    # "workers-2" is the sub-benchmark's own name: failing on its first call (no -v), it is
+    # printed unsuffixed, and its results would have gone to BenchmarkX/workers-2-2.
+    p = write(tmp_path, HEAD.format(pkg="a") + "BenchmarkA-2 \t 100\t 10.0 ns/op\n"
+              "BenchmarkX/workers-1-2 \t 100\t 10.0 ns/op\n--- FAIL: BenchmarkX/workers-2\n"
+              "    x_test.go:10: boom\n--- FAIL: BenchmarkX\nFAIL\n")
+    (f,) = TEXT.failures(p)
+    assert f.benchmark == "BenchmarkX/workers-2-2" and f.message == "--- FAIL: BenchmarkX/workers-2\n    x_test.go:10: boom"
+    # With -v, a later repetition's failure is printed suffixed after the bare name: kept as is.
+    p = write(tmp_path, HEAD.format(pkg="a") + "BenchmarkA\nBenchmarkA-2 \t 100\t 10.0 ns/op\nBenchmarkX\n"
+              "BenchmarkX/workers-2\n    x_test.go:10: too many\n--- FAIL: BenchmarkX/workers-2-2\n"
+              "--- FAIL: BenchmarkX\nFAIL\n", "v.txt")
+    (f,) = TEXT.failures(p)
+    assert f.benchmark == "BenchmarkX/workers-2-2"
+    # ... and a first call's failure under -v (its bare name, unsuffixed) gets the suffix.
+    p = write(tmp_path, HEAD.format(pkg="a") + "BenchmarkA\nBenchmarkA-2 \t 100\t 10.0 ns/op\nBenchmarkX\n"
+              "BenchmarkX/workers-2\n    x_test.go:10: boom\n--- FAIL: BenchmarkX/workers-2\n"
+              "--- FAIL: BenchmarkX\nFAIL\n", "v1.txt")
+    (f,) = TEXT.failures(p)
+    assert f.benchmark == "BenchmarkX/workers-2-2"
+
+
 def test_other_adapters_report_no_failures():
     from regbench.adapters.base import get_adapter
 

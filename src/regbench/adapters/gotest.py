@@ -114,6 +114,8 @@ class _Results:
     runs: dict[str, int] = field(default_factory=dict)  # package -> current run index
     failed: list[_Failure] = field(default_factory=list)
     watch: dict[str, _Watch] = field(default_factory=dict)  # package -> failure reader's state
+    # (package, run) -> the bare names -v printed as each benchmark started (none without -v)
+    bare: dict[tuple[str, int], set[str]] = field(default_factory=dict)
 
     def start(self, package: str) -> None:
         """A new invocation of ``package``'s test binary."""
@@ -200,6 +202,7 @@ class _Results:
             return
         if _ANNOUNCED.fullmatch(text):
             w.announced = (text, False)
+            self.bare.setdefault((package, run), set()).add(text)
         elif m := _NOT_RUN.match(text):
             w.announced = (m.group(1), True)
 
@@ -224,14 +227,20 @@ class _Results:
                 continue
             named: list[str | None] = []
             if f.name is not None:
-                named += self._series_names(f, names.get((f.package, f.run), set()))
+                named += self._series_names(f, names.get((f.package, f.run), set()),
+                                            self.bare.get((f.package, f.run), set()))
             for series in named or [None]:
                 merged.setdefault((series, f.run), []).append("\n".join(f.lines))
         return [ToolFailure(series, "\n".join(blocks), PRIMARY_UNIT, direction_of(PRIMARY_UNIT), run=run)
                 for (series, run), blocks in merged.items()]
 
     @staticmethod
-    def _series_names(f: _Failure, reported: set[str]) -> list[str]:
+    def _series_names(f: _Failure, reported: set[str], bare: set[str]) -> list[str]:
+        """The series ``f`` is of.  Without ``-v`` a failure printed without a result line's
+        padded name is a first call's, unsuffixed; with ``-v`` (``bare``: the names printed as
+        benchmarks started) a later repetition's failure is printed suffixed, after its bare
+        name.  A sub-benchmark's own name may end in ``-N`` (``workers-2``), so the suffix is
+        recognised by the bare name it extends, not by the name's ending."""
         assert f.name is not None
         if f.exact or f.name in reported:
             return [f.name]
@@ -239,7 +248,7 @@ class _Results:
         suffixes = {m.group(0) if (m := _PROCS.search(n)) else "" for n in top or reported}
         if not top and len(suffixes) != 1:
             return []
-        if any(s and f.name.endswith(s) for s in suffixes):
+        if f.name not in bare and any(s and f.name.endswith(s) and f.name[:-len(s)] in bare for s in suffixes):
             return [f.name]  # -v prints a repetition's failure suffixed
         return sorted(f.name + s for s in suffixes)
 
