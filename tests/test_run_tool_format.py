@@ -203,3 +203,28 @@ def test_auto_warmup_of_a_tool_is_found_per_reported_benchmark(tmp_path):
         run_campaign(load_config(cfg), store, seed=1)
         warmups = {r.benchmark: r.warmup for r in store.runs()}
         assert warmups == {"t/BenchmarkA-2": 3, "t/BenchmarkB-2": 0}
+
+
+def test_a_warmup_that_leaves_no_sample_is_a_garbage_result_that_says_why(tmp_path):
+    """``[defaults] warmup = 2`` (as `regbench init` writes it) over a tool that reports one sample
+    per invocation (bmf), and over a command printing as many samples as its warm-up: every sample
+    would be dropped, so each run is ``garbage`` with the reason, not an ``ok`` run with nothing
+    to analyse; the campaign counts it as such."""
+    import json
+
+    bmf = json.dumps({"sort": {"latency": {"value": 5120.0}}})
+    cfg = write_config(tmp_path, 'name = "x"\n', [
+        {"name": "b", "format": "bmf", "command": [sys.executable, "-c", f"print({bmf!r})"]},
+        {"name": "short", "command": [sys.executable, "-c", "print(1.0); print(2.0)"]},
+        {"name": "kept", "format": "bmf", "warmup": 0, "command": [sys.executable, "-c", f"print({bmf!r})"]},
+    ], defaults="runs = 2\niterations = 5\nwarmup = 2\n")
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(load_config(cfg), store, seed=1)
+        assert dict(result.counts)["garbage"] == 4 and dict(result.counts)["ok"] == 2
+        runs = store.runs()
+        assert {(r.benchmark, r.status) for r in runs} == {("b/sort", "garbage"), ("short", "garbage"),
+                                                           ("kept/sort", "ok")}
+        tail = next(r for r in runs if r.benchmark == "b/sort").stderr_tail
+        assert "1 sample reported, all of them warm-up (warmup = 2)" in tail
+        assert "2 samples reported, all of them warm-up (warmup = 2)" in next(
+            r for r in runs if r.benchmark == "short").stderr_tail

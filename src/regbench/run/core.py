@@ -44,7 +44,7 @@ from ..errors import ConfigError, DuplicateRunError
 from ..locks import locked_folder
 from ..model import RunRecord, VersionInfo, measure_series, tool_series
 from . import measures as _measures
-from .execute import SELECT_ENV, RunOutcome, execute_run, no_counter_message, run_environment
+from .execute import SELECT_ENV, RunOutcome, all_warmup_note, execute_run, no_counter_message, run_environment
 from .noise import pad_environment
 from .process import NOTE, with_note
 from .ramdisk import remove_stale_scratch
@@ -556,11 +556,18 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
     records, benchmarks = [], {}
 
     def record(full: str, samples: np.ndarray, warmup: int, failures: list | None) -> RunRecord:
+        status = "failed" if failures else "ok"
         tail = (with_note("\n".join(dict.fromkeys(f.message for f in failures)), why) if failures
                 else outcome.stderr_tail or None)
+        if status == "ok" and samples.size <= warmup:
+            # Every sample the tool reported would be dropped as warm-up (a `warmup` inherited
+            # from [defaults] by a tool that reports one sample, or a fixed -count): a result
+            # with nothing to analyse is said, not stored as a success that shows nothing.
+            status = "garbage"
+            tail = with_note(outcome.stderr_tail or "", all_warmup_note(samples.size, warmup))
         return RunRecord(
             benchmark=full, version=trial.version, run_index=trial.run_index, samples=samples,
-            config=config_name, machine=machine, status="failed" if failures else "ok",
+            config=config_name, machine=machine, status=status,
             exit_code=outcome.exit_code, stderr_tail=tail, started_at=outcome.started_at,
             duration=outcome.duration, warmup=warmup, campaign_id=campaign_id)
 

@@ -36,7 +36,7 @@ import fnmatch
 import io
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -402,6 +402,8 @@ def _classify(proc: ProcessResult, stderr: str, read: SampleRead, spec: Benchmar
     elif samples.size == 0:
         what = "the worker wrote no samples" if spec.kind == "python" else "no samples on stdout"
         status, note = "garbage", what
+    elif spec.kind == "command" and spec.format is None and not spec.warmup_auto and samples.size <= spec.warmup:
+        status, note = "garbage", all_warmup_note(samples.size, spec.warmup, "the command")
     else:
         status, note = "ok", None
     return RunOutcome(status=status, samples=samples, exit_code=proc.returncode,
@@ -454,6 +456,10 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
     said = any(line.strip() and not line.startswith(NOTE) for line in stderr.splitlines())
     attributed = (status == "failed" and proc.start_error is None and problem is None and bool(named)
                   and len(named) == len(failures) and not said)
+    if status == "ok" and not spec.warmup_auto and (nothing := _all_warmup(runs, spec.warmup)) is not None:
+        # Every sample would be dropped as warm-up (a [defaults] warmup over a tool that reports
+        # one sample, or a fixed -count): a result, stored per benchmark as garbage with the reason.
+        status, note, attributed = "garbage", all_warmup_note(*nothing), True
     text = stderr
     if status != "ok":
         if named:
@@ -468,6 +474,26 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
                       stderr_tail=with_note(text, note), duration=proc.duration,
                       started_at=proc.started_at, tool_runs=tuple(runs), tool_failures=tuple(failures),
                       failure_attributed=attributed)
+
+
+def all_warmup_note(samples: int, warmup: int, who: str = "the tool") -> str:
+    """Why a run whose samples are all warm-up is ``garbage``, and what to change."""
+    return (f"{samples} sample{'' if samples == 1 else 's'} reported, all of them warm-up (warmup = {warmup}): "
+            f"have {who} repeat REGBENCH_ITERATIONS times (warm-up included), or set a smaller `warmup` "
+            "on this benchmark" + (" (0 for a tool that warms up itself)" if who == "the tool" else ""))
+
+
+def _all_warmup(runs: Sequence[ToolRun], warmup: int) -> tuple[int, int] | None:
+    """``(samples, warm-up)`` of the first reported benchmark when every one the tool reported
+    has no sample left once ``warmup`` more are dropped after the tool's own; else None."""
+    counts: dict[str, list[int]] = {}
+    for r in runs:  # a benchmark's later parts (pyperf's workers) keep their samples past their warm-up
+        got = counts.setdefault(r.benchmark, [0, r.warmup])
+        got[0] += r.samples.size if got[0] == 0 else r.samples.size - r.warmup
+    if not counts or any(n > w + warmup for n, w in counts.values()):
+        return None
+    n, w = next(iter(counts.values()))
+    return n, w + warmup
 
 
 def _joined(first: str, second: str) -> str:
