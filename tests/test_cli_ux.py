@@ -152,6 +152,25 @@ def test_from_a_subfolder_the_default_store_is_the_projects(tmp_path, capsys, mo
     assert "no results store at" in capsys.readouterr().err
 
 
+def test_a_store_made_under_a_subfolder_before_is_still_used_and_said(tmp_path, capsys, monkeypatch):
+    """Before the default store followed regbench.toml, a run from a subfolder made one there:
+    while the project has none, that one is used (with a warning), not silently left behind."""
+    (tmp_path / "regbench.toml").write_text(
+        '[project]\nname = "p"\n[[benchmark]]\nname = "b"\ncommand = ["true"]\n', encoding="utf-8")
+    sub = tmp_path / "sub"
+    with Store(sub / ".regbench" / "results.db") as store:
+        store.add_runs([RunRecord("b", "v1", r, np.full(3, 1.0 + r)) for r in range(3)])
+    monkeypatch.chdir(sub)
+    monkeypatch.delenv("REGBENCH_STORE", raising=False)
+    assert main(["show"]) == 0
+    captured = capsys.readouterr()
+    assert "3 runs" in captured.out
+    assert captured.err == (f"warning: using the store at {sub / '.regbench' / 'results.db'}; the default store "
+                            f"is now beside regbench.toml ({tmp_path / '.regbench' / 'results.db'}): move it "
+                            "there, or set [project] store\n")
+    assert not (tmp_path / ".regbench").exists()
+
+
 # ------------------------------------------------------------------ the demo's hint works as written
 def test_the_command_printed_for_regbench_works_as_written_without_an_activated_venv(tmp_path):
     import os

@@ -36,6 +36,7 @@ class Context:
         self.stores: list[Store] = []
         self._config: ProjectConfig | None = None
         self._looked_up = False
+        self._said_moved = False
 
     def load_config(self) -> ProjectConfig:
         """The configuration file, which the command needs (a one-line error when there is none)."""
@@ -65,7 +66,16 @@ class Context:
         if config is not None:  # from a subfolder, the project's store, not a second one there
             from ..store.db import DEFAULT_LOCATION
 
-            return str(config.root / DEFAULT_LOCATION)
+            project, here = config.root / DEFAULT_LOCATION, Path.cwd() / DEFAULT_LOCATION
+            if not project.exists() and here.exists() and here.resolve() != project.resolve():
+                # A store made under the current folder before the default followed the
+                # configuration file: used rather than silently left behind, and said.
+                if not self._said_moved:
+                    click.echo(f"warning: using the store at {here}; the default store is now beside "
+                               f"regbench.toml ({project}): move it there, or set [project] store", err=True)
+                    self._said_moved = True
+                return str(here)
+            return str(project)
         return None
 
     def open_store(self, *, create: bool = True, config: ProjectConfig | None = None,
