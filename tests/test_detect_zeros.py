@@ -117,6 +117,12 @@ def test_a_series_exactly_0_throughout_is_not_searched_and_higher_is_better_is_l
     assert detect_changes([series([0] * 8 + [5] * 4, direction="higher")]).changes == ()
 
 
+def test_the_fdr_control_counts_every_pair_where_a_step_from_0_could_be():
+    # 12 versions, 8 at 0 then 4 above: 11 neighbouring pairs, whether their runs separated or
+    # not, besides what the detector tested on the stretch above 0.
+    assert detect_changes([series([0] * 8 + [1] * 4)]).n_tests == 11 + detect_changes([series([1] * 4)]).n_tests
+
+
 def test_a_method_without_p_values_reports_the_step_too():
     (c,) = detect_changes([series([0] * 8 + [1] * 4)], method="ci-overlap").changes
     assert (c.version, c.change, c.p_value) == ("v008", math.inf, None)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Series
-from ..stats.zeros import NO_DATA, ZERO, ZeroStep, run_kind, zero_steps
+from ..stats.zeros import NO_DATA, POSITIVE, ZERO, ZeroStep, run_kind, zero_steps
 from .base import Change, Detector, kind_of
 
 #: Where a saved state keeps what the pre-pass needs of it (the rest is the detector's).
@@ -60,7 +60,13 @@ def detect_series(detector: Detector, series: Series) -> tuple[list[Change], int
     found = zero_steps(series.runs, alpha=ALPHA)
     bounds = [0, *(s.index for s in found.steps), len(series)]
     changes: list[Change] = [_change(detector, series, s) for s in found.steps]
-    n_tests = len(found.tested)
+    # Hypotheses for the false-discovery-rate control: one per pair of neighbouring versions with
+    # data in a series with versions exactly 0 and versions above 0 (where a step can be), not
+    # only the pairs whose runs happened to separate: counting those alone would let which pairs
+    # enter depend on the data. A series never exactly 0 (times), or exactly 0 throughout, has
+    # none: its count is the detector's alone, as before.
+    both = (found.kinds == ZERO).any() and (found.kinds == POSITIVE).any()
+    n_tests = max(0, int((found.kinds != NO_DATA).sum()) - 1) if both else 0
     state: dict | None = None
     for start, stop in zip(bounds, bounds[1:], strict=False):
         kinds = found.kinds[start:stop]
