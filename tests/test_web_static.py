@@ -168,3 +168,32 @@ def test_project_url_is_checked():
     assert parse_config({}).url is None
     with pytest.raises(ConfigError, match=r"\[project\] `url` must be the repository's web page \(https://...\), got"):
         parse_config({"project": {"url": "example.org/team"}})
+
+
+def test_tagged_versions_are_shown_by_their_tags(tmp_path, page):
+    """As on the command line, a version with a tag is shown by it (the alert's versions, the
+    change under the chart, the version table and the compare page's choices); links keep the
+    stored name."""
+    from regbench.model import VersionAlias
+
+    from webtools import T0
+    from regbench.model import VersionInfo
+
+    store = synthetic_store(tmp_path / "s.db")
+    store.ensure_versions([VersionInfo(sha(k), commit=sha(k), timestamp=T0) for k in (3, 4, 7)],
+                          aliases={sha(3): [VersionAlias("v1.0.3")], sha(4): [VersionAlias("v1.0.4")],
+                                   sha(7): [VersionAlias("v1.1.0"), VersionAlias("main", "branch")]})
+    store.close()
+    assert main(["--store", str(tmp_path / "s.db"), "report", "-o", str(tmp_path / "out")]) == 0
+    alerts = (tmp_path / "out" / "alerts.html").read_text()
+    assert ">v1.0.4<" in alerts and "since v1.0.3" in alerts
+    # The report compares the last two versions: 7 (tagged; a branch is no label) against 6.
+    assert (f"B = <strong>v1.1.0</strong> against A = <strong>{sha(6)}</strong>"
+            in (tmp_path / "out" / "compare.html").read_text())
+    page.goto((tmp_path / "out" / "series.html").as_uri() + "?s=" + series_id("b0", "default", "local"))
+    _ready(page)
+    marker = page.locator("#changes li.change")
+    assert marker.get_attribute("data-version") == sha(4) and "v1.0.4" in marker.inner_text()
+    assert page.locator(f'tr[data-version="{sha(4)}"] td').first.inner_text() == "v1.0.4"
+    assert page.locator(f'tr[data-version="{sha(5)}"] td').first.inner_text() == sha(5)[:12]
+    assert page.console_log.errors == []

@@ -8,6 +8,7 @@ which are warm-up iterations that analyses discard.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -151,6 +152,19 @@ class VersionAlias:
     def __post_init__(self):
         if self.kind not in ALIAS_KINDS:
             raise ValueError(f"`kind` must be one of {', '.join(ALIAS_KINDS)}, got {self.kind!r}")
+
+
+def version_labels(aliases: Mapping[str, Iterable[VersionAlias]]) -> dict[str, str]:
+    """The name each tagged version is shown by, by stored name: its tag (the first by name, when
+    it has several), as people name a release, rather than the commit's short sha it is stored
+    under.  ``aliases`` is :meth:`regbench.store.Store.aliases`; a branch name is no label, since
+    a branch moves on."""
+    labels = {}
+    for name, names in aliases.items():
+        tags = sorted(a.name for a in names if a.kind == "tag")
+        if tags:
+            labels[name] = tags[0]
+    return labels
 
 
 @dataclass

@@ -12,16 +12,17 @@ import json
 import math
 import shutil
 import sys
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Set
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
+from ..model import version_labels  # noqa: F401 - where the commands take it from
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from ..model import VersionAlias
 
 # Tables piped to a file or a CI log are not squeezed into 80 columns.
 _WIDTH = shutil.get_terminal_size((160, 24)).columns
@@ -64,19 +65,6 @@ def fmt_value(x: float | None, unit: str = "") -> str:
     if x is None or not math.isfinite(x):
         return "—"
     return f"{x:.4g}{(' ' + unit) if unit else ''}"
-
-
-def version_labels(aliases: Mapping[str, Iterable[VersionAlias]]) -> dict[str, str]:
-    """The name each tagged version is shown by, by stored name: its tag (the first by name, when
-    it has several), as people name a release, rather than the commit's short sha it is stored
-    under.  ``aliases`` is :meth:`regbench.store.Store.aliases`; a branch name is no label, since
-    a branch moves on."""
-    labels = {}
-    for name, names in aliases.items():
-        tags = sorted(a.name for a in names if a.kind == "tag")
-        if tags:
-            labels[name] = tags[0]
-    return labels
 
 
 def fmt_pct(x: float | None, *, sign: bool = True) -> str:

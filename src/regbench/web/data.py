@@ -41,7 +41,7 @@ import numpy as np
 
 from ..analysis import ExperimentSummary, summarize_series
 from ..errors import NotFoundError
-from ..model import Alert, Series
+from ..model import Alert, Series, version_labels
 from ..store import Store
 
 FORMAT_VERSION = 1
@@ -130,6 +130,8 @@ class Dashboard:
     of_benchmark: dict[str, list[SeriesData]] = field(default_factory=dict)
     alerts: list[Alert] = field(default_factory=list)
     versions: list[dict] = field(default_factory=list)
+    #: The tag each tagged version is shown by, by stored name (:func:`regbench.model.version_labels`).
+    labels: dict[str, str] = field(default_factory=dict)
     generated: str = ""
     fingerprint: tuple = ()
     #: What pages derived from this state of the store (a comparison's rows...), by key.
@@ -147,6 +149,9 @@ class Dashboard:
             alerts = list_alerts(self.store)
             stored = self.store.versions()
             commits = {v.name: v.commit for v in stored}
+            # A version is shown by its tag where it has one (v1.2.0, not a short sha), as the
+            # command line shows it; links and URLs keep its stored name.
+            self.labels = version_labels(self.store.aliases())
             loaded = self.store.load_series()
             summaries = summarize_series(loaded, confidence_level=CONFIDENCE, robust=False)
             by_series: dict[tuple[str, str, str], list[ExperimentSummary]] = {}
@@ -165,8 +170,8 @@ class Dashboard:
             for s in series:
                 self.of_benchmark.setdefault(s.benchmark, []).append(s)
             self.alerts = alerts
-            self.versions = [{"name": v.name, "commit": v.commit, "commit_url": commit_link(self.url, v.commit)}
-                             for v in stored]
+            self.versions = [{"name": v.name, "label": self.labels.get(v.name, v.name), "commit": v.commit,
+                              "commit_url": commit_link(self.url, v.commit)} for v in stored]
             self.generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
             self.fingerprint = now
             self.cache = {}
@@ -183,7 +188,8 @@ class Dashboard:
                 # An interval of no width (every run the same: a count exactly 0 in every run, as
                 # Go's allocs/op of an allocation-free loop) is as precise as can be, at 0 too.
                 widths.append(abs(hw / est) if hw else 0.0)
-            versions.append({"name": v.name, "commit": v.commit, "commit_url": commit_link(self.url, v.commit),
+            versions.append({"name": v.name, "label": self.labels.get(v.name, v.name), "commit": v.commit,
+                             "commit_url": commit_link(self.url, v.commit),
                              "time": v.timestamp.strftime("%Y-%m-%d %H:%M") if v.timestamp else None,
                              "estimate": _num(est), "low": _num(est - hw), "high": _num(est + hw),
                              "runs": plain.n_runs if plain is not None else 0, "failed": s.failed[k]})
@@ -193,6 +199,8 @@ class Dashboard:
         changes = []
         for a in alerts:
             changes.append({"alert": a.id, "version": a.version, "previous": a.previous,
+                            "version_label": self.labels.get(a.version, a.version),
+                            "previous_label": self.labels.get(a.previous, a.previous),
                             "index": names.index(a.version) if a.version in names else None,
                             "commit": commits.get(a.version), "commit_url": commit_link(self.url, commits.get(a.version)),
                             "kind": a.kind, "change": _num(a.change, 4), "low": _num(a.ci_low, 4),

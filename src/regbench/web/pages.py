@@ -78,7 +78,9 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
         events = alert_history(dash.store, a.id) if history else []
         rows.append({"id": a.id, "benchmark": a.benchmark, "config": a.config, "machine": a.machine,
                      "series_id": series_id(a.benchmark, a.config, a.machine), "version": a.version,
-                     "previous": a.previous, "commit_url": links.get(a.version), "kind": a.kind,
+                     "previous": a.previous, "version_label": dash.labels.get(a.version, a.version[:10]),
+                     "previous_label": dash.labels.get(a.previous, a.previous[:10]),
+                     "commit_url": links.get(a.version), "kind": a.kind,
                      "change_text": _pct(a.change), "interval_text": f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]",
                      "status": a.status,
                      "history": [{"status": e.status, "who": e.who, "at": e.at.strftime("%Y-%m-%d %H:%M"),
@@ -128,6 +130,7 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
         rows.sort(key=lambda r: -abs(r["change"]) if math.isfinite(r["change"]) else 0.0)
         a, b = (found[0].a, found[0].b) if found else (a, b)
     return render("compare.html", dash, viewer, page="compare", rows=rows, a=a, b=b, versions=dash.versions,
+                  a_label=dash.labels.get(a, a) if a else a, b_label=dash.labels.get(b, b) if b else b,
                   message=message, confidence_text=f"{CONFIDENCE:.0%}")
 
 

@@ -35,6 +35,11 @@
     return e;
   }
 
+  // A version by its tag where it has one (v1.2.0), else by its stored name (a short sha).
+  function tagged(v) { return v.label && v.label !== v.name; }
+  function shortLabel(v) { return tagged(v) ? v.label : v.name.slice(0, 7); }
+  function fullLabel(v) { return tagged(v) ? v.label + " (" + v.name + ")" : v.name; }
+
   function pct(x) { return x === null || x === undefined ? "?" : (x >= 0 ? "+" : "") + (100 * x).toFixed(1) + "%"; }
   // A change from exactly 0 in every run (a count such as allocs/op): JSON carries no infinity.
   function changePct(c) { return c.from_zero ? "+∞ (from 0)" : pct(c.change); }
@@ -192,12 +197,12 @@
         } } },
         axes: [
           { label: "version", values: function (u, splits) {
-            return splits.map(function (x) { return Number.isInteger(x) && data.versions[x] ? data.versions[x].name.slice(0, 7) : ""; });
+            return splits.map(function (x) { return Number.isInteger(x) && data.versions[x] ? shortLabel(data.versions[x]) : ""; });
           }, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] },
           { label: data.unit, size: 70 }
         ],
         series: [
-          { label: "version", value: function (u, x) { var k = Math.round(x); return data.versions[k] ? data.versions[k].name : ""; } },
+          { label: "version", value: function (u, x) { var k = Math.round(x); return data.versions[k] ? fullLabel(data.versions[k]) : ""; } },
           { label: "estimate", stroke: "#2f5bd3", width: 2, spanGaps: true, points: { size: 7 } },
           { label: "low", stroke: "rgba(47,91,211,.45)", width: 1, spanGaps: true, dash: [4, 3] },
           { label: "high", stroke: "rgba(47,91,211,.45)", width: 1, spanGaps: true, dash: [4, 3] },
@@ -244,7 +249,7 @@
         var li = el("li", { "class": "change " + c.kind, "data-version": c.version, "data-previous": c.previous,
           "data-commit": c.commit || "", "data-kind": c.kind, "data-change": String(c.change), "data-status": c.status });
         li.appendChild(document.createTextNode(c.kind + " of " + changePct(c) + (c.from_zero ? "" : " [" + pct(c.low) + ", " + pct(c.high) + "]") + " at "));
-        var label = (c.commit || c.version).slice(0, 10);
+        var label = c.version_label && c.version_label !== c.version ? c.version_label : (c.commit || c.version).slice(0, 10);
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
         li.appendChild(document.createTextNode(" since " + c.previous.slice(0, 10) + " (alert #" + c.alert + ", " + c.status + ")"));
         ul.appendChild(li);
@@ -252,7 +257,7 @@
       var tbody = q("versions").querySelector("tbody");
       d.versions.forEach(function (v) {
         var tr = el("tr", { "data-version": v.name });
-        tr.appendChild(el("td", {}, v.name.slice(0, 12)));
+        tr.appendChild(el("td", {}, tagged(v) ? v.label : v.name.slice(0, 12)));
         var td = el("td");
         if (v.commit) { td.appendChild(v.commit_url ? el("a", { href: v.commit_url }, v.commit.slice(0, 10)) : el("code", {}, v.commit.slice(0, 10))); }
         tr.appendChild(td);
