@@ -117,6 +117,17 @@ def test_a_series_exactly_0_throughout_is_not_searched_and_higher_is_better_is_l
     assert detect_changes([series([0] * 8 + [5] * 4, direction="higher")]).changes == ()
 
 
+def test_versions_exactly_0_are_not_searched_by_the_detector_before_the_step_is_significant():
+    """One run a version: a step from 0 to noisy counts needs several versions to be significant.
+    Until then the detector searched the zeros with the counts and reported changes of a few
+    percent at p = 0 among the counts; it now searches the counts alone, which hold none."""
+    for k in range(9, 16):
+        s = series([0] * 8 + ["noisy"] * (k - 7), seed=k + 1, runs=1)
+        assert detect_changes([s]).changes == (), k
+    (c,) = detect_changes([series([0] * 8 + ["noisy"] * 9, seed=17, runs=1)]).changes
+    assert (c.version, c.change) == ("v008", math.inf)
+
+
 def test_the_fdr_control_counts_every_pair_where_a_step_from_0_could_be():
     # 12 versions, 8 at 0 then 4 above: 11 neighbouring pairs, whether their runs separated or
     # not, besides what the detector tested on the stretch above 0.
