@@ -199,6 +199,22 @@ def test_split_groups_units_by_plan_and_says_why_it_does_not_split():
     assert "no filter" in (split_invocation(hf, plans).reason or "")
 
 
+def test_a_tool_is_never_asked_for_fewer_repetitions_than_it_accepts():
+    """Criterion refuses fewer than 10 samples (`--sample-size`): a plan of 1 iteration (what
+    optimize chose for a stable benchmark) runs 10, split or not; Go takes any count."""
+    from regbench.optimize.plans import CampaignPlans, planned_spec
+
+    crit = BenchmarkSpec(name="crit", kind="command", format="criterion", runs=3, iterations=20,
+                         command=("sh", "-c", 'CRITERION_HOME={output} cargo bench -- "$REGBENCH_SELECT"'))
+    plans = [_plan("crit/decode", 3, 1), _plan("crit/encode/hex/64", 3, 20)]
+    split = split_invocation(crit, plans)
+    assert sorted((g.select, g.iterations) for g in split.groups) == [("^(decode)$", 10), ("^(encode/hex/64)$", 20)]
+    one = CampaignPlans(runs={"crit": 3}, iterations={"crit": 1}, plans=(), unplanned=())
+    assert planned_spec(crit, one).iterations == 10
+    go = BenchmarkSpec(name="go", kind="command", format="go", command=("go", "test", "-bench", "."))
+    assert planned_spec(go, CampaignPlans(runs={"go": 3}, iterations={"go": 1}, plans=(), unplanned=())).iterations == 1
+
+
 # ---------------------------------------------------------------------- end to end, a tool
 #: A tool printing `go test -bench` text for BenchmarkA, B and C (each with a B/op metric),
 #: running those its first argument (a regex, as -bench) selects (and A too with ALWAYS_A), its

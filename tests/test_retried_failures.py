@@ -103,6 +103,11 @@ def test_a_benchmark_whose_runs_of_b_all_failed_is_a_failed_verdict_that_gates(t
         assert (rows["b"].comparison.runs_a, rows["b"].comparison.runs_b) == (3, 0)
     assert main(["--store", str(path), "compare", "v1", "v2"]) == 1
     assert "failed" in capsys.readouterr().out
+    assert main(["--store", str(path), "compare", "v1", "v2", "--format", "json"]) == 1
+    import json
+
+    doc = {row["benchmark"]: row for row in json.loads(capsys.readouterr().out)}
+    assert (doc["b"]["verdict"], doc["b"]["unit"], doc["b"]["direction"]) == ("failed", "s", "lower")
     assert main(["--store", str(path), "compare", "v1", "v2", "--format", "github"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("### :x: regbench: 1 failed, 0 regressions, 0 improvements, 1 unchanged, 1 inconclusive")

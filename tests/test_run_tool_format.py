@@ -228,3 +228,15 @@ def test_a_warmup_that_leaves_no_sample_is_a_garbage_result_that_says_why(tmp_pa
         assert "1 sample reported, all of them warm-up (warmup = 2)" in tail
         assert "2 samples reported, all of them warm-up (warmup = 2)" in next(
             r for r in runs if r.benchmark == "short").stderr_tail
+
+
+def test_a_series_a_tool_reports_is_named_to_its_benchmark_when_asked_to_run(tmp_path):
+    cfg = write_config(tmp_path, 'name = "x"\n', [
+        {"name": "crit", "format": "criterion", "command": ["sh", "-c", "CRITERION_HOME={output} cargo bench"]},
+        {"name": "plain", "command": [sys.executable, "-c", "print(1)"]}])
+    config = load_config(cfg)
+    with pytest.raises(ConfigError, match=r"no benchmark named 'crit/encode/hex/64': it is reported by the "
+                                          r"criterion benchmark 'crit', .*--benchmark crit"):
+        config.benchmark("crit/encode/hex/64")
+    with pytest.raises(ConfigError, match=r"no benchmark named 'plain/x'$"):
+        config.benchmark("plain/x")  # not a tool's: nothing reports it

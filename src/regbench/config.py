@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeGuard
 
 from .errors import ConfigError, shown
-from .model import CHANGE_KINDS, DIRECTIONS, measure_series
+from .model import CHANGE_KINDS, DIRECTIONS, SeriesName, measure_series
 
 if TYPE_CHECKING:
     from .screening.space import ConfigurationSpace
@@ -374,6 +374,12 @@ class ProjectConfig:
         for b in self.benchmarks:
             if b.name == name:
                 return b
+        base = SeriesName.parse(name).benchmark
+        tool = next((b for b in self.benchmarks if b.name == base and b.format and base != name), None)
+        if tool is not None:  # a series a tool reports: run by its configured benchmark
+            raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}: it is reported by the "
+                              f"{tool.format} benchmark {base!r}, which runs all its command selects (--benchmark "
+                              f"{base}; to run fewer, narrow its filter in the command)")
         raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}")
 
 

@@ -120,6 +120,10 @@ class Adapter(abc.ABC):
         likewise.  Default: none (the tool's output does not name failed benchmarks)."""
         return []
 
+    #: The fewest repetitions the tool accepts in one invocation (Criterion's ``--sample-size``
+    #: is at least 10): ``run --plan optimized`` never asks a tool benchmark for fewer.
+    min_iterations: int = 1
+
     #: The tool's own filter that ``REGBENCH_SELECT`` is written for (``go test -bench``), for
     #: people; empty when the tool cannot run only some of its benchmarks (then an invocation is
     #: never split, :func:`regbench.optimize.plans.split_invocation`).

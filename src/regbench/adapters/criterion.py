@@ -55,6 +55,7 @@ class CriterionAdapter(Adapter):
     """Criterion.rs ``new/sample.json`` files: one run per benchmark, ns per iteration."""
 
     name = "criterion"
+    min_iterations = 10  # Criterion panics below 10 samples (`assertion failed: num_size >= 10`)
     description = "Criterion.rs target/criterion (new/sample.json): ns per iteration of each sample"
     selection = "cargo bench -- FILTER (Rust regex, found in the benchmark's id): ^(group/f/1|g/h)$"
 

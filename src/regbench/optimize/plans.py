@@ -442,8 +442,12 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     iterations then last as configured."""
     if spec.name not in plans.runs:
         return spec
-    out = dataclasses.replace(spec, iterations=plans.iterations[spec.name],
-                              runs=plans.runs[spec.name], plan="fixed")
+    iterations = plans.iterations[spec.name]
+    if spec.format is not None:  # never fewer repetitions than the tool accepts
+        from ..adapters.base import get_adapter
+
+        iterations = max(iterations, get_adapter(spec.format).min_iterations)
+    out = dataclasses.replace(spec, iterations=iterations, runs=plans.runs[spec.name], plan="fixed")
     warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
     if spec.name in plans.slices and shortening_refused(spec, full_slices=plans.slices[spec.name][1],
                                                         warmup=warmed) is None:
@@ -597,7 +601,7 @@ def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known:
         name = SeriesName.parse(p.benchmark).reported
         if name is not None:
             r, i = levels.get(name, (0, 0))
-            levels[name] = (max(r, p.runs), max(i, p.iterations))
+            levels[name] = (max(r, p.runs), max(i, p.iterations, adapter.min_iterations))
     configured = {name: (spec.runs, spec.iterations) for name in known if name not in levels}
     unit_of: dict[str, str] = {}
     for name in [*levels, *configured]:

@@ -191,7 +191,7 @@ def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -
     """One object per benchmark: both means, the change with its interval, runs, verdict."""
     return [{
         "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
-        "mean_a": finite(r.comparison.mean_a), "mean_b": finite(r.comparison.mean_b),
+        "unit": r.unit, "direction": r.direction, "mean_a": finite(r.comparison.mean_a), "mean_b": finite(r.comparison.mean_b),
         "change": finite(r.comparison.change), "ci_low": finite(r.comparison.ci_low),
         "ci_high": finite(r.comparison.ci_high), "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b,
         "verdict": r.verdict, "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
