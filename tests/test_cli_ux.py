@@ -340,3 +340,18 @@ def test_compare_help_says_versions_are_stored_and_system_check_suggests_no_aslr
 def test_the_readme_range_says_what_it_leaves_out():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "--versions v1.0^..main" in readme and "leaves v1.0 itself out" in readme
+
+
+def test_a_panic_is_the_cause_said_not_the_line_a_tool_wrote_after_it():
+    """cargo prints `error: bench failed, to rerun pass ...` after a Rust panic's message, and Go
+    a goroutine trace after `panic: ...`: the account of a campaign quotes the panic."""
+    from regbench.report.campaign import failure_cause
+
+    rust = ("   Compiling hexbench\nthread 'main' (11955) panicked at vendor-hex/src/lib.rs:280:37:\n"
+            "PLANTED PANIC in encode_upper\nnote: run with `RUST_BACKTRACE=1` environment variable to display a "
+            "backtrace\nerror: bench failed, to rerun pass `--bench hex`\n[regbench] exit status 101")
+    assert failure_cause("failed", rust) == "failed (exit status 101): panicked: PLANTED PANIC in encode_upper"
+    go = "panic: nil tree\n\ngoroutine 7 [running]:\nexample.com/x.f()\n\t/src/x.go:3 +0x1d\n[regbench] exit status 2"
+    assert failure_cause("failed", go) == "failed (exit status 2): panic: nil tree"
+    py = "Traceback (most recent call last):\n  File \"b.py\", line 1\nValueError: boom\n[regbench] exit status 1"
+    assert failure_cause("failed", py) == "failed (exit status 1): ValueError: boom"

@@ -116,8 +116,22 @@ def failure_cause(status: str, stderr_tail: str | None, *, width: int = 160) -> 
     head = status + (f" ({notes[-1]})" if notes else "")
     if not own:
         return head
-    last = own[-1].strip()
+    last = _panic(own) or own[-1].strip()
     return f"{head}: {last if len(last) <= width else last[:width - 1] + '…'}"
+
+
+def _panic(lines: list[str]) -> str | None:
+    """The message of a panic the output holds, which the lines after it do not say: Rust prints
+    ``thread 'main' panicked at FILE:LINE:COL:`` then the message, then cargo's ``error: bench
+    failed, to rerun pass ...``; Go prints ``panic: MESSAGE`` then the goroutines' traces."""
+    for k, line in enumerate(lines):
+        text = line.strip()
+        if text.startswith("panic: "):
+            return text
+        if " panicked at " in text:
+            message = lines[k + 1].strip() if k + 1 < len(lines) and text.endswith(":") else ""
+            return f"panicked: {message}" if message else text
+    return None
 
 
 #: Causes listed at the end of a campaign, the most frequent first; the rest are counted.
