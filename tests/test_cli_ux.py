@@ -82,6 +82,12 @@ def test_failed_campaign_exits_4_with_one_line_per_cause_then_retries(tmp_path, 
     assert "Failed runs" not in shown and "6 failed runs not listed" in shown
     assert main(["--config", str(cfg), "show", "--runs"]) == 0
     assert capsys.readouterr().out.count("failed (retried since)") == 6
+    # A failure retried with success since fills no slot: 3 runs each is one more ok run each,
+    # and nothing is said to be left failed.
+    assert main(["--config", str(cfg), "run", "--runs", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "2 runs stored (2 ok)" in out and "failed earlier" not in out
+    assert [s for _, s in statuses(store_path, "b")] == ["failed"] * 2 + ["ok"] * 3
 
 
 def test_show_full_prints_all_of_the_stderr_kept(tmp_path, capsys):

@@ -562,9 +562,26 @@ class _Campaign:
             taken |= mine
             history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
                                                     exclude_campaigns=sessions) if sessions else mine)
+        # A failed run that a later campaign ran again with success is history, not one of the
+        # experiment's runs: it neither fills a slot (`--runs 8` after a retry runs up to 8 ok
+        # runs) nor counts as a failure to run again; its index stays taken.
+        history -= self._retried(ctx)
         attributed = self._attribution()
         return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history, attributed),
                         retry_failed=self.retry_failed, groups=self._slot_groups(), attributed=attributed)
+
+    @staticmethod
+    def _retried(ctx) -> set[tuple[str, str, int]]:
+        """``(benchmark, version, run index)`` of this configuration's and machines' failed runs
+        that were run again with success since (:func:`regbench.inventory.retried_failures`)."""
+        from ..inventory import configured_benchmarks, retried_failures
+
+        if not ctx.store.runs(failed=True):
+            return set()
+        runs = ctx.store.runs()
+        ids = retried_failures(runs, configured_benchmarks(ctx.store))
+        return {(r.benchmark, r.version, r.run_index) for r in runs
+                if r.id in ids and r.config == ctx.config_name and r.machine in ctx.all_machines}
 
     def _slot_groups(self) -> dict[str, SlotGroup]:
         from ..adapters.base import get_adapter
