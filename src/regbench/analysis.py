@@ -9,10 +9,12 @@ that the CLI, reports and the web layer present.  Detection over a store has its
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -148,23 +150,26 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     if a == b:
         raise NotFoundError("compare needs two different versions")
     out = []
-    known: dict[str, Any] = {}  # read from the store once, when a series first needs them
+
+    @functools.cache  # read from the store once, when a series first needs it
+    def open_failures() -> Counter:
+        from .inventory import open_failures
+
+        return open_failures(store)
+
+    @functools.cache
+    def configured_names() -> frozenset[str]:
+        from .inventory import configured_benchmarks
+
+        return frozenset().union(*configured_benchmarks(store).values())
 
     def failing(name: str, version: str, s: Series) -> bool:
         """Whether ``name`` has failed runs on ``version`` (of ``s``'s setup) not retried since."""
-        if "failures" not in known:
-            from .inventory import open_failures
-
-            known["failures"] = open_failures(store)
-        return known["failures"][(name, version, s.config, s.machine)] > 0
+        return open_failures()[(name, version, s.config, s.machine)] > 0
 
     def configured(name: str) -> bool:
         """Whether a campaign's configuration named a benchmark ``name`` (so it is no tool's report)."""
-        if "configured" not in known:
-            from .inventory import configured_benchmarks
-
-            known["configured"] = set().union(*configured_benchmarks(store).values())
-        return name in known["configured"]
+        return name in configured_names()
 
     for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b]):
         names = [v.name for v in s.versions]

@@ -143,13 +143,19 @@ def configured_benchmarks(store: Store) -> dict[int, frozenset[str]]:
     return {c.id: frozenset((c.plan or {}).get("benchmarks") or ()) for c in store.campaigns()}
 
 
+def runs_and_retries(store: Store, *, version: str | None = None) -> tuple[list[RunInfo], frozenset[int]]:
+    """The stored runs (of ``version``) and the ids of the failed ones run again with success
+    since (:func:`retried_failures`); no runs at all, at the cost of one query, when none failed."""
+    if not store.runs(version=version, failed=True):
+        return [], frozenset()
+    runs = store.runs(version=version)
+    return runs, retried_failures(runs, configured_benchmarks(store))
+
+
 def open_failures(store: Store, *, version: str | None = None) -> Counter:
     """Failed runs not run again with success since (:func:`retried_failures`), counted by
     ``(benchmark, version, config, machine)``; empty, at the cost of one query, when no run failed."""
-    if not store.runs(version=version, failed=True):
-        return Counter()
-    runs = store.runs(version=version)
-    retried = retried_failures(runs, configured_benchmarks(store))
+    runs, retried = runs_and_retries(store, version=version)
     return Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
                    if r.status != "ok" and r.id not in retried)
 

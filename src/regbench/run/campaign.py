@@ -574,12 +574,9 @@ class _Campaign:
     def _retried(ctx) -> set[tuple[str, str, int]]:
         """``(benchmark, version, run index)`` of this configuration's and machines' failed runs
         that were run again with success since (:func:`regbench.inventory.retried_failures`)."""
-        from ..inventory import configured_benchmarks, retried_failures
+        from ..inventory import runs_and_retries
 
-        if not ctx.store.runs(failed=True):
-            return set()
-        runs = ctx.store.runs()
-        ids = retried_failures(runs, configured_benchmarks(ctx.store))
+        runs, ids = runs_and_retries(ctx.store)
         return {(r.benchmark, r.version, r.run_index) for r in runs
                 if r.id in ids and r.config == ctx.config_name and r.machine in ctx.all_machines}
 
