@@ -69,6 +69,9 @@ repo = "."
 # A commit that fails to build is recorded as such and the campaign goes on.
 # build = ["make", "-j2"]
 # build_timeout = 600
+# How many built commits are kept (their worktrees, beside the store) so that the next campaign
+# does not build them again; 0 builds every commit again in every campaign.
+# build_cache = 8
 # Benchmarks kept outside the project's history (as asv does), so that old versions are measured
 # with today's benchmarks: this folder (relative to this file) is put first on PYTHONPATH of every
 # run of every version and exported as REGBENCH_BENCHMARK_DIR; it is not copied into worktrees.
@@ -345,6 +348,8 @@ class ProjectConfig:
     url: str | None = None  # the repository's web page: the dashboard links commits under URL/commit/SHA
     build: tuple[str, ...] | None = None
     build_timeout: float = 600.0
+    #: How many built commits' worktrees are kept between campaigns (``[project] build_cache``).
+    build_cache: int = 8
     store: str | None = None
     python: str = sys.executable
     #: What the benchmarks need besides the release (pip requirements, ``pytest-benchmark>=4``),
@@ -388,7 +393,7 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures", "threads"}
-_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "store", "python", "benchmark_dir", "branch", "url",
+_PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "build_cache", "store", "python", "benchmark_dir", "branch", "url",
                  "benchmark_requires"}
 
 
@@ -522,6 +527,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         url=url,
         build=build,
         build_timeout=_positive(proj.get("build_timeout", 600.0), "[project] `build_timeout`", fail, float),
+        build_cache=_build_cache(proj.get("build_cache", 8), fail),
         store=proj.get("store"),
         python=str(proj.get("python", sys.executable)),
         benchmark_requires=benchmark_requires,
@@ -800,6 +806,14 @@ def _argv(value, label: str, fail: Fail) -> list[str]:
     if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
         fail(f"{label} must be a non-empty list of strings")
     return list(value)
+
+
+def _build_cache(value, fail: Fail) -> int:
+    """``[project] build_cache``: a number of kept builds, 0 to keep none."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        fail(f"[project] `build_cache` must be a non-negative integer (builds kept between campaigns), "
+             f"got {shown(value)}")
+    return value
 
 
 def _positive(value, label: str, fail: Fail, typ, *, limit: float | None = None):

@@ -203,7 +203,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
                                            checked.versions, checked.noise, runs=runs)
                 # One set of worktrees for the suite's campaigns: each version is checked out and
                 # built once, not once per configuration.
-                trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+                trees = stack.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
                 results = run_suite(config, store, suite, run=campaign, benchmarks=list(benchmarks) or None,
                                     template_dir=cache_dir.parent / "screen-files", check=check_env)
     except KeyboardInterrupt:

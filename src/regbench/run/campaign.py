@@ -472,7 +472,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         ctx = RunContext(store, campaign_id, machine, config_name, noise, executor, tuple(sorted(remote)),
                          where_made=where != LocalExecutor.name)
         if trees is None:
-            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
                              noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None,
                              tuple(experiments), groups, tuple(splits.values()))

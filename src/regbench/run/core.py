@@ -48,7 +48,7 @@ from .execute import SELECT_ENV, RunOutcome, all_warmup_note, execute_run, no_co
 from .noise import pad_environment
 from .process import NOTE, with_note
 from .ramdisk import remove_stale_scratch
-from .versions import Commit, Worktrees, build_version, prepare_tree, resolve_revisions, working_tree_version
+from .versions import Commit, Worktrees, build_key, build_version, prepare_tree, resolve_revisions, working_tree_version
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -254,8 +254,10 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
         assert version.tree is not None  # the working tree, in place
         tree, reusable = version.tree, version.reusable_build
     elif trees is not None:
-        reusable = version.commit.sha in trees.trees  # a fresh checkout has no build yet
         tree = trees.checkout(version.commit)
+        # A fresh checkout has no build yet; a tree this campaign built, or a kept one taken
+        # (``[project] build_cache``), has the build of the key recorded with it.
+        reusable = config.build is not None and trees.built_with(version.commit.sha) == build_key(config.build)
     else:
         reusable = (cache_dir / version.commit.sha).is_dir()
         tree = prepare_tree(Path(config.repo or config.root), version.commit, cache_dir)
@@ -265,6 +267,8 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
                               timeout=config.build_timeout, version_info=version.info,
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
+        if trees is not None and version.commit is not None and status == "ok":
+            trees.mark_built(version.commit.sha, build_key(config.build))
     ready = ReadyVersion(version.info, tree, config.python, benchmark_dir_env(config)) if status == "ok" else None
     return Prepared(ready, status, cached)
 

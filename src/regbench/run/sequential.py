@@ -293,7 +293,7 @@ class Session:
                       duet=(list(self.duet.cores) if self.duet.usable else self.duet.reason)
                       if self.duet is not None else None))
         self.runner = TrialRunner(RunContext(store, campaign_id, machine, setup.config_name, noise, LocalExecutor()))
-        self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir)
+        self.trees = Worktrees(Path(config.repo or config.root), self.cache_dir, keep=config.build_cache)
         self._duet_runner: TrialRunner | None = None
         self._told: set[tuple[str, int]] = set()
         if self.duet is not None and self.duet.usable:

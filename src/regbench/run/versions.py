@@ -1,10 +1,12 @@
 """Versions from git: resolve revisions in history order, check them out, build them.
 
 Each commit gets its own ``git worktree`` (detached) under a cache folder for the length of one
-campaign or session (:class:`Worktrees`), so the user's working tree is never touched and no
-worktree stays registered in the user's repository once it ends.  A commit is built there once per build
-command: the result is recorded in the store (``build`` table) keyed by a short hash of the build
-argv, so an ``ok`` build is not run again and a failed one is not retried unless asked.  A commit
+campaign or session (:class:`Worktrees`), so the user's working tree is never touched; once it
+ends, only the trees built with success stay registered in the user's repository, kept (up to
+``[project] build_cache`` of them) for the next campaign of the same commit.  A commit is built
+there once per build command: the result is recorded in the store (``build`` table) keyed by a
+short hash of the build argv, so an ``ok`` build is not run again and a failed one is not retried
+unless asked.  A commit
 that fails to build is a recorded result, not an error: its runs are skipped and the campaign goes
 on (DESIGN.md "Principles").
 
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import VersionError
+from ..locks import locked_folder
 from ..model import VersionAlias, VersionInfo
 from .process import STDERR_TAIL, read_tail, run_process, with_note
 
@@ -357,21 +360,38 @@ def prepare_tree(repo: Path, commit: Commit, cache_dir: Path) -> Path:
 
 class Worktrees:
     """The git worktrees of one campaign or session, removed from the user's repository when it
-    ends (normally, on an error or on Ctrl-C: use it as a context manager).
+    ends (normally, on an error or on Ctrl-C: use it as a context manager), except the built ones
+    it is told to keep.
 
     Each checkout goes to a folder of its own under ``cache_dir`` (``<cache_dir>/<pid>-<random>/
     <sha>``), so that campaigns running at the same time never remove each other's trees.
     Opening it runs ``git worktree prune`` (forgets worktrees whose folders are gone, left by a
     killed campaign); closing it runs ``git worktree remove --force`` on each of its trees, then
-    removes its folder.  Builds are made again in each new tree (a recorded failure is kept:
-    :func:`build_version`).
+    removes its folder.
+
+    **Kept builds** (``keep`` > 0, ``[project] build_cache``): a tree whose build succeeded
+    (:meth:`mark_built`) is moved, when the campaign ends, to ``<cache_dir>/kept/<sha>`` with the
+    build command's key beside it, and the next campaign that checks that commit out takes the
+    tree (moves it into its own folder) with its build, so an unchanged commit is not built again
+    campaign after campaign (asv keeps its builds the same way, a fixed number of them).  A kept
+    tree belongs to one campaign at a time: one taken is no longer under ``kept/``, and a second
+    campaign wanting the same commit meanwhile checks it out afresh.  Only the ``keep`` trees
+    used last are kept; the others are removed.  Moving in and out holds the lock of ``kept/``.
+    A recorded failure is kept whatever the tree (:func:`build_version`).
     """
 
-    def __init__(self, repo: Path, cache_dir: Path):
+    def __init__(self, repo: Path, cache_dir: Path, *, keep: int = 0):
         self.repo = Path(repo)
         self.cache_dir = Path(cache_dir).resolve()
+        self.keep = max(0, int(keep))
         self.folder: Path | None = None
         self.trees: dict[str, Path] = {}
+        #: sha -> the key (:func:`build_key`) of the build command that succeeded in its tree.
+        self.built: dict[str, str] = {}
+
+    @property
+    def kept_dir(self) -> Path:
+        return self.cache_dir / "kept"
 
     def __enter__(self) -> Worktrees:
         return self
@@ -380,7 +400,7 @@ class Worktrees:
         self.close()
 
     def checkout(self, commit: Commit) -> Path:
-        """A detached worktree of ``commit``, made once per campaign."""
+        """A detached worktree of ``commit``, made once per campaign (a kept one taken if any)."""
         if commit.sha in self.trees:
             return self.trees[commit.sha]
         if self.folder is None:
@@ -388,13 +408,74 @@ class Worktrees:
             with contextlib.suppress(VersionError):
                 git(self.repo, "worktree", "prune")  # dead entries of campaigns killed earlier
             self.folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self.cache_dir))
+        if self.keep and self._take_kept(commit.sha):
+            return self.trees[commit.sha]
         self.trees[commit.sha] = prepare_tree(self.repo, commit, self.folder)
         return self.trees[commit.sha]
 
+    def mark_built(self, sha: str, key: str) -> None:
+        """The build command of key ``key`` succeeded in ``sha``'s tree: it may be kept."""
+        self.built[sha] = key
+
+    def built_with(self, sha: str) -> str | None:
+        """The key of the build that succeeded in ``sha``'s tree (this campaign's or a kept one's)."""
+        return self.built.get(sha)
+
+    def _take_kept(self, sha: str) -> bool:
+        assert self.folder is not None
+        try:
+            with locked_folder(self.kept_dir):
+                source, marker = self.kept_dir / sha, self.kept_dir / f"{sha}.key"
+                if not (source.is_dir() and marker.is_file()):
+                    return False
+                key = marker.read_text().strip()
+                target = self.folder / sha
+                try:
+                    git(self.repo, "worktree", "move", str(source), str(target))
+                    ok = git(target, "rev-parse", "HEAD").strip() == sha
+                except VersionError:
+                    ok = False
+                marker.unlink(missing_ok=True)
+                if not ok:  # not a usable tree any more: check out afresh
+                    remove_worktrees(self.repo, [p for p in (source, target) if p.exists()])
+                    return False
+        except OSError:
+            return False
+        self.trees[sha] = target
+        self.built[sha] = key
+        return True
+
+    def _keep_built(self) -> None:
+        """Move the trees built with success to ``kept/``, then remove all but the ``keep`` used
+        last (and anything there without its key: a move that was interrupted)."""
+        with locked_folder(self.kept_dir):
+            for sha, key in self.built.items():
+                tree = self.trees.get(sha)
+                dest, marker = self.kept_dir / sha, self.kept_dir / f"{sha}.key"
+                if tree is None or dest.exists():  # another campaign kept this commit meanwhile
+                    continue
+                try:
+                    git(self.repo, "worktree", "move", str(tree), str(dest))
+                except VersionError:
+                    continue
+                marker.write_text(key + "\n")  # its time is the tree's last use
+                del self.trees[sha]
+            markers = sorted(self.kept_dir.glob("*.key"), key=lambda m: m.stat().st_mtime, reverse=True)
+            keep = {m.name[:-len(".key")] for m in markers[:self.keep]}
+            for m in markers[self.keep:]:
+                m.unlink(missing_ok=True)
+            stale = [p for p in self.kept_dir.iterdir() if p.is_dir() and p.name not in keep]
+            remove_worktrees(self.repo, stale)
+
     def close(self) -> None:
-        """Remove every worktree made (and its registration in the repository)."""
+        """Keep the trees built with success (``keep`` > 0), remove every other worktree made (and
+        its registration in the repository)."""
+        if self.keep and self.built:
+            with contextlib.suppress(OSError):
+                self._keep_built()
         remove_worktrees(self.repo, list(self.trees.values()))
         self.trees.clear()
+        self.built.clear()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None

@@ -298,7 +298,7 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         ready: dict[tuple[str, ...], list[ReadyVersion]] = {}
         failed: list[str] = []
         for variant in variants:
-            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir))
+            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
             built = dataclasses.replace(config, build=(*(config.build or ()), *variant)) if variant else config
             ready[variant], lost = _prepare(store, built, versions, cache_dir, trees)
             failed.extend(v for v in lost if v not in failed)
