@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import NotFoundError
-from .model import Series
+from .model import Series, SeriesName
 from .stats import Comparison, HierarchicalSummary, compare_runs, components, resampled_run_stats, verdict
 from .store import Store
 
@@ -41,6 +41,9 @@ class ExperimentSummary:
     warmup: int
     plain: HierarchicalSummary | None  # seed 000 s.3.1
     robust: HierarchicalSummary | None  # seed 000 s.4.2
+    #: The benchmark whose invocation failed at this version, leaving this series (a tool's
+    #: report or a measure of it) without a run there; None for an experiment with runs.
+    not_reported: str | None = None
 
 
 def summarize_series(series_list: Iterable[Series], *, confidence_level: float = 0.99,
@@ -104,17 +107,54 @@ def summarize(store: Store, *, benchmark: str | None = None, version: str | None
     version = store.resolve_version(version) if version else None
     series = store.load_series(benchmark, config=config, machine=machine, versions=[version] if version else None)
     rows = summarize_series(series, **options)
-    if not any(r.failed_runs for r in rows):
+    if not store.runs(version=version, failed=True):
         return rows
     # Failed runs that --retry-failed ran again with success since are history, not failures:
     # not counted, and an experiment with nothing else (a tool's invocation that failed whole,
     # whose retry stored what the tool reports under other names) is no row.
-    from .inventory import open_failures
+    from .inventory import configured_benchmarks, runs_and_retries
 
-    still = open_failures(store, version=version)
+    runs, retried = runs_and_retries(store, version=version)
+    still = Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
+                    if r.status != "ok" and r.id not in retried)
     rows = [dataclasses.replace(r, failed_runs=still[(r.benchmark, r.version, r.config, r.machine)])
             if r.failed_runs else r for r in rows]
-    return [r for r in rows if r.plain is not None or r.failed_runs]
+    rows = [r for r in rows if r.plain is not None or r.failed_runs]
+    missing = _not_reported(store, runs, still, benchmark=benchmark, config=config, machine=machine,
+                            configured=frozenset().union(*configured_benchmarks(store).values()))
+    if not missing:
+        return rows
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    first: dict[tuple[str, str, str], int] = {}
+    for k, r in enumerate(rows):  # the series keep their order; a series' versions follow history
+        first.setdefault((r.benchmark, r.config, r.machine), k)
+    for r in missing:  # a series with no row of its own goes after the others, by name
+        first.setdefault((r.benchmark, r.config, r.machine), len(rows) + len(first))
+    return sorted(rows + missing, key=lambda r: (first[(r.benchmark, r.config, r.machine)], order.get(r.version, -1)))
+
+
+def _not_reported(store: Store, runs, still: Counter, *, benchmark: str | None, config: str | None,
+                  machine: str | None, configured: frozenset[str]) -> list[ExperimentSummary]:
+    """A row for each series a tool reports (or each measure) with no run at all at a version
+    where the benchmark's own invocation failed (and was not run again with success since), so
+    that ``summary`` says why it has no result there rather than nothing (``compare`` calls such
+    a benchmark ``failed``)."""
+    failed = [key for key, n in still.items() if n]
+    present = {(r.benchmark, r.version, r.config, r.machine) for r in runs}
+    infos = {b.name: b for b in store.benchmarks()}
+    out = []
+    for name, cfg, mach in store.series_keys():
+        base = SeriesName.parse(name).benchmark
+        if base == name or name in configured or (benchmark is not None and name != benchmark) \
+                or (config is not None and cfg != config) or (machine is not None and mach != machine):
+            continue
+        info = infos.get(name)
+        for b, v, c, m in failed:
+            if b == base and (c, m) == (cfg, mach) and (name, v, c, m) not in present:
+                out.append(ExperimentSummary(name, v, cfg, mach, info.unit if info else "",
+                                             info.direction if info else "lower", 0, 0, None, None,
+                                             not_reported=base))
+    return out
 
 
 @dataclass(frozen=True)
@@ -144,7 +184,6 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     So has a benchmark a tool reported on A but not on B when the tool's invocation failed on B
     (a Go panic that ends ``go test`` before the benchmarks after it ran).
     """
-    from .model import SeriesName
 
     a, b = store.resolve_version(a), store.resolve_version(b)
     if a == b:

@@ -187,9 +187,20 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     def failed(counts: Counter, name: str) -> int:
         return sum(n for (key, st), n in counts.items() if key == name and st not in ("ok", "retried"))
 
-    benchmarks = tuple(BenchmarkCounts(b.name, b.unit, b.direction, by_bench[(b.name, "ok")],
+    stored = store.benchmarks()
+    names = [b.name for b in stored]
+    configured = frozenset().union(*configured_benchmarks(store).values()) if any("/" in n for n in names) else frozenset()
+
+    def unit(b) -> str:
+        # A tool benchmark's own series holds only its failed invocations (what the tool
+        # reports is stored as NAME/...): it has no unit, whatever the configuration's default.
+        if by_bench[(b.name, "ok")] == 0 and any(n.startswith(b.name + "/") and n not in configured for n in names):
+            return ""
+        return b.unit
+
+    benchmarks = tuple(BenchmarkCounts(b.name, unit(b), b.direction, by_bench[(b.name, "ok")],
                                        failed(by_bench, b.name), by_bench[(b.name, "retried")])
-                       for b in store.benchmarks() if not benchmark or b.name == benchmark)
+                       for b in stored if not benchmark or b.name == benchmark)
     latest = {}  # the latest build of each version, in the order versions were first built
     for build in store.builds():
         latest[build.version] = build

@@ -36,7 +36,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from .campaign import failure_cause
 
     retried = bool(inv.retried)  # failed runs run again with success since: counted apart
-    rows = [[escape(b.name), escape(b.unit), b.direction, str(b.runs_ok), str(b.runs_failed),
+    rows = [[escape(b.name), escape(b.unit) or "—", b.direction, str(b.runs_ok), str(b.runs_failed),
              *([str(b.runs_retried)] if retried else [])] for b in inv.benchmarks]
     emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed",
                               *(["failed, retried since"] if retried else [])], rows,
@@ -113,6 +113,8 @@ def summary_json(rows: Sequence[ExperimentSummary], *, confidence: float) -> lis
     for r in rows:
         d = {"benchmark": r.benchmark, "version": r.version, "config": r.config, "machine": r.machine,
              "unit": r.unit, "failed_runs": r.failed_runs}
+        if r.not_reported:  # no run: the invocation of this benchmark failed at the version
+            d["not_reported"] = r.not_reported
         for label, s in (("", r.plain), ("robust_", r.robust)):
             if s is None:
                 continue
@@ -160,8 +162,9 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         where = [escape(str(getattr(r, k))) for k in shown]
         version = escape(labels.get(r.version, r.version))
         if p is None:
-            table.append([escape(r.benchmark), version, *where, "0", "",
-                          f"[red]{r.failed_runs} failed runs[/red]", "", "", "", ""])
+            what = (f"[red]not reported: {escape(r.not_reported)} failed[/red]" if r.not_reported
+                    else f"[red]{r.failed_runs} failed runs[/red]")
+            table.append([escape(r.benchmark), version, *where, "0", "", what, "", "", "", ""])
             continue
         unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
