@@ -271,7 +271,7 @@ def test_json_file_is_versioned_and_added_to_atomically(store, tmp_path):
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
                                       "updated_at", "confirmation", "spread", "machines", "unchanged_on", "held",
-                                      "hold_machines"]
+                                      "hold_machines", "version_tags", "previous_tags"]
     before = path.read_text()
     assert notify_pending(store, [sink], now=T0).sent == 0
     assert path.read_text() == before  # nothing due: the file, not yet taken away, is left alone
@@ -486,3 +486,25 @@ def test_cli_notify_without_sinks(tmp_path, store_url):
     result = CliRunner().invoke(cli, ["--store", store_url, "--config", str(tmp_path / "regbench.toml"),
                                       "alerts", "notify"])
     assert result.exit_code == 0 and "no sinks configured" in result.output
+
+
+def test_messages_name_the_tags_of_the_versions(tmp_path):
+    """A tagged version is named by its tag beside its stored name in every sink's message, and
+    the JSON carries the tags; an untagged one is named as before."""
+    from regbench.model import VersionAlias
+
+    with make_store(tmp_path / "r.db", n_alerts=1) as store:
+        store.ensure_versions([VersionInfo("v1")], aliases={"v1": [VersionAlias("rel-2.0"), VersionAlias("main", "branch")]})
+        out, md, js = io.StringIO(), tmp_path / "pr.md", tmp_path / "alerts.json"
+        assert notify_pending(store, [TerminalSink("t", stream=out), MarkdownSink("md", path=md),
+                                      JsonSink("json", path=js)], now=T0).sent == 3
+        assert "at rel-2.0 (v1) (since v0)" in out.getvalue()
+        assert "| rel-2.0 (v1) | v0 |" in md.read_text()
+        [doc] = json.loads(js.read_text())["alerts"]
+        assert (doc["version"], doc["version_tags"], doc["previous_tags"]) == ("v1", ["rel-2.0"], [])
+        # The store's alert itself carries none; `alerts list` and `show` add them to their JSON.
+        assert get_alert(store, doc["id"]).version_tags == ()
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "r.db"), "alerts", "list", "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.output)[0]["version_tags"] == ["rel-2.0"]
+    res = CliRunner().invoke(cli, ["--store", str(tmp_path / "r.db"), "alerts", "show", str(doc["id"]), "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.output)["version_tags"] == ["rel-2.0"]

@@ -596,6 +596,12 @@ class Alert:
     also_on: tuple[MachineEvidence, ...] = ()
     unchanged_on: tuple[str, ...] = ()
     hold_machines: int | None = None
+    #: The tags of ``version`` and ``previous`` (their aliases of kind ``tag``, by name), filled in
+    #: where the alert is told (:func:`regbench.store.alerts.with_tags`: notifications, ``alerts
+    #: list`` and ``show``), so that a message names the release as well as the commit; empty
+    #: where nobody asked.
+    version_tags: tuple[str, ...] = ()
+    previous_tags: tuple[str, ...] = ()
 
     @property
     def series(self) -> tuple[str, str, str]:
@@ -641,6 +647,7 @@ class Alert:
             "confirmation": self.confirmation.to_json() if self.confirmation is not None else None,
             "spread": self.spread, "machines": [e.to_json() for e in self.evidence],
             "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
+            "version_tags": list(self.version_tags), "previous_tags": list(self.previous_tags),
         }
 
 

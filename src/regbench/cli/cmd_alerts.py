@@ -47,10 +47,10 @@ def list_command(ctx, statuses, benchmark, fmt) -> None:
     """List alerts, oldest first."""
     from ..report.alerts import print_alert_list
     from ..report.console import version_labels
-    from ..store.alerts import list_alerts
+    from ..store.alerts import list_alerts, with_tags
 
     store = ctx.open_store(create=False)
-    print_alert_list(list_alerts(store, status=statuses or None, benchmark=benchmark), fmt=fmt,
+    print_alert_list(with_tags(store, list_alerts(store, status=statuses or None, benchmark=benchmark)), fmt=fmt,
                      labels=version_labels(store.aliases()))
 
 
@@ -62,10 +62,10 @@ def show_command(ctx, alert_id, fmt) -> None:
     """Show one alert with its history and deliveries."""
     from ..report.alerts import print_alert
     from ..report.console import version_labels
-    from ..store.alerts import alert_history, deliveries, get_alert
+    from ..store.alerts import alert_history, deliveries, get_alert, with_tags
 
     store = ctx.open_store(create=False)
-    alert = get_alert(store, alert_id)
+    [alert] = with_tags(store, [get_alert(store, alert_id)])
     print_alert(alert, alert_history(store, alert_id), deliveries(store, alert_id=alert_id), fmt=fmt,
                 labels=version_labels(store.aliases()))
 

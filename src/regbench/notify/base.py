@@ -95,11 +95,21 @@ def series_label(a: Alert) -> str:
     return a.benchmark + ("" if a.config == "default" else f" [{a.config}]") + f" on {a.machine}{also}"
 
 
+def tagged(version: str, tags: tuple[str, ...]) -> str:
+    """A version as a message names it: ``v0.4.3 (5c1b9e2a10)`` when it has tags (the first by
+    name, as :func:`regbench.model.version_labels` picks), the stored name alone otherwise."""
+    return f"{tags[0]} ({version})" if tags else version
+
+
 def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
     """One line: what changed, where, how much (with its interval), since when, and what it fixed;
-    versions by their ``labels`` (tags, :func:`regbench.report.console.version_labels`) if given."""
+    versions by their ``labels`` (tags, :func:`regbench.report.console.version_labels`) if given,
+    else with the tags the alert carries (:func:`tagged`)."""
     ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
-    version, previous = ((labels or {}).get(v, v) for v in (a.version, a.previous))
+    if labels is not None:
+        version, previous = (labels.get(v, v) for v in (a.version, a.previous))
+    else:
+        version, previous = tagged(a.version, a.version_tags), tagged(a.previous, a.previous_tags)
     return (f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), "
             f"alert #{a.id}" + (f", restores alert #{a.restores}" if a.restores is not None else ""))
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..model import Alert
-from .base import Sink, pct, register
+from .base import Sink, pct, register, tagged
 from .files import update_atomically
 
 #: A row of the table (cells are escaped by :func:`cell`, so only rows start like this).
@@ -36,8 +36,8 @@ def row(a: Alert) -> str:
     ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
     machines = ", ".join(a.machines) + (" (machine-specific)" if a.spread == "machine-specific" else "")
     return "| " + " | ".join([
-        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(a.version),
-        cell(a.previous), pct(a.change), ci, cell(", ".join(a.methods))]) + " |"
+        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(tagged(a.version, a.version_tags)),
+        cell(tagged(a.previous, a.previous_tags)), pct(a.change), ci, cell(", ".join(a.methods))]) + " |"
 
 
 def render(alerts: Sequence[Alert], *, title: str) -> str:

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 
 from ..model import as_utc
 from ..store import Store
-from ..store.alerts import claim, due_alerts, mark_failed, mark_sent
+from ..store.alerts import claim, due_alerts, mark_failed, mark_sent, with_tags
 from .base import Sink, one_line
 
 #: How long a claimed delivery is left to its notify before another call may send it again.
@@ -125,6 +125,7 @@ def notify_pending(store: Store, sinks: Sequence[Sink], *, now: datetime | None 
 def _notify_one(store: Store, sink: Sink, *, now: datetime, lease: timedelta,
                 retry_delay: Callable[[int], timedelta]) -> SinkReport:
     due, flight = due_alerts(store, sink.name, now=now, kinds=sink.kinds)
+    due = with_tags(store, due)  # a message names the release (v0.4.3) beside the commit
     sent: list[int] = []
     failed: list[int] = []
     deferred: list[int] = []

@@ -396,6 +396,18 @@ def run_in_transaction(store: Database, work: Callable[[AlertTransaction], R], *
 
 
 # --------------------------------------------------------------------- deliveries (the outbox)
+def with_tags(store, alerts: Sequence[Alert]) -> list[Alert]:
+    """``alerts`` with the tags of their versions (``version_tags``, ``previous_tags``: each
+    version's aliases of kind ``tag``, by name), so that what tells them names the release as well
+    as the commit; one query, none when there is no alert."""
+    alerts = list(alerts)
+    if not alerts:
+        return alerts
+    tags = {name: tuple(sorted(a.name for a in aliases if a.kind == "tag")) for name, aliases in store.aliases().items()}
+    return [dataclasses.replace(a, version_tags=tags.get(a.version, ()), previous_tags=tags.get(a.previous, ()))
+            for a in alerts]
+
+
 def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str] = CHANGE_KINDS,
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
