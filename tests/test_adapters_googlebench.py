@@ -114,6 +114,37 @@ def test_failed_repetition_is_not_a_sample(tmp_path):
     assert r["BM_Accumulate/64"].samples.size == 2 and r["BM_Accumulate/64"].params["errors"] == ["oops"]
 
 
+def skipped_with_error(doc: dict, name: str, message: str) -> dict:
+    """``doc`` with every entry of ``name`` replaced by what Google Benchmark 1.7.1 writes for a
+    benchmark whose function calls ``state.SkipWithError(message)`` (captured from a real run:
+    one entry per repetition, time 0, no aggregates)."""
+    mine = [e for e in doc["benchmarks"] if e["run_name"] == name and e["run_type"] == "iteration"]
+    others = [e for e in doc["benchmarks"] if e["run_name"] != name]
+    failed = [{"name": name, "family_index": e["family_index"],
+               "per_family_instance_index": e["per_family_instance_index"], "run_name": name,
+               "run_type": "iteration", "repetitions": e["repetitions"], "repetition_index": k,
+               "threads": 1, "error_occurred": True, "error_message": message, "iterations": 0,
+               "real_time": 0.0, "cpu_time": 0.0, "time_unit": e["time_unit"]} for k, e in enumerate(mine)]
+    return {**doc, "benchmarks": others + failed}
+
+
+def test_a_benchmark_skipped_with_error_is_a_failure_with_its_message(tmp_path):
+    p = dump(tmp_path, skipped_with_error(golden(), "BM_StringCopy", "cannot allocate the buffer"))
+    r = by_name(ADAPTER.parse(p))
+    assert not [b for b in r if b.startswith("BM_StringCopy")]  # no sample of a repetition that failed
+    assert r["BM_Accumulate/64"].samples.size == 3
+    (failure,) = ADAPTER.failures(p)
+    assert failure.benchmark == "BM_StringCopy" and (failure.unit, failure.direction) == ("us", "lower")
+    assert failure.message == "BM_StringCopy ERROR OCCURRED: 'cannot allocate the buffer'"  # said once
+    assert ADAPTER.failures(GB / "repetitions.json") == []
+
+
+def test_a_benchmark_with_one_failed_repetition_is_not_a_failure(tmp_path):
+    doc = golden()
+    doc["benchmarks"][1].update(error_occurred=True, error_message="oops")
+    assert ADAPTER.failures(dump(tmp_path, doc)) == []
+
+
 def test_aggregates_only_is_an_error(tmp_path):
     doc = golden()
     doc["benchmarks"] = [b for b in doc["benchmarks"] if b["run_type"] == "aggregate"]

@@ -306,7 +306,8 @@ def test_bad_input_gives_one_line_errors(tmp_path, capsys):
     assert rc == 0, err
     rc, _, err = _cli(repo, "optimize", capsys=capsys)
     assert rc == 3 and err.count("\n") == 1
-    assert "benchmark 'steady': the campaign has 2 ok runs" in err and "at least 3" in err
+    assert "benchmark 'steady': campaign 1, the last finished one, at version " in err
+    assert "has 2 ok runs" in err and "at least 3" in err and "--campaign ID" not in err  # no other to name
     rc, _, err = _cli(repo, "optimize", "--threshold", "1.5", capsys=capsys)
     assert rc == 2 and "Invalid value for '--threshold': 1.5 is not in the range 0<x<1" in err  # usage
     rc, _, err = _cli(repo, "optimize", "--campaign", "99", capsys=capsys)
@@ -337,6 +338,24 @@ def test_spread_order_keeps_every_benchmark_over_the_whole_campaign():
     # Runs of one benchmark keep their order; the result depends only on the set and the seed.
     assert [t.run_index for t in order if t.benchmark == "a"] == list(range(10))
     assert spread_order(reversed(trials), runs_of, 7) == order
+
+
+def test_a_top_up_campaign_is_named_and_the_full_one_pointed_at(tmp_path, capsys):
+    # A newcomer's sequence: a full campaign, then `run --runs 5` on one version, which adds one
+    # run in a campaign of its own. `optimize` takes the last finished campaign, the top-up; its
+    # error said "the campaign has 1 ok runs" without saying which campaign, nor that --campaign
+    # picks the full one.
+    repo = _project(tmp_path, {"steady": 0.0005})
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--seed", "3", capsys=capsys)
+    assert rc == 0, err
+    rc, _, err = _cli(repo, "run", "--versions", "HEAD~1", "--machine", "m", "--runs", "5", capsys=capsys)
+    assert rc == 0, err
+    rc, _, err = _cli(repo, "optimize", capsys=capsys)
+    assert rc == 3 and err.count("\n") == 1
+    assert "campaign 2, the last finished one, at version " in err and "has 1 ok run of" in err
+    assert "--campaign ID names another, of 1;" in err
+    rc, _, err = _cli(repo, "optimize", "--campaign", "1", capsys=capsys)
+    assert rc == 0, err
 
 
 def _full_campaign(store: Store, benches=("b",), versions=("v1", "v2"), runs=4, iters=10) -> int:

@@ -3,6 +3,7 @@ run, every benchmark the tool reports is its own series, resume knows what is do
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -126,6 +127,32 @@ def test_a_failed_tool_keeps_its_results_and_says_what_it_printed(tmp_path):
         assert runs["killed"].status == "crashed"
         again = run_campaign(load_config(cfg), store, seed=2, retry_failed=True)
         assert again.retried == 3  # the invocations stored as failed are run again
+
+
+def test_a_google_benchmark_skipped_with_error_is_a_failed_run_of_its_series(tmp_path):
+    # Google Benchmark exits with status 0 when a benchmark calls state.SkipWithError; its JSON
+    # says so (error_occurred) and the others' results are there. Before, the benchmark vanished:
+    # no run of its series, nothing failed, the campaign all `ok`.
+    from test_adapters_googlebench import golden, skipped_with_error
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "out.json").write_text(json.dumps(skipped_with_error(golden(), "BM_StringCopy", "no buffer")))
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "gb", "format": "google-benchmark", "runs": 2, "iterations": 3, "warmup": 0,
+         "command": [sys.executable, "-c", "print(open('out.json').read())"]}])
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(load_config(cfg), store, seed=1)
+        assert dict(result.counts)["failed"] == 2
+        assert all("BM_StringCopy ERROR OCCURRED: 'no buffer'" in f.stderr_tail for f in result.failed)
+        runs = {(r.benchmark, r.run_index): r for r in store.runs()}
+        assert not [k for k in runs if k[0] == "gb"]  # wholly the failed benchmark's
+        for i in (0, 1):
+            failed = runs[("gb/BM_StringCopy", i)]
+            assert (failed.status, failed.exit_code, failed.n_samples) == ("failed", 0, 0)
+            assert failed.stderr_tail.startswith("BM_StringCopy ERROR OCCURRED: 'no buffer'")
+            assert runs[("gb/BM_Accumulate/64", i)].status == "ok"
+        series = {s.benchmark: s for s in store.load_series()}
+        assert series["gb/BM_StringCopy"].unit == "us" and series["gb/BM_StringCopy"].failed == [2]
 
 
 def test_a_tool_writing_a_file_and_a_tool_writing_garbage(tmp_path):

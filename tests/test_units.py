@@ -25,6 +25,9 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "adapters"
     # a time per operation (Go's and JMH's ns/op) is scaled by its time; other "per" units are not
     ([4157530.0], "ns/op", "ms/op"), ([75.8], "ns/op", "ns/op"), ([1.2e4], "us/op", "ms/op"),
     ([3.0], "allocs/op", "allocs/op"), ([64.0], "B/op", "B/op"),
+    # Google Benchmark's bytes and items per second, prefixed as its console prints them
+    ([2.7330731554e10], "B/s", "GiB/s"), ([512.0], "B/s", "B/s"), ([3e6], "B/s", "MiB/s"),
+    ([1.3e8], "items/s", "M items/s"), ([999.0], "items/s", "items/s"), ([1500.0], "items/s", "k items/s"),
 ])
 def test_display_unit(values, unit, shown):
     assert display_unit(values, unit).name == shown
@@ -36,6 +39,15 @@ def test_one_unit_for_a_benchmark_from_the_median_of_its_values():
     per_op = display_unit([4157530.0, 4e6], "ns/op")
     assert per_op.name == "ms/op" and math.isclose(per_op.factor, 1e-6)
     assert fmt_interval(4157530.0, 1855369.0, per_op) == "4.2 ± 1.9 ms/op"
+
+
+def test_a_rate_is_shown_as_the_tool_shows_it():
+    # Before, `summary` printed `27,330,731,554 ± 550,184,665 B/s` for a crc32c benchmark whose
+    # Google Benchmark console line said `bytes_per_second=25.4537G/s` (GiB/s).
+    du = display_unit([27330731554.0], "B/s")
+    assert fmt_interval(27330731554.0, 550184665.0, du) == "25.45 ± 0.51 GiB/s"
+    items = display_unit([130669827.0], "items/s")
+    assert fmt_interval(130669827.0, 33234347.0, items) == "131 ± 33 M items/s"
 
 
 @pytest.mark.parametrize("mean, hw, unit, text", [

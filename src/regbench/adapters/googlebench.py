@@ -22,7 +22,9 @@ Mapping to runs (one invocation of the binary is one run, ``run`` 0):
   the value of that run's metric), with ``iterations``, ``threads`` and ``repetitions``;
 * a repetition that failed (``error_occurred``, or ``skipped`` in newer versions) is not a
   sample; its message is kept in ``params["errors"]``, and a benchmark none of whose
-  repetitions succeeded gives no run.
+  repetitions succeeded gives no run: it is one of :meth:`~GoogleBenchmarkAdapter.failures`
+  (``state.SkipWithError``), with the library's message, so that a command benchmark stores it
+  as a failed run of its series (the binary exits with status 0 all the same).
 
 A file with aggregates but no repetitions (``--benchmark_report_aggregates_only``) is an error:
 the samples are what regbench analyses.  The file is streamed (see :mod:`._jsonstream`): a
@@ -41,7 +43,7 @@ import numpy as np
 from ..errors import InputError, shown
 from ._jsonstream import iter_top_level
 from .jsonsafe import finite_number
-from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
+from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register, without_metric
 
 _NOT_COUNTERS = frozenset({
     "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
@@ -91,6 +93,28 @@ class GoogleBenchmarkAdapter(Adapter):
         return bool(_HEAD.match(head)) and '"num_cpus"' in head and '"mhz_per_cpu"' in head
 
     def parse(self, path: Path) -> list[ToolRun]:
+        runs: list[ToolRun] = []
+        for name, b in self._read(path).items():
+            if not b.real:
+                if not b.errors:
+                    raise InputError(f"benchmark {name!r} has aggregates but no repetitions (was it run with "
+                                     "--benchmark_report_aggregates_only?); regbench needs every repetition",
+                                     path=str(path), line=b.line)
+                continue
+            runs.extend(_runs_of(name, b))
+        return runs
+
+    def failures(self, path: Path) -> list[ToolFailure]:
+        # A benchmark none of whose repetitions succeeded (state.SkipWithError in each): the
+        # library's own words, as its console reporter prints them.
+        out = []
+        for name, b in self._read(path).items():
+            if b.errors and not b.real:
+                message = "\n".join(f"{name} ERROR OCCURRED: '{e}'" for e in dict.fromkeys(b.errors))
+                out.append(ToolFailure(name, message, b.unit, "lower"))
+        return out
+
+    def _read(self, path: Path) -> dict[str, _Bench]:
         where = str(path)
         benches: dict[str, _Bench] = {}
         seen_array = False
@@ -103,16 +127,7 @@ class GoogleBenchmarkAdapter(Adapter):
             _add_entry(benches, entry, where, line)
         if not seen_array:
             raise InputError("no benchmark entries (the `benchmarks` array is missing or empty)", path=where)
-        runs: list[ToolRun] = []
-        for name, b in benches.items():
-            if not b.real:
-                if not b.errors:
-                    raise InputError(f"benchmark {name!r} has aggregates but no repetitions (was it run with "
-                                     "--benchmark_report_aggregates_only?); regbench needs every repetition",
-                                     path=where, line=b.line)
-                continue
-            runs.extend(_runs_of(name, b))
-        return runs
+        return benches
 
 
 def _add_entry(benches: dict[str, _Bench], entry, where: str, line: int) -> None:

@@ -146,17 +146,20 @@ def full_campaign(store, campaign_id: int | None) -> int:
     return max(full, key=lambda c: c.id).id
 
 
-def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str) -> tuple[np.ndarray, int, float | None]:
+def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str, where: str = "the campaign",
+                     hint: str = "") -> tuple[np.ndarray, int, float | None]:
     """The ``(runs, iterations)`` measured samples of one experiment's ok runs, cut to the shortest
     run; the warm-up per run (the most any run had); the seconds of all its runs (None if any is
-    unknown).  A level recorded fewer than 3 times is a :class:`ConfigError` naming the benchmark."""
+    unknown).  A level recorded fewer than 3 times is a :class:`ConfigError` naming the benchmark
+    and ``where`` (which campaign, at which version), with ``hint`` added to what to do."""
     ok = [r for r in runs if r.status == "ok"]
     measured = [np.asarray(r.samples[r.warmup:], dtype=float) for r in ok]
     n_iter = min((m.size for m in measured), default=0)
     if len(ok) < algorithm.MIN_LEVEL or n_iter < algorithm.MIN_LEVEL:
-        raise ConfigError(f"benchmark {benchmark!r}: the campaign has {len(ok)} ok runs of at least {n_iter} "
-                          f"measured iterations; at least {algorithm.MIN_LEVEL} of each are needed to optimize "
-                          "from it (run a full campaign with more, or leave the benchmark out with --benchmark)")
+        raise ConfigError(f"benchmark {benchmark!r}: {where} has {len(ok)} ok run{'' if len(ok) == 1 else 's'} "
+                          f"of at least {n_iter} measured iterations; at least {algorithm.MIN_LEVEL} of each are "
+                          f"needed to optimize from it ({hint}run a full campaign with more, or leave the "
+                          "benchmark out with --benchmark)")
     durations = [r.duration for r in ok]
     seconds = None if any(d is None for d in durations) else float(sum(d for d in durations if d is not None))
     return np.stack([m[:n_iter] for m in measured]), max(r.warmup for r in ok), seconds
@@ -331,6 +334,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
     cid = full_campaign(store, campaign_id)
     campaigns = store.campaigns()
+    sessions = set(store.session_campaigns())
     parts = set(campaign_parts(campaigns, cid))
     all_runs = store.runs()
     infos = [r for r in all_runs if r.campaign_id in parts]
@@ -376,7 +380,12 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in parts]
         if not any(r.status == "ok" for r in runs):
             continue  # nothing measured (a tool's failed invocations are stored under its own name)
-        samples, warmup, seconds = campaign_samples(runs, benchmark=bench)
+        where = (f"campaign {cid}" + ("" if campaign_id is not None else ", the last finished one,")
+                 + f" at version {ver}")
+        others = [c.id for c in campaigns if c.id != cid and c.status == "finished" and c.id not in sessions
+                  and not (c.plan or {}).get("optimized") and c.id not in parts]
+        hint = (f"--campaign ID names another, of {', '.join(map(str, others))}; " if others else "")
+        samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
         tool = SeriesName.parse(bench).reported is not None
         # A tool's run is one invocation shared by all it reports (and by a split group's
         # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 #: Time units by size, and their length in seconds.
 TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
 _SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+#: Rates (Google Benchmark's ``bytes_per_second`` and ``items_per_second``) by size, with the
+#: prefixes the library's own console uses: bytes in powers of 1024 (its ``G/s`` of bytes is
+#: GiB/s), items in powers of 1000.
+RATE_UNITS = {
+    "B/s": (1024.0, ("B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s")),
+    "items/s": (1000.0, ("items/s", "k items/s", "M items/s", "G items/s", "T items/s")),
+}
 
 
 @dataclass(frozen=True)
@@ -27,11 +34,14 @@ class DisplayUnit:
 def display_unit(values: Iterable[float], unit: str) -> DisplayUnit:
     """The unit to show a benchmark's ``values`` (in ``unit``) in: for times, and times per
     something (``ns/op``), the largest of s, ms, us and ns in which their median is at least 1 (ns
-    below that); other units unchanged.
+    below that); bytes and items per second (:data:`RATE_UNITS`) the largest prefixed unit in
+    which it is at least 1; other units unchanged.
 
     One unit per benchmark, chosen from all the values shown for it, so that its versions can be
     read against one another.
     """
+    if unit in RATE_UNITS:
+        return _rate_unit(values, unit)
     # A time per something (Go's and JMH's "ns/op", "us/op") is scaled by its time, "/op" kept.
     time, per, rest = unit.partition("/")
     if time not in _SECONDS:
@@ -42,6 +52,19 @@ def display_unit(values: Iterable[float], unit: str) -> DisplayUnit:
     median = finite[len(finite) // 2]
     name, length = next(((n, s) for n, s in TIME_UNITS if median >= s), TIME_UNITS[-1])
     return DisplayUnit(name + per + rest, _SECONDS[time] / length)
+
+
+def _rate_unit(values: Iterable[float], unit: str) -> DisplayUnit:
+    """A rate in the largest of its prefixed units in which the median is at least 1."""
+    base, names = RATE_UNITS[unit]
+    finite = sorted(abs(v) for v in values if v is not None and math.isfinite(v) and v != 0)
+    if not finite:
+        return DisplayUnit(unit)
+    median = finite[len(finite) // 2]
+    k = 0
+    while k + 1 < len(names) and median >= base ** (k + 1):
+        k += 1
+    return DisplayUnit(names[k], 1.0 / base ** k)
 
 
 def decimals_for(half_width: float) -> int:
