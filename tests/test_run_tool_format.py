@@ -267,3 +267,51 @@ def test_a_series_a_tool_reports_is_named_to_its_benchmark_when_asked_to_run(tmp
         config.benchmark("crit/encode/hex/64")
     with pytest.raises(ConfigError, match=r"no benchmark named 'plain/x'$"):
         config.benchmark("plain/x")  # not a tool's: nothing reports it
+
+
+ABORTS = r"""
+#include <benchmark/benchmark.h>
+#include <cstdlib>
+#include <string>
+static void BM_Sum(benchmark::State& state) {
+  for (auto _ : state) { long s = 0; for (int i = 0; i < state.range(0); ++i) s += i; benchmark::DoNotOptimize(s); }
+}
+BENCHMARK(BM_Sum)->Arg(64)->Arg(512);
+static void BM_Copy(benchmark::State& state) {
+  std::string a(256, 'x');
+  for (auto _ : state) { std::string b = a; benchmark::DoNotOptimize(b); }
+}
+BENCHMARK(BM_Copy);
+static void BM_ZAborts(benchmark::State& state) {
+  for (auto _ : state) { std::abort(); }
+}
+BENCHMARK(BM_ZAborts);
+BENCHMARK_MAIN();
+"""
+
+
+def test_a_google_benchmark_that_aborts_keeps_the_benchmarks_before_it(tmp_path):
+    # A benchmark that aborts ends the binary in the middle of its JSON: the benchmarks written
+    # whole before it are kept, and the invocation is stored as crashed, with why.
+    cxx = shutil.which("g++")
+    if cxx is None or not Path("/usr/include/benchmark/benchmark.h").is_file():
+        pytest.skip("g++ or Google Benchmark (libbenchmark-dev) not installed")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "b.cc").write_text(ABORTS)
+    import subprocess
+    subprocess.run([cxx, "-O1", "-o", str(proj / "bench"), str(proj / "b.cc"), "-lbenchmark", "-lpthread"],
+                   check=True, capture_output=True, timeout=180)
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "gb", "format": "google-benchmark", "runs": 2, "iterations": 3, "warmup": 0,
+         "command": ["sh", "-c", "exec ./bench --benchmark_format=json --benchmark_repetitions=\"$REGBENCH_ITERATIONS\" "
+                     "--benchmark_min_time=0.001"]}])
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        runs = {(r.benchmark, r.run_index): r for r in store.runs()}
+        for i in (0, 1):
+            own = runs[("gb", i)]
+            assert own.status == "crashed" and "truncated" in own.stderr_tail
+            for name in ("gb/BM_Sum/64", "gb/BM_Sum/512", "gb/BM_Copy"):
+                assert runs[(name, i)].status == "ok" and runs[(name, i)].n_samples == 3
+        assert not any(b.startswith("gb/BM_ZAborts") for b, _ in runs)

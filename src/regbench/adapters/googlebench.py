@@ -93,8 +93,27 @@ class GoogleBenchmarkAdapter(Adapter):
         return bool(_HEAD.match(head)) and '"num_cpus"' in head and '"mhz_per_cpu"' in head
 
     def parse(self, path: Path) -> list[ToolRun]:
+        return self._runs(self._read(path), path)
+
+    def salvage(self, path: Path) -> list[ToolRun]:
+        # The library writes each benchmark's entries (its repetitions, then their aggregates)
+        # once it has finished: a benchmark that aborts leaves the entries before it whole and
+        # the array unclosed.  Those entries are kept; an entry cut in the middle is not.
+        benches: dict[str, _Bench] = {}
+        try:
+            for key, line, entry, is_element in iter_top_level(path, ("benchmarks",)):
+                if key == "benchmarks" and is_element:
+                    _add_entry(benches, entry, str(path), line)
+        except InputError:
+            pass
+        try:
+            return self._runs({k: b for k, b in benches.items() if b.real}, path)
+        except InputError:
+            return []
+
+    def _runs(self, benches: dict[str, _Bench], path: Path) -> list[ToolRun]:
         runs: list[ToolRun] = []
-        for name, b in self._read(path).items():
+        for name, b in benches.items():
             if not b.real:
                 if not b.errors:
                     raise InputError(f"benchmark {name!r} has aggregates but no repetitions (was it run with "

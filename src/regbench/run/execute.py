@@ -419,7 +419,9 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
     status: ``go test`` exits with status 1 when one benchmark fails, after printing the
     others' results, which are kept.  A status other than ``ok`` comes from the process first,
     then from the parse: output the adapter cannot read, or no results, is ``garbage`` with the
-    adapter's message; results with failed benchmarks and exit status 0 are ``failed``.
+    adapter's message; results with failed benchmarks and exit status 0 are ``failed``.  Output
+    cut short by a process that did not end well is salvaged (:meth:`Adapter.salvage`): the
+    benchmarks written whole before the cut are kept.
 
     The stderr tail of a run that did not succeed says why in the tool's words: its stderr; when
     that is empty, the messages of its failed benchmarks, or else the end of its standard output
@@ -432,14 +434,16 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
     runs: list[ToolRun] = []
     failures: list[ToolFailure] = []
     problem = None
+    ended = _process_status(proc, spec)
     if path.exists():
         try:
             runs = adapter.parse(path)
         except InputError as exc:
             problem = f"{fmt} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
+            if ended is not None:  # cut short by the crash: keep the benchmarks written whole
+                runs = adapter.salvage(path)
         with contextlib.suppress(InputError):  # output it cannot read is said once, by parse
             failures = adapter.failures(path)
-    ended = _process_status(proc, spec)
     named = [f.benchmark for f in failures if f.benchmark is not None]
     if ended is not None:
         status, note = ended
