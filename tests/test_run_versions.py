@@ -187,3 +187,12 @@ def test_commit_version_info():
     c = Commit("a" * 40, "a" * 10, datetime(2020, 1, 1), "2020-01-01T01:00:00+01:00", "s")
     assert c.version_info() == {"commit": "a" * 40, "timestamp": datetime(2020, 1, 1),
                                 "timestamp_text": "2020-01-01T01:00:00+01:00"}
+
+
+def test_a_range_from_the_first_commit_includes_it(repo):
+    # `A^..B` includes A; git has no `A^` when A is the repository's first commit.
+    path, shas = repo
+    assert [c.sha for c in resolve_revisions(path, f"{shas[0]}^..{shas[2]}")] == shas[:3]
+    assert [c.sha for c in resolve_revisions(path, f"{shas[1]}^..{shas[2]}")] == shas[1:3]  # as before
+    with pytest.raises(VersionError, match="unknown revision 'nope'"):
+        resolve_revisions(path, "nope^..HEAD")

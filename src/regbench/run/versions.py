@@ -175,14 +175,36 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
         return sorted(commits, key=lambda c: c.timestamp)
     if ".." in spec:
         start, _, end = spec.partition("..")
-        start_sha = _verify(repo, start or "HEAD")
         end_sha = _verify(repo, end or "HEAD")
-        out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
+        root = _root_parent(repo, start)
+        if root is not None:  # A^..B with A the first commit: A and everything after it up to B
+            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, *(f"^{p}" for p in root))
+        else:
+            start_sha = _verify(repo, start or "HEAD")
+            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
         shas = out.split()
         if not shas:
             raise VersionError(f"{spec!r}: no commits in this range (is it reversed?)")
         return _describe(repo, shas)
     return _describe(repo, [_verify(repo, spec)])
+
+
+def _root_parent(repo: Path, start: str) -> tuple[str, ...] | None:
+    """For ``A^`` (the way to include A in a range ``A^..B``) where A is a commit with no parent
+    (a repository's first commit, which git calls an unknown revision ``A^``): A's parents, none;
+    else None (``start`` is resolved as it is)."""
+    if not start.endswith("^") or start.endswith("^^"):
+        return None
+    try:
+        _verify(repo, start)
+        return None  # A has a parent: the range is git's own
+    except VersionError:
+        pass
+    sha = _verify(repo, start[:-1])  # an unknown A is an unknown revision, as before
+    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
+    if parents:
+        raise VersionError(f"{repo}: unknown revision {start!r}")
+    return tuple(parents)
 
 
 def _describe(repo: Path, shas: Sequence[str]) -> list[Commit]:
