@@ -118,6 +118,8 @@ def iter_top_level(path: Path, arrays: tuple[str, ...]) -> Iterator[tuple[str, i
         raise InputError(f"cannot read: {exc.strerror}", path=where) from None
     with fh:
         r = _Reader(fh, where)
+        if not r.peek():  # nothing at all (a tool that wrote nothing): said so, not "truncated"
+            raise InputError("empty output (expected a JSON object)", path=where, line=1)
         r.expect("{", "'{' (a JSON object)")
         if r.peek() == "}":
             r.pos += 1
