@@ -265,8 +265,14 @@ def test_a_series_a_tool_reports_is_named_to_its_benchmark_when_asked_to_run(tmp
     with pytest.raises(ConfigError, match=r"no benchmark named 'crit/encode/hex/64': it is reported by the "
                                           r"criterion benchmark 'crit', .*--benchmark crit"):
         config.benchmark("crit/encode/hex/64")
-    with pytest.raises(ConfigError, match=r"no benchmark named 'plain/x'$"):
+    with pytest.raises(ConfigError, match=r"no benchmark named 'plain/x' \(did you mean 'plain'\?\)$"):
         config.benchmark("plain/x")  # not a tool's: nothing reports it
+    with pytest.raises(ConfigError, match=r"no benchmark named 'crti' \(did you mean 'crit'\?\)$"):
+        config.benchmark("crti")
+    # A name the tool reports, without the tool's prefix: the tool's benchmark is named.
+    with pytest.raises(ConfigError, match=r"no benchmark named 'encode_hex_4096' \(a benchmark a tool reports "
+                                          r"is run by the tool's benchmark: --benchmark crit\)$"):
+        config.benchmark("encode_hex_4096")
 
 
 ABORTS = r"""

@@ -385,7 +385,18 @@ class ProjectConfig:
             raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}: it is reported by the "
                               f"{tool.format} benchmark {base!r}, which runs all its command selects (--benchmark "
                               f"{base}; to run fewer, narrow its filter in the command)")
-        raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}")
+        import difflib
+
+        names = [b.name for b in self.benchmarks]
+        hint = ""
+        close = difflib.get_close_matches(name, names, n=1)
+        tools = [b.name for b in self.benchmarks if b.format]
+        if close:
+            hint = f" (did you mean {close[0]!r}?)"
+        elif tools:  # a name a tool reports, given without its tool's prefix (BM_Copy for gb/BM_Copy)
+            hint = (f" (a benchmark a tool reports is run by the tool's benchmark: "
+                    f"{', '.join(f'--benchmark {t}' for t in tools[:3])}{', ...' if len(tools) > 3 else ''})")
+        raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}{hint}")
 
 
 _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction", "min_time", "slices",
