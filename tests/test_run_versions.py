@@ -187,3 +187,16 @@ def test_commit_version_info():
     c = Commit("a" * 40, "a" * 10, datetime(2020, 1, 1), "2020-01-01T01:00:00+01:00", "s")
     assert c.version_info() == {"commit": "a" * 40, "timestamp": datetime(2020, 1, 1),
                                 "timestamp_text": "2020-01-01T01:00:00+01:00"}
+
+
+def test_parent_of_the_root_commit_includes_the_whole_history(repo):
+    # `A^..B` is how the documentation says to include A; a repository's first commit has no
+    # parent, and the range then means every commit up to B (git itself refuses `A^`).
+    path, shas = repo
+    for spec in (f"{shas[0]}^..{shas[3]}", f"{shas[0][:8]}~1..main", f"{shas[0]}^.."):
+        assert [c.sha for c in resolve_revisions(path, spec)] == shas, spec
+    assert [c.sha for c in resolve_revisions(path, f"{shas[1]}^..{shas[2]}")] == shas[1:3]
+    with pytest.raises(VersionError, match=r"unknown revision 'nope'"):
+        resolve_revisions(path, "nope^..main")
+    with pytest.raises(VersionError, match=r"unknown revision"):
+        resolve_revisions(path, f"{shas[0]}^^..main")

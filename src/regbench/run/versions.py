@@ -137,6 +137,29 @@ def _verify(repo: Path, rev: str) -> str:
         raise VersionError(f"{repo}: unknown revision {rev!r}") from None
 
 
+def _root_parent(repo: Path, start: str) -> bool:
+    """Whether ``start`` is ``A^`` (``A^1``, ``A~``, ``A~1``) of a root commit ``A``.
+
+    The documented way to include ``A`` in a range, ``A^..B``, names the parent of ``A``, which
+    the first commit of a repository does not have; the range then means every commit up to
+    ``B``.  Any other spelling (or an ``A`` that has a parent) is left to git.
+    """
+    for suffix in ("^1", "~1", "^", "~"):
+        if start.endswith(suffix) and len(start) > len(suffix):
+            base = start[: -len(suffix)]
+            break
+    else:
+        return False
+    try:
+        _verify(repo, start)
+        return False  # it has a parent: an ordinary range
+    except VersionError:
+        pass
+    sha = _verify(repo, base)  # an unknown A is still an unknown revision
+    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
+    return len(parents) == 1
+
+
 def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
     """The commits named by ``spec``, oldest first.
 
@@ -146,7 +169,8 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
         A git repository (or a folder inside one).
     spec : str
         ``A..B`` (commits reachable from B and not from A, oldest first in topological order,
-        as ``git rev-list --reverse --topo-order A..B``; ``A..`` means ``A..HEAD``), a single
+        as ``git rev-list --reverse --topo-order A..B``; ``A..`` means ``A..HEAD``; ``A^..B`` with
+        ``A`` the repository's first commit means every commit up to B), a single
         revision (``HEAD``, a tag, a sha), or a comma-separated list of revisions (put in
         committer-date order, duplicates removed).
 
@@ -172,9 +196,13 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
         return sorted(commits, key=lambda c: c.timestamp)
     if ".." in spec:
         start, _, end = spec.partition("..")
-        start_sha = _verify(repo, start or "HEAD")
         end_sha = _verify(repo, end or "HEAD")
-        out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
+        root = _root_parent(repo, start)
+        if root:  # ``A^..B`` with A a root commit: everything up to B, A included
+            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha)
+        else:
+            start_sha = _verify(repo, start or "HEAD")
+            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
         shas = out.split()
         if not shas:
             raise VersionError(f"{spec!r}: no commits in this range (is it reversed?)")
