@@ -259,13 +259,27 @@ def test_an_unknown_benchmark_is_named_with_the_nearest_stored_ones(tmp_path, ca
             store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
     base = ["--store", str(tmp_path / "r.db")]
     for command in (["diagnose", "parse_jsn", "--no-plots"], ["summary", "--benchmark", "parse_jsn"],
-                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"]):
+                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"],
+                    ["detect", "--dry-run", "--benchmark", "parse_jsn"]):
         assert main([*base, *command]) == 3
         assert capsys.readouterr().err == ("error: no benchmark named 'parse_jsn' in the store "
                                            "(did you mean 'parse_json', 'parse_xml'?)\n")
     assert main([*base, "diagnose", "NOSUCH", "--no-plots"]) == 3
     assert capsys.readouterr().err == ("error: no benchmark named 'NOSUCH' in the store "
                                        "(it holds 3 benchmarks: `regbench show` lists them)\n")
+
+
+def test_a_tool_series_is_suggested_for_the_name_the_tool_gave_it(tmp_path, capsys):
+    # A JMH method is stored as `NAME/pkg.Class.method`: `join` or `Lang3Bench.join` names it.
+    with Store(tmp_path / "r.db") as store:
+        for name in ("jmh/probe.Lang3Bench.join", "jmh/probe.Lang3Bench.split"):
+            store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
+    base = ["--store", str(tmp_path / "r.db")]
+    for wrong in ("join", "Lang3Bench.join"):
+        for command in (["summary", "--benchmark", wrong], ["detect", "--dry-run", "--benchmark", wrong]):
+            assert main([*base, *command]) == 3
+            assert capsys.readouterr().err == (f"error: no benchmark named {wrong!r} in the store "
+                                               "(did you mean 'jmh/probe.Lang3Bench.join'?)\n")
 
 
 def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
