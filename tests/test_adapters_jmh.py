@@ -192,6 +192,38 @@ def test_minimal_file_without_params_or_secondary_metrics(tmp_path):
         ("a.B.c", 0, [3.0, 2.5], "lower"), ("a.B.c", 1, [4.0], "lower")]
 
 
+def test_golden_console_failures_are_the_benchmarks_that_threw():
+    # FailBench (make_golden.sh): broken(size=2) throws in its first warm-up iteration, late(size=1)
+    # in its first measured one, after a warm-up iteration printed its unit.  JMH leaves both out
+    # of the JSON and exits with status 0; only its console output names them.
+    golden = GOLDEN / "jmh"
+    adapter = get_adapter("jmh")
+    assert sorted(r.benchmark for r in parse(golden / "failing.json")) == [
+        "regbench.golden.FailBench.broken(size=1)", "regbench.golden.FailBench.late(size=2)"]
+    assert adapter.failures(golden / "failing.json") == []
+    failures = {f.benchmark: f for f in adapter.console_failures(golden / "failing.out")}
+    assert sorted(failures) == ["regbench.golden.FailBench.broken(size=2)", "regbench.golden.FailBench.late(size=1)"]
+    broken = failures["regbench.golden.FailBench.broken(size=2)"]
+    assert (broken.unit, broken.direction, broken.run) == (None, "higher", 0)  # Throughput; no unit printed
+    lines = broken.message.splitlines()
+    assert lines[:2] == ["JMH: regbench.golden.FailBench.broken(size=2) failed:",
+                         "java.lang.IllegalStateException: broken for size 2"]
+    assert lines[2].startswith("\tat regbench.golden.FailBench.broken(FailBench.java:") and len(lines) <= 13
+    late = failures["regbench.golden.FailBench.late(size=1)"]
+    assert (late.unit, late.direction) == ("us/op", "lower")
+    assert "java.lang.UnsupportedOperationException: late failure" in late.message
+    assert "Caused by: java.lang.ArithmeticException: root cause" in late.message
+
+
+def test_console_failures_of_output_without_failures(tmp_path):
+    adapter = get_adapter("jmh")
+    assert adapter.console_failures(tmp_path / "missing.out") == []
+    text = (GOLDEN / "jmh" / "failing.out").read_text()
+    quiet = tmp_path / "ok.out"
+    quiet.write_text(text.replace("<failure>", "1.0 ops/ms"))
+    assert adapter.console_failures(quiet) == []
+
+
 # --- live: build and run the tiny project with the real JMH --------------------------------------
 
 LIVE_DIR = Path(tempfile.gettempdir()) / "regbench-live-jmh"

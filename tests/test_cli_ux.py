@@ -259,13 +259,27 @@ def test_an_unknown_benchmark_is_named_with_the_nearest_stored_ones(tmp_path, ca
             store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
     base = ["--store", str(tmp_path / "r.db")]
     for command in (["diagnose", "parse_jsn", "--no-plots"], ["summary", "--benchmark", "parse_jsn"],
-                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"]):
+                    ["show", "--benchmark", "parse_jsn"], ["compare", "v1", "v1", "--benchmark", "parse_jsn"],
+                    ["detect", "--dry-run", "--benchmark", "parse_jsn"]):
         assert main([*base, *command]) == 3
         assert capsys.readouterr().err == ("error: no benchmark named 'parse_jsn' in the store "
                                            "(did you mean 'parse_json', 'parse_xml'?)\n")
     assert main([*base, "diagnose", "NOSUCH", "--no-plots"]) == 3
     assert capsys.readouterr().err == ("error: no benchmark named 'NOSUCH' in the store "
                                        "(it holds 3 benchmarks: `regbench show` lists them)\n")
+
+
+def test_a_tool_series_is_suggested_for_the_name_the_tool_gave_it(tmp_path, capsys):
+    # A JMH method is stored as `NAME/pkg.Class.method`: `join` or `Lang3Bench.join` names it.
+    with Store(tmp_path / "r.db") as store:
+        for name in ("jmh/probe.Lang3Bench.join", "jmh/probe.Lang3Bench.split"):
+            store.add_runs([RunRecord(name, "v1", r, np.array([1.0, 1.1, 1.2])) for r in range(3)])
+    base = ["--store", str(tmp_path / "r.db")]
+    for wrong in ("join", "Lang3Bench.join"):
+        for command in (["summary", "--benchmark", wrong], ["detect", "--dry-run", "--benchmark", wrong]):
+            assert main([*base, *command]) == 3
+            assert capsys.readouterr().err == (f"error: no benchmark named {wrong!r} in the store "
+                                               "(did you mean 'jmh/probe.Lang3Bench.join'?)\n")
 
 
 def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
@@ -361,3 +375,45 @@ def test_a_panic_is_the_cause_said_not_the_line_a_tool_wrote_after_it():
     assert failure_cause("failed", go) == "failed (exit status 2): panic: nil tree"
     py = "Traceback (most recent call last):\n  File \"b.py\", line 1\nValueError: boom\n[regbench] exit status 1"
     assert failure_cause("failed", py) == "failed (exit status 1): ValueError: boom"
+
+
+# ------------------------------------------------------------------ why a build failed
+MAVEN_LOG = ("\x1b[0m\x1b[0m[ERROR] COMPILATION ERROR : \n"
+             "[ERROR] /w/src/main/java/probe/Bench.java:[36,45] ';' expected\n"
+             "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:compile "
+             "(default-compile) on project b: Compilation failure\n"
+             "[ERROR] -> [Help 1]\n[ERROR] \n"
+             "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException\n"
+             "\x1b[0m\x1b[0m\n[regbench] build exit status 1")
+
+
+def test_a_failed_build_is_shown_with_the_builders_error_not_regbenchs_note(tmp_path, capsys):
+    # Maven prints its error first and help after it, in colour codes even into a file; the last
+    # line kept is regbench's own note, which only repeats the exit status.
+    from regbench.model import VersionInfo
+
+    with Store(tmp_path / "r.db") as store:
+        store.add_runs([RunRecord("a", "v1", r, np.array([1.0, 1.1])) for r in range(2)])
+        store.record_build(VersionInfo("v2"), "k", status="failed", exit_code=1, log_tail=MAVEN_LOG, duration=1.0)
+    assert main(["--store", str(tmp_path / "r.db"), "show"]) == 0
+    out = capsys.readouterr().out
+    assert "build failed at v2 (exit 1): [ERROR] /w/src/main/java/probe/Bench.java:[36,45] ';' expected\n" in out
+    assert "build exit status" not in out and "\x1b" not in out
+    assert main(["--store", str(tmp_path / "r.db"), "show", "--full"]) == 0
+    out = capsys.readouterr().out  # the whole log kept, without colour codes and notes
+    assert "  [ERROR] COMPILATION ERROR :\n" in out and "  [ERROR] [Help 1] http://cwiki" in out
+    assert "build exit status" not in out and "\x1b" not in out
+
+
+@pytest.mark.parametrize(("log", "cause"), [
+    ("   Compiling x v0.1.0\nerror[E0425]: cannot find value `y` in this scope\n --> src/lib.rs:3:5\n"
+     "error: could not compile `x`\n[regbench] build exit status 101", "error[E0425]: cannot find value `y` in this scope"),
+    ("# example.com/x\n./x.go:12:3: undefined: foo\n[regbench] build exit status 1", "./x.go:12:3: undefined: foo"),
+    ("x.c: In function 'main':\nx.c:3:5: error: expected ';' before '}' token\nmake: *** [x] Error 1\n",
+     "x.c:3:5: error: expected ';' before '}' token"),
+    ("[regbench] build exit status 2", ""),
+])
+def test_build_cause_of_other_builders(log, cause):
+    from regbench.report.campaign import build_cause
+
+    assert build_cause(log) == cause

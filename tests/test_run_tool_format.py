@@ -321,3 +321,58 @@ def test_a_google_benchmark_that_aborts_keeps_the_benchmarks_before_it(tmp_path)
             for name in ("gb/BM_Sum/64", "gb/BM_Sum/512", "gb/BM_Copy"):
                 assert runs[(name, i)].status == "ok" and runs[(name, i)].n_samples == 3
         assert not any(b.startswith("gb/BM_ZAborts") for b, _ in runs)
+
+
+def test_a_jmh_benchmark_that_throws_is_a_failed_run_of_its_series(tmp_path):
+    # JMH prints a benchmark that threw on its console only (`<failure>` and the exception),
+    # leaves it out of its -rf json file and exits with status 0: the golden console output and
+    # JSON of golden/adapters/jmh/src's FailBench (make_golden.sh) stand for one invocation.
+    golden = GOLDEN / "jmh"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    script = ("import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2]); "
+              "sys.stdout.write(open(sys.argv[3]).read())")
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "jmh", "format": "jmh", "runs": 1, "warmup": 0,
+         "command": [sys.executable, "-c", script, str(golden / "failing.json"), "{output}",
+                     str(golden / "failing.out")]},
+    ])
+    with Store(tmp_path / "r.db") as store:
+        result = run_campaign(load_config(cfg), store, seed=1)
+        assert dict(result.counts)["failed"] == 1 and dict(result.counts)["ok"] == 0
+        runs = {r.benchmark: r for r in store.runs()}
+        assert "jmh" not in runs  # wholly the failed benchmarks': no run of the invocation's own
+        ok = ["jmh/regbench.golden.FailBench.broken(size=1)", "jmh/regbench.golden.FailBench.late(size=2)"]
+        assert all(runs[n].status == "ok" and runs[n].n_samples == 2 for n in ok)
+        broken = runs["jmh/regbench.golden.FailBench.broken(size=2)"]
+        assert (broken.status, broken.exit_code, broken.n_samples) == ("failed", 0, 0)
+        assert "java.lang.IllegalStateException: broken for size 2" in broken.stderr_tail
+        assert broken.stderr_tail.endswith("[regbench] the tool reported this benchmark failed")
+        late = runs["jmh/regbench.golden.FailBench.late(size=1)"]
+        assert late.status == "failed" and "Caused by: java.lang.ArithmeticException: root cause" in late.stderr_tail
+        units = {b.name: (b.unit, b.direction) for b in store.benchmarks()}
+        # late printed its unit before failing; broken(size=2) failed in its first iteration.
+        assert units["jmh/regbench.golden.FailBench.late(size=1)"] == ("us/op", "lower")
+        assert units["jmh/regbench.golden.FailBench.broken(size=2)"][1] == "higher"
+        # The account quotes the exception, not the last frame of its trace.
+        from regbench.report.campaign import failure_cause
+        assert failure_cause("failed", result.failed[0].stderr_tail).endswith(
+            "2 benchmarks failed: regbench.golden.FailBench.broken(size=2), regbench.golden.FailBench.late(size=1)): "
+            "java.lang.IllegalStateException: broken for size 2")
+        assert failure_cause("failed", late.stderr_tail) == (
+            "failed (the tool reported this benchmark failed): Caused by: java.lang.ArithmeticException: root cause")
+
+
+def test_a_series_stored_only_as_failed_takes_the_unit_of_its_first_result(tmp_path):
+    # A JMH benchmark that failed before it ever reported a result is stored without the tool's
+    # unit (JMH does not print it); its first result gives the series its unit.
+    from regbench.model import RunRecord
+
+    with Store(tmp_path / "r.db") as store:
+        store.add_run(RunRecord(benchmark="jmh/B.a", version="v1", run_index=0, samples=(), status="failed"),
+                      direction="higher")
+        store.add_run(RunRecord(benchmark="jmh/B.a", version="v2", run_index=0, samples=(1.0, 2.0)),
+                      unit="ops/ms", direction="higher")
+        assert {b.name: b.unit for b in store.benchmarks()}["jmh/B.a"] == "ops/ms"
+        with pytest.raises(Exception, match="stored with unit 'ops/ms'"):  # a measured series keeps its unit
+            store.add_run(RunRecord(benchmark="jmh/B.a", version="v3", run_index=0, samples=(1.0,)), unit="us/op")

@@ -189,10 +189,14 @@ def test_commit_version_info():
                                 "timestamp_text": "2020-01-01T01:00:00+01:00"}
 
 
-def test_a_range_from_the_first_commit_includes_it(repo):
-    # `A^..B` includes A; git has no `A^` when A is the repository's first commit.
+def test_parent_of_the_root_commit_includes_the_whole_history(repo):
+    # `A^..B` is how the documentation says to include A; a repository's first commit has no
+    # parent, and the range then means every commit up to B (git itself refuses `A^`).
     path, shas = repo
-    assert [c.sha for c in resolve_revisions(path, f"{shas[0]}^..{shas[2]}")] == shas[:3]
-    assert [c.sha for c in resolve_revisions(path, f"{shas[1]}^..{shas[2]}")] == shas[1:3]  # as before
-    with pytest.raises(VersionError, match="unknown revision 'nope'"):
-        resolve_revisions(path, "nope^..HEAD")
+    for spec in (f"{shas[0]}^..{shas[3]}", f"{shas[0][:8]}~1..main", f"{shas[0]}^.."):
+        assert [c.sha for c in resolve_revisions(path, spec)] == shas, spec
+    assert [c.sha for c in resolve_revisions(path, f"{shas[1]}^..{shas[2]}")] == shas[1:3]
+    with pytest.raises(VersionError, match=r"unknown revision 'nope'"):
+        resolve_revisions(path, "nope^..main")
+    with pytest.raises(VersionError, match=r"unknown revision"):
+        resolve_revisions(path, f"{shas[0]}^^..main")

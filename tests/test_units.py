@@ -12,7 +12,7 @@ import pytest
 
 from regbench.cli.main import main
 from regbench.model import RunRecord
-from regbench.report.units import DisplayUnit, decimals_for, display_unit, fmt_count, fmt_interval
+from regbench.report.units import DisplayUnit, decimals_for, display_unit, fmt_count, fmt_interval, fmt_scaled
 from regbench.store import Store
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "adapters"
@@ -97,3 +97,12 @@ def test_a_single_tool_invocation_says_why_it_has_no_interval(tmp_path, capsys):
     assert main([*store, "summary"]) == 0
     out = capsys.readouterr().out
     assert "No interval" not in out and "± —" not in out
+
+
+def test_a_large_scaled_value_is_not_in_exponent_notation():
+    # A JMH throughput of 15,370 ops/ms was shown by `compare` as 1.537e+04 ops/ms.
+    ops = DisplayUnit("ops/ms")
+    assert fmt_scaled(15370.46, ops) == "15,370 ops/ms"
+    assert fmt_scaled(-26484.7, ops) == "-26,480 ops/ms"
+    assert fmt_scaled(9999.4, ops) == "9999 ops/ms" and fmt_scaled(263.84, DisplayUnit("us")) == "263.8 us"
+    assert fmt_scaled(1.5e20, ops) == "1.5e+20 ops/ms" and fmt_scaled(None, ops) == "—"

@@ -78,8 +78,10 @@ class ToolFailure:
     message : str
         What the tool printed about the failure (Go: the ``--- FAIL:`` line and the log lines
         under it, or the panic and the first lines of its trace).
-    unit : str
-        Unit of the benchmark's primary series (a failed benchmark may have reported nothing).
+    unit : str or None
+        Unit of the benchmark's primary series (a failed benchmark may have reported nothing);
+        None when the tool does not say it (JMH prints no unit for a benchmark that failed in its
+        first iteration): the series keeps the unit it is stored with.
     direction : str
         ``lower`` or ``higher`` is better, for that series.
     run : int
@@ -88,7 +90,7 @@ class ToolFailure:
 
     benchmark: str | None
     message: str
-    unit: str
+    unit: str | None
     direction: str = "lower"
     run: int = 0
 
@@ -127,6 +129,16 @@ class Adapter(abc.ABC):
         before the cut, so that the benchmarks that finished are not lost with the one that did
         not.  Called only for a process that did not end well; never raises.  Default: none (an
         adapter whose :meth:`parse` already reads what a cut-short output holds, as ``go``'s)."""
+        return []
+
+    def console_failures(self, path: Path) -> list[ToolFailure]:
+        """The benchmarks the tool's console output reports as failed, when its results go to a
+        file of their own (``{output}``) that does not name them.
+
+        ``path`` is the tool's standard output.  JMH writes a benchmark that threw to its console
+        only (``<failure>`` and the exception), leaves it out of its ``-rf json`` file and exits
+        with status 0: without this, the failure would not be seen at all.  Pure parsing, as
+        :meth:`failures`.  Default: none."""
         return []
 
     #: The fewest repetitions the tool accepts in one invocation (Criterion's ``--sample-size``

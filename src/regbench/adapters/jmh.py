@@ -35,6 +35,17 @@ Mapping to runs
 * ``params`` of each run keep what JMH says about the whole benchmark: mode, threads, forks,
   iteration counts, JMH's parameters, its score and score error, JMH and JDK versions.
 
+Failures
+--------
+A benchmark that throws is not in the file at all: JMH prints ``<failure>`` and the exception on
+its console, goes on with the next benchmark and exits with status 0 (unless ``-foe true``).
+:meth:`JMHAdapter.console_failures` reads them from the console output (standard output): each
+``# Benchmark: NAME`` block (with its ``# Parameters: (k = v)``) that holds a ``<failure>`` line,
+or a forked VM that failed, is a failure of ``NAME(k=v)``, whose message is the exception, the
+first frames of its trace and its ``Caused by:`` lines; its direction comes from ``# Benchmark
+mode:``, its unit from an iteration printed before the failure (none when it failed in its first
+iteration: the series then keeps the unit it is stored with, or takes its first result's).
+
 The file is decoded one array element at a time (the C JSON scanner) and each benchmark's
 numbers become arrays at once, so memory is about the file's text plus the result (a 100 MB
 file: see ``benchmarks/bench_adapters.py``); a structural problem is reported at the line where
@@ -45,6 +56,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -55,7 +67,7 @@ import numpy as np
 from ..errors import InputError
 from . import jsonsafe
 from ._jsonstream import skip_blanks
-from .base import Adapter, ToolRun, anchored_alternation, register, without_metric
+from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register, without_metric
 
 #: Modes in which a higher score is better.
 HIGHER_MODES = frozenset({"thrpt"})
@@ -84,6 +96,9 @@ class JMHAdapter(Adapter):
         if not text.startswith("["):
             return False
         return '"primaryMetric"' in text and ('"jmhVersion"' in text or '"benchmark"' in text)
+
+    def console_failures(self, path: Path) -> list[ToolFailure]:
+        return _console_failures(path)
 
     def parse(self, path: Path) -> list[ToolRun]:
         where = str(path)
@@ -288,3 +303,61 @@ def _histogram_forks(raw, bad: Callable[[str], NoReturn]) -> tuple[list[np.ndarr
         forks.append(np.array(means, dtype=np.float64))
         counts.append(ns)
     return forks, counts
+
+
+#: Lines of a failure's message kept: the exception and the first frames of its trace, then its
+#: ``Caused by:`` lines, at most ``_FAILURE_LINES`` in all.
+_TRACE_HEAD = 6
+_FAILURE_LINES = 12
+_ITERATION_UNIT = re.compile(r"^(?:# Warmup )?Iteration\s+\d+:\s+[-+0-9.,eE]+\s+(\S+/\S+)\s*$")
+
+
+def _console_failures(path: Path) -> list[ToolFailure]:
+    """The benchmarks JMH's console output (``path``) reports as failed, one per benchmark."""
+    found: dict[str, ToolFailure] = {}
+    bench = params = unit = None
+    direction = "lower"
+    message: list[str] | None = None
+
+    def close() -> None:
+        nonlocal message
+        if message is not None and bench is not None and (name := _name(bench, params or {})) not in found:
+            text = "\n".join(message).strip() or "<failure>"
+            found[name] = ToolFailure(benchmark=name, message=f"JMH: {name} failed:\n{text}", unit=unit,
+                                      direction=direction)
+        message = None
+
+    try:
+        lines = path.open(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    with lines:
+        for raw in lines:
+            line = raw.rstrip("\r\n")
+            if message is not None:  # the exception and its trace, after a `<failure>` line
+                if not line.strip():
+                    if message:
+                        close()
+                    continue
+                if not line.startswith("# "):
+                    # The exception, the head of its trace and its causes: the tail a failed
+                    # run keeps is short, and an invocation's may hold several failures.
+                    if len(message) < _FAILURE_LINES and (len(message) < _TRACE_HEAD
+                                                          or line.startswith("Caused by: ")):
+                        message.append(line)
+                    continue
+                close()
+            if line.startswith("# Benchmark: "):
+                # ``# Benchmark mode:`` comes before it in each block's header, and stays.
+                bench, params, unit = line[len("# Benchmark: "):].strip(), None, None
+            elif line.startswith("# Parameters: (") and line.rstrip().endswith(")"):
+                inner = line.strip()[len("# Parameters: ("):-1]
+                params = dict(p.split(" = ", 1) for p in inner.split(", ") if " = " in p)
+            elif line.startswith("# Benchmark mode: "):
+                direction = "higher" if line[len("# Benchmark mode: "):].startswith("Throughput") else "lower"
+            elif (m := _ITERATION_UNIT.match(line)) is not None:
+                unit = m.group(1)
+            elif bench is not None and ("<failure>" in line or line.startswith("<forked VM failed")):
+                message = [] if "<failure>" in line else [line]
+        close()
+    return list(found.values())

@@ -230,8 +230,10 @@ def _not_stored(what: str, name: str, names: list[str], listing: str) -> NoRetur
     from ..errors import NotFoundError
 
     near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    if not near:  # a different case, or a prefix, is near too
-        near = [n for n in names if n.lower() == name.lower() or n.startswith(name)][:3]
+    if not near:  # a different case, or a prefix, is near too, and so is the end of a tool's series
+        # (`join` or `Bench.join` for the JMH method `jmh/pkg.Bench.join`)
+        near = [n for n in names if n.lower() == name.lower() or n.startswith(name)
+                or n.endswith(("/" + name, "." + name))][:3]
     hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else listing if names else "it holds none yet")
     raise NotFoundError(f"no {what} named {name!r} in the store ({hint})")
 

@@ -110,6 +110,9 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     if executor_name == "dask":
         scheduler = dask_scheduler(click_ctx, scheduler)
     store = ctx.open_store(create=False, config=config)
+    from ._common import check_benchmark
+
+    check_benchmark(store, benchmark)  # the nearest stored names, as summary and compare give
     with contextlib.ExitStack() as stack:
         pool = None
         if executor_name == "dask":

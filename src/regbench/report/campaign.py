@@ -5,6 +5,8 @@ runs go on, and the paragraph that accounts for a campaign at its end (``regbenc
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -116,7 +118,7 @@ def failure_cause(status: str, stderr_tail: str | None, *, width: int = 160) -> 
     head = status + (f" ({notes[-1]})" if notes else "")
     if not own:
         return head
-    last = _panic(own) or own[-1].strip()
+    last = _panic(own) or _exception(own) or own[-1].strip()
     return f"{head}: {last if len(last) <= width else last[:width - 1] + '…'}"
 
 
@@ -131,6 +133,53 @@ def _panic(lines: list[str]) -> str | None:
         if " panicked at " in text:
             message = lines[k + 1].strip() if k + 1 < len(lines) and text.endswith(":") else ""
             return f"panicked: {message}" if message else text
+    return None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: A compiler's diagnostic: ``File.java:[36,45]``, ``x.c:3:5:``, ``File.kt:(12, 3)``.
+_FILE_LINE = re.compile(r"\S\.\w+(?::\[?|\(|\[)\d+")
+_ERROR = re.compile(r"\berror\b|^error\[", re.IGNORECASE)
+
+
+def build_lines(log_tail: str | None) -> list[str]:
+    """What a build printed (the end that was kept), without regbench's notes, blank lines and
+    terminal colour codes (Maven writes them even to a file)."""
+    own, _ = stderr_lines(_ANSI.sub("", log_tail or ""))
+    return [line for line in own if line.strip()]
+
+
+def build_cause(log_tail: str | None, *, width: int = 160) -> str:
+    """Why a build failed, on one line: the builder's first error naming a file and line
+    (Maven: ``[ERROR] /src/X.java:[36,45] ';' expected``), else its first line saying error
+    (cargo: ``error[E0425]: ...``), else its last line; empty when it printed nothing.
+    Never regbench's own note (``build exit status 1``), which the exit code already says."""
+    lines = [line.strip() for line in build_lines(log_tail)]
+    if not lines:
+        return ""
+    errors = [line for line in lines if _ERROR.search(line)]
+    line = next((e for e in errors if _FILE_LINE.search(e)), errors[0] if errors else lines[-1])
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+#: A frame of a Java stack trace, ``at pkg.Class.method(File.java:12)``, or its ``... 5 more``.
+_JAVA_FRAME = re.compile(r"^(?:at [\w$.<>/-]+\(.*\)|\.\.\. \d+ more)$")
+
+
+def _exception(lines: list[str]) -> str | None:
+    """The first exception of a Java stack trace the output holds (JMH prints a benchmark's
+    exception, then its frames, whose last is the least telling line): the line before its first
+    frame, or the last ``Caused by:`` of that trace (the root cause)."""
+    text = [line.strip() for line in lines]
+    for k in range(1, len(text)):
+        if _JAVA_FRAME.match(text[k]) and not _JAVA_FRAME.match(text[k - 1]):
+            found = text[k - 1]
+            for line in text[k:]:
+                if line.startswith("Caused by: "):
+                    found = line
+                elif not _JAVA_FRAME.match(line):
+                    break
+            return found
     return None
 
 

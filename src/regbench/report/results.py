@@ -33,7 +33,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from rich.markup import escape
 
     from ..model import iso_timestamp
-    from .campaign import failure_cause
+    from .campaign import build_cause, build_lines, failure_cause
 
     retried = bool(inv.retried)  # failed runs run again with success since: counted apart
     rows = [[escape(b.name), escape(b.unit) or "—", b.direction, str(b.runs_ok), str(b.runs_failed),
@@ -58,9 +58,11 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
                right=set(counts))
     labels = {vc.version.name: vc.tags[0] for vc in inv.versions if vc.tags}
     for b in inv.failed_builds:
-        tail = b.log_tail.strip().splitlines()
-        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))} (exit {b.exit_code}): "
-                      f"{escape(tail[-1]) if tail else ''}")
+        cause = build_cause(b.log_tail)
+        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))} (exit {b.exit_code})"
+                      + (f": {escape(cause)}" if cause else ""))
+        if full and (lines := build_lines(b.log_tail)):
+            console.print("\n".join("  " + escape(line) for line in lines), markup=True)
     shown = inv.runs if all_runs else inv.failed_runs
     if shown:
         where = _differing(shown)

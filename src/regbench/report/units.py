@@ -90,10 +90,15 @@ def fmt_interval(mean: float | None, half_width: float | None, unit: DisplayUnit
 
 def fmt_scaled(x: float | None, unit: DisplayUnit) -> str:
     """A value in ``unit`` (:func:`display_unit`) to 4 significant digits, as the value of an
-    interval without one is shown (``263.8 us``); ``—`` for none."""
+    interval without one is shown (``263.8 us``), from 10,000 up with thousands separators
+    (``15,370 ops/ms``); ``—`` for none."""
     if x is None or not math.isfinite(x):
         return "—"
-    return f"{x * unit.factor:.4g}" + (f" {unit.name}" if unit.name else "")
+    v = float(f"{x * unit.factor:.4g}")
+    # A large value (a throughput, 15,370 ops/ms) with thousands separators, as `summary` shows
+    # it, not in exponent notation (1.537e+04).
+    text = f"{v:,.0f}" if 1e4 <= abs(v) < 1e16 else f"{v:.4g}"
+    return text + (f" {unit.name}" if unit.name else "")
 
 
 def fmt_count(x: float | None) -> str:

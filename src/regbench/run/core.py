@@ -590,7 +590,11 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
     for name, failures in failed.items():
         full = tool_series(spec.name, name)
         if name not in grouped:  # it reported nothing before failing
-            benchmarks[full] = {"unit": failures[0].unit, "direction": failures[0].direction}
+            # A unit the tool did not say (JMH, for a benchmark that failed in its first
+            # iteration) is left to the store: a stored series keeps its own.
+            benchmarks[full] = {"direction": failures[0].direction}
+            if failures[0].unit is not None:
+                benchmarks[full]["unit"] = failures[0].unit
             records.append(record(full, np.empty(0), 0, failures))
     return records, benchmarks
 

@@ -237,7 +237,8 @@ def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
             if spec.format is not None:
                 uses_file = any(OUTPUT_PLACEHOLDER in a for a in spec.command)
                 outcome = _classify_tool(proc, stderr, read_tail(out, STDERR_TAIL),
-                                         result_file if uses_file else tmp / "stdout", spec, spec.format)
+                                         result_file if uses_file else tmp / "stdout", spec, spec.format,
+                                         console=tmp / "stdout" if uses_file else None)
             elif spec.kind == "python":
                 if samples_file.exists():
                     with open(samples_file, "rb") as written:
@@ -412,7 +413,7 @@ def _classify(proc: ProcessResult, stderr: str, read: SampleRead, spec: Benchmar
 
 
 def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, spec: BenchmarkSpec,
-                   fmt: str) -> RunOutcome:
+                   fmt: str, *, console: Path | None = None) -> RunOutcome:
     """The outcome of one invocation of a benchmark tool whose output an adapter reads.
 
     The tool's results, and the benchmarks it reports as failed, are read whatever the exit
@@ -426,6 +427,10 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
     The stderr tail of a run that did not succeed says why in the tool's words: its stderr; when
     that is empty, the messages of its failed benchmarks, or else the end of its standard output
     (``stdout``, where ``go test``, ``cargo bench`` and pytest print their failures).
+
+    ``console`` is the tool's whole standard output when its results went to a file of their own
+    (``{output}``): the benchmarks it reports as failed there (JMH, which leaves them out of its
+    JSON and exits with status 0) are failures too (:meth:`Adapter.console_failures`).
     """
     from ..adapters.base import get_adapter
     from ..errors import InputError
@@ -444,6 +449,9 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
                 runs = adapter.salvage(path)
         with contextlib.suppress(InputError):  # output it cannot read is said once, by parse
             failures = adapter.failures(path)
+    if console is not None and console.exists():
+        with contextlib.suppress(InputError):
+            failures += adapter.console_failures(console)
     named = [f.benchmark for f in failures if f.benchmark is not None]
     if ended is not None:
         status, note = ended

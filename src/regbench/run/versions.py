@@ -140,6 +140,29 @@ def _verify(repo: Path, rev: str) -> str:
         raise VersionError(f"{repo}: unknown revision {rev!r}") from None
 
 
+def _root_parent(repo: Path, start: str) -> bool:
+    """Whether ``start`` is ``A^`` (``A^1``, ``A~``, ``A~1``) of a root commit ``A``.
+
+    The documented way to include ``A`` in a range, ``A^..B``, names the parent of ``A``, which
+    the first commit of a repository does not have; the range then means every commit up to
+    ``B``.  Any other spelling (or an ``A`` that has a parent) is left to git.
+    """
+    for suffix in ("^1", "~1", "^", "~"):
+        if start.endswith(suffix) and len(start) > len(suffix):
+            base = start[: -len(suffix)]
+            break
+    else:
+        return False
+    try:
+        _verify(repo, start)
+        return False  # it has a parent: an ordinary range
+    except VersionError:
+        pass
+    sha = _verify(repo, base)  # an unknown A is still an unknown revision
+    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()
+    return len(parents) == 1
+
+
 def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
     """The commits named by ``spec``, oldest first.
 
@@ -149,7 +172,8 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
         A git repository (or a folder inside one).
     spec : str
         ``A..B`` (commits reachable from B and not from A, oldest first in topological order,
-        as ``git rev-list --reverse --topo-order A..B``; ``A..`` means ``A..HEAD``), a single
+        as ``git rev-list --reverse --topo-order A..B``; ``A..`` means ``A..HEAD``; ``A^..B`` with
+        ``A`` the repository's first commit means every commit up to B), a single
         revision (``HEAD``, a tag, a sha), or a comma-separated list of revisions (put in
         committer-date order, duplicates removed).
 
@@ -177,8 +201,8 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
         start, _, end = spec.partition("..")
         end_sha = _verify(repo, end or "HEAD")
         root = _root_parent(repo, start)
-        if root is not None:  # A^..B with A the first commit: A and everything after it up to B
-            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, *(f"^{p}" for p in root))
+        if root:  # ``A^..B`` with A a root commit: everything up to B, A included
+            out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha)
         else:
             start_sha = _verify(repo, start or "HEAD")
             out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
@@ -187,24 +211,6 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
             raise VersionError(f"{spec!r}: no commits in this range (is it reversed?)")
         return _describe(repo, shas)
     return _describe(repo, [_verify(repo, spec)])
-
-
-def _root_parent(repo: Path, start: str) -> tuple[str, ...] | None:
-    """For ``A^`` (the way to include A in a range ``A^..B``) where A is a commit with no parent
-    (a repository's first commit, which git calls an unknown revision ``A^``): A's parents, none;
-    else None (``start`` is resolved as it is)."""
-    if not start.endswith("^") or start.endswith("^^"):
-        return None
-    try:
-        _verify(repo, start)
-        return None  # A has a parent: the range is git's own
-    except VersionError:
-        pass
-    sha = _verify(repo, start[:-1])  # an unknown A is an unknown revision, as before
-    parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
-    if parents:
-        raise VersionError(f"{repo}: unknown revision {start!r}")
-    return tuple(parents)
 
 
 def _describe(repo: Path, shas: Sequence[str]) -> list[Commit]:

@@ -370,7 +370,13 @@ class Store:
             row = conn.execute(sa.select(table).where(table.c.name == name)).one()
         ident = row.id
         if table is t.benchmark:
-            for column, value in values.items():
+            changed = {c: v for c, v in values.items() if row._mapping[c] != v}
+            if changed and _nothing_measured(conn, ident):
+                # Only failed runs so far (a tool's benchmark that failed before it ever reported
+                # a result, stored with the default unit): nothing stored has a meaning to change.
+                conn.execute(t.benchmark.update().where(t.benchmark.c.id == ident).values(**changed))
+                changed = {}
+            for column, value in changed.items():
                 if row._mapping[column] != value:
                     # Relabelling would silently change the meaning of every stored run.
                     raise StoreError(f"benchmark {name!r} is stored with {column} {row._mapping[column]!r}, "
@@ -1085,6 +1091,12 @@ class Store:
 
 #: Attempts of a write whose unique key a concurrent writer took first (each sees the other's row).
 _CONFLICT_ATTEMPTS = 5
+
+
+def _nothing_measured(conn: Connection, benchmark_id: int) -> bool:
+    """Whether the benchmark has no ``ok`` run stored (only failures, or no run at all)."""
+    ok = sa.select(t.run.c.id).where(t.run.c.benchmark_id == benchmark_id, t.run.c.status == "ok").limit(1)
+    return conn.execute(ok).first() is None
 
 
 def _run_key(rec: RunRecord) -> tuple[str, str, str, str, int]:

@@ -19,3 +19,7 @@ run() { java -cp "target/classes:target/lib/*" org.openjdk.jmh.Main regbench.gol
 run -f 2 -wi 1 -i 3 -w 100ms -r 100ms -bm thrpt,avgt -prof gc -rf json -rff "$out/thrpt_avgt_gc.json"
 # Sample mode (a histogram per iteration), one parameter value, short iterations to keep it small.
 run -f 2 -wi 1 -i 3 -w 100ms -r 20ms -bm sample -p size=10 -rf json -rff "$out/sample.json"
+# Benchmarks that throw: JMH prints them on its console only (failing.out), leaves them out of
+# the JSON and exits with status 0.
+run_fail() { java -cp "target/classes:target/lib/*" org.openjdk.jmh.Main regbench.golden.FailBench "$@"; }
+run_fail -f 1 -wi 1 -i 2 -w 100ms -r 100ms -rf json -rff "$out/failing.json" > "$out/failing.out"
