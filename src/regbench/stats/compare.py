@@ -131,9 +131,10 @@ def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
         # A's mean not told from 0 at this level: the ratio is unbounded, the comparison undecidable.
         return Comparison(change, nan, nan, confidence_level, method + "+Fieller", mean_a, mean_b,
                           a.size, b.size, res.bootstrap_distribution)
-    if f_lo < lo or f_hi > hi:
-        lo, hi, method = min(lo, f_lo), max(hi, f_hi), method + "+Fieller"
-    return Comparison(change, float(lo), float(hi), confidence_level, method, mean_a, mean_b,
+    low, high = float(lo), float(hi)
+    if f_lo < low or f_hi > high:
+        low, high, method = min(low, f_lo), max(high, f_hi), method + "+Fieller"
+    return Comparison(change, low, high, confidence_level, method, mean_a, mean_b,
                       a.size, b.size, res.bootstrap_distribution)
 
 
