@@ -155,3 +155,77 @@ def test_build_cache_must_be_a_count(tmp_path, value):
     (tmp_path / "regbench.toml").write_text(f"[project]\nbuild_cache = {value}\n")
     with pytest.raises(ConfigError, match=r"regbench.toml.*\[project\] `build_cache` must be a non-negative integer"):
         load_config(tmp_path / "regbench.toml")
+
+
+def _kept(tmp_path: Path) -> list[str]:
+    kept = tmp_path / "worktrees" / "kept"
+    return sorted(p.name for p in kept.iterdir() if p.is_dir()) if kept.is_dir() else []
+
+
+def test_a_failed_build_under_another_command_is_not_kept_as_the_first(tmp_path):
+    # Build a, then a build command that breaks the tree and fails, then a again: the last
+    # campaign must build again, not take a broken tree for a's build.
+    cfg, _ = project(tmp_path)
+    store = Store(tmp_path / "r.db")
+    campaign(cfg, store, runs=1)
+    broken = tmp_path / "broken.py"
+    broken.write_text("import os, sys\nif os.path.exists('built.txt'): os.remove('built.txt')\nsys.exit(3)\n")
+    text = cfg.read_text()
+    cfg.write_text(text.replace(json.dumps([PY, str(tmp_path / "build.py"), "a"]), json.dumps([PY, str(broken)])))
+    campaign(cfg, store, runs=2)
+    cfg.write_text(text)
+    rep = campaign(cfg, store, runs=3)
+    ok = [r for r in store.runs() if r.benchmark == "b" and r.run_index == 2]
+    assert len(ok) == 2 and {r.status for r in ok} == {"ok"}  # the trees held a's build
+    assert {cached for _, _, cached in rep.done} == {True}  # both kept for a since the first campaign
+
+
+def test_rebuild_checks_out_afresh_and_another_command_does_not_take_a_kept_tree(tmp_path):
+    cfg, shas = project(tmp_path)
+    store = Store(tmp_path / "r.db")
+    campaign(cfg, store, runs=1)
+    marker = tmp_path / "worktrees" / "kept" / shas[2] / "leftover.txt"
+    marker.write_text("from an earlier build")  # a file of the kept tree
+    cfg_b, _ = project(tmp_path, flavour="b")
+    key_a = (tmp_path / "worktrees" / "kept" / f"{shas[2]}.key").read_text()
+    campaign(cfg_b, store, runs=2)  # another command: fresh checkouts, the kept ones left alone
+    assert marker.exists() and (tmp_path / "worktrees" / "kept" / f"{shas[2]}.key").read_text() == key_a
+    assert sorted(builds(tmp_path)) == ["v1 a", "v1 b", "v2 a", "v2 b"]
+    cfg, _ = project(tmp_path)
+    campaign(cfg, store, runs=3, rebuild=True)  # rebuild: afresh too, not in the kept tree
+    assert len(builds(tmp_path)) == 6
+
+
+def test_what_the_runs_leave_in_a_kept_tree_is_undone(tmp_path):
+    # A benchmark that writes into its working folder (and changes a tracked file) must not find
+    # an earlier campaign's files: the tree is kept as its build left it.
+    cfg, shas = project(tmp_path)
+    bench = [PY, "-c", "import os, sys\n"
+             "if not os.path.exists('built.txt'): sys.exit('not built')\n"
+             "n = len(os.listdir('state')) if os.path.isdir('state') else 0\n"
+             "os.makedirs('state', exist_ok=True); open(f'state/{os.getpid()}', 'w').close()\n"
+             "open('v.txt', 'a').write('touched\\n')\n"
+             "for _ in range(int(os.environ['REGBENCH_ITERATIONS'])): print(1.0 + n)"]
+    cfg.write_text(cfg.read_text().replace(f"command = {json.dumps(BENCH)}", f"command = {json.dumps(bench)}"))
+    store = Store(tmp_path / "r.db")
+    campaign(cfg, store, runs=1)
+    tree = tmp_path / "worktrees" / "kept" / shas[2]
+    assert not (tree / "state").exists() and (tree / "v.txt").read_text() == "v2\n"
+    assert (tree / "built.txt").exists()  # the build's output stays
+    campaign(cfg, store, runs=2)
+    second = [r for r in store.runs() if r.benchmark == "b" and r.run_index == 1]
+    assert len(second) == 2 and all(r.status == "ok" for r in second)
+    assert sorted(builds(tmp_path)) == ["v1 a", "v2 a"]
+
+
+def test_build_cache_0_or_smaller_removes_what_was_kept(tmp_path):
+    cfg, _ = project(tmp_path)
+    store = Store(tmp_path / "r.db")
+    campaign(cfg, store, runs=1)
+    assert len(_kept(tmp_path)) == 2
+    cfg, _ = project(tmp_path, build_cache=1)
+    campaign(cfg, store, runs=1)  # nothing to run, nothing built: the cache still shrinks
+    assert len(_kept(tmp_path)) == 1 and len(list((tmp_path / "worktrees" / "kept").glob("*.key"))) == 1
+    cfg, _ = project(tmp_path, build_cache=0)
+    campaign(cfg, store, runs=1)
+    assert _kept(tmp_path) == [] and registered_worktrees(tmp_path / "proj") == []

@@ -3,9 +3,9 @@
 Three kinds of things, found by :func:`find_leftovers` and removed by :func:`remove_leftovers`:
 
 - ``worktree``: git worktrees regbench made (under its worktree cache, ``worktrees/`` beside a
-  SQLite store) that are still registered in the project's repository: a campaign removes its
-  own when it ends, so these are left by a campaign killed with ``kill -9`` or by a regbench
-  from before campaigns did.  They are removed with ``git worktree remove --force``, and
+  SQLite store) that are still registered in the project's repository: the built commits kept
+  for later campaigns (``kept/``, ``[project] build_cache``), and trees a campaign killed with
+  ``kill -9`` left (a campaign removes its others when it ends).  They are removed with ``git worktree remove --force``, and
   ``git worktree prune`` forgets those whose folder is gone.
 - ``cache``: the worktree cache folder itself and ``venvs/`` (the virtual environments of
   releases, ``regbench run --releases``), made again when needed.

@@ -254,10 +254,11 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
         assert version.tree is not None  # the working tree, in place
         tree, reusable = version.tree, version.reusable_build
     elif trees is not None:
-        tree = trees.checkout(version.commit)
+        key = build_key(config.build) if config.build else None
+        tree = trees.checkout(version.commit, key=key, rebuild=rebuild)
         # A fresh checkout has no build yet; a tree this campaign built, or a kept one taken
         # (``[project] build_cache``), has the build of the key recorded with it.
-        reusable = config.build is not None and trees.built_with(version.commit.sha) == build_key(config.build)
+        reusable = key is not None and trees.built_with(version.commit.sha) == key
     else:
         reusable = (cache_dir / version.commit.sha).is_dir()
         tree = prepare_tree(Path(config.repo or config.root), version.commit, cache_dir)
@@ -267,8 +268,11 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
                               timeout=config.build_timeout, version_info=version.info,
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
-        if trees is not None and version.commit is not None and status == "ok":
-            trees.mark_built(version.commit.sha, build_key(config.build))
+        if trees is not None and version.commit is not None and not cached:
+            # A build ran in the tree: only a success makes it one to keep, under this command.
+            trees.building(version.commit.sha)
+            if status == "ok":
+                trees.mark_built(version.commit.sha, build_key(config.build))
     ready = ReadyVersion(version.info, tree, config.python, benchmark_dir_env(config)) if status == "ok" else None
     return Prepared(ready, status, cached)
 

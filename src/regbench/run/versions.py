@@ -399,13 +399,18 @@ class Worktrees:
 
     **Kept builds** (``keep`` > 0, ``[project] build_cache``): a tree whose build succeeded
     (:meth:`mark_built`) is moved, when the campaign ends, to ``<cache_dir>/kept/<sha>`` with the
-    build command's key beside it, and the next campaign that checks that commit out takes the
-    tree (moves it into its own folder) with its build, so an unchanged commit is not built again
-    campaign after campaign (asv keeps its builds the same way, a fixed number of them).  A kept
-    tree belongs to one campaign at a time: one taken is no longer under ``kept/``, and a second
-    campaign wanting the same commit meanwhile checks it out afresh.  Only the ``keep`` trees
-    used last are kept; the others are removed.  Moving in and out holds the lock of ``kept/``.
-    A recorded failure is kept whatever the tree (:func:`build_version`).
+    build command's key beside it, and the next campaign that checks that commit out for the same
+    build command takes the tree (moves it into its own folder) with its build, so an unchanged
+    commit is not built again campaign after campaign (asv keeps its builds the same way, a fixed
+    number of them).  A tree kept for another build command, or asked for with ``rebuild``, is
+    left where it is and the commit checked out afresh.  Before a tree is kept it is put back as
+    its build left it (:meth:`_restore`): what the runs added is removed and the tracked files
+    they changed are restored, so a benchmark that writes into its working folder does not find
+    an earlier campaign's files.  A kept tree belongs to one campaign at a time: one taken is no
+    longer under ``kept/``, and a second campaign wanting the same commit meanwhile checks it out
+    afresh.  Only the ``keep`` trees used last are kept; the others are removed, and so are all of
+    them with ``keep`` 0.  Moving in and out, and pruning, hold the lock of ``kept/``.  A
+    recorded failure is kept whatever the tree (:func:`build_version`).
     """
 
     def __init__(self, repo: Path, cache_dir: Path, *, keep: int = 0):
@@ -416,6 +421,8 @@ class Worktrees:
         self.trees: dict[str, Path] = {}
         #: sha -> the key (:func:`build_key`) of the build command that succeeded in its tree.
         self.built: dict[str, str] = {}
+        #: sha -> what ``git status`` listed in its tree once built (:meth:`_status`).
+        self.snapshots: dict[str, frozenset[str]] = {}
 
     @property
     def kept_dir(self) -> Path:
@@ -427,36 +434,85 @@ class Worktrees:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def checkout(self, commit: Commit) -> Path:
-        """A detached worktree of ``commit``, made once per campaign (a kept one taken if any)."""
+    def checkout(self, commit: Commit, *, key: str | None = None, rebuild: bool = False) -> Path:
+        """A detached worktree of ``commit``, made once per campaign: a kept one built with the
+        build command of key ``key`` is taken if there is one (never with ``rebuild``)."""
         if commit.sha in self.trees:
             return self.trees[commit.sha]
         if self.folder is None:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(VersionError):
+            with contextlib.suppress(VersionError, OSError), self._kept_lock():
                 git(self.repo, "worktree", "prune")  # dead entries of campaigns killed earlier
             self.folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self.cache_dir))
-        if self.keep and self._take_kept(commit.sha):
+        if self.keep and key is not None and not rebuild and self._take_kept(commit.sha, key):
             return self.trees[commit.sha]
         self.trees[commit.sha] = prepare_tree(self.repo, commit, self.folder)
         return self.trees[commit.sha]
 
+    def building(self, sha: str) -> None:
+        """A build is about to run in ``sha``'s tree: whatever was built there is not known to be
+        good until :meth:`mark_built` says so (a failed build leaves the tree unkept)."""
+        self.built.pop(sha, None)
+        self.snapshots.pop(sha, None)
+
     def mark_built(self, sha: str, key: str) -> None:
-        """The build command of key ``key`` succeeded in ``sha``'s tree: it may be kept."""
+        """The build command of key ``key`` succeeded in ``sha``'s tree: it may be kept, put back
+        as it is now."""
         self.built[sha] = key
+        if self.keep and sha in self.trees:
+            self.snapshots[sha] = self._status(self.trees[sha])
 
     def built_with(self, sha: str) -> str | None:
         """The key of the build that succeeded in ``sha``'s tree (this campaign's or a kept one's)."""
         return self.built.get(sha)
 
-    def _take_kept(self, sha: str) -> bool:
+    def _kept_lock(self):
+        return locked_folder(self.kept_dir)
+
+    @staticmethod
+    def _status(tree: Path) -> frozenset[str]:
+        """``git status`` of a tree, untracked and ignored entries included (folders collapsed)."""
+        out = git(tree, "status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=normal")
+        return frozenset(e for e in out.split("\0") if e)
+
+    def _restore(self, sha: str, tree: Path) -> bool:
+        """Put ``tree`` back as its build left it: entries the runs added (untracked or ignored
+        files and folders not there after the build) are removed, tracked files they changed are
+        checked out again.  A file the runs changed inside a folder that the build made is not
+        seen (the folder is one entry).  False when git could not say."""
+        before = self.snapshots.get(sha)
+        try:
+            now = self._status(tree)
+        except VersionError:
+            return False
+        if before is None:
+            return False  # its state once built is not known: not kept
+        changed = []
+        for entry in now - before:
+            code, path = entry[:2], entry[3:]
+            target = tree / path
+            if code in ("??", "!!"):
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        target.unlink()
+            else:
+                changed.append(path)
+        if changed:
+            try:
+                git(tree, "checkout", "--", *changed)
+            except VersionError:
+                return False
+        return True
+
+    def _take_kept(self, sha: str, key: str) -> bool:
         assert self.folder is not None
         try:
-            with locked_folder(self.kept_dir):
+            with self._kept_lock():
                 source, marker = self.kept_dir / sha, self.kept_dir / f"{sha}.key"
-                if not (source.is_dir() and marker.is_file()):
-                    return False
-                key = marker.read_text().strip()
+                if not (source.is_dir() and marker.is_file()) or marker.read_text().strip() != key:
+                    return False  # none, or built with another command: left kept for it
                 target = self.folder / sha
                 try:
                     git(self.repo, "worktree", "move", str(source), str(target))
@@ -471,24 +527,30 @@ class Worktrees:
             return False
         self.trees[sha] = target
         self.built[sha] = key
+        with contextlib.suppress(VersionError):  # as it was kept: what this campaign adds is undone
+            self.snapshots[sha] = self._status(target)
         return True
 
     def _keep_built(self) -> None:
-        """Move the trees built with success to ``kept/``, then remove all but the ``keep`` used
-        last (and anything there without its key: a move that was interrupted)."""
-        with locked_folder(self.kept_dir):
-            for sha, key in self.built.items():
+        """Move the trees built with success to ``kept/`` (put back as built), then remove all but
+        the ``keep`` used last, anything there without its key (a move that was interrupted) and
+        keys without their tree."""
+        with self._kept_lock():
+            for sha, key in list(self.built.items()) if self.keep else []:
                 tree = self.trees.get(sha)
                 dest, marker = self.kept_dir / sha, self.kept_dir / f"{sha}.key"
-                if tree is None or dest.exists():  # another campaign kept this commit meanwhile
-                    continue
+                if tree is None or dest.exists() or not self._restore(sha, tree):
+                    continue  # another campaign kept this commit meanwhile, or not restorable
                 try:
                     git(self.repo, "worktree", "move", str(tree), str(dest))
                 except VersionError:
-                    continue
+                    continue  # git cannot move it (a tree with submodules): removed below
                 marker.write_text(key + "\n")  # its time is the tree's last use
                 del self.trees[sha]
-            markers = sorted(self.kept_dir.glob("*.key"), key=lambda m: m.stat().st_mtime, reverse=True)
+            markers = [m for m in self.kept_dir.glob("*.key") if (self.kept_dir / m.name[:-len(".key")]).is_dir()]
+            for m in set(self.kept_dir.glob("*.key")) - set(markers):
+                m.unlink(missing_ok=True)
+            markers.sort(key=lambda m: m.stat().st_mtime_ns, reverse=True)
             keep = {m.name[:-len(".key")] for m in markers[:self.keep]}
             for m in markers[self.keep:]:
                 m.unlink(missing_ok=True)
@@ -496,17 +558,20 @@ class Worktrees:
             remove_worktrees(self.repo, stale)
 
     def close(self) -> None:
-        """Keep the trees built with success (``keep`` > 0), remove every other worktree made (and
-        its registration in the repository)."""
-        if self.keep and self.built:
-            with contextlib.suppress(OSError):
-                self._keep_built()
-        remove_worktrees(self.repo, list(self.trees.values()))
-        self.trees.clear()
-        self.built.clear()
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        """Keep the trees built with success (``keep`` > 0; with ``keep`` 0, remove any kept
+        before), remove every other worktree made (and its registration in the repository)."""
+        try:
+            if (self.keep and self.built) or self.kept_dir.is_dir():  # a smaller cache shrinks now
+                with contextlib.suppress(OSError, VersionError):
+                    self._keep_built()
+        finally:
+            remove_worktrees(self.repo, list(self.trees.values()))
+            self.trees.clear()
+            self.built.clear()
+            self.snapshots.clear()
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                self.folder = None
 
 
 def remove_worktrees(repo: Path, trees: Sequence[Path]) -> None:
