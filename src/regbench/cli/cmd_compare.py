@@ -95,7 +95,8 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     --run, git revisions of the project, run now.
 
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
-    over runs (runs, not iterations, are the unit of replication). Verdicts: regression (whole
+    over runs (runs, not iterations, are the unit of replication), widened to Fieller's where
+    that is wider (with few runs). Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive, and failed (every run
     of B failed where A's succeeded). Exit status 1 when any benchmark regressed or failed, so CI
     can gate on it.
