@@ -190,14 +190,14 @@ def test_truncated_file_names_the_line(tmp_path):
         ADAPTER.parse(p)
     # What a crash leaves is salvaged: the benchmarks written whole before the cut.
     whole = {r.benchmark for r in ADAPTER.parse(GB / "repetitions.json")}
-    assert {r.benchmark for r in ADAPTER.salvage(p)} == whole
+    assert {r.benchmark for r in ADAPTER.salvage(p)[0]} == whole
     p.write_text("".join(lines[:64]) + lines[64][:25])
-    assert {r.benchmark for r in ADAPTER.salvage(p)} < whole
+    assert {r.benchmark for r in ADAPTER.salvage(p)[0]} < whole
     for empty in ("", " \n"):  # a binary that wrote nothing: said so
         p.write_text(empty)
         with raises_at(p, 1, "empty output"):
             ADAPTER.parse(p)
-        assert ADAPTER.salvage(p) == []
+        assert ADAPTER.salvage(p) == ([], [])
 
 
 def test_syntax_error_names_its_line(tmp_path):
@@ -281,3 +281,17 @@ def test_live_google_benchmark(tmp_path):
     assert all(x.samples.size == 2 for x in r.values())  # the aggregates are not samples
     assert r["BM_StringCopy"].unit == "us" and set(r["BM_StringCopy"].params["aggregates"]) >= {"mean", "median"}
     assert list(r["BM_Accumulate/512 [elements]"].samples) == [512.0, 512.0]
+
+
+def test_a_cut_short_output_keeps_the_failures_written_before_the_cut(tmp_path):
+    # A benchmark skipped with error, then the binary aborted further on: the failure is kept
+    # with the results the salvage keeps.
+    doc = skipped_with_error(golden(), "BM_StringCopy", "no buffer")
+    text = json.dumps(doc, indent=2)
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: text.rindex("{")])  # the last entry cut away, the array unclosed
+    with pytest.raises(InputError):
+        ADAPTER.parse(cut)
+    runs, failures = ADAPTER.salvage(cut)
+    assert runs and [f.benchmark for f in failures] == ["BM_StringCopy"]
+    assert "BM_StringCopy ERROR OCCURRED: 'no buffer'" in failures[0].message

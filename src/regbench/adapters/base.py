@@ -122,14 +122,15 @@ class Adapter(abc.ABC):
         likewise.  Default: none (the tool's output does not name failed benchmarks)."""
         return []
 
-    def salvage(self, path: Path) -> list[ToolRun]:
+    def salvage(self, path: Path) -> tuple[list[ToolRun], list[ToolFailure]]:
         """The runs an output cut short still holds, for a file :meth:`parse` refuses because the
         tool's process crashed or was killed while writing it (a benchmark that aborts ends a
         Google Benchmark binary in the middle of its JSON): those of the benchmarks written whole
         before the cut, so that the benchmarks that finished are not lost with the one that did
-        not.  Called only for a process that did not end well; never raises.  Default: none (an
-        adapter whose :meth:`parse` already reads what a cut-short output holds, as ``go``'s)."""
-        return []
+        not, with the failures those report (:meth:`failures`).  Called only for a process that did
+        not end well; never raises.  Default: none (an adapter whose :meth:`parse` already reads
+        what a cut-short output holds, as ``go``'s)."""
+        return [], []
 
     def console_failures(self, path: Path) -> list[ToolFailure]:
         """The benchmarks the tool's console output reports as failed, when its results go to a

@@ -95,7 +95,7 @@ class GoogleBenchmarkAdapter(Adapter):
     def parse(self, path: Path) -> list[ToolRun]:
         return self._runs(self._read(path), path)
 
-    def salvage(self, path: Path) -> list[ToolRun]:
+    def salvage(self, path: Path) -> tuple[list[ToolRun], list[ToolFailure]]:
         # The library writes each benchmark's entries (its repetitions, then their aggregates)
         # once it has finished: a benchmark that aborts leaves the entries before it whole and
         # the array unclosed.  Those entries are kept; an entry cut in the middle is not.
@@ -107,9 +107,9 @@ class GoogleBenchmarkAdapter(Adapter):
         except InputError:
             pass
         try:
-            return self._runs({k: b for k, b in benches.items() if b.real}, path)
+            return self._runs({k: b for k, b in benches.items() if b.real}, path), self._failures(benches)
         except InputError:
-            return []
+            return [], []
 
     def _runs(self, benches: dict[str, _Bench], path: Path) -> list[ToolRun]:
         runs: list[ToolRun] = []
@@ -124,10 +124,14 @@ class GoogleBenchmarkAdapter(Adapter):
         return runs
 
     def failures(self, path: Path) -> list[ToolFailure]:
+        return self._failures(self._read(path))
+
+    @staticmethod
+    def _failures(benches: dict[str, _Bench]) -> list[ToolFailure]:
         # A benchmark none of whose repetitions succeeded (state.SkipWithError in each): the
         # library's own words, as its console reporter prints them.
         out = []
-        for name, b in self._read(path).items():
+        for name, b in benches.items():
             if b.errors and not b.real:
                 message = "\n".join(f"{name} ERROR OCCURRED: '{e}'" for e in dict.fromkeys(b.errors))
                 out.append(ToolFailure(name, message, b.unit, "lower"))

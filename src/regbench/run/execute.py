@@ -446,9 +446,10 @@ def _classify_tool(proc: ProcessResult, stderr: str, stdout: str, path: Path, sp
         except InputError as exc:
             problem = f"{fmt} output: {exc.reason}" + (f" (line {exc.line})" if exc.line else "")
             if ended is not None:  # cut short by the crash: keep the benchmarks written whole
-                runs = adapter.salvage(path)
-        with contextlib.suppress(InputError):  # output it cannot read is said once, by parse
-            failures = adapter.failures(path)
+                runs, failures = adapter.salvage(path)
+        if not failures:  # (a salvaged output gave its own)
+            with contextlib.suppress(InputError):  # output it cannot read is said once, by parse
+                failures = adapter.failures(path)
     if console is not None and console.exists():
         with contextlib.suppress(InputError):
             failures += adapter.console_failures(console)
