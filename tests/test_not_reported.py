@@ -83,3 +83,12 @@ def test_cli_summary_and_show(tmp_path, capsys):
     assert main(["--store", db, "show"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("t "))
     assert line.split()[1] == "—"
+
+
+def test_only_the_series_reported_at_the_nearest_version_are_said_missing(tmp_path):
+    # t/z was added at v3 (after the failure at v2): it is not said missing at v2.
+    with _store(tmp_path) as store:
+        later = _campaign(store)
+        store.add_runs([_ok("t/z", "v3", r, later) for r in range(2)], benchmarks={"t/z": TOOL["t/x"]})
+        store.finish_campaign(later, "finished")
+        assert {(r.benchmark, r.version) for r in summarize(store) if r.not_reported} == {("t/x", "v2"), ("t/y", "v2")}

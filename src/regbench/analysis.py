@@ -138,22 +138,38 @@ def _not_reported(store: Store, runs, still: Counter, *, benchmark: str | None, 
     """A row for each series a tool reports (or each measure) with no run at all at a version
     where the benchmark's own invocation failed (and was not run again with success since), so
     that ``summary`` says why it has no result there rather than nothing (``compare`` calls such
-    a benchmark ``failed``)."""
+    a benchmark ``failed``).  Only the series the tool reported at the nearest version before
+    (else after) where it reported anything: not one added later or dropped earlier."""
     failed = [key for key, n in still.items() if n]
+    if not failed:
+        return []
     present = {(r.benchmark, r.version, r.config, r.machine) for r in runs}
     infos = {b.name: b for b in store.benchmarks()}
-    out = []
-    for name, cfg, mach in store.series_keys():
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    family: dict[tuple[str, str], list[str]] = {}  # (base, config) -> its derived series
+    for name, cfg, _ in store.series_keys():
         base = SeriesName.parse(name).benchmark
-        if base == name or name in configured or (benchmark is not None and name != benchmark) \
-                or (config is not None and cfg != config) or (machine is not None and mach != machine):
+        if base != name and name not in configured and name not in family.get((base, cfg), []):
+            family.setdefault((base, cfg), []).append(name)
+    out = []
+    for b, v, c, m in failed:
+        names = family.get((b, c), [])
+        if not names or (config is not None and c != config) or (machine is not None and m != machine):
             continue
-        info = infos.get(name)
-        for b, v, c, m in failed:
-            if b == base and (c, m) == (cfg, mach) and (name, v, c, m) not in present:
-                out.append(ExperimentSummary(name, v, cfg, mach, info.unit if info else "",
-                                             info.direction if info else "lower", 0, 0, None, None,
-                                             not_reported=base))
+        reported = {n: set(store.measured_versions(n, c).get(m, ())) for n in names}
+        seen = sorted({x for vs in reported.values() for x in vs if x in order}, key=order.__getitem__)
+        before = [x for x in seen if order[x] < order.get(v, -1)]
+        after = [x for x in seen if order[x] > order.get(v, -1)]
+        near = before[-1] if before else (after[0] if after else None)
+        for name in names:
+            if near is None or near not in reported[name] or (name, v, c, m) in present:
+                continue
+            if benchmark is not None and name != benchmark:
+                continue
+            info = infos.get(name)
+            out.append(ExperimentSummary(name, v, c, m, info.unit if info else "",
+                                         info.direction if info else "lower", 0, 0, None, None,
+                                         not_reported=b))
     return out
 
 
