@@ -92,3 +92,26 @@ def test_only_the_series_reported_at_the_nearest_version_are_said_missing(tmp_pa
         store.add_runs([_ok("t/z", "v3", r, later) for r in range(2)], benchmarks={"t/z": TOOL["t/x"]})
         store.finish_campaign(later, "finished")
         assert {(r.benchmark, r.version) for r in summarize(store) if r.not_reported} == {("t/x", "v2"), ("t/y", "v2")}
+
+
+def test_benchmarks_failing_at_their_newest_version_are_named_by_detect(tmp_path, capsys):
+    from regbench.inventory import failing_at_newest
+
+    with _store(tmp_path) as store:
+        assert failing_at_newest(store) == []  # t failed at v2, ran again at v3: not failing now
+        later = _campaign(store)
+        store.add_runs([_failed("t", "v4", r, later) for r in range(2)] + [_failed("c", "v4", 0, later)]
+                       + [_failed("never", "v4", 0, later)])
+        store.finish_campaign(later, "finished")
+        got = [(f.benchmark, f.version, f.failed_runs, f.since) for f in failing_at_newest(store)]
+        assert got == [("c", "v4", 1, "v2"), ("t", "v4", 2, "v3")]  # `never` never ran: nothing to lose
+        assert [f.benchmark for f in failing_at_newest(store, benchmark="c")] == ["c"]
+    assert main(["--store", str(tmp_path / "r.db"), "detect", "--dry-run"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Failing at the newest version they ran at" in out
+    assert "c on m at v4 (1 failed run, last ok at v2)" in out and "t on m at v4 (2 failed runs, last ok at v3)" in out
+    with Store(tmp_path / "r.db") as store:  # run again with success: no longer failing
+        again = _campaign(store)
+        store.add_runs([_ok("c", "v4", 1, again)])
+        store.finish_campaign(again, "finished")
+        assert [f.benchmark for f in failing_at_newest(store)] == ["t"]

@@ -160,6 +160,58 @@ def open_failures(store: Store, *, version: str | None = None) -> Counter:
                    if r.status != "ok" and r.id not in retried)
 
 
+@dataclass(frozen=True)
+class Failing:
+    """A benchmark (series) whose runs at the newest version it was run at all failed (and were
+    not run again with success since), where an earlier version had a successful run: it no
+    longer runs, which no detector can see (a failed run has no samples)."""
+
+    benchmark: str
+    config: str
+    machine: str
+    version: str
+    failed_runs: int
+    since: str  # the last version with a successful run
+
+
+def failing_at_newest(store: Store, *, benchmark: str | None = None) -> list[Failing]:
+    """The benchmarks that fail at the newest version they were run at, and ran before
+    (:class:`Failing`), in name order; one query when no run failed.  A tool's invocation that
+    failed whole is its own benchmark's (``gb``); the newest version is then the newest at which
+    the tool's invocation stored anything."""
+    runs, retried = runs_and_retries(store)
+    if not runs:
+        return []
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    ok: dict[tuple[str, str, str], set[str]] = {}
+    failed: Counter = Counter()
+    newest: dict[tuple[str, str, str], str] = {}  # (family, config, machine) -> newest version run
+    for r in runs:
+        key = (r.benchmark, r.config, r.machine)
+        fam = (SeriesName.parse(r.benchmark).benchmark, r.config, r.machine)
+        for k in {key, fam}:
+            if k not in newest or order.get(r.version, -1) > order.get(newest[k], -1):
+                newest[k] = r.version
+        if r.status == "ok":
+            ok.setdefault(key, set()).add(r.version)
+        elif r.id not in retried:
+            failed[(*key, r.version)] += 1
+    out = []
+    for (name, cfg, mach, version), n in failed.items():
+        if benchmark is not None and name != benchmark:
+            continue
+        key = (name, cfg, mach)
+        fam = (SeriesName.parse(name).benchmark, cfg, mach)
+        if version in ok.get(key, set()) or version != newest.get(fam if fam[0] == name else key):
+            continue
+        earlier = [v for v in ok.get(key, set()) | {x for (b, c, m), vs in ok.items() if b.startswith(name + "/")
+                                                      and (c, m) == (cfg, mach) for x in vs}
+                   if order.get(v, -1) < order.get(version, -1)]
+        if earlier:
+            out.append(Failing(name, cfg, mach, version, n, max(earlier, key=lambda v: order.get(v, -1))))
+    return sorted(out, key=lambda f: (f.benchmark, f.config, f.machine))
+
+
 def inventory(store: Store, *, benchmark: str | None = None, version: str | None = None) -> Inventory:
     """The benchmarks, versions, builds and runs of a store, or of one benchmark or version.
 

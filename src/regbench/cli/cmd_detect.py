@@ -88,6 +88,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     from ..pipeline import check_detect_options, detect_and_alert
     from ..report.alerts import print_notify_report
     from ..report.changes import print_detection
+    from ..inventory import failing_at_newest
     from ..report.console import BatchProgress, version_labels
 
     ctx = click_ctx.obj
@@ -124,7 +125,9 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             fdr=None if no_fdr else fdr, incremental=incremental, jobs=jobs, dry_run=dry_run, bisect=do_bisect,
             notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
             on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change,
-                                                      labels=version_labels(store.aliases())),
+                                                      labels=version_labels(store.aliases()),
+                                                      failing=() if fmt == "json" else failing_at_newest(
+                                                          store, benchmark=benchmark)),
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
             all_sessions=all_sessions, pool=pool, duet=duet)
     if outcome.notified is not None:

@@ -160,9 +160,11 @@ def confirmation_line(entry: DetectedChange) -> str:
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
-                    labels: Mapping[str, str] | None = None) -> None:
+                    labels: Mapping[str, str] | None = None, failing: Sequence = ()) -> None:
     """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
-    JSON, or the change table (versions by their ``labels``) with its notes and each change's bisection."""
+    JSON, or the change table (versions by their ``labels``) with its notes and each change's
+    bisection, and the benchmarks that fail at their newest version (``failing``,
+    :func:`regbench.inventory.failing_at_newest`), which no detector sees."""
     if fmt == "json":
         emit_json(detection_json(outcome))
         return
@@ -175,6 +177,15 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     if outcome.history is not None:
         console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
+    if failing:
+        labels = labels or {}
+        shown = "; ".join(f"{f.benchmark}" + ("" if f.config == "default" else f" [{f.config}]") + f" on {f.machine} "
+                          f"at {labels.get(f.version, f.version)} ({f.failed_runs} failed run"
+                          f"{'' if f.failed_runs == 1 else 's'}, last ok at {labels.get(f.since, f.since)})"
+                          for f in failing[:10])
+        more = f"; and {len(failing) - 10} more" if len(failing) > 10 else ""
+        console.print(f"[red]Failing at the newest version they ran at, which no detector sees:[/red] "
+                      f"{escape(shown)}{more} (see `regbench show`; `regbench compare` calls them failed).")
     if outcome.confirm:
         for entry in outcome.changes:
             if entry.confirmation is not None:
