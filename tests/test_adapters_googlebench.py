@@ -295,3 +295,19 @@ def test_a_cut_short_output_keeps_the_failures_written_before_the_cut(tmp_path):
     runs, failures = ADAPTER.salvage(cut)
     assert runs and [f.benchmark for f in failures] == ["BM_StringCopy"]
     assert "BM_StringCopy ERROR OCCURRED: 'no buffer'" in failures[0].message
+
+
+def test_import_stores_a_benchmark_skipped_with_error_as_a_failed_run(tmp_path, capsys):
+    from regbench.cli.main import main
+    from regbench.store import Store
+
+    p = tmp_path / "out.json"
+    p.write_text(json.dumps(skipped_with_error(golden(), "BM_StringCopy", "no buffer")))
+    db = str(tmp_path / "r.db")
+    assert main(["--store", db, "import", str(p), "--format", "google-benchmark", "--version", "v1"]) == 0
+    assert "1 benchmark the file reports as failed is stored as a failed run" in capsys.readouterr().out
+    with Store(db) as store:
+        [failed] = [r for r in store.runs() if r.status != "ok"]
+        assert failed.benchmark == "BM_StringCopy" and failed.n_samples == 0
+        assert "BM_StringCopy ERROR OCCURRED: 'no buffer'" in failed.stderr_tail
+        assert {b.name: b.unit for b in store.benchmarks()}["BM_StringCopy"] == "us"

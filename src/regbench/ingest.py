@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import numpy as np
+
 from .adapters import parse_file
 from .errors import InputError
 from .model import BenchmarkInfo, VersionInfo
@@ -18,6 +20,8 @@ class ImportReport:
     runs: int
     benchmarks: int
     versions: int
+    #: Benchmarks the tool's file reports as failed, stored as a failed run each.
+    failed: int = 0
 
 
 def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, within=None) -> ImportReport:
@@ -159,9 +163,33 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     # the same version at the same moment gets the indices after these, never the same ones.
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,
                          machine=machine, warmup=r.warmup) for r in runs]
+    # A benchmark the file reports as failed, with no result (Google Benchmark's SkipWithError, a
+    # Go benchmark's --- FAIL): a failed run of its series with the tool's message, as a campaign
+    # stores it, rather than nothing.
+    failed = [f for f in _tool_failures(path, fmt) if f.benchmark is not None and f.benchmark not in benchmarks]
+    for f in failed:
+        info = {"direction": f.direction} if f.unit is None else {"unit": f.unit, "direction": f.direction}
+        if f.benchmark in stored:
+            _check_stored(stored[f.benchmark], info, path=str(path))
+        benchmarks[f.benchmark] = info
+        records.append(RunRecord(benchmark=f.benchmark, version=version, run_index=0, samples=np.empty(0),
+                                 config=config, machine=machine, status="failed", stderr_tail=f.message))
     made = VersionInfo(version, commit=commit, timestamp=timestamp, timestamp_text=text)
     n = store.add_runs(records, versions=[made], benchmarks=benchmarks, append=True, within=within)
-    return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1)
+    return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1, len(failed))
+
+
+def _tool_failures(path: str, fmt: str) -> list:
+    """The benchmarks a tool's file reports as failed (:meth:`Adapter.failures`); none when it
+    cannot say."""
+    from pathlib import Path
+
+    from .adapters.base import get_adapter
+
+    try:
+        return get_adapter(fmt).failures(Path(path))
+    except InputError:
+        return []
 
 
 def parse_timestamp(text: str, *, path: str) -> datetime:
