@@ -75,9 +75,13 @@ def test_a_new_servers_first_token_creates_its_store(tmp_path, capsys, store_url
     # store (no schema); `regbench run` or `regbench import` creates one".
     assert main(["--store", store_url, "token", "create", "--name", "ci-a", "--scope", "submit",
                  "--machine", "ci-a"]) == 0
-    assert "Token #1 'ci-a' (submit) created" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "Token #1 'ci-a' (submit) created" in said.out
+    assert said.err == f"note: created a new store at {store_url}\n"  # a mistyped location shows
+    assert main(["--store", store_url, "token", "create", "--name", "ci-b"]) == 0
+    assert capsys.readouterr().err == ""
     with Store(store_url, create=False) as s:
-        assert [(k.name, k.machine) for k in list_tokens(s)] == [("ci-a", "ci-a")]
+        assert [(k.name, k.machine) for k in list_tokens(s)] == [("ci-a", "ci-a"), ("ci-b", None)]
     # Listing and revoking only read and change tokens: a mistyped store stays an error.
     missing = f"sqlite:///{tmp_path / 'typo' / 'results.db'}"
     assert main(["--store", missing, "token", "list"]) == ExitStatus.ERROR

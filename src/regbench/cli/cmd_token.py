@@ -47,7 +47,11 @@ def create(ctx, name: str, scopes: tuple[str, ...], machine: str | None) -> None
     from ..report.web import print_token_created
     from ..store.tokens import create_token
 
-    token, secret = create_token(ctx.open_store(), name, scopes, machine=machine)
+    store = ctx.open_store()
+    new = store.peek(lambda conn: True) is None  # no schema yet: said, in case the location is mistyped
+    token, secret = create_token(store, name, scopes, machine=machine)
+    if new:
+        click.echo(f"note: created a new store at {store.url}", err=True)
     print_token_created(token, secret)
 
 
