@@ -51,7 +51,7 @@ def create(ctx, name: str, scopes: tuple[str, ...], machine: str | None) -> None
     new = store.peek(lambda conn: True) is None  # no schema yet: said, in case the location is mistyped
     token, secret = create_token(store, name, scopes, machine=machine)
     if new:
-        click.echo(f"note: created a new store at {store.url}", err=True)
+        click.echo(f"note: created a new store at {store.shown_url}", err=True)
     print_token_created(token, secret)
 
 
