@@ -854,7 +854,7 @@ class Store:
             rows = conn.execute(sa.select(t.version.c.name, t.version.c.commit_sha)).all()
         sha = self.revisions(name) if self.revisions is not None else None
         if sha is not None:
-            found = _by_commit(rows, sha)
+            found = _by_commit(rows, sha) or _by_short_sha(rows, sha)
             if found is not None:
                 return found
         lowered = name.lower()
@@ -1149,6 +1149,15 @@ def _by_commit(rows: Iterable[tuple[str, str | None]], sha: str) -> str | None:
     if len(named) > 1:
         committed = [n for n in named if sha.startswith(n)]
         named = committed or named
+    return named[0] if len(named) == 1 else None
+
+
+def _by_short_sha(rows: Iterable[tuple[str, str | None]], sha: str) -> str | None:
+    """The version stored without a commit under the name a campaign gives commit ``sha`` (its
+    abbreviation: at least 7 hex digits), as runs imported or pushed from a campaign's export
+    are, which carries no commit; None unless exactly one."""
+    named = [n for n, c in rows if c is None and len(n) >= 7 and sha.startswith(n.lower())
+             and all(ch in "0123456789abcdef" for ch in n.lower())]
     return named[0] if len(named) == 1 else None
 
 
