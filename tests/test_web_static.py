@@ -203,6 +203,8 @@ def test_a_change_seen_on_two_machines_marks_both_series_changed(tmp_path):
     """One alert per change across machines: the second machine's evidence is the alert's too.
     Its series was shown `too noisy to judge` (or `stable`) without the change under its chart,
     though `alerts list` names both machines."""
+    from datetime import timedelta
+
     import numpy as np
 
     from regbench.detect.alerts import record_alerts
@@ -211,8 +213,6 @@ def test_a_change_seen_on_two_machines_marks_both_series_changed(tmp_path):
     from regbench.store import Store
     from regbench.web.data import Dashboard
     from webtools import T0
-
-    from datetime import timedelta
 
     rng = np.random.default_rng(1)
     versions = [VersionInfo(name=sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k)) for k in range(6)]
