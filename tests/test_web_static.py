@@ -7,7 +7,7 @@ import pytest
 from regbench.cli.main import main
 from regbench.errors import ExitStatus
 from regbench.web.data import series_id
-from webtools import sha, synthetic_store
+from webtools import T0, sha, synthetic_store
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -212,7 +212,6 @@ def test_a_change_seen_on_two_machines_marks_both_series_changed(tmp_path):
     from regbench.model import RunRecord, VersionInfo
     from regbench.store import Store
     from regbench.web.data import Dashboard
-    from webtools import T0
 
     rng = np.random.default_rng(1)
     versions = [VersionInfo(name=sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k)) for k in range(6)]
