@@ -177,6 +177,20 @@ def test_a_fix_is_found_per_machine(store):
     assert [a.id for a in out.fixed] == [reg.id] and imp.machines == ("a", "b") and imp.restores == reg.id
 
 
+
+def test_a_fix_told_by_another_machine_than_the_regressions_first(store):
+    """The regression was first seen on b (its alert's own machine), a showed it too; a's
+    history then shows the fix first. The fix was looked for among a's own alerts only, so
+    whether a regression became `fixed` depended on which machine pushed first."""
+    fill(store)
+    (reg,) = record_alerts(store, [change("b", change=0.9, ci=(0.85, 0.95))], now=T0).created
+    out = record_alerts(store, [change("a", change=1.0, ci=(0.9, 1.1)),
+                                change("a", "v6", "v5", change=-0.5, ci=(-0.55, -0.45))], now=T0)
+    (imp,) = out.created
+    assert [a.id for a in out.fixed] == [reg.id] and imp.restores == reg.id
+    assert get_alert(store, reg.id).status == "fixed" and get_alert(store, reg.id).machines == ("b", "a")
+
+
 # ---------------------------------------------------------------------------- require_machines
 def test_require_machines_holds_an_alert_until_enough_machines_show_it(store, tmp_path):
     fill(store)

@@ -339,3 +339,16 @@ def test_two_servers_over_one_store_store_each_submission_once(store_url, tmp_pa
     finally:
         for s in servers:
             s.stop()
+
+
+def test_an_unknown_path_or_method_under_the_api_is_answered_as_every_error(served):
+    # `regbench push --server http://host/api/v1` posts to /api/v1/api/v1/runs: the answer was
+    # FastAPI's `{"detail": "Not Found"}`, not the `{"error": ...}` every other error is.
+    _, base, keys = served
+    answer = httpx.post(base + "api/v1/api/v1/runs", content=b"x", headers=bearer(keys["ci"]))
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "no endpoint POST /api/v1/api/v1/runs (the endpoints are listed in "
+                                      "/api/v1/openapi.json)"}
+    answer = httpx.delete(base + "api/v1/alerts/1", headers=bearer(keys["boss"]))
+    assert answer.status_code == 405 and "allow" in {k.lower() for k in answer.headers}
+    assert answer.json()["error"].startswith("DELETE /api/v1/alerts/1 is not allowed")

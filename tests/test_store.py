@@ -512,3 +512,17 @@ def test_many_new_versions_are_created_in_the_order_given(store):
     assert stored[names[700]].timestamp == datetime(2024, 1, 1, 10)  # in UTC, naive
     untimed = [v.name for v in sorted(stored.values(), key=lambda v: v.id) if v.timestamp is None]
     assert untimed == ["old", *[n for n in names if n != names[700]]]
+
+
+def test_a_password_in_the_store_url_is_never_shown():
+    """`--store postgresql+psycopg://bench:SECRET@host/db` (or REGBENCH_STORE in a CI job): the
+    password was printed in every error about the store and in `show`'s last line."""
+    from regbench.errors import StoreError
+    from regbench.store.db import shown_url
+
+    url = "postgresql+psycopg://bench:s3cret-pw@127.0.0.1:1/results"
+    assert shown_url(url) == "postgresql+psycopg://bench:***@127.0.0.1:1/results"
+    assert shown_url("sqlite:////tmp/x/results.db") == "sqlite:////tmp/x/results.db"
+    with pytest.raises(StoreError) as refused:
+        Store(url, create=False, patience=0.1).close()
+    assert "s3cret-pw" not in str(refused.value) and "bench:***@127.0.0.1:1/results" in str(refused.value)

@@ -129,3 +129,22 @@ def test_a_store_at_0004_upgrades_and_keeps_its_versions(tmp_path):
         assert store.resolve_version("v0.1") == "abc1234567"
     with sqlite3.connect(path) as con:
         assert con.execute("select name, kind from version_alias").fetchall() == [("v0.1", "tag")]
+
+
+def test_a_revision_names_a_version_imported_under_its_commits_short_sha(project, tmp_path, capsys, monkeypatch):
+    """A server's store holds what CI machines pushed: a campaign's export, whose versions are
+    the commits' short shas without a commit. `compare v1.0 v1.2` there (the repository at hand)
+    said "'v1.0' is commit <sha>, which has no version in the store" about a stored version."""
+    repo, shas = project
+    monkeypatch.chdir(repo)
+    assert main(["run", "--versions", "v1.0,v1.1,v1.2", "--seed", "5"]) == 0
+    assert main(["export", "-o", str(tmp_path / "pushed.csv")]) == 0
+    server = tmp_path / "server.db"
+    assert main(["--store", str(server), "import", str(tmp_path / "pushed.csv")]) == 0
+    capsys.readouterr()
+    assert main(["--store", str(server), "compare", "v1.0", "v1.2", "--format", "json"]) == 1
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["a"], row["b"]) == (shas[0][:10], shas[2][:10])
+    assert main(["--store", str(server), "compare", "HEAD~1", "HEAD", "--format", "json"]) == 1
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["a"], row["b"]) == (shas[1][:10], shas[2][:10])

@@ -7,7 +7,7 @@ import pytest
 from regbench.cli.main import main
 from regbench.errors import ExitStatus
 from regbench.web.data import series_id
-from webtools import sha, synthetic_store
+from webtools import T0, sha, synthetic_store
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -197,3 +197,35 @@ def test_tagged_versions_are_shown_by_their_tags(tmp_path, page):
     assert page.locator(f'tr[data-version="{sha(4)}"] td').first.inner_text() == "v1.0.4"
     assert page.locator(f'tr[data-version="{sha(5)}"] td').first.inner_text() == sha(5)[:12]
     assert page.console_log.errors == []
+
+
+def test_a_change_seen_on_two_machines_marks_both_series_changed(tmp_path):
+    """One alert per change across machines: the second machine's evidence is the alert's too.
+    Its series was shown `too noisy to judge` (or `stable`) without the change under its chart,
+    though `alerts list` names both machines."""
+    from datetime import timedelta
+
+    import numpy as np
+
+    from regbench.detect.alerts import record_alerts
+    from regbench.detect.base import Change
+    from regbench.model import RunRecord, VersionInfo
+    from regbench.store import Store
+    from regbench.web.data import Dashboard
+
+    rng = np.random.default_rng(1)
+    versions = [VersionInfo(name=sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k)) for k in range(6)]
+    with Store(tmp_path / "s.db") as store:
+        store.add_runs([RunRecord("b", sha(k), r, (2.0 if k >= 3 else 1.0) * (1 + 0.005 * rng.standard_normal(10)),
+                                  machine=m) for m in ("m1", "m2") for k in range(6) for r in range(4)],
+                       versions=versions)
+        outcome = record_alerts(store, [Change("b", "default", "m1", sha(3), sha(2), 1.0, 0.9, 1.1, "regression", "t"),
+                                        Change("b", "default", "m2", sha(3), sha(2), 0.95, 0.9, 1.0, "regression", "t")],
+                                now=T0)
+        assert [a.machines for a in outcome.created] == [("m1", "m2")]  # one alert, m2 its evidence
+        dash = Dashboard(store).load()
+        states = {s.machine: s.state for s in dash.series}
+        assert states == {"m1": "changed", "m2": "changed"}
+        [change] = dash.series_payload(series_id("b", "default", "m2"))["changes"]
+    assert (change["alert"], change["version"], change["previous"], change["change"]) == (1, sha(3), sha(2), 0.95)
+    assert change["index"] == 3

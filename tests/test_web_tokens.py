@@ -67,3 +67,22 @@ def test_a_0007_store_is_upgraded_to_hold_tokens(tmp_path):
         assert s.schema_revision() == t.SCHEMA_REVISION
         create_token(s, "alice", "triage")
         assert [k.name for k in list_tokens(s)] == ["alice"]
+
+
+def test_a_new_servers_first_token_creates_its_store(tmp_path, capsys, store_url):
+    # A team's server starts empty: the token a CI machine pushes with comes before any run, and
+    # `POST /api/v1/runs` needs the store to exist. `token create` refused with "not a regbench
+    # store (no schema); `regbench run` or `regbench import` creates one".
+    assert main(["--store", store_url, "token", "create", "--name", "ci-a", "--scope", "submit",
+                 "--machine", "ci-a"]) == 0
+    said = capsys.readouterr()
+    assert "Token #1 'ci-a' (submit) created" in said.out
+    assert said.err == f"note: created a new store at {store_url}\n"  # a mistyped location shows
+    assert main(["--store", store_url, "token", "create", "--name", "ci-b"]) == 0
+    assert capsys.readouterr().err == ""
+    with Store(store_url, create=False) as s:
+        assert [(k.name, k.machine) for k in list_tokens(s)] == [("ci-a", "ci-a"), ("ci-b", None)]
+    # Listing and revoking only read and change tokens: a mistyped store stays an error.
+    missing = f"sqlite:///{tmp_path / 'typo' / 'results.db'}"
+    assert main(["--store", missing, "token", "list"]) == ExitStatus.ERROR
+    assert not (tmp_path / "typo" / "results.db").exists()

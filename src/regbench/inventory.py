@@ -264,5 +264,5 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
                      for v in store.versions() if not version or v.name == version)
     failed_builds = tuple(FailedBuild(b.version, b.exit_code, b.log_tail or "")
                           for b in latest.values() if b.status != "ok")
-    return Inventory(store.url, benchmarks, versions, failed_builds, tuple(runs),
+    return Inventory(store.shown_url, benchmarks, versions, failed_builds, tuple(runs),
                      retried & frozenset(r.id for r in runs))

@@ -84,7 +84,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
                                machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
-                  f"and {rep.versions} versions ({fmt}) into {store.url}")
+                  f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
     if rep.failed:
         console.print(f"{rep.failed} benchmark{'' if rep.failed == 1 else 's'} the file reports as failed "
                       f"{'is' if rep.failed == 1 else 'are'} stored as a failed run each, with the tool's "

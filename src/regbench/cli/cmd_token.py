@@ -42,11 +42,16 @@ def _scopes(ctx: click.Context, param: click.Parameter, scopes: tuple[str, ...])
 @click.option("--machine", default=None, help="Bind the token to one machine's submissions.")
 @click.pass_obj
 def create(ctx, name: str, scopes: tuple[str, ...], machine: str | None) -> None:
-    """Create a token and print its secret, once."""
+    """Create a token and print its secret, once (creating the store if there is none yet: a
+    server's first command, before any push can reach it)."""
     from ..report.web import print_token_created
     from ..store.tokens import create_token
 
-    token, secret = create_token(ctx.open_store(create=False), name, scopes, machine=machine)
+    store = ctx.open_store()
+    new = store.peek(lambda conn: True) is None  # no schema yet: said, in case the location is mistyped
+    token, secret = create_token(store, name, scopes, machine=machine)
+    if new:
+        click.echo(f"note: created a new store at {store.shown_url}", err=True)
     print_token_created(token, secret)
 
 

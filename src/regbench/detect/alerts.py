@@ -527,7 +527,8 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
         alerts.append(alert)
         created[alert.id] = alert
         placed[change_step(c)] = alert.id
-        restored = _restored_alert([a for a in alerts if a.machine == c.machine], alert, span)
+        # The regressions this machine showed, its own alerts' or another machine's it is evidence of.
+        restored = _restored_alert([a for a in alerts if c.machine in a.machines], alert, span)
         if restored is not None:
             tx.update(restored.id, now=now, status="fixed", fixed_by=alert.version, fixed_by_alert_id=alert.id)
             tx.add_event(restored.id, "fixed", who=SYSTEM_ACTOR, now=now,
@@ -654,19 +655,23 @@ def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -
 
 
 def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
-    """The latest open regression alert before the improvement ``new`` that ``new`` restores."""
+    """The latest open regression alert before the improvement ``new`` that ``new`` restores,
+    each judged by what ``new``'s machine showed of it (its own change, or its evidence)."""
     if new.kind != "improvement":
         return None
     first = span(new.version, new.previous)[0]
-    best = None
+    best = best_end = None
     for a in alerts:
         if a.kind != "regression" or a.status not in OPEN_ALERT_STATUSES:
             continue
-        if span(a.version, a.previous)[1] >= first:  # not strictly before the restoring step
+        seen = next((e for e in a.evidence if e.machine == new.machine), None)
+        if seen is None:
             continue
-        if restores(a.change, new.change) and (best is None or span(a.version, a.previous)[1] > span(
-                best.version, best.previous)[1]):
-            best = a
+        end = span(seen.version, seen.previous)[1]
+        if end >= first:  # not strictly before the restoring step
+            continue
+        if restores(seen.change, new.change) and (best is None or end > best_end):
+            best, best_end = a, end
     return best
 
 

@@ -62,6 +62,16 @@ def resolve_url(location: str | os.PathLike | None = None) -> str:
     return f"sqlite:///{path}"
 
 
+def shown_url(url: str) -> str:
+    """``url`` with its password, if it has one, masked (``***``)."""
+    if "@" not in url:
+        return url
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return url
+
+
 def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes, str]:
     """Samples as float64 little-endian bytes (optionally zlib-compressed)."""
     raw = np.ascontiguousarray(values, dtype="<f8").tobytes()
@@ -175,7 +185,7 @@ class Store:
             # No connection yet: SQLAlchemy connects, and SQLite creates the file, at first use.
             self._engine: Engine = sa.create_engine(self.url)
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
-            raise StoreError(f"cannot open store {self.url}: {exc}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {exc}") from exc
         if self._engine.dialect.name == "sqlite":
             tx.sqlite_transactions(self._engine)
             sa.event.listen(self._engine, "connect", _sqlite_pragmas)
@@ -193,6 +203,12 @@ class Store:
         self._opening = self._opened = False
         if not lazy:
             self._open()
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as messages show it: a password in it masked (``***``), since commands print
+        the store in their errors and accounts, and CI logs keep them."""
+        return shown_url(self.url)
 
     @property
     def engine(self) -> Engine:
@@ -263,20 +279,20 @@ class Store:
     # ------------------------------------------------------------------ schema
     def _migrate(self, *, create: bool = True) -> None:
         try:
-            current = tx.retrying(self._revision, patience=self.patience, what=f"the store {self.url}")
+            current = tx.retrying(self._revision, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:  # OperationalError, or "file is not a database"
-            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
         if current == t.SCHEMA_REVISION:
             self._wal()
             return
         if current is None and not create:
             # A reading command must not turn an empty or foreign database into a store.
-            raise StoreError(f"{self.url} is not a regbench store (no schema); "
+            raise StoreError(f"{self.shown_url} is not a regbench store (no schema); "
                              "`regbench run` or `regbench import` creates one")
         known = _known_revisions()
         if current is not None and current not in known:
             raise StoreError(
-                f"store {self.url} has schema revision {current}, newer than this regbench knows"
+                f"store {self.shown_url} has schema revision {current}, newer than this regbench knows"
             )
         # Alembic is imported only when the schema must change: opening a current store stays fast.
         from alembic import command
@@ -296,7 +312,7 @@ class Store:
         try:
             self.write(migrate)
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot migrate store {self.url}: {exc.orig}") from exc
+            raise StoreError(f"cannot migrate store {self.shown_url}: {exc.orig}") from exc
 
     def _revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -326,9 +342,9 @@ class Store:
                 raw.close()
 
         try:
-            tx.retrying(set_wal, patience=self.patience, what=f"the store {self.url}")
+            tx.retrying(set_wal, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
 
     def peek(self, query: Callable[[Connection], R]) -> R | None:
         """``query(conn)`` on the database as it is, without opening the store: no migration, no
@@ -347,9 +363,9 @@ class Store:
                 return query(conn)
 
         try:
-            return tx.retrying(attempt, patience=self.patience, what=f"the store {self.url}")
+            return tx.retrying(attempt, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot open store {self.url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
 
     def schema_revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -838,7 +854,7 @@ class Store:
             rows = conn.execute(sa.select(t.version.c.name, t.version.c.commit_sha)).all()
         sha = self.revisions(name) if self.revisions is not None else None
         if sha is not None:
-            found = _by_commit(rows, sha)
+            found = _by_commit(rows, sha) or _by_short_sha(rows, sha)
             if found is not None:
                 return found
         lowered = name.lower()
@@ -1133,6 +1149,15 @@ def _by_commit(rows: Iterable[tuple[str, str | None]], sha: str) -> str | None:
     if len(named) > 1:
         committed = [n for n in named if sha.startswith(n)]
         named = committed or named
+    return named[0] if len(named) == 1 else None
+
+
+def _by_short_sha(rows: Iterable[tuple[str, str | None]], sha: str) -> str | None:
+    """The version stored without a commit under the name a campaign gives commit ``sha`` (its
+    abbreviation: at least 7 hex digits), as runs imported or pushed from a campaign's export
+    are, which carries no commit; None unless exactly one."""
+    named = [n for n, c in rows if c is None and len(n) >= 7 and sha.startswith(n.lower())
+             and all(ch in "0123456789abcdef" for ch in n.lower())]
     return named[0] if len(named) == 1 else None
 
 

@@ -28,6 +28,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..config import ServeSettings
 from ..errors import (AlertError, AuthError, ConfigError, ConflictError, ForbiddenError, InputError, NotFoundError,
@@ -79,6 +80,20 @@ def create_api(ctx: ApiContext) -> FastAPI:
         if isinstance(exc, AuthError) and not isinstance(exc, ForbiddenError):
             headers["WWW-Authenticate"] = "Bearer"
         return JSONResponse({"error": str(exc)}, status_code=status, headers=headers)
+
+    @api.exception_handler(StarletteHTTPException)
+    async def routing(request: Request, exc: Exception) -> JSONResponse:
+        # An unknown path or method under /api/v1 (a client given the API's URL as the server's,
+        # a DELETE): the same `{"error": ...}` as every other error, not FastAPI's `{"detail": ...}`.
+        assert isinstance(exc, StarletteHTTPException)
+        where = f"{request.method} {request.url.path}"
+        if exc.status_code == 404:
+            message = f"no endpoint {where} (the endpoints are listed in /api/v1/openapi.json)"
+        elif exc.status_code == 405:
+            message = f"{where} is not allowed (the endpoints are listed in /api/v1/openapi.json)"
+        else:
+            message = str(exc.detail)
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: Exception) -> JSONResponse:

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..analysis import ExperimentSummary, summarize_series
 from ..errors import NotFoundError
-from ..model import Alert, Series, version_labels
+from ..model import Alert, MachineEvidence, Series, version_labels
 from ..store import Store
 
 FORMAT_VERSION = 1
@@ -157,9 +157,12 @@ class Dashboard:
             by_series: dict[tuple[str, str, str], list[ExperimentSummary]] = {}
             for summ in summaries:
                 by_series.setdefault((summ.benchmark, summ.config, summ.machine), []).append(summ)
-            alerts_of: dict[tuple[str, str, str], list[Alert]] = {}
+            # An alert is every machine's that showed its change (its own and `also_on`): each
+            # of those series is changed, and lists the change at its own versions and size.
+            alerts_of: dict[tuple[str, str, str], list[tuple[Alert, MachineEvidence]]] = {}
             for a in alerts:
-                alerts_of.setdefault((a.benchmark, a.config, a.machine), []).append(a)
+                for seen in a.evidence:
+                    alerts_of.setdefault((a.benchmark, a.config, seen.machine), []).append((a, seen))
             series = []
             for one in loaded:
                 key = (one.benchmark, one.config, one.machine)
@@ -177,8 +180,8 @@ class Dashboard:
             self.cache = {}
             return self
 
-    def _series(self, s: Series, summaries: Sequence[ExperimentSummary], alerts: Sequence[Alert],
-                commits: dict[str, str | None]) -> SeriesData:
+    def _series(self, s: Series, summaries: Sequence[ExperimentSummary],
+                alerts: Sequence[tuple[Alert, MachineEvidence]], commits: dict[str, str | None]) -> SeriesData:
         versions, run_means, widths = [], [], []
         for k, (v, summ) in enumerate(zip(s.versions, summaries, strict=True)):
             plain = summ.plain
@@ -197,17 +200,17 @@ class Dashboard:
             run_means.append(tuple(float(_num(x) or 0.0) for x in means if math.isfinite(x)))
         names = [v.name for v in s.versions]
         changes = []
-        for a in alerts:
-            changes.append({"alert": a.id, "version": a.version, "previous": a.previous,
-                            "version_label": self.labels.get(a.version, a.version),
-                            "previous_label": self.labels.get(a.previous, a.previous),
-                            "index": names.index(a.version) if a.version in names else None,
-                            "commit": commits.get(a.version), "commit_url": commit_link(self.url, commits.get(a.version)),
-                            "kind": a.kind, "change": _num(a.change, 4), "low": _num(a.ci_low, 4),
-                            "high": _num(a.ci_high, 4), "status": a.status,
+        for a, e in alerts:
+            changes.append({"alert": a.id, "version": e.version, "previous": e.previous,
+                            "version_label": self.labels.get(e.version, e.version),
+                            "previous_label": self.labels.get(e.previous, e.previous),
+                            "index": names.index(e.version) if e.version in names else None,
+                            "commit": commits.get(e.version), "commit_url": commit_link(self.url, commits.get(e.version)),
+                            "kind": a.kind, "change": _num(e.change, 4), "low": _num(e.ci_low, 4),
+                            "high": _num(e.ci_high, 4), "status": a.status,
                             # JSON has no infinity: a count from exactly 0 in every run says so here.
-                            "from_zero": a.change == math.inf})
-        if any(a.status != "invalid" for a in alerts):
+                            "from_zero": e.change == math.inf})
+        if any(a.status != "invalid" for a, _ in alerts):
             state = "changed"
         elif not widths or float(np.median(widths)) > NOISY_WIDTH:
             state = "noisy"
