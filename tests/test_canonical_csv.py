@@ -74,7 +74,7 @@ CSV_ERRORS = [
      "missing column `benchmark` (header must contain benchmark,version,run,iteration,value)"),
     ("unknown column", HEADER + ",colour\nb,v1,0,0,1,red\n", 1,
      "unknown column `colour` (known: benchmark,version,run,iteration,value,timestamp,config,machine,unit,"
-     "direction)"),
+     "direction,commit)"),
     ("column twice", HEADER + ",run\nb,v1,0,0,1,0\n", 1, "a column appears twice in the header"),
     ("header only", HEADER + "\n", 2, "no measurements after the header"),
     ("header and blank lines only", HEADER + "\n\n\n", 2, "no measurements after the header"),
@@ -206,9 +206,9 @@ def test_jsonl_import_error(store, tmp_path, text, line, message):
 
 def test_jsonl_imports_what_the_same_csv_imports(tmp_path):
     rows = [rec(version="v2", run=1, iteration=k, value=0.1 * k + 1, timestamp="2024-02-01T00:00:00Z",
-                unit="ms", direction="higher", config="c", machine="m") for k in range(3)]
+                unit="ms", direction="higher", config="c", machine="m", commit="0123abcd" * 5) for k in range(3)]
     rows += [rec(version="v1", run=0, iteration=k, value=2.0 ** -k, timestamp="2024-01-01T00:00:00Z",
-                 unit="ms", direction="higher", config="c", machine="m") for k in range(4)]
+                 unit="ms", direction="higher", config="c", machine="m", commit="4567ef01" * 5) for k in range(4)]
     j = write(tmp_path, jsonl(*rows), "in.jsonl")
     c = write(tmp_path, ",".join(COLUMNS) + "\n" + "".join(
         ",".join(repr(r[k]) if k == "value" else str(r[k]) for k in COLUMNS) + "\n" for r in rows), "in.csv")
@@ -499,8 +499,8 @@ def test_export_leaves_out_warmup_and_failed_runs_and_keeps_iteration_numbers(tm
         text = export_csv(s)
     assert text.splitlines() == [
         ",".join(COLUMNS),
-        "b,v1,0,5,1.0,,default,local,s,lower",
-        "b,v1,0,6,2.0,,default,local,s,lower",
+        "b,v1,0,5,1.0,,default,local,s,lower,",
+        "b,v1,0,6,2.0,,default,local,s,lower,",
     ]
 
 
@@ -511,14 +511,14 @@ def test_write_csv_needs_records_not_a_store(tmp_path):
                          run_index=run_index, status=status, exit_code=None, stderr_tail=None,
                          n_samples=len(samples), warmup=warmup, first_iteration=0, started_at=None, duration=None,
                          campaign_id=None, samples=np.array(samples), unit="ns", direction="higher",
-                         timestamp_text="2024-01-01T00:00:00Z")
+                         timestamp_text="2024-01-01T00:00:00Z", commit="89ab" * 10)
 
     out = tmp_path / "out.csv"
     assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
     assert out.read_text("utf-8").splitlines() == [
         ",".join(COLUMNS),
-        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher',
-        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher',
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
     ]
 
 
@@ -563,3 +563,57 @@ def test_lines_just_short_enough_pass_the_line_check(tmp_path):
     path = tmp_path / "wide.csv"
     path.write_text("\n".join(lines) + "\n")
     _check_line_lengths(path, False, str(path))  # no error
+
+
+def test_a_commit_column_names_each_version_commit_and_survives_export(tmp_path):
+    # What a CI machine pushes must say which commit each version is, so that the server reads
+    # the branch's history (first-parent line) and not the order runs arrived in.
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    c = write(tmp_path, "benchmark,version,run,iteration,value,commit\n"
+              f"b,v1,0,0,1.0,{sha}\nb,v1,0,1,1.1,{sha}\nb,v2,0,0,2.0,\n", "in.csv")
+    with Store(tmp_path / "a.db") as store:
+        import_file(store, str(c))
+        assert {v.name: v.commit for v in store.versions()} == {"v1": sha, "v2": None}
+        text = export_csv(store)
+    assert text.splitlines()[1].endswith("," + sha)
+    back = write(tmp_path, text, "back.csv")
+    with Store(tmp_path / "b.db") as store:
+        import_file(store, str(back))
+        assert {v.name: v.commit for v in store.versions()} == {"v1": sha, "v2": None}
+    bad = write(tmp_path, "benchmark,version,run,iteration,value,commit\nb,v1,0,0,1.0,abc\n", "bad.csv")
+    with pytest.raises(InputError, match=r"bad.csv:2: `commit` must be a git commit's full sha"):
+        parse_file(bad)
+    two = write(tmp_path, "benchmark,version,run,iteration,value,commit\n"
+                f"b,v1,0,0,1.0,{sha}\nb,v1,0,1,1.0,{sha[:-1]}8\n", "two.csv")
+    with pytest.raises(InputError, match=r"two.csv:3: version 'v1' has two values of `commit`"):
+        parse_file(two)
+
+
+def test_imported_commits_put_a_pushed_history_on_the_branch(tmp_path):
+    # A server that CI machines push to reads the branch's first-parent line when the runs name
+    # their commits: a pull request's commit pushed by CI is not the last point of main.
+    import subprocess as sp
+
+    from regbench.config import load_config
+    from regbench.demo_project import git_commit, git_init
+    from regbench.pipeline import history_of
+
+    from datetime import UTC, datetime
+
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    repo = tmp_path / "repo"
+    git_init(repo)
+    main1 = git_commit(repo, {"f": "1"}, "one", when=when)
+    main2 = git_commit(repo, {"f": "2"}, "two", when=when)
+    sp.run(["git", "-C", str(repo), "checkout", "-q", "-b", "pr"], check=True)
+    pr = git_commit(repo, {"f": "pr"}, "pull request", when=when)
+    sp.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
+    (repo / "regbench.toml").write_text('[project]\nbranch = "main"\n')
+    rows = "".join(f"b,{name},0,{k},{value},2024-01-0{day}T00:00:00Z,{sha}\n"
+                   for name, sha, value, day in (("one", main1, 1.0, 1), ("two", main2, 1.0, 2), ("pr", pr, 3.0, 3))
+                   for k in range(3))
+    c = write(tmp_path, "benchmark,version,run,iteration,value,timestamp,commit\n" + rows, "pushed.csv")
+    with Store(tmp_path / "server.db") as store:
+        import_file(store, str(c))
+        history = history_of(store, load_config(repo / "regbench.toml"))
+        assert [v.name for v in history.versions()] == ["one", "two"]

@@ -366,6 +366,8 @@ class StoredRun(RunInfo):
     unit: str
     direction: str
     timestamp_text: str | None
+    #: The version's commit sha, if it has one, for export (so a pushed run names its commit).
+    commit: str | None = None
 
     # RunInfo's generated __eq__ would compare metadata alone, and ``==`` on arrays is ambiguous.
     __eq__ = object.__eq__

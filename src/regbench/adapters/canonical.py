@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,10 +34,13 @@ if TYPE_CHECKING:
     import mmap
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
-OPTIONAL = ("timestamp", "config", "machine", "unit", "direction")
+OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit")
+#: A commit as the ``commit`` column holds it: the full sha (a history is matched against the
+#: full shas of the branch's first-parent line).
+_SHA = re.compile(r"[0-9a-fA-F]{40}")
 COLUMNS = REQUIRED + OPTIONAL
 DEFAULT_MACHINE = "local"
-_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp")
+_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp", "commit")
 #: Longest line (in bytes, line break excluded) of a canonical CSV or JSON-lines file.  A row of
 #: measurements is tens of bytes; the bound keeps a corrupt file (one line of megabytes) from
 #: costing the CSV reader seconds and gigabytes before it finds the line is wrong.
@@ -384,6 +388,12 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     v_seen, v_first = _unique_first(v_code)
     b_seen, b_first = _unique_first(b_code)
     versions = _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "timestamp", lines, where, "version")
+    commits = _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "commit", lines, where, "version")
+    for name, sha in commits.items():
+        if sha is not None and not _SHA.fullmatch(sha):
+            row = np.flatnonzero(v_code == v_names.index(name))[0]  # only on the error path
+            raise InputError(f"`commit` must be a git commit's full sha (40 hex digits), got {shown(sha)}",
+                             path=where, line=int(lines[row]))
     units = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "unit", lines, where, "benchmark")
     dirs = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "direction", lines, where, "benchmark")
     for name, d in dirs.items():
@@ -438,6 +448,9 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         info: dict = {}
         if ts_text is not None:
             info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
+        sha = commits.get(name)
+        if sha:
+            info["commit"] = sha.lower()
         batch.versions[name] = info
     batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
     for name in b_names:
@@ -552,7 +565,7 @@ def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
         if not vals:
             continue
         fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
-                          _csv(r.direction)))
+                          _csv(r.direction), r.commit or ""))
         head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
         start = r.first_iteration + r.warmup
         out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals)))

@@ -124,7 +124,8 @@ def _runs_query(*extra: sa.ColumnElement) -> sa.Select:
 
 #: What :class:`StoredRun` adds to :func:`_runs_query`'s columns (and the version's id, to sort by).
 _STORED_RUN_COLUMNS = (t.benchmark.c.unit, t.benchmark.c.direction, t.version.c.timestamp_text,
-                       t.version.c.timestamp, t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"))
+                       t.version.c.timestamp, t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"),
+                       t.version.c.commit_sha)
 
 
 def _new_id(result: sa.CursorResult) -> int:
@@ -148,7 +149,7 @@ def _stored_run(row: sa.Row) -> StoredRun:
     m = row._mapping
     return StoredRun(**{name: m[name] for name in _RUN_INFO_FIELDS},
                      samples=decode_samples(m["samples"], m["encoding"]), unit=m["unit"],
-                     direction=m["direction"], timestamp_text=_timestamp_text(row))
+                     direction=m["direction"], timestamp_text=_timestamp_text(row), commit=m["commit_sha"])
 
 
 #: Turns a revision (``HEAD~1``, a tag, a sha) into a full commit sha, or None when it names no
