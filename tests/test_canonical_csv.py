@@ -617,3 +617,23 @@ def test_imported_commits_put_a_pushed_history_on_the_branch(tmp_path):
         import_file(store, str(c))
         history = history_of(store, load_config(repo / "regbench.toml"))
         assert [v.name for v in history.versions()] == ["one", "two"]
+
+
+def test_export_of_one_version_or_campaign_for_a_ci_machine_to_push(tmp_path, capsys):
+    from regbench.cli.main import main
+
+    db = tmp_path / "ci.db"
+    with Store(db) as store:
+        first = store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run")
+        store.add_runs([RunRecord("b", v, 0, np.array([1.0, 2.0]), machine="m", campaign_id=first) for v in ("v1", "v2")])
+        store.finish_campaign(first, "finished")
+        top_up = store.start_campaign(seed=2, machine="m", fingerprint={}, command="regbench run")
+        store.add_runs([RunRecord("b", "v2", 1, np.array([3.0]), machine="m", campaign_id=top_up)])
+        store.finish_campaign(top_up, "finished")
+    out = tmp_path / "new.csv"
+    assert main(["--store", str(db), "export", "-o", str(out), "--campaign", str(top_up)]) == 0
+    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,"]
+    assert main(["--store", str(db), "export", "--version", "v1"]) == 0
+    assert [line.split(",")[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["v1", "v1"]
+    assert main(["--store", str(db), "export", "--campaign", "99"]) == 3
+    assert "no campaign 99 in the store" in capsys.readouterr().err

@@ -10,13 +10,20 @@ import click
 @click.command("export")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default="-",
               show_default=True, help="Output file ('-' for standard output).")
+@click.option("--version", "versions", multiple=True, metavar="NAME",
+              help="Only this version (a name, tag or git revision; repeatable) [default: all].")
+@click.option("--campaign", "campaigns", multiple=True, type=int, metavar="ID",
+              help="Only the runs of this campaign: the number `regbench run` printed at its end "
+                   "(`Campaign 3 on ...`; repeatable) [default: all].")
 @click.pass_obj
-def command(ctx, output: str) -> None:
+def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...]) -> None:
     """Export every measured sample as canonical CSV.
 
     Warm-up iterations and failed runs (which have no samples) are left out, so a re-import
     reproduces every analysed sample (but not the warm-up count: give `summary --warmup-cost`
-    for n_opt); exporting the re-imported store gives the same bytes.
+    for n_opt); exporting the re-imported store gives the same bytes. Each version's commit is
+    written too, so a server the file is pushed to reads the branch's history. --version and
+    --campaign export only part of the store: what a CI machine just measured, to push it.
     """
     import os
     import tempfile
@@ -25,8 +32,23 @@ def command(ctx, output: str) -> None:
     from ..report.console import err_console
 
     store = ctx.open_store(create=False)
+    wanted = {store.resolve_version(v) for v in versions} or None
+    if campaigns:
+        known = {c.id for c in store.campaigns()}
+        missing = [c for c in campaigns if c not in known]
+        if missing:
+            from ..errors import NotFoundError
+
+            raise NotFoundError(f"no campaign {missing[0]} in the store (`regbench run` prints the number of "
+                                "its campaign at its end)")
+
+    def runs():
+        for r in store.iter_raw_runs():
+            if (wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns):
+                yield r
+
     if output == "-":
-        n = write_csv(store.iter_raw_runs(), sys.stdout)
+        n = write_csv(runs(), sys.stdout)
         return
     # Write beside the target and rename: an interrupted export never leaves half a file.
     from ..errors import InputError
@@ -37,7 +59,7 @@ def command(ctx, output: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".regbench-export-", dir=folder)
     os.close(fd)
     try:
-        n = write_csv(store.iter_raw_runs(), tmp)
+        n = write_csv(runs(), tmp)
         os.replace(tmp, output)
     except BaseException:
         os.unlink(tmp)
