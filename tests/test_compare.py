@@ -195,3 +195,14 @@ def test_fieller_matches_the_delta_method_with_many_runs_and_is_wider_with_few()
     assert fieller_interval([1.0, -0.7, 0.4], [1.0, 1.1, 0.9]) == (-np.inf, np.inf)
     c = compare_runs([0.5, 0.5, 20.0], [1000.0, 1010.0, 990.0], rng=0)
     assert "Fieller" not in c.method and verdict(c.ci_low, c.ci_high) == "regression"
+
+
+def test_fieller_never_goes_below_minus_100_percent_for_positive_data():
+    # One slow run of B (a busy machine) makes B's mean uncertain: the set of ratios reaches
+    # below 0, which positive times cannot have.
+    a, b = [4.0, 4.1, 4.05], [0.5, 0.6, 3.1]
+    lo, hi = fieller_interval(a, b, confidence_level=0.99)
+    assert lo == -1.0 and hi > 0
+    assert fieller_interval([-x for x in a], b, confidence_level=0.99)[0] < -1.0  # not positive: not cut
+    c = compare_runs(a, b, rng=0)
+    assert c.ci_low == -1.0 and verdict(c.ci_low, c.ci_high) == "no change"

@@ -19,7 +19,7 @@ T0 = datetime(2024, 6, 1, 8, 0, tzinfo=UTC)
 LIB = "import time\n\nCOST = {cost}\n\n\ndef factor(n):\n    time.sleep(COST)\n    return [n]\n"
 BENCH = "from minilib import factor\n\n\ndef time_factor():\n    factor(35)\n"
 TOML = ('[project]\nname = "minilib"\nrepo = "minilib"\nbenchmark_dir = "benchmarks"\nbranch = "main"\n'
-        '[defaults]\nruns = 3\niterations = 4\nwarmup = 0\n'
+        '[defaults]\nruns = 5\niterations = 4\nwarmup = 0\n'
         '[[benchmark]]\nname = "factor"\npython = "bench_mi:time_factor"\nmin_time = 0.0005\n')
 
 
@@ -55,7 +55,7 @@ def test_the_tutorials_flow(tmp_path, monkeypatch, capsys):
     short = [s[:10] for s in shas]
 
     assert main(["run", "--versions", "v1.0,v1.1", "--seed", "1"]) == 0
-    assert "6 runs stored (6 ok) over 2 versions" in capsys.readouterr().out
+    assert "10 runs stored (10 ok) over 2 versions" in capsys.readouterr().out
 
     assert main(["compare", "v1.0", "v1.1"]) == 0  # an improvement: exit status 0
     out = capsys.readouterr().out

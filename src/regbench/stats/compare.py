@@ -177,7 +177,12 @@ def fieller_interval(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
     if disc < 0:  # cannot happen when qa > 0 (the point estimate is inside); guard rounding
         disc = 0.0
     root = np.sqrt(disc)
-    return float((qb - root) / qa - 1.0), float((qb + root) / qa - 1.0)
+    low, high = float((qb - root) / qa - 1.0), float((qb + root) / qa - 1.0)
+    if np.all(a > 0) and np.all(b > 0):
+        # Times and counts above 0 have a ratio above 0: a change below -100% is not possible
+        # (the set is cut to the ratios the data can have).
+        low = max(low, -1.0)
+    return low, high
 
 
 def verdict(ci_low: float, ci_high: float, *, direction: str = "lower", threshold: float = 0.0) -> str:
