@@ -112,11 +112,10 @@ def summarize(store: Store, *, benchmark: str | None = None, version: str | None
     # Failed runs that --retry-failed ran again with success since are history, not failures:
     # not counted, and an experiment with nothing else (a tool's invocation that failed whole,
     # whose retry stored what the tool reports under other names) is no row.
-    from .inventory import configured_benchmarks, runs_and_retries
+    from .inventory import configured_benchmarks, failure_counts, runs_and_retries
 
     runs, retried = runs_and_retries(store, version=version)
-    still = Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
-                    if r.status != "ok" and r.id not in retried)
+    still = failure_counts(runs, retried)
     rows = [dataclasses.replace(r, failed_runs=still[(r.benchmark, r.version, r.config, r.machine)])
             if r.failed_runs else r for r in rows]
     rows = [r for r in rows if r.plain is not None or r.failed_runs]

@@ -155,7 +155,11 @@ def runs_and_retries(store: Store, *, version: str | None = None) -> tuple[list[
 def open_failures(store: Store, *, version: str | None = None) -> Counter:
     """Failed runs not run again with success since (:func:`retried_failures`), counted by
     ``(benchmark, version, config, machine)``; empty, at the cost of one query, when no run failed."""
-    runs, retried = runs_and_retries(store, version=version)
+    return failure_counts(*runs_and_retries(store, version=version))
+
+
+def failure_counts(runs: Sequence[RunInfo], retried: frozenset[int]) -> Counter:
+    """The failed ``runs`` not in ``retried``, counted by ``(benchmark, version, config, machine)``."""
     return Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
                    if r.status != "ok" and r.id not in retried)
 
@@ -176,39 +180,42 @@ class Failing:
 
 def failing_at_newest(store: Store, *, benchmark: str | None = None) -> list[Failing]:
     """The benchmarks that fail at the newest version they were run at, and ran before
-    (:class:`Failing`), in name order; one query when no run failed.  A tool's invocation that
-    failed whole is its own benchmark's (``gb``); the newest version is then the newest at which
-    the tool's invocation stored anything."""
-    runs, retried = runs_and_retries(store)
-    if not runs:
+    (:class:`Failing`), in name order.  A tool's invocation that failed whole is its own
+    benchmark's (``gb``); its newest version is then the newest at which the tool stored anything,
+    and a version where a benchmark it reports has a successful run ran since.
+
+    Reads the failed runs, then the measured versions of the series they concern (and of the
+    series a failed tool reports) alone: ``detect`` asks on every pass, and a store of millions
+    of runs with one failure must not be read whole (one query when no run failed)."""
+    failed_runs = store.runs(benchmark=benchmark, failed=True)
+    if not failed_runs:
         return []
     order = {v.name: k for k, v in enumerate(store.versions())}
-    ok: dict[tuple[str, str, str], set[str]] = {}
-    failed: Counter = Counter()
-    newest: dict[tuple[str, str, str], str] = {}  # (family, config, machine) -> newest version run
-    for r in runs:
-        key = (r.benchmark, r.config, r.machine)
-        fam = (SeriesName.parse(r.benchmark).benchmark, r.config, r.machine)
-        for k in {key, fam}:
-            if k not in newest or order.get(r.version, -1) > order.get(newest[k], -1):
-                newest[k] = r.version
-        if r.status == "ok":
-            ok.setdefault(key, set()).add(r.version)
-        elif r.id not in retried:
-            failed[(*key, r.version)] += 1
+    failed: Counter = Counter((r.benchmark, r.config, r.machine, r.version) for r in failed_runs)
+    reported: dict[tuple[str, str], list[str]] = {}  # (tool benchmark, config) -> what it reports
+    names = {r.benchmark for r in failed_runs}
+    for name, cfg, _ in store.series_keys():
+        base = SeriesName.parse(name).benchmark
+        if base != name and base in names:
+            reported.setdefault((base, cfg), []).append(name)
+    measured: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+    def ok_versions(name: str, cfg: str, mach: str) -> set[str]:
+        if (name, cfg) not in measured:
+            measured[name, cfg] = store.measured_versions(name, cfg)
+        return set(measured[name, cfg].get(mach, ()))
+
     out = []
     for (name, cfg, mach, version), n in failed.items():
-        if benchmark is not None and name != benchmark:
+        ok = ok_versions(name, cfg, mach)
+        for other in reported.get((name, cfg), ()):  # a tool's invocation: what it reported counts
+            ok |= ok_versions(other, cfg, mach)
+        ran = ok | {v for (b, c, m, v) in failed if (b, c, m) == (name, cfg, mach)}
+        newest = max(ran, key=lambda v: order.get(v, -1))
+        earlier = [v for v in ok if order.get(v, -1) < order.get(version, -1)]
+        if version in ok or version != newest or not earlier:
             continue
-        key = (name, cfg, mach)
-        fam = (SeriesName.parse(name).benchmark, cfg, mach)
-        if version in ok.get(key, set()) or version != newest.get(fam if fam[0] == name else key):
-            continue
-        earlier = [v for v in ok.get(key, set()) | {x for (b, c, m), vs in ok.items() if b.startswith(name + "/")
-                                                      and (c, m) == (cfg, mach) for x in vs}
-                   if order.get(v, -1) < order.get(version, -1)]
-        if earlier:
-            out.append(Failing(name, cfg, mach, version, n, max(earlier, key=lambda v: order.get(v, -1))))
+        out.append(Failing(name, cfg, mach, version, n, max(earlier, key=lambda v: order.get(v, -1))))
     return sorted(out, key=lambda f: (f.benchmark, f.config, f.machine))
 
 
