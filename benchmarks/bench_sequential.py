@@ -160,7 +160,7 @@ def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: 
         # The same run shape as pyperf's plan (1 warm-up + 3 values), so that only the number
         # of runs differs.
         if location == "low":  # compare --run --location low: each run's 10% quantile
-            from regbench.stats.segments import LOW_QUANTILE
+            from regbench.stats.runs import LOW_QUANTILE
 
             ma = np.quantile(a.values[ia, :RUN_VALUES], LOW_QUANTILE, axis=1)
             mb = np.quantile(b.values[ib, :RUN_VALUES], LOW_QUANTILE, axis=1)

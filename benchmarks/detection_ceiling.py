@@ -34,7 +34,9 @@ from regbench.detect.auto import mode_bounds
 from regbench.evaluate import make_corpus
 from regbench.evaluate.corpus import NOISE_SHAPES, Corpus
 from regbench.evaluate.real import load_real_corpus
-from regbench.stats.segments import VersionStats, mode_stats, segment_test, version_stats, version_variance
+from regbench.stats.levels import mode_stats
+from regbench.stats.runs import VersionStats
+from regbench.stats.segments import segment_test, version_stats, version_variance
 
 LEVELS = (0.001, 0.05)
 VIEWS = ("auto's location", "mean", "median", "low", "+ modes")

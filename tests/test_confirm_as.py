@@ -18,7 +18,7 @@ from regbench.run.bisect import bisect
 from regbench.run.campaign import run_campaign
 from regbench.run.confirm import ConfirmOptions
 from regbench.run.rerun import comparison_of
-from regbench.stats.segments import _location_reason
+from regbench.stats.runs import _location_reason
 from regbench.store import Store
 from regbench.store.alerts import list_alerts
 

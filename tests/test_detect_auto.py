@@ -8,7 +8,8 @@ from scipy import stats as st
 
 from regbench.detect import get_detector
 from regbench.model import Series, VersionInfo
-from regbench.stats.segments import SegmentStats, VersionStats, compare_segments, robust_run_means, version_stats
+from regbench.stats.runs import VersionStats, robust_run_means
+from regbench.stats.segments import SegmentStats, compare_segments, version_stats
 
 
 def series_from_levels(levels, *, runs=10, iters=20, run_sd=0.01, iter_sd=0.01, version_sd=0.0, seed=0,
@@ -244,7 +245,7 @@ def test_validation(bad, match):
 
 
 def test_bimodality_coefficient_matches_scipy_moments():
-    from regbench.stats.segments import bimodality_coefficient
+    from regbench.stats.runs import bimodality_coefficient
 
     rng = np.random.default_rng(3)
     for x in (rng.normal(size=300), np.r_[rng.normal(0, 1, 150), rng.normal(6, 1, 150)], rng.lognormal(size=50)):
@@ -691,7 +692,7 @@ def test_the_fastest_level_adds_no_false_alarm_on_quiet_histories():
 def test_the_running_floor_holds_a_whole_window_at_the_ends():
     from scipy.ndimage import median_filter
 
-    from regbench.stats.segments import running_floor
+    from regbench.stats.levels import running_floor
 
     x = np.random.default_rng(0).lognormal(size=45)
     floor = running_floor(x, 5)
@@ -747,7 +748,7 @@ def test_a_short_history_with_steps_is_not_taken_for_runs_at_levels():
     # The demo's shape: 8 versions, a +90% step then a -75% one, runs of one level.  Next to a step
     # the running floor lags, and in so short a history those runs looked like a level of their own.
     from regbench.stats import fastest_level
-    from regbench.stats.segments import LEVEL_MIN_VERSIONS
+    from regbench.stats.levels import LEVEL_MIN_VERSIONS
 
     levels = [1.0] * 3 + [1.9] * 3 + [0.48] * 2
     assert fastest_level(series_from_levels(levels, seed=4).runs) is None
@@ -790,7 +791,7 @@ def test_a_location_that_flips_between_modes_in_most_runs_of_a_version_is_not_a_
 
 
 def test_burst_side_follows_the_direction_and_only_slower_runs_are_left_out():
-    from regbench.stats.segments import burst_side, outlying_runs
+    from regbench.stats.runs import burst_side, outlying_runs
     assert burst_side("lower", True) == "above"
     assert burst_side("higher", True) == "below"
     assert burst_side("lower", False) == "both"
@@ -830,7 +831,7 @@ def test_a_mode_shift_is_placed_at_its_version_when_the_mode_s_history_has_holes
     # The mode's own search can only place the change at the first version its history holds
     # after the step (v31 or later); the lone samples of the skipped versions place it at v30.
     from regbench.detect.auto import mode_bounds
-    from regbench.stats.segments import mode_stats
+    from regbench.stats.levels import mode_stats
     s = _rare_mode_shift(seed=seed)
     bounds = mode_bounds(s)
     assert bounds is not None and 30 not in mode_stats(s.runs, bounds, log=True)[-1].index
@@ -840,7 +841,7 @@ def test_a_mode_shift_is_placed_at_its_version_when_the_mode_s_history_has_holes
 
 
 def test_mode_samples_gives_each_version_s_median_in_the_mode_from_every_run():
-    from regbench.stats.segments import mode_samples
+    from regbench.stats.levels import mode_samples
     runs = [[np.array([1.0, 1.0, 3.0]), np.array([1.0, 3.2, 1.0])], [np.array([1.0, 1.0, 1.0])]]
     med, count, scale = mode_samples(runs, 2.0, np.inf)
     assert med[0] == pytest.approx(3.1) and count.tolist() == [2, 0] and np.isnan(med[1])
@@ -878,7 +879,8 @@ def test_a_burst_in_most_runs_of_a_version_is_not_a_change_on_a_floor(seed):
 
 
 def test_version_floors_are_each_versions_fastest_run():
-    from regbench.stats.segments import run_locations, version_floors
+    from regbench.stats.runs import run_locations
+    from regbench.stats.segments import version_floors
 
     rng = np.random.default_rng(5)
     runs = [[rng.lognormal(0, 0.1, 15) for _ in range(k % 3 + 1)] for k in range(8)]

@@ -115,7 +115,7 @@ def test_diagnose_names_the_location_detection_uses(tmp_path):
     # chooses the location: diagnose said the 10% quantile while detection compared medians.
     from regbench.detect.auto import Auto
     from regbench.evaluate import make_corpus
-    from regbench.stats.segments import choose_location
+    from regbench.stats.runs import choose_location
 
     series = make_corpus(shape="skewed", rng=0, n_series=100).series[75].series
     path = tmp_path / "skewed.db"

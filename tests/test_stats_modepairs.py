@@ -165,7 +165,7 @@ def interfered_runs(gen, n, *, effect=0.0, samples=5, share=0.3, size=None):
 def test_the_low_quantile_keeps_the_error_rate_and_needs_fewer_pairs_than_the_mean(effect):
     """compare --run --location low: log ratios of each run's 10% quantile (numpy's default
     quantile, as regbench.run.sequential.run_value) under interference that only adds time."""
-    from regbench.stats.segments import LOW_QUANTILE
+    from regbench.stats.runs import LOW_QUANTILE
 
     gen = np.random.default_rng(777 + int(effect * 100))
     wrong, used = {"low": 0, "mean": 0}, {"low": [], "mean": []}

@@ -8,22 +8,11 @@ import sys
 import numpy as np
 import pytest
 
+from regbench.stats.levels import mode_stats
+from regbench.stats.runs import VersionStats, fence_bounds, history_percentiles, robust_run_means, run_locations
 from regbench.stats.segments import (
-    SegmentStats,
-    VersionStats,
-    compare_segments,
-    compare_segments_many,
-    fence_bounds,
-    mode_stats,
-    ratio_interval,
-    robust_run_means,
-    run_locations,
-    segment_test,
-    two_level_t,
-    version_stats,
-    history_percentiles,
-    version_stats_many,
-    version_variance,
+    SegmentStats, compare_segments, compare_segments_many, ratio_interval, segment_test, two_level_t, version_stats,
+    version_stats_many, version_variance
 )
 
 
@@ -103,7 +92,7 @@ def test_mode_stats_split_the_samples_at_the_bounds():
 
 
 def test_mode_floors_are_each_versions_fastest_run_in_each_mode():
-    from regbench.stats.segments import mode_floors
+    from regbench.stats.levels import mode_floors
 
     bounds = np.array([-np.inf, 3.0, np.inf])
     runs = [[np.array([1.0, 1.1, 5.0, 5.2]), np.array([1.4, 1.6, 6.0, 6.2])],
@@ -133,7 +122,7 @@ def _history(gen, sampler, versions=20, runs=5, n=30):
 
 
 def test_the_location_with_the_least_run_to_run_spread_is_chosen_for_each_noise_shape():
-    from regbench.stats.segments import choose_location, run_locations
+    from regbench.stats.runs import choose_location, run_locations
 
     gen = np.random.default_rng(11)
 
@@ -166,7 +155,7 @@ def test_the_location_with_the_least_run_to_run_spread_is_chosen_for_each_noise_
 
 def test_the_choice_never_looks_at_differences_between_versions():
     """Scaling one version (a change) leaves the within-version spread, and the choice, as they are."""
-    from regbench.stats.segments import choose_location
+    from regbench.stats.runs import choose_location
 
     gen = np.random.default_rng(12)
     history = _history(gen, lambda g, n: 1 + (g.random(n) < 0.4) * g.exponential(0.2, n))
@@ -176,7 +165,8 @@ def test_the_choice_never_looks_at_differences_between_versions():
 
 
 def test_a_run_slowed_by_a_burst_is_left_out_but_heavy_tails_are_not():
-    from regbench.stats.segments import OUTLYING_RUN_SHARE, outlying_runs, run_spread, version_stats
+    from regbench.stats.runs import OUTLYING_RUN_SHARE, outlying_runs, run_spread
+    from regbench.stats.segments import version_stats
 
     gen = np.random.default_rng(21)
     group = np.repeat(np.arange(40), 5)
@@ -201,7 +191,7 @@ def test_a_run_slowed_by_a_burst_is_left_out_but_heavy_tails_are_not():
 def test_qn_scale_matches_statsmodels_with_the_small_sample_factors():
     from statsmodels.robust.scale import qn_scale as reference
 
-    from regbench.stats.segments import _QN_SMALL, qn_scale
+    from regbench.stats.runs import _QN_SMALL, qn_scale
 
     gen = np.random.default_rng(5)
     for n in (2, 3, 4, 5, 7, 9, 10, 11, 50, 301):
@@ -347,7 +337,8 @@ def test_one_run_a_version_and_too_few_versions_for_their_component_is_undecidab
 def test_isolated_versions_are_single_versions_far_from_both_neighbours():
     from scipy.ndimage import median_filter
 
-    from regbench.stats.segments import VersionStats, isolated_versions, qn_scale
+    from regbench.stats.runs import VersionStats, qn_scale
+    from regbench.stats.segments import isolated_versions
 
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.normal(0.0, 0.01, 30), rng.normal(0.2, 0.01, 30)])  # a step at 30
@@ -424,7 +415,7 @@ def test_segment_stats_of_one_version_equals_the_sums_over_a_slice():
 
 
 def test_choosing_a_location_for_an_all_zero_count_does_not_warn():
-    from regbench.stats.segments import choose_location
+    from regbench.stats.runs import choose_location
 
     # Go's 0 allocs/op in every run of every version: mean 0, so relative deviations are 0/0.
     # pytest turns warnings into errors (pyproject.toml): 0/0 relative deviations used to warn.

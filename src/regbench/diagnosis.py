@@ -29,7 +29,8 @@ import numpy as np
 from .errors import NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
-from .stats.segments import FastestLevel, LocationChoice
+from .stats.levels import FastestLevel
+from .stats.runs import LocationChoice
 from .store import HistoryView, Store
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class RunModes:
     every version of a history, and what that means for the runs a version needs.
 
     Detection measures a mode at a version only when two of the version's runs or more lie in it
-    (:func:`regbench.stats.segments.mode_stats`; docs/detection.md, point 5), and follows a mode
+    (:func:`regbench.stats.levels.mode_stats`; docs/detection.md, point 5), and follows a mode
     or the fastest level as a history of its own only where that holds at
     :data:`regbench.detect.auto.SCAN_MODE_COVERAGE` (90%) of the versions.  With each run
     landing in the rarest mode with probability ``p`` independently, a version of ``n`` runs has
@@ -131,7 +132,7 @@ def run_modes(series: Series, auto: Auto) -> RunModes | None:
     from scipy.stats import binom
 
     from .detect.auto import SCAN_MODE_COVERAGE, WHOLE_RUNS, mode_bounds
-    from .stats.segments import run_mode_counts
+    from .stats.levels import run_mode_counts
 
     if not auto.clusters:
         return None

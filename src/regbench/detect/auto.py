@@ -43,15 +43,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import Series
-from ..stats.segments import (LOCATIONS, LOCATION_NAMES, MIN_SAMPLES_FOR_QUANTILES, MIN_VERSIONS_FOR_VERSION_VAR,
-                              MODE_MIN_SAMPLES,
-                              OUTLYING_RUN_Z, FastestLevel, LocationChoice, SegmentStats, SegmentTest, VersionStats,
-                              bimodality_coefficient, burst_side, choose_location, compare_segments,
-                              compare_segments_many, fastest_level, history_percentiles, isolated_versions,
-                              mode_floors, mode_samples, mode_stats,
-                              pooled_spread, qn_scale, ratio_interval, relative_change, relative_interval,
-                              runs_in_one_mode, segment_test, two_level_t, version_floors, version_stats,
-                              version_stats_many, version_variance)
+from ..stats.levels import (
+    MODE_MIN_SAMPLES, FastestLevel, fastest_level, mode_floors, mode_samples, mode_stats, runs_in_one_mode
+)
+from ..stats.runs import (
+    LOCATIONS, LOCATION_NAMES, MIN_SAMPLES_FOR_QUANTILES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
+    bimodality_coefficient, burst_side, choose_location, history_percentiles, pooled_spread, qn_scale
+)
+from ..stats.segments import (
+    MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
+    isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, two_level_t, version_floors,
+    version_stats, version_stats_many, version_variance
+)
 from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
 from .base import Change, Detector, kind_of, register
@@ -70,7 +73,7 @@ EXCURSION_SIDE = 1
 GAP_STEP_SE = 4.0
 
 #: Short excursions are scanned for in the location and each mode of a multimodal benchmark when at
-#: least this share of its runs lie wholly in one mode (:func:`~regbench.stats.segments.runs_in_one_mode`):
+#: least this share of its runs lie wholly in one mode (:func:`~regbench.stats.levels.runs_in_one_mode`):
 #: most runs, leaving room for the odd run that switched level midway.
 WHOLE_RUNS = 0.8
 
@@ -678,7 +681,7 @@ class Auto(Detector):
         return kept
 
     def followed_level(self, series: Series, choice: LocationChoice, n_versions: int) -> FastestLevel | None:
-        """The runs at the fastest level (:func:`~regbench.stats.segments.fastest_level`) when the
+        """The runs at the fastest level (:func:`~regbench.stats.levels.fastest_level`) when the
         search follows them, else None.
 
         Followed under the rules of a mode: held (by two runs or more) at 90% of the ``n_versions``
@@ -703,7 +706,7 @@ class Auto(Detector):
         the history is searched on a floor, else None.
 
         A floor: the low quantile of each run, of positive times (lower is better) whose
-        interference only adds time (:func:`~regbench.stats.segments.burst_side` is ``above``),
+        interference only adds time (:func:`~regbench.stats.runs.burst_side` is ``above``),
         which is why the low quantile was chosen.  Then a real change moves every run of the
         versions after it, the fastest too; a burst of interference that slowed two of a version's
         three runs moves that version's mean location but leaves its fastest run at the floor,
@@ -712,9 +715,9 @@ class Auto(Detector):
         docs/evaluation.md).
 
         Also for runs too short to choose a location from (fewer than
-        :data:`~regbench.stats.segments.MIN_SAMPLES_FOR_QUANTILES` samples, a process timed once
+        :data:`~regbench.stats.runs.MIN_SAMPLES_FOR_QUANTILES` samples, a process timed once
         or twice, in versions of several runs: :func:`_short_runs`), whose location is then the mean
-        (:func:`~regbench.stats.segments.choose_location`): with one sample a
+        (:func:`~regbench.stats.runs.choose_location`): with one sample a
         run, interference that slows a quarter of the processes by 30-200% moves a version's mean
         by 10-20% while its fastest run stays at the floor (on the probe shape
         `one-iter-skewed`, 7 of its 14 false alarms on the design seed).  There the
@@ -735,7 +738,7 @@ class Auto(Detector):
         return None
 
     def mode_floors(self, series: Series, modes: np.ndarray, choice: LocationChoice) -> list[VersionStats] | None:
-        """Each mode's fastest run per version (:func:`~regbench.stats.segments.mode_floors`),
+        """Each mode's fastest run per version (:func:`~regbench.stats.levels.mode_floors`),
         which a change found in a mode must show in too, for positive times whose interference
         only adds time, as for :meth:`floors`; else None.  The caller asks for them where the
         benchmark's runs each stay in one mode, and where the benchmark is searched on its floor
@@ -812,7 +815,7 @@ class Auto(Detector):
 
     def location(self, series: Series) -> LocationChoice:
         """How the runs of ``series`` are summarised: the location with the least run-to-run spread
-        (:func:`~regbench.stats.segments.choose_location`), compared as logarithms when positive."""
+        (:func:`~regbench.stats.runs.choose_location`), compared as logarithms when positive."""
         series, inverted = self.oriented(series)
         choice = self._location(series)
         if inverted:  # said where it is shown (``regbench diagnose``)
@@ -1209,7 +1212,7 @@ MODE_POOL_SAMPLES = 60
 
 def _short_runs(series: Series) -> bool:
     """Whether some run is too short to choose a location from (fewer than
-    :data:`~regbench.stats.segments.MIN_SAMPLES_FOR_QUANTILES` samples) while some version has
+    :data:`~regbench.stats.runs.MIN_SAMPLES_FOR_QUANTILES` samples) while some version has
     several runs, so that its fastest run is a selection (:meth:`Auto.floors`).  With one run a
     version, however long, the fastest run is the run itself and there is nothing to check."""
     sizes = [r.size for v in series.runs for r in v if r.size]
@@ -1222,7 +1225,7 @@ def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int 
 
     Up to ``n_versions`` versions spread over the history are screened, each on its own (a
     seeded subsample of at most ``max_samples`` of its samples, far outliers dropped as in
-    :func:`regbench.stats.segments.robust_run_means`), by a cheap statistic, the bimodality coefficient; when most of them
+    :func:`regbench.stats.runs.robust_run_means`), by a cheap statistic, the bimodality coefficient; when most of them
     look multimodal, the clustering of seed 000 s.4.1 / seed 001 s.4.2
     (:func:`regbench.stats.find_clusters`) runs on the most clearly multimodal one.  Modes holding under 5% of the samples are ignored.  The boundaries are
     ``[-inf, b_1, ..., inf]``, each ``b`` halfway between neighbouring modes.
@@ -1312,11 +1315,11 @@ def _place_in_gap(series: Series, per_mode: VersionStats, found: list[Change], l
     skipped place it.
 
     A mode's history holds only the versions where two runs or more drew enough of its samples
-    (:func:`~regbench.stats.segments.mode_stats`); with few runs and a rare mode it has holes, and
+    (:func:`~regbench.stats.levels.mode_stats`); with few runs and a rare mode it has holes, and
     its search can only place a change at the first version after a hole, though the change may
     lie anywhere in it (on the `few-runs` shape, 3 runs a version, changes were placed up to four
     versions late: each a false alarm and a miss).  The skipped versions' lone samples in the mode
-    (:func:`~regbench.stats.segments.mode_samples`) each say on which side of the change they lie,
+    (:func:`~regbench.stats.levels.mode_samples`) each say on which side of the change they lie,
     being nearer the level before or the level after it, when the step is at least four standard
     errors of their median (so that one lies on the wrong side of the midpoint about 2% of the
     time under normal noise); the change is placed where the fewest of them disagree, and it stays
@@ -1373,7 +1376,7 @@ def _saved_scale(state: dict) -> float:
 
 def _fence_history(series: Series) -> list[float] | None:
     """The history's percentiles that the outlier fence of a full pass used
-    (:func:`~regbench.stats.segments.history_percentiles`), saved for incremental passes."""
+    (:func:`~regbench.stats.runs.history_percentiles`), saved for incremental passes."""
     lo, hi = history_percentiles([r for runs in series.runs for r in runs])
     return [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None
 

@@ -47,7 +47,7 @@ class Change:
     q_value: float | None = None
     detail: str | None = None
     #: How each run was summarised before versions were compared, and why (``auto``: the
-    #: location with the least run-to-run spread, :func:`regbench.stats.segments.choose_location`).
+    #: location with the least run-to-run spread, :func:`regbench.stats.runs.choose_location`).
     estimator: str | None = None
 
     def to_json(self) -> dict:

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..detect import Change, Detector, kind_of
 from ..model import Series
-from ..stats.segments import LOW_QUANTILE
+from ..stats.runs import LOW_QUANTILE
 
 INSTALL_HINT = "pip install 'regbench[evaluate]'"
 

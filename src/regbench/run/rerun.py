@@ -164,7 +164,7 @@ def comparison_of(change: Change, compare_as: str = "follow", *, direction: str 
         ``compare_as`` is not one of :data:`COMPARE_AS`.
     """
     from ..errors import ConfigError
-    from ..stats.segments import LOW_QUANTILE
+    from ..stats.runs import LOW_QUANTILE
 
     if compare_as not in COMPARE_AS:
         raise ConfigError(f"`confirm_as` must be one of {', '.join(COMPARE_AS)}, got {compare_as!r}")

@@ -113,7 +113,7 @@ class Settled:
         With instructions: ``"perf"`` or ``"callgrind"``.
     location : str
         With time: what of a run's samples each run contributes, ``"mean"``, ``"median"`` or
-        ``"low"`` (the :data:`~regbench.stats.segments.LOW_QUANTILE` quantile; ``1 -
+        ``"low"`` (the :data:`~regbench.stats.runs.LOW_QUANTILE` quantile; ``1 -
         LOW_QUANTILE`` where higher is better, :func:`run_value`).
     """
 
@@ -414,7 +414,7 @@ class Session:
             decision is then taken on that one value (see :func:`exact_decision`).
         location : {"mean", "median", "low"}
             With time, what of a run's samples it contributes: ``"low"``, the
-            :data:`~regbench.stats.segments.LOW_QUANTILE` quantile (``1 - LOW_QUANTILE`` where
+            :data:`~regbench.stats.runs.LOW_QUANTILE` quantile (``1 - LOW_QUANTILE`` where
             higher is better), is a floor that interference, which only adds time, hardly moves
             (as the detector's ``choose_location``); the
             observations are still independent pairs, so the error rate is that of the mean's.
@@ -661,7 +661,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
 def check_value(measure: str | None, location: str) -> None:
     """``measure`` is None or ``"instructions"``, ``location`` one of the locations, and a location
     other than the mean goes with time only."""
-    from ..stats.segments import LOCATIONS
+    from ..stats.runs import LOCATIONS
 
     if measure not in (None, "instructions"):
         raise ConfigError(f"`measure` must be 'instructions', got {measure!r}")
@@ -703,7 +703,7 @@ def exact_decision(x: Sequence[float], rule: StopRule) -> SequentialDecision | N
 def low_location_words(direction: str) -> str:
     """What ``location="low"`` compares, in words, for a benchmark of ``direction``
     (:func:`run_value`)."""
-    from ..stats.segments import LOW_QUANTILE
+    from ..stats.runs import LOW_QUANTILE
 
     if direction == "lower":
         return f"runs' {LOW_QUANTILE:.0%} quantiles (a floor: interference only adds time)"
@@ -715,7 +715,7 @@ def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None
     """What one run contributes to a sequential comparison; None if it failed or is not positive.
 
     ``value`` None: the mean of its measured samples (after warm-up); ``"median"`` or ``"low"``:
-    their median or :data:`~regbench.stats.segments.LOW_QUANTILE` quantile; ``"instructions"``:
+    their median or :data:`~regbench.stats.runs.LOW_QUANTILE` quantile; ``"instructions"``:
     the run's instruction count.  ``"low"`` is the floor that interference hardly moves, so for a
     benchmark where higher is better (a throughput) it is the ``1 - LOW_QUANTILE`` quantile: the
     floor of the time it inverts, as detection searches a throughput (docs/detection.md, point
@@ -730,7 +730,7 @@ def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None
     measured = outcome.samples[warm:]
     if measured.size == 0:
         return None
-    from ..stats.segments import LOW_QUANTILE
+    from ..stats.runs import LOW_QUANTILE
 
     low = LOW_QUANTILE if spec.direction == "lower" else 1 - LOW_QUANTILE
     q = {None: None, "median": 0.5, "low": low}[value]

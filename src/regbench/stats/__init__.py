@@ -29,8 +29,13 @@ module             contents
 ``modepairs``      mode-matched pairs for a sequential comparison of a bimodal benchmark
                    (cluster by cluster, seed 001 s.4)
 ``variance``       whether the spread changed: Brown-Forsythe / Levene (seed 003 s.3.3.1)
-``segments``       robust run means, per-version summaries and the two-level (versions x runs)
-                   test of adjacent segments of a history (seed 000 s.2-3, seed 001 s.2.1, s.4.2)
+``runs``           runs reduced to one value each (robust means, medians, a low quantile: the
+                   location chosen per history), per-version summaries, outlying runs, Qn
+                   (seed 000 s.2, seed 001 s.2.1)
+``segments``       the two-level (versions x runs) test of adjacent segments of a history, the
+                   versions' floors, the version-to-version variance (seed 000 s.2-3)
+``levels``         the modes and the fastest level of a history, per-mode summaries (seed 001
+                   s.4.2)
 ``moderuns``       a location change of runs that each stay in one mode, held to the shares of
                    runs per mode, the modes' levels and the fastest runs (seed 000 s.2, seed 001
                    s.4.2)
@@ -72,11 +77,12 @@ _LAZY = {
                    "t_mixture_cs", "t_mixture_path", "sequential_decision", "simulate_error_rates"),
     "modepairs": ("ModeMatch", "match_modes", "split_modes"),
     "variance": ("VarianceComparison", "variance_change", "VARIANCE_VERDICTS"),
-    "segments": ("VersionStats", "SegmentStats", "SegmentTest", "TwoLevelT", "robust_run_means", "fence_bounds",
-                 "stats_of_runs", "version_stats", "version_floors", "isolated_versions", "version_stats_many", "mode_stats", "mode_floors", "runs_in_one_mode", "run_mode_counts", "fastest_level", "FastestLevel", "two_level_t",
-                 "compare_segments", "compare_segments_many", "segment_test", "ratio_interval", "version_variance",
-                 "bimodality_coefficient", "MIN_VERSIONS_FOR_VERSION_VAR", "LOCATIONS", "LOW_QUANTILE",
-                 "LocationChoice", "choose_location", "run_locations", "relative_change"),
+    "runs": ("VersionStats", "robust_run_means", "fence_bounds", "stats_of_runs", "bimodality_coefficient",
+             "LOCATIONS", "LOW_QUANTILE", "LocationChoice", "choose_location", "run_locations"),
+    "segments": ("SegmentStats", "SegmentTest", "TwoLevelT", "version_stats", "version_floors", "isolated_versions",
+                 "version_stats_many", "two_level_t", "compare_segments", "compare_segments_many", "segment_test",
+                 "ratio_interval", "version_variance", "MIN_VERSIONS_FOR_VERSION_VAR", "relative_change"),
+    "levels": ("mode_stats", "mode_floors", "runs_in_one_mode", "run_mode_counts", "fastest_level", "FastestLevel"),
     "zeros": ("ZeroStep", "ZeroSteps", "zero_steps"),
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names}

@@ -34,7 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .segments import VersionStats, mode_stats, segment_test, version_mode_counts
+from .levels import mode_stats, version_mode_counts
+from .runs import VersionStats
+from .segments import segment_test
 
 #: Versions on each side of a split compared (the same reach as the running floor's window and
 #: the short excursions, :data:`regbench.detect.auto.REFINE_REACH` aside): 15 runs a side at
@@ -53,8 +55,8 @@ class ModeRuns:
     ----------
     counts : numpy.ndarray of int
         ``counts[k, j]``: runs of version ``k`` with at least
-        :data:`~regbench.stats.segments.WHOLE_RUN_SHARE` of their samples in mode ``j`` (a run
-        spread over modes counts for none; :func:`~regbench.stats.segments.version_mode_counts`).
+        :data:`~regbench.stats.levels.WHOLE_RUN_SHARE` of their samples in mode ``j`` (a run
+        spread over modes counts for none; :func:`~regbench.stats.levels.version_mode_counts`).
     modes : tuple of VersionStats
         Per mode, the summaries of each run's mean in it (:func:`mode_stats`), indexed by the
         versions' positions in this stretch.
