@@ -118,7 +118,8 @@ class Site:
         try:
             return self.dash.load()
         except sa.exc.OperationalError as exc:  # locked past PATIENCE, or the file went away
-            raise StoreError(f"cannot read the store {self.store.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot read the store {self.store.shown_url}: "
+                             f"{self.store.driver_message(exc.orig)}") from exc
 
 
 def _viewer(request: Request, user: ApiToken | None) -> pages.Viewer:
