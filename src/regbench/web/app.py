@@ -45,6 +45,7 @@ from starlette.staticfiles import StaticFiles
 from ..config import ServeSettings
 from ..errors import AuthError, ForbiddenError, NotFoundError, RegbenchError, RequestError, StoreError, TooLargeError
 from ..store import Store
+from ..store.db import RevisionResolver
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
 from .api import STATUS, TRIAGE_BODY_LIMIT, ApiContext, create_api, triage_body
@@ -68,6 +69,7 @@ class Site:
     project: str = "regbench"
     url: str | None = None
     secure_cookies: bool = False
+    revisions: RevisionResolver | None = None
     store: Store | None = None
     dash: Dashboard | None = None
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> SHA-256 of the token's secret
@@ -102,7 +104,7 @@ class Site:
         """The store, opened on first use (and again after it failed)."""
         with self.lock:
             if self.store is None:
-                self.store = Store(self.location, create=False, patience=PATIENCE)
+                self.store = Store(self.location, create=False, patience=PATIENCE, revisions=self.revisions)
                 self.dash = Dashboard(self.store, project=self.project, url=self.url)
             return self.store
 
@@ -159,7 +161,8 @@ def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bo
 
 
 def create_app(location: str | None, *, project: str = "regbench", url: str | None = None,
-               secure_cookies: bool = False, settings: ServeSettings | None = None) -> Starlette:
+               secure_cookies: bool = False, settings: ServeSettings | None = None,
+               revisions: RevisionResolver | None = None) -> Starlette:
     """The dashboard app over the store at ``location`` (a path or SQLAlchemy URL; None: the default).
 
     Parameters
@@ -175,8 +178,13 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         Mark cookies ``Secure`` (when served over HTTPS behind a proxy).
     settings : ServeSettings, optional
         ``[serve]`` of the configuration: the HTTP API's limits and whether its reads are public.
+    revisions : RevisionResolver, optional
+        How the pages turn a git revision (``v0.2``, ``HEAD~1``, a short sha) into a commit, as
+        :meth:`Store.resolve_version` asks it: ``regbench serve`` gives the project's repository,
+        as the command line does (:func:`regbench.run.versions.revision_resolver`).  Without it,
+        versions are named by their stored names, tags and branches recorded, and prefixes.
     """
-    site = Site(location, project=project, url=url, secure_cookies=secure_cookies)
+    site = Site(location, project=project, url=url, secure_cookies=secure_cookies, revisions=revisions)
     settings = settings or ServeSettings()
 
     def page(handler: Callable[[Request, Dashboard, ApiToken | None], Response]):
