@@ -76,15 +76,17 @@ def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison
 
 
 def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
-                        labels: Mapping[str, str] | None = None) -> str:
+                        labels: Mapping[str, str] | None = None, location: str | None = None) -> str:
     """The comment: a heading with the verdict line, then the table in ``<details>``.
+
+    With ``location`` (``compare --location``), a column names what each run contributed.
 
     Cells from the store (benchmark, configuration and machine names, version names) are
     escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.  Versions are
     shown by their ``labels`` (tags, :func:`~regbench.report.console.version_labels`), means in
     the unit that suits each benchmark, as the table of ``compare`` shows them.
     """
-    from .results import comparison_units
+    from .results import compared_statistic, comparison_units, location_words
     from .units import fmt_scaled
 
     labels = labels or {}
@@ -93,11 +95,12 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
     icon, headline, note = _heading(rows)
     where = [("config", len({r.config for r in rows}) > 1), ("machine", len({r.machine for r in rows}) > 1)]
     shown = [name for name, differs in where if differs]
-    header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", "verdict"]
-    align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", "---"]
+    located = ["location"] if location is not None else []
+    header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", *located, "verdict"]
+    align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", *["---"] * len(located), "---"]
     lines = [f"### {icon} regbench: {headline}{verdict_line(rows)}", "", *([note, ""] if note else []),
-             f"{cell(b)} against {cell(a)}: change of the mean of run means, {confidence:.0%} bootstrap "
-             f"interval over runs, threshold {threshold:.1%}.", "",
+             f"{cell(b)} against {cell(a)}: change of {compared_statistic(rows, location)}, "
+             f"{confidence:.0%} bootstrap interval over runs, threshold {threshold:.1%}.", "",
              "<details><summary>All " + (f"{len(rows)} benchmarks" if len(rows) != 1 else "1 benchmark")
              + ", the worst change first</summary>", "",
              "| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
@@ -106,7 +109,8 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
         cells = [cell(r.benchmark), *[cell(getattr(r, name)) for name in shown],
                  cell(fmt_scaled(c.mean_a, units[r.benchmark])), cell(fmt_scaled(c.mean_b, units[r.benchmark])),
                  fmt_pct(c.change),
-                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}", _MARK[r.verdict]]
+                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                 *([location_words(r)] if located else []), _MARK[r.verdict]]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
