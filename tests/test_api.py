@@ -214,6 +214,32 @@ def test_triage_through_the_v1_api_and_the_old_route(served):
     assert [(e["status"], e["who"]) for e in history][-2:] == [("acknowledged", "triager"), ("new", "triager")]
 
 
+def test_a_triage_body_that_is_not_a_json_object_is_422_on_both_routes(served):
+    """api.md: a malformed body is 422 with its line, a malformed field 400. A triage body that
+    was not JSON was answered 400, unlike a submission's."""
+    _, base, keys = served
+    h = {**bearer(keys["triager"]), "Content-Type": "application/json"}
+    before = httpx.get(base + "api/v1/alerts/1", headers=bearer(keys["reader"])).json()["history"]
+    cases = [(b"status=new", "body:1: not JSON: Expecting value"),
+             (b'{"status": "new",\n "reason": }', "body:2: not JSON: Expecting value"),
+             (b"", "body:1: not JSON: Expecting value"),
+             (b"\xff\xfe\xfa", "body: not JSON"),
+             (b'["new", "why"]', "body: not a JSON object"),
+             (b"[" * 50_000, "body: not JSON")]
+    for route in ("api/v1/alerts/1", "api/alerts/1"):
+        for body, message in cases:
+            answer = httpx.post(base + route, content=body, headers=h)
+            assert answer.status_code == 422, (route, body[:20], answer.text)
+            assert answer.json()["error"].startswith(message), (route, body[:20], answer.text)
+            assert 'send {"status": ..., "reason": ...}' in answer.json()["error"]
+        # a JSON object with a wrong field is a malformed field: 400 naming it, as before
+        answer = httpx.post(base + route, json={"status": "new"}, headers=h)
+        assert answer.status_code == 400 and answer.json()["error"] == "body field `reason` is missing: say why"
+        # the token is judged before the body
+        assert httpx.post(base + route, content=b"status=new", headers=bearer(keys["reader"])).status_code == 403
+    assert httpx.get(base + "api/v1/alerts/1", headers=bearer(keys["reader"])).json()["history"] == before
+
+
 def test_oversized_bodies_are_refused_with_a_message(tmp_path):
     path = tmp_path / "s.db"
     synthetic_store(path, benchmarks=1).close()

@@ -240,3 +240,43 @@ def test_a_benchmark_that_no_longer_runs_and_a_rise_from_0_lead_the_table(tmp_pa
     assert text.splitlines()[0] == "### :x: regbench: 1 failed, 1 regression, 1 improvement, 1 unchanged"
     table = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| benchmark")]
     assert [ln.split(" | ")[0] for ln in table] == ["| broken", "| zero", "| same", "| better"]
+
+
+def test_a_comparison_where_nothing_could_be_decided_does_not_look_green(tmp_path, capsys, monkeypatch):
+    """A 4-run comparison where every benchmark was inconclusive (`sort` +76% [-38%, +265%]) was
+    headed `:white_check_mark:`, as if the pull request had been checked and found fine. The
+    gate passes (no regression was shown) but the comment says that nothing was decided."""
+    import numpy as np
+
+    from regbench.model import RunRecord
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    levels = {"sort": ([1.0, 1.6, 0.8, 1.1], [1.9, 1.1, 2.6, 1.4]),      # +56% [-57%, +319%]
+              "checksum": ([10, 14, 9, 12], [13, 9, 16, 11])}            # +9% [-45%, +98%]
+    with Store(tmp_path / "r.db") as store:
+        store.add_runs([RunRecord(name, version, r, np.full(5, float(level)) * (1 + 0.001 * np.arange(5)))
+                        for name, sides in levels.items() for version, runs in zip(("v1", "v2"), sides)
+                        for r, level in enumerate(runs)])
+    assert main(["--store", str(tmp_path / "r.db"), "compare", "v1", "v2", "--threshold", "0.05",
+                 "--format", "github"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "### :grey_question: regbench: inconclusive: 0 regressions, 0 improvements, 0 unchanged, " \
+                       "2 inconclusive"
+    assert lines[2].startswith("No benchmark could be decided: more runs of each version narrow the intervals")
+    assert lines[2].endswith("No regression was shown, so the gate passes.")
+
+
+def test_some_benchmarks_undecided_is_a_warning_and_a_regression_still_a_cross():
+    from regbench.report.github import comparison_markdown
+
+    lvl = [1.0, 1.01, 0.99, 1.0, 1.005]
+    same, undecided = _row("same", lvl, lvl), _row("one run", [1.0], [1.01])
+    text = comparison_markdown([same, undecided], confidence=0.99, threshold=0.0).splitlines()
+    assert text[0] == "### :warning: regbench: 0 regressions, 0 improvements, 1 unchanged, 1 inconclusive"
+    assert text[2].startswith("1 benchmark could not be decided: more runs")
+    worse = _row("worse", lvl, [1.3 * x for x in lvl])
+    text = comparison_markdown([same, undecided, worse], confidence=0.99, threshold=0.0).splitlines()
+    assert text[0] == "### :x: regbench: 1 regression, 0 improvements, 1 unchanged, 1 inconclusive"
+    assert text[2].startswith("v2 against v1: ")
+    text = comparison_markdown([same], confidence=0.99, threshold=0.0).splitlines()
+    assert text[0] == "### :white_check_mark: regbench: 0 regressions, 0 improvements, 1 unchanged"

@@ -526,3 +526,18 @@ def test_a_password_in_the_store_url_is_never_shown():
     with pytest.raises(StoreError) as refused:
         Store(url, create=False, patience=0.1).close()
     assert "s3cret-pw" not in str(refused.value) and "bench:***@127.0.0.1:1/results" in str(refused.value)
+
+
+def test_a_database_server_that_refuses_is_one_clean_line(capsys):
+    """PostgreSQL's message has a line break and a tab before its hint (`Connection refused\\n\\tIs
+    the server running ...`): it was quoted with a literal `\\n` and the tab. The command's error
+    is one line, the store named with its password masked."""
+    from regbench.cli.main import main
+
+    url = "postgresql+psycopg://bench:s3cret-pw@127.0.0.1:1/results"
+    assert main(["--store", url, "show"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n")
+    assert err.startswith("error: cannot open store postgresql+psycopg://bench:***@127.0.0.1:1/results: ")
+    assert "Connection refused Is the server running" in err
+    assert "\\n" not in err and "\t" not in err and "  " not in err and "s3cret-pw" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from regbench.store import Store
 from regbench.store.alerts import alert_history, get_alert
 from regbench.web.data import benchmark_id, series_id
-from webtools import ConsoleLog, Server, sha, synthetic_store
+from webtools import T0, ConsoleLog, Server, sha, synthetic_store
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -222,6 +223,61 @@ def test_serve_reads_and_writes_the_store_it_is_given(store_url, tmp_path):
     with Store(store_url, create=False) as store:
         last = alert_history(store, 1)[-1]
         assert (last.status, last.who, last.why) == ("invalid", "ci-bot", "a noisy neighbour")
+
+
+def test_compare_takes_git_revisions_of_the_project_as_the_command_line_does(tmp_path):
+    """The live `compare.html?a=v0.2&b=...` was a 404 (`no version named 'v0.2'`) where `regbench
+    compare v0.2 ...` on the same server found the tag: the pages did not ask the project's
+    repository. A revision is asked again at each request (a branch moves while the server runs)."""
+    import numpy as np
+
+    from regbench.demo_project import git_commit, git_init
+    from regbench.model import RunRecord, VersionInfo
+
+    repo = tmp_path / "proj"
+    git_init(repo)
+    shas: list[str] = []
+
+    def commit_and_store(k: int) -> None:
+        shas.append(git_commit(repo, {"f.txt": str(k)}, f"c{k}", when=T0 + timedelta(hours=k)))
+        rng = np.random.default_rng(k)
+        with Store(tmp_path / "s.db") as store:  # `slow` is 30% slower from c2 on
+            store.add_runs([RunRecord(name, shas[k][:10], r, (1.3 if name == "slow" and k >= 2 else 1.0)
+                                      * (1 + 0.005 * rng.standard_normal(8)))
+                            for name in ("slow", "same") for r in range(4)],
+                           versions=[VersionInfo(shas[k][:10], commit=shas[k], timestamp=T0 + timedelta(hours=k))])
+
+    for k in range(3):
+        commit_and_store(k)
+        if k < 2:
+            subprocess.run(["git", "-C", str(repo), "tag", f"v0.{k + 1}"], check=True)
+    config = tmp_path / "regbench.toml"
+    config.write_text(f'[project]\nname = "p"\nrepo = "{repo}"\n')
+
+    def selected(text: str) -> list[str]:
+        return [v for v in (s[:10] for s in shas) if f'<option value="{v}" selected>' in text]
+
+    server = Server(tmp_path / "s.db", tmp_path / "serve.log", config=config)
+    try:
+        r = httpx.get(server.base + "compare.html?a=v0.2&b=HEAD")
+        assert r.status_code == 200, r.text
+        assert selected(r.text) == [shas[1][:10], shas[2][:10]]
+        assert '<tr data-benchmark="slow" data-verdict="regression">' in r.text
+        r = httpx.get(server.base + f"compare.html?a=main~2&b={shas[1][:7]}")
+        assert r.status_code == 200 and selected(r.text) == [shas[0][:10], shas[1][:10]]
+        commit_and_store(3)  # main moves on while the server runs
+        r = httpx.get(server.base + "compare.html?a=v0.1&b=main")
+        assert r.status_code == 200 and selected(r.text) == [shas[0][:10], shas[3][:10]]
+        # a revision without stored runs, and a name that is no revision: the command line's one line
+        unstored = git_commit(repo, {"f.txt": "4"}, "c4", when=T0 + timedelta(hours=4))
+        r = httpx.get(server.base + "compare.html?a=v0.1&b=HEAD")
+        assert r.status_code == 404
+        assert f"&#39;HEAD&#39; is commit {unstored[:10]}, which has no version in the store" in r.text
+        r = httpx.get(server.base + "compare.html?a=v9.9&b=HEAD~1")
+        assert r.status_code == 404 and "no version named &#39;v9.9&#39; in the store" in r.text
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log
 
 
 def test_log_out_and_a_revoked_token_end_the_session(served, page):

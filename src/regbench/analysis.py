@@ -20,10 +20,11 @@ import numpy as np
 
 from .errors import NotFoundError
 from .model import Series, SeriesName
-from .stats import Comparison, HierarchicalSummary, compare_runs, components, resampled_run_stats, verdict
+from .stats import Comparison, HierarchicalSummary, compare_runs, components, resampled_run_stats, run_location, verdict
 from .store import Store
 
 if TYPE_CHECKING:
+    from .detect.driver import SeriesSource
     from .stats.variance import VarianceComparison
 
 
@@ -186,11 +187,23 @@ class BenchmarkComparison:
     verdict: str
     a: str
     b: str
+    #: What each run contributed (:func:`regbench.stats.run_location`): ``"mean"``, ``"median"``
+    #: or ``"low"``; ``comparison``'s means are the means of these over runs.
+    location: str = "mean"
+    #: With ``location="auto"``: why detection's choice for this benchmark fell there (the words
+    #: of ``regbench diagnose``); else None.
+    location_reason: str | None = None
+
+
+#: The ``location`` of :func:`compare_versions`: each of :data:`regbench.stats.runs.LOCATIONS`,
+#: or ``"auto"``, detection's choice per benchmark.
+COMPARE_LOCATIONS = ("auto", "mean", "median", "low")
 
 
 def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = None,
                      config: str | None = None, machine: str | None = None, threshold: float = 0.0,
                      confidence_level: float = 0.99, n_resamples: int = 10_000, rng=0,
+                     location: str = "mean", history: SeriesSource | None = None,
                      ) -> list[BenchmarkComparison]:
     """Compare two versions of every benchmark that has runs of both (runs are the replicates).
 
@@ -198,12 +211,39 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     succeeded has the verdict ``"failed"``: it no longer runs, which gates as a regression does.
     So has a benchmark a tool reported on A but not on B when the tool's invocation failed on B
     (a Go panic that ends ``go test`` before the benchmarks after it ran).
-    """
 
+    ``location`` is what each run contributes (:func:`regbench.stats.run_location`): its mean
+    (the default), median, or ``"low"`` quantile, a floor that interference hardly moves; the
+    bootstrap over runs is the same.  ``"auto"`` takes, per benchmark, the location ``regbench
+    detect`` chooses for it (:meth:`regbench.detect.auto.Auto.location`, as ``regbench diagnose``
+    reports it), from its runs in ``history`` (default: every version of the store, as
+    :class:`~regbench.store.HistoryView` reads it), else from the two versions' runs.
+    """
+    if location not in COMPARE_LOCATIONS:
+        raise ValueError(f"`location` must be one of {', '.join(COMPARE_LOCATIONS)}, got {location!r}")
     a, b = store.resolve_version(a), store.resolve_version(b)
     if a == b:
         raise NotFoundError("compare needs two different versions")
     out = []
+
+    @functools.cache  # read once, when a series first needs it
+    def histories() -> dict[tuple[str, str, str], Series]:
+        from .store import HistoryView
+
+        source = history if history is not None else HistoryView(store)
+        return {(h.benchmark, h.config, h.machine): h
+                for h in source.load_series(benchmark, config=config, machine=machine)}
+
+    def located(s: Series) -> tuple[str, str | None]:
+        """What each run of ``s`` contributes, and why (``auto``)."""
+        if location != "auto":
+            return location, None
+        from .detect.auto import Auto
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # as detection chooses it
+            choice = Auto().location(histories().get((s.benchmark, s.config, s.machine), s))
+        return choice.estimator, choice.reason
 
     @functools.cache  # read from the store once, when a series first needs it
     def open_failures() -> Counter:
@@ -229,8 +269,9 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
         names = [v.name for v in s.versions]
         if a not in names:
             continue
-        ra = [r.mean() for r in s.runs[names.index(a)]]
-        rb = [r.mean() for r in s.runs[names.index(b)]] if b in names else []
+        where, why = located(s)
+        ra = [run_location(r, where, direction=s.direction) for r in s.runs[names.index(a)]]
+        rb = [run_location(r, where, direction=s.direction) for r in s.runs[names.index(b)]] if b in names else []
         failed = False
         if b not in names:
             # Not run on B at all: a tool's report missing because its invocation failed there.
@@ -247,7 +288,7 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
             cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
         out.append(BenchmarkComparison(s.benchmark, s.config, s.machine, s.unit, s.direction, cmp,
                                        "failed" if failed else verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
-                                                                       threshold=threshold), a, b))
+                                                                       threshold=threshold), a, b, where, why))
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out

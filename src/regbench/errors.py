@@ -61,6 +61,16 @@ def one_line(message: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def collapsed(message: object) -> str:
+    """``str(message)`` with every run of white space (line breaks, tabs) made one space.
+
+    For the messages of libraries regbench quotes, a database driver's above all: PostgreSQL's
+    ``Connection refused`` is followed by a line break and a tab before its hint, which
+    :func:`one_line` would show as a literal ``\\n`` and a tab.
+    """
+    return " ".join(str(message).split())
+
+
 class ExitStatus(enum.IntEnum):
     """The exit statuses of the ``regbench`` command, the same for every command (docs/cli.md).
 

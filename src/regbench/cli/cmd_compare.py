@@ -13,11 +13,11 @@ from ..errors import ExitStatus
 from ._common import DURATION, FiniteFloatRange, configuration_name, moved_option
 
 #: Options of the mean comparison only, and of the variance comparison only.
-_MEAN_ONLY = ("threshold", "confidence", "seed")
+_MEAN_ONLY = ("threshold", "confidence", "seed", "location")
 _VARIANCE_ONLY = ("variance_of", "alpha", "b_config", "b_machine")
 #: Options of the live sequential comparison (--run) only, and what it shares with the others.
-_RUN_ONLY = ("budget", "max_pairs", "settle_size", "duet", "by_mode", "measure", "location")
-_RUN_ALLOWED = ("threshold", "seed", "alpha")
+_RUN_ONLY = ("budget", "max_pairs", "settle_size", "duet", "by_mode", "measure")
+_RUN_ALLOWED = ("threshold", "seed", "alpha", "location")
 #: --threshold of --run when not given: "no change" then means none of 3% or more.
 RUN_THRESHOLD = 0.03
 
@@ -76,10 +76,11 @@ RUN_THRESHOLD = 0.03
               help="With --run: what each run contributes: its samples' mean (time), or its instruction "
                    "count (perf, else callgrind), which the machine's load does not move; instructions are "
                    "not time, and the output says which measure settled it.")
-@click.option("--location", type=click.Choice(["mean", "median", "low"]), default="mean", show_default=True,
-              help="With --run (time): what of a run's samples it contributes; low: their 10% quantile, a floor "
+@click.option("--location", type=click.Choice(["auto", "mean", "median", "low"]),
+              help="What of a run's samples it contributes [default: mean]; low: their 10% quantile, a floor "
                    "that interference, which only adds time, hardly moves (their 90% quantile where higher "
-                   "is better).")
+                   "is better); auto (stored runs): per benchmark, the location detect chooses for its history "
+                   "(as diagnose reports it). The output names the location of each benchmark.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default="table", show_default=True,
               help="github: a Markdown comment for a pull request on stdout, also appended to the file "
                    "$GITHUB_STEP_SUMMARY names (the job summary of GitHub Actions).")
@@ -96,7 +97,8 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
 
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication), widened to Fieller's where
-    that is wider (with few runs). Verdicts: regression (whole
+    that is wider (with few runs); with --location, of another location of each run (its
+    median, its 10% quantile, or per benchmark the one detect chooses), named in the output. Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive, and failed (every run
     of B failed where A's succeeded). Exit status 1 when any benchmark regressed or failed, so CI
     can gate on it.
@@ -126,6 +128,10 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
         wrong = [n for n in (*_MEAN_ONLY, *_VARIANCE_ONLY) if n in given and n not in _RUN_ALLOWED]
         if wrong:
             raise click.UsageError(f"{_flag(click_ctx, wrong[0])} does not apply to --run", ctx=click_ctx)
+        if location == "auto":
+            raise click.UsageError("--location auto applies to stored runs, not to --run (give mean, median or low)",
+                                   ctx=click_ctx)
+        location = location or "mean"
         if measure != "time" and location != "mean":
             raise click.UsageError(f"--location {location} applies to time, not to --measure {measure}", ctx=click_ctx)
         _live(click_ctx, a, b, benchmark=benchmark, config_name=config_name, machine=machine,
@@ -158,12 +164,14 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     check_benchmark(store, benchmark)
     check_configuration(store, config_name)
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
-                            threshold=threshold, confidence_level=confidence, rng=seed)
+                            threshold=threshold, confidence_level=confidence, rng=seed, location=location or "mean",
+                            history=_history(click_ctx, store) if location == "auto" else None)
     if fmt == "github":
-        _github(rows, confidence=confidence, threshold=threshold, labels=version_labels(store.aliases()))
+        _github(rows, confidence=confidence, threshold=threshold, labels=version_labels(store.aliases()),
+                location=location)
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
-                         labels=version_labels(store.aliases()))
+                         labels=version_labels(store.aliases()), location=location)
     if any(r.verdict in ("regression", "failed") for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
 
@@ -191,14 +199,27 @@ def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stor
                             f"(run it: regbench run --versions {sha[:10]})") from None
 
 
-def _github(rows, *, confidence: float, threshold: float, labels=None) -> None:
+def _history(click_ctx: click.Context, store):
+    """The history ``--location auto`` chooses from: the runs ``regbench detect`` reads (the
+    first-parent line of [project] branch, sessions left out), as ``regbench diagnose`` does."""
+    from ..errors import ConfigError
+    from ..pipeline import history_of
+
+    try:
+        config = click_ctx.obj.config_if_any()
+    except ConfigError:
+        config = None  # a reading command works without a valid configuration: every version
+    return history_of(store, config)
+
+
+def _github(rows, *, confidence: float, threshold: float, labels=None, location: str | None = None) -> None:
     """``--format github``: the Markdown comment on stdout, and appended to ``$GITHUB_STEP_SUMMARY``."""
     import os
 
     from ..errors import ConfigError
     from ..report.github import comparison_markdown
 
-    text = comparison_markdown(rows, confidence=confidence, threshold=threshold, labels=labels)
+    text = comparison_markdown(rows, confidence=confidence, threshold=threshold, labels=labels, location=location)
     click.echo(text, nl=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

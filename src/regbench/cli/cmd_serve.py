@@ -23,12 +23,16 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
 
     import uvicorn
 
+    from ..run.versions import revision_resolver
     from ..web.app import create_app
 
     config = ctx.config_if_any()
     location = ctx.store_location_for(config)
+    # Versions named as the command line names them (v0.2, HEAD~1, a short sha), in the project's
+    # repository, asked again at each request: its branches move while the server runs.
+    revisions = revision_resolver(ctx.project_repo(config), remember=False)
     app = create_app(location, project=config.name if config else "regbench", url=config.url if config else None,
-                     secure_cookies=secure_cookies, settings=config.serve if config else None)
+                     secure_cookies=secure_cookies, settings=config.serve if config else None, revisions=revisions)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     click.echo(f"regbench dashboard on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info")

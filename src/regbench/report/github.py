@@ -1,6 +1,8 @@
 """``regbench compare --format github``: the comparison as a Markdown pull-request comment.
 
-A verdict line first (``2 regressions, 1 improvement, 40 unchanged``), then every benchmark in
+A verdict line first (``2 regressions, 1 improvement, 40 unchanged``), under an icon that says
+whether the gate failed (``:x:``), passed (``:white_check_mark:``), or passed while benchmarks
+could not be decided (``:warning:``, ``:grey_question:`` when none could), then every benchmark in
 a collapsible ``<details>`` table, the worst change first, each change with its interval.  The
 same text serves as the GitHub Actions job summary (``GITHUB_STEP_SUMMARY``); writing it is the
 command's job, this module only renders.
@@ -36,6 +38,27 @@ def verdict_line(rows: Sequence[BenchmarkComparison]) -> str:
     return ", ".join(parts)
 
 
+def _heading(rows: Sequence[BenchmarkComparison]) -> tuple[str, str, str | None]:
+    """The icon of the comment, the words before its verdict line, and a sentence under it.
+
+    A regression or a benchmark that no longer runs is ``:x:`` (the gate fails); a comparison
+    where no benchmark could be decided is ``:grey_question:`` and says so, where one where some
+    could not is ``:warning:``: neither may look like a green check, since a regression can hide
+    in an interval too wide to decide.  Only then ``:white_check_mark:``.
+    """
+    undecided = sum(r.verdict == "inconclusive" for r in rows)
+    if any(r.verdict in ("regression", "failed") for r in rows):
+        return ":x:", "", None
+    more = "more runs of each version narrow the intervals (`[defaults] runs` in regbench.toml)"
+    if undecided == len(rows):
+        return (":grey_question:", "inconclusive: ",
+                f"No benchmark could be decided: {more}. No regression was shown, so the gate passes.")
+    if undecided:
+        which = "1 benchmark" if undecided == 1 else f"{undecided} benchmarks"
+        return ":warning:", "", f"{which} could not be decided: {more}."
+    return ":white_check_mark:", "", None
+
+
 def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison]:
     """``rows`` by change, the worst first: benchmarks that failed on B lead, then the largest
     rise of a lower-is-better benchmark (or fall of a higher-is-better one; a rise from exactly 0,
@@ -53,29 +76,31 @@ def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison
 
 
 def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
-                        labels: Mapping[str, str] | None = None) -> str:
+                        labels: Mapping[str, str] | None = None, location: str | None = None) -> str:
     """The comment: a heading with the verdict line, then the table in ``<details>``.
+
+    With ``location`` (``compare --location``), a column names what each run contributed.
 
     Cells from the store (benchmark, configuration and machine names, version names) are
     escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.  Versions are
     shown by their ``labels`` (tags, :func:`~regbench.report.console.version_labels`), means in
     the unit that suits each benchmark, as the table of ``compare`` shows them.
     """
-    from .results import comparison_units
+    from .results import compared_statistic, comparison_units, location_words
     from .units import fmt_scaled
 
     labels = labels or {}
     a, b = (labels.get(v, v) for v in (rows[0].a, rows[0].b))
     units = comparison_units(rows)
-    regressions = sum(r.verdict in ("regression", "failed") for r in rows)
-    icon = ":x:" if regressions else ":white_check_mark:"
+    icon, headline, note = _heading(rows)
     where = [("config", len({r.config for r in rows}) > 1), ("machine", len({r.machine for r in rows}) > 1)]
     shown = [name for name, differs in where if differs]
-    header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", "verdict"]
-    align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", "---"]
-    lines = [f"### {icon} regbench: {verdict_line(rows)}", "",
-             f"{cell(b)} against {cell(a)}: change of the mean of run means, {confidence:.0%} bootstrap "
-             f"interval over runs, threshold {threshold:.1%}.", "",
+    located = ["location"] if location is not None else []
+    header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", *located, "verdict"]
+    align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", *["---"] * len(located), "---"]
+    lines = [f"### {icon} regbench: {headline}{verdict_line(rows)}", "", *([note, ""] if note else []),
+             f"{cell(b)} against {cell(a)}: change of {compared_statistic(rows, location)}, "
+             f"{confidence:.0%} bootstrap interval over runs, threshold {threshold:.1%}.", "",
              "<details><summary>All " + (f"{len(rows)} benchmarks" if len(rows) != 1 else "1 benchmark")
              + ", the worst change first</summary>", "",
              "| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
@@ -84,7 +109,8 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
         cells = [cell(r.benchmark), *[cell(getattr(r, name)) for name in shown],
                  cell(fmt_scaled(c.mean_a, units[r.benchmark])), cell(fmt_scaled(c.mean_b, units[r.benchmark])),
                  fmt_pct(c.change),
-                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}", _MARK[r.verdict]]
+                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                 *([location_words(r)] if located else []), _MARK[r.verdict]]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

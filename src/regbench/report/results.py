@@ -193,14 +193,39 @@ def single_run_note(n: int) -> str:
 
 # --------------------------------------------------------------------------------------- compare
 def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -> list[dict]:
-    """One object per benchmark: both means, the change with its interval, runs, verdict."""
+    """One object per benchmark: both means, the change with its interval, runs, verdict, and
+    what each run contributed (``location``, with ``location_reason`` when ``auto`` chose it)."""
     return [{
         "benchmark": r.benchmark, "config": r.config, "machine": r.machine, "a": r.a, "b": r.b,
         "unit": r.unit, "direction": r.direction, "mean_a": finite(r.comparison.mean_a), "mean_b": finite(r.comparison.mean_b),
         "change": finite(r.comparison.change), "ci_low": finite(r.comparison.ci_low),
         "ci_high": finite(r.comparison.ci_high), "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b,
         "verdict": r.verdict, "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
+        "location": r.location, "location_reason": r.location_reason,
     } for r in rows]
+
+
+def location_words(r: BenchmarkComparison) -> str:
+    """What each run of ``r`` contributed, for people: ``mean``, ``median``, ``10% quantile``
+    (``90% quantile`` where higher is better: :func:`regbench.stats.run_location`)."""
+    from ..stats.runs import LOW_QUANTILE
+
+    if r.location != "low":
+        return r.location
+    return f"{LOW_QUANTILE if r.direction == 'lower' else 1 - LOW_QUANTILE:.0%} quantile"
+
+
+def compared_statistic(rows: Sequence[BenchmarkComparison], location: str | None) -> str:
+    """The statistic compared, in words: ``the mean of run means`` (``location`` None: not asked
+    for), ``the mean of the runs' 10% quantiles``, or, where benchmarks differ (``auto``), each
+    run's location named in the ``location`` column."""
+    if location is None:
+        return "the mean of run means"
+    auto = " as detect chooses it" if location == "auto" else ""
+    words = {location_words(r) for r in rows}
+    if len(words) == 1:
+        return f"the mean of the runs' {words.pop()}s" + (f" ({auto.strip()})" if auto else "")
+    return f"the mean of each run's location{auto} (the `location` column)"
 
 
 def comparison_units(rows: Sequence[BenchmarkComparison]) -> dict[str, DisplayUnit]:
@@ -215,10 +240,12 @@ def comparison_units(rows: Sequence[BenchmarkComparison]) -> dict[str, DisplayUn
 
 
 def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
-                     fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
+                     fmt: str = "table", labels: Mapping[str, str] | None = None,
+                     location: str | None = None) -> None:
     """Version B against version A, one row per benchmark, or its JSON; the versions are shown by
     their ``labels`` (:func:`~regbench.report.console.version_labels`), and the means in the unit
-    that suits each benchmark, as :func:`print_summary` shows them."""
+    that suits each benchmark, as :func:`print_summary` shows them.  With ``location`` (``compare
+    --location``), a column names what each run contributed, and the title the option."""
     if fmt == "json":
         emit_json(comparison_json(rows, confidence=confidence))
         return
@@ -239,9 +266,13 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
         table.append([escape(r.benchmark), *(escape(str(getattr(r, k))) for k in shown),
                       escape(fmt_scaled(c.mean_a, unit)), escape(fmt_scaled(c.mean_b, unit)), fmt_pct(c.change),
                       f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                      *([location_words(r)] if location is not None else []),
                       f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
-    columns = ["benchmark", *shown, escape(a), escape(b), "change", "CI", "runs", "verdict"]
-    emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%})", columns, table,
+    columns = ["benchmark", *shown, escape(a), escape(b), "change", "CI", "runs",
+               *(["location"] if location is not None else []), "verdict"]
+    how = "" if location is None else (", location as detect chooses it" if location == "auto"
+                                       else f", location {location}")
+    emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%}{how})", columns, table,
                right={escape(a), escape(b), "change", "CI", "runs"})
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
+from ..stats.compare import run_location
 from ..stats.modepairs import ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, check_measures, default_cache_dir, prepare_version, select_benchmarks)
@@ -730,9 +731,5 @@ def run_value(spec: BenchmarkSpec, outcome: RunOutcome, value: str | None = None
     measured = outcome.samples[warm:]
     if measured.size == 0:
         return None
-    from ..stats.runs import LOW_QUANTILE
-
-    low = LOW_QUANTILE if spec.direction == "lower" else 1 - LOW_QUANTILE
-    q = {None: None, "median": 0.5, "low": low}[value]
-    result = float(np.mean(measured)) if q is None else float(np.quantile(measured, q))
+    result = run_location(measured, value or "mean", direction=spec.direction)
     return result if result > 0 and math.isfinite(result) else None

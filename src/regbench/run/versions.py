@@ -242,15 +242,17 @@ def _refs(repo: Path) -> dict[str, list[VersionAlias]]:
     return refs
 
 
-def revision_resolver(repo: Path | None):
+def revision_resolver(repo: Path | None, *, remember: bool = True):
     """A :data:`regbench.store.db.RevisionResolver` over ``repo``: ``rev`` -> its full commit sha,
-    or None (not a revision there, or ``repo`` is not a git repository).  Answers are remembered."""
+    or None (not a revision there, or ``repo`` is not a git repository).  Answers are remembered,
+    unless ``remember`` is false: a server's resolver, asked while branches move (``main``,
+    ``HEAD~1`` name another commit after a fetch)."""
     memo: dict[str, str | None] = {}
 
     def resolve(rev: str) -> str | None:
         if repo is None or not rev or rev.startswith("-"):
             return None
-        if rev not in memo:
+        if rev not in memo or not remember:
             try:
                 memo[rev] = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
             except VersionError:

@@ -48,7 +48,14 @@ from __future__ import annotations
 
 import importlib
 
-from .compare import VERDICTS, Comparison, compare_runs, delta_ratio_interval, verdict
+from .compare import (
+    VERDICTS,
+    Comparison,
+    compare_runs,
+    delta_ratio_interval,
+    run_location,
+    verdict,
+)
 from .hierarchical import (
     HierarchicalSummary,
     RepetitionPlan,
@@ -104,5 +111,5 @@ def __dir__() -> list[str]:
 __all__ = [
     "VERDICTS", "Comparison", "HierarchicalSummary", "RepetitionPlan", "compare_runs", "components",
     "delta_ratio_interval", "hierarchical_summary", "plan_repetitions", "resampled_run_stats",
-    "robust_summary", "verdict", *_WHERE,
+    "robust_summary", "run_location", "verdict", *_WHERE,
 ]

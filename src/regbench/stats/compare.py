@@ -137,6 +137,49 @@ def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
                       a.size, b.size, res.bootstrap_distribution)
 
 
+def run_location(samples: ArrayLike, location: str = "mean", *, direction: str = "lower") -> float:
+    """What one run contributes to a comparison of versions: a location of its measured samples.
+
+    Parameters
+    ----------
+    samples : array_like of float, 1-D
+        The run's measured samples (warm-up left out).
+    location : {"mean", "median", "low"}
+        ``"mean"`` (the run mean of :func:`compare_runs`), ``"median"``, or ``"low"``: the
+        :data:`~regbench.stats.runs.LOW_QUANTILE` (10%) quantile, a floor that interference,
+        which only adds time, hardly moves.  Where higher is better (a throughput), ``"low"`` is the
+        ``1 - LOW_QUANTILE`` quantile: the floor of the time it inverts, as detection searches a
+        throughput as its reciprocal; its 10% quantile would be the slow tail, which moves with
+        the interference.
+    direction : {"lower", "higher"}, keyword-only
+        Whether lower or higher values are better.
+
+    Returns
+    -------
+    float
+        NaN for a run without samples.
+
+    References
+    ----------
+    Chen and Revels, "Robust benchmarking in noisy environments", arXiv:1608.04295 (2016), s.3.
+    """
+    from .runs import LOCATIONS, LOW_QUANTILE
+
+    if location not in LOCATIONS:
+        raise ValueError(f"`location` must be one of {', '.join(LOCATIONS)}, got {location!r}")
+    if direction not in ("lower", "higher"):
+        raise ValueError("`direction` must be 'lower' or 'higher'")
+    x = np.asarray(samples, dtype=float)
+    if x.ndim != 1:
+        raise ValueError("`samples` must be one-dimensional")
+    if x.size == 0:
+        return float("nan")
+    if location == "mean":
+        return float(np.mean(x))
+    q = 0.5 if location == "median" else LOW_QUANTILE if direction == "lower" else 1 - LOW_QUANTILE
+    return float(np.quantile(x, q))
+
+
 def fieller_interval(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
                      confidence_level: float = 0.99) -> tuple[float, float]:
     """Fieller's interval for ``mean(B) / mean(A) - 1`` of two independent samples with unequal

@@ -27,7 +27,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import DuplicateRunError, NotFoundError, StoreError
+from ..errors import DuplicateRunError, NotFoundError, StoreError, collapsed
 from ..model import (
     DEFAULT_CONFIG,
     BenchmarkInfo,
@@ -186,7 +186,7 @@ class Store:
             # No connection yet: SQLAlchemy connects, and SQLite creates the file, at first use.
             self._engine: Engine = sa.create_engine(self.url)
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
-            raise StoreError(f"cannot open store {self.shown_url}: {exc}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc)}") from exc
         if self._engine.dialect.name == "sqlite":
             tx.sqlite_transactions(self._engine)
             sa.event.listen(self._engine, "connect", _sqlite_pragmas)
@@ -210,6 +210,17 @@ class Store:
         """The URL as messages show it: a password in it masked (``***``), since commands print
         the store in their errors and accounts, and CI logs keep them."""
         return shown_url(self.url)
+
+    def driver_message(self, error: BaseException | None) -> str:
+        """What the database driver (or SQLAlchemy) said in ``error``, for a one-line message:
+        its line breaks and tabs made spaces (:func:`~regbench.errors.collapsed`), and the store
+        URL's password, should a driver quote it, masked as :attr:`shown_url` masks it."""
+        text = collapsed(error)
+        try:
+            password = sa.engine.make_url(self.url).password
+        except sa.exc.ArgumentError:
+            password = None
+        return text.replace(str(password), "***") if password else text
 
     @property
     def engine(self) -> Engine:
@@ -282,7 +293,7 @@ class Store:
         try:
             current = tx.retrying(self._revision, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:  # OperationalError, or "file is not a database"
-            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc.orig)}") from exc
         if current == t.SCHEMA_REVISION:
             self._wal()
             return
@@ -313,7 +324,7 @@ class Store:
         try:
             self.write(migrate)
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot migrate store {self.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot migrate store {self.shown_url}: {self.driver_message(exc.orig)}") from exc
 
     def _revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -345,7 +356,7 @@ class Store:
         try:
             tx.retrying(set_wal, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc.orig)}") from exc
 
     def peek(self, query: Callable[[Connection], R]) -> R | None:
         """``query(conn)`` on the database as it is, without opening the store: no migration, no
@@ -366,7 +377,7 @@ class Store:
         try:
             return tx.retrying(attempt, patience=self.patience, what=f"the store {self.shown_url}")
         except sa.exc.DatabaseError as exc:
-            raise StoreError(f"cannot open store {self.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc.orig)}") from exc
 
     def schema_revision(self) -> str | None:
         with self.engine.connect() as conn:
@@ -752,7 +763,8 @@ class Store:
                     text = f"{_run_text(stored)} is already in the store"
                     raise DuplicateRunError(text if many is None else f"{many} ({text})") from exc
                 if attempt == _CONFLICT_ATTEMPTS - 1:
-                    raise StoreError(f"cannot store the runs (concurrent writers?): {exc.orig}") from exc
+                    raise StoreError("cannot store the runs (concurrent writers?): "
+                                     f"{self.driver_message(exc.orig)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _first_stored(self, records: Sequence[RunRecord]) -> RunRecord | None:

@@ -39,7 +39,7 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ..errors import StoreError
+from ..errors import StoreError, collapsed
 
 R = TypeVar("R")
 
@@ -99,7 +99,8 @@ def retrying(attempt: Callable[[], R], *, patience: float = DEFAULT_PATIENCE, wh
                 raise
             now = time.monotonic()
             if now >= deadline:
-                raise StoreError(f"{what} stayed locked by another writer for {patience:.0f} s: {exc.orig}") from exc
+                raise StoreError(f"{what} stayed locked by another writer for {patience:.0f} s: "
+                                 f"{collapsed(exc.orig)}") from exc
             time.sleep(min(delay * random.uniform(0.5, 1.0), deadline - now))
             delay = min(delay * 2, 2.0)
 
@@ -145,7 +146,7 @@ def again_on_conflict(write: Callable[[], R], *, what: str, attempts: int = 3) -
             return write()
         except sa.exc.IntegrityError as exc:
             if attempt == attempts - 1:
-                raise StoreError(f"cannot record {what} (concurrent writers?): {exc.orig}") from exc
+                raise StoreError(f"cannot record {what} (concurrent writers?): {collapsed(exc.orig)}") from exc
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -191,7 +191,8 @@ def create_api(ctx: ApiContext) -> FastAPI:
     async def triage(request: Request, alert_id: Annotated[int, Path(ge=1, le=2**62)],
                      credentials: Credentials) -> dict[str, Any]:
         token = await run_in_threadpool(lambda: needs("triage", user(request, credentials)))
-        raw = await read_body(request.stream(), declared=request.headers.get("content-length"), limit=65536)
+        raw = await read_body(request.stream(), declared=request.headers.get("content-length"),
+                              limit=TRIAGE_BODY_LIMIT)
         return await run_in_threadpool(lambda: triage_alert(ctx.store(), alert_id, raw, token))
 
     @api.post("/runs", status_code=201, summary="Submit runs (a harness's result file), once per submission id",
@@ -239,24 +240,47 @@ def create_api(ctx: ApiContext) -> FastAPI:
 
 def triage_alert(store: Store, alert_id: int, raw: bytes, token: ApiToken) -> dict[str, Any]:
     """Set an alert's status from a JSON body ``{"status": ..., "reason": ...}`` as ``token``."""
-    import json
-
     from ..detect.alerts import set_status
+
+    status, reason = triage_body(raw)
+    set_status(store, [alert_id], status, who=token.name, why=reason)
+    log.info("alert #%s set to %s by token %r", alert_id, status, token.name)
+    return {"alert": alert_id, "status": status, "who": token.name}
+
+
+#: The body a triage takes, as its errors show it.
+TRIAGE_BODY = '{"status": ..., "reason": ...}'
+#: Bytes of a triage body at most (a status and a sentence).
+TRIAGE_BODY_LIMIT = 65536
+
+
+def triage_body(raw: bytes) -> tuple[str, str]:
+    """The status and the reason (stripped) of a triage's JSON body ``{"status": ..., "reason": ...}``.
+
+    Raises
+    ------
+    InputError
+        The body is not JSON, or not a JSON object: a malformed body (HTTP 422), with its line
+        (``body:1: not JSON: Expecting value``), as a malformed submission is.
+    RequestError
+        A field is missing or wrong (HTTP 400, naming it).
+    """
+    import json
 
     try:
         body = json.loads(raw)
-    except (ValueError, RecursionError):
-        body = None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}; send {TRIAGE_BODY}", path="body", line=exc.lineno) from None
+    except (ValueError, RecursionError):  # not UTF-8 (nor UTF-16 or 32) text, or nested too deep
+        raise InputError(f"not JSON; send {TRIAGE_BODY}", path="body") from None
     if not isinstance(body, dict):
-        raise RequestError('the body must be a JSON object {"status": ..., "reason": ...}')
+        raise InputError(f"not a JSON object; send {TRIAGE_BODY}", path="body")
     status, reason = body.get("status"), body.get("reason")
     if not isinstance(status, str) or status not in TRIAGE_STATUSES:
         raise RequestError(f"body field `status` must be one of {', '.join(TRIAGE_STATUSES)}")
     if not isinstance(reason, str) or not reason.strip():
         raise RequestError("body field `reason` is missing: say why")
-    set_status(store, [alert_id], status, who=token.name, why=reason.strip())
-    log.info("alert #%s set to %s by token %r", alert_id, status, token.name)
-    return {"alert": alert_id, "status": status, "who": token.name}
+    return status, reason.strip()
 
 
 def _alert(a) -> dict[str, Any]:

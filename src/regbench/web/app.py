@@ -43,12 +43,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..config import ServeSettings
-from ..errors import (AlertError, AuthError, ConfigError, ForbiddenError, NotFoundError, RegbenchError, RequestError,
-                      StoreError)
+from ..errors import AuthError, ForbiddenError, NotFoundError, RegbenchError, RequestError, StoreError, TooLargeError
 from ..store import Store
+from ..store.db import RevisionResolver
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
-from .api import ApiContext, create_api
+from .api import STATUS, TRIAGE_BODY_LIMIT, ApiContext, create_api, triage_body
+from .api_limits import read_body
 from .data import STATES, Dashboard, benchmark_id, js_payload, valid_id
 
 log = logging.getLogger("regbench.web")
@@ -60,11 +61,6 @@ PATIENCE = 5.0
 _VERSION_TEXT = re.compile(r"^[\w.\-+/~^@]{1,200}$")
 
 
-#: The HTTP status of each error, the first that matches (a subclass before its parent).
-_STATUS = ((RequestError, 400), (ConfigError, 400), (ForbiddenError, 403), (AuthError, 401), (NotFoundError, 404),
-           (AlertError, 409), (StoreError, 503))
-
-
 @dataclass
 class Site:
     """The app's state: where the store is, the store once opened, the dashboard, the sessions."""
@@ -73,6 +69,7 @@ class Site:
     project: str = "regbench"
     url: str | None = None
     secure_cookies: bool = False
+    revisions: RevisionResolver | None = None
     store: Store | None = None
     dash: Dashboard | None = None
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> SHA-256 of the token's secret
@@ -107,7 +104,7 @@ class Site:
         """The store, opened on first use (and again after it failed)."""
         with self.lock:
             if self.store is None:
-                self.store = Store(self.location, create=False, patience=PATIENCE)
+                self.store = Store(self.location, create=False, patience=PATIENCE, revisions=self.revisions)
                 self.dash = Dashboard(self.store, project=self.project, url=self.url)
             return self.store
 
@@ -118,7 +115,8 @@ class Site:
         try:
             return self.dash.load()
         except sa.exc.OperationalError as exc:  # locked past PATIENCE, or the file went away
-            raise StoreError(f"cannot read the store {self.store.shown_url}: {exc.orig}") from exc
+            raise StoreError(f"cannot read the store {self.store.shown_url}: "
+                             f"{self.store.driver_message(exc.orig)}") from exc
 
 
 def _viewer(request: Request, user: ApiToken | None) -> pages.Viewer:
@@ -163,7 +161,8 @@ def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bo
 
 
 def create_app(location: str | None, *, project: str = "regbench", url: str | None = None,
-               secure_cookies: bool = False, settings: ServeSettings | None = None) -> Starlette:
+               secure_cookies: bool = False, settings: ServeSettings | None = None,
+               revisions: RevisionResolver | None = None) -> Starlette:
     """The dashboard app over the store at ``location`` (a path or SQLAlchemy URL; None: the default).
 
     Parameters
@@ -179,8 +178,13 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         Mark cookies ``Secure`` (when served over HTTPS behind a proxy).
     settings : ServeSettings, optional
         ``[serve]`` of the configuration: the HTTP API's limits and whether its reads are public.
+    revisions : RevisionResolver, optional
+        How the pages turn a git revision (``v0.2``, ``HEAD~1``, a short sha) into a commit, as
+        :meth:`Store.resolve_version` asks it: ``regbench serve`` gives the project's repository,
+        as the command line does (:func:`regbench.run.versions.revision_resolver`).  Without it,
+        versions are named by their stored names, tags and branches recorded, and prefixes.
     """
-    site = Site(location, project=project, url=url, secure_cookies=secure_cookies)
+    site = Site(location, project=project, url=url, secure_cookies=secure_cookies, revisions=revisions)
     settings = settings or ServeSettings()
 
     def page(handler: Callable[[Request, Dashboard, ApiToken | None], Response]):
@@ -208,7 +212,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         try:
             response = await run_in_threadpool(work)
         except RegbenchError as exc:
-            status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
+            status = next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
             if status >= 500:
                 log.error("%s %s: %s", request.method, request.url.path, exc)
             response = _error(request, status, str(exc))
@@ -325,15 +329,19 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
 
         return await guarded(request, work)
 
-    def triage(request: Request, alert_id: str, status: str, reason: str) -> ApiToken:
-        from ..detect.alerts import set_status
-
+    def triager(request: Request) -> ApiToken:
+        """The request's token, which may triage (its session's or its bearer token)."""
         site.dashboard()
         user = _user(site, request)
         if user is None:
             raise AuthError("triage needs an API token: log in, or send `Authorization: Bearer TOKEN`")
         if not user.allows("triage"):
             raise ForbiddenError(f"token {user.name!r} has no `triage` scope")
+        return user
+
+    def triage(user: ApiToken, alert_id: str, status: str, reason: str) -> None:
+        from ..detect.alerts import set_status
+
         if not alert_id.isdigit():
             raise RequestError(f"alert id {alert_id[:40]!r} is not a number")
         if not reason.strip():
@@ -341,7 +349,6 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         assert site.store is not None
         set_status(site.store, [int(alert_id)], status, who=user.name, why=reason.strip())
         log.info("alert #%s set to %s by token %r", alert_id, status, user.name)
-        return user
 
     async def triage_form(request: Request) -> Response:
         form = await request.form()
@@ -350,25 +357,31 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
             if "authorization" not in request.headers:
                 _check_csrf(request, form)
             aid = request.path_params["alert_id"]
-            triage(request, aid, str(form.get("status", "")), str(form.get("reason", "")))
+            triage(triager(request), aid, str(form.get("status", "")), str(form.get("reason", "")))
             return RedirectResponse(f"{_base(request)}alerts.html?done={aid}", status_code=303)
 
         return await guarded(request, work)
 
     async def triage_api(request: Request) -> Response:
+        # The body of POST /api/v1/alerts/ID, read and judged as that endpoint does (a body that is
+        # not a JSON object is 422, a field 400), after the token is.
+        raw, too_large = b"", None
         try:
-            body = await request.json()
-        except ValueError:
-            body = None
+            raw = await read_body(request.stream(), declared=request.headers.get("content-length"),
+                                  limit=TRIAGE_BODY_LIMIT)
+        except TooLargeError as exc:
+            too_large = exc
 
         def work() -> Response:
             if not request.headers.get("authorization", "").lower().startswith("bearer "):
                 raise AuthError("the API needs `Authorization: Bearer TOKEN`")
-            if not isinstance(body, dict):
-                raise RequestError('the body must be a JSON object {"status": ..., "reason": ...}')
+            user = triager(request)
+            if too_large is not None:
+                raise too_large
+            status, reason = triage_body(raw)
             aid = request.path_params["alert_id"]
-            user = triage(request, aid, str(body.get("status", "")), str(body.get("reason", "")))
-            return JSONResponse({"alert": int(aid), "status": body.get("status"), "who": user.name})
+            triage(user, aid, status, reason)
+            return JSONResponse({"alert": int(aid), "status": status, "who": user.name})
 
         return await guarded(request, work)
 

@@ -97,10 +97,14 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
     """Version ``b`` against ``a`` (default: the last two versions) for every series, sorted by
     change, with bootstrap intervals (:func:`regbench.analysis.compare_versions`).
 
+    ``a`` and ``b`` are named as ``regbench compare`` takes them (:meth:`Store.resolve_version`):
+    a stored name, a tag or branch recorded, a unique prefix, or a git revision (``v0.2``,
+    ``HEAD~1``) when the dashboard's store has the project's repository to ask.
+
     Raises
     ------
     NotFoundError
-        ``a`` or ``b`` is not a stored version.
+        ``a`` or ``b`` names no stored version.
     """
     from ..analysis import compare_versions
     from ..errors import NotFoundError
@@ -111,15 +115,14 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
     if a is None and b is None and len(names) >= 2:
         a, b = names[-2], names[-1]
     if a is not None and b is not None:
+        a, b = dash.store.resolve_version(a), dash.store.resolve_version(b)
         try:
             # a bootstrap per series (a second per thousand series): once per state of the store
             key = ("compare", a, b)
             if key not in dash.cache:
                 dash.cache[key] = compare_versions(dash.store, a, b, confidence_level=CONFIDENCE)
             found = dash.cache[key]
-        except NotFoundError as exc:
-            if a not in names or b not in names:
-                raise
+        except NotFoundError as exc:  # the same version twice, or no benchmark has runs of both
             found, message = [], str(exc)
         for c in found:
             cmp = c.comparison
