@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from regbench.detect import get_detector
-from regbench.detect.auto import mode_bounds
+from regbench.detect.modes import mode_bounds
 from regbench.evaluate import make_corpus
 from regbench.evaluate.corpus import NOISE_SHAPES, Corpus
 from regbench.evaluate.real import load_real_corpus

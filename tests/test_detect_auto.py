@@ -473,7 +473,8 @@ def test_each_change_says_how_runs_were_summarised():
 
 
 def test_changes_within_the_refine_reach_are_reported_once_by_the_most_significant():
-    from regbench.detect.auto import REFINE_REACH, _merge_near
+    from regbench.detect.modes import merge_near as _merge_near
+    from regbench.detect.search import REFINE_REACH
     from regbench.detect.base import Change
 
     s = series_from_levels([1.0] * 12)
@@ -491,7 +492,7 @@ def test_changes_within_the_refine_reach_are_reported_once_by_the_most_significa
 
 
 def test_a_mode_change_going_against_the_locations_near_step_never_stands_for_it():
-    from regbench.detect.auto import _merge_near
+    from regbench.detect.modes import merge_near as _merge_near
     from regbench.detect.base import Change
 
     s = series_from_levels([1.0] * 12)
@@ -565,7 +566,7 @@ def test_a_one_version_revert_is_found_when_every_run_stays_in_one_of_two_levels
 
 
 def test_runs_in_one_mode_tells_modes_between_runs_from_modes_within_runs():
-    from regbench.detect.auto import mode_bounds
+    from regbench.detect.modes import mode_bounds
     from regbench.stats import runs_in_one_mode
 
     between = series_from_levels([1.0] * 20, sampler=_two_level_runs([1.0] * 20))
@@ -830,7 +831,7 @@ def _rare_mode_shift(n_versions=60, *, at=30, shift=1.2, seed=0):
 def test_a_mode_shift_is_placed_at_its_version_when_the_mode_s_history_has_holes(seed):
     # The mode's own search can only place the change at the first version its history holds
     # after the step (v31 or later); the lone samples of the skipped versions place it at v30.
-    from regbench.detect.auto import mode_bounds
+    from regbench.detect.modes import mode_bounds
     from regbench.stats.levels import mode_stats
     s = _rare_mode_shift(seed=seed)
     bounds = mode_bounds(s)
@@ -1005,7 +1006,7 @@ def test_a_fast_mode_moved_into_a_slower_ones_range_is_found_in_the_fastest_proc
 
 
 def test_only_short_runs_in_versions_of_several_runs_are_held_to_their_fastest_run():
-    from regbench.detect.auto import _short_runs
+    from regbench.detect.modes import short_runs as _short_runs
 
     assert _short_runs(series_from_levels([1.0] * 20, runs=10, iters=1))
     assert _short_runs(series_from_levels([1.0] * 20, runs=3, iters=4))
@@ -1022,7 +1023,7 @@ def test_a_mode_of_interference_delays_in_processes_timed_once_is_not_followed()
     # "mode" whose location wanders with the delays.  A mode is followed only when steadier from
     # run to run than the run mean, and with runs too short to choose a location that spread was
     # not measured, so every mode was followed: a -12.7% "change" of the delays at v064.
-    from regbench.detect.auto import mode_bounds
+    from regbench.detect.modes import mode_bounds
 
     labelled = _processes_timed_once("skewed", 150, 7, 36)
     assert [(t.index, round(t.magnitude, 3)) for t in labelled.truth] == [(6, -0.013), (68, 0.031)]
@@ -1214,7 +1215,7 @@ def test_one_run_a_version_is_neither_certain_nor_taken_for_modes():
     # A history of one run of ten samples a version (a CI job timing each commit once), with
     # builds 5% apart: before, versions pooled to screen for modes made modes of the builds'
     # spread, and segments too short to estimate it called a 5% difference certain (p = 0).
-    from regbench.detect.auto import mode_bounds
+    from regbench.detect.modes import mode_bounds
 
     det = get_detector("auto")
     for seed in range(20):

@@ -106,7 +106,7 @@ class RunModes:
         The share of the runs that lie in each mode, lowest value first in the series as detection
         searches it (:meth:`~regbench.detect.auto.Auto.oriented`: a time, or a throughput's
         reciprocal), so fastest first; modes under 5% of the runs left out, as
-        :func:`regbench.detect.auto.mode_bounds` leaves them out.
+        :func:`regbench.detect.modes.mode_bounds` leaves them out.
     runs_per_version : int
         The median number of runs of a version with runs.
     coverage : float
@@ -131,7 +131,8 @@ def run_modes(series: Series, auto: Auto) -> RunModes | None:
     finds, or None when its runs do not each stay in one of several modes."""
     from scipy.stats import binom
 
-    from .detect.auto import SCAN_MODE_COVERAGE, WHOLE_RUNS, mode_bounds
+    from .detect.auto import SCAN_MODE_COVERAGE, WHOLE_RUNS
+    from .detect.modes import mode_bounds
     from .stats.levels import run_mode_counts
 
     if not auto.clusters:

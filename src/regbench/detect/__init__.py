@@ -18,7 +18,10 @@ module             job
 ``alerts``         changes to alerts, told once: de-duplication, fixes, triage (pure rules
                    over a repository protocol the store implements)
 ``auto``           the default: change points over the whole history, confirmed by a
-                   hierarchical test (statistics in :mod:`regbench.stats.segments`)
+                   hierarchical test (statistics in :mod:`regbench.stats.runs`,
+                   :mod:`~regbench.stats.segments` and :mod:`~regbench.stats.levels`)
+``search``         ``auto``'s split search: binary segmentation, refinement, short excursions
+``modes``          ``auto``'s modes: their boundaries, a change found in one placed and merged
 ``ci_overlap``     non-overlapping confidence intervals (seed 000 s.5)
 ``bootstrap_ci``   non-overlapping bootstrap intervals and a 3% floor (seed 004 s.4.5)
 ``talos_ttest``    Talos' moving-window t-test (seed 003 s.5.1)

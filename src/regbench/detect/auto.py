@@ -30,8 +30,10 @@ Each change carries the relative change of the segment means, its interval at
 feeds to Benjamini-Hochberg across all series (:mod:`regbench.detect.fdr`).
 
 The statistics (robust run means, per-version summaries, the two-level test of adjacent
-segments, the bimodality screen) are pure functions of arrays in :mod:`regbench.stats.segments`;
-this module is the policy that puts them together.
+segments, the bimodality screen) are pure functions of arrays in :mod:`regbench.stats.runs`,
+:mod:`regbench.stats.segments` and :mod:`regbench.stats.levels`; this module is the policy that
+puts them together, with the split search in :mod:`.search` (:class:`~.search.SegmentSearch`,
+which :class:`Auto` inherits) and the handling of modes in :mod:`.modes`.
 """
 
 from __future__ import annotations
@@ -44,33 +46,23 @@ import numpy as np
 
 from ..model import Series
 from ..stats.levels import (
-    MODE_MIN_SAMPLES, FastestLevel, fastest_level, mode_floors, mode_samples, mode_stats, runs_in_one_mode
+    FastestLevel, fastest_level, mode_floors, mode_stats, runs_in_one_mode
 )
 from ..stats.runs import (
-    LOCATIONS, LOCATION_NAMES, MIN_SAMPLES_FOR_QUANTILES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
-    bimodality_coefficient, burst_side, choose_location, history_percentiles, pooled_spread, qn_scale
+    LOCATIONS, LOCATION_NAMES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
+    burst_side, choose_location, history_percentiles, pooled_spread, qn_scale
 )
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
-    isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, two_level_t, version_floors,
+    isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
     version_stats, version_stats_many, version_variance
 )
 from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
 from .base import Change, Detector, kind_of, register
+from .modes import mode_bounds, merge_near, modes_mix, place_in_gap, previous_in, short_runs
+from .search import FASTER, SegmentSearch
 
-
-#: How far (in versions) a kept split may move to where its t statistic is largest
-#: (:meth:`Auto._refine`): how precisely the search places a change.
-REFINE_REACH = 2
-#: Versions a short excursion needs on either side of it within its segment to be scanned for:
-#: one, so that a slowdown undone by the history's last version is looked for (two before
-#: 2026-11-29; the scores of every corpus were the same with one, docs/evaluation.md).
-EXCURSION_SIDE = 1
-
-#: A version a mode's history skipped places a change found in that mode (``_place_in_gap``) only
-#: when the step is at least this many standard errors of its median in the mode.
-GAP_STEP_SE = 4.0
 
 #: Short excursions are scanned for in the location and each mode of a multimodal benchmark when at
 #: least this share of its runs lie wholly in one mode (:func:`~regbench.stats.levels.runs_in_one_mode`):
@@ -94,7 +86,7 @@ RELEVANCE = ("estimate", "interval")
 
 
 @register
-class Auto(Detector):
+class Auto(SegmentSearch, Detector):
     """Change-point search plus hierarchical confirmation and a minimum relevant change."""
 
     name = "auto"
@@ -151,293 +143,6 @@ class Auto(Detector):
         else:
             out = ((rel > 0) & (high >= self.min_change)) | ((rel < 0) & (low <= -self.min_change))
         return bool(out) if out.ndim == 0 else out
-
-    # ------------------------------------------------------------------ search
-    def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool | str = True,
-                      nested: bool | None = None) -> tuple[list[int], int, dict[int, int]]:
-        """Split points (indices into ``vs``), the number of tests run, and for each split the
-        number of positions it was chosen from (its Bonferroni factor).
-
-        Binary segmentation: each segment's candidate is the split maximising E-Divisive's energy
-        statistic (:func:`regbench.stats.best_split`, at least two versions a side), or its
-        first or last version alone, which the energy statistic cannot isolate (so a change in
-        the latest commit is found by a full pass, as by an incremental one); the candidate with
-        the smallest p-value, Bonferroni-adjusted for the positions it was chosen from, is kept
-        when below ``alpha``, and both halves are searched again.  Each candidate tested is one
-        hypothesis of the count.  Kept splits are then moved, within two versions and between
-        their neighbours, to where the t statistic is largest (the energy statistic can sit a
-        version or two off a step).
-        """
-        found: dict[int, int] = {}
-        tests = 0
-        # The nested search below finds short stretches too (as two splits), so by default
-        # (``nested`` None) it runs where the excursion scan does, under the same rules: not in
-        # the versions' fastest runs (:meth:`floor_history`, ``FASTER``), where a stretch slower
-        # than its neighbours is interference (every run of two neighbouring versions slowed: 8
-        # more false alarms on `few-runs`, seed 2, with the search there), and not in the modes of
-        # a benchmark whose runs visit several modes (``excursions`` false), whose locations come
-        # from the few samples a run has in each (2 more there).  The benchmark's own location is
-        # always searched with it (``nested`` true, :meth:`detect_with_state`).
-        nested = self.nested and (bool(excursions) and excursions != FASTER if nested is None else nested)
-        vv = version_variance(vs)
-        stack = [(0, vs.mean.size)]
-        while stack:
-            s, e = stack.pop()
-            if found:  # the steps found so far are not version-to-version noise
-                vv = version_variance(vs, sorted(found))
-            candidates, split = _candidates(vs.mean, s, e)
-            best, n = self._best_candidate(vs, s, e, candidates, vv, factor)
-            tests += n
-            pair = None
-            if best is None and split is not None and nested:
-                # Binary segmentation's blind spot (Fryzlewicz 2014, s.1, the reason for Wild
-                # Binary Segmentation): a segment holding two steps is tested as one split, the
-                # other step counting as noise, and neither passes.  In a short history of two
-                # large steps with versions that vary (the demo's: +78% and -36% among 8 versions
-                # whose runs land at two levels), the split between them failed at p = 0.009 and
-                # nothing was found, though each step against its own neighbours has p < 1e-5.
-                # So each side of the energy statistic's best split is searched in turn as a
-                # segment of its own, Bonferroni-adjusted for every side that could have been
-                # chosen (2 sides x the outer positions x the inner positions), and an inner split
-                # is kept only when the outer one then passes too, against the segment the inner
-                # one leaves it (with the outer positions' factor): two steps, each hiding the
-                # other, are what this search is for.  (Where it runs is limited above: run in
-                # every search, it kept short stretches of interference, docs/evaluation.md.)
-                outer = max(1, e - s - 3)
-                for a, b in ((s, split.index), (split.index, e)):
-                    inner, _ = _candidates(vs.mean, a, b)
-                    got, n = self._best_candidate(vs, a, b, inner, vv, factor, extra=2 * outer)
-                    tests += n
-                    if got is None or (best is not None and got[0] >= best[0]):
-                        continue
-                    lo, hi = (got[1], e) if a == s else (s, got[1])
-                    tests += 1
-                    res = self._segment_test(vs, lo, split.index, hi,
-                                             version_variance(vs, sorted({*found, got[1]})))
-                    if np.isfinite(res.p_value) and res.p_value * outer * factor < self.alpha:
-                        best, pair = got, (split.index, outer)
-            if best is not None:
-                found[best[1]] = best[2]
-                cuts = [best[1]]
-                if pair is not None:
-                    found[pair[0]] = pair[1]
-                    cuts.append(pair[0])
-                edges = [s, *sorted(cuts), e]
-                stack.extend(zip(edges[:-1], edges[1:], strict=True))
-        found = self._refine(vs, found, vv)
-        vv = version_variance(vs, sorted(found))
-        if excursions and vv is not None:
-            extra, n = self._excursions(vs, sorted(found), vv, factor, faster_only=excursions == FASTER)
-            tests += n
-            found = {**extra, **found}
-        return sorted(found), tests, found
-
-    def _best_candidate(self, vs: VersionStats, s: int, e: int, candidates: list[tuple[int, int]], vv,
-                        factor: int, extra: int = 1) -> tuple[tuple[float, int, int] | None, int]:
-        """The candidate split of ``[s, e)`` with the smallest Bonferroni-adjusted p-value below
-        ``alpha`` as ``(p, tau, positions x extra)`` (the split's own factor, without the
-        search's ``factor``; ``extra``: the nested search's sides), or None; and the number of
-        tests run."""
-        best = None
-        for tau, positions in candidates:
-            res = self._segment_test(vs, s, tau, e, vv)
-            p = min(1.0, res.p_value * positions * extra * factor)  # Bonferroni over the positions searched
-            if np.isfinite(p) and p < self.alpha and (best is None or p < best[0]):
-                best = (p, tau, positions * extra)
-        return best, len(candidates)
-
-    @staticmethod
-    def _segment_test(vs: VersionStats, s: int, tau: int, e: int, vv: tuple[float, float] | None) -> SegmentTest:
-        """The two-level test of ``[s, tau)`` against ``[tau, e)``, with the version component
-        estimated both ways: over the whole history (robust to the steps it holds, but from a few
-        differences in a short history, where two steps spoil it) and by the ANOVA of the two
-        segments compared (clean when they hold no other step).  Either is valid when the segments
-        hold no other change; the smaller p-value, doubled (Bonferroni over the two), is kept, with
-        the interval of its test.  A short history with two steps (the demo's) needs the second;
-        a long one with many, the first.  The second only where the two segments estimate the
-        component (3 degrees of freedom between versions, 5 versions together): shorter ones take
-        it as 0, runs the only replicates, which a history whose builds differ cannot afford
-        (it split one version from the next on run noise alone: 16 of 400 quiet 11-version
-        histories with 1% build jitter raised an alarm that way once the nested search of
-        :meth:`change_points` had found a split nearby; none with this rule)."""
-        if vv is not None and e - s < 5:
-            return segment_test(vs, s, tau, e, version_var=vv)
-        local = segment_test(vs, s, tau, e)
-        if vv is None:
-            return local
-        whole = segment_test(vs, s, tau, e, version_var=vv)
-        best = whole if not (local.p_value < whole.p_value) else local
-        return dataclasses.replace(best, p_value=float(min(1.0, 2 * best.p_value)))
-
-    @staticmethod
-    def _held(modes: ModeRuns, vs: VersionStats, s: int, tau: int, tau_end: int, e: int,
-              vv: tuple[float, float] | None) -> bool:
-        """Whether the location's change at ``tau`` (through ``tau_end``) of segments ``[s, e)`` of
-        ``vs`` shows in the modes of a benchmark whose runs each stay in one: the shares of runs
-        in them, a mode's level or the fastest runs, between the :data:`HELD_WINDOW` versions
-        with runs on either side, within the segments (:func:`regbench.stats.moderuns.held`,
-        where the reason is); ``vv``: the history's version component."""
-        return held(modes.take(vs.index[max(s, tau - HELD_WINDOW):tau]),
-                    modes.take(vs.index[tau_end:min(e, tau_end + HELD_WINDOW)]), version_var=vv)
-
-    def _refine(self, vs: VersionStats, found: dict[int, int], vv, *, reach: int = REFINE_REACH) -> dict[int, int]:
-        taus = sorted(found)
-        out: dict[int, int] = {}
-        for i, tau in enumerate(taus):
-            s = taus[i - 1] if i else 0
-            e = taus[i + 1] if i + 1 < len(taus) else vs.mean.size
-            best, best_t = tau, -1.0
-            # Nearest first, so that a tie stays where the search put the split: in a count that
-            # is the same in every run (allocs/op), every t near a step is infinite, and taking
-            # the first of the range moved a step of 2 -> 1 two versions early (-29%, not -50%).
-            for cand in sorted(range(max(s + 1, tau - reach), min(e - 1, tau + reach) + 1),
-                               key=lambda c: (abs(c - tau), c)):
-                res = segment_test(vs, s, cand, e, version_var=vv)
-                if abs(res.t) > best_t:  # NaN compares False and is never chosen
-                    best, best_t = cand, abs(res.t)
-            taus[i] = best
-            out[best] = max(out.get(best, 0), found[tau])
-        return out
-
-    def _excursions(self, vs: VersionStats, cps: list[int], vv: tuple[float, float], factor: int, *,
-                    faster_only: bool = False) -> tuple[dict[int, int], int]:
-        """Short excursions inside the segments: a step undone 1 to ``excursion`` versions later.
-
-        Binary segmentation looks for one split at a time, and a short excursion in the middle of
-        a long segment moves neither side's mean (Matteson and James's search over ``kappa``
-        handles it at seven times the cost, see :mod:`regbench.stats.changepoint`).  So every
-        stretch of 1-``excursion`` versions of a segment, with two versions or more on either
-        side, is compared with up to 10 versions around it (the same two-level test, vectorised
-        over positions); the best one per segment is kept when its p-value, Bonferroni-adjusted
-        for all the stretches tried, is below ``alpha``, and both its edges become splits (a
-        revert, seed 003 s.5.3).  The scan is repeated on the segments a kept excursion cuts, as
-        binary segmentation repeats its search.  One hypothesis per segment scanned.
-        ``faster_only``: only stretches faster than the versions around them (in a history of
-        the versions' fastest runs, :meth:`floor_history`, where a stretch of versions whose
-        every run was slowed is interference, and only a faster one is not).
-        """
-        if self.excursion < 1 or vs.mean.size < 2 * EXCURSION_SIDE + 1:
-            return {}, 0
-        m, n, var = vs.mean, vs.n, vs.var
-        multi = n > 1
-        cols = {"k": np.ones(m.size), "m": m, "m2": m * m, "inv": 1.0 / n,
-                "ssw": np.where(multi, (n - 1) * np.nan_to_num(var), 0.0), "dfw": np.where(multi, n - 1, 0.0)}
-        pre = {key: np.concatenate(([0.0], np.cumsum(col))) for key, col in cols.items()}
-
-        def seg(a, b):
-            return {key: pre[key][b] - pre[key][a] for key in pre}
-
-        s2v, df_b = vv
-        out: dict[int, int] = {}
-        tests = 0
-        # Like binary segmentation, the scan is repeated on the segments an excursion it kept has
-        # cut (a history with two short reverts in one segment has both found); a segment already
-        # scanned without result is not scanned again.
-        scanned: set[tuple[int, int]] = set()
-        while True:
-            bounds = [0, *sorted({*cps, *out}), m.size]
-            todo = [(s, e) for s, e in zip(bounds[:-1], bounds[1:], strict=True) if (s, e) not in scanned]
-            if not todo:
-                break
-            scanned.update(todo)
-            before_scan = len(out)
-            for s, e in todo:
-                tests += self._scan_segment(s, e, seg, out, s2v, df_b, vs.log, factor, faster_only=faster_only)
-            if len(out) == before_scan:
-                break
-        return out, tests
-
-    def _scan_segment(self, s: int, e: int, seg, out: dict[int, int], s2v: float, df_b: float, log: bool,
-                      factor: int, *, faster_only: bool = False) -> int:
-        """One segment of :meth:`_excursions`: the best excursion in ``[s, e)``, added to ``out``
-        when significant; returns the number of hypotheses tested (0 or 1).  ``faster_only``:
-        only stretches lower than the versions around them count (their number is still the
-        Bonferroni factor)."""
-        best = None
-        # Every stretch tried counts for the Bonferroni factor, so only those whose p-value passes
-        # it can be kept: the intervals (Student's quantile a position, a third of the scan's
-        # time) are computed for those alone.  The stretch kept is the one it was before: the
-        # smallest p-value among the relevant ones, the first of equals.
-        side = EXCURSION_SIDE
-        positions = sum(max(0, e - width - side + 1 - (s + side)) for width in range(1, self.excursion + 1))
-        if positions == 0:
-            return 0
-        for width in range(1, self.excursion + 1):
-            ks = np.arange(s + side, e - width - side + 1)
-            if ks.size == 0:
-                continue
-            inside = seg(ks, ks + width)
-            before, after = seg(np.maximum(s, ks - 10), ks), seg(ks + width, np.minimum(e, ks + width + 10))
-            around = {key: before[key] + after[key] for key in before}
-            ml, mr = around["m"] / around["k"], inside["m"] / inside["k"]
-            dfw = around["dfw"] + inside["dfw"]
-            s2w = np.where(dfw > 0, (around["ssw"] + inside["ssw"]) / np.where(dfw > 0, dfw, 1), 0.0)
-            tt = two_level_t(ml, mr, around["k"], inside["k"], around["inv"], inside["inv"],
-                             s2_within=s2w, df_within=dfw, s2_version=s2v, df_version=df_b)
-            p = np.broadcast_to(tt.p_value, ks.shape)
-            tt, p = self._local_excursion_test(tt, p, around, inside, df_b)
-            with np.errstate(invalid="ignore"):
-                can = np.isfinite(p) & (p * positions * factor < self.alpha)
-            if faster_only:
-                can &= mr < ml
-            idx = np.flatnonzero(can)
-            if idx.size == 0:
-                continue
-            pick = lambda a: np.broadcast_to(a, ks.shape)[idx]  # noqa: E731
-            rel, lo, hi = relative_interval(ml[idx], mr[idx], pick(tt.var_left), pick(tt.var_right), pick(tt.df),
-                                            self.confidence_level, log=log)
-            cand = idx[np.asarray(self.relevant(rel, lo, hi), dtype=bool)]
-            if cand.size == 0:
-                continue
-            j = int(cand[np.argmin(p[cand])])
-            if best is None or p[j] < best[0]:
-                best = (float(p[j]), int(ks[j]), width)
-        if best is not None and min(1.0, best[0] * positions * factor) < self.alpha:
-            out[best[1]] = out[best[1] + best[2]] = positions
-        return 1
-
-    @staticmethod
-    def _local_excursion_test(tt, p: np.ndarray, around: dict, inside: dict, df_b: float):
-        """The scan's test of each stretch with the version component estimated from the stretch
-        and the versions around it, where that estimate has more degrees of freedom than the
-        history's.
-
-        The history's estimate (:func:`~regbench.stats.segments.version_variance`, from successive
-        differences) has few degrees of freedom in a short history, and the stretch's own two edges
-        are two of its few differences: a 3x slowdown of one version among six, undone at the next,
-        was missed, the component coming out at 12% where the other versions differ by 3-4%.  The
-        spread of the version means of the stretch and of the versions around it, pooled within the
-        two groups (under no change the stretch's versions are like those around it), estimates the
-        variance of a version mean without those edges, on ``k_around + k_stretch - 2`` degrees of
-        freedom, and Student's two-sample test of the version means uses it; a
-        position takes it where that is more than the history's estimate has (so in short histories
-        only), which depends on the sizes alone: one test a position, no second look and no
-        doubling.  Where the segment holds an undetected step, the ANOVA is inflated by it: the
-        test is then conservative, not liberal.  As for a split (:meth:`_segment_test`), only where
-        the two groups hold 5 versions and 3 degrees of freedom between versions."""
-        k_a, k_i = around["k"], inside["k"]
-        df_a = k_a + k_i - 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ss = (around["m2"] - around["m"] ** 2 / k_a) + (inside["m2"] - inside["m"] ** 2 / k_i)
-            ms = np.maximum(0.0, np.where(df_a > 0, ss / np.where(df_a > 0, df_a, 1.0), 0.0))
-        shape = p.shape
-        local = (k_a + k_i >= 5) & (df_a >= 3) & (df_a > df_b)
-        if not np.any(local):
-            return tt, p
-        # The version means' own spread, runs' share included: Student's two-sample test of the
-        # version means, exact for normal ones.  Not the component less the runs' share (that
-        # difference, cut at 0 where the versions of a short history happen to agree, left the
-        # runs as the only replicates, and 6-version histories whose builds differ by 5% raised
-        # a change in 3% more of them).
-        alt = two_level_t(tt.mean_left, tt.mean_right, k_a, k_i, around["inv"], inside["inv"],
-                          s2_within=0.0, df_within=0.0, s2_version=ms, df_version=df_a)
-
-        def pick(ours, theirs):
-            return np.where(local, np.broadcast_to(theirs, shape), np.broadcast_to(ours, shape))
-
-        p_out = pick(p, alt.p_value)
-        return dataclasses.replace(tt, var_left=pick(tt.var_left, alt.var_left), var_right=pick(tt.var_right, alt.var_right),
-                                   t=pick(tt.t, alt.t), df=pick(tt.df, alt.df), p_value=p_out), p_out
 
     def detect(self, series: Series) -> list[Change]:
         return self.detect_counted(series)[0]
@@ -513,7 +218,7 @@ class Auto(Detector):
             # show in the modes too (`regbench.stats.moderuns`).
             held_runs = None if not (self.held and scan_modes) or modes is None else ModeRuns.of(
                 series.runs, modes, fence=self.fence, log=choice.log, fastest=self.fastest_runs(series, vs, choice))
-            if held_runs is not None and not _modes_mix(held_runs):
+            if held_runs is not None and not modes_mix(held_runs):
                 # No version has runs in two modes: the "modes" are levels the history went
                 # through (a step puts every run after it in a mode no run before it held), not
                 # levels a process lands at by chance, so there is no share of runs per mode to
@@ -532,11 +237,11 @@ class Auto(Detector):
                 + ("" if held_runs is None else "; runs each stay in one mode: each change also seen in the "
                                                 "shares of runs per mode, a mode's level or the fastest runs"))
             state = self._state(series, vs, cps, choice, floors, held_runs, modes)
-            located = {id(c) for c in changes}  # the location's own changes (``_merge_near``)
+            located = {id(c) for c in changes}  # the location's own changes (``merge_near``)
             if modes is not None:
                 # The run mean's spread, whichever location was searched: see below.
                 overall = choice.spread.get("mean", choice.spread.get(choice.estimator, np.nan))
-                if choice.estimator == "mean" and _short_runs(series):
+                if choice.estimator == "mean" and short_runs(series):
                     # Runs too short to choose a location (processes timed once or twice): the
                     # choice measured no spread, and the run mean searched is ``vs``.  Without
                     # it, every mode was followed, a "mode" of interference delays too (false
@@ -578,9 +283,9 @@ class Auto(Detector):
                                                 + ("" if floors_j is None else "; each change also seen in the "
                                                    "mode's fastest runs"))
                     n_tests += tests
-                    found = _place_in_gap(series, per_mode, found, modes[j], modes[j + 1], fence=self.fence,
+                    found = place_in_gap(series, per_mode, found, modes[j], modes[j + 1], fence=self.fence,
                                           log=choice.log)
-                    changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
+                    changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
             level = self.followed_level(series, choice, vs.mean.size) if self.levels else None
             if level is not None:
@@ -591,7 +296,7 @@ class Auto(Detector):
                                             estimator=f"the {name} of each run at the fastest level: runs land at "
                                                       "separate levels")
                 n_tests += tests
-                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
+                changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
             # Also in a multimodal benchmark of runs too short to hold two samples in each of two
             # modes (processes timed once or twice), where a run's location is the share of each
@@ -627,7 +332,7 @@ class Auto(Detector):
                                                     for t in _slow_stretches(followed, floor_cps, self.excursion)}
                 found = [c for c in found if c.version not in slow]
                 n_tests += tests
-                changes = _merge_near(series, changes, [_previous_in(series, vs, c) for c in found], located)
+                changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
         return changes, n_tests, state
 
@@ -716,7 +421,7 @@ class Auto(Detector):
 
         Also for runs too short to choose a location from (fewer than
         :data:`~regbench.stats.runs.MIN_SAMPLES_FOR_QUANTILES` samples, a process timed once
-        or twice, in versions of several runs: :func:`_short_runs`), whose location is then the mean
+        or twice, in versions of several runs: :func:`short_runs`), whose location is then the mean
         (:func:`~regbench.stats.runs.choose_location`): with one sample a
         run, interference that slows a quarter of the processes by 30-200% moves a version's mean
         by 10-20% while its fastest run stays at the floor (on the probe shape
@@ -731,7 +436,7 @@ class Auto(Detector):
             return None
         if choice.estimator == "low":
             return self.fastest_runs(series, vs, choice)
-        if choice.estimator == "mean" and _short_runs(series):
+        if choice.estimator == "mean" and short_runs(series):
             fastest = self.fastest_runs(series, vs, choice)
             if self.floor_history(vs, fastest) is not None:
                 return fastest
@@ -1123,12 +828,6 @@ def _as_saved(state: dict, series: Series) -> Series:
     return inverse
 
 
-def _modes_mix(held_runs: ModeRuns) -> bool:
-    """Whether some version holds runs in two modes or more (the benchmark's runs land in modes
-    by chance, which is what :meth:`Auto._held` guards against)."""
-    return bool(((held_runs.counts > 0).sum(axis=1) >= 2).any())
-
-
 def _on_own_scale(change: Change, direction: str) -> Change:
     """A change found in a series' reciprocal (:meth:`Auto.oriented`) on the series' own scale.
 
@@ -1174,197 +873,9 @@ def _checked_on_own_scale(checked: tuple[list[Change], int, dict], state: dict, 
     return [_on_own_scale(c, direction) for c in changes], n_tests, out
 
 
-def _candidates(x: np.ndarray, s: int, e: int):
-    """Candidate splits of ``[s, e)`` as ``(tau, positions)`` and the energy statistic's split.
-
-    The energy statistic's best split (two versions a side, chosen from ``e - s - 3``
-    positions), and the segment's first and last version alone (which the energy statistic
-    cannot isolate; no search, one position each)."""
-    from ..stats.changepoint import best_split
-
-    candidates = []
-    split = best_split(x, s, e, min_size=2) if e - s >= 4 else None
-    if split is not None:
-        candidates.append((split.index, max(1, e - s - 3)))
-    if e - s >= 3:
-        candidates += [(e - 1, 1), (s + 1, 1)]
-    elif e - s == 2:  # two versions: the one split there is (a history of two versions)
-        candidates.append((s + 1, 1))
-    return candidates, split
-
-
 #: The Bonferroni factor of a search of the versions' fastest runs (:meth:`Auto.floor_history`):
 #: a second history searched besides the location.
 FLOOR_FACTOR = 2
-
-#: ``excursions`` of :meth:`Auto.change_points` that scans only for stretches faster than the
-#: versions around them.
-FASTER = "faster"
-
-#: Samples a screened version of :func:`mode_bounds` needs for its bimodality coefficient.
-MODE_SCREEN_SAMPLES = 20
-
-#: Samples :func:`mode_bounds` pools from consecutive versions that each have fewer than
-#: :data:`MODE_SCREEN_SAMPLES`: on a clean mixture of two levels 25% apart (35% slow, 0.6% noise),
-#: the clustering counted two modes in 79 of 100 pools of 20 samples, 95 of 40 and 100 of 60.
-MODE_POOL_SAMPLES = 60
-
-
-def _short_runs(series: Series) -> bool:
-    """Whether some run is too short to choose a location from (fewer than
-    :data:`~regbench.stats.runs.MIN_SAMPLES_FOR_QUANTILES` samples) while some version has
-    several runs, so that its fastest run is a selection (:meth:`Auto.floors`).  With one run a
-    version, however long, the fastest run is the run itself and there is nothing to check."""
-    sizes = [r.size for v in series.runs for r in v if r.size]
-    return bool(sizes) and min(sizes) < MIN_SAMPLES_FOR_QUANTILES and any(len(v) >= 2 for v in series.runs)
-
-
-def mode_bounds(series: Series, *, fence: float = 10.0, rng=0, max_samples: int = 4000,
-                n_versions: int = 8) -> np.ndarray | None:
-    """Boundaries between the modes of a multimodal series, or None when it has one mode.
-
-    Up to ``n_versions`` versions spread over the history are screened, each on its own (a
-    seeded subsample of at most ``max_samples`` of its samples, far outliers dropped as in
-    :func:`regbench.stats.runs.robust_run_means`), by a cheap statistic, the bimodality coefficient; when most of them
-    look multimodal, the clustering of seed 000 s.4.1 / seed 001 s.4.2
-    (:func:`regbench.stats.find_clusters`) runs on the most clearly multimodal one.  Modes holding under 5% of the samples are ignored.  The boundaries are
-    ``[-inf, b_1, ..., inf]``, each ``b`` halfway between neighbouring modes.
-    """
-    from ..stats import find_clusters
-
-    have = [k for k, r in enumerate(series.runs) if r]
-    if len(have) < 2:
-        return None
-    picks = sorted({have[int(i)] for i in np.linspace(0, len(have) - 1, min(n_versions, len(have)))})
-    gen = np.random.default_rng(rng)
-    pools, coefficients = [], []
-    for k in picks:  # one version at a time: pooling versions across a step would make two modes
-        pool = np.concatenate(series.runs[k])
-        # ... unless a version has too few samples to screen because its runs are short (one to
-        # three samples, as a process timed once gives): then it and the next versions, until
-        # the clustering has enough to count modes right.  A window that a step crosses can look
-        # bimodal, but most windows must (the median below).  Not when the runs are long enough
-        # to show modes of their own (a history of one run of ten samples a version): there each
-        # version's samples sit at that version's level, and pooled versions made "modes" of the
-        # version-to-version spread (false changes in 3 of 40 quiet histories of one run a version).
-        j = have.index(k)
-        small = pool.size < MODE_SCREEN_SAMPLES and max(r.size for r in series.runs[k]) < 2 * MODE_MIN_SAMPLES
-        while small and pool.size < MODE_POOL_SAMPLES and j + 1 < len(have):
-            j += 1
-            pool = np.concatenate([pool, *series.runs[have[j]]])
-        if pool.size > max_samples:
-            pool = gen.choice(pool, max_samples, replace=False)
-        if pool.size and pool.min() > 0:
-            q10, q90 = np.quantile(pool, [0.1, 0.9])
-            pool = pool[(pool >= q10 / fence) & (pool <= q90 * fence)]
-        pools.append(pool)
-        coefficients.append(bimodality_coefficient(pool) if pool.size >= MODE_SCREEN_SAMPLES else 0.0)
-    if np.median(coefficients) <= 5 / 9:
-        return None
-    pool = pools[int(np.argmax(coefficients))]
-    cl = find_clusters(pool, rng=gen)
-    big = [j for j in range(cl.n_clusters) if cl.weights[j] >= 0.05]
-    if len(big) < 2:
-        return None
-    cuts = []
-    for a, b in zip(big[:-1], big[1:], strict=True):
-        hi_a = pool[cl.labels == a].max()
-        lo_b = pool[cl.labels == b].min()
-        cuts.append(float(np.sqrt(hi_a * lo_b)) if cl.log_scale and hi_a > 0 else (hi_a + lo_b) / 2)
-    return np.array([-np.inf, *cuts, np.inf])
-
-
-def _merge_near(series: Series, changes: list[Change], found: list[Change], located: set[int]) -> list[Change]:
-    """``changes`` with a mode's ``found`` changes added, each change reported once.
-
-    Changes within :data:`REFINE_REACH` versions of each other are one change seen twice (the
-    search places a split only that precisely, :meth:`Auto._refine`), seen through a mode, or the
-    level step moving samples across a mode boundary: the one with the smallest p-value stands
-    for them, except that a change going against the location's own (``located``: the ids of the
-    location search's changes) never does.
-    """
-    out = list(changes)
-    for c in found:
-        k = series.index(c.version)
-        # Two splits of one search that close are one change placed twice when they go the same
-        # way, and the two edges of a short revert when they go opposite ways (both are kept).  A
-        # change of another search stands for a near change that goes the same way when there is
-        # one (a revert seen by two searches is two pairs of the same edges), else for any near
-        # change (a level step moving samples across a mode boundary can go either way).
-        near = [x for x in out if abs(series.index(x.version) - k) <= REFINE_REACH
-                and (x in changes or np.sign(x.change) == np.sign(c.change))]
-        same = [x for x in near if np.sign(x.change) == np.sign(c.change)]
-        near = same or near
-        p = c.p_value if c.p_value is not None else 1.0
-        # A change that goes against a near change of the benchmark's location is that step seen
-        # through a fixed mode boundary, never a change of its own, however small its p-value: a
-        # step of +10% moved the samples of a mode into the next mode's range, whose mean fell by
-        # 10.7% at the step's version, and that "improvement" stood for the regression (the probe
-        # shape `bimodal-close`, seed 5; docs/evaluation.md).
-        if near and not same and any(id(x) in located for x in near):
-            continue
-        if near and not all(p < (x.p_value if x.p_value is not None else 1.0) for x in near):
-            continue
-        out = [x for x in out if x not in near] + [c]
-    return out
-
-
-def _place_in_gap(series: Series, per_mode: VersionStats, found: list[Change], lo: float, hi: float, *,
-                  fence: float, log: bool) -> list[Change]:
-    """``found``, changes of one mode's search, each moved to where the versions its mode's history
-    skipped place it.
-
-    A mode's history holds only the versions where two runs or more drew enough of its samples
-    (:func:`~regbench.stats.levels.mode_stats`); with few runs and a rare mode it has holes, and
-    its search can only place a change at the first version after a hole, though the change may
-    lie anywhere in it (on the `few-runs` shape, 3 runs a version, changes were placed up to four
-    versions late: each a false alarm and a miss).  The skipped versions' lone samples in the mode
-    (:func:`~regbench.stats.levels.mode_samples`) each say on which side of the change they lie,
-    being nearer the level before or the level after it, when the step is at least four standard
-    errors of their median (so that one lies on the wrong side of the midpoint about 2% of the
-    time under normal noise); the change is placed where the fewest of them disagree, and it stays
-    where the search put it when they cannot tell (no such version, or a tie).  Written here: it
-    places a change within a hole of this search's own history, which no change-point library
-    models.
-    """
-    out = []
-    values: np.ndarray | None = None
-    count: np.ndarray = np.zeros(0, dtype=int)
-    scale = float("nan")
-    idx = per_mode.index
-    for c in found:
-        k = series.index(c.version)
-        before, after = np.flatnonzero(idx < k), np.flatnonzero(idx >= k)
-        if before.size == 0 or after.size == 0 or k - int(idx[before[-1]]) <= 1:
-            out.append(c)
-            continue
-        p = int(idx[before[-1]])
-        left, right = float(np.median(per_mode.mean[before[-3:]])), float(np.median(per_mode.mean[after[:3]]))
-        if values is None:
-            values, count, scale = mode_samples(series.runs, lo, hi, fence=fence, log=log)
-        # The standard error of a median of n samples is about 1.2533 sd / sqrt(n) (normal noise).
-        gap = [v for v in range(p + 1, k) if np.isfinite(values[v])
-               and abs(right - left) >= GAP_STEP_SE * 1.2533 * scale / np.sqrt(count[v])]
-        nearer_after = {v: abs(values[v] - right) < abs(values[v] - left) for v in gap}
-        best, cost = k, sum(nearer_after[v] for v in gap)
-        for t in range(k - 1, p, -1):  # from the latest: a tie keeps the later place
-            here = sum(nearer_after[v] for v in gap if v < t) + sum(not nearer_after[v] for v in gap if v >= t)
-            if here < cost:
-                best, cost = t, here
-        out.append(c if best == k else dataclasses.replace(c, version=series.versions[best].name,
-                                                           previous=series.versions[best - 1].name))
-    return out
-
-
-def _previous_in(series: Series, vs: VersionStats, c: Change) -> Change:
-    """``c``, a change found in one mode, with ``previous`` the version before it in the whole
-    history ``vs``.  A mode's own history skips the versions where too few runs held it (a level
-    step can move a version's samples out of the mode), so the mode's last version before the
-    change can lie several versions back; the change stays where the mode's search placed it,
-    and a report "since" a version further back would overlap the steps in between."""
-    k = series.index(c.version)
-    before = [int(i) for i in vs.index if int(i) < k]
-    return dataclasses.replace(c, previous=series.versions[before[-1]].name) if before else c
 
 
 def _saved_scale(state: dict) -> float:

@@ -219,7 +219,7 @@ def runs_in_one_mode(runs: Sequence[Sequence[np.ndarray]], bounds: np.ndarray, *
     runs : sequence of sequences of numpy.ndarray
         ``runs[k]``: the samples of every run of version ``k``.
     bounds : numpy.ndarray
-        Mode boundaries ``[-inf, b_1, ..., inf]`` (:func:`regbench.detect.auto.mode_bounds`).
+        Mode boundaries ``[-inf, b_1, ..., inf]`` (:func:`regbench.detect.modes.mode_bounds`).
     share : float, keyword-only
         A run is in one mode when at least this share of its samples are.
 
@@ -365,7 +365,7 @@ def mode_samples(runs: Sequence[Sequence[np.ndarray]], lo: float, hi: float, *, 
     :func:`mode_stats` counts a run for a mode only when it has :data:`MODE_MIN_SAMPLES` there,
     so a mode's history skips the versions whose runs drew too few of its samples.  Where exactly
     a change found in that history lies among the skipped versions is told by the samples they do
-    have there (:meth:`regbench.detect.auto.Auto`, ``_place_in_gap``): one sample says on which
+    have there (:func:`regbench.detect.modes.place_in_gap`): one sample says on which
     side of a step of several percent it lies, though not by how much.
 
     Parameters

@@ -39,7 +39,7 @@ from .runs import VersionStats
 from .segments import segment_test
 
 #: Versions on each side of a split compared (the same reach as the running floor's window and
-#: the short excursions, :data:`regbench.detect.auto.REFINE_REACH` aside): 15 runs a side at
+#: the short excursions, :data:`regbench.detect.search.REFINE_REACH` aside): 15 runs a side at
 #: three runs a version.
 WINDOW = 5
 #: The level of each of the three tests; a change is held when any of them sees it.
