@@ -64,7 +64,9 @@ Only regressions are fixed: an improvement undone by a later regression is told 
 regression's own alert.
 Fixing happens once, when the restoring step is first recorded: re-running detection, or a person
 reopening the alert, never fixes it again.  Changes are processed in history order, so a
-regression and its fix found by one detection come out right.
+regression and its fix found by one detection come out right: the regression is created, then
+fixed by the improvement.  It is still told (:func:`regbench.store.alerts.due_alerts`: an alert
+fixed before it was told goes out before the alert that fixed it, saying it was already undone).
 
 **Suppressed.**  Changes of a benchmark with ``alerts = false`` in its ``[[benchmark]]`` table,
 or whose name matches a glob of ``[alerts] suppress`` in ``regbench.toml``, are counted in

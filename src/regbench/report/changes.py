@@ -69,8 +69,12 @@ def fdr_note(result: DetectionResult) -> str:
 def alerts_note(outcome: AlertOutcome) -> str:
     """One line saying what became of the changes as alerts."""
     parts = [f"{len(outcome.created)} new alert(s)", f"{len(outcome.merged)} already known"]
-    if outcome.fixed:
-        parts.append(f"{len(outcome.fixed)} earlier alert(s) now fixed")
+    created = {a.id for a in outcome.created}
+    earlier = sum(1 for a in outcome.fixed if a.id not in created)
+    if earlier:
+        parts.append(f"{earlier} earlier alert(s) now fixed")
+    if len(outcome.fixed) > earlier:  # a regression and its undoing found in one pass: both are told
+        parts.append(f"{len(outcome.fixed) - earlier} of the new already fixed by a later change")
     if outcome.suppressed:
         parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
     if outcome.withheld:

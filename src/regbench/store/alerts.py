@@ -227,6 +227,13 @@ def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None
                 for r in conn.execute(q)]
 
 
+def _history(conn: Connection) -> list[VersionInfo]:
+    """Every version in history order (as :meth:`Store.versions`)."""
+    rows = conn.execute(sa.select(t.version)).all()
+    return sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                               timestamp_text=r.timestamp_text) for r in rows), key=lambda v: v.history_key)
+
+
 # ------------------------------------------------------------------- writing, in a transaction
 class AlertTransaction:
     """The alert tables inside one open transaction (see :func:`run_in_transaction`).
@@ -246,9 +253,7 @@ class AlertTransaction:
     def positions(self) -> dict[str, int]:
         """Version name -> its position in history order (as :meth:`Store.versions`)."""
         if self._positions is None:
-            rows = self.conn.execute(sa.select(t.version)).all()
-            infos = sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                                        timestamp_text=r.timestamp_text) for r in rows), key=lambda v: v.history_key)
+            infos = _history(self.conn)
             self._positions = {v.name: k for k, v in enumerate(infos)}
             self._version_ids = {v.name: v.id for v in infos}
         return self._positions
@@ -412,16 +417,32 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 
-    Due: status ``new``, not held (waiting for more machines), of one of ``kinds``, and either
+    Due: not held (waiting for more machines), of one of ``kinds``, status ``new`` or *undone
+    before it was told* (``fixed`` by an alert that is still ``new``, and never triaged by a
+    person: a regression and the improvement that undid it found in one detection, or in two
+    before any notify), and either
     never tried on this sink, or failed with ``next_attempt_at`` reached, or claimed by an
     attempt whose claim has expired (a notify that died mid-send).  Never-tried alerts come
-    first (oldest first), then retries: one alert a sink keeps refusing does not hold back the
-    others.
+    first, then retries, each in history order (of their versions, then oldest first): one
+    alert a sink keeps refusing does not hold back the others.  An undone alert due here goes
+    right before the alert that undid it, so that "restores alert #N" never names an alert the
+    sink has not been given.
     """
     d = t.alert_delivery
     with store.engine.connect() as conn:
         rows = {r.alert_id: r for r in conn.execute(sa.select(d).where(d.c.sink == sink))}
     alerts = list_alerts(store, status="new")
+    undone = [a.restores for a in alerts if a.restores is not None]
+    if undone:  # a person who triaged the improvement took the pair out of the outbox
+        e = t.alert_event
+        with store.engine.connect() as conn:  # and one who triaged the undone alert knows of it
+            known = set(conn.execute(sa.select(e.c.alert_id).distinct()
+                                     .where(e.c.alert_id.in_(undone), e.c.who != SYSTEM_ACTOR)).scalars())
+        alerts += list_alerts(store, status="fixed", ids=[i for i in undone if i not in known])
+    if len(alerts) > 1:
+        with store.engine.connect() as conn:
+            position = {v.name: k for k, v in enumerate(_history(conn))}
+        alerts.sort(key=lambda a: (position.get(a.version, -1), a.id))
     fresh, retry, flight = [], [], []
     for a in alerts:
         if a.kind not in kinds or a.held:
@@ -435,7 +456,17 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
             retry.append(a)
         elif row.state == "pending":
             flight.append(a)
-    return fresh + retry, flight
+    return _undone_first(fresh + retry), flight
+
+
+def _undone_first(alerts: list[Alert]) -> list[Alert]:
+    """``alerts`` in their order, except that an undone alert that comes after the alert that
+    undid it (a retry of the undone alert, the improvement never tried) moves right before it."""
+    out: list[Alert] = []
+    for a in alerts:
+        at = next((k for k, b in enumerate(out) if b.id == a.fixed_by_alert), None) if a.status == "fixed" else None
+        out.insert(len(out) if at is None else at, a)
+    return out
 
 
 def claim(store: Database, alert_id: int, sink: str, *, now: datetime, lease: timedelta) -> int:
