@@ -202,3 +202,21 @@ def test_a_backfill_tells_the_regression_that_the_same_pass_found_undone(tmp_pat
     assert "json (json): 0 sent" in capsys.readouterr().out
     assert [a["id"] for a in json.loads(sent.read_text())["alerts"]] == [1, 2]
 
+
+def test_the_change_table_names_the_machine_when_the_store_has_several(tmp_path, capsys):
+    """docs/realworld.md, a team's setup: an incremental pass whose changes were all on one
+    machine of two printed `checksum  839d651179  cbd43d8169  -65.49%`, without the machine."""
+    store = tmp_path / "r.db"
+    first, later = tmp_path / "first.csv", tmp_path / "later.csv"
+    write_history(first, versions=range(6))
+    write_history(later, machines=("m1",), versions=range(6, 8), seed=1)
+    args = ["--store", str(store), "detect", "--jobs", "1", "--incremental"]
+    assert main(["--store", str(store), "import", str(first)]) == 0
+    assert main(args) == 0
+    assert main(["--store", str(store), "import", str(later)]) == 0  # only m1 measured v6 and v7
+    capsys.readouterr()
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("checksum")]
+    assert row.split()[:4] == ["checksum", "[m1]", "v6", "v5"] and "improvement" in row
+    assert "  checksum [m1]: versions compared by" in out
