@@ -39,15 +39,24 @@ from .tx import again_on_conflict, schema_key, write_transaction
 R = TypeVar("R")
 
 
+#: What an event of an alert's history is: it set the alert's ``status`` (creation, triage,
+#: ``fixed``), or it is a ``note`` of what detection learned of the alert without changing its
+#: status (another machine's evidence, another method, a narrower interval, machines measured
+#: without the change, held or raised, which alert it restores).
+EVENT_KINDS = ("status", "note")
+
+
 @dataclass(frozen=True)
 class AlertEvent:
-    """One step of an alert's history: the status it got, who did it, when and why."""
+    """One step of an alert's history: the status the alert had after it, who did it, when and
+    why, and its ``kind`` (:data:`EVENT_KINDS`): a ``note`` keeps the status it found."""
 
     alert_id: int
     status: str
     who: str
     at: datetime
     why: str | None
+    kind: str = "status"
 
 
 @dataclass(frozen=True)
@@ -207,11 +216,21 @@ def list_confirmations(store: Database, *, status: str | Iterable[str] | None = 
 
 
 def alert_history(store: Database, alert_id: int) -> list[AlertEvent]:
-    """Every event of an alert, oldest first."""
-    q = (sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id)
-         .order_by(t.alert_event.c.at, t.alert_event.c.id))
+    """Every event of an alert, oldest first, each with its kind (:data:`EVENT_KINDS`).
+
+    The kind is read from the stored statuses, so that histories written before it was shown
+    read the same: every event stores the status the alert had after it, a triage always changes
+    it (setting the status an alert has is refused) and detection writes the status it found, so
+    an event is a status change when it is the first or its status differs from the event
+    written before it (in the order they were written).
+    """
+    q = sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id).order_by(t.alert_event.c.id)
     with store.engine.connect() as conn:
-        return [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why) for r in conn.execute(q)]
+        rows = conn.execute(q).all()
+    events = [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why,
+                         "status" if k == 0 or r.status != rows[k - 1].status else "note")
+              for k, r in enumerate(rows)]
+    return sorted(events, key=lambda e: e.at)  # stable: written order among equal times
 
 
 def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None = None) -> list[Delivery]:
