@@ -119,7 +119,8 @@ def test_evidence_of_a_machine_merges_methods_and_the_narrower_interval(store):
     (b,) = get_alert(store, alert.id).also_on
     assert b.methods == ("auto", "bootstrap-ci") and (b.ci_low, b.ci_high) == (0.09, 0.11)
     assert (b.version, b.previous) == ("v3", "v2")
-    assert "narrower interval on b" in events(store, alert.id)[-1]
+    assert events(store, alert.id)[-1] == ("evidence from b: also found by bootstrap-ci; narrower interval from "
+                                           "bootstrap-ci [+9.00%, +11.00%] at v3")
 
 
 def test_known_alerts_sees_another_machines_alert(store):
@@ -160,8 +161,9 @@ def test_a_later_pass_adds_a_machine_and_keeps_the_triage(store):
     now = get_alert(store, alert.id)
     assert now.status == "acknowledged" and now.machines == ("a", "b") and now.unchanged_on == ("c",)
     assert now.spread == "several"
-    assert "also seen on b by auto: +10.00% at v4 (since v2)" in events(store, alert.id)[-1]
+    assert events(store, alert.id)[-1].startswith("evidence from b: +10.00% at v4 (since v2), found by auto")
     assert alert_history(store, alert.id)[-1].status == "acknowledged"
+    assert alert_history(store, alert.id)[-1].kind == "note"  # the evidence did not set `acknowledged`
     # an invalid alert stays invalid when a third machine shows the change
     set_status(store, [alert.id], "invalid", who="ana", why="noisy lab", now=T0)
     record_alerts(store, [change("c")], now=T0 + timedelta(days=2))
@@ -175,6 +177,32 @@ def test_a_fix_is_found_per_machine(store):
                                 change("b", "v6", "v5", change=-0.1, ci=(-0.12, -0.08))], now=T0)
     (imp,) = out.created
     assert [a.id for a in out.fixed] == [reg.id] and imp.machines == ("a", "b") and imp.restores == reg.id
+
+
+def test_another_machines_evidence_is_a_note_in_the_history_not_a_status_change(store):
+    """docs/realworld.md, a team's setup: a second machine's evidence of a fixed alert was
+    recorded as `fixed by regbench ...: also seen on ci-b`, which the alerts page showed as a
+    status change.  Histories stored that way read right too: the kind comes from the statuses."""
+    fill(store)
+    out = record_alerts(store, [change("a"), change("a", "v6", "v5", change=-0.1, ci=(-0.12, -0.08))], now=T0)
+    reg, imp = out.created
+    record_alerts(store, [change("b", ci=(0.09, 0.11))], now=T0 + timedelta(hours=1))
+    history = alert_history(store, reg.id)
+    assert [(e.status, e.kind, e.why.split(" (")[0]) for e in history] == [
+        ("new", "status", "detected by auto: +10.00% at v3"),
+        ("fixed", "status", "restored by v6"),
+        ("fixed", "note", "measured without the change on b, c"),
+        ("fixed", "note", "evidence from b: +10.00% at v3")]
+    assert [(e.status, e.kind) for e in alert_history(store, imp.id)] == [("new", "status"), ("new", "note"),
+                                                                          ("new", "note")]
+    # as a history written before notes were told apart: the evidence under the status, then a triage
+    with store.engine.begin() as conn:
+        conn.execute(t.alert_event.insert().values(alert_id=reg.id, status="fixed", who="regbench",
+                                                   at=T0 + timedelta(hours=2), why="also seen on c by auto: +10%"))
+    set_status(store, [reg.id], "acknowledged", who="ana", why="still slow here", now=T0 + timedelta(hours=3))
+    set_status(store, [reg.id], "new", who="ana", why="reopened", now=T0 + timedelta(hours=4))
+    assert [(e.status, e.kind) for e in alert_history(store, reg.id)][4:] == [
+        ("fixed", "note"), ("acknowledged", "status"), ("new", "status")]
 
 
 

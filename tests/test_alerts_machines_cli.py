@@ -151,3 +151,72 @@ def test_an_incremental_pass_adds_a_machine_that_reports_later_to_the_alert(tmp_
     assert now["id"] == alert["id"] and [m["machine"] for m in now["machines"]] == ["m1", "m2", "m3"]
     assert now["held"] is False and now["status"] == "new"
     assert len(alerts_json(store, capsys)) == 2  # no new alert for m3's step
+
+
+# ------------------------------------------------------------- a team's history pushed at once
+def write_history(path: Path, *, machines=("m1", "m2"), versions=range(8), seed: int = 0) -> None:
+    """Canonical CSV of two CI machines: ``checksum`` is 20% slower from v3 and back from v6 (a
+    regression and the commit that undid it), ``sort`` never changes; 5 runs of 20 iterations."""
+    rng = np.random.default_rng(seed)
+    rows = ["benchmark,version,run,iteration,value,machine,timestamp"]
+    for k, machine in enumerate(machines):
+        for bench in ("checksum", "sort"):
+            for v in versions:
+                level = (1.0 + 0.25 * k) * (1.2 if bench == "checksum" and 3 <= v < 6 else 1.0)
+                for r in range(5):
+                    mu = level * (1 + rng.normal(0, 0.003))
+                    rows += [f"{bench},v{v},{r},{i},{mu * (1 + rng.normal(0, 0.01))!r},{machine},"
+                             f"2024-05-{v + 1:02d}T12:00:00Z" for i in range(20)]
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_backfill_tells_the_regression_that_the_same_pass_found_undone(tmp_path, capsys):
+    """docs/realworld.md, a team's setup: with the whole history at once, `detect --notify` found
+    the regression and the improvement that undid it in one pass; the regression was fixed at
+    once and never sent, and the only message said `restores alert #1`."""
+    csv, store = tmp_path / "runs.csv", tmp_path / "r.db"
+    write_history(csv)
+    assert main(["--store", str(store), "import", str(csv)]) == 0
+    sent = tmp_path / "sent.json"
+    config = tmp_path / "regbench.toml"
+    config.write_text(f'[[notify]]\ntype = "json"\npath = "{sent}"\n\n[[notify]]\ntype = "terminal"\n')
+    args = ["--store", str(store), "--config", str(config)]
+    capsys.readouterr()
+    assert main([*args, "detect", "--jobs", "1", "--notify"]) == 0
+    out = capsys.readouterr().out
+    assert "Alerts: 2 new alert(s), 0 already known, 1 of the new already fixed by a later change" in out
+    # both told, in history order: the regression first, saying what undid it
+    told = json.loads(sent.read_text())["alerts"]
+    assert [(a["id"], a["kind"], a["status"], a["fixed_by"], a["fixed_by_alert"], a["restores"]) for a in told] == [
+        (1, "regression", "fixed", "v6", 2, None), (2, "improvement", "new", None, None, 1)]
+    assert [m["machine"] for m in told[0]["machines"]] == ["m1", "m2"]
+    lines = [line for line in out.splitlines() if line.lstrip().startswith(("FIXED", "NEW"))]
+    assert len(lines) == 2
+    assert lines[0].startswith("FIXED  regression +") and lines[0].endswith("alert #1, already undone at v6 by alert #2")
+    assert lines[1].lstrip().startswith("NEW  improvement -") and lines[1].endswith("alert #2, restores alert #1")
+    assert "json (json): 2 sent" in out and "terminal (terminal): 2 sent" in out
+    # told once: nothing is due afterwards, from `alerts notify` or from a second pass
+    assert main([*args, "alerts", "notify"]) == 0
+    assert "json (json): 0 sent" in capsys.readouterr().out
+    assert main([*args, "detect", "--jobs", "1", "--notify"]) == 0
+    assert "json (json): 0 sent" in capsys.readouterr().out
+    assert [a["id"] for a in json.loads(sent.read_text())["alerts"]] == [1, 2]
+
+
+def test_the_change_table_names_the_machine_when_the_store_has_several(tmp_path, capsys):
+    """docs/realworld.md, a team's setup: an incremental pass whose changes were all on one
+    machine of two printed `checksum  839d651179  cbd43d8169  -65.49%`, without the machine."""
+    store = tmp_path / "r.db"
+    first, later = tmp_path / "first.csv", tmp_path / "later.csv"
+    write_history(first, versions=range(6))
+    write_history(later, machines=("m1",), versions=range(6, 8), seed=1)
+    args = ["--store", str(store), "detect", "--jobs", "1", "--incremental"]
+    assert main(["--store", str(store), "import", str(first)]) == 0
+    assert main(args) == 0
+    assert main(["--store", str(store), "import", str(later)]) == 0  # only m1 measured v6 and v7
+    capsys.readouterr()
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("checksum")]
+    assert row.split()[:4] == ["checksum", "[m1]", "v6", "v5"] and "improvement" in row
+    assert "  checksum [m1]: versions compared by" in out

@@ -244,12 +244,15 @@ def test_only_new_alerts_of_the_sink_kinds_are_sent(store, tmp_path):
     regressions = TerminalSink("reg", stream=out, kinds=("regression",))
     everything = JsonSink("all", path=tmp_path / "all.json")
     report = notify_pending(store, [regressions, everything], now=T0)
-    assert report.sinks[0].sent == (1,)
-    assert report.sinks[1].sent == (1, improvement.id)
+    # #3 was fixed before it was told: it is told, as undone, before the alert that undid it
+    assert report.sinks[0].sent == (1, 3)
+    assert report.sinks[1].sent == (1, 3, improvement.id)
     assert "alert #1" in out.getvalue() and "improvement" not in out.getvalue()
+    assert out.getvalue().splitlines()[1].startswith("FIXED  regression +30.00%")
+    assert out.getvalue().rstrip().endswith(f"alert #3, already undone at v7 by alert #{improvement.id}")
     told = json.loads((tmp_path / "all.json").read_text())["alerts"]
-    assert [(a["id"], a["kind"], a["restores"]) for a in told] == [(1, "regression", None),
-                                                                  (improvement.id, "improvement", 3)]
+    assert [(a["id"], a["kind"], a["status"], a["restores"]) for a in told] == [
+        (1, "regression", "new", None), (3, "regression", "fixed", None), (improvement.id, "improvement", "new", 3)]
     assert improvement.restores == 3 and get_alert(store, 3).fixed_by_alert == improvement.id
     md = tmp_path / "pr.md"
     notify_pending(store, [MarkdownSink("md", path=md)], now=T0)
@@ -257,6 +260,63 @@ def test_only_new_alerts_of_the_sink_kinds_are_sent(store, tmp_path):
     hook = io.StringIO()
     notify_pending(store, [TerminalSink("t2", stream=hook, kinds=("improvement",))], now=T0)
     assert hook.getvalue().rstrip().endswith(f"alert #{improvement.id}, restores alert #3")
+
+
+def test_an_alert_undone_in_the_pass_that_found_it_is_told_once_before_the_alert_that_undid_it(store_url, tmp_path):
+    """docs/realworld.md, a team's setup: a regression and the improvement that undid it found by
+    one detection; the regression became `fixed` at once and was never told, and the only
+    message, the improvement's, said `restores alert #1`."""
+    versions = [f"v{k}" for k in range(8)]
+    with Store(store_url) as s:
+        s.add_runs([RunRecord(b, v, 0, np.array([1.0])) for b in ("fft", "sort") for v in versions],
+                   versions=[VersionInfo(v, timestamp=T0 + timedelta(days=k)) for k, v in enumerate(versions)])
+        out = record_alerts(s, [Change("fft", "default", "local", "v3", "v2", 0.3, 0.25, 0.35, "regression", "auto"),
+                                Change("fft", "default", "local", "v6", "v5", -0.23, -0.26, -0.2, "improvement", "auto"),
+                                Change("sort", "default", "local", "v2", "v1", 0.1, 0.05, 0.15, "regression", "auto")],
+                            now=T0)
+        assert [(a.id, a.status) for a in out.created] == [(1, "fixed"), (2, "new"), (3, "new")]
+        assert [a.id for a in out.fixed] == [1]
+
+        class Flaky(TerminalSink):  # one message per alert; refuses alert #1 once
+            per_alert = True
+            refused = False
+
+            def send(self, alerts, *, now):
+                if alerts[0].id == 1 and not Flaky.refused:
+                    Flaky.refused = True
+                    raise OSError("connection reset")
+                super().send(alerts, now=now)
+
+        chat = io.StringIO()
+        first = notify_pending(s, [Flaky("chat", stream=chat)], now=T0).sinks[0]
+        # history order: sort's regression at v2, fft's at v3 (refused), fft's undoing at v6 (left)
+        assert (first.sent, first.failed, first.deferred) == ((3,), (1,), (2,))
+        again = notify_pending(s, [Flaky("chat", stream=chat)], now=T0).sinks[0]
+        assert again.sent == (1, 2)  # the retry of #1 before the first try of #2
+        lines = chat.getvalue().splitlines()
+        assert lines[1] == "FIXED  regression +30.00% [+25.00%, +35.00%] in fft on local at v3 (since v2), alert #1, " \
+                           "already undone at v6 by alert #2"
+        assert lines[2].endswith("alert #2, restores alert #1")
+        assert notify_pending(s, [Flaky("chat", stream=chat)], now=T0).sent == 0  # told once
+        assert [(d.alert_id, d.state, d.attempts) for d in deliveries(s, sink="chat")] == [
+            (1, "sent", 2), (2, "sent", 1), (3, "sent", 1)]
+        # a file gets all three at once, in history order; a regressions-only sink gets the undone one too
+        assert notify_pending(s, [JsonSink("all", path=tmp_path / "all.json")], now=T0).sinks[0].sent == (3, 1, 2)
+        md = tmp_path / "pr.md"
+        assert notify_pending(s, [MarkdownSink("md", path=md, kinds=("regression",))], now=T0).sinks[0].sent == (3, 1)
+        assert "| #1 | **regression** (already undone by #2) | fft |" in md.read_text()
+        # a person who triaged the improvement took the pair out of the outbox
+        set_status(s, [2], "acknowledged", who="ana", now=T0)
+        assert notify_pending(s, [JsonSink("late", path=tmp_path / "late.json")], now=T0).sinks[0].sent == (3,)
+
+
+def test_an_undone_alert_a_person_triaged_before_it_was_told_is_not_told(store, tmp_path):
+    set_status(store, [3], "acknowledged", who="ana", why="bisecting", now=T0)  # not sent yet
+    fixer = Change("fft", "default", "local", "v7", "v6", -0.25, -0.3, -0.2, "improvement", "ci-overlap")
+    (improvement,) = record_alerts(store, [fixer], now=T0).created
+    assert get_alert(store, 3).status == "fixed"  # an acknowledged alert is fixed too
+    sink = JsonSink("all", path=tmp_path / "all.json")
+    assert notify_pending(store, [sink], now=T0).sinks[0].sent == (1, 2, improvement.id)
 
 
 # ------------------------------------------------------------------------------------ files

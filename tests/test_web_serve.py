@@ -320,3 +320,54 @@ def test_the_diagnosis_plots_are_removed_when_the_server_stops(tmp_path):
     finally:
         log = server.stop()
     assert list(scratch.iterdir()) == [], log
+
+
+def test_the_alerts_page_and_api_show_every_machine_and_tell_notes_from_status_changes(tmp_path):
+    """docs/realworld.md, a team's setup: the alerts page showed `checksum default · ci-a` for a
+    change `alerts list` showed on ci-a and ci-b, and another machine's evidence of a fixed alert
+    as `fixed by regbench ...: also seen on ci-b`, read as a status change."""
+    import re
+    from datetime import timedelta
+
+    import numpy as np
+
+    from regbench.detect.alerts import record_alerts
+    from regbench.detect.base import Change
+    from regbench.model import RunRecord, VersionInfo
+
+    path = tmp_path / "s.db"
+    rng = np.random.default_rng(2)
+    with Store(path) as store:
+        store.add_runs([RunRecord("checksum", sha(k), r, (3.0 if 3 <= k < 5 and m != "m3" else 1.0)
+                                  * (1 + 0.005 * rng.standard_normal(10)), machine=m)
+                        for m in ("m1", "m2", "m3") for k in range(7) for r in range(3)],
+                       versions=[VersionInfo(name=sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k))
+                                 for k in range(7)])
+        for changes in ([Change("checksum", "default", "m1", sha(3), sha(2), 2.0, 1.9, 2.1, "regression", "auto")],
+                        [Change("checksum", "default", "m1", sha(5), sha(4), -0.66, -0.7, -0.6, "improvement", "auto")],
+                        [Change("checksum", "default", "m2", sha(3), sha(2), 1.9, 1.8, 2.0, "regression", "auto")]):
+            record_alerts(store, changes, now=T0)
+    config = tmp_path / "regbench.toml"
+    config.write_text("[serve]\npublic_reads = true\n")
+    server = Server(path, tmp_path / "serve.log", config=config)
+    try:
+        page = httpx.get(server.base + "alerts.html").text
+        api = httpx.get(server.base + "api/v1/alerts/1").json()
+        listed = httpx.get(server.base + "api/v1/alerts").json()["alerts"]
+    finally:
+        server.stop()
+    row = page[page.index('data-alert="1"'):]
+    row = row[:row.index("</tr>")]
+    for m in ("m1", "m2"):
+        assert f'<a href="series.html?s={series_id("checksum", "default", m)}">{m}</a>' in row
+    assert ">2 machines; measured without it on m3<" in row
+    history = re.findall(r'<div class="(event|note muted)">(.*?)</div>', row)
+    assert [(kind, text.split(",")[0]) for kind, text in history] == [
+        ("event", "new by regbench"), ("note muted", "note by regbench"), ("event", "fixed by regbench"),
+        ("note muted", "note by regbench")]
+    assert "evidence from m2: +190.00%" in history[-1][1]
+    assert (api["machines"], api["spread"], api["unchanged_on"]) == (["m1", "m2"], "several", ["m3"])
+    assert [(e["status"], e["kind"]) for e in api["history"]] == [
+        ("new", "status"), ("new", "note"), ("fixed", "status"), ("fixed", "note")]
+    assert api["history"][-1]["why"].startswith("evidence from m2: ")
+    assert [(a["id"], a["spread"]) for a in listed] == [(1, "several"), (2, "machine-specific")]

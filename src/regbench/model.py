@@ -635,6 +635,13 @@ class Alert:
             return "several"
         return "machine-specific" if self.unchanged_on else "single"
 
+    @property
+    def spread_label(self) -> str:
+        """:attr:`spread` in a few words, as tables show it: ``3 machines``, ``machine-specific``,
+        ``single machine``."""
+        return {"several": f"{len(self.machines)} machines", "machine-specific": "machine-specific",
+                "single": "single machine"}[self.spread]
+
     def to_json(self) -> dict:
         """A JSON-ready dict (times in ISO 8601 with ``Z``; strict JSON: a change from exactly 0,
         +inf, is null, and ``kind`` says which way it went); the key order is stable."""

@@ -126,6 +126,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
             on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change,
                                                       labels=version_labels(store.aliases()),
+                                                      machines=store.machine_names(),
                                                       failing=() if fmt == "json" else failing_at_newest(
                                                           store, benchmark=benchmark)),
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),

@@ -64,7 +64,9 @@ Only regressions are fixed: an improvement undone by a later regression is told 
 regression's own alert.
 Fixing happens once, when the restoring step is first recorded: re-running detection, or a person
 reopening the alert, never fixes it again.  Changes are processed in history order, so a
-regression and its fix found by one detection come out right.
+regression and its fix found by one detection come out right: the regression is created, then
+fixed by the improvement.  It is still told (:func:`regbench.store.alerts.due_alerts`: an alert
+fixed before it was told goes out before the alert that fixed it, saying it was already undone).
 
 **Suppressed.**  Changes of a benchmark with ``alerts = false`` in its ``[[benchmark]]`` table,
 or whose name matches a glob of ``[alerts] suppress`` in ``regbench.toml``, are counted in
@@ -82,7 +84,11 @@ to ``acknowledged``, ``invalid`` (noise, a broken benchmark), ``expected`` (an i
 seed 004 s.5: "a confirmation mechanism can be used to ignore or overwrite detected performance
 drops if ... the change ... was expected") or back to ``new`` (reopen), with who, when and why;
 setting the status it already has is an error, and ``fixed`` is set by detection only.  Every
-step is an event in the alert's history.
+step is an event in the alert's history.  What detection learns of an alert without changing its
+status (another machine's evidence, ``evidence from b: ...``; another method; a narrower
+interval; machines measured without it; held or raised) is an event too, written with the status
+the alert has: a *note*, which :func:`regbench.store.alerts.alert_history` tells from a status
+change (:data:`regbench.store.alerts.EVENT_KINDS`).
 
 **Where alerts are kept.**  The rules read and write through two small protocols declared here:
 :class:`Transaction` (the alert tables inside one transaction) and :class:`AlertRepository` (how
@@ -634,22 +640,22 @@ def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -
                           (c.method,))
     if mine is None:
         tx.set_machine(alert.id, c.machine, new, now=now)
-        why = (f"also seen on {c.machine} by {c.method}: {pct(c.change)} at {c.version} (since {c.previous})"
+        why = (f"evidence from {c.machine}: {pct(c.change)} at {c.version} (since {c.previous}), found by {c.method}"
                + ("; no longer measured without the change there" if c.machine in alert.unchanged_on else ""))
     else:
         reasons = []
         methods = mine.methods
         if c.method not in methods:
             methods = tuple(sorted({*methods, c.method}))
-            reasons.append(f"also found on {c.machine} by {c.method}")
+            reasons.append(f"also found by {c.method}")
         if _width(lo, hi) < _width(mine.ci_low, mine.ci_high):
             # the versions stay as first recorded, as the alert's own do
             mine = replace(mine, change=new.change, ci_low=lo, ci_high=hi, p_value=new.p_value)
-            reasons.append(f"narrower interval on {c.machine} from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
+            reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
         if not reasons:
             return alert
         tx.set_machine(alert.id, c.machine, replace(mine, methods=methods), now=now)
-        why = "; ".join(reasons)
+        why = f"evidence from {c.machine}: " + "; ".join(reasons)
     tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why=why)
     return tx.alerts([alert.id])[0]
 

@@ -102,16 +102,23 @@ def tagged(version: str, tags: tuple[str, ...]) -> str:
 
 
 def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
-    """One line: what changed, where, how much (with its interval), since when, and what it fixed;
-    versions by their ``labels`` (tags, :func:`regbench.report.console.version_labels`) if given,
-    else with the tags the alert carries (:func:`tagged`)."""
+    """One line: what changed, where, how much (with its interval), since when, what it fixed, and
+    what undid it when it is ``fixed`` (``already undone at v5 by alert #4``: told after the
+    change that undid it was found); versions by their ``labels`` (tags,
+    :func:`regbench.report.console.version_labels`) if given, else with the tags the alert carries
+    (:func:`tagged`)."""
     ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
     if labels is not None:
         version, previous = (labels.get(v, v) for v in (a.version, a.previous))
     else:
         version, previous = tagged(a.version, a.version_tags), tagged(a.previous, a.previous_tags)
-    return (f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), "
-            f"alert #{a.id}" + (f", restores alert #{a.restores}" if a.restores is not None else ""))
+    text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), alert #{a.id}"
+    if a.restores is not None:
+        text += f", restores alert #{a.restores}"
+    if a.status == "fixed" and a.fixed_by is not None:
+        fixed_by = labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by
+        text += f", already undone at {fixed_by}" + (f" by alert #{a.fixed_by_alert}" if a.fixed_by_alert else "")
+    return text
 
 
 def evidence_text(e: MachineEvidence) -> str:

@@ -33,6 +33,8 @@ def row(a: Alert) -> str:
     mark = "**regression**" if a.kind == "regression" else "improvement"
     if a.restores is not None:
         mark += f" (fixes #{a.restores})"
+    if a.status == "fixed" and a.fixed_by_alert is not None:
+        mark += f" (already undone by #{a.fixed_by_alert})"
     ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
     machines = ", ".join(a.machines) + (" (machine-specific)" if a.spread == "machine-specific" else "")
     return "| " + " | ".join([

@@ -4,9 +4,14 @@ Rules (the store's ``alert_delivery`` table holds one row per alert and sink):
 
 * An alert is sent while its status is ``new`` and it is not held (seen on fewer machines than
   ``[alerts] require_machines``; it is sent once enough machines show it): a person who already
-  acknowledged it, marked it invalid or expected, or a later change that fixed it before it was
-  told, makes telling it pointless.  Status changes are not sent (who made them knows; a fix is told by the restoring
-  alert, which is new).  A sink gets only the ``kinds`` it is configured for.
+  acknowledged it, marked it invalid or expected makes telling it pointless.  An alert that a
+  later change fixed before it was told (a regression and the improvement that undid it found by
+  one detection, as when a whole history arrives at once) is sent too, once, while the alert
+  that fixed it is ``new`` and unless a person triaged it: right before that alert, its headline saying ``already undone at
+  VERSION by alert #N``, so that the improvement's ``restores alert #M`` never names an alert
+  nobody was told of.  Alerts go out in history order.  Status changes are not sent (who made
+  them knows; a fix is told by the restoring alert, which is new).  A sink gets only the
+  ``kinds`` it is configured for.
 * A delivery is *claimed* (row ``pending``, committed) before the sink is called, and marked
   ``sent`` in its own commit right after the sink returns; a failure marks it ``failed`` with
   the error, and it is tried again by a later call (from ``retry_delay(attempts)`` after the

@@ -25,7 +25,8 @@ def message(a: Alert, *, sender: str, to: Sequence[str], sink: str, now: datetim
             subject_prefix: str = "[regbench]") -> EmailMessage:
     msg = EmailMessage()
     msg["Subject"] = " ".join(filter(None, [subject_prefix, f"{a.kind} {pct(a.change)} in "
-                                            f"{series_label(a)} at {a.version}"]))
+                                            f"{series_label(a)} at {a.version}"
+                                            + (" (already undone)" if a.status == "fixed" else "")]))
     msg["From"] = sender
     msg["To"] = ", ".join(to)
     msg["Date"] = format_datetime(now.replace(tzinfo=UTC) if now.tzinfo is None else now)

@@ -25,7 +25,6 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
 
     colours = {"regression": "red", "improvement": "green"}
     confirmed = any(a.confirmation is not None for a in alerts)
-    spreads = {"several": "{n} machines", "machine-specific": "machine-specific", "single": "single machine"}
     labels = labels or {}
     rows = []
     for a in alerts:
@@ -35,7 +34,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
         if a.held:
             status += f", held ({len(a.machines)}/{a.hold_machines} machines)"
         row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series),
-               escape(", ".join(a.machines)), spreads[a.spread].format(n=len(a.machines)),
+               escape(", ".join(a.machines)), a.spread_label,
                escape(labels.get(a.version, a.version)), escape(labels.get(a.previous, a.previous)), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
         if confirmed:
             c = a.confirmation
@@ -53,7 +52,8 @@ def alert_json(alert: Alert, history: Sequence, deliveries: Sequence) -> dict:
     from ..model import iso
 
     doc = alert.to_json()
-    doc["history"] = [{"status": e.status, "who": e.who, "at": iso(e.at), "why": e.why} for e in history]
+    doc["history"] = [{"status": e.status, "kind": e.kind, "who": e.who, "at": iso(e.at), "why": e.why}
+                      for e in history]
     doc["deliveries"] = [{"sink": d.sink, "state": d.state, "attempts": d.attempts, "last_error": d.last_error,
                           "next_attempt_at": iso(d.next_attempt_at), "sent_at": iso(d.sent_at)} for d in deliveries]
     return doc
@@ -73,8 +73,9 @@ def print_alert(alert: Alert, history: Sequence, deliveries: Sequence, *, fmt: s
     for line in details(alert):
         echo(f"  {line}")
     echo("history:")
-    for e in history:
-        echo(f"  {iso(e.at)}  {e.status:<12} {e.who}" + (f": {e.why}" if e.why else ""))
+    for e in history:  # a note (evidence, another method...) left the status as it was
+        echo(f"  {iso(e.at)}  {e.status if e.kind == 'status' else '(note)':<12} {e.who}"
+             + (f": {e.why}" if e.why else ""))
     echo("deliveries:" + ("" if deliveries else " none yet"))
     for d in deliveries:
         when = f" at {iso(d.sent_at)}" if d.sent_at else ""

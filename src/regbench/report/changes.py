@@ -18,19 +18,25 @@ if TYPE_CHECKING:
 
 
 def change_table(changes: Sequence[Change], *, method: str, confidence: float, min_change: float | None,
-                 labels: Mapping[str, str] | None = None) -> None:
+                 labels: Mapping[str, str] | None = None, show_machine: bool = False) -> None:
     """Print the change table of Kalibera et al. 2005, fig. 6: newer version, older version, change (and its CI);
-    versions are shown by their ``labels`` (:func:`~regbench.report.console.version_labels`)."""
+    versions are shown by their ``labels`` (:func:`~regbench.report.console.version_labels`).  A
+    change names its machine when ``show_machine`` (the store holds several machines) or when the
+    changes are on several."""
     from rich.markup import escape
 
     labels = labels or {}
     rows = []
     with_p = any(c.p_value is not None for c in changes)
-    machines = len({c.machine for c in changes}) > 1
+    machines = show_machine or len({c.machine for c in changes}) > 1
+
+    def series(c: Change) -> str:
+        where = ", ".join(x for x in (None if c.config == "default" else c.config, c.machine if machines else None) if x)
+        return c.benchmark + (f" [{where}]" if where else "")
+
     for c in changes:
         colour = "red" if c.kind == "regression" else "green"
-        where = ", ".join(x for x in (None if c.config == "default" else c.config, c.machine if machines else None) if x)
-        row = [escape(c.benchmark + (f" [{where}]" if where else "")), escape(labels.get(c.version, c.version)),
+        row = [escape(series(c)), escape(labels.get(c.version, c.version)),
                escape(labels.get(c.previous, c.previous)), fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]",
                f"[{colour}]{c.kind}[/]"]
         if with_p:
@@ -41,12 +47,12 @@ def change_table(changes: Sequence[Change], *, method: str, confidence: float, m
         columns.append("q" if any(c.q_value is not None for c in changes) else "p")
     emit_table(f"Changes ({method}, {confidence:.0%} CI" + (f", min change {min_change:.1%}" if min_change else "") + ")",
                columns, rows, right={"change", "CI", "p", "q"})
-    shown: dict[tuple[str, str, str], str] = {}
+    shown: dict[str, str] = {}
     for c in changes:
         if c.estimator:
-            shown.setdefault((c.benchmark, c.config, c.machine), c.estimator)
-    for (benchmark, _, _), how in shown.items():
-        console.print(f"  {benchmark}: versions compared by {how}", markup=False, highlight=False)
+            shown.setdefault(series(c), c.estimator)
+    for name, how in shown.items():
+        console.print(f"  {name}: versions compared by {how}", markup=False, highlight=False)
 
 
 def _fmt_p(p: float | None) -> str:
@@ -69,8 +75,12 @@ def fdr_note(result: DetectionResult) -> str:
 def alerts_note(outcome: AlertOutcome) -> str:
     """One line saying what became of the changes as alerts."""
     parts = [f"{len(outcome.created)} new alert(s)", f"{len(outcome.merged)} already known"]
-    if outcome.fixed:
-        parts.append(f"{len(outcome.fixed)} earlier alert(s) now fixed")
+    created = {a.id for a in outcome.created}
+    earlier = sum(1 for a in outcome.fixed if a.id not in created)
+    if earlier:
+        parts.append(f"{earlier} earlier alert(s) now fixed")
+    if len(outcome.fixed) > earlier:  # a regression and its undoing found in one pass: both are told
+        parts.append(f"{len(outcome.fixed) - earlier} of the new already fixed by a later change")
     if outcome.suppressed:
         parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
     if outcome.withheld:
@@ -160,18 +170,21 @@ def confirmation_line(entry: DetectedChange) -> str:
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
-                    labels: Mapping[str, str] | None = None, failing: Sequence = ()) -> None:
+                    labels: Mapping[str, str] | None = None, failing: Sequence = (),
+                    machines: Sequence[str] = ()) -> None:
     """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
-    JSON, or the change table (versions by their ``labels``) with its notes and each change's
-    bisection, and the benchmarks that fail at their newest version (``failing``,
-    :func:`regbench.inventory.failing_at_newest`), which no detector sees."""
+    JSON, or the change table (versions by their ``labels``; each change with its machine when
+    the store has several ``machines``, even if this pass found changes on one) with its notes
+    and each change's bisection, and the benchmarks that fail at their newest version
+    (``failing``, :func:`regbench.inventory.failing_at_newest`), which no detector sees."""
     if fmt == "json":
         emit_json(detection_json(outcome))
         return
     from rich.markup import escape
 
     result = outcome.detection
-    change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change, labels=labels)
+    change_table(result.changes, method=result.method, confidence=confidence, min_change=min_change, labels=labels,
+                 show_machine=len(machines) > 1)
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
     if outcome.history is not None:

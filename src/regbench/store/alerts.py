@@ -39,15 +39,24 @@ from .tx import again_on_conflict, schema_key, write_transaction
 R = TypeVar("R")
 
 
+#: What an event of an alert's history is: it set the alert's ``status`` (creation, triage,
+#: ``fixed``), or it is a ``note`` of what detection learned of the alert without changing its
+#: status (another machine's evidence, another method, a narrower interval, machines measured
+#: without the change, held or raised, which alert it restores).
+EVENT_KINDS = ("status", "note")
+
+
 @dataclass(frozen=True)
 class AlertEvent:
-    """One step of an alert's history: the status it got, who did it, when and why."""
+    """One step of an alert's history: the status the alert had after it, who did it, when and
+    why, and its ``kind`` (:data:`EVENT_KINDS`): a ``note`` keeps the status it found."""
 
     alert_id: int
     status: str
     who: str
     at: datetime
     why: str | None
+    kind: str = "status"
 
 
 @dataclass(frozen=True)
@@ -207,11 +216,21 @@ def list_confirmations(store: Database, *, status: str | Iterable[str] | None = 
 
 
 def alert_history(store: Database, alert_id: int) -> list[AlertEvent]:
-    """Every event of an alert, oldest first."""
-    q = (sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id)
-         .order_by(t.alert_event.c.at, t.alert_event.c.id))
+    """Every event of an alert, oldest first, each with its kind (:data:`EVENT_KINDS`).
+
+    The kind is read from the stored statuses, so that histories written before it was shown
+    read the same: every event stores the status the alert had after it, a triage always changes
+    it (setting the status an alert has is refused) and detection writes the status it found, so
+    an event is a status change when it is the first or its status differs from the event
+    written before it (in the order they were written).
+    """
+    q = sa.select(t.alert_event).where(t.alert_event.c.alert_id == alert_id).order_by(t.alert_event.c.id)
     with store.engine.connect() as conn:
-        return [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why) for r in conn.execute(q)]
+        rows = conn.execute(q).all()
+    events = [AlertEvent(r.alert_id, r.status, r.who, r.at, r.why,
+                         "status" if k == 0 or r.status != rows[k - 1].status else "note")
+              for k, r in enumerate(rows)]
+    return sorted(events, key=lambda e: e.at)  # stable: written order among equal times
 
 
 def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None = None) -> list[Delivery]:
@@ -225,6 +244,13 @@ def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None
     with store.engine.connect() as conn:
         return [Delivery(r.alert_id, r.sink, r.state, r.attempts, r.last_error, r.next_attempt_at, r.sent_at)
                 for r in conn.execute(q)]
+
+
+def _history(conn: Connection) -> list[VersionInfo]:
+    """Every version in history order (as :meth:`Store.versions`)."""
+    rows = conn.execute(sa.select(t.version)).all()
+    return sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                               timestamp_text=r.timestamp_text) for r in rows), key=lambda v: v.history_key)
 
 
 # ------------------------------------------------------------------- writing, in a transaction
@@ -246,9 +272,7 @@ class AlertTransaction:
     def positions(self) -> dict[str, int]:
         """Version name -> its position in history order (as :meth:`Store.versions`)."""
         if self._positions is None:
-            rows = self.conn.execute(sa.select(t.version)).all()
-            infos = sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                                        timestamp_text=r.timestamp_text) for r in rows), key=lambda v: v.history_key)
+            infos = _history(self.conn)
             self._positions = {v.name: k for k, v in enumerate(infos)}
             self._version_ids = {v.name: v.id for v in infos}
         return self._positions
@@ -412,16 +436,32 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 
-    Due: status ``new``, not held (waiting for more machines), of one of ``kinds``, and either
+    Due: not held (waiting for more machines), of one of ``kinds``, status ``new`` or *undone
+    before it was told* (``fixed`` by an alert that is still ``new``, and never triaged by a
+    person: a regression and the improvement that undid it found in one detection, or in two
+    before any notify), and either
     never tried on this sink, or failed with ``next_attempt_at`` reached, or claimed by an
     attempt whose claim has expired (a notify that died mid-send).  Never-tried alerts come
-    first (oldest first), then retries: one alert a sink keeps refusing does not hold back the
-    others.
+    first, then retries, each in history order (of their versions, then oldest first): one
+    alert a sink keeps refusing does not hold back the others.  An undone alert due here goes
+    right before the alert that undid it, so that "restores alert #N" never names an alert the
+    sink has not been given.
     """
     d = t.alert_delivery
     with store.engine.connect() as conn:
         rows = {r.alert_id: r for r in conn.execute(sa.select(d).where(d.c.sink == sink))}
     alerts = list_alerts(store, status="new")
+    undone = [a.restores for a in alerts if a.restores is not None]
+    if undone:  # a person who triaged the improvement took the pair out of the outbox
+        e = t.alert_event
+        with store.engine.connect() as conn:  # and one who triaged the undone alert knows of it
+            known = set(conn.execute(sa.select(e.c.alert_id).distinct()
+                                     .where(e.c.alert_id.in_(undone), e.c.who != SYSTEM_ACTOR)).scalars())
+        alerts += list_alerts(store, status="fixed", ids=[i for i in undone if i not in known])
+    if len(alerts) > 1:
+        with store.engine.connect() as conn:
+            position = {v.name: k for k, v in enumerate(_history(conn))}
+        alerts.sort(key=lambda a: (position.get(a.version, -1), a.id))
     fresh, retry, flight = [], [], []
     for a in alerts:
         if a.kind not in kinds or a.held:
@@ -435,7 +475,17 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
             retry.append(a)
         elif row.state == "pending":
             flight.append(a)
-    return fresh + retry, flight
+    return _undone_first(fresh + retry), flight
+
+
+def _undone_first(alerts: list[Alert]) -> list[Alert]:
+    """``alerts`` in their order, except that an undone alert that comes after the alert that
+    undid it (a retry of the undone alert, the improvement never tried) moves right before it."""
+    out: list[Alert] = []
+    for a in alerts:
+        at = next((k for k, b in enumerate(out) if b.id == a.fixed_by_alert), None) if a.status == "fixed" else None
+        out.insert(len(out) if at is None else at, a)
+    return out
 
 
 def claim(store: Database, alert_id: int, sink: str, *, now: datetime, lease: timedelta) -> int:

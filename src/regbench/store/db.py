@@ -1093,6 +1093,11 @@ class Store:
         with self.engine.connect() as conn:
             return list(conn.execute(sa.select(t.benchmark.c.name).order_by(t.benchmark.c.name)).scalars())
 
+    def machine_names(self) -> list[str]:
+        """Every machine the store knows (those of its campaigns and runs), sorted."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(sa.select(t.machine.c.name).order_by(t.machine.c.name)).scalars())
+
     def load_detection_states(self, method: str, options: str) -> dict[tuple[str, str, str], dict]:
         """Saved detector states of ``method`` computed with ``options``, by series
         (:func:`regbench.store.state.load_states`)."""

@@ -178,7 +178,8 @@ def create_api(ctx: ApiContext) -> FastAPI:
 
         store = ctx.store()
         found = _alert(get_alert(store, alert_id))
-        found["history"] = [{"status": e.status, "who": e.who, "why": e.why, "at": e.at.isoformat()}
+        found["history"] = [{"status": e.status, "kind": e.kind, "who": e.who, "why": e.why,
+                             "at": e.at.isoformat()}
                             for e in alert_history(store, alert_id)]
         return found
 
@@ -285,7 +286,7 @@ def triage_body(raw: bytes) -> tuple[str, str]:
 
 def _alert(a) -> dict[str, Any]:
     return {"id": a.id, "benchmark": a.benchmark, "config": a.config, "machine": a.machine,
-            "machines": list(a.machines), "unit": a.unit, "direction": a.direction, "version": a.version,
+            "machines": list(a.machines), "spread": a.spread, "unchanged_on": list(a.unchanged_on), "unit": a.unit, "direction": a.direction, "version": a.version,
             "previous": a.previous, "kind": a.kind, "change": _finite(a.change), "ci_low": _finite(a.ci_low),
             "ci_high": _finite(a.ci_high), "p_value": _finite(a.p_value), "methods": list(a.methods),
             "status": a.status, "fixed_by": a.fixed_by, "created_at": a.created_at.isoformat(),

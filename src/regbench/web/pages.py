@@ -77,15 +77,30 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
     for a in sorted(dash.alerts, key=lambda a: a.id, reverse=True):
         events = alert_history(dash.store, a.id) if history else []
         rows.append({"id": a.id, "benchmark": a.benchmark, "config": a.config, "machine": a.machine,
+                     # as `regbench alerts list`: every machine that shows it, each to its series
+                     "machines": [{"name": m, "series_id": series_id(a.benchmark, a.config, m)} for m in a.machines],
+                     "spread": a.spread, "spread_text": _spread_text(a),
                      "series_id": series_id(a.benchmark, a.config, a.machine), "version": a.version,
                      "previous": a.previous, "version_label": dash.labels.get(a.version, a.version[:10]),
                      "previous_label": dash.labels.get(a.previous, a.previous[:10]),
                      "commit_url": links.get(a.version), "kind": a.kind,
                      "change_text": _pct(a.change), "interval_text": f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]",
                      "status": a.status,
-                     "history": [{"status": e.status, "who": e.who, "at": e.at.strftime("%Y-%m-%d %H:%M"),
-                                  "why": e.why} for e in events]})
+                     "history": [{"status": e.status, "kind": e.kind, "who": e.who,
+                                  "at": e.at.strftime("%Y-%m-%d %H:%M"), "why": e.why} for e in events]})
     return rows
+
+
+def _spread_text(a: Alert) -> str:
+    """How far an alert reaches across machines, as the ``spread`` column of ``regbench alerts
+    list`` says it (``2 machines``, ``machine-specific``, ``single machine``), with the machines
+    that measured the step without it and the hold."""
+    text = a.spread_label
+    if a.unchanged_on:
+        text += f"; measured without it on {', '.join(a.unchanged_on)}"
+    if a.held:
+        text += f"; held ({len(a.machines)}/{a.hold_machines} machines)"
+    return text
 
 
 def alerts_page(dash: Dashboard, viewer: Viewer = STATIC, notice: str | None = None) -> str:
@@ -154,7 +169,7 @@ def alerts_feed(dash: Dashboard, *, base_url: str = "") -> str:
     for a in alerts:
         link = f"{base_url}series.html?s={series_id(a.benchmark, a.config, a.machine)}"
         title = f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"
-        summary = (f"{a.benchmark} ({a.config}, {a.machine}): {a.kind} of {_pct(a.change)} "
+        summary = (f"{a.benchmark} ({a.config}, {', '.join(a.machines)}): {a.kind} of {_pct(a.change)} "
                    f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}] at {a.version} since {a.previous}; status {a.status}")
         entries.append(f"<entry><id>urn:regbench:alert:{escape(a.uid)}</id><title>{escape(title)}</title>"
                        f"<updated>{when(a)}</updated><link href=\"{escape(link)}\"/>"
