@@ -74,7 +74,7 @@ CSV_ERRORS = [
      "missing column `benchmark` (header must contain benchmark,version,run,iteration,value)"),
     ("unknown column", HEADER + ",colour\nb,v1,0,0,1,red\n", 1,
      "unknown column `colour` (known: benchmark,version,run,iteration,value,timestamp,config,machine,unit,"
-     "direction,commit)"),
+     "direction,commit,tags)"),
     ("column twice", HEADER + ",run\nb,v1,0,0,1,0\n", 1, "a column appears twice in the header"),
     ("header only", HEADER + "\n", 2, "no measurements after the header"),
     ("header and blank lines only", HEADER + "\n\n\n", 2, "no measurements after the header"),
@@ -206,9 +206,11 @@ def test_jsonl_import_error(store, tmp_path, text, line, message):
 
 def test_jsonl_imports_what_the_same_csv_imports(tmp_path):
     rows = [rec(version="v2", run=1, iteration=k, value=0.1 * k + 1, timestamp="2024-02-01T00:00:00Z",
-                unit="ms", direction="higher", config="c", machine="m", commit="0123abcd" * 5) for k in range(3)]
+                unit="ms", direction="higher", config="c", machine="m", commit="0123abcd" * 5, tags="v2 rel-2")
+            for k in range(3)]
     rows += [rec(version="v1", run=0, iteration=k, value=2.0 ** -k, timestamp="2024-01-01T00:00:00Z",
-                 unit="ms", direction="higher", config="c", machine="m", commit="4567ef01" * 5) for k in range(4)]
+                 unit="ms", direction="higher", config="c", machine="m", commit="4567ef01" * 5, tags="")
+             for k in range(4)]
     j = write(tmp_path, jsonl(*rows), "in.jsonl")
     c = write(tmp_path, ",".join(COLUMNS) + "\n" + "".join(
         ",".join(repr(r[k]) if k == "value" else str(r[k]) for k in COLUMNS) + "\n" for r in rows), "in.csv")
@@ -499,8 +501,8 @@ def test_export_leaves_out_warmup_and_failed_runs_and_keeps_iteration_numbers(tm
         text = export_csv(s)
     assert text.splitlines() == [
         ",".join(COLUMNS),
-        "b,v1,0,5,1.0,,default,local,s,lower,",
-        "b,v1,0,6,2.0,,default,local,s,lower,",
+        "b,v1,0,5,1.0,,default,local,s,lower,,",
+        "b,v1,0,6,2.0,,default,local,s,lower,,",
     ]
 
 
@@ -511,14 +513,14 @@ def test_write_csv_needs_records_not_a_store(tmp_path):
                          run_index=run_index, status=status, exit_code=None, stderr_tail=None,
                          n_samples=len(samples), warmup=warmup, first_iteration=0, started_at=None, duration=None,
                          campaign_id=None, samples=np.array(samples), unit="ns", direction="higher",
-                         timestamp_text="2024-01-01T00:00:00Z", commit="89ab" * 10)
+                         timestamp_text="2024-01-01T00:00:00Z", commit="89ab" * 10, tags=("v1", "v1,final"))
 
     out = tmp_path / "out.csv"
     assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
     assert out.read_text("utf-8").splitlines() == [
         ",".join(COLUMNS),
-        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
-        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final"',
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final"',
     ]
 
 
@@ -575,7 +577,7 @@ def test_a_commit_column_names_each_version_commit_and_survives_export(tmp_path)
         import_file(store, str(c))
         assert {v.name: v.commit for v in store.versions()} == {"v1": sha, "v2": None}
         text = export_csv(store)
-    assert text.splitlines()[1].endswith("," + sha)
+    assert text.splitlines()[1].endswith("," + sha + ",")
     back = write(tmp_path, text, "back.csv")
     with Store(tmp_path / "b.db") as store:
         import_file(store, str(back))
@@ -632,7 +634,7 @@ def test_export_of_one_version_or_campaign_for_a_ci_machine_to_push(tmp_path, ca
         store.finish_campaign(top_up, "finished")
     out = tmp_path / "new.csv"
     assert main(["--store", str(db), "export", "-o", str(out), "--campaign", str(top_up)]) == 0
-    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,"]
+    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,,"]
     assert main(["--store", str(db), "export", "--version", "v1"]) == 0
     assert [line.split(",")[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["v1", "v1"]
     assert main(["--store", str(db), "export", "--campaign", "99"]) == 3

@@ -15,6 +15,15 @@ from .store import Store
 
 
 @dataclass(frozen=True)
+class KeptTag:
+    """A tag a file gives a version while the store has it on another version, where it stays."""
+
+    tag: str
+    stored_on: str  # the version the store names by it
+    file_version: str  # the version the file gives it to
+
+
+@dataclass(frozen=True)
 class ImportReport:
     samples: int
     runs: int
@@ -22,6 +31,10 @@ class ImportReport:
     versions: int
     #: Benchmarks the tool's file reports as failed, stored as a failed run each.
     failed: int = 0
+    #: Git tags the file's ``tags`` column added to versions.
+    tags: int = 0
+    #: Tags the file gives a version that the store has on another one (not moved).
+    kept_tags: tuple[KeptTag, ...] = ()
 
 
 def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, within=None) -> ImportReport:
@@ -29,7 +42,9 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, withi
 
     A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate, and so
     is a ``timestamp`` for a version stored with another one (a version stored without one gets
-    it, as with :func:`import_tool_file`).  ``batch`` may hold the file already parsed
+    it, as with :func:`import_tool_file`).  The ``tags`` column's tags are added to their
+    versions; a tag the store has on another version stays there (``kept_tags``), and no stored
+    tag is removed.  ``batch`` may hold the file already parsed
     (:func:`regbench.adapters.parse_file`); ``within`` is called inside the transaction first
     (:meth:`Store.add_runs`).
     """
@@ -56,8 +71,23 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, withi
             raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is "
                              "already in the store", path=str(path), line=line)
     versions = [VersionInfo(name, **info) for name, info in batch.versions.items()]
-    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks, within=within)
-    return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions))
+    new_tags, kept = _new_tags(store, batch.tags)
+    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks, within=within,
+                       tags=batch.tags)
+    return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions), tags=new_tags,
+                        kept_tags=kept)
+
+
+def _new_tags(store: Store, tags: Mapping[str, tuple[str, ...]]) -> tuple[int, tuple[KeptTag, ...]]:
+    """How many of a file's ``tags`` (by version) the store does not hold yet, and those it holds
+    on another version (:meth:`Store.add_runs` leaves them there: an import never moves a tag)."""
+    if not tags:
+        return 0, ()
+    named = {alias.name: version for version, aliases in store.aliases().items() for alias in aliases}
+    new = sum(1 for names in tags.values() for tag in names if tag not in named)
+    kept = tuple(KeptTag(tag, named[tag], version) for version, names in tags.items() for tag in names
+                 if tag in named and named[tag] != version)
+    return new, kept
 
 
 def _check_stored(stored: BenchmarkInfo, info: Mapping[str, str], *, path: str, line: int | None = None) -> None:

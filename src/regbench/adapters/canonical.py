@@ -2,7 +2,8 @@
 
 Contract (DESIGN.md "Contracts"): a header row; required columns
 ``benchmark,version,run,iteration,value``; optional ``timestamp`` (ISO 8601; orders versions),
-``config``, ``machine``, ``unit``, ``direction``.  ``run`` and ``iteration`` are non-negative
+``config``, ``machine``, ``unit``, ``direction``, ``commit`` (the version's full sha), ``tags``
+(the version's git tags, separated by spaces).  ``run`` and ``iteration`` are non-negative
 integers, ``value`` a finite number.  Without ``timestamp`` versions are ordered by first
 appearance.
 
@@ -34,13 +35,20 @@ if TYPE_CHECKING:
     import mmap
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
-OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit")
+OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit", "tags")
 #: A commit as the ``commit`` column holds it: the full sha (a history is matched against the
 #: full shas of the branch's first-parent line).
 _SHA = re.compile(r"[0-9a-fA-F]{40}")
+#: What ``git check-ref-format`` refuses in a tag name (the rules that concern one name): ASCII
+#: control characters, space, ``~ ^ : ? * [ \``, ``..``, ``@{``, ``//``, a component that starts
+#: with ``.``, or a name that starts with ``-`` or ``/`` or ends with ``/``, ``.`` or ``.lock``.
+#: A space cannot be in a tag, so the ``tags`` column separates a version's tags with spaces.
+_NOT_IN_TAG = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|(^|/)\.|^[-/]|[/.]$|\.lock$|^@$")
+#: The longest tag name the store keeps (``version_alias.name``).
+_TAG_CHARS = 200
 COLUMNS = REQUIRED + OPTIONAL
 DEFAULT_MACHINE = "local"
-_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp", "commit")
+_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp", "commit", "tags")
 #: Longest line (in bytes, line break excluded) of a canonical CSV or JSON-lines file.  A row of
 #: measurements is tens of bytes; the bound keeps a corrupt file (one line of megabytes) from
 #: costing the CSV reader seconds and gigabytes before it finds the line is wrong.
@@ -58,6 +66,8 @@ class ImportBatch:
     first_line: dict[tuple, int] = field(default_factory=dict)  # run key -> first line in the file
     benchmark_line: dict[str, int] = field(default_factory=dict)  # benchmark -> its first line
     n_samples: int = 0
+    #: A version's git tags (the ``tags`` column), by version name; versions without are left out.
+    tags: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_file(path: str | Path, *, fmt: str = "auto") -> ImportBatch:
@@ -303,6 +313,8 @@ def _read_jsonl(p: Path):
                 v = obj.get(c)
                 if c in ("run", "iteration", "value") and v is not None:
                     v = _json_number(v, c, where, n)
+                elif c == "tags" and isinstance(v, list):
+                    v = _json_tags(v, where, n)
                 cols[c].append(v)
     if n == 0:
         raise InputError("empty file", path=where, line=1)
@@ -331,6 +343,34 @@ def _json_number(v, col: str, where: str, line: int) -> float:
     if not math.isfinite(x):
         raise InputError(f"`{col}` must be a finite number, got {shown(v)}", path=where, line=line)
     return x
+
+
+def _json_tags(v: list, where: str, line: int) -> str:
+    """A JSON list of tag names as the ``tags`` column's text (names separated by spaces)."""
+    if not all(isinstance(tag, str) for tag in v):
+        raise InputError(f"`tags` must be a list of tag names (text), got {shown(v)}", path=where, line=line)
+    spaced = next((tag for tag in v if " " in tag), None)
+    if spaced is not None:
+        raise InputError(f"`tags` holds {shown(spaced)}, which is not a git tag name", path=where, line=line)
+    return " ".join(v)
+
+
+def _tag_names(text: str | None) -> tuple[str, ...]:
+    """The tags of a ``tags`` cell: the names between its spaces, each once, sorted."""
+    return tuple(sorted({tag for tag in (text or "").split(" ") if tag}))
+
+
+def _canonical_tags(column):
+    """The ``tags`` column (a categorical) with each cell's tags sorted, each once: rows that list
+    the same tags in another order hold the same text; a cell of spaces alone is blank."""
+    import pandas as pd
+
+    texts = [" ".join(_tag_names(str(c))) for c in column.cat.categories]
+    names = [t for t in dict.fromkeys(texts) if t]
+    index = {t: k for k, t in enumerate(names)}
+    remap = np.array([index.get(t, -1) for t in texts] + [-1], dtype=np.int64)  # code -1 (blank) stays -1
+    return pd.Categorical.from_codes(remap[column.cat.codes.to_numpy(np.int64)],
+                                     categories=pd.Index(names, dtype=object))
 
 
 def _validate(frame, where: str, offset: int) -> ImportBatch:
@@ -394,6 +434,18 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             row = np.flatnonzero(v_code == v_names.index(name))[0]  # only on the error path
             raise InputError(f"`commit` must be a git commit's full sha (40 hex digits), got {shown(sha)}",
                              path=where, line=int(lines[row]))
+    if "tags" in frame:  # one version's rows may list its tags in any order
+        frame["tags"] = _canonical_tags(frame["tags"])
+    tags = {name: _tag_names(text)
+            for name, text in _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "tags", lines, where,
+                                                 "version").items()}
+    for name, given in tags.items():
+        refused = next((tag for tag in given if len(tag) > _TAG_CHARS or _NOT_IN_TAG.search(tag)), None)
+        if refused is not None:
+            row = np.flatnonzero(v_code == v_names.index(name))[0]  # only on the error path
+            raise InputError(f"`tags` holds {shown(refused)}, which is not a git tag name (a version's tags are "
+                             f"separated by spaces; at most {_TAG_CHARS} characters each)",
+                             path=where, line=int(lines[row]))
     units = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "unit", lines, where, "benchmark")
     dirs = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "direction", lines, where, "benchmark")
     for name, d in dirs.items():
@@ -452,6 +504,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         if sha:
             info["commit"] = sha.lower()
         batch.versions[name] = info
+        if tags.get(name):
+            batch.tags[name] = tags[name]
     batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
     for name in b_names:
         info = {}
@@ -565,7 +619,7 @@ def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
         if not vals:
             continue
         fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
-                          _csv(r.direction), r.commit or ""))
+                          _csv(r.direction), r.commit or "", _csv(" ".join(r.tags))))
         head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
         start = r.first_iteration + r.warmup
         out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals)))

@@ -21,8 +21,9 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
 
     Warm-up iterations and failed runs (which have no samples) are left out, so a re-import
     reproduces every analysed sample (but not the warm-up count: give `summary --warmup-cost`
-    for n_opt); exporting the re-imported store gives the same bytes. Each version's commit is
-    written too, so a server the file is pushed to reads the branch's history. --version and
+    for n_opt); exporting the re-imported store gives the same bytes. Each version's commit and
+    git tags are written too, so a server the file is pushed to reads the branch's history and
+    names versions by their tags. --version and
     --campaign export only part of the store: what a CI machine just measured, to push it.
     """
     import os

@@ -59,7 +59,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
 
     \b
     Canonical CSV columns: benchmark,version,run,iteration,value
-    optional: timestamp,config,machine,unit,direction
+    optional: timestamp,config,machine,unit,direction,commit,tags
     Another tool's output is imported as runs of --version: each invocation of the tool is one
     run (a JMH fork is one), every sample it reports is kept, and runs are added after those
     already stored for that version.
@@ -85,6 +85,13 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
+    if rep.tags:
+        one = rep.tags == 1
+        console.print(f"{rep.tags} git tag{'' if one else 's'} added to {'its version' if one else 'their versions'}",
+                      markup=False)
+    for kept in rep.kept_tags:
+        console.print(f"note: tag {kept.tag!r} names version {kept.stored_on!r} in the store and stays there "
+                      f"(the file gives it to {kept.file_version!r}; an import never moves a tag)", markup=False)
     if rep.failed:
         console.print(f"{rep.failed} benchmark{'' if rep.failed == 1 else 's'} the file reports as failed "
                       f"{'is' if rep.failed == 1 else 'are'} stored as a failed run each, with the tool's "

@@ -690,7 +690,8 @@ class Store:
 
     def add_runs(self, records: Iterable[RunRecord], *, versions: Iterable[VersionInfo] = (),
                  benchmarks: Mapping[str, Mapping[str, str]] | None = None, append: bool = False,
-                 within: Callable[[Connection], None] | None = None) -> int:
+                 within: Callable[[Connection], None] | None = None,
+                 tags: Mapping[str, Iterable[str]] | None = None) -> int:
         """Store many runs in one transaction (all or nothing); return how many.
 
         ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
@@ -707,6 +708,10 @@ class Store:
         records a submission's id there, so that its runs and its id are stored together or not
         at all); what it raises rolls everything back and propagates.
 
+        ``tags`` maps a version name to git tags it gets (an import's ``tags`` column): a tag the
+        store does not hold yet is added; one that names a version already (this one or another)
+        is left as it is, so an import adds tags and never removes or moves one.
+
         Raises :class:`DuplicateRunError` when a run with the same key is already stored.
         """
         if isinstance(versions, Mapping):  # the mapping of names to dicts this took before
@@ -722,6 +727,10 @@ class Store:
             self._date_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)
+            for name, names in (tags or {}).items():
+                version_id = self.ensure_version(conn, VersionInfo(name))
+                for tag in names:
+                    tx.insert_missing(conn, t.version_alias, {"name": tag, "version_id": version_id, "kind": "tag"})
             todo = _after_stored(conn, records) if append else records
             for start in range(0, len(todo), 2000):
                 conn.execute(t.run.insert(), [self._run_row(conn, rec) for rec in todo[start:start + 2000]])
@@ -1042,17 +1051,19 @@ class Store:
 
     # ------------------------------------------------------------------ export
     def iter_raw_runs(self) -> Iterator[StoredRun]:
-        """Every run with all samples (warm-up included), for export.
+        """Every run with all samples (warm-up included) and its version's tags, for export.
 
         Versions come in history order, then benchmark, config, machine and run index: the order
         does not depend on how the store was filled, and the first appearance of each version in
         an export is its place in history, so re-importing a file without timestamps keeps it.
         """
         rank = {v.id: k for k, v in enumerate(self.versions())}
+        tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in self.aliases().items()}
         rows = list(self._raw_runs())
         rows.sort(key=lambda r: (rank[r.version_id], r.benchmark, r.config, r.machine, r.run_index))
         for row in rows:
-            yield _stored_run(row)
+            run = _stored_run(row)
+            yield dataclasses.replace(run, tags=tags[run.version]) if tags.get(run.version) else run
 
     def _raw_runs(self) -> Iterator[sa.Row]:
         q = _runs_query(*_STORED_RUN_COLUMNS).order_by(t.run.c.id)
