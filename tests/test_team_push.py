@@ -105,3 +105,62 @@ def test_tags_in_json_lines_are_a_list_or_text(tmp_path):
     p.write_text('{"benchmark": "b", "version": "v1", "run": 0, "iteration": 0, "value": 1, "tags": ["v1 rc"]}\n')
     with pytest.raises(InputError, match=f"^{p}:1: `tags` holds 'v1 rc', which is not a git tag name$"):
         parse_file(p)
+
+
+# ------------------------------------------------------------------------------------ failed runs
+#: A stderr tail with what a CSV cell must carry: line breaks, quotes, commas, a backslash.
+TRACEBACK = ('Traceback (most recent call last):\n  File "sort.py", line 9, in <module>\r\n    a[1, 2] \\ b\n'
+             "IndexError: boom\n")
+
+
+def test_failed_runs_reach_the_server_and_it_says_the_benchmark_fails(store, tmp_path, capsys):
+    with ci_store(tmp_path / "ci.db") as ci:
+        ci.add_runs([RunRecord("sort", v, r, np.array([1.0, 1.1, 1.2]), machine="ci-a") for v in NAMES[:5]
+                     for r in range(3)], benchmarks={"sort": {"unit": "s", "direction": "lower"}})
+        ci.add_runs([RunRecord("sort", NAMES[5], r, np.empty(0), machine="ci-a", status="failed", exit_code=1,
+                               stderr_tail=TRACEBACK) for r in range(2)]
+                    + [RunRecord("sort", NAMES[5], 2, np.array([7.0]), machine="ci-a", status="timeout")])
+        capsys.readouterr()
+        body = export(ci, tmp_path / "results.csv")
+        assert "exported 261 samples and 3 failed runs to" in capsys.readouterr().err
+    assert b"\nsort,50b2457e35,0,,," in body and body.count(b"\n") == 1 + 261 + 3  # one row a failed run
+    assert push(store, body).runs == 24 + 15 + 3
+    failed = store.runs(failed=True)
+    assert [(r.benchmark, r.version, r.run_index, r.status, r.stderr_tail, r.n_samples) for r in failed] == [
+        ("sort", NAMES[5], 0, "failed", TRACEBACK, 0), ("sort", NAMES[5], 1, "failed", TRACEBACK, 0),
+        ("sort", NAMES[5], 2, "timeout", None, 0)]
+    from regbench.analysis import compare_versions
+    from regbench.inventory import failing_at_newest
+
+    (failing,) = failing_at_newest(store)
+    assert (failing.benchmark, failing.machine, failing.version, failing.failed_runs, failing.since) == (
+        "sort", "ci-a", NAMES[5], 3, NAMES[4])
+    verdicts = {row.benchmark: row.verdict for row in compare_versions(store, NAMES[4], NAMES[5])}
+    assert verdicts == {"checksum": "no change", "sort": "failed"}
+    capsys.readouterr()
+    main(["--store", store.url, "detect"])
+    assert f"Failing at the newest version they ran at, which no detector sees: sort on ci-a at {NAMES[5]}" in (
+        capsys.readouterr().out.replace("\n", " "))
+    # Exported again from the server, the failed runs are the same rows.
+    again = tmp_path / "again.csv"
+    export(store, again)
+    assert [line for line in again.read_bytes().splitlines() if b",,," not in line] == [
+        line for line in body.splitlines() if b",,," not in line]
+
+
+def test_a_file_without_status_columns_still_imports(tmp_path):
+    p = tmp_path / "old.csv"
+    p.write_text("benchmark,version,run,iteration,value,timestamp,config,machine,unit,direction\n"
+                 "b,v1,0,0,1.5,,default,local,s,lower\n")
+    batch = parse_file(p)
+    assert [(r.status, r.samples.tolist()) for r in batch.records] == [("ok", [1.5])]
+
+
+def test_a_failed_run_in_json_lines(tmp_path):
+    p = tmp_path / "in.jsonl"
+    p.write_text('{"benchmark": "b", "version": "v1", "run": 0, "iteration": 0, "value": 1.5}\n'
+                 '{"benchmark": "b", "version": "v1", "run": 1, "status": "crashed", "error": "line 1\\nline 2"}\n')
+    batch = parse_file(p)
+    assert [(r.run_index, r.status, r.stderr_tail, r.samples.size) for r in batch.records] == [
+        (1, "crashed", "line 1\nline 2", 0), (0, "ok", None, 1)]
+    assert batch.n_samples == 1

@@ -29,7 +29,8 @@ class ImportReport:
     runs: int
     benchmarks: int
     versions: int
-    #: Benchmarks the tool's file reports as failed, stored as a failed run each.
+    #: Failed runs stored: the benchmarks a tool's file reports as failed (a failed run each), or
+    #: the runs of a canonical file whose ``status`` is not ``ok``.
     failed: int = 0
     #: Git tags the file's ``tags`` column added to versions.
     tags: int = 0
@@ -74,7 +75,8 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, withi
     new_tags, kept = _new_tags(store, batch.tags)
     n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks, within=within,
                        tags=batch.tags)
-    return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions), tags=new_tags,
+    failed = sum(1 for rec in batch.records if rec.status != "ok")
+    return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions), failed, tags=new_tags,
                         kept_tags=kept)
 
 

@@ -59,7 +59,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
 
     \b
     Canonical CSV columns: benchmark,version,run,iteration,value
-    optional: timestamp,config,machine,unit,direction,commit,tags
+    optional: timestamp,config,machine,unit,direction,commit,tags,status,error
     Another tool's output is imported as runs of --version: each invocation of the tool is one
     run (a JMH fork is one), every sample it reports is kept, and runs are added after those
     already stored for that version.
@@ -92,7 +92,11 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     for kept in rep.kept_tags:
         console.print(f"note: tag {kept.tag!r} names version {kept.stored_on!r} in the store and stays there "
                       f"(the file gives it to {kept.file_version!r}; an import never moves a tag)", markup=False)
-    if rep.failed:
+    if rep.failed and fmt in CANONICAL:
+        console.print(f"{rep.failed} of the runs did not end ok (`status` {'column' if fmt == 'csv' else 'field'}): "
+                      f"stored as {'a failed run' if rep.failed == 1 else 'failed runs'} with their error "
+                      "(`regbench show`)", markup=False)
+    elif rep.failed:
         console.print(f"{rep.failed} benchmark{'' if rep.failed == 1 else 's'} the file reports as failed "
                       f"{'is' if rep.failed == 1 else 'are'} stored as a failed run each, with the tool's "
                       "message (`regbench show`)", markup=False)
