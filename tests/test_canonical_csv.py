@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from regbench.adapters import COLUMNS, parse_file, write_csv
 from regbench.errors import InputError
-from regbench.ingest import import_file
+from regbench.ingest import Remeasured, import_file
 from regbench.model import RunRecord, StoredRun, VersionInfo
 from regbench.store import Store
 
@@ -156,16 +156,25 @@ def test_duplicate_sample_in_other_configs_is_no_duplicate(store, tmp_path):
     assert rep.runs == 3
 
 
-def test_run_already_in_the_store(store, tmp_path):
+def test_a_run_already_in_the_store_is_skipped_and_one_measured_again_goes_after_it(store, tmp_path):
     first = write(tmp_path, HEADER + "\nb,v1,0,0,1.0\nb,v1,0,1,1.1\nb,v1,1,0,2.0\n", "first.csv")
     import_file(store, str(first))
     second = write(tmp_path, HEADER + "\n"
                    "b,v2,0,0,5.0\n"     # 2: new
                    "\n"                 # 3
-                   "b,v1,1,0,2.0\n"     # 4: run 1 of b at v1 is stored already
+                   "b,v1,1,0,2.0\n"     # 4: run 1 of b at v1 is stored already: skipped
                    "b,v2,0,1,5.0\n", "second.csv")
-    expect_error(store, second, 4, "run 1 of 'b' at version 'v1' is already in the store")
-    assert [v.name for v in store.versions()] == ["v0", "v1"]  # v2 was not created either
+    rep = import_file(store, str(second))
+    assert (rep.runs, rep.samples, rep.skipped, rep.remeasured) == (1, 2, 1, ())
+    assert [v.name for v in store.versions()] == ["v0", "v1", "v2"]
+    # Run 1 again with another sample (the same iteration, or another first iteration): a new
+    # measurement, numbered after the stored runs of b at v1.
+    third = write(tmp_path, HEADER + "\nb,v1,1,0,2.5\nb,v1,0,1,1.1\nb,v1,0,2,1.2\n", "third.csv")
+    rep = import_file(store, str(third))
+    assert (rep.runs, rep.skipped) == (2, 0)
+    assert rep.remeasured == (Remeasured("b", "v1", "default", "local", 2),)
+    assert {r.run_index: (r.first_iteration, r.samples.tolist()) for r in store.raw_runs("b", "v1")} == {
+        0: (0, [1.0, 1.1]), 1: (0, [2.0]), 2: (1, [1.1, 1.2]), 3: (0, [2.5])}
 
 
 def test_no_such_file(store, tmp_path):

@@ -164,3 +164,134 @@ def test_a_failed_run_in_json_lines(tmp_path):
     assert [(r.run_index, r.status, r.stderr_tail, r.samples.size) for r in batch.records] == [
         (1, "crashed", "line 1\nline 2", 0), (0, "ok", None, 1)]
     assert batch.n_samples == 1
+
+
+# ------------------------------------------------------------------------- runs the server holds
+def _runs_of(store: Store, version: str) -> dict[int, list[float]]:
+    """Run index -> measured samples of ``checksum`` at ``version`` on ci-a."""
+    return {r.run_index: r.samples[r.warmup:].tolist()
+            for r in store.raw_runs("checksum", version, machine="ci-a")}
+
+
+def test_the_same_runs_pushed_again_are_skipped_and_a_top_up_is_added(store, tmp_path):
+    with ci_store(tmp_path / "ci.db") as ci:
+        body = export(ci, tmp_path / "all.csv")
+        first = push(store, body)
+        assert (first.runs, first.skipped, first.remeasured) == (24, 0, 0)
+        # The same file under another submission id (another format, a client that names its
+        # pushes otherwise): nothing stored, every run said skipped.
+        again = push(store, body, submission="push-00000002")
+        assert (again.runs, again.samples, again.skipped, again.remeasured, again.replayed) == (0, 0, 24, 0, False)
+        # A top-up run in the CI machine's store, and the whole store exported again.
+        ci.add_runs([RunRecord("checksum", NAMES[5], 4, np.array([5.0, 2.0, 2.1]), machine="ci-a", warmup=1)])
+        top_up = push(store, export(ci, tmp_path / "all.csv"), submission="push-00000003")
+    assert (top_up.runs, top_up.samples, top_up.skipped, top_up.remeasured) == (1, 2, 24, 0)
+    assert _runs_of(store, NAMES[5])[4] == [2.0, 2.1]
+    assert sum(len(_runs_of(store, v)) for v in NAMES) == 25
+
+
+def test_a_re_run_of_a_stored_version_is_added_after_its_runs(store, tmp_path):
+    with ci_store(tmp_path / "ci.db") as ci:
+        push(store, export(ci, tmp_path / "first.csv"))
+        before = _runs_of(store, NAMES[5])
+    # The same commit measured again on the same machine, in a fresh store (a restarted job):
+    # runs 0-3 again, with other samples.
+    with ci_store(tmp_path / "rerun.db", seed=2, versions=range(5, 6)) as rerun:
+        body = export(rerun, tmp_path / "rerun.csv")
+        measured = _runs_of(rerun, NAMES[5])
+    done = push(store, body, submission="push-00000002")
+    assert (done.runs, done.skipped, done.remeasured) == (4, 0, 4)
+    after = _runs_of(store, NAMES[5])
+    assert after == {**before, **{4 + k: measured[k] for k in range(4)}}
+    # Imported again (another id, or `regbench import`): the runs it stored are the same runs.
+    assert (push(store, body, submission="push-00000003").skipped, len(_runs_of(store, NAMES[5]))) == (4, 8)
+
+
+def test_import_says_what_it_skipped_and_what_it_numbered_after_the_stored_runs(tmp_path, capsys):
+    with ci_store(tmp_path / "ci.db") as ci:
+        export(ci, tmp_path / "first.csv")
+    with ci_store(tmp_path / "rerun.db", seed=2, versions=range(5, 6)) as rerun:
+        export(rerun, tmp_path / "rerun.csv")
+    server = str(tmp_path / "server.db")
+    assert main(["--store", server, "import", str(tmp_path / "first.csv")]) == 0
+    capsys.readouterr()
+    assert main(["--store", server, "import", str(tmp_path / "first.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "imported 0 samples in 0 runs" in out
+    assert "24 runs of the file are already in the store (the same samples, or the same failure): skipped" in out
+    assert main(["--store", server, "import", str(tmp_path / "rerun.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "imported 36 samples in 4 runs" in out
+    assert (f"4 runs of 'checksum' at '{NAMES[5]}' (default, ci-a) measured again what the store has runs of: "
+            "numbered after them") in out
+
+
+def test_a_failed_run_pushed_again_is_skipped(store, tmp_path):
+    with ci_store(tmp_path / "ci.db", versions=range(1)) as ci:
+        ci.add_runs([RunRecord("sort", NAMES[0], 0, np.empty(0), machine="ci-a", status="crashed",
+                               stderr_tail=TRACEBACK)])
+        body = export(ci, tmp_path / "all.csv")
+    assert push(store, body).runs == 5
+    assert (push(store, body, submission="push-00000002").skipped, len(store.runs(failed=True))) == (5, 1)
+
+
+def test_a_file_with_an_error_is_refused_whole_even_when_its_runs_are_stored(store, tmp_path):
+    with ci_store(tmp_path / "ci.db") as ci:
+        body = export(ci, tmp_path / "all.csv")
+    push(store, body)
+    lines = body.decode().splitlines(keepends=True)
+    # A stored run, a new one, then a line that is wrong: nothing of it is stored.
+    broken = "".join([*lines[:3], "checksum,new-version,0,0,1.0,,default,ci-a,s,lower,,,,\n",
+                      "checksum,new-version,0,1,fast,,default,ci-a,s,lower,,,,\n"]).encode()
+    runs = len(store.runs())
+    with pytest.raises(InputError, match="^body:5: `value` is not a number: 'fast'$"):
+        push(store, broken, submission="push-00000002")
+    relabelled = body.replace(b",s,lower,", b",ms,lower,")
+    with pytest.raises(InputError, match="^body:2: benchmark 'checksum' is stored with unit 's', the file says 'ms'$"):
+        push(store, relabelled, submission="push-00000003")
+    assert len(store.runs()) == runs and "new-version" not in {v.name for v in store.versions()}
+
+
+def test_push_to_a_real_server_says_what_it_skipped(tmp_path):
+    """``regbench push`` of an export against ``regbench serve``: the API's answer and the
+    command's output for a file whose runs the server has, and for a re-run."""
+    import os
+    import subprocess
+    import sys
+
+    from apitools import start, tokens
+
+    with ci_store(tmp_path / "ci.db") as ci:
+        export(ci, tmp_path / "first.csv")
+        ci.add_runs([RunRecord("checksum", NAMES[5], 4, np.array([2.0, 2.1]), machine="ci-a")])
+        export(ci, tmp_path / "second.csv")
+    with ci_store(tmp_path / "rerun.db", seed=2, versions=range(5, 6)) as rerun:
+        export(rerun, tmp_path / "rerun.csv")
+    Store(tmp_path / "server.db").close()
+    keys = tokens(tmp_path / "server.db", ci=("submit", "ci-a"))
+    server = start(tmp_path / "server.db", tmp_path)
+    try:
+        def push_file(name: str) -> str:
+            done = subprocess.run([sys.executable, "-m", "regbench", "push", "--server", server.base, "--token-env",
+                                   "CI_TOKEN", "--format", "csv", "--machine", "ci-a", str(tmp_path / name)],
+                                  capture_output=True, text=True, timeout=120, check=False,
+                                  env={**os.environ, "CI_TOKEN": keys["ci"]})
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        assert push_file("first.csv").startswith("stored 24 runs (216 samples) as submission push-")
+        second = push_file("second.csv").splitlines()
+        assert second[0].startswith("stored 1 run (2 samples) as submission push-")
+        assert second[1:] == ["24 runs already stored were skipped"]
+        assert push_file("second.csv").startswith("already stored: submission push-")  # the same push: a replay
+        assert push_file("rerun.csv").splitlines()[1:] == [
+            ("4 runs measured again what the server has runs of (the same benchmarks, versions and machine): "
+             "numbered after them")]
+        import shutil
+
+        shutil.copy(tmp_path / "first.csv", tmp_path / "first-again.csv")
+        with open(tmp_path / "first-again.csv", "a") as f:
+            f.write("\n")  # another body, the same runs
+        assert push_file("first-again.csv").startswith("nothing new: the 24 runs of the file are already stored")
+    finally:
+        server.stop()

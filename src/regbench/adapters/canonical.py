@@ -53,7 +53,7 @@ _TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "time
          "error")
 #: The longest ``error`` export writes (its end is kept, as a stderr tail is): escaped, its line
 #: stays far below :data:`MAX_LINE_BYTES`.
-_ERROR_CHARS = 8192
+ERROR_CHARS = 8192
 #: How the CSV writes an ``error``'s line breaks (and the backslash, NUL), so a row is one line.
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -715,7 +715,7 @@ def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
                           _csv(r.direction), r.commit or "", _csv(" ".join(r.tags))))
         head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
         if r.status != "ok":  # one row: its status and why, no sample (analyses use none of a failed run's)
-            error = _escape((r.stderr_tail or "")[-_ERROR_CHARS:])
+            error = _escape((r.stderr_tail or "")[-ERROR_CHARS:])
             out.write(f"{head},,{fixed},{r.status},{_csv(error)}\n")
             continue
         vals = cast("list[float]", r.samples[r.warmup:].tolist())

@@ -55,7 +55,8 @@ def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> 
 def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None, config_name: str,
             machine: str) -> None:
     """Import measurements from FILE, in one transaction: on any error nothing is stored and the
-    error names the line (FILE:LINE: what is wrong).
+    error names the line (FILE:LINE: what is wrong). A canonical run already stored (the same
+    samples) is skipped; runs measured again under numbers the store has are stored after them.
 
     \b
     Canonical CSV columns: benchmark,version,run,iteration,value
@@ -85,6 +86,17 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
+    if rep.skipped:
+        console.print(f"{rep.skipped} run{' of the file is' if rep.skipped == 1 else 's of the file are'} already in "
+                      "the store (the same samples, or the same failure): skipped", markup=False)
+    for again in rep.remeasured[:5]:
+        console.print(f"{again.runs} run{'' if again.runs == 1 else 's'} of {again.benchmark!r} at {again.version!r} "
+                      f"({again.config}, {again.machine}) measured again what the store has runs of: numbered "
+                      "after them", markup=False)
+    if len(rep.remeasured) > 5:
+        more = sum(again.runs for again in rep.remeasured[5:])
+        console.print(f"... and {more} more run{'' if more == 1 else 's'} of {len(rep.remeasured) - 5} other "
+                      "benchmarks and versions, numbered after the stored ones", markup=False)
     if rep.tags:
         one = rep.tags == 1
         console.print(f"{rep.tags} git tag{'' if one else 's'} added to {'its version' if one else 'their versions'}",
