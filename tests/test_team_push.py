@@ -9,17 +9,26 @@ store what a person on the server would.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
+from apitools import start, tokens
 
 from regbench.adapters import parse_file
+from regbench.analysis import compare_versions
 from regbench.cli.main import main
 from regbench.errors import InputError
+from regbench.inventory import failing_at_newest
 from regbench.model import RunRecord, VersionAlias, VersionInfo
+from regbench.notify.base import headline
 from regbench.store import Store
+from regbench.store.alerts import list_alerts, with_tags
 from regbench.web.api_submit import SubmitRequest, submit
 
 #: Six commits (stored under their short shas, as a campaign names them); v0.1 and v0.2 tag the
@@ -65,6 +74,8 @@ def test_a_pushed_version_keeps_its_tags_and_the_servers_detect_names_them(store
     out = capsys.readouterr().out
     # As on the CI machine: the change at the fourth commit is "since v0.2", not since a sha.
     assert "checksum" in out and "v0.2" in out and NAMES[2] not in out
+    (alert,) = with_tags(store, list_alerts(store))
+    assert f"at {NAMES[3]} (since v0.2 ({NAMES[2]}))" in headline(alert)  # what the webhook says
 
 
 def test_an_import_adds_tags_and_never_removes_or_moves_one(tmp_path, capsys):
@@ -129,9 +140,6 @@ def test_failed_runs_reach_the_server_and_it_says_the_benchmark_fails(store, tmp
     assert [(r.benchmark, r.version, r.run_index, r.status, r.stderr_tail, r.n_samples) for r in failed] == [
         ("sort", NAMES[5], 0, "failed", TRACEBACK, 0), ("sort", NAMES[5], 1, "failed", TRACEBACK, 0),
         ("sort", NAMES[5], 2, "timeout", None, 0)]
-    from regbench.analysis import compare_versions
-    from regbench.inventory import failing_at_newest
-
     (failing,) = failing_at_newest(store)
     assert (failing.benchmark, failing.machine, failing.version, failing.failed_runs, failing.since) == (
         "sort", "ci-a", NAMES[5], 3, NAMES[4])
@@ -255,12 +263,6 @@ def test_a_file_with_an_error_is_refused_whole_even_when_its_runs_are_stored(sto
 def test_push_to_a_real_server_says_what_it_skipped(tmp_path):
     """``regbench push`` of an export against ``regbench serve``: the API's answer and the
     command's output for a file whose runs the server has, and for a re-run."""
-    import os
-    import subprocess
-    import sys
-
-    from apitools import start, tokens
-
     with ci_store(tmp_path / "ci.db") as ci:
         export(ci, tmp_path / "first.csv")
         ci.add_runs([RunRecord("checksum", NAMES[5], 4, np.array([2.0, 2.1]), machine="ci-a")])
@@ -287,8 +289,6 @@ def test_push_to_a_real_server_says_what_it_skipped(tmp_path):
         assert push_file("rerun.csv").splitlines()[1:] == [
             ("4 runs measured again what the server has runs of (the same benchmarks, versions and machine): "
              "numbered after them")]
-        import shutil
-
         shutil.copy(tmp_path / "first.csv", tmp_path / "first-again.csv")
         with open(tmp_path / "first-again.csv", "a") as f:
             f.write("\n")  # another body, the same runs
