@@ -51,11 +51,17 @@ def test_a_bad_body_stores_neither_runs_nor_its_id(store):
     assert not submit(store, SubmitRequest("sub-0000003", "jsonl", "m1"), jsonl_body(machine="m1")).replayed
 
 
-def test_runs_already_stored_by_another_submission_are_refused(store):
+def test_runs_already_stored_by_another_submission_are_skipped_and_a_re_run_is_added(store):
     submit(store, SubmitRequest("sub-0000004", "jsonl", "m1"), jsonl_body(machine="m1"))
-    with pytest.raises(InputError, match="already in the store"):
-        submit(store, SubmitRequest("sub-0000005", "jsonl", "m1"), jsonl_body(machine="m1"))
-    assert _runs(store) == 2 and count_submissions(store) == 1
+    same = submit(store, SubmitRequest("sub-0000005", "jsonl", "m1"), jsonl_body(machine="m1"))
+    assert (same.runs, same.samples, same.skipped, same.remeasured, same.replayed) == (0, 0, 2, 0, False)
+    assert _runs(store) == 2 and count_submissions(store) == 2
+    # The same version measured again (runs 0 and 1 again, other samples): runs 2 and 3.
+    rerun = submit(store, SubmitRequest("sub-0000006", "jsonl", "m1"), jsonl_body(machine="m1", seed=1))
+    assert (rerun.runs, rerun.samples, rerun.skipped, rerun.remeasured) == (2, 10, 0, 2)
+    with store.engine.connect() as conn:
+        assert sorted(conn.execute(sa.select(t.run.c.run_index)).scalars()) == [0, 1, 2, 3]
+    assert find_submission(store, "sub-0000005").runs == 0
 
 
 def test_a_failure_inside_the_transaction_leaves_no_id(store, monkeypatch):

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from regbench.adapters import COLUMNS, parse_file, write_csv
 from regbench.errors import InputError
-from regbench.ingest import import_file
+from regbench.ingest import Remeasured, import_file
 from regbench.model import RunRecord, StoredRun, VersionInfo
 from regbench.store import Store
 
@@ -74,7 +74,7 @@ CSV_ERRORS = [
      "missing column `benchmark` (header must contain benchmark,version,run,iteration,value)"),
     ("unknown column", HEADER + ",colour\nb,v1,0,0,1,red\n", 1,
      "unknown column `colour` (known: benchmark,version,run,iteration,value,timestamp,config,machine,unit,"
-     "direction,commit)"),
+     "direction,commit,tags,status,error)"),
     ("column twice", HEADER + ",run\nb,v1,0,0,1,0\n", 1, "a column appears twice in the header"),
     ("header only", HEADER + "\n", 2, "no measurements after the header"),
     ("header and blank lines only", HEADER + "\n\n\n", 2, "no measurements after the header"),
@@ -118,6 +118,19 @@ CSV_ERRORS = [
      "`timestamp` is not ISO 8601: 'yesterday'"),
     ("conflicting timestamp", HEADER + ",timestamp\nb,v1,0,0,1,2024-01-01\nb,v1,0,1,1,2024-01-02\n", 3,
      "version 'v1' has two values of `timestamp`: '2024-01-01' (line 2) and '2024-01-02'"),
+    ("unknown status", HEADER + ",status\n" + GOOD + "b,v1,1,,,broken\n", 3,
+     "`status` must be one of ok, failed, crashed, timeout, garbage (blank: ok), got 'broken'"),
+    ("failed run with a value", HEADER + ",status\n" + GOOD + "b,v1,1,,2.5,failed\n", 3,
+     "a run with status 'failed' has no samples: its row has no `value`"),
+    ("failed run with an iteration", HEADER + ",status\n" + GOOD + "b,v1,1,0,,timeout\n", 3,
+     "a run with status 'timeout' has no samples: its row has no `iteration`"),
+    ("ok run without a value", HEADER + ",status\n" + GOOD + "b,v1,1,0,,ok\n", 3, "missing value for `value`"),
+    ("error on a measured run", HEADER + ",status,error\nb,v1,0,0,1.5,,oops\n", 2,
+     "`error` is for a run whose `status` is not ok"),
+    ("failed run twice", HEADER + ",status\n" + GOOD + "b,v1,1,,,failed\n\nb,v1,1,,,crashed\n", 5,
+     "run 1 of 'b' at version 'v1' is given twice: a failed run has one row (the first on line 3)"),
+    ("failed run with samples", HEADER + ",status\nb,v1,0,,,failed\n" + GOOD, 3,
+     "run 0 of 'b' at version 'v1' has samples and a failed row (line 2): a failed run has no samples"),
 ]
 
 
@@ -143,16 +156,25 @@ def test_duplicate_sample_in_other_configs_is_no_duplicate(store, tmp_path):
     assert rep.runs == 3
 
 
-def test_run_already_in_the_store(store, tmp_path):
+def test_a_run_already_in_the_store_is_skipped_and_one_measured_again_goes_after_it(store, tmp_path):
     first = write(tmp_path, HEADER + "\nb,v1,0,0,1.0\nb,v1,0,1,1.1\nb,v1,1,0,2.0\n", "first.csv")
     import_file(store, str(first))
     second = write(tmp_path, HEADER + "\n"
                    "b,v2,0,0,5.0\n"     # 2: new
                    "\n"                 # 3
-                   "b,v1,1,0,2.0\n"     # 4: run 1 of b at v1 is stored already
+                   "b,v1,1,0,2.0\n"     # 4: run 1 of b at v1 is stored already: skipped
                    "b,v2,0,1,5.0\n", "second.csv")
-    expect_error(store, second, 4, "run 1 of 'b' at version 'v1' is already in the store")
-    assert [v.name for v in store.versions()] == ["v0", "v1"]  # v2 was not created either
+    rep = import_file(store, str(second))
+    assert (rep.runs, rep.samples, rep.skipped, rep.remeasured) == (1, 2, 1, ())
+    assert [v.name for v in store.versions()] == ["v0", "v1", "v2"]
+    # Run 1 again with another sample (the same iteration, or another first iteration): a new
+    # measurement, numbered after the stored runs of b at v1.
+    third = write(tmp_path, HEADER + "\nb,v1,1,0,2.5\nb,v1,0,1,1.1\nb,v1,0,2,1.2\n", "third.csv")
+    rep = import_file(store, str(third))
+    assert (rep.runs, rep.skipped) == (2, 0)
+    assert rep.remeasured == (Remeasured("b", "v1", "default", "local", 2),)
+    assert {r.run_index: (r.first_iteration, r.samples.tolist()) for r in store.raw_runs("b", "v1")} == {
+        0: (0, [1.0, 1.1]), 1: (0, [2.0]), 2: (1, [1.1, 1.2]), 3: (0, [2.5])}
 
 
 def test_no_such_file(store, tmp_path):
@@ -206,9 +228,13 @@ def test_jsonl_import_error(store, tmp_path, text, line, message):
 
 def test_jsonl_imports_what_the_same_csv_imports(tmp_path):
     rows = [rec(version="v2", run=1, iteration=k, value=0.1 * k + 1, timestamp="2024-02-01T00:00:00Z",
-                unit="ms", direction="higher", config="c", machine="m", commit="0123abcd" * 5) for k in range(3)]
+                unit="ms", direction="higher", config="c", machine="m", commit="0123abcd" * 5, tags="v2 rel-2",
+                status="", error="")
+            for k in range(3)]
     rows += [rec(version="v1", run=0, iteration=k, value=2.0 ** -k, timestamp="2024-01-01T00:00:00Z",
-                 unit="ms", direction="higher", config="c", machine="m", commit="4567ef01" * 5) for k in range(4)]
+                 unit="ms", direction="higher", config="c", machine="m", commit="4567ef01" * 5, tags="",
+                 status="", error="")
+             for k in range(4)]
     j = write(tmp_path, jsonl(*rows), "in.jsonl")
     c = write(tmp_path, ",".join(COLUMNS) + "\n" + "".join(
         ",".join(repr(r[k]) if k == "value" else str(r[k]) for k in COLUMNS) + "\n" for r in rows), "in.csv")
@@ -407,16 +433,18 @@ def test_export_of_an_imported_store_is_a_fixed_point(tmp_path):
         import_file(c, str(write(tmp_path, second, "second.csv")))
         third = export_csv(c)
     assert third == second
-    assert second.count("\n") == 1 + sum(11 - k % 3 for k in range(4) for _ in range(2))
+    assert second.count("\n") == 1 + sum(11 - k % 3 for k in range(4) for _ in range(2)) + 1  # + the crashed run
 
 
 def parse_export(text: str) -> dict:
-    """(benchmark, version, config, machine, run, iteration) -> the row as written."""
+    """(benchmark, version, config, machine, run, iteration) -> the row as written (iteration None
+    for the one row of a failed run)."""
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == list(COLUMNS)
     out = {}
     for r in rows:
-        key = (r["benchmark"], r["version"], r["config"], r["machine"], int(r["run"]), int(r["iteration"]))
+        key = (r["benchmark"], r["version"], r["config"], r["machine"], int(r["run"]),
+               int(r["iteration"]) if r["iteration"] else None)
         assert key not in out
         out[key] = r
     return out
@@ -434,6 +462,8 @@ def test_import_export_keeps_every_value_and_attribute(tmp_path):
         versions = [(v.name, v.timestamp, v.timestamp_text) for v in a.versions()]
         f = write(tmp_path, export_csv(a), "a.csv")
     got = parse_export(f.read_text("utf-8"))
+    crashed = ("sort, quick", "v1.0", "default", "local", 7, None)  # a failed run: one row, no sample
+    assert (got.pop(crashed)["status"], got.pop(crashed, None)) == ("crashed", None)
     assert set(got) == set(expected)
     for key, (v, ts_text, unit, direction) in expected.items():
         row = got[key]
@@ -452,6 +482,7 @@ def test_import_export_keeps_every_value_and_attribute(tmp_path):
                 for arr in runs:
                     assert arr.size > 0
         got_b = parse_export(export_csv(b))
+    assert got_b.pop(crashed)["status"] == "crashed"
     assert got_b == got
 
 
@@ -492,15 +523,16 @@ def test_export_then_import_keeps_version_order_without_timestamps(tmp_path):
         assert [v.name for v in b.versions()] == ["v9", "v10"]
 
 
-def test_export_leaves_out_warmup_and_failed_runs_and_keeps_iteration_numbers(tmp_path):
+def test_export_leaves_out_warmup_keeps_iteration_numbers_and_writes_a_failed_run_as_one_row(tmp_path):
     with Store(tmp_path / "s.db") as s:
         s.add_run(RunRecord("b", "v1", 0, np.array([10.0, 11.0, 1.0, 2.0]), warmup=2, first_iteration=3))
-        s.add_run(RunRecord("b", "v1", 1, np.array([5.0]), status="timeout"))
+        s.add_run(RunRecord("b", "v1", 1, np.array([5.0]), status="timeout", stderr_tail="killed\nafter 60 s"))
         text = export_csv(s)
     assert text.splitlines() == [
         ",".join(COLUMNS),
-        "b,v1,0,5,1.0,,default,local,s,lower,",
-        "b,v1,0,6,2.0,,default,local,s,lower,",
+        "b,v1,0,5,1.0,,default,local,s,lower,,,,",
+        "b,v1,0,6,2.0,,default,local,s,lower,,,,",
+        "b,v1,1,,,,default,local,s,lower,,,timeout,killed\\nafter 60 s",
     ]
 
 
@@ -511,14 +543,15 @@ def test_write_csv_needs_records_not_a_store(tmp_path):
                          run_index=run_index, status=status, exit_code=None, stderr_tail=None,
                          n_samples=len(samples), warmup=warmup, first_iteration=0, started_at=None, duration=None,
                          campaign_id=None, samples=np.array(samples), unit="ns", direction="higher",
-                         timestamp_text="2024-01-01T00:00:00Z", commit="89ab" * 10)
+                         timestamp_text="2024-01-01T00:00:00Z", commit="89ab" * 10, tags=("v1", "v1,final"))
 
     out = tmp_path / "out.csv"
     assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
     assert out.read_text("utf-8").splitlines() == [
         ",".join(COLUMNS),
-        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
-        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10,
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
+        '"sort, quick",v1,1,,,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",crashed,',
     ]
 
 
@@ -575,7 +608,7 @@ def test_a_commit_column_names_each_version_commit_and_survives_export(tmp_path)
         import_file(store, str(c))
         assert {v.name: v.commit for v in store.versions()} == {"v1": sha, "v2": None}
         text = export_csv(store)
-    assert text.splitlines()[1].endswith("," + sha)
+    assert text.splitlines()[1].endswith("," + sha + ",,,")
     back = write(tmp_path, text, "back.csv")
     with Store(tmp_path / "b.db") as store:
         import_file(store, str(back))
@@ -632,7 +665,7 @@ def test_export_of_one_version_or_campaign_for_a_ci_machine_to_push(tmp_path, ca
         store.finish_campaign(top_up, "finished")
     out = tmp_path / "new.csv"
     assert main(["--store", str(db), "export", "-o", str(out), "--campaign", str(top_up)]) == 0
-    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,"]
+    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,,,,"]
     assert main(["--store", str(db), "export", "--version", "v1"]) == 0
     assert [line.split(",")[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["v1", "v1"]
     assert main(["--store", str(db), "export", "--campaign", "99"]) == 3

@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .adapters import parse_file
+from .adapters.canonical import ERROR_CHARS, ImportBatch
 from .errors import InputError
-from .model import BenchmarkInfo, VersionInfo
+from .model import BenchmarkInfo, RunRecord, StoredRun, VersionInfo
 from .store import Store
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+
+@dataclass(frozen=True)
+class KeptTag:
+    """A tag a file gives a version while the store has it on another version, where it stays."""
+
+    tag: str
+    stored_on: str  # the version the store names by it
+    file_version: str  # the version the file gives it to
+
+
+@dataclass(frozen=True)
+class Remeasured:
+    """Runs a file holds of an experiment the store has other runs of under the same numbers (a
+    re-run of the same commit on the same machine, numbered from 0 again): stored as new runs,
+    numbered after the stored ones."""
+
+    benchmark: str
+    version: str
+    config: str
+    machine: str
+    runs: int
 
 
 @dataclass(frozen=True)
@@ -20,21 +49,79 @@ class ImportReport:
     runs: int
     benchmarks: int
     versions: int
-    #: Benchmarks the tool's file reports as failed, stored as a failed run each.
+    #: Failed runs stored: the benchmarks a tool's file reports as failed (a failed run each), or
+    #: the runs of a canonical file whose ``status`` is not ``ok``.
     failed: int = 0
+    #: Git tags the file's ``tags`` column added to versions.
+    tags: int = 0
+    #: Tags the file gives a version that the store has on another one (not moved).
+    kept_tags: tuple[KeptTag, ...] = ()
+    #: Runs of a canonical file already in the store (the same run again), not stored twice.
+    skipped: int = 0
+    #: The experiments whose runs in the file are a new measurement (:class:`Remeasured`).
+    remeasured: tuple[Remeasured, ...] = ()
 
 
-def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, within=None) -> ImportReport:
+@dataclass(frozen=True)
+class ImportPlan:
+    """What importing a parsed canonical file stores (:func:`plan_import`), checked against the
+    store: its runs but those already stored, the re-measured ones renumbered."""
+
+    batch: ImportBatch
+    #: The runs to store; those of :attr:`append_to` numbered 0, 1, ... to go after the stored runs.
+    records: tuple[RunRecord, ...]
+    #: The experiments (benchmark, version, config, machine) whose runs go after the stored ones.
+    append_to: frozenset[tuple[str, str, str, str]]
+    skipped: int
+    remeasured: tuple[Remeasured, ...]
+    new_tags: int
+    kept_tags: tuple[KeptTag, ...]
+
+    @property
+    def runs(self) -> int:
+        return len(self.records)
+
+    @property
+    def samples(self) -> int:
+        return int(sum(rec.samples.size for rec in self.records))
+
+
+def import_file(store: Store, path: str, *, fmt: str = "auto", batch: ImportBatch | None = None,
+                within: Callable[[Connection], None] | None = None) -> ImportReport:
     """Import a canonical CSV / JSON-lines file in one transaction (all or nothing).
 
-    A run already in the store is an error (``FILE:LINE``) rather than a silent duplicate, and so
-    is a ``timestamp`` for a version stored with another one (a version stored without one gets
-    it, as with :func:`import_tool_file`).  ``batch`` may hold the file already parsed
-    (:func:`regbench.adapters.parse_file`); ``within`` is called inside the transaction first
-    (:meth:`Store.add_runs`).
+    A run already in the store is not stored again, and a new measurement of an experiment the
+    store has runs of is stored after them (:func:`plan_import`); a ``timestamp`` for a version
+    stored with another one is an error (``FILE:LINE``; a version stored without one gets it, as
+    with :func:`import_tool_file`).  The ``tags`` column's tags are added to their versions; a
+    tag the store has on another version stays there (``kept_tags``), and no stored tag is
+    removed.  ``batch`` may hold the file already parsed (:func:`regbench.adapters.parse_file`);
+    ``within`` is called inside the transaction first (:meth:`Store.add_runs`).
     """
     if batch is None:
         batch = parse_file(path, fmt=fmt)
+    return store_import(store, plan_import(store, path, batch), within=within)
+
+
+def plan_import(store: Store, path: str, batch: ImportBatch) -> ImportPlan:
+    """Check a parsed canonical file against the store and sort its runs out.
+
+    A run of the file is *the same run again* when the store has a run of its experiment
+    (benchmark, version, configuration, machine) with the same status and, for a measured run,
+    the same first measured iteration and the same measured samples bit for bit, or, for a
+    failed run, the same error: what exporting that stored run writes (its run number is not
+    compared: a server numbers a re-measurement after its stored runs).  Such runs are skipped,
+    each stored run standing for one run of the file.  The other runs of an experiment are new:
+    they keep their numbers when none of them is taken in the store, else they all go after the
+    stored runs, in their order (a re-run of the same commit on the same machine, numbered from
+    0 again).
+
+    Raises
+    ------
+    InputError
+        A benchmark stored with another unit or direction, a version with another timestamp
+        (``FILE:LINE``).
+    """
     stored = {b.name: b for b in store.benchmarks()}
     for name, info in batch.benchmarks.items():
         if name in stored:
@@ -46,18 +133,83 @@ def import_file(store: Store, path: str, *, fmt: str = "auto", batch=None, withi
         _check_timestamps(store, dated, path=str(path),
                           line=lambda version: min(line for key, line in batch.first_line.items()
                                                    if key[1] == version))
-    existing: dict[tuple[str, str], set] = {}
+    have = store.experiment_runs({_experiment(rec) for rec in batch.records})
+    by_experiment: dict[tuple[str, str, str, str], list[RunRecord]] = {}
     for rec in batch.records:
-        key = (rec.config, rec.machine)
-        if key not in existing:
-            existing[key] = store.existing_run_keys(config=rec.config, machine=rec.machine)
-        if (rec.benchmark, rec.version, rec.run_index) in existing[key]:
-            line = batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)]
-            raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is "
-                             "already in the store", path=str(path), line=line)
+        by_experiment.setdefault(_experiment(rec), []).append(rec)
+    records: list[RunRecord] = []
+    append_to: set[tuple[str, str, str, str]] = set()
+    remeasured: list[Remeasured] = []
+    skipped = 0
+    for key, recs in by_experiment.items():
+        runs = have.get(key, [])
+        if not runs:
+            records += recs
+            continue
+        pool = Counter(_stored_signature(r) for r in runs)
+        fresh = []
+        for rec in recs:
+            sig = _file_signature(rec)
+            if pool[sig] > 0:
+                pool[sig] -= 1
+                skipped += 1
+            else:
+                fresh.append(rec)
+        taken = {r.run_index for r in runs}
+        if not any(rec.run_index in taken for rec in fresh):
+            records += fresh
+            continue
+        # A new measurement numbered like the stored one: after it (Store.add_runs's append_to).
+        fresh.sort(key=lambda rec: rec.run_index)
+        records += [dataclasses.replace(rec, run_index=k) for k, rec in enumerate(fresh)]
+        append_to.add(key)
+        remeasured.append(Remeasured(*key, runs=len(fresh)))
+    new_tags, kept = _new_tags(store, batch.tags)
+    return ImportPlan(batch, tuple(records), frozenset(append_to), skipped, tuple(remeasured), new_tags, kept)
+
+
+def store_import(store: Store, plan: ImportPlan, *, within: Callable[[Connection], None] | None = None
+                 ) -> ImportReport:
+    """Store what :func:`plan_import` planned, in one transaction (``within`` is called in it first)."""
+    batch = plan.batch
     versions = [VersionInfo(name, **info) for name, info in batch.versions.items()]
-    n = store.add_runs(batch.records, versions=versions, benchmarks=batch.benchmarks, within=within)
-    return ImportReport(batch.n_samples, n, len(batch.benchmarks), len(batch.versions))
+    n = store.add_runs(plan.records, versions=versions, benchmarks=batch.benchmarks, within=within,
+                       tags=batch.tags, append_to=plan.append_to)
+    failed = sum(1 for rec in plan.records if rec.status != "ok")
+    return ImportReport(plan.samples, n, len(batch.benchmarks), len(batch.versions), failed, tags=plan.new_tags,
+                        kept_tags=plan.kept_tags, skipped=plan.skipped, remeasured=plan.remeasured)
+
+
+def _experiment(rec: RunRecord) -> tuple[str, str, str, str]:
+    return (rec.benchmark, rec.version, rec.config, rec.machine)
+
+
+def _signature(status: str, first: int, measured: np.ndarray, error: str | None) -> tuple:
+    """What a run is, as an export writes it: a measured run's first measured iteration and
+    samples (bytes: bit for bit), a failed run's status and error (the end an export keeps)."""
+    if status == "ok":
+        return ("ok", int(first), np.ascontiguousarray(measured, dtype="<f8").tobytes())
+    return (status, (error or "")[-ERROR_CHARS:])
+
+
+def _file_signature(rec: RunRecord) -> tuple:
+    return _signature(rec.status, rec.first_iteration + rec.warmup, rec.samples[rec.warmup:], rec.stderr_tail)
+
+
+def _stored_signature(run: StoredRun) -> tuple:
+    return _signature(run.status, run.first_iteration + run.warmup, run.samples[run.warmup:], run.stderr_tail)
+
+
+def _new_tags(store: Store, tags: Mapping[str, tuple[str, ...]]) -> tuple[int, tuple[KeptTag, ...]]:
+    """How many of a file's ``tags`` (by version) the store does not hold yet, and those it holds
+    on another version (:meth:`Store.add_runs` leaves them there: an import never moves a tag)."""
+    if not tags:
+        return 0, ()
+    named = {alias.name: version for version, aliases in store.aliases().items() for alias in aliases}
+    new = sum(1 for names in tags.values() for tag in names if tag not in named)
+    kept = tuple(KeptTag(tag, named[tag], version) for version, names in tags.items() for tag in names
+                 if tag in named and named[tag] != version)
+    return new, kept
 
 
 def _check_stored(stored: BenchmarkInfo, info: Mapping[str, str], *, path: str, line: int | None = None) -> None:
@@ -140,8 +292,6 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     as given, as a canonical file's ``timestamp``) is when the version was made: a new version, or
     a stored one without a timestamp, gets it; a stored version with another one is an error.
     """
-    from .model import RunRecord
-
     text = None
     if isinstance(timestamp, str):
         text, timestamp = timestamp, parse_timestamp(timestamp, path=path)

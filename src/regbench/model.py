@@ -368,6 +368,8 @@ class StoredRun(RunInfo):
     timestamp_text: str | None
     #: The version's commit sha, if it has one, for export (so a pushed run names its commit).
     commit: str | None = None
+    #: The version's git tags, by name, for export (so a server names a pushed version as its tags).
+    tags: tuple[str, ...] = ()
 
     # RunInfo's generated __eq__ would compare metadata alone, and ``==`` on arrays is ambiguous.
     __eq__ = object.__eq__

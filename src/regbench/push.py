@@ -31,13 +31,17 @@ class PushRequest:
 
 @dataclass(frozen=True)
 class PushResult:
-    """The server's answer: what it stored, or had stored for the same submission (``replayed``)."""
+    """The server's answer: what it stored, or had stored for the same submission (``replayed``);
+    of a new submission, the runs it already had (``skipped``) and the runs it stored after those
+    it had of the same experiment (``remeasured``; both 0 from a server that does not say)."""
 
     submission_id: str
     runs: int
     samples: int
     replayed: bool
     attempts: int
+    skipped: int = 0
+    remeasured: int = 0
 
 
 def read_token(*, env: str | None, path: str | None) -> str:
@@ -118,7 +122,8 @@ def push(request: PushRequest, body: bytes, *, token: str, attempts: int = 6, ti
                 if answer.status_code in (200, 201):
                     data = answer.json()
                     return PushResult(data["submission"], int(data["runs"]), int(data["samples"]),
-                                      bool(data["replayed"]), attempt)
+                                      bool(data["replayed"]), attempt, int(data.get("skipped") or 0),
+                                      int(data.get("remeasured") or 0))
                 message = _message(answer)
                 if answer.status_code != 429 and answer.status_code < 500:
                     raise RequestError(f"the server refused the push ({answer.status_code}): {message}")

@@ -2,9 +2,11 @@
 
 Contract (DESIGN.md "Contracts"): a header row; required columns
 ``benchmark,version,run,iteration,value``; optional ``timestamp`` (ISO 8601; orders versions),
-``config``, ``machine``, ``unit``, ``direction``.  ``run`` and ``iteration`` are non-negative
-integers, ``value`` a finite number.  Without ``timestamp`` versions are ordered by first
-appearance.
+``config``, ``machine``, ``unit``, ``direction``, ``commit`` (the version's full sha), ``tags``
+(the version's git tags, separated by spaces), ``status`` and ``error`` (a run that did not end
+``ok``: one row, without ``iteration`` and ``value``).  ``run`` and ``iteration`` are
+non-negative integers, ``value`` a finite number.  Without ``timestamp`` versions are ordered by
+first appearance.
 
 This module is a pure parser (STYLE.md habit 8): a path in, an :class:`ImportBatch` out; every
 problem is an :class:`~regbench.errors.InputError` ``FILE:LINE: what is wrong`` raised before
@@ -34,13 +36,27 @@ if TYPE_CHECKING:
     import mmap
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
-OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit")
+OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit", "tags", "status", "error")
 #: A commit as the ``commit`` column holds it: the full sha (a history is matched against the
 #: full shas of the branch's first-parent line).
 _SHA = re.compile(r"[0-9a-fA-F]{40}")
+#: What ``git check-ref-format`` refuses in a tag name (the rules that concern one name): ASCII
+#: control characters, space, ``~ ^ : ? * [ \``, ``..``, ``@{``, ``//``, a component that starts
+#: with ``.``, or a name that starts with ``-`` or ``/`` or ends with ``/``, ``.`` or ``.lock``.
+#: A space cannot be in a tag, so the ``tags`` column separates a version's tags with spaces.
+_NOT_IN_TAG = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|(^|/)\.|^[-/]|[/.]$|\.lock$|^@$")
+#: The longest tag name the store keeps (``version_alias.name``).
+_TAG_CHARS = 200
 COLUMNS = REQUIRED + OPTIONAL
 DEFAULT_MACHINE = "local"
-_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp", "commit")
+_TEXT = ("benchmark", "version", "config", "machine", "unit", "direction", "timestamp", "commit", "tags", "status",
+         "error")
+#: The longest ``error`` export writes (its end is kept, as a stderr tail is): escaped, its line
+#: stays far below :data:`MAX_LINE_BYTES`.
+ERROR_CHARS = 8192
+#: How the CSV writes an ``error``'s line breaks (and the backslash, NUL), so a row is one line.
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 #: Longest line (in bytes, line break excluded) of a canonical CSV or JSON-lines file.  A row of
 #: measurements is tens of bytes; the bound keeps a corrupt file (one line of megabytes) from
 #: costing the CSV reader seconds and gigabytes before it finds the line is wrong.
@@ -58,6 +74,8 @@ class ImportBatch:
     first_line: dict[tuple, int] = field(default_factory=dict)  # run key -> first line in the file
     benchmark_line: dict[str, int] = field(default_factory=dict)  # benchmark -> its first line
     n_samples: int = 0
+    #: A version's git tags (the ``tags`` column), by version name; versions without are left out.
+    tags: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_file(path: str | Path, *, fmt: str = "auto") -> ImportBatch:
@@ -149,6 +167,8 @@ def _read_csv(p: Path):
     for col in header:
         if col in _TEXT:
             frame[col] = _factorize_text(frame[col])
+    if "error" in frame:
+        frame["error"] = _recode(frame["error"], _unescape)
     return frame
 
 
@@ -303,6 +323,8 @@ def _read_jsonl(p: Path):
                 v = obj.get(c)
                 if c in ("run", "iteration", "value") and v is not None:
                     v = _json_number(v, c, where, n)
+                elif c == "tags" and isinstance(v, list):
+                    v = _json_tags(v, where, n)
                 cols[c].append(v)
     if n == 0:
         raise InputError("empty file", path=where, line=1)
@@ -333,6 +355,53 @@ def _json_number(v, col: str, where: str, line: int) -> float:
     return x
 
 
+def _json_tags(v: list, where: str, line: int) -> str:
+    """A JSON list of tag names as the ``tags`` column's text (names separated by spaces)."""
+    if not all(isinstance(tag, str) for tag in v):
+        raise InputError(f"`tags` must be a list of tag names (text), got {shown(v)}", path=where, line=line)
+    spaced = next((tag for tag in v if " " in tag), None)
+    if spaced is not None:
+        raise InputError(f"`tags` holds {shown(spaced)}, which is not a git tag name", path=where, line=line)
+    return " ".join(v)
+
+
+def _tag_names(text: str | None) -> tuple[str, ...]:
+    """The tags of a ``tags`` cell: the names between its spaces, each once, sorted."""
+    return tuple(sorted({tag for tag in (text or "").split(" ") if tag}))
+
+
+def _canonical_tags(text: str) -> str:
+    """A ``tags`` cell with its tags sorted, each once: rows that list the same tags in another
+    order hold the same text; a cell of spaces alone is blank."""
+    return " ".join(_tag_names(text))
+
+
+def _escape(text: str) -> str:
+    """An ``error`` as the CSV writes it: on one line (``\\n``, ``\\r``, ``\\0``, ``\\\\``)."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in text) if any(ch in text for ch in _ESCAPES) else text
+
+
+def _unescape(text: str) -> str:
+    """The inverse of :func:`_escape` (a backslash before another character stays as it is)."""
+    if "\\" not in text:
+        return text
+    back = {"n": "\n", "r": "\r", "0": "\0", "\\": "\\"}
+    return _UNESCAPE.sub(lambda m: back.get(m.group(1), m.group(0)), text)
+
+
+def _recode(column, fn):
+    """A text column (a categorical) with ``fn`` applied to each distinct text, once; a text
+    ``fn`` makes empty is blank (missing)."""
+    import pandas as pd
+
+    texts = [fn(str(c)) for c in column.cat.categories]
+    names = [t for t in dict.fromkeys(texts) if t]
+    index = {t: k for k, t in enumerate(names)}
+    remap = np.array([index.get(t, -1) for t in texts] + [-1], dtype=np.int64)  # code -1 (blank) stays -1
+    return pd.Categorical.from_codes(remap[column.cat.codes.to_numpy(np.int64)],
+                                     categories=pd.Index(names, dtype=object))
+
+
 def _validate(frame, where: str, offset: int) -> ImportBatch:
     n_rows = len(frame)
     # Blank lines are skipped; every other row must be complete.
@@ -346,19 +415,29 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
     if keep.size < n_rows:  # a copy of every column only when there are blank lines to drop
         frame = frame.iloc[keep].reset_index(drop=True)
 
+    for col in ("status", "error"):
+        if col in frame:  # an empty text (a JSON "") is no status, no error
+            frame[col] = _recode(frame[col], str)
+    failed = _failed_rows(frame, lines, where)  # runs that did not end ok: one row each, no sample
+    measured = ~failed
     for c in REQUIRED:
-        miss = np.flatnonzero(frame[c].isna().to_numpy())
+        miss = frame[c].isna().to_numpy()
+        if c in ("iteration", "value"):
+            miss = miss & measured
+        miss = np.flatnonzero(miss)
         if miss.size:
             raise InputError(f"missing value for `{c}`", path=where, line=int(lines[miss[0]]))
 
     value = frame["value"].to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(value))
+    bad = np.flatnonzero(~np.isfinite(value) & measured)
     if bad.size:
         raise InputError(f"`value` must be a finite number, got {float(value[bad[0]])!r}", path=where,
                          line=int(lines[bad[0]]))
     ints = {}
     for c in ("run", "iteration"):
         x = frame[c].to_numpy(dtype=float)
+        if c == "iteration":
+            x = np.where(measured, x, 0.0)  # a failed run's row has none
         bad = np.flatnonzero((x < 0) | (x != np.floor(x)) | (x > 2**31 - 1))
         if bad.size:
             raise InputError(f"`{c}` must be a non-negative integer, got {_fmt(x[bad[0]])}", path=where,
@@ -394,6 +473,18 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             row = np.flatnonzero(v_code == v_names.index(name))[0]  # only on the error path
             raise InputError(f"`commit` must be a git commit's full sha (40 hex digits), got {shown(sha)}",
                              path=where, line=int(lines[row]))
+    if "tags" in frame:  # one version's rows may list its tags in any order
+        frame["tags"] = _recode(frame["tags"], _canonical_tags)
+    tags = {name: _tag_names(text)
+            for name, text in _per_key_attribute(frame, v_code, v_names, (v_seen, v_first), "tags", lines, where,
+                                                 "version").items()}
+    for name, given in tags.items():
+        refused = next((tag for tag in given if len(tag) > _TAG_CHARS or _NOT_IN_TAG.search(tag)), None)
+        if refused is not None:
+            row = np.flatnonzero(v_code == v_names.index(name))[0]  # only on the error path
+            raise InputError(f"`tags` holds {shown(refused)}, which is not a git tag name (a version's tags are "
+                             f"separated by spaces; at most {_TAG_CHARS} characters each)",
+                             path=where, line=int(lines[row]))
     units = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "unit", lines, where, "benchmark")
     dirs = _per_key_attribute(frame, b_code, b_names, (b_seen, b_first), "direction", lines, where, "benchmark")
     for name, d in dirs.items():
@@ -402,11 +493,56 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             raise InputError(f"`direction` must be 'lower' or 'higher', got {d!r}", path=where,
                              line=int(lines[row]))
 
-    # Group rows into runs: one integer key per (benchmark, version, config, machine, run).
+    # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
+    batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(np.count_nonzero(measured)))
+    for pos in np.argsort(v_first, kind="stable"):
+        name = v_names[v_seen[pos]]
+        ts_text = versions[name]
+        info: dict = {}
+        if ts_text is not None:
+            info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
+        sha = commits.get(name)
+        if sha:
+            info["commit"] = sha.lower()
+        batch.versions[name] = info
+        if tags.get(name):
+            batch.tags[name] = tags[name]
+    batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
+    for name in b_names:
+        info = {}
+        if units.get(name):
+            info["unit"] = units[name]
+        if dirs.get(name):
+            info["direction"] = dirs[name]
+        batch.benchmarks[name] = info
+
     run = ints["run"]
     it = ints["iteration"]
+    if failed.any():
+        rows = np.flatnonzero(failed)
+        status, error = frame["status"], frame.get("error")
+        for j in rows:
+            rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
+                            samples=np.empty(0), config=c_names[c_code[j]], machine=m_names[m_code[j]],
+                            status=str(status.iloc[j]),
+                            stderr_tail=None if error is None or error.isna().iloc[j] else str(error.iloc[j]))
+            run_key = (rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)
+            if run_key in batch.first_line:
+                raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is given "
+                                 f"twice: a failed run has one row (the first on line {batch.first_line[run_key]})",
+                                 path=where, line=int(lines[j]))
+            batch.records.append(rec)
+            batch.first_line[run_key] = int(lines[j])
+        # The measured rows are grouped into runs below.
+        ok = np.flatnonzero(measured)
+        run, it, value, b_code, v_code, c_code, m_code, lines = (
+            a[ok] for a in (run, it, value, b_code, v_code, c_code, m_code, lines))
+        if not ok.size:
+            return batch
+
+    # Group rows into runs: one integer key per (benchmark, version, config, machine, run).
     dims = [len(b_names), len(v_names), len(c_names), len(m_names), int(run.max()) + 1]
-    key = np.zeros(len(frame), dtype=np.int64)
+    key = np.zeros(len(run), dtype=np.int64)
     for code, size in zip((b_code, v_code, c_code, m_code, run), dims, strict=True):
         key = key * size + code
     span = int(it.max()) + 1
@@ -440,35 +576,50 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
 
     starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
     ends = np.concatenate((starts[1:], [len(key)]))
-    # Versions in first-appearance order (DESIGN.md) unless their timestamps say otherwise.
-    batch = ImportBatch(records=[], versions={}, benchmarks={}, n_samples=int(value.size))
-    for pos in np.argsort(v_first, kind="stable"):
-        name = v_names[v_seen[pos]]
-        ts_text = versions[name]
-        info: dict = {}
-        if ts_text is not None:
-            info = {"timestamp": _parse_time(ts_text, where, lines[v_first[pos]]), "timestamp_text": ts_text}
-        sha = commits.get(name)
-        if sha:
-            info["commit"] = sha.lower()
-        batch.versions[name] = info
-    batch.benchmark_line = {b_names[c]: int(lines[i]) for c, i in zip(b_seen, b_first, strict=True)}
-    for name in b_names:
-        info = {}
-        if units.get(name):
-            info["unit"] = units[name]
-        if dirs.get(name):
-            info["direction"] = dirs[name]
-        batch.benchmarks[name] = info
     for s, e in zip(starts, ends, strict=True):
         j = row_of(s)
         rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
                         samples=value_s[s:e], config=c_names[c_code[j]], machine=m_names[m_code[j]],
                         first_iteration=int(it_s[s]))
+        where_first = int(lines[s] if order is None else lines[order[s:e]].min())
+        failed_line = batch.first_line.get((rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index))
+        if failed_line is not None:
+            raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} has samples "
+                             f"and a failed row (line {failed_line}): a failed run has no samples",
+                             path=where, line=where_first)
         batch.records.append(rec)
-        batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = int(
-            lines[s] if order is None else lines[order[s:e]].min())
+        batch.first_line[(rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)] = where_first
     return batch
+
+
+def _failed_rows(frame, lines, where: str) -> np.ndarray:
+    """Which rows are runs that did not end ``ok`` (their ``status``), checked: a known status,
+    no ``iteration`` or ``value`` on them, no ``error`` on a measured row."""
+    from ..model import RUN_STATUSES
+
+    failed: np.ndarray = np.zeros(len(frame), dtype=bool)
+    if "status" in frame:
+        status = frame["status"]
+        names = [str(x) for x in status.cat.categories]
+        unknown = [k for k, name in enumerate(names) if name not in RUN_STATUSES]
+        codes = status.cat.codes.to_numpy(np.int64)
+        if unknown:
+            row = np.flatnonzero(np.isin(codes, unknown))[0]
+            raise InputError(f"`status` must be one of {', '.join(RUN_STATUSES)} (blank: ok), got "
+                             f"{shown(names[codes[row]])}", path=where, line=int(lines[row]))
+        not_ok = [k for k, name in enumerate(names) if name != "ok"]
+        failed = np.isin(codes, not_ok)
+    for col in ("iteration", "value"):
+        given = np.flatnonzero(failed & frame[col].notna().to_numpy())
+        if given.size:
+            row = given[0]
+            raise InputError(f"a run with status {str(frame['status'].iloc[row])!r} has no samples: its row has no "
+                             f"`{col}`", path=where, line=int(lines[row]))
+    if "error" in frame:
+        stray = np.flatnonzero(~failed & frame["error"].notna().to_numpy())
+        if stray.size:
+            raise InputError("`error` is for a run whose `status` is not ok", path=where, line=int(lines[stray[0]]))
+    return failed
 
 
 def _unique_first(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -545,9 +696,10 @@ def write_csv(runs: Iterable[StoredRun], path_or_buffer: str | Path | TextIO) ->
         Where to write.
 
     Only measured samples are written (warm-up iterations are left out, the first written
-    iteration keeps its number), so importing the file reproduces every analysis; runs without
-    samples (failed runs) have nothing to write.  Floats are written with ``repr``, which
-    round-trips exactly.
+    iteration keeps its number), so importing the file reproduces every analysis.  A run that did
+    not end ``ok`` is one row with its ``status`` and ``error`` (its stderr tail, the last
+    8192 characters at most, line breaks written ``\\n``) and neither ``iteration`` nor
+    ``value``.  Floats are written with ``repr``, which round-trips exactly.
     """
     if isinstance(path_or_buffer, str | Path):
         with open(path_or_buffer, "w", encoding="utf-8", newline="") as out:
@@ -559,16 +711,18 @@ def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
     out.write(",".join(COLUMNS) + "\n")
     n = 0
     for r in runs:
-        if r.status != "ok":
+        fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
+                          _csv(r.direction), r.commit or "", _csv(" ".join(r.tags))))
+        head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
+        if r.status != "ok":  # one row: its status and why, no sample (analyses use none of a failed run's)
+            error = _escape((r.stderr_tail or "")[-ERROR_CHARS:])
+            out.write(f"{head},,{fixed},{r.status},{_csv(error)}\n")
             continue
         vals = cast("list[float]", r.samples[r.warmup:].tolist())
         if not vals:
             continue
-        fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
-                          _csv(r.direction), r.commit or ""))
-        head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
         start = r.first_iteration + r.warmup
-        out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}\n" for i, v in enumerate(vals)))
+        out.write("".join(f"{head}{start + i},{float(v)!r},{fixed},,\n" for i, v in enumerate(vals)))
         n += len(vals)
     return n
 

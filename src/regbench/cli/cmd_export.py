@@ -17,13 +17,15 @@ import click
                    "(`Campaign 3 on ...`; repeatable) [default: all].")
 @click.pass_obj
 def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...]) -> None:
-    """Export every measured sample as canonical CSV.
+    """Export every measured sample, and every failed run, as canonical CSV.
 
-    Warm-up iterations and failed runs (which have no samples) are left out, so a re-import
-    reproduces every analysed sample (but not the warm-up count: give `summary --warmup-cost`
-    for n_opt); exporting the re-imported store gives the same bytes. Each version's commit is
-    written too, so a server the file is pushed to reads the branch's history. --version and
-    --campaign export only part of the store: what a CI machine just measured, to push it.
+    Warm-up iterations are left out, so a re-import reproduces every analysed sample (but not
+    the warm-up count: give `summary --warmup-cost` for n_opt); exporting the re-imported store
+    gives the same bytes. A run that did not end ok is one row with its status and error, so a
+    server the file is pushed to sees a benchmark that started failing. Each version's commit
+    and git tags are written too, so that server reads the branch's history and names versions
+    by their tags. --version and --campaign export only part of the store: what a CI machine
+    just measured, to push it.
     """
     import os
     import tempfile
@@ -42,9 +44,13 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
             raise NotFoundError(f"no campaign {missing[0]} in the store (`regbench run` prints the number of "
                                 "its campaign at its end)")
 
+    failed = 0
+
     def runs():
+        nonlocal failed
         for r in store.iter_raw_runs():
             if (wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns):
+                failed += r.status != "ok"
                 yield r
 
     if output == "-":
@@ -64,4 +70,5 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     except BaseException:
         os.unlink(tmp)
         raise
-    err_console.print(f"exported {n} samples to {output}")
+    also = f" and {failed} failed run{'' if failed == 1 else 's'}" if failed else ""
+    err_console.print(f"exported {n} samples{also} to {output}")

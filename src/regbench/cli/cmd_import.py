@@ -55,11 +55,12 @@ def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> 
 def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None, config_name: str,
             machine: str) -> None:
     """Import measurements from FILE, in one transaction: on any error nothing is stored and the
-    error names the line (FILE:LINE: what is wrong).
+    error names the line (FILE:LINE: what is wrong). A canonical run already stored (the same
+    samples) is skipped; runs measured again under numbers the store has are stored after them.
 
     \b
     Canonical CSV columns: benchmark,version,run,iteration,value
-    optional: timestamp,config,machine,unit,direction
+    optional: timestamp,config,machine,unit,direction,commit,tags,status,error
     Another tool's output is imported as runs of --version: each invocation of the tool is one
     run (a JMH fork is one), every sample it reports is kept, and runs are added after those
     already stored for that version.
@@ -85,7 +86,29 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
                                machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
-    if rep.failed:
+    if rep.skipped:
+        console.print(f"{rep.skipped} run{' of the file is' if rep.skipped == 1 else 's of the file are'} already in "
+                      "the store (the same samples, or the same failure): skipped", markup=False)
+    for again in rep.remeasured[:5]:
+        console.print(f"{again.runs} run{'' if again.runs == 1 else 's'} of {again.benchmark!r} at {again.version!r} "
+                      f"({again.config}, {again.machine}) measured again what the store has runs of: numbered "
+                      "after them", markup=False)
+    if len(rep.remeasured) > 5:
+        more = sum(again.runs for again in rep.remeasured[5:])
+        console.print(f"... and {more} more run{'' if more == 1 else 's'} of {len(rep.remeasured) - 5} other "
+                      "benchmarks and versions, numbered after the stored ones", markup=False)
+    if rep.tags:
+        one = rep.tags == 1
+        console.print(f"{rep.tags} git tag{'' if one else 's'} added to {'its version' if one else 'their versions'}",
+                      markup=False)
+    for kept in rep.kept_tags:
+        console.print(f"note: tag {kept.tag!r} names version {kept.stored_on!r} in the store and stays there "
+                      f"(the file gives it to {kept.file_version!r}; an import never moves a tag)", markup=False)
+    if rep.failed and fmt in CANONICAL:
+        console.print(f"{rep.failed} of the runs did not end ok (`status` {'column' if fmt == 'csv' else 'field'}): "
+                      f"stored as {'a failed run' if rep.failed == 1 else 'failed runs'} with their error "
+                      "(`regbench show`)", markup=False)
+    elif rep.failed:
         console.print(f"{rep.failed} benchmark{'' if rep.failed == 1 else 's'} the file reports as failed "
                       f"{'is' if rep.failed == 1 else 'are'} stored as a failed run each, with the tool's "
                       "message (`regbench show`)", markup=False)

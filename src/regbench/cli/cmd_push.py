@@ -2,11 +2,12 @@
 
 The submission id is derived from the file's content, format, version, machine and
 configuration, so running the same push again (a CI job retried) is answered "already stored" by
-the server rather than stored twice.  Connection errors, 5xx and 429 answers are retried with
-exponential backoff (1, 2, 4, ... s, at most 60 s a wait), a 429's or 503's ``Retry-After``
-honoured; a 4xx answer is one line naming what the server refused.  The token is read from an
-environment variable or a file, never from the command line (where ``ps`` and shell histories
-would show it).
+the server rather than stored twice; a canonical file's runs the server holds already (another
+file with them) are skipped, and a re-measurement of a version goes after its stored runs.
+Connection errors, 5xx and 429 answers are retried with exponential backoff (1, 2, 4, ... s, at
+most 60 s a wait), a 429's or 503's ``Retry-After`` honoured; a 4xx answer is one line naming
+what the server refused.  The token is read from an environment variable or a file, never from
+the command line (where ``ps`` and shell histories would show it).
 """
 
 from __future__ import annotations
@@ -73,5 +74,17 @@ def command(click_ctx: click.Context, file: str, server: str, token_env: str | N
                   on_retry=lambda why, wait: click.echo(f"{why}; retrying in {wait:.0f} s", err=True))
     if result.replayed:
         click.echo(f"already stored: submission {result.submission_id} ({result.runs} runs, {result.samples} samples)")
+    elif result.runs == 0 and result.skipped:
+        click.echo(f"nothing new: the {_runs(result.skipped)} of the file {'is' if result.skipped == 1 else 'are'} "
+                   f"already stored (submission {result.submission_id})")
     else:
-        click.echo(f"stored {result.runs} runs ({result.samples} samples) as submission {result.submission_id}")
+        click.echo(f"stored {_runs(result.runs)} ({result.samples} samples) as submission {result.submission_id}")
+        if result.remeasured:
+            click.echo(f"{_runs(result.remeasured)} measured again what the server has runs of (the same "
+                       "benchmarks, versions and machine): numbered after them")
+        if result.skipped:
+            click.echo(f"{_runs(result.skipped)} already stored {'was' if result.skipped == 1 else 'were'} skipped")
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'}"

@@ -18,7 +18,7 @@ import json
 import os
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, timedelta
 from pathlib import Path
 from typing import TypeVar
@@ -701,7 +701,9 @@ class Store:
 
     def add_runs(self, records: Iterable[RunRecord], *, versions: Iterable[VersionInfo] = (),
                  benchmarks: Mapping[str, Mapping[str, str]] | None = None, append: bool = False,
-                 within: Callable[[Connection], None] | None = None) -> int:
+                 within: Callable[[Connection], None] | None = None,
+                 tags: Mapping[str, Iterable[str]] | None = None,
+                 append_to: Collection[tuple[str, str, str, str]] = ()) -> int:
         """Store many runs in one transaction (all or nothing); return how many.
 
         ``versions`` describes versions (commit, timestamps) and ``benchmarks`` maps a benchmark
@@ -712,11 +714,17 @@ class Store:
 
         With ``append``, the records' run indices count from the first index free in the store
         for their (benchmark, version, config, machine), found inside the transaction: two
-        imports of one version at once get distinct indices, never a duplicate.
+        imports of one version at once get distinct indices, never a duplicate.  ``append_to``
+        does so for the records of these (benchmark, version, config, machine) alone; the others
+        keep their indices.
 
         ``within(conn)``, if given, is called first inside the same transaction (the HTTP API
         records a submission's id there, so that its runs and its id are stored together or not
         at all); what it raises rolls everything back and propagates.
+
+        ``tags`` maps a version name to git tags it gets (an import's ``tags`` column): a tag the
+        store does not hold yet is added; one that names a version already (this one or another)
+        is left as it is, so an import adds tags and never removes or moves one.
 
         Raises :class:`DuplicateRunError` when a run with the same key is already stored.
         """
@@ -724,8 +732,10 @@ class Store:
             raise TypeError("`versions` must be VersionInfo records, not a mapping")
         records, versions = list(records), list(versions)
 
+        appended = frozenset(append_to)
+
         def work(conn: Connection) -> int:
-            if append:
+            if append or appended:
                 tx.lock_appends(conn)  # appenders take turns: each sees the indices the last one took
             if within is not None:
                 within(conn)
@@ -733,24 +743,36 @@ class Store:
             self._date_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)
-            todo = _after_stored(conn, records) if append else records
+            for name, names in (tags or {}).items():
+                version_id = self.ensure_version(conn, VersionInfo(name))
+                for tag in names:
+                    tx.insert_missing(conn, t.version_alias, {"name": tag, "version_id": version_id, "kind": "tag"})
+            if append:
+                todo = _after_stored(conn, records)
+            elif appended:
+                moved = iter(_after_stored(conn, [rec for rec in records if _run_key(rec)[:4] in appended]))
+                todo = [next(moved) if _run_key(rec)[:4] in appended else rec for rec in records]
+            else:
+                todo = records
             for start in range(0, len(todo), 2000):
                 conn.execute(t.run.insert(), [self._run_row(conn, rec) for rec in todo[start:start + 2000]])
             self._add_slices(conn, todo)
             return len(todo)
 
-        return self._write_runs(records, work, append=append, many="runs already in the store would be duplicated")
+        kept = [] if append else [rec for rec in records if _run_key(rec)[:4] not in appended]
+        return self._write_runs(kept, work, many="runs already in the store would be duplicated")
 
     def _write_runs(self, records: Sequence[RunRecord], work: Callable[[Connection], R], *,
-                    append: bool = False, many: str | None = None) -> R:
-        """``work`` (which inserts ``records``) in a write transaction.  A unique key that fails
-        is a :class:`DuplicateRunError` (its message starts with ``many``, if given) when one
-        of the records' keys is stored; otherwise a concurrent writer took the key between
-        reading and writing (an appended index), and the work is done again."""
+                    many: str | None = None) -> R:
+        """``work`` (which inserts ``records``, and maybe runs it numbers after the stored ones)
+        in a write transaction.  A unique key that fails is a :class:`DuplicateRunError` (its
+        message starts with ``many``, if given) when one of the ``records``' keys is stored;
+        otherwise a concurrent writer took the key between reading and writing (an appended
+        index), and the work is done again."""
         seen: set[tuple] = set()
         for rec in records:
             key = _run_key(rec)
-            if key in seen and not append:
+            if key in seen:
                 text = f"{_run_text(rec)} is given twice"
                 raise DuplicateRunError(text if many is None else f"{many} ({text})")
             seen.add(key)
@@ -758,7 +780,7 @@ class Store:
             try:
                 return self.write(work)
             except sa.exc.IntegrityError as exc:
-                stored = None if append else self._first_stored(records)
+                stored = self._first_stored(records) if records else None
                 if stored is not None:
                     text = f"{_run_text(stored)} is already in the store"
                     raise DuplicateRunError(text if many is None else f"{many} ({text})") from exc
@@ -1052,19 +1074,51 @@ class Store:
         with self.engine.connect() as conn:
             return [_stored_run(r) for r in conn.execute(q)]
 
+    def experiment_runs(self, experiments: Iterable[tuple[str, str, str, str]]
+                        ) -> dict[tuple[str, str, str, str], list[StoredRun]]:
+        """The stored runs, with all their samples, of each of ``experiments`` (benchmark,
+        version, config, machine) that has any, by run index: what an import compares a file's
+        runs with (:func:`regbench.ingest.plan_import`).  The keys of the runs of these versions
+        are read first, then the samples of the wanted runs alone, 500 at a time (SQLite's limit
+        of bound parameters is 999 at least)."""
+        wanted = set(experiments)
+        if not wanted:
+            return {}
+        versions = sorted({e[1] for e in wanted})
+        # The other names narrow the first query when they are few; its rows are matched anyway.
+        narrow = [column.in_(names) for column, names in (
+            (t.benchmark.c.name, sorted({e[0] for e in wanted})), (t.config.c.name, sorted({e[2] for e in wanted})),
+            (t.machine.c.name, sorted({e[3] for e in wanted}))) if len(names) <= 100]
+        ids: list[int] = []
+        with self.engine.connect() as conn:
+            for start in range(0, len(versions), 500):
+                q = _runs_query().where(t.version.c.name.in_(versions[start:start + 500]), *narrow)
+                ids += [row.id for row in conn.execute(q)
+                        if (row.benchmark, row.version, row.config, row.machine) in wanted]
+            out: dict[tuple[str, str, str, str], list[StoredRun]] = {}
+            for start in range(0, len(ids), 500):
+                q = _runs_query(*_STORED_RUN_COLUMNS).where(t.run.c.id.in_(ids[start:start + 500]))
+                for row in conn.execute(q):
+                    out.setdefault((row.benchmark, row.version, row.config, row.machine), []).append(_stored_run(row))
+        for runs in out.values():
+            runs.sort(key=lambda r: r.run_index)
+        return out
+
     # ------------------------------------------------------------------ export
     def iter_raw_runs(self) -> Iterator[StoredRun]:
-        """Every run with all samples (warm-up included), for export.
+        """Every run with all samples (warm-up included) and its version's tags, for export.
 
         Versions come in history order, then benchmark, config, machine and run index: the order
         does not depend on how the store was filled, and the first appearance of each version in
         an export is its place in history, so re-importing a file without timestamps keeps it.
         """
         rank = {v.id: k for k, v in enumerate(self.versions())}
+        tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in self.aliases().items()}
         rows = list(self._raw_runs())
         rows.sort(key=lambda r: (rank[r.version_id], r.benchmark, r.config, r.machine, r.run_index))
         for row in rows:
-            yield _stored_run(row)
+            run = _stored_run(row)
+            yield dataclasses.replace(run, tags=tags[run.version]) if tags.get(run.version) else run
 
     def _raw_runs(self) -> Iterator[sa.Row]:
         q = _runs_query(*_STORED_RUN_COLUMNS).order_by(t.run.c.id)

@@ -221,8 +221,11 @@ def create_api(ctx: ApiContext) -> FastAPI:
         result = await run_in_threadpool(lambda: submit(ctx.store(), wanted, body, token_id=token.id))
         if not result.replayed:
             log.info("submission %r by token %r: %d runs", result.submission_id, token.name, result.runs)
-        return JSONResponse({"submission": result.submission_id, "runs": result.runs, "samples": result.samples,
-                             "replayed": result.replayed}, status_code=200 if result.replayed else 201)
+        answer = {"submission": result.submission_id, "runs": result.runs, "samples": result.samples,
+                  "replayed": result.replayed}
+        if not result.replayed:  # a replay is answered from the submission's record, which has no such counts
+            answer |= {"skipped": result.skipped, "remeasured": result.remeasured}
+        return JSONResponse(answer, status_code=200 if result.replayed else 201)
 
     @api.get("/formats", dependencies=[Read], summary="The formats a submission may have")
     def formats() -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 The body is parsed by the same code as ``regbench import`` (the canonical JSON lines or CSV, or
 another harness's format through its adapter) and stored by it, in one transaction that also
-records the submission's id (:mod:`regbench.store.submissions`).  A retry with the same id and
+records the submission's id (:mod:`regbench.store.submissions`); a canonical body's runs already
+stored are skipped and a re-measurement goes after the stored runs
+(:func:`regbench.ingest.plan_import`).  A retry with the same id and
 the same content is answered from the record and stores nothing; the same id with another content
 is a :class:`~regbench.errors.ConflictError`.  Errors about the body name its line as
 ``body:LINE: what is wrong``.
@@ -42,12 +44,19 @@ class SubmitRequest:
 
 @dataclass(frozen=True)
 class SubmitResult:
-    """The answer to a submission: what it stored (or had stored, when ``replayed``)."""
+    """The answer to a submission: what it stored (or had stored, when ``replayed``).
+
+    ``skipped`` counts the runs of a canonical body already in the store (not stored again) and
+    ``remeasured`` those of its runs stored after the runs the store had of their experiment (a
+    re-run of a stored version, numbered from 0 again), both of this request: 0 in a replay.
+    """
 
     submission_id: str
     runs: int
     samples: int
     replayed: bool
+    skipped: int = 0
+    remeasured: int = 0
 
 
 def submit_formats() -> list[str]:
@@ -121,7 +130,8 @@ def submit(store: Store, request: SubmitRequest, body: bytes, *, token_id: int |
     InputError
         The body is malformed (``body:LINE: what``), or names another machine or version than the query.
     ConflictError
-        The id was used for another body, or runs of the body are already stored by another submission.
+        The id was used for another body, or another writer stored runs under the numbers the
+        body's runs were given while they were being stored.
     """
     digest = body_digest(request, body)
     found = find_submission(store, request.submission_id)
@@ -154,7 +164,7 @@ def submit(store: Store, request: SubmitRequest, body: bytes, *, token_id: int |
 
 
 def _store(store: Store, request: SubmitRequest, path: str, digest: str, token_id: int | None) -> SubmitResult:
-    from ..ingest import import_file, import_tool_file, parse_tool_file
+    from ..ingest import import_tool_file, parse_tool_file, plan_import, store_import
 
     def record(runs: int, samples: int):
         return recorder(Submission(request.submission_id, digest, request.format, request.machine, runs, samples,
@@ -172,14 +182,15 @@ def _store(store: Store, request: SubmitRequest, path: str, digest: str, token_i
             if request.version is not None and rec.version != request.version:
                 raise InputError(f"the line is of version {rec.version!r}, the submission's version is "
                                  f"{request.version!r}", path=path, line=line)
-        report = import_file(store, path, fmt=request.format, batch=batch,
-                             within=record(len(batch.records), batch.n_samples))
+        plan = plan_import(store, path, batch)  # runs already stored are skipped, re-runs go after them
+        report = store_import(store, plan, within=record(plan.runs, plan.samples))
     else:
         runs = parse_tool_file(path, fmt=request.format, version=request.version)
         samples = int(sum(r.samples.size for r in runs))
         report = import_tool_file(store, path, fmt=request.format, version=request.version, config=request.config,
                                   machine=request.machine, runs=runs, within=record(len(runs), samples))
-    return SubmitResult(request.submission_id, report.runs, report.samples, replayed=False)
+    return SubmitResult(request.submission_id, report.runs, report.samples, replayed=False, skipped=report.skipped,
+                        remeasured=sum(r.runs for r in report.remeasured))
 
 
 def _replay(found: Submission, digest: str) -> SubmitResult:
