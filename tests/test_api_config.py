@@ -18,7 +18,7 @@ def test_serve_defaults_and_values():
 
 @pytest.mark.parametrize("table, message", [
     ({"public": True}, r"\[serve\]: unknown key `public` \(expected public_reads, public_pages, max_body, rate, "
-                       r"burst\)"),
+                       r"burst, detect, notify\)"),
     ({"public_reads": "yes"}, r"\[serve\] `public_reads` must be true or false, got 'yes'"),
     ({"public_pages": 0}, r"\[serve\] `public_pages` must be true or false, got 0"),
     ({"max_body": 10}, r"\[serve\] `max_body` must be an integer number of bytes of at least 1024, got 10"),

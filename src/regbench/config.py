@@ -277,6 +277,11 @@ class ServeSettings:
     #: Requests a second each API token may make, on average, and at once.
     rate: float = 20.0
     burst: int = 60
+    #: Whether the server checks the versions of each submission (``detect --incremental``) in the
+    #: background once it is stored (:mod:`regbench.web.after_submit`).
+    detect: bool = False
+    #: ... and tells the ``[[notify]]`` sinks of the alerts it opens (``--notify``).
+    notify: bool = True
 
 
 #: Where runs are made and series analysed (``--executor``, ``[run] executor``).
@@ -556,10 +561,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
 
 def _serve_table(table, fail: Fail) -> ServeSettings:
     """``[serve]``: ``public_reads``, ``public_pages``, ``max_body`` (bytes), ``rate`` and ``burst`` of
-    each token."""
+    each token, ``detect`` and ``notify`` after each submission."""
     if not isinstance(table, dict):
         fail("[serve] must be a table")
-    keys = ("public_reads", "public_pages", "max_body", "rate", "burst")
+    keys = ("public_reads", "public_pages", "max_body", "rate", "burst", "detect", "notify")
     bad = set(table) - set(keys)
     if bad:
         fail(f"[serve]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
@@ -579,7 +584,12 @@ def _serve_table(table, fail: Fail) -> ServeSettings:
     burst = table.get("burst", d.burst)
     if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
         fail(f"[serve] `burst` must be an integer of at least 1, got {shown(burst)}")
-    return ServeSettings(public_reads=public, public_pages=pages, max_body=size, rate=float(rate), burst=burst)
+    detect, notify = table.get("detect", d.detect), table.get("notify", d.notify)
+    for key, value in (("detect", detect), ("notify", notify)):
+        if not isinstance(value, bool):
+            fail(f"[serve] `{key}` must be true or false, got {shown(value)}")
+    return ServeSettings(public_reads=public, public_pages=pages, max_body=size, rate=float(rate), burst=burst,
+                         detect=detect, notify=notify)
 
 
 def _screen_table(table: object, where: str) -> ConfigurationSpace:

@@ -42,6 +42,8 @@ class PushResult:
     attempts: int
     skipped: int = 0
     remeasured: int = 0
+    #: Whether the server checks the submission's versions now (``[serve] detect = true``).
+    detecting: bool = False
 
 
 def read_token(*, env: str | None, path: str | None) -> str:
@@ -123,7 +125,7 @@ def push(request: PushRequest, body: bytes, *, token: str, attempts: int = 6, ti
                     data = answer.json()
                     return PushResult(data["submission"], int(data["runs"]), int(data["samples"]),
                                       bool(data["replayed"]), attempt, int(data.get("skipped") or 0),
-                                      int(data.get("remeasured") or 0))
+                                      int(data.get("remeasured") or 0), data.get("detection") == "scheduled")
                 message = _message(answer)
                 if answer.status_code != 429 and answer.status_code < 500:
                     raise RequestError(f"the server refused the push ({answer.status_code}): {message}")

@@ -84,6 +84,9 @@ def command(click_ctx: click.Context, file: str, server: str, token_env: str | N
                        "benchmarks, versions and machine): numbered after them")
         if result.skipped:
             click.echo(f"{_runs(result.skipped)} already stored {'was' if result.skipped == 1 else 'were'} skipped")
+        if result.detecting:
+            click.echo("the server checks the new versions now ([serve] detect): its alerts are on its dashboard, "
+                       "GET /api/v1/detection says when it is done")
 
 
 def _runs(n: int) -> str:

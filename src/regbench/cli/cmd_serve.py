@@ -17,7 +17,10 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
     with the HTTP API under /api/v1 (submitting runs, reading series and alerts; docs/api.md).
 
     The pages need no token unless `[serve] public_pages = false`; the API's reads need one
-    unless `[serve] public_reads = true`; every write does. Stop with Ctrl-C.
+    unless `[serve] public_reads = true`; every write does. With `[serve] detect = true`, the
+    server checks each submission's versions in the background once it is stored, as `detect
+    --incremental --notify` does (the `[[notify]]` sinks are told unless `[serve] notify =
+    false`). Stop with Ctrl-C.
     """
     import logging
 
@@ -32,7 +35,8 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
     # repository, asked again at each request: its branches move while the server runs.
     revisions = revision_resolver(ctx.project_repo(config), remember=False)
     app = create_app(location, project=config.name if config else "regbench", url=config.url if config else None,
-                     secure_cookies=secure_cookies, settings=config.serve if config else None, revisions=revisions)
+                     secure_cookies=secure_cookies, settings=config.serve if config else None, revisions=revisions,
+                     config=config)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     click.echo(f"regbench dashboard on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -37,6 +37,7 @@ from ..model import ALERT_STATUSES, CHANGE_KINDS, TRIAGE_STATUSES
 from ..store import Store
 from ..store.tokens import ApiToken, authenticate, list_tokens
 from .api_limits import TokenBuckets, read_body
+from .after_submit import DetectAfterSubmit
 from .api_submit import SubmitRequest, check_request, submit, submit_formats
 from .data import STATES, Dashboard
 
@@ -60,6 +61,8 @@ class ApiContext:
     store: Callable[[], Store]
     dashboard: Callable[[], Dashboard]
     settings: ServeSettings
+    #: Detection after each submission (``[serve] detect = true``); None when it is off.
+    after_submit: DetectAfterSubmit | None = None
 
 
 def create_api(ctx: ApiContext) -> FastAPI:
@@ -225,7 +228,20 @@ def create_api(ctx: ApiContext) -> FastAPI:
                   "replayed": result.replayed}
         if not result.replayed:  # a replay is answered from the submission's record, which has no such counts
             answer |= {"skipped": result.skipped, "remeasured": result.remeasured}
+        if ctx.after_submit is not None and not result.replayed and result.runs:
+            ctx.after_submit.schedule()
+            answer["detection"] = "scheduled"
         return JSONResponse(answer, status_code=200 if result.replayed else 201)
+
+    @api.get("/detection", dependencies=[Read],
+             summary="Detection after submissions ([serve] detect): whether it is on, and its last pass")
+    def detection(wait: Annotated[float, Query(ge=0, le=600, description=(
+            "Seconds to wait at most for the passes that run or wait to end (a CI job that pushed "
+            "and wants the verdict)"))] = 0) -> dict[str, Any]:
+        if ctx.after_submit is None:
+            return {"enabled": False}
+        idle = ctx.after_submit.wait_idle(wait) if wait else None
+        return ctx.after_submit.status() | ({"idle": idle} if idle is not None else {})
 
     @api.get("/formats", dependencies=[Read], summary="The formats a submission may have")
     def formats() -> dict[str, Any]:

@@ -42,12 +42,13 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainT
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..config import ServeSettings
+from ..config import ProjectConfig, ServeSettings
 from ..errors import AuthError, ForbiddenError, NotFoundError, RegbenchError, RequestError, StoreError, TooLargeError
 from ..store import Store
 from ..store.db import RevisionResolver
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
+from .after_submit import DetectAfterSubmit
 from .api import STATUS, TRIAGE_BODY_LIMIT, ApiContext, create_api, triage_body
 from .api_limits import read_body
 from .data import STATES, Dashboard, benchmark_id, js_payload, valid_id
@@ -162,7 +163,7 @@ def _param(request: Request, name: str, pattern: re.Pattern | Callable[[str], bo
 
 def create_app(location: str | None, *, project: str = "regbench", url: str | None = None,
                secure_cookies: bool = False, settings: ServeSettings | None = None,
-               revisions: RevisionResolver | None = None) -> Starlette:
+               revisions: RevisionResolver | None = None, config: ProjectConfig | None = None) -> Starlette:
     """The dashboard app over the store at ``location`` (a path or SQLAlchemy URL; None: the default).
 
     Parameters
@@ -183,9 +184,13 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         :meth:`Store.resolve_version` asks it: ``regbench serve`` gives the project's repository,
         as the command line does (:func:`regbench.run.versions.revision_resolver`).  Without it,
         versions are named by their stored names, tags and branches recorded, and prefixes.
+    config : ProjectConfig, optional
+        The project's configuration, for detection after each submission (``settings.detect``):
+        the branch whose first-parent line is the history, and the ``[[notify]]`` sinks.
     """
     site = Site(location, project=project, url=url, secure_cookies=secure_cookies, revisions=revisions)
     settings = settings or ServeSettings()
+    after_submit = DetectAfterSubmit(site.open_store, config, notify=settings.notify) if settings.detect else None
 
     def page(handler: Callable[[Request, Dashboard, ApiToken | None], Response]):
         """A GET endpoint: the dashboard loaded in a worker thread; errors as pages."""
@@ -394,7 +399,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         Route("/login", login, methods=["GET", "POST"]), Route("/logout", logout, methods=["POST"]),
         Route("/alerts/{alert_id}/triage", triage_form, methods=["POST"]),
         Route("/api/alerts/{alert_id}", triage_api, methods=["POST"]),
-        Mount("/api/v1", create_api(ApiContext(site.open_store, site.dashboard, settings))),
+        Mount("/api/v1", create_api(ApiContext(site.open_store, site.dashboard, settings, after_submit))),
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]
 
@@ -412,9 +417,12 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         try:
             yield
         finally:  # every server made a directory of plots per start, and left it behind
+            if after_submit is not None:
+                after_submit.close()
             site.close()
 
     app = Starlette(routes=routes, exception_handlers={404: not_found, Exception: failed}, lifespan=lifespan)
     app.state.site = site
+    app.state.after_submit = after_submit
     return app
 
