@@ -376,3 +376,29 @@ def test_a_series_stored_only_as_failed_takes_the_unit_of_its_first_result(tmp_p
         assert {b.name: b.unit for b in store.benchmarks()}["jmh/B.a"] == "ops/ms"
         with pytest.raises(Exception, match="stored with unit 'ops/ms'"):  # a measured series keeps its unit
             store.add_run(RunRecord(benchmark="jmh/B.a", version="v3", run_index=0, samples=(1.0,)), unit="us/op")
+
+
+def test_a_jmh_invocations_forks_join_one_run_with_their_timing_and_weights(tmp_path):
+    # Golden sample.json (make_golden.sh: -f 2 -wi 1 -w 100ms -r 20ms -bm sample) as one invocation:
+    # its two forks are one run, which keeps what JMH said it cost (2 forks, their 2 x 100 ms of
+    # warm-up, 20 ms iterations) and each iteration's timed invocations (its weight).
+    from regbench.model import ToolTiming
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    script = "import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2])"
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "jmh", "format": "jmh", "runs": 2, "warmup": 0,
+         "command": [sys.executable, "-c", script, str(GOLDEN / "jmh" / "sample.json"), "{output}"]}])
+    name = "jmh/regbench.golden.SumBench.sum(size=10)"
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        tools = {(t.benchmark, t.run_index): t for t in store.run_tools(prefix="jmh/")}
+        hist = json.loads((GOLDEN / "jmh" / "sample.json").read_text())[0]["primaryMetric"]["rawDataHistogram"]
+        counts = [float(sum(n for _, n in it)) for fork in hist for it in fork]
+        for i in (0, 1):
+            assert tools[(name, i)].timing == ToolTiming(2, 0.2, 0.02)
+            assert tools[(name, i)].weights.tolist() == counts == [477, 743, 697, 601, 411, 596]
+            # A percentile (a secondary metric) costs nothing of its own and weighs nothing.
+            assert (name + " [p0.00]", i) not in tools
+
