@@ -286,3 +286,30 @@ def test_live_jmh_run_is_imported(tmp_path):
         (f"{NAME}(size=10)", 0, 2, "lower"), (f"{NAME}(size=10)", 1, 2, "lower")]
     assert all(np.isfinite(r.samples).all() and (r.samples > 0).all() for r in runs)
 
+
+# --- sample mode: summary shows JMH's own, pooled, score beside the mean of the iterations --------
+
+def test_summary_of_an_imported_sample_mode_file_shows_jmhs_score(tmp_path, capsys):
+    # JMH's sample-mode score pools every timed invocation of every iteration and fork (9.482e-5
+    # ms/op in the golden file); the statistics use each iteration's mean, each weighing alike,
+    # whose mean is 9.358e-5 here (iterations of 411 to 743 invocations).  `summary` shows both.
+    from regbench.cli.main import main
+
+    db = str(tmp_path / "s.db")
+    assert main(["--store", db, "import", str(SAMPLE), "--format", "jmh", "--version", "v1"]) == 0
+    capsys.readouterr()
+    name = f"{NAME}(size=10)"
+    assert main(["--store", db, "summary", "--benchmark", name, "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    means = np.concatenate([r.samples for r in by_name(parse(SAMPLE))[name]])
+    assert row["tool_score"] == pytest.approx(9.482184397163117e-05, rel=1e-12)  # JMH's primaryMetric.score
+    assert row["mean"] == pytest.approx(means.mean(), rel=1e-12)  # two forks of 3 iterations: the iterations' mean
+    assert abs(row["mean"] - row["tool_score"]) > 1e-3 * row["tool_score"]
+    # Other series (its percentiles, p0.00 ...) have no weights: no score of the tool's.
+    assert main(["--store", db, "summary", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["benchmark"] for r in rows if "tool_score" in r] == [name]
+    assert main(["--store", db, "summary", "--benchmark", name]) == 0
+    out = capsys.readouterr().out
+    assert "tool's score" in out and "94.82 ns/op" in out
+    assert "JMH's own score of a sample-mode benchmark, every invocation it timed pooled" in " ".join(out.split())

@@ -381,7 +381,9 @@ def test_a_series_stored_only_as_failed_takes_the_unit_of_its_first_result(tmp_p
 def test_a_jmh_invocations_forks_join_one_run_with_their_timing_and_weights(tmp_path):
     # Golden sample.json (make_golden.sh: -f 2 -wi 1 -w 100ms -r 20ms -bm sample) as one invocation:
     # its two forks are one run, which keeps what JMH said it cost (2 forks, their 2 x 100 ms of
-    # warm-up, 20 ms iterations) and each iteration's timed invocations (its weight).
+    # warm-up, 20 ms iterations) and each iteration's timed invocations (its weight), so that
+    # `summary` can give JMH's own, pooled, score.
+    from regbench.analysis import summarize
     from regbench.model import ToolTiming
 
     proj = tmp_path / "proj"
@@ -401,4 +403,7 @@ def test_a_jmh_invocations_forks_join_one_run_with_their_timing_and_weights(tmp_
             assert tools[(name, i)].weights.tolist() == counts == [477, 743, 697, 601, 411, 596]
             # A percentile (a secondary metric) costs nothing of its own and weighs nothing.
             assert (name + " [p0.00]", i) not in tools
+        (row,) = summarize(store, benchmark=name)
+        assert row.pooled_mean == pytest.approx(9.482184397163117e-05, rel=1e-12)  # JMH's score
+        assert row.plain.mean == pytest.approx(9.358266903606605e-05, rel=1e-12)  # the iterations' mean
 

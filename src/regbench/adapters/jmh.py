@@ -30,7 +30,7 @@ Mapping to runs
   invocations, no longer the unit of a sample as in the other modes.  JMH's own score pools every
   timed invocation of every iteration and fork (the weighted mean), so it differs from the plain
   mean of the iteration means that the statistics use wherever the counts differ (a slow
-  iteration times fewer invocations).
+  iteration times fewer invocations); ``regbench summary`` shows both (docs/formats.md).
 * JMH's ``forks``, ``warmupIterations`` x ``warmupTime`` and ``measurementTime`` (time-based
   modes: ``thrpt``, ``avgt``, ``sample``) are each fork's :class:`~regbench.model.ToolTiming`:
   one process, the warm-up it ran and did not write, the length of an iteration, which
