@@ -407,3 +407,37 @@ def test_a_jmh_invocations_forks_join_one_run_with_their_timing_and_weights(tmp_
         assert row.pooled_mean == pytest.approx(9.482184397163117e-05, rel=1e-12)  # JMH's score
         assert row.plain.mean == pytest.approx(9.358266903606605e-05, rel=1e-12)  # the iterations' mean
 
+
+def test_run_checks_a_name_a_tool_reports_against_what_it_reported_in_the_store(tmp_path, capsys):
+    # `run --benchmark jmh/probe.Lang3Bench.joinn` (a typo) said that jmh reports it without
+    # looking; where the store holds what jmh reported, the name is checked against it.
+    from regbench.cli.main import main
+    from regbench.model import RunRecord
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "jmh", "format": "jmh", "command": [sys.executable, "-c", "pass", "{output}"]},
+        {"name": "plain", "command": [sys.executable, "-c", "print(1)"]}])
+    db = tmp_path / "s.db"
+
+    def run(name: str) -> tuple[int, str]:
+        rc = main(["--store", str(db), "--config", str(cfg), "run", "--versions", "HEAD", "--benchmark", name])
+        return rc, capsys.readouterr().err
+
+    # No store yet: nothing to check against, the name is taken for what the tool would report,
+    # and no store is made by the refusal.
+    rc, err = run("jmh/probe.Lang3Bench.joinn")
+    assert rc == 3 and "it is reported by the jmh benchmark 'jmh'" in err and not db.exists()
+    with Store(db) as store:
+        store.add_runs([RunRecord(f"jmh/probe.Lang3Bench.{m}", "v1", 0, (1.0, 2.0)) for m in ("join", "split")]
+                       + [RunRecord("jmh:maxrss", "v1", 0, (1.0,))])
+    rc, err = run("jmh/probe.Lang3Bench.joinn")
+    assert rc == 3 and err.count("\n") == 1
+    assert err.rstrip().endswith("no benchmark named 'jmh/probe.Lang3Bench.joinn': the jmh benchmark 'jmh' has not "
+                                 "reported it in the store (did you mean 'jmh/probe.Lang3Bench.join'?)")
+    rc, err = run("jmh/other.Thing.x")
+    assert rc == 3 and "has not reported it in the store (it has reported 2: `regbench show` lists them)" in err
+    # A series it did report is run by its tool's benchmark, as before.
+    rc, err = run("jmh/probe.Lang3Bench.split")
+    assert rc == 3 and "it is reported by the jmh benchmark 'jmh', which runs all its command selects" in err

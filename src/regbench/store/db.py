@@ -1140,6 +1140,14 @@ class Store:
     def _reopen(cls, url: str) -> Store:
         return cls(url, create=False)
 
+    def benchmark_names_unopened(self) -> list[str] | None:
+        """Every stored benchmark's name, read as the database is (:meth:`peek`: no store made, none
+        upgraded); None when there is no store yet, or none of this regbench's."""
+        if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:" \
+                and not Path(self.url[len("sqlite:///"):]).is_file():
+            return None  # connecting would make the file
+        return self.peek(lambda conn: list(conn.execute(sa.select(t.benchmark.c.name)).scalars()))
+
     def benchmark_names(self) -> list[str]:
         """Every stored benchmark's name, sorted."""
         with self.engine.connect() as conn:
