@@ -100,6 +100,42 @@ def test_golden_sample_mode_one_weighted_mean_per_iteration():
     assert p0.samples.tolist() == [2.8e-05, 2.9999999999999997e-05, 2.9999999999999997e-05]
 
 
+def test_golden_each_forks_warmup_and_iteration_length_are_its_timing():
+    # -wi 1 -w 100ms -r 100ms (thrpt_avgt_gc.json), -r 20ms (sample.json): what a fork costs
+    # beyond its measured iterations, which `regbench optimize` prices a run with.
+    from regbench.model import ToolTiming
+
+    runs = by_name(parse(THRPT))
+    for name, rs in runs.items():
+        if "[" in name:  # a secondary metric is measured in its benchmark's forks: no cost of its own
+            assert {r.timing for r in rs} == {None} and {r.weights is None for r in rs} == {True}
+        else:
+            assert {r.timing for r in rs} == {ToolTiming(processes=1, warmup_seconds=0.1, iteration_seconds=0.1)}
+            assert {r.weights is None for r in rs} == {True}  # rawData: every iteration counts alike
+    primary = by_name(parse(SAMPLE))[f"{NAME}(size=10)"]
+    assert {r.timing for r in primary} == {ToolTiming(1, 0.1, 0.02)}
+    # Sample mode: each iteration weighs its timed invocations, by which JMH pools its score.
+    assert [r.weights.tolist() for r in primary] == [[float(n) for n in r.params["histogram_counts"]] for r in primary]
+
+
+@pytest.mark.parametrize(("fields", "timing"), [
+    ({"warmupIterations": 5, "warmupTime": "10 s", "measurementTime": "1 min"}, (1, 50.0, 60.0)),
+    ({"warmupIterations": 0, "warmupTime": "200 ms", "measurementTime": "500 us"}, (1, 0.0, 0.0005)),
+    ({"warmupIterations": 2, "warmupTime": "soon", "measurementTime": "1 s"}, None),
+    ({"warmupTime": "1 s", "measurementTime": "1 s"}, None),
+    ({"warmupIterations": 2, "warmupTime": "1 s", "measurementTime": "1 s", "mode": "ss"}, None),
+])
+def test_timing_is_read_from_jmhs_time_values_or_left_out(tmp_path, fields, timing):
+    # Single shot (ss) iterations last one call, whatever measurementTime says: no timing.
+    entry = {"benchmark": "a.B.c", "mode": "avgt", "primaryMetric": {"scoreUnit": "us/op", "rawData": [[3.0]]},
+             **fields}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps([entry]))
+    (run,) = parse(p)
+    assert (None if run.timing is None else (run.timing.processes, run.timing.warmup_seconds,
+                                             run.timing.iteration_seconds)) == timing
+
+
 @pytest.mark.parametrize("path", [THRPT, SAMPLE])
 def test_sniff_claims_jmh_files(path):
     assert sniff_format(path) == "jmh"
@@ -249,3 +285,31 @@ def test_live_jmh_run_is_imported(tmp_path):
     assert [(r.benchmark, r.run, r.samples.size, r.direction) for r in runs] == [
         (f"{NAME}(size=10)", 0, 2, "lower"), (f"{NAME}(size=10)", 1, 2, "lower")]
     assert all(np.isfinite(r.samples).all() and (r.samples > 0).all() for r in runs)
+
+
+# --- sample mode: summary shows JMH's own, pooled, score beside the mean of the iterations --------
+
+def test_summary_of_an_imported_sample_mode_file_shows_jmhs_score(tmp_path, capsys):
+    # JMH's sample-mode score pools every timed invocation of every iteration and fork (9.482e-5
+    # ms/op in the golden file); the statistics use each iteration's mean, each weighing alike,
+    # whose mean is 9.358e-5 here (iterations of 411 to 743 invocations).  `summary` shows both.
+    from regbench.cli.main import main
+
+    db = str(tmp_path / "s.db")
+    assert main(["--store", db, "import", str(SAMPLE), "--format", "jmh", "--version", "v1"]) == 0
+    capsys.readouterr()
+    name = f"{NAME}(size=10)"
+    assert main(["--store", db, "summary", "--benchmark", name, "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    means = np.concatenate([r.samples for r in by_name(parse(SAMPLE))[name]])
+    assert row["tool_score"] == pytest.approx(9.482184397163117e-05, rel=1e-12)  # JMH's primaryMetric.score
+    assert row["mean"] == pytest.approx(means.mean(), rel=1e-12)  # two forks of 3 iterations: the iterations' mean
+    assert abs(row["mean"] - row["tool_score"]) > 1e-3 * row["tool_score"]
+    # Other series (its percentiles, p0.00 ...) have no weights: no score of the tool's.
+    assert main(["--store", db, "summary", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["benchmark"] for r in rows if "tool_score" in r] == [name]
+    assert main(["--store", db, "summary", "--benchmark", name]) == 0
+    out = capsys.readouterr().out
+    assert "tool's score" in out and "94.82 ns/op" in out
+    assert "JMH's own score of a sample-mode benchmark, every invocation it timed pooled" in " ".join(out.split())

@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -157,6 +157,11 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
         written["plan"][0].update(slices=2, full_slices=5)
         add(t.run_slice, benchmark_id=fft, version_id=v0, config_id=cfg, machine_id=local, run_index=0, n_slices=5,
             slices=np.arange(25.0).astype("<f8").tobytes())
+    if at_least(revision, "0014"):
+        add(t.run_tool, benchmark_id=fft, version_id=v0, config_id=cfg, machine_id=local, run_index=0, processes=2,
+            warmup_seconds=0.4, iteration_seconds=0.2, weights=np.arange(5.0).astype("<f8").tobytes())
+        add(t.run_tool, benchmark_id=fft, version_id=v1, config_id=cfg, machine_id=local, run_index=0,
+            processes=None, warmup_seconds=None, iteration_seconds=None, weights=None)
     return written
 
 
@@ -233,7 +238,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0012", "0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -253,9 +258,11 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     finally:
         engine.dispose()
     dropped = set(written) - tables
-    assert dropped == {"submission", "alert_machine", "api_token", "plan", "version_alias", "run_slice"} & {
+    assert dropped == {"submission", "alert_machine", "api_token", "plan", "version_alias", "run_slice",
+                       "run_tool"} & {
         name for name, since in (("submission", "0010"), ("alert_machine", "0009"), ("api_token", "0008"),
-                                 ("plan", "0007"), ("version_alias", "0006"), ("run_slice", "0013"))
+                                 ("plan", "0007"), ("version_alias", "0006"), ("run_slice", "0013"),
+                                 ("run_tool", "0014"))
         if not at_least(down_to, since)}
     assert ("hold_machines" in columns) == at_least(down_to, "0009")
     assert ("compared_by" in confirmation_columns) == at_least(down_to, "0011")

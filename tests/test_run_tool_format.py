@@ -376,3 +376,68 @@ def test_a_series_stored_only_as_failed_takes_the_unit_of_its_first_result(tmp_p
         assert {b.name: b.unit for b in store.benchmarks()}["jmh/B.a"] == "ops/ms"
         with pytest.raises(Exception, match="stored with unit 'ops/ms'"):  # a measured series keeps its unit
             store.add_run(RunRecord(benchmark="jmh/B.a", version="v3", run_index=0, samples=(1.0,)), unit="us/op")
+
+
+def test_a_jmh_invocations_forks_join_one_run_with_their_timing_and_weights(tmp_path):
+    # Golden sample.json (make_golden.sh: -f 2 -wi 1 -w 100ms -r 20ms -bm sample) as one invocation:
+    # its two forks are one run, which keeps what JMH said it cost (2 forks, their 2 x 100 ms of
+    # warm-up, 20 ms iterations) and each iteration's timed invocations (its weight), so that
+    # `summary` can give JMH's own, pooled, score.
+    from regbench.analysis import summarize
+    from regbench.model import ToolTiming
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    script = "import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2])"
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "jmh", "format": "jmh", "runs": 2, "warmup": 0,
+         "command": [sys.executable, "-c", script, str(GOLDEN / "jmh" / "sample.json"), "{output}"]}])
+    name = "jmh/regbench.golden.SumBench.sum(size=10)"
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(load_config(cfg), store, seed=1)
+        tools = {(t.benchmark, t.run_index): t for t in store.run_tools(prefix="jmh/")}
+        hist = json.loads((GOLDEN / "jmh" / "sample.json").read_text())[0]["primaryMetric"]["rawDataHistogram"]
+        counts = [float(sum(n for _, n in it)) for fork in hist for it in fork]
+        for i in (0, 1):
+            assert tools[(name, i)].timing == ToolTiming(2, 0.2, 0.02)
+            assert tools[(name, i)].weights.tolist() == counts == [477, 743, 697, 601, 411, 596]
+            # A percentile (a secondary metric) costs nothing of its own and weighs nothing.
+            assert (name + " [p0.00]", i) not in tools
+        (row,) = summarize(store, benchmark=name)
+        assert row.pooled_mean == pytest.approx(9.482184397163117e-05, rel=1e-12)  # JMH's score
+        assert row.plain.mean == pytest.approx(9.358266903606605e-05, rel=1e-12)  # the iterations' mean
+
+
+def test_run_checks_a_name_a_tool_reports_against_what_it_reported_in_the_store(tmp_path, capsys):
+    # `run --benchmark jmh/probe.Lang3Bench.joinn` (a typo) said that jmh reports it without
+    # looking; where the store holds what jmh reported, the name is checked against it.
+    from regbench.cli.main import main
+    from regbench.model import RunRecord
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cfg = write_config(proj, 'name = "x"\n', [
+        {"name": "jmh", "format": "jmh", "command": [sys.executable, "-c", "pass", "{output}"]},
+        {"name": "plain", "command": [sys.executable, "-c", "print(1)"]}])
+    db = tmp_path / "s.db"
+
+    def run(name: str) -> tuple[int, str]:
+        rc = main(["--store", str(db), "--config", str(cfg), "run", "--versions", "HEAD", "--benchmark", name])
+        return rc, capsys.readouterr().err
+
+    # No store yet: nothing to check against, the name is taken for what the tool would report,
+    # and no store is made by the refusal.
+    rc, err = run("jmh/probe.Lang3Bench.joinn")
+    assert rc == 3 and "it is reported by the jmh benchmark 'jmh'" in err and not db.exists()
+    with Store(db) as store:
+        store.add_runs([RunRecord(f"jmh/probe.Lang3Bench.{m}", "v1", 0, (1.0, 2.0)) for m in ("join", "split")]
+                       + [RunRecord("jmh:maxrss", "v1", 0, (1.0,))])
+    rc, err = run("jmh/probe.Lang3Bench.joinn")
+    assert rc == 3 and err.count("\n") == 1
+    assert err.rstrip().endswith("no benchmark named 'jmh/probe.Lang3Bench.joinn': the jmh benchmark 'jmh' has not "
+                                 "reported it in the store (did you mean 'jmh/probe.Lang3Bench.join'?)")
+    rc, err = run("jmh/other.Thing.x")
+    assert rc == 3 and "has not reported it in the store (it has reported 2: `regbench show` lists them)" in err
+    # A series it did report is run by its tool's benchmark, as before.
+    rc, err = run("jmh/probe.Lang3Bench.split")
+    assert rc == 3 and "it is reported by the jmh benchmark 'jmh', which runs all its command selects" in err

@@ -45,6 +45,11 @@ class ExperimentSummary:
     #: The benchmark whose invocation failed at this version, leaving this series (a tool's
     #: report or a measure of it) without a run there; None for an experiment with runs.
     not_reported: str | None = None
+    #: The tool's own score where it weighs its samples (a JMH sample-mode iteration by its timed
+    #: invocations, :attr:`regbench.model.RunRecord.weights`): every measured sample of the ok runs,
+    #: weighted (:func:`pooled_mean`); None where the samples are not weighted.  ``plain.mean``
+    #: stays the mean of run means, each the plain mean of its iterations, as the statistics use.
+    pooled_mean: float | None = None
 
 
 def summarize_series(series_list: Iterable[Series], *, confidence_level: float = 0.99,
@@ -103,11 +108,53 @@ def run_moments(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndar
     return sizes, means, variances
 
 
+def pooled_mean(samples: Iterable[np.ndarray], weights: Iterable[np.ndarray]) -> float:
+    """The weighted mean of every sample of several runs, ``sum(w x) / sum(w)``: a tool's own score
+    where each of its samples pools ``w`` measurements (JMH's sample mode pools every timed
+    invocation of every iteration, so an iteration weighs by its count, where the plain mean
+    weighs every iteration alike).  NaN without weight."""
+    x = np.concatenate([np.asarray(a, dtype=float) for a in samples] or [np.empty(0)])
+    w = np.concatenate([np.asarray(a, dtype=float) for a in weights] or [np.empty(0)])
+    if x.shape != w.shape:
+        raise ValueError("`samples` and `weights` must hold one weight per sample")
+    total = float(w.sum())
+    return float(x @ w) / total if total > 0 else float("nan")
+
+
+def _pooled_means(store: Store, rows: list[ExperimentSummary], *, config: str | None,
+                  machine: str | None) -> list[ExperimentSummary]:
+    """``rows`` with :attr:`ExperimentSummary.pooled_mean` where every ok run of the experiment
+    has weights (a JMH sample-mode benchmark's), from their measured samples."""
+    names = sorted({r.benchmark for r in rows if r.plain is not None})
+    if not names:
+        return rows
+    weighted: dict[tuple[str, str, str, str], dict[int, np.ndarray]] = {}
+    for info in store.run_tools(benchmarks=names if len(names) <= 500 else None, config=config, machine=machine,
+                                weighted=True):
+        if info.weights is not None:
+            weighted.setdefault((info.benchmark, info.version, info.config, info.machine),
+                                {})[info.run_index] = info.weights
+    if not weighted:
+        return rows
+    out = []
+    for r in rows:
+        key = (r.benchmark, r.version, r.config, r.machine)
+        if key in weighted and r.plain is not None:
+            ok = [run for run in store.raw_runs(r.benchmark, r.version, config=r.config, machine=r.machine)
+                  if run.status == "ok"]
+            have = weighted[key]
+            if ok and all(run.run_index in have and have[run.run_index].size == run.samples.size for run in ok):
+                r = dataclasses.replace(r, pooled_mean=pooled_mean([run.samples[run.warmup:] for run in ok],
+                                                                   [have[run.run_index][run.warmup:] for run in ok]))
+        out.append(r)
+    return out
+
+
 def summarize(store: Store, *, benchmark: str | None = None, version: str | None = None,
               config: str | None = None, machine: str | None = None, **options) -> list[ExperimentSummary]:
     version = store.resolve_version(version) if version else None
     series = store.load_series(benchmark, config=config, machine=machine, versions=[version] if version else None)
-    rows = summarize_series(series, **options)
+    rows = _pooled_means(store, summarize_series(series, **options), config=config, machine=machine)
     if not store.runs(version=version, failed=True):
         return rows
     # Failed runs that --retry-failed ran again with success since are history, not failures:

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeGuard
@@ -380,17 +380,36 @@ class ProjectConfig:
             return True
         return any(fnmatch.fnmatchcase(benchmark, pattern) for pattern in self.alert_suppress)
 
-    def benchmark(self, name: str) -> BenchmarkSpec:
+    def benchmark(self, name: str, *, stored: Iterable[str] | None = None) -> BenchmarkSpec:
+        """The configured benchmark ``name``; a :class:`ConfigError` naming the nearest otherwise.
+
+        ``stored`` are the series names a store holds: a name a tool benchmark would report
+        (``jmh/pkg.C.m``) is checked against the series that tool has reported there, so that a
+        typo is said as one (with the nearest names), not taken for a benchmark it reports.
+        """
         for b in self.benchmarks:
             if b.name == name:
                 return b
+        import difflib
+
         base = SeriesName.parse(name).benchmark
         tool = next((b for b in self.benchmarks if b.name == base and b.format and base != name), None)
         if tool is not None:  # a series a tool reports: run by its configured benchmark
+            reported = sorted({n for n in stored or () if SeriesName.parse(n).benchmark == base
+                               and SeriesName.parse(n).reported is not None})
+            if reported and name not in reported:
+                # The nearest only: names of one class share a long prefix, so the others are near too.
+                scores = {n: difflib.SequenceMatcher(None, name, n).ratio() for n in reported}
+                best = max(scores.values())
+                near = sorted((n for n, x in scores.items() if x >= max(0.6, best - 0.02)), key=scores.__getitem__,
+                              reverse=True)[:3]
+                hint = (f"did you mean {', '.join(repr(n) for n in near)}?" if near else
+                        f"it has reported {len(reported)}: `regbench show` lists them")
+                raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}: the {tool.format} "
+                                  f"benchmark {base!r} has not reported it in the store ({hint})")
             raise ConfigError(f"{self.path or CONFIG_NAME}: no benchmark named {name!r}: it is reported by the "
                               f"{tool.format} benchmark {base!r}, which runs all its command selects (--benchmark "
                               f"{base}; to run fewer, narrow its filter in the command)")
-        import difflib
 
         names = [b.name for b in self.benchmarks]
         hint = ""

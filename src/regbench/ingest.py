@@ -312,7 +312,7 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     # Numbered after the stored runs inside the import's transaction (append): another import of
     # the same version at the same moment gets the indices after these, never the same ones.
     records = [RunRecord(benchmark=r.benchmark, version=version, run_index=r.run, samples=r.samples, config=config,
-                         machine=machine, warmup=r.warmup) for r in runs]
+                         machine=machine, warmup=r.warmup, timing=r.timing, weights=r.weights) for r in runs]
     # A benchmark the file reports as failed, with no result (Google Benchmark's SkipWithError, a
     # Go benchmark's --- FAIL): a failed run of its series with the tool's message, as a campaign
     # stores it, rather than nothing.

@@ -84,6 +84,29 @@ class SeriesName:
 
 
 @dataclass(frozen=True)
+class ToolTiming:
+    """What a benchmark tool says one run of one of its benchmarks cost beyond the samples it
+    reported: what ``regbench optimize`` prices a tool's run with (docs/optimize.md, "A tool's
+    run").  Stored beside the run (table ``run_tool``, schema 0014).
+
+    Attributes
+    ----------
+    processes : int
+        Fresh processes the tool started for the benchmark in the run (JMH's forks), each paying
+        a start-up that no sample shows.
+    warmup_seconds : float
+        Seconds of warm-up iterations the tool ran and did not report, all processes together
+        (JMH: ``forks x warmupIterations x warmupTime``).
+    iteration_seconds : float
+        How long one reported iteration lasts, as the tool was told (JMH's ``measurementTime``).
+    """
+
+    processes: int
+    warmup_seconds: float
+    iteration_seconds: float
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run, as written to the store in one transaction."""
 
@@ -104,6 +127,36 @@ class RunRecord:
     #: A Python benchmark's iterations timed as slices (``slices = N``): ``(samples, N)`` seconds
     #: per call, warm-up included, kept beside the run for ``regbench optimize``; None: no slices.
     slices: np.ndarray | None = None
+    #: What the tool said the run cost beyond its samples (a JMH benchmark's forks, warm-up and
+    #: iteration length), kept beside the run for ``regbench optimize``; None: not said.
+    timing: ToolTiming | None = None
+    #: Per sample (warm-up included), how many measurements the tool pooled into it (a JMH
+    #: sample-mode iteration's timed invocations), whose weighted mean is the tool's own score;
+    #: None: every sample counts alike.
+    weights: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class RunToolInfo:
+    """What a tool said of one stored run beyond its samples (table ``run_tool``), keyed like the run.
+
+    Attributes
+    ----------
+    benchmark, version, config, machine : str
+    run_index : int
+    timing : ToolTiming or None
+        The processes, unreported warm-up and iteration length of the run (:class:`ToolTiming`).
+    weights : numpy.ndarray or None
+        Per stored sample (warm-up included), the measurements the tool pooled into it.
+    """
+
+    benchmark: str
+    version: str
+    config: str
+    machine: str
+    run_index: int
+    timing: ToolTiming | None
+    weights: np.ndarray | None
 
 
 @dataclass(frozen=True)

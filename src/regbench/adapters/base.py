@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from ..model import ToolTiming
 
 #: Entry-point group of third-party adapters.
 ENTRY_POINT_GROUP = "regbench.adapters"
@@ -52,6 +53,15 @@ class ToolRun:
         from analyses).
     params : dict
         What else the tool says about the run (parameters, aggregates it computed), for people.
+    timing : ToolTiming or None
+        What the tool says the run cost beyond its samples (processes started, warm-up it did
+        not report, the length of an iteration), where it says it: stored with the run, and
+        what ``regbench optimize`` prices the tool's runs with.  None on a secondary metric
+        (it shares its benchmark's processes) and where the tool does not say.
+    weights : numpy.ndarray or None
+        Per sample, how many measurements the tool pooled into it (a JMH sample-mode
+        iteration's timed invocations), where the tool's own score weighs samples by them;
+        None where every sample counts alike.
     """
 
     benchmark: str
@@ -61,6 +71,8 @@ class ToolRun:
     run: int = 0
     warmup: int = 0
     params: dict = field(default_factory=dict)
+    timing: ToolTiming | None = None
+    weights: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

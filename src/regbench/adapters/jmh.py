@@ -23,11 +23,19 @@ Mapping to runs
   higher; average time, sample time and single shot (``avgt``, ``sample``, ``ss``) when lower.
 * Sample mode (``sample``) writes no ``rawData`` but ``rawDataHistogram``: per fork, per
   iteration, ``[value, count]`` pairs of the timed invocations.  Each iteration becomes one
-  sample, the count-weighted mean of its histogram (which is how JMH scores a sample-mode
-  iteration); the number of invocations timed per iteration is kept in
-  ``params["histogram_counts"]``.  Expanding every invocation would turn a 100 ms iteration into
-  thousands of strongly dependent values and would make iterations, not invocations, no longer
-  the unit of a sample as in the other modes.
+  sample, the count-weighted mean of its histogram (the mean time of the invocations it timed);
+  the number of invocations timed per iteration is kept in ``params["histogram_counts"]`` and as
+  the samples' ``weights`` (stored with the run).  Expanding every invocation would turn a 100 ms
+  iteration into thousands of strongly dependent values and would make iterations, not
+  invocations, no longer the unit of a sample as in the other modes.  JMH's own score pools every
+  timed invocation of every iteration and fork (the weighted mean), so it differs from the plain
+  mean of the iteration means that the statistics use wherever the counts differ (a slow
+  iteration times fewer invocations); ``regbench summary`` shows both (docs/formats.md).
+* JMH's ``forks``, ``warmupIterations`` x ``warmupTime`` and ``measurementTime`` (time-based
+  modes: ``thrpt``, ``avgt``, ``sample``) are each fork's :class:`~regbench.model.ToolTiming`:
+  one process, the warm-up it ran and did not write, the length of an iteration, which
+  ``regbench optimize`` prices the tool's runs with.  Single shot (``ss``) iterations last as
+  long as one call, which the file does not say: no timing.
 * Each secondary metric (a profiler's ``gc.alloc.rate``, ``@AuxCounters``) is its own benchmark,
   ``NAME [metric]`` (JMH < 1.30 prefixes names with ``·``, which is dropped), mapped the same
   way; it is better when higher only if its unit is an ``ops/TIME`` rate.  A secondary metric
@@ -65,6 +73,7 @@ from typing import NoReturn
 import numpy as np
 
 from ..errors import InputError
+from ..model import ToolTiming
 from . import jsonsafe
 from ._jsonstream import skip_blanks
 from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register, without_metric
@@ -198,10 +207,41 @@ def _check_entry(obj, where: str, line: int) -> dict:
     if not isinstance(secondary, dict):
         bad("`secondaryMetrics` must be an object")
     info = {k: obj[k] for k in ("threads", "forks", "warmupIterations", "measurementIterations",
-                                "jmhVersion", "jdkVersion", "vmName") if k in obj}
+                                "jmhVersion", "jdkVersion", "vmName", "warmupTime", "measurementTime") if k in obj}
     return {"benchmark": bench, "mode": mode, "params": {str(k): str(v) for k, v in params.items()},
             "primary": primary, "secondary": {str(k).lstrip("\u00b7"): v for k, v in secondary.items()},
-            "info": info, "line": line}
+            "info": info, "line": line, "timing": _fork_timing(obj, mode)}
+
+
+#: Seconds per unit of JMH's ``TimeValue`` text (``"200 ms"``, ``"10 s"``, ``"1 min"``).
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "hr": 3600.0,
+               "day": 86400.0}
+
+
+def _seconds(text) -> float | None:
+    """JMH's ``TimeValue`` text as seconds; None if it is not one."""
+    if not isinstance(text, str):
+        return None
+    number, _, unit = text.strip().partition(" ")
+    try:
+        value = float(number) * _TIME_UNITS[unit.strip()]
+    except (ValueError, KeyError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _fork_timing(obj: dict, mode: str) -> ToolTiming | None:
+    """One fork's :class:`ToolTiming` from a benchmark object: JMH's warm-up iterations times their
+    length, and the length of a measured iteration; None in single-shot mode (an iteration lasts
+    one call) or when the file does not say them."""
+    if mode == "ss":
+        return None
+    warmups = obj.get("warmupIterations")
+    warmup, measured = _seconds(obj.get("warmupTime")), _seconds(obj.get("measurementTime"))
+    if (isinstance(warmups, bool) or not isinstance(warmups, int) or warmups < 0 or warmup is None
+            or measured is None or measured <= 0):
+        return None
+    return ToolTiming(processes=1, warmup_seconds=warmups * warmup, iteration_seconds=measured)
 
 
 def _name(benchmark: str, params: dict) -> str:
@@ -253,10 +293,14 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
         if not np.isfinite(samples).all():
             bad(f"fork {k} has a value that is not a finite number")
         params = dict(base)
+        weights = None
         if counts is not None:
             params["histogram_counts"] = counts[k]
+            weights = np.asarray(counts[k], dtype=np.float64)
+        # A secondary metric is measured in its benchmark's forks: their cost is the primary's.
         runs.append(ToolRun(benchmark=name, samples=samples, unit=unit, direction=direction, run=k,
-                            warmup=0, params=params))
+                            warmup=0, params=params, timing=None if secondary else entry["timing"],
+                            weights=weights))
     return runs
 
 

@@ -30,7 +30,9 @@ from ._common import FiniteFloatRange
 @click.option("--run-cost/--no-run-cost", default=True, show_default=True,
               help="Price each run's fixed cost (process start, imports, calibration) as well as its "
                    "iterations, measured from the stored runs of the benchmark when they have two or more "
-                   "lengths (a full campaign and one with plans); --no-run-cost prices iterations alone.")
+                   "lengths (a full campaign and one with plans), and a JMH benchmark's (its forks' warm-up and "
+                   "starts) where its runs say their timing; --no-run-cost chooses plans by their iterations "
+                   "alone.")
 @click.option("--refresh", is_flag=True,
               help="Derive every plan again, not only missing ones and those of benchmarks with an "
                    "alert raised since their plan.")
@@ -55,7 +57,11 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
     from ..report.plans import print_optimize
     from ..store.plans import forget_plans
 
-    store = ctx.open_store(create=False)
+    try:  # how `run --plan optimized` will invoke a tool's benchmarks, for the suite's time
+        config = ctx.config_if_any()
+    except ConfigError:
+        config = None
+    store = ctx.open_store(create=False, config=config)
     if forget is not None:
         n = forget_plans(store, forget)
         if not n:
@@ -71,5 +77,6 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
         # "— (unstable)"; numpy's warning about it is for library users, not the terminal.
         warnings.simplefilter("ignore", RuntimeWarning)
         result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
-                              version=version_name, options=options, refresh=refresh)
+                              version=version_name, options=options, refresh=refresh,
+                              specs=None if config is None else config.benchmarks)
     print_optimize(result, fmt=fmt)

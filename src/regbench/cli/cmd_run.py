@@ -149,6 +149,10 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     # Optimized plans are read from the store: it must exist (a new one would hold none), and it is
     # opened at its first use, so that one without plans is refused as it is (plans_for_campaign).
     store = ctx.open_store(config=config, create=plan_kind != "optimized", lazy=True)
+    if benchmarks:  # a name a tool reports is checked against what it reported in the store
+        stored = store.benchmark_names_unopened()
+        for name in benchmarks:
+            config.benchmark(name, stored=stored)
     optimized = None
     if plan_kind == "optimized":
         from ..optimize.plans import plans_for_campaign

@@ -402,21 +402,13 @@ def run_overhead(iterations, seconds, groups=None) -> float:
 
     A run of ``n`` stored iterations (warm-up included) takes ``a + b n`` seconds: ``a`` is what
     a run costs whatever its length (starting a process, imports, calibration, storing), ``b``
-    an iteration.  The line is fitted by Theil-Sen with pairs weighed by how far apart their
-    lengths are (Sievers 1978; Scholz 1978: ``b`` is the median of the pairwise slopes, each
-    weighed by ``|n_j - n_i|``), so that a run slowed by interference does not move it and two
-    runs of nearly one length, whose slope is all noise, count for little; ``a`` is the median
-    of ``seconds - b n``; the answer is ``a / b``, at least 0.  ``scipy.stats.theilslopes`` has
-    neither weights nor groups, hence the few lines here.
+    an iteration.  The line is :func:`robust_line`'s; the answer is ``a / b``, at least 0, and 0
+    where there is no line to read (runs of one length only, as a full campaign alone, or runs
+    whose lengths do not clearly explain their times): iterations alone are priced.
 
     Lengths may be weighed iterations (:func:`regbench.optimize.plans.experiment_overhead`
     weighs each run's by its version's cost of an iteration); with ``groups``, only pairs
-    within one group (one version) are compared.  The line is read only when at least 90% of
-    the weight agrees that the longer run took longer: runs whose lengths differ by one or two
-    iterations against a timing noise of a percent give slopes of either sign, and a fixed cost
-    read from them is noise (0 to 3x the truth), which would misprice every configuration.
-    Otherwise, as with runs of one length only (a full campaign alone), ``a`` and ``b`` cannot
-    be told apart and the answer is 0: iterations alone are priced.
+    within one group (one version) are compared.
 
     Parameters
     ----------
@@ -429,17 +421,50 @@ def run_overhead(iterations, seconds, groups=None) -> float:
     -------
     float
     """
-    n = np.asarray(iterations, dtype=float)
-    t = np.asarray(seconds, dtype=float)
+    line = robust_line(iterations, seconds, groups)
+    if line is None:
+        return 0.0
+    intercept, slope = line
+    return max(intercept / slope, 0.0)
+
+
+def robust_line(x, y, groups=None) -> tuple[float, float] | None:
+    """``y = a + b x`` through points of two or more ``x``, robust to a few slowed ones: ``(a, b)``.
+
+    Theil-Sen with pairs weighed by how far apart their ``x`` are (Sievers 1978; Scholz 1978:
+    ``b`` is the weighted median of the pairwise slopes, each weighed by ``|x_j - x_i|``), so that
+    a point slowed by interference does not move the line and two points of nearly one ``x``,
+    whose slope is all noise, count for little; ``a`` is the median of ``y - b x``.
+    ``scipy.stats.theilslopes`` has neither weights nor groups, hence the few lines here.
+
+    The line is read only when at least 90% of the weight agrees that ``y`` grows with ``x``:
+    points whose ``x`` differ by one or two against a noise of a percent give slopes of either
+    sign, and an intercept read from them is noise (0 to 3x the truth).  None then, and where no
+    two points of one group have different ``x``.  Points that are not finite and positive are
+    left out.
+
+    Parameters
+    ----------
+    x, y : array_like
+        One value per point.
+    groups : array_like, optional
+        Per point: its group; only pairs within one group are compared (default: one group).
+
+    Returns
+    -------
+    tuple of float, or None
+    """
+    n = np.asarray(x, dtype=float)
+    t = np.asarray(y, dtype=float)
     g = np.zeros(n.shape, dtype=int) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     if n.shape != t.shape or n.ndim != 1 or g.shape != n.shape:
-        raise ValueError("`iterations`, `seconds` and `groups` must be 1-d arrays of one length")
+        raise ValueError("`x`, `y` and `groups` must be 1-d arrays of one length")
     keep = np.isfinite(n) & np.isfinite(t) & (n > 0) & (t > 0)
     n, t, g = n[keep], t[keep], g[keep]
     i, j = np.triu_indices(n.size, k=1)
     pair = (g[i] == g[j]) & (n[i] != n[j])
     if not pair.any():
-        return 0.0
+        return None
     i, j = i[pair], j[pair]
     slopes = (t[j] - t[i]) / (n[j] - n[i])
     order = np.argsort(slopes)
@@ -447,8 +472,8 @@ def run_overhead(iterations, seconds, groups=None) -> float:
     share = np.cumsum(np.abs(n[j] - n[i])[order])
     share /= share[-1]
     if not slopes[np.searchsorted(share, 0.1)] > 0:
-        return 0.0  # longer runs were not clearly slower: no line to read a fixed cost from
+        return None  # larger x were not clearly larger y: no line to read
     slope = float(slopes[np.searchsorted(share, 0.5)])
     used = np.isin(np.arange(n.size), np.concatenate([i, j]))
     intercept = float(np.median(t[used] - slope * n[used]))
-    return max(intercept / slope, 0.0)
+    return intercept, slope

@@ -27,6 +27,7 @@ from ..errors import ConfigError, NotFoundError
 from ..model import DEFAULT_CONFIG, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
 from ..run.execute import SELECT_ENV
 from . import algorithm
+from .costs import Group, SuiteEstimate, ToolCost, primary, suite_estimate, tool_costs
 
 if TYPE_CHECKING:
     from ..config import BenchmarkSpec
@@ -90,6 +91,10 @@ class OptimizeResult:
     #: iterations only.
     notes: tuple[str, ...] = ()
     parts: tuple[int, ...] = ()
+    #: The suite's time per version under the plans (:func:`regbench.optimize.costs.suite_estimate`):
+    #: a tool's invocations as ``run --plan optimized`` will make them, with what starting them
+    #: costs; None when no plan was derived.
+    suite: SuiteEstimate | None = None
 
     @property
     def time_share(self) -> float:
@@ -313,8 +318,13 @@ def _min_time(entry: object) -> float | None:
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
                  version: str | None = None, options: OptimizeOptions = OptimizeOptions(),
-                 refresh: bool = False) -> OptimizeResult:
+                 refresh: bool = False, specs: Sequence[BenchmarkSpec] | None = None) -> OptimizeResult:
     """Derive and store the optimized plan of every benchmark of a full campaign.
+
+    A tool benchmark's series are priced with what the tool said of their runs and the measured
+    start of its invocations (:mod:`regbench.optimize.costs`); ``specs`` (regbench.toml's
+    benchmarks) say how ``run --plan optimized`` will invoke it, for the suite's time under the
+    plans (:attr:`OptimizeResult.suite`).
 
     Raises
     ------
@@ -358,14 +368,16 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     auto_warmup = {name for name, b in (((source.plan or {}).get("benchmarks") or {}) if source else {}).items()
                    if isinstance(b, dict) and b.get("warmup") == "auto"}
     every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
-    if options.run_cost:
-        for r in all_runs:
-            every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
+    for r in all_runs:
+        every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
+    tool_cost: dict[tuple[str, str, str], ToolCost] = {}
+    tool_version: dict[tuple[str, str, str], str] = {}
     rng = np.random.default_rng(options.seed)
     new: list[NewPlan] = []
     notes: list[str] = []
     minimal: list[algorithm.MinimalConfiguration] = []
+    fixed_costs: list[float] = []
     kept: list[ExecutionPlan] = []
     for (bench, cfg, mach), versions in sorted(experiments.items()):
         if SeriesName.parse(bench).measure is not None:
@@ -386,11 +398,25 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                   and not (c.plan or {}).get("optimized") and c.id not in parts]
         hint = (f"--campaign ID names another, of {', '.join(map(str, others))}; " if others else "")
         samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
-        tool = SeriesName.parse(bench).reported is not None
-        # A tool's run is one invocation shared by all it reports (and by a split group's
-        # benchmarks): its seconds are not this benchmark's, so its iterations alone are priced.
-        overhead = 0.0 if tool or not options.run_cost else experiment_overhead(
-            store, every_run.get((bench, cfg, mach), []), version=ver, campaigns=campaigns)
+        parsed = SeriesName.parse(bench)
+        tool = parsed.reported is not None
+        if tool:
+            # A tool's run is one invocation shared by all it reports (and by a split group's
+            # benchmarks): its seconds are not this benchmark's.  Priced from what the tool said
+            # of it and the measured start of the invocations (costs.py), where measured.
+            key = (parsed.benchmark, cfg, mach)
+            if key not in tool_cost:
+                tool_cost[key] = tool_costs(store, parsed.benchmark, config=cfg, machine=mach, version=ver, parts=parts,
+                                            runs=all_runs)
+                tool_version[key] = ver
+            measured = tool_cost[key].fixed_iterations(parsed.reported or "") or 0.0
+        else:
+            measured = experiment_overhead(store, every_run.get((bench, cfg, mach), []), version=ver,
+                                           campaigns=campaigns)
+        # --no-run-cost chooses by iterations alone; the suite's time is estimated with what a run
+        # really costs all the same.
+        overhead = measured if options.run_cost else 0.0
+        fixed_costs.append(measured)
         stored_slices = {} if tool else store.run_slices(bench, ver, config=cfg, machine=mach)
         sliced, why = _slices_and_problem(runs, stored_slices, iterations=samples.shape[1], warmup=warmup)
         if stored_slices and bench in auto_warmup:
@@ -410,8 +436,62 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None))))
         minimal.append(found)
     stored = save_plans(store, new)
-    return OptimizeResult(cid, tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True)),
-                          tuple(kept), tuple(notes), tuple(sorted(parts)))
+    derived = tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True))
+    suite = None
+    if derived:
+        now_current = load_plans(store)
+        by_name = {s.name: s for s in specs} if specs is not None else None
+        layouts: dict[tuple[str, str, str], list[Group]] = {}
+        tool_seconds: dict[tuple[str, str, str], float | None] = {}
+        for key, ver in tool_version.items():
+            spec_name, cfg, mach = key
+            mine = [p for p in now_current if p.config == cfg and p.machine == mach
+                    and SeriesName.parse(p.benchmark).benchmark == spec_name and SeriesName.parse(p.benchmark).reported]
+            if mine:
+                layouts[key] = invocation_groups(None if by_name is None else by_name.get(spec_name), mine)
+            tool_seconds[key] = invocation_seconds(all_runs, spec_name, config=cfg, machine=mach, version=ver,
+                                                   parts=parts)
+        suite = suite_estimate([(d.plan, d.minimal, o) for d, o in zip(derived, fixed_costs, strict=True)],
+                               now_current, costs=tool_cost, full_seconds=tool_seconds, layouts=layouts)
+        if specs is None and layouts:
+            suite = dataclasses.replace(suite, notes=(
+                *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
+                               "benchmarks, as for a command that does not read REGBENCH_SELECT")))
+    return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite)
+
+
+def invocation_seconds(runs: Sequence[RunInfo], spec: str, *, config: str, machine: str, version: str,
+                       parts: Iterable[int]) -> float | None:
+    """The wall seconds of the tool benchmark ``spec``'s invocations at ``version`` in the campaigns
+    ``parts`` (each invocation once, however many series it stored); None if one is not known."""
+    parts = set(parts)
+    seen: dict[int, float | None] = {}
+    for r in runs:
+        if (r.campaign_id in parts and r.version == version and r.config == config and r.machine == machine
+                and (r.benchmark == spec or r.benchmark.startswith(spec + "/"))):
+            seen.setdefault(r.run_index, r.duration)
+    if not seen or any(d is None for d in seen.values()):
+        return None
+    return float(sum(d for d in seen.values() if d is not None))
+
+
+def invocation_groups(spec: BenchmarkSpec | None, plans: Sequence[ExecutionPlan]) -> list[Group]:
+    """The invocations ``run --plan optimized`` makes of the tool benchmark ``spec`` under its
+    series' ``plans`` (:func:`split_invocation`), each with the benchmarks it runs in processes
+    of their own (primary series, by reported name): one per group, or one for all of the most
+    runs and iterations.  Without ``spec`` (no regbench.toml), one for all."""
+    from ..adapters.base import get_adapter
+
+    reported = sorted({n for p in plans if (n := SeriesName.parse(p.benchmark).reported) is not None
+                       and primary(n)})
+    split = split_invocation(spec, plans) if spec is not None else None
+    if spec is None or split is None or not split.groups:
+        floor = get_adapter(spec.format).min_iterations if spec is not None and spec.format else 1
+        return [Group(max(p.runs for p in plans), max(max(p.iterations for p in plans), floor),
+                            tuple(reported))]
+    adapter = get_adapter(spec.format or "")
+    return [Group(g.runs, g.iterations, tuple(n for n in reported if adapter.selection_unit(n) in g.units))
+            for g in split.groups]
 
 
 @dataclass(frozen=True)

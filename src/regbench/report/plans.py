@@ -74,6 +74,7 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     if fmt == "json":
         emit_json({"format_version": 1, "campaign": result.campaign_id,
                    "campaigns": list(result.parts or (result.campaign_id,)), "time_share": finite(result.time_share),
+                   "suite": None if result.suite is None else result.suite.to_json(),
                    "derived": [{**plan_json(d.plan), "shifted": list(d.minimal.shifted)} for d in result.derived],
                    "kept": [plan_json(p) for p in result.kept], "notes": list(result.notes)})
         return
@@ -90,17 +91,44 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
                  "result moved more than the threshold (" + ", ".join(
                      f"{d.plan.benchmark}: {', '.join(map(str, d.minimal.shifted))} of {d.plan.full_slices} slices"
                      for d in shifted[:5]) + (", ..." if len(shifted) > 5 else "") + ")")
-        echo(f"suite time under the new plans: {fmt_pct(result.time_share, sign=False)} of the full "
-             "configuration's (iterations, warm-up included"
-             + (f"; and each run's fixed cost, measured for {priced} benchmarks" if priced else "")
-             + f"); {len(plans)} plans stored"
+        echo(f"suite time under the new plans: {_suite_share(result)} of the full configuration's ("
+             + _suite_counted(result, priced) + f"); {len(plans)} plans stored"
              + (f"; {unstable} benchmarks not stable even at the full configuration keep it" if unstable else ""))
+        for note in result.suite.notes if result.suite is not None else ():
+            echo(note)
     for note in result.notes:
         echo(note)
     if result.kept:
         echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")
     if not plans and not result.kept:
         echo("no benchmark to optimize in campaign " + fmt_num(result.campaign_id))
+
+
+def _suite_share(result: OptimizeResult) -> str:
+    """The suite's time under the plans as a share: ``83%``, ``68%-97%`` (a tool's starts not told
+    apart), ``at least 42%`` (some of it priced at iterations alone)."""
+    suite = result.suite
+    if suite is None or suite.low != suite.low:  # no estimate in seconds: the plans' iterations
+        return fmt_pct(result.time_share, sign=False)
+    share = fmt_pct(suite.low, sign=False)
+    if suite.high - suite.low > 0.0005:
+        share += "-" + fmt_pct(suite.high, sign=False)
+    return ("at least " if suite.lower_bound else "") + share
+
+
+def _suite_counted(result: OptimizeResult, priced: int) -> str:
+    """What the suite's time counts: seconds a version, and the costs priced."""
+    suite = result.suite
+    if suite is None or suite.low != suite.low:  # the plans' iterations alone
+        return ("iterations, warm-up included" + (f"; and each run's fixed cost, measured for {priced} benchmarks"
+                                                  if priced else ""))
+    seconds = f"{suite.seconds_low:.3g}"
+    if suite.seconds_high - suite.seconds_low > 0.0005 * suite.full_seconds:
+        seconds += f"-{suite.seconds_high:.3g}"
+    return (f"{seconds} s of the full campaign's {suite.full_seconds:.3g} s a version: iterations, warm-up included"
+            + (f", and each run's fixed cost, measured for {suite.priced} benchmarks" if suite.priced else "")
+            + ("; the plans were chosen by their iterations alone (--no-run-cost)"
+               if suite.priced and not priced else ""))
 
 
 def print_split(store, benchmark: str | None = None) -> None:

@@ -117,6 +117,8 @@ def summary_json(rows: Sequence[ExperimentSummary], *, confidence: float) -> lis
              "unit": r.unit, "failed_runs": r.failed_runs}
         if r.not_reported:  # no run: the invocation of this benchmark failed at the version
             d["not_reported"] = r.not_reported
+        if r.pooled_mean is not None:  # the tool's own, pooled, score (JMH's sample mode)
+            d["tool_score"] = finite(r.pooled_mean)
         for label, s in (("", r.plain), ("robust_", r.robust)):
             if s is None:
                 continue
@@ -144,7 +146,7 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         return
     from rich.markup import escape
 
-    from .units import display_unit, fmt_count, fmt_interval
+    from .units import display_unit, fmt_count, fmt_interval, fmt_scaled
 
     # One unit per benchmark (ns, us, ms, s for times), so that its versions read against each other.
     means: dict[str, list[float]] = {}
@@ -154,8 +156,9 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
     units = {name: display_unit(values, next(r.unit for r in rows if r.benchmark == name))
              for name, values in means.items()}
     shown = _differing(rows)
+    pooled = any(r.pooled_mean is not None for r in rows)
     columns = ["benchmark", "version", *shown, "runs", "iter", "mean ± hw", "±%", "robust mean ± hw", "impact",
-               "n_opt"]
+               "n_opt", *(["tool's score"] if pooled else [])]
     table = []
     single = [r for r in rows if r.plain is not None and r.plain.n_runs < 2]
     labels = labels or {}
@@ -166,7 +169,8 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         if p is None:
             what = (f"[red]not reported: {escape(r.not_reported)} failed[/red]" if r.not_reported
                     else f"[red]{r.failed_runs} failed runs[/red]")
-            table.append([escape(r.benchmark), version, *where, "0", "", what, "", "", "", ""])
+            table.append([escape(r.benchmark), version, *where, "0", "", what, "", "", "", "",
+                          *([""] if pooled else [])])
             continue
         unit = units[r.benchmark]
         runs = str(p.n_runs) + (f" [red](+{r.failed_runs} failed)[/red]" if r.failed_runs else "")
@@ -174,11 +178,22 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
                       escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
                       escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
-                      fmt_num(p.impact_factor), fmt_count(p.n_opt)])
+                      fmt_num(p.impact_factor), fmt_count(p.n_opt),
+                      *([escape(fmt_scaled(r.pooled_mean, unit)) if r.pooled_mean is not None else ""]
+                        if pooled else [])])
     emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
                right={c for c in columns if c not in ("benchmark", "version", *shown)})
     if single:
         console.print(single_run_note(len(single)), markup=False)
+    if pooled:
+        console.print(POOLED_NOTE, markup=False)
+
+
+#: What the ``tool's score`` column of ``regbench summary`` is, under the table.
+POOLED_NOTE = ("tool's score: JMH's own score of a sample-mode benchmark, every invocation it timed pooled (an iteration "
+               "weighs by the invocations it timed). `mean` is the mean of the runs' means of their iterations, each "
+               "iteration weighing alike, as in every other mode: the intervals, `compare` and `detect` use those. "
+               "The two differ where the iterations timed different numbers of invocations.")
 
 
 def single_run_note(n: int) -> str:

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
-from ..adapters.base import without_metric
+from ..adapters.base import ToolRun, without_metric
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, DuplicateRunError
 from ..locks import locked_folder
-from ..model import RunRecord, VersionInfo, measure_series, tool_series
+from ..model import RunRecord, ToolTiming, VersionInfo, measure_series, tool_series
 from . import measures as _measures
 from .execute import SELECT_ENV, RunOutcome, all_warmup_note, execute_run, no_counter_message, run_environment
 from .noise import pad_environment
@@ -563,7 +563,8 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
            + (f", its invocation exited with status {outcome.exit_code}" if outcome.exit_code else ""))
     records, benchmarks = [], {}
 
-    def record(full: str, samples: np.ndarray, warmup: int, failures: list | None) -> RunRecord:
+    def record(full: str, samples: np.ndarray, warmup: int, failures: list | None, timing=None,
+               weights=None) -> RunRecord:
         status = "failed" if failures else "ok"
         tail = (with_note("\n".join(dict.fromkeys(f.message for f in failures)), why) if failures
                 else outcome.stderr_tail or None)
@@ -577,7 +578,8 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
             benchmark=full, version=trial.version, run_index=trial.run_index, samples=samples,
             config=config_name, machine=machine, status=status,
             exit_code=outcome.exit_code, stderr_tail=tail, started_at=outcome.started_at,
-            duration=outcome.duration, warmup=warmup, campaign_id=campaign_id)
+            duration=outcome.duration, warmup=warmup, campaign_id=campaign_id, timing=timing,
+            weights=weights if status == "ok" else None)
 
     for name, runs in grouped.items():
         full = tool_series(spec.name, name)
@@ -585,12 +587,15 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
         # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
         # warm-up of later parts (pyperf's other worker processes) is left out.
         samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
+        weights = None
+        if all(r.weights is not None for r in runs):
+            weights = np.concatenate([runs[0].weights, *(r.weights[r.warmup:] for r in runs[1:])])
         failures = failed.get(without_metric(name))
         if spec.warmup_auto and not failures:
             ours = auto_warmup(samples[runs[0].warmup:])
         else:
             ours = spec.warmup
-        records.append(record(full, samples, runs[0].warmup + ours, failures))
+        records.append(record(full, samples, runs[0].warmup + ours, failures, joined_timing(runs), weights))
     for name, failures in failed.items():
         full = tool_series(spec.name, name)
         if name not in grouped:  # it reported nothing before failing
@@ -601,6 +606,21 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
                 benchmarks[full]["unit"] = failures[0].unit
             records.append(record(full, np.empty(0), 0, failures))
     return records, benchmarks
+
+
+def joined_timing(parts: Sequence[ToolRun]) -> ToolTiming | None:
+    """The :class:`ToolTiming` of one run made of the tool's ``parts`` (a JMH invocation's forks):
+    their processes and unreported warm-up added up; None unless every part has one, of one
+    iteration length."""
+    timings = [p.timing for p in parts]
+    if not timings or any(t is None for t in timings):
+        return None
+    lengths = {t.iteration_seconds for t in timings if t is not None}
+    if len(lengths) != 1:
+        return None
+    return ToolTiming(processes=sum(t.processes for t in timings if t is not None),
+                      warmup_seconds=sum(t.warmup_seconds for t in timings if t is not None),
+                      iteration_seconds=lengths.pop())
 
 
 def auto_warmup(samples: np.ndarray) -> int:

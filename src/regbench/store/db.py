@@ -36,7 +36,9 @@ from ..model import (
     RunInfo,
     SESSION_SCHEDULE,
     RunRecord,
+    RunToolInfo,
     Series,
+    ToolTiming,
     StoredRun,
     VersionAlias,
     VersionInfo,
@@ -651,6 +653,7 @@ class Store:
             self.ensure_version(conn, version_info or VersionInfo(rec.version))
             rid = _new_id(conn.execute(t.run.insert().values(**self._run_row(conn, rec))))
             self._add_slices(conn, [rec])
+            self._add_tool_info(conn, [rec])
             return rid
 
         return self._write_runs([rec], work)
@@ -671,6 +674,66 @@ class Store:
                              n_slices=int(sl.shape[1]), slices=np.ascontiguousarray(sl).tobytes()))
         if rows:
             conn.execute(t.run_slice.insert(), rows)
+
+    def _add_tool_info(self, conn: Connection, records: Sequence[RunRecord]) -> None:
+        """The ``run_tool`` rows of the records whose tool said what they cost or weighed."""
+        rows = []
+        for rec in records:
+            if rec.timing is None and rec.weights is None:
+                continue
+            weights = None
+            if rec.weights is not None:
+                w = np.asarray(rec.weights, dtype="<f8")
+                if w.ndim != 1 or w.size != np.asarray(rec.samples).size or not np.all(np.isfinite(w)) \
+                        or (w < 0).any():
+                    raise ValueError(f"{_run_text(rec)}: `weights` must be one finite, non-negative number per "
+                                     f"sample, got shape {w.shape}")
+                weights = np.ascontiguousarray(w).tobytes()
+            timing = rec.timing
+            rows.append({"benchmark_id": self.ensure_benchmark(conn, rec.benchmark),
+                         "version_id": self.ensure_version(conn, VersionInfo(rec.version)),
+                         "config_id": self.ensure_config(conn, rec.config),
+                         "machine_id": self.ensure_machine(conn, rec.machine), "run_index": int(rec.run_index),
+                         "processes": None if timing is None else int(timing.processes),
+                         "warmup_seconds": None if timing is None else float(timing.warmup_seconds),
+                         "iteration_seconds": None if timing is None else float(timing.iteration_seconds),
+                         "weights": weights})
+        if rows:
+            conn.execute(t.run_tool.insert(), rows)
+
+    def run_tools(self, *, benchmarks: Iterable[str] | None = None, prefix: str | None = None,
+                  config: str | None = None, machine: str | None = None,
+                  weighted: bool = False) -> list[RunToolInfo]:
+        """What tools said of the stored runs beyond their samples (:class:`RunToolInfo`): of the
+        series ``benchmarks``, or those whose name starts with ``prefix`` (``"jmh/"``: every
+        series a tool benchmark reports), on ``config`` and ``machine`` (default: every one);
+        with ``weighted``, only the runs whose samples have weights."""
+        q = (sa.select(t.benchmark.c.name.label("benchmark"), t.version.c.name.label("version"),
+                       t.config.c.name.label("config"), t.machine.c.name.label("machine"), t.run_tool.c.run_index,
+                       t.run_tool.c.processes, t.run_tool.c.warmup_seconds, t.run_tool.c.iteration_seconds,
+                       t.run_tool.c.weights)
+             .select_from(t.run_tool)
+             .join(t.benchmark, t.benchmark.c.id == t.run_tool.c.benchmark_id)
+             .join(t.version, t.version.c.id == t.run_tool.c.version_id)
+             .join(t.config, t.config.c.id == t.run_tool.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run_tool.c.machine_id))
+        if benchmarks is not None:
+            q = q.where(t.benchmark.c.name.in_(sorted(set(benchmarks))))
+        if prefix is not None:
+            q = q.where(t.benchmark.c.name.startswith(prefix, autoescape=True))
+        if config is not None:
+            q = q.where(t.config.c.name == config)
+        if machine is not None:
+            q = q.where(t.machine.c.name == machine)
+        if weighted:
+            q = q.where(t.run_tool.c.weights.is_not(None))
+        with self.engine.connect() as conn:
+            rows = list(conn.execute(q))
+        return [RunToolInfo(r.benchmark, r.version, r.config, r.machine, int(r.run_index),
+                            None if r.processes is None or r.warmup_seconds is None or r.iteration_seconds is None
+                            else ToolTiming(int(r.processes), float(r.warmup_seconds), float(r.iteration_seconds)),
+                            None if r.weights is None else np.frombuffer(r.weights, dtype="<f8"))
+                for r in rows]
 
     def run_slices(self, benchmark: str, version: str, *, config: str, machine: str) -> dict[int, np.ndarray]:
         """The slices of the runs of one experiment that have them (``slices = N``), by run index:
@@ -757,6 +820,7 @@ class Store:
             for start in range(0, len(todo), 2000):
                 conn.execute(t.run.insert(), [self._run_row(conn, rec) for rec in todo[start:start + 2000]])
             self._add_slices(conn, todo)
+            self._add_tool_info(conn, todo)
             return len(todo)
 
         kept = [] if append else [rec for rec in records if _run_key(rec)[:4] not in appended]
@@ -1141,6 +1205,14 @@ class Store:
     @classmethod
     def _reopen(cls, url: str) -> Store:
         return cls(url, create=False)
+
+    def benchmark_names_unopened(self) -> list[str] | None:
+        """Every stored benchmark's name, read as the database is (:meth:`peek`: no store made, none
+        upgraded); None when there is no store yet, or none of this regbench's."""
+        if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:" \
+                and not Path(self.url[len("sqlite:///"):]).is_file():
+            return None  # connecting would make the file
+        return self.peek(lambda conn: list(conn.execute(sa.select(t.benchmark.c.name)).scalars()))
 
     def benchmark_names(self) -> list[str]:
         """Every stored benchmark's name, sorted."""

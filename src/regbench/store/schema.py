@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0013"
+SCHEMA_REVISION = "0014"
 
 metadata = sa.MetaData()
 
@@ -142,6 +142,30 @@ run_slice = sa.Table(
     sa.Column("slices", sa.LargeBinary, nullable=False),
     sa.UniqueConstraint("benchmark_id", "version_id", "config_id", "machine_id", "run_index",
                         name="uq_run_slice_key"),
+)
+
+# What a benchmark tool said about a run beyond its samples (0014), keyed like the run: the
+# processes it started for the benchmark (JMH's forks), the seconds of warm-up it ran and did not
+# report, the length of one of its iterations (regbench.model.ToolTiming: what ``regbench
+# optimize`` prices a tool's run with), and per sample how many measurements it pooled into it
+# (``weights``, float64 little-endian, warm-up included: a JMH sample-mode iteration's timed
+# invocations, by which JMH's own score weighs the iterations).  A row holds what the tool said:
+# the timing columns are NULL together, and so is ``weights``, where it did not say them.
+run_tool = sa.Table(
+    "run_tool",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("benchmark_id", sa.Integer, sa.ForeignKey("benchmark.id"), nullable=False),
+    sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
+    sa.Column("config_id", sa.Integer, sa.ForeignKey("config.id"), nullable=False),
+    sa.Column("machine_id", sa.Integer, sa.ForeignKey("machine.id"), nullable=False),
+    sa.Column("run_index", sa.Integer, nullable=False),
+    sa.Column("processes", sa.Integer, nullable=True),
+    sa.Column("warmup_seconds", sa.Float, nullable=True),
+    sa.Column("iteration_seconds", sa.Float, nullable=True),
+    sa.Column("weights", sa.LargeBinary, nullable=True),
+    sa.UniqueConstraint("benchmark_id", "version_id", "config_id", "machine_id", "run_index",
+                        name="uq_run_tool_key"),
 )
 
 
