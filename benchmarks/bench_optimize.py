@@ -769,7 +769,7 @@ class _TrialClock:
     def builds_started(self, n: int) -> None:
         pass
 
-    def build_done(self, version: str, status: str, cached: bool) -> None:
+    def build_done(self, version: str, status: str, cached: bool, log_tail: str | None = None) -> None:
         pass
 
     def trials_started(self, total: int, skipped: int) -> None:

@@ -199,6 +199,9 @@ def test_structural_error_is_reported_at_its_benchmark(tmp_path):
     ("", r":1: empty file"),
     ("[]", r":1: no benchmarks"),
     ('{"benchmark": "x"}', r":1: not a JMH JSON result"),
+    ("# JMH version: 1.37\n# VM version: JDK 21\n\nBenchmark result is saved to result.json\n",
+     r":1: not a JMH JSON result but JMH's console report: have JMH write its JSON to the file regbench reads "
+     r"\(`-rf json -rff \{output\}` in the command\)"),
     ('[{"benchmark": "x", "mode": "thrpt"}]', r":1: benchmark 'x': missing `primaryMetric`"),
     ('[{"benchmark": "x", "mode": "fast", "primaryMetric": {}}]', r":1: benchmark 'x': `mode` must be"),
     ('[{"benchmark": "x", "mode": "avgt", "primaryMetric": {"scoreUnit": "ns/op", "rawData": [[]]}}]',

@@ -40,7 +40,7 @@ class Builds(NullReporter):
     def __init__(self):
         self.done = []
 
-    def build_done(self, version, status, cached):
+    def build_done(self, version, status, cached, log_tail=None):
         self.done.append((version, status, cached))
 
 

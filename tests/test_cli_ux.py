@@ -252,6 +252,23 @@ def test_a_bad_value_is_reported_in_the_table_it_was_written_in(tmp_path, defaul
     assert str(err.value).startswith(f"{tmp_path / 'regbench.toml'}: {message}")
 
 
+@pytest.mark.parametrize("data, message", [
+    ({"project": {"name": "p"}, "benchmark": [{"name": "a", "command": ["true"], "formt": "jmh"}]},
+     "[[benchmark]] #1 ('a'): unknown key `formt`; did you mean `format`?"),
+    ({"project": {"nme": "p"}}, "[project]: unknown key `nme`; did you mean `name`?"),
+    ({"project": {"name": "p"}, "run": {"duets": True}},
+     "[run]: unknown key `duets` (expected duet, executor, scheduler); did you mean `duet`?"),
+    ({"project": {"name": "p"}, "alerts": {"colour": 1}}, "[alerts]: unknown key `colour`"),  # nothing near it
+])
+def test_an_unknown_key_names_the_nearest_known_one(tmp_path, data, message):
+    from regbench.config import parse_config
+    from regbench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, path=tmp_path / "regbench.toml")
+    assert str(err.value) == f"{tmp_path / 'regbench.toml'}: {message}"
+
+
 # ------------------------------------------------------------------ names that are not stored
 def test_an_unknown_benchmark_is_named_with_the_nearest_stored_ones(tmp_path, capsys):
     with Store(tmp_path / "r.db") as store:
@@ -375,6 +392,10 @@ def test_a_panic_is_the_cause_said_not_the_line_a_tool_wrote_after_it():
     assert failure_cause("failed", go) == "failed (exit status 2): panic: nil tree"
     py = "Traceback (most recent call last):\n  File \"b.py\", line 1\nValueError: boom\n[regbench] exit status 1"
     assert failure_cause("failed", py) == "failed (exit status 1): ValueError: boom"
+    # JMH's filter that matches nothing: its error, not the advice it prints after it.
+    jmh = ("No matching benchmarks. Miss-spelled regexp?\nUse EXTRA verbose mode to debug the pattern matching.\n"
+           "[regbench] exit status 1")
+    assert failure_cause("failed", jmh) == "failed (exit status 1): No matching benchmarks. Miss-spelled regexp?"
 
 
 # ------------------------------------------------------------------ why a build failed

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
@@ -21,6 +22,7 @@ from regbench.cli import cmd_init, cmd_run
 from regbench.cli.main import Context
 from regbench.config import EXAMPLE, load_config
 from regbench.demo_project import git_commit, git_init
+from regbench.report.campaign import ProgressReporter
 from regbench.errors import ConfigError, VersionError
 from regbench.model import RunRecord
 from regbench.run.campaign import NullReporter, Trial, rmit_order, run_campaign
@@ -52,9 +54,11 @@ def printer(n: str = "1.0") -> list[str]:
 class Recorder(NullReporter):
     def __init__(self):
         self.events = []
+        self.build_logs = {}
 
-    def build_done(self, version, status, cached):
+    def build_done(self, version, status, cached, log_tail=None):
         self.events.append(("build", version, status, cached))
+        self.build_logs[version] = log_tail
 
     def trials_started(self, total, skipped):
         self.events.append(("trials", total, skipped))
@@ -123,6 +127,12 @@ def test_every_fault_is_recorded_and_the_campaign_finishes(faulty_project, tmp_p
     assert dict(result.counts) == {"ok": 6, "failed": 2, "crashed": 2, "timeout": 2, "garbage": 2}
     assert ("build", short[1], "failed", False) in rec.events
     assert rec.events[-1] == ("finished",)
+    # The campaign is told why the build failed, and says it (the progress display's line).
+    assert "SyntaxError" in rec.build_logs[short[1]] and rec.build_logs[short[0]] is None
+    console = Console(record=True, width=200)
+    ProgressReporter(console).build_done(short[1], "failed", False, rec.build_logs[short[1]])
+    said = console.export_text()
+    assert said.startswith(f"build of {short[1]}: failed (*** Error compiling './broken.py'") and "its runs are skipped" in said
 
     runs = {(r.benchmark, r.version, r.run_index): r for r in store.runs()}
     assert len(runs) == 14

@@ -6,6 +6,7 @@ Parsed with :mod:`tomllib` into frozen dataclasses; every problem is a one-line
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import math
 import os
@@ -479,6 +480,13 @@ def _requirements(value: object, fail: Fail) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _did_you_mean(bad: Iterable[str], allowed: Iterable[str]) -> str:
+    """``"; did you mean `format`?"`` for the first of ``bad`` when one of ``allowed`` is close to
+    it (a typo such as ``formt``), else ``""``."""
+    close = difflib.get_close_matches(sorted(bad)[0], sorted(allowed), n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
 def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     where = str(path) if path else CONFIG_NAME
     root = path.parent.resolve() if path else Path.cwd()
@@ -497,13 +505,13 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         fail("[project] must be a table")
     bad = set(proj) - _PROJECT_KEYS
     if bad:
-        fail(f"[project]: unknown key `{sorted(bad)[0]}`")
+        fail(f"[project]: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, _PROJECT_KEYS)}")
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         fail("[defaults] must be a table")
     bad = set(defaults) - _DEFAULT_KEYS
     if bad:
-        fail(f"[defaults]: unknown key `{sorted(bad)[0]}`")
+        fail(f"[defaults]: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, _DEFAULT_KEYS)}")
 
     build = proj.get("build")
     if build is not None:
@@ -586,7 +594,7 @@ def _serve_table(table, fail: Fail) -> ServeSettings:
     keys = ("public_reads", "public_pages", "max_body", "rate", "burst", "detect", "notify")
     bad = set(table) - set(keys)
     if bad:
-        fail(f"[serve]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
+        fail(f"[serve]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)}){_did_you_mean(bad, keys)}")
     d = ServeSettings()
     public = table.get("public_reads", d.public_reads)
     if not isinstance(public, bool):
@@ -624,7 +632,7 @@ _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec:
     bad = set(b) - _BENCH_KEYS
     if bad:
-        fail(f"{label}: unknown key `{sorted(bad)[0]}`")
+        fail(f"{label}: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, _BENCH_KEYS)}")
     name = b.get("name")
     if not isinstance(name, str) or not name.strip():
         fail(f"{label}: `name` is required and must be a non-empty string")
@@ -784,7 +792,7 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
     fields = {"pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet"}
     bad = set(values) - fields
     if bad:
-        fail(f"{label(sorted(bad)[0])}: unknown key (expected {', '.join(sorted(fields))})")
+        fail(f"{label(sorted(bad)[0])}: unknown key (expected {', '.join(sorted(fields))}){_did_you_mean(bad, fields)}")
     out: dict = {}
     for key, value in values.items():
         if key == "pin":
@@ -921,7 +929,7 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
     keys = ("confirm", "confirm_budget", "confirm_max_pairs", "confirm_as")
     bad = set(table) - set(keys)
     if bad:
-        fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)})")
+        fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)}){_did_you_mean(bad, keys)}")
     confirm = table.get("confirm", False)
     if not isinstance(confirm, bool):
         fail(f"[detect] `confirm` must be true or false, got {shown(confirm)}")
@@ -948,7 +956,8 @@ def _run_table(table, fail: Fail) -> RunSettings:
         fail("[run] must be a table")
     bad = set(table) - {"duet", "executor", "scheduler"}
     if bad:
-        fail(f"[run]: unknown key `{sorted(bad)[0]}` (expected duet, executor, scheduler)")
+        fail(f"[run]: unknown key `{sorted(bad)[0]}` (expected duet, executor, scheduler)"
+             f"{_did_you_mean(bad, ('duet', 'executor', 'scheduler'))}")
     duet = table.get("duet", False)
     if not isinstance(duet, bool):
         fail(f"[run] `duet` must be true or false, got {shown(duet)}")
@@ -969,7 +978,7 @@ def _alerts_table(table, fail: Fail) -> tuple[tuple[str, ...], int]:
         fail("[alerts] must be a table")
     bad = set(table) - {"suppress", "require_machines"}
     if bad:
-        fail(f"[alerts]: unknown key `{sorted(bad)[0]}`")
+        fail(f"[alerts]: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, ('suppress', 'require_machines'))}")
     suppress = table.get("suppress", [])
     if isinstance(suppress, str):
         suppress = [suppress]
@@ -1055,7 +1064,7 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
         allowed = _NOTIFY_OPTIONS[kind]
         bad = set(table) - {"type", "name", "kinds"} - set(allowed)
         if bad:
-            fail(f"{label}: unknown key `{sorted(bad)[0]}`")
+            fail(f"{label}: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, {'type', 'name', 'kinds', *allowed})}")
         name = table.get("name", kind)
         if not _str(name) or len(name) > 100:
             fail(f"{label}: `name` must be a non-empty string of at most 100 characters")

@@ -153,6 +153,10 @@ def _iter_entries(path: Path):
     if pos == len(text):
         fail("empty file (expected JMH's JSON array)", pos)
     if text[pos] != "[":
+        if "# JMH version" in text or "Benchmark result is saved to" in text or "# Benchmark: " in text:
+            # JMH's console report (a command without `-rf json -rff {output}`, read from stdout).
+            fail("not a JMH JSON result but JMH's console report: have JMH write its JSON to the file "
+                 "regbench reads (`-rf json -rff {output}` in the command)", pos)
         fail("not a JMH JSON result: expected a JSON array of benchmarks", pos)
     pos = skip_blanks(text, pos + 1)
     line, counted = 1, 0

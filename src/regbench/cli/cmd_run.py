@@ -211,7 +211,8 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
                 results = run_suite(config, store, suite, run=campaign, benchmarks=list(benchmarks) or None,
                                     template_dir=cache_dir.parent / "screen-files", check=check_env)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: {stored + reporter.stored} runs stored; run the same command again to resume",
+        n = stored + reporter.stored
+        click.echo(f"interrupted: {n} run{'' if n == 1 else 's'} stored; run the same command again to resume",
                    err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
     for name, result in results:

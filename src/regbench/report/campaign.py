@@ -57,13 +57,14 @@ class ProgressReporter:
         if n:
             self._builds = self._task("build", n)
 
-    def build_done(self, version: str, status: str, cached: bool) -> None:
+    def build_done(self, version: str, status: str, cached: bool, log_tail: str | None = None) -> None:
         if self._builds is not None:
             self.progress.update(self._builds, advance=1, current=version)
         if status != "ok":
             earlier = " (recorded earlier; --rebuild retries it)" if cached else ""
-            self.console.print(f"build of {version}: {status}{earlier}; its runs are skipped",
-                               markup=False, highlight=False)
+            cause = build_cause(log_tail)
+            self.console.print(f"build of {version}: {status}{earlier}{f' ({cause})' if cause else ''}; "
+                               "its runs are skipped (`regbench show` has its log)", markup=False, highlight=False)
 
     def trials_started(self, total: int, skipped: int) -> None:
         label = "run" if not skipped else f"run ({skipped} already stored)"
@@ -118,7 +119,7 @@ def failure_cause(status: str, stderr_tail: str | None, *, width: int = 160) -> 
     head = status + (f" ({notes[-1]})" if notes else "")
     if not own:
         return head
-    last = _panic(own) or _exception(own) or own[-1].strip()
+    last = _panic(own) or _exception(own) or _tool_error(own) or own[-1].strip()
     return f"{head}: {last if len(last) <= width else last[:width - 1] + '…'}"
 
 
@@ -164,6 +165,17 @@ def build_cause(log_tail: str | None, *, width: int = 160) -> str:
 
 #: A frame of a Java stack trace, ``at pkg.Class.method(File.java:12)``, or its ``... 5 more``.
 _JAVA_FRAME = re.compile(r"^(?:at [\w$.<>/-]+\(.*\)|\.\.\. \d+ more)$")
+
+
+#: Lines a tool prints to say what went wrong, before a last line of advice that would hide it
+#: (JMH: ``No matching benchmarks. Miss-spelled regexp?`` then ``Use EXTRA verbose mode to debug
+#: the pattern matching.``).
+_TOOL_ERRORS = ("No matching benchmarks",)
+
+
+def _tool_error(lines: list[str]) -> str | None:
+    """The last line of ``lines`` that starts with one of :data:`_TOOL_ERRORS`."""
+    return next((line.strip() for line in reversed(lines) if line.strip().startswith(_TOOL_ERRORS)), None)
 
 
 def _exception(lines: list[str]) -> str | None:

@@ -93,7 +93,8 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
                      for d in shifted[:5]) + (", ..." if len(shifted) > 5 else "") + ")")
         echo(f"suite time under the new plans: {_suite_share(result)} of the full configuration's ("
              + _suite_counted(result, priced) + f"); {len(plans)} plans stored"
-             + (f"; {unstable} benchmarks not stable even at the full configuration keep it" if unstable else ""))
+             + (f"; {unstable} {'benchmark' if unstable == 1 else 'benchmarks'} not stable even at the full "
+                f"configuration {'keeps' if unstable == 1 else 'keep'} it" if unstable else ""))
         for note in result.suite.notes if result.suite is not None else ():
             echo(note)
     for note in result.notes:

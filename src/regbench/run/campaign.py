@@ -71,7 +71,7 @@ class CampaignReporter(TrialReporter, Protocol):
     """What a campaign tells about its progress (the CLI draws a progress bar with it)."""
 
     def builds_started(self, n: int) -> None: ...
-    def build_done(self, version: str, status: str, cached: bool) -> None: ...
+    def build_done(self, version: str, status: str, cached: bool, log_tail: str | None = None) -> None: ...
     def trials_started(self, total: int, skipped: int) -> None: ...
     def finished(self) -> None: ...
 
@@ -82,7 +82,7 @@ class NullReporter:
     def builds_started(self, n: int) -> None:
         pass
 
-    def build_done(self, version: str, status: str, cached: bool) -> None:
+    def build_done(self, version: str, status: str, cached: bool, log_tail: str | None = None) -> None:
         pass
 
     def trials_started(self, total: int, skipped: int) -> None:
@@ -535,14 +535,14 @@ class _Campaign:
                 recorded = (self.ctx.store.get_build(v.name, build_key(self.config.build))
                             if self.config.build and v.release is None else None)
                 if recorded is not None:
-                    self.reporter.build_done(v.name, recorded.status, True)
+                    self.reporter.build_done(v.name, recorded.status, True, recorded.log_tail)
                     if recorded.status != "ok":
                         failed.append(v.name)
                 continue
             prepared = prepare_version(self.ctx.store, self.config, v, cache_dir=cache_dir, rebuild=rebuild,
                                        trees=self.trees)
             if self.config.build or v.release is not None:
-                self.reporter.build_done(v.name, prepared.status, prepared.cached)
+                self.reporter.build_done(v.name, prepared.status, prepared.cached, prepared.log_tail)
             if prepared.ready is None:
                 failed.append(v.name)
             else:

@@ -211,6 +211,8 @@ class Prepared:
     ready: ReadyVersion | None
     status: str
     cached: bool
+    #: The end of a failed build's (or install's) log, for the campaign to say why.
+    log_tail: str | None = None
 
 
 def prepare_version(store: Store, config: ProjectConfig, version: PlannedVersion, *, cache_dir: Path,
@@ -246,7 +248,7 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
         store.record_build(version.info, "release-venv", status=status, exit_code=None, log_tail=log or None,
                            duration=None)
         if env is None:
-            return Prepared(None, status, False)
+            return Prepared(None, status, False, log or None)
         assert version.tree is not None  # a release runs in the project's folder
         return Prepared(ReadyVersion(version.info, version.tree, interpreter(env),
                                      benchmark_dir_env(config, environment_variables(env))), status, False)
@@ -262,19 +264,20 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
     else:
         reusable = (cache_dir / version.commit.sha).is_dir()
         tree = prepare_tree(Path(config.repo or config.root), version.commit, cache_dir)
-    status, cached = "ok", False
+    status, cached, log_tail = "ok", False, None
     if config.build:
         built = build_version(store, version=version.name, tree=tree, argv=config.build,
                               timeout=config.build_timeout, version_info=version.info,
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
+        log_tail = built.log_tail
         if trees is not None and version.commit is not None and not cached:
             # A build ran in the tree: only a success makes it one to keep, under this command.
             trees.building(version.commit.sha)
             if status == "ok":
                 trees.mark_built(version.commit.sha, build_key(config.build))
     ready = ReadyVersion(version.info, tree, config.python, benchmark_dir_env(config)) if status == "ok" else None
-    return Prepared(ready, status, cached)
+    return Prepared(ready, status, cached, log_tail if status != "ok" else None)
 
 
 def benchmark_dir_env(config: ProjectConfig, env: Mapping[str, str] | None = None) -> dict[str, str]:
