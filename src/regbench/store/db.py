@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -70,6 +71,38 @@ def shown_url(url: str) -> str:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except sa.exc.ArgumentError:
         return url
+
+
+#: A password at least this long is masked wherever a message has it as a whole word; a shorter
+#: one only in the URL form ``user:PASSWORD@``.  A short password is a piece of many words (``o``
+#: masked everywhere read ``c***nnecti***n failed``), and a driver quotes a password, if ever,
+#: inside the URL it was given (psycopg quotes a URL it cannot parse whole).
+SECRET_LENGTH = 4
+
+
+def masked_password(text: str, url: str) -> str:
+    """``text`` (what a driver said) with the password of ``url`` masked (``***``) where it is
+    quoted as that password: in the URL form ``user:PASSWORD@`` (as written in ``url`` or
+    decoded), and as a whole word when it is at least :data:`SECRET_LENGTH` characters long and
+    is not also the URL's user, host or database name (which a message names in its own right,
+    as :func:`shown_url` shows them; masking them would garble the message and tell the
+    password).  ``url`` may be one SQLAlchemy cannot parse (a port that is no number)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        user, password, host = parts.username, parts.password, parts.hostname
+    except ValueError:  # a bracketed host left open
+        return text
+    if not password:
+        return text
+    secrets = {password, unquote(password)}
+    named = {user, host, parts.path.lstrip("/"), *(unquote(n) for n in (user, host) if n)}
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(f":{secret}@", ":***@")
+        if len(secret) >= SECRET_LENGTH and secret not in named:
+            text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", "***", text)
+    return text
 
 
 def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes, str]:
@@ -214,13 +247,8 @@ class Store:
     def driver_message(self, error: BaseException | None) -> str:
         """What the database driver (or SQLAlchemy) said in ``error``, for a one-line message:
         its line breaks and tabs made spaces (:func:`~regbench.errors.collapsed`), and the store
-        URL's password, should a driver quote it, masked as :attr:`shown_url` masks it."""
-        text = collapsed(error)
-        try:
-            password = sa.engine.make_url(self.url).password
-        except sa.exc.ArgumentError:
-            password = None
-        return text.replace(str(password), "***") if password else text
+        URL's password, should a driver quote it, masked (:func:`masked_password`)."""
+        return masked_password(collapsed(error), self.url)
 
     @property
     def engine(self) -> Engine:
