@@ -559,6 +559,20 @@ def test_a_short_password_is_masked_only_where_a_message_quotes_it():
         'database "results" does not exist')
 
 
+def test_a_port_that_is_no_number_is_one_clean_line(capsys):
+    """Review: `--store postgresql+psycopg://u:pw@host:abc/db` printed SQLAlchemy's ValueError as
+    a 47-line traceback, exit 1."""
+    from regbench.cli.main import main
+
+    assert main(["--store", "postgresql+psycopg://bench:s3cret-pw@db.example:abc/results", "summary"]) == 3
+    err = capsys.readouterr().err
+    assert err == ("error: cannot open store postgresql+psycopg://bench:***@db.example:abc/results: "
+                   "its port 'abc' is not a number\n")
+    assert main(["--store", "postgresql+psycopg://bench:pw@[::1/results", "summary"]) == 3
+    assert capsys.readouterr().err == ("error: cannot open store postgresql+psycopg://bench:***@[::1/results: "
+                                       "its host '[::1' has no closing ']'\n")
+
+
 def test_a_database_server_that_refuses_is_one_clean_line(capsys):
     """PostgreSQL's message has a line break and a tab before its hint (`Connection refused\\n\\tIs
     the server running ...`): it was quoted with a literal `\\n` and the tab. The command's error

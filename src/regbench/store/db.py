@@ -69,8 +69,8 @@ def shown_url(url: str) -> str:
         return url
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        return url
+    except (sa.exc.ArgumentError, ValueError):  # not SQLAlchemy's (ValueError: a port that is no number)
+        return masked_password(url, url)
 
 
 #: A password at least this long is masked wherever a message has it as a whole word; a shorter
@@ -87,22 +87,31 @@ def masked_password(text: str, url: str) -> str:
     is not also the URL's user, host or database name (which a message names in its own right,
     as :func:`shown_url` shows them; masking them would garble the message and tell the
     password).  ``url`` may be one SQLAlchemy cannot parse (a port that is no number)."""
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import unquote
 
-    try:
-        parts = urlsplit(url)
-        user, password, host = parts.username, parts.password, parts.hostname
-    except ValueError:  # a bracketed host left open
+    # Read as SQLAlchemy reads a URL (its password runs to the first "@"), without its parser,
+    # which refuses a port that is no number.
+    m = re.match(r"[\w+]+://(?P<user>[^:/]*):(?P<password>[^@]*)@(?P<host>\[[^/?\]]*\]?|[^/:?]*)"
+                 r"[^/?]*(?:/(?P<db>[^?]*))?", url)
+    if m is None or not m["password"]:
         return text
-    if not password:
-        return text
-    secrets = {password, unquote(password)}
-    named = {user, host, parts.path.lstrip("/"), *(unquote(n) for n in (user, host) if n)}
+    secrets = {m["password"], unquote(m["password"])}
+    named = {f(n) for n in (m["user"], m["host"].strip("[]"), m["db"] or "") for f in (str, unquote)}
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(f":{secret}@", ":***@")
         if len(secret) >= SECRET_LENGTH and secret not in named:
             text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", "***", text)
     return text
+
+
+def _url_problem(url: str, error: ValueError) -> str:
+    """What is wrong with ``url``, which SQLAlchemy refused with ``error``, in a few words."""
+    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    if ":" in host.rpartition("]")[2] and not (port := host.rpartition(":")[2]).isdigit():
+        return f"its port {port!r} is not a number"
+    if host.startswith("[") and "]" not in host:
+        return f"its host {host!r} has no closing ']'"
+    return masked_password(collapsed(error), url)
 
 
 def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes, str]:
@@ -220,6 +229,8 @@ class Store:
             self._engine: Engine = sa.create_engine(self.url)
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
             raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc)}") from exc
+        except ValueError as exc:  # SQLAlchemy's int() of a port that is no number
+            raise StoreError(f"cannot open store {self.shown_url}: {_url_problem(self.url, exc)}") from exc
         if self._engine.dialect.name == "sqlite":
             tx.sqlite_transactions(self._engine)
             sa.event.listen(self._engine, "connect", _sqlite_pragmas)
