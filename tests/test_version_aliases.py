@@ -148,3 +148,21 @@ def test_a_revision_names_a_version_imported_under_its_commits_short_sha(project
     assert main(["--store", str(server), "compare", "HEAD~1", "HEAD", "--format", "json"]) == 1
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["a"], row["b"]) == (shas[1][:10], shas[2][:10])
+
+
+def test_a_resolver_that_does_not_remember_keeps_no_answer(tmp_path):
+    """Review: the server's resolver (`remember=False`) wrote every answer to its memo anyway,
+    one entry per name asked, for as long as the server ran."""
+    repo = tmp_path / "proj"
+    git_init(repo)
+    first = git_commit(repo, {"f.txt": "0"}, "c0", when=T0)
+    forgetful, remembering = revision_resolver(repo, remember=False), revision_resolver(repo)
+    for resolve in (forgetful, remembering):
+        assert resolve("HEAD") == first and [resolve(f"no-such-{k}") for k in range(20)] == [None] * 20
+    second = git_commit(repo, {"f.txt": "1"}, "c1", when=T0 + timedelta(hours=1))
+    assert (forgetful("HEAD"), remembering("HEAD")) == (second, first)
+
+    def kept(resolve) -> int:  # what the closure holds on to
+        return sum(len(c.cell_contents) for c in resolve.__closure__ or () if isinstance(c.cell_contents, dict))
+
+    assert (kept(forgetful), kept(remembering)) == (0, 21)
