@@ -166,3 +166,46 @@ def test_a_resolver_that_does_not_remember_keeps_no_answer(tmp_path):
         return sum(len(c.cell_contents) for c in resolve.__closure__ or () if isinstance(c.cell_contents, dict))
 
     assert (kept(forgetful), kept(remembering)) == (0, 21)
+
+
+def stored_history(tmp_path, n: int) -> tuple[Path, list[str], Store]:
+    """``n`` commits on main, each stored as a version (its short sha) with one run, no alias."""
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+
+    repo = tmp_path / "proj"
+    git_init(repo)
+    shas = [git_commit(repo, {"f.txt": str(k)}, f"c{k}", when=T0 + timedelta(hours=k)) for k in range(n)]
+    store = Store(tmp_path / "s.db")
+    store.add_runs([RunRecord("b", s[:10], 0, np.array([1.0])) for s in shas],
+                   versions=[VersionInfo(s[:10], commit=s, timestamp=T0 + timedelta(hours=k))
+                             for k, s in enumerate(shas)])
+    return repo, shas, store
+
+
+def record_alias(store: Store, version: str, alias: VersionAlias) -> None:
+    (vid,) = [v.id for v in store.versions() if v.name == version]
+    with store.engine.begin() as conn:
+        store.set_aliases(conn, vid, [alias])
+
+
+def test_a_branch_is_where_git_says_it_is_now_and_a_tag_where_it_was_recorded(tmp_path):
+    """Review: `main` recorded (by `regbench run`) on c0, then c1 committed and stored by an
+    import, which records no alias: `main` still named c0, and `compare.html?a=main~1&b=main`
+    said "compare needs two different versions"."""
+    repo, shas, store = stored_history(tmp_path, 2)
+    with store:
+        record_alias(store, shas[0][:10], VersionAlias("main", "branch"))
+        record_alias(store, shas[0][:10], VersionAlias("rel", "tag"))
+        tag(repo, "rel", shas[1])  # moved in git since it was recorded: the recorded one stays
+        assert [store.resolve_version(n) for n in ("main", "rel")] == [shas[0][:10]] * 2  # no repository
+        store.revisions = revision_resolver(repo, remember=False)
+        assert [store.resolve_version(n) for n in ("main", "main~1", "rel")] == [
+            shas[1][:10], shas[0][:10], shas[0][:10]]
+        # a branch git does not know (deleted since) is the recorded one; one at an unstored commit is an error
+        record_alias(store, shas[0][:10], VersionAlias("gone", "branch"))
+        assert store.resolve_version("gone") == shas[0][:10]
+        later = git_commit(repo, {"f.txt": "2"}, "c2", when=T0 + timedelta(hours=2))
+        with pytest.raises(NotFoundError, match=rf"^'main' is commit {later[:10]}, which has no version in the store"):
+            store.resolve_version("main")

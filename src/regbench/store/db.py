@@ -911,8 +911,10 @@ class Store:
         version was benchmarked, :meth:`set_aliases`); a git revision (``HEAD~1``, a tag, a
         full or short sha) that :attr:`revisions` turns into a commit stored as a version; the
         only version whose name or commit starts with ``name`` (as git accepts a short sha).
-        A working tree with uncommitted changes shares its commit with the committed version:
-        the committed one is meant.
+        A branch moves on, and runs stored by ``import`` or ``push`` record no alias: an alias
+        of kind ``branch`` that :attr:`revisions` also knows is where git says it is now (a tag
+        stays where it was recorded).  A working tree with uncommitted changes shares its commit
+        with the committed version: the committed one is meant.
         """
         name = name.strip()
         if not name:
@@ -920,17 +922,22 @@ class Store:
         with self.engine.connect() as conn:
             if conn.execute(sa.select(t.version.c.id).where(t.version.c.name == name)).first() is not None:
                 return name
-            aliased = conn.execute(sa.select(t.version.c.name).join(
+            aliased = conn.execute(sa.select(t.version.c.name, t.version_alias.c.kind).join(
                 t.version_alias, t.version_alias.c.version_id == t.version.c.id)
-                .where(t.version_alias.c.name == name)).scalar()
-            if aliased is not None:
-                return aliased
+                .where(t.version_alias.c.name == name)).first()
+            if aliased is not None and (aliased.kind != "branch" or self.revisions is None):
+                return aliased.name
             rows = conn.execute(sa.select(t.version.c.name, t.version.c.commit_sha)).all()
         sha = self.revisions(name) if self.revisions is not None else None
         if sha is not None:
             found = _by_commit(rows, sha) or _by_short_sha(rows, sha)
             if found is not None:
                 return found
+            if aliased is not None:  # a branch that moved to a commit not benchmarked yet
+                raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
+                                    "(benchmark it with `regbench run --versions`)")
+        if aliased is not None:  # a branch git does not know (deleted, or another repository)
+            return aliased.name
         lowered = name.lower()
         matches = sorted({n for n, c in rows if n.startswith(name) or (c or "").startswith(lowered)})
         if len(matches) > 1 and len(lowered) >= 4:  # one commit, stored committed and dirty
