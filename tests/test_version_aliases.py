@@ -209,3 +209,32 @@ def test_a_branch_is_where_git_says_it_is_now_and_a_tag_where_it_was_recorded(tm
         later = git_commit(repo, {"f.txt": "2"}, "c2", when=T0 + timedelta(hours=2))
         with pytest.raises(NotFoundError, match=rf"^'main' is commit {later[:10]}, which has no version in the store"):
             store.resolve_version("main")
+
+
+def test_a_revision_git_knows_is_not_matched_to_another_version_by_prefix(tmp_path):
+    """Review: tag `v1` on a commit without runs, stored versions `v1.0rc1` and `base`:
+    `resolve_version("v1")` gave `v1.0rc1`, silently another version."""
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+
+    repo = tmp_path / "proj"
+    git_init(repo)
+    base = git_commit(repo, {"f.txt": "0"}, "c0", when=T0)
+    tagged = git_commit(repo, {"f.txt": "1"}, "c1", when=T0 + timedelta(hours=1))
+    tag(repo, "v1", tagged)
+    with Store(tmp_path / "s.db") as store:
+        store.add_runs([RunRecord("b", v, 0, np.array([1.0])) for v in ("base", "v1.0rc1")],
+                       versions=[VersionInfo("base", commit=base, timestamp=T0),
+                                 VersionInfo("v1.0rc1", timestamp=T0 + timedelta(hours=2))])
+        assert store.resolve_version("v1") == "v1.0rc1"  # no repository: a prefix of a stored name
+        store.revisions = revision_resolver(repo)
+        with pytest.raises(NotFoundError, match=rf"^'v1' is commit {tagged[:10]}, which has no version in the store"):
+            store.resolve_version("v1")
+        assert [store.resolve_version(n) for n in ("v1.0", "HEAD~1", base[:6])] == ["v1.0rc1", "base", "base"]
+        # two working trees of the commit stored, not the commit itself: which one is meant?
+        dirty = [f"{tagged[:10]}-dirty-{d}" for d in ("aaaa", "bbbb")]
+        store.add_runs([RunRecord("b", v, 0, np.array([1.0])) for v in dirty],
+                       versions=[VersionInfo(v, commit=tagged, timestamp=T0 + timedelta(hours=3)) for v in dirty])
+        with pytest.raises(NotFoundError, match=f"^version 'v1' is ambiguous: {dirty[0]}, {dirty[1]}$"):
+            store.resolve_version("v1")

@@ -909,8 +909,9 @@ class Store:
 
         In order: a stored version's name; an alias (a tag or branch name recorded when the
         version was benchmarked, :meth:`set_aliases`); a git revision (``HEAD~1``, a tag, a
-        full or short sha) that :attr:`revisions` turns into a commit stored as a version; the
-        only version whose name or commit starts with ``name`` (as git accepts a short sha).
+        full or short sha) that :attr:`revisions` turns into a commit stored as a version (a
+        commit not stored is an error, never another version's prefix); the only version whose
+        name or commit starts with ``name`` (as git accepts a short sha).
         A branch moves on, and runs stored by ``import`` or ``push`` record no alias: an alias
         of kind ``branch`` that :attr:`revisions` also knows is where git says it is now (a tag
         stays where it was recorded).  A working tree with uncommitted changes shares its commit
@@ -933,9 +934,12 @@ class Store:
             found = _by_commit(rows, sha) or _by_short_sha(rows, sha)
             if found is not None:
                 return found
-            if aliased is not None:  # a branch that moved to a commit not benchmarked yet
-                raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
-                                    "(benchmark it with `regbench run --versions`)")
+            # Git's answer, not a stored name that starts with ``name`` (tag ``v1`` is no ``v1.0rc1``);
+            # a branch that moved to a commit not benchmarked yet is not its recorded commit.
+            if dirty := sorted(n for n, c in rows if c == sha):  # working trees of it, no commit
+                raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(dirty[:5])}")
+            raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
+                                "(benchmark it with `regbench run --versions`)")
         if aliased is not None:  # a branch git does not know (deleted, or another repository)
             return aliased.name
         lowered = name.lower()
@@ -948,9 +952,6 @@ class Store:
             return matches[0]
         if matches:
             raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(matches[:5])}")
-        if sha is not None:
-            raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
-                                "(benchmark it with `regbench run --versions`)")
         raise NotFoundError(f"no version named {name!r} in the store (a stored name, tag, branch or sha)")
 
     def set_aliases(self, conn: Connection, version_id: int, aliases: Iterable[VersionAlias]) -> None:
