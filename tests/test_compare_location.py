@@ -104,3 +104,27 @@ def test_auto_takes_the_location_detection_chooses_for_each_history(store_path, 
 def test_wrong_uses_of_location_are_usage_errors(store_path, capsys, options, message):
     assert main(["--store", str(store_path), "compare", "v4", "v5", *options]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("few", [3, 1])
+def test_runs_of_fewer_than_five_samples_are_compared_by_their_mean(tmp_path, capsys, few):
+    """Review: the 10% quantile of a 3-sample (1-sample) run sits above that of a 20-sample run of
+    the same code, so `--location low` reported +14% (+56%) between identical code."""
+    rng = np.random.default_rng(1)  # `--location low` said "regression" here with 3 samples and with 1
+
+    def run(n):  # one distribution for both versions: a floor with slower interference above it
+        return 1.0 + (rng.random(n) < 0.45) * rng.exponential(0.8, n)
+
+    path = tmp_path / "few.db"
+    with Store(path) as store:
+        store.add_runs([RunRecord("floor", "v1", r, run(20)) for r in range(30)]
+                       + [RunRecord("floor", "v2", r, run(few)) for r in range(30)],
+                       versions=[VersionInfo("v1", timestamp=T0), VersionInfo("v2", timestamp=T0 + timedelta(days=1))])
+    for location in ("low", "median"):
+        assert main(["--store", str(path), "compare", "v1", "v2", "--location", location, "--format", "json"]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        assert (row["verdict"], row["location"]) == ("no change", "mean")
+        assert row["location_reason"] == (f"the mean of each run: v2 has runs of {few} sample{'s' * (few > 1)}, "
+                                          "too few for a quantile (at least 5 a run)")
+    assert main(["--store", str(path), "compare", "v1", "v2", "--location", "low"]) == 0
+    assert "mean" in next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("floor "))

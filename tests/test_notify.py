@@ -310,6 +310,37 @@ def test_an_alert_undone_in_the_pass_that_found_it_is_told_once_before_the_alert
         assert notify_pending(s, [JsonSink("late", path=tmp_path / "late.json")], now=T0).sinks[0].sent == (3,)
 
 
+def test_an_undone_alert_a_sink_keeps_refusing_does_not_hold_back_the_others(store_url):
+    """Review: the undone regression, moved before the improvement that undid it on every retry,
+    made a per-alert sink that refuses it fail first and defer every later alert, for good."""
+    versions = [f"v{k}" for k in range(8)]
+    with Store(store_url) as s:
+        s.add_runs([RunRecord(b, v, 0, np.array([1.0])) for b in ("fft", "sort") for v in versions],
+                   versions=[VersionInfo(v, timestamp=T0 + timedelta(days=k)) for k, v in enumerate(versions)])
+        record_alerts(s, [Change("fft", "default", "local", "v3", "v2", 0.3, 0.25, 0.35, "regression", "auto"),
+                          Change("fft", "default", "local", "v6", "v5", -0.23, -0.26, -0.2, "improvement", "auto"),
+                          Change("sort", "default", "local", "v7", "v6", 0.1, 0.05, 0.15, "regression", "auto")],
+                      now=T0)
+        assert get_alert(s, 1).fixed_by_alert == 2
+
+        class Refusing(TerminalSink):  # one message per alert; never takes alert #1
+            per_alert = True
+
+            def send(self, alerts, *, now):
+                if alerts[0].id == 1:
+                    raise OSError("413 payload too large")
+                super().send(alerts, now=now)
+
+        out = io.StringIO()
+        calls = [notify_pending(s, [Refusing("chat", stream=out)], now=T0).sinks[0] for _ in range(4)]
+        # its first try and its first retry go before the improvement that undid it (a sink that
+        # was down for one call tells them in order); after that, its retries go last
+        assert [(c.sent, c.failed, c.deferred) for c in calls] == [
+            ((), (1,), (2, 3)), ((), (1,), (2, 3)), ((2, 3), (1,), ()), ((), (1,), ())]
+        assert [(d.alert_id, d.state, d.attempts) for d in deliveries(s, sink="chat")] == [
+            (1, "failed", 4), (2, "sent", 1), (3, "sent", 1)]
+
+
 def test_an_undone_alert_a_person_triaged_before_it_was_told_is_not_told(store, tmp_path):
     set_status(store, [3], "acknowledged", who="ana", why="bisecting", now=T0)  # not sent yet
     fixer = Change("fft", "default", "local", "v7", "v6", -0.25, -0.3, -0.2, "improvement", "ci-overlap")

@@ -528,6 +528,51 @@ def test_a_password_in_the_store_url_is_never_shown():
     assert "s3cret-pw" not in str(refused.value) and "bench:***@127.0.0.1:1/results" in str(refused.value)
 
 
+def test_a_short_password_is_masked_only_where_a_message_quotes_it():
+    """Review: every occurrence of the password was replaced, anywhere: with the password `o`,
+    PostgreSQL's `connection failed` read `c***nnecti***n failed`; one equal to the user or
+    database name masked those."""
+    with pytest.raises(StoreError) as refused:  # a closed port: the driver's own message
+        Store("postgresql+psycopg://bench:o@127.0.0.1:1/results", create=False, patience=0.1).close()
+    assert 'connection failed: connection to server at "127.0.0.1", port 1 failed: Connection refused' in str(
+        refused.value)
+    assert "bench:***@127.0.0.1:1/results" in str(refused.value)
+    from regbench.store.db import masked_password
+
+    # what psycopg says of a URL it cannot parse quotes it whole: the password goes, however short
+    said = ('end of string reached when looking for matching "]" in IPv6 host address in URI: '
+            '"postgresql://bench:{}@[::1/results"')
+    for pw in ("o", "pw", "hunter22", "p%40ss"):
+        assert masked_password(said.format(pw), f"postgresql+psycopg://bench:{pw}@h/results") == said.format("***")
+    # elsewhere, a password is masked as a whole word of at least 4 characters
+    url = "postgresql+psycopg://bench:hunter22@h/results"
+    assert masked_password('invalid value "hunter22" (password=hunter22)', url) == 'invalid value "***" (password=***)'
+    assert masked_password("hunter222 xhunter22", url) == "hunter222 xhunter22"
+    assert masked_password("connection to server failed: 'p@ss'", "postgresql://u:p%40ss@h/db") == (
+        "connection to server failed: '***'")
+    # a short one is not, nor one that is also the user, host or database name, which the
+    # message names in their own right (and shown_url shows)
+    assert masked_password('role "postgres" failed to pw', "postgresql://postgres:postgres@h/db") == (
+        'role "postgres" failed to pw')
+    assert masked_password("connect to pw failed", "postgresql://u:pw@h/db") == "connect to pw failed"
+    assert masked_password('database "results" does not exist', "postgresql://u:results@h/results") == (
+        'database "results" does not exist')
+
+
+def test_a_port_that_is_no_number_is_one_clean_line(capsys):
+    """Review: `--store postgresql+psycopg://u:pw@host:abc/db` printed SQLAlchemy's ValueError as
+    a 47-line traceback, exit 1."""
+    from regbench.cli.main import main
+
+    assert main(["--store", "postgresql+psycopg://bench:s3cret-pw@db.example:abc/results", "summary"]) == 3
+    err = capsys.readouterr().err
+    assert err == ("error: cannot open store postgresql+psycopg://bench:***@db.example:abc/results: "
+                   "its port 'abc' is not a number\n")
+    assert main(["--store", "postgresql+psycopg://bench:pw@[::1/results", "summary"]) == 3
+    assert capsys.readouterr().err == ("error: cannot open store postgresql+psycopg://bench:***@[::1/results: "
+                                       "its host '[::1' has no closing ']'\n")
+
+
 def test_a_database_server_that_refuses_is_one_clean_line(capsys):
     """PostgreSQL's message has a line break and a tab before its hint (`Connection refused\\n\\tIs
     the server running ...`): it was quoted with a literal `\\n` and the tab. The command's error

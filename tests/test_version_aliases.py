@@ -148,3 +148,93 @@ def test_a_revision_names_a_version_imported_under_its_commits_short_sha(project
     assert main(["--store", str(server), "compare", "HEAD~1", "HEAD", "--format", "json"]) == 1
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["a"], row["b"]) == (shas[1][:10], shas[2][:10])
+
+
+def test_a_resolver_that_does_not_remember_keeps_no_answer(tmp_path):
+    """Review: the server's resolver (`remember=False`) wrote every answer to its memo anyway,
+    one entry per name asked, for as long as the server ran."""
+    repo = tmp_path / "proj"
+    git_init(repo)
+    first = git_commit(repo, {"f.txt": "0"}, "c0", when=T0)
+    forgetful, remembering = revision_resolver(repo, remember=False), revision_resolver(repo)
+    for resolve in (forgetful, remembering):
+        assert resolve("HEAD") == first and [resolve(f"no-such-{k}") for k in range(20)] == [None] * 20
+    second = git_commit(repo, {"f.txt": "1"}, "c1", when=T0 + timedelta(hours=1))
+    assert (forgetful("HEAD"), remembering("HEAD")) == (second, first)
+
+    def kept(resolve) -> int:  # what the closure holds on to
+        return sum(len(c.cell_contents) for c in resolve.__closure__ or () if isinstance(c.cell_contents, dict))
+
+    assert (kept(forgetful), kept(remembering)) == (0, 21)
+
+
+def stored_history(tmp_path, n: int) -> tuple[Path, list[str], Store]:
+    """``n`` commits on main, each stored as a version (its short sha) with one run, no alias."""
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+
+    repo = tmp_path / "proj"
+    git_init(repo)
+    shas = [git_commit(repo, {"f.txt": str(k)}, f"c{k}", when=T0 + timedelta(hours=k)) for k in range(n)]
+    store = Store(tmp_path / "s.db")
+    store.add_runs([RunRecord("b", s[:10], 0, np.array([1.0])) for s in shas],
+                   versions=[VersionInfo(s[:10], commit=s, timestamp=T0 + timedelta(hours=k))
+                             for k, s in enumerate(shas)])
+    return repo, shas, store
+
+
+def record_alias(store: Store, version: str, alias: VersionAlias) -> None:
+    (vid,) = [v.id for v in store.versions() if v.name == version]
+    with store.engine.begin() as conn:
+        store.set_aliases(conn, vid, [alias])
+
+
+def test_a_branch_is_where_git_says_it_is_now_and_a_tag_where_it_was_recorded(tmp_path):
+    """Review: `main` recorded (by `regbench run`) on c0, then c1 committed and stored by an
+    import, which records no alias: `main` still named c0, and `compare.html?a=main~1&b=main`
+    said "compare needs two different versions"."""
+    repo, shas, store = stored_history(tmp_path, 2)
+    with store:
+        record_alias(store, shas[0][:10], VersionAlias("main", "branch"))
+        record_alias(store, shas[0][:10], VersionAlias("rel", "tag"))
+        tag(repo, "rel", shas[1])  # moved in git since it was recorded: the recorded one stays
+        assert [store.resolve_version(n) for n in ("main", "rel")] == [shas[0][:10]] * 2  # no repository
+        store.revisions = revision_resolver(repo, remember=False)
+        assert [store.resolve_version(n) for n in ("main", "main~1", "rel")] == [
+            shas[1][:10], shas[0][:10], shas[0][:10]]
+        # a branch git does not know (deleted since) is the recorded one; one at an unstored commit is an error
+        record_alias(store, shas[0][:10], VersionAlias("gone", "branch"))
+        assert store.resolve_version("gone") == shas[0][:10]
+        later = git_commit(repo, {"f.txt": "2"}, "c2", when=T0 + timedelta(hours=2))
+        with pytest.raises(NotFoundError, match=rf"^'main' is commit {later[:10]}, which has no version in the store"):
+            store.resolve_version("main")
+
+
+def test_a_revision_git_knows_is_not_matched_to_another_version_by_prefix(tmp_path):
+    """Review: tag `v1` on a commit without runs, stored versions `v1.0rc1` and `base`:
+    `resolve_version("v1")` gave `v1.0rc1`, silently another version."""
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+
+    repo = tmp_path / "proj"
+    git_init(repo)
+    base = git_commit(repo, {"f.txt": "0"}, "c0", when=T0)
+    tagged = git_commit(repo, {"f.txt": "1"}, "c1", when=T0 + timedelta(hours=1))
+    tag(repo, "v1", tagged)
+    with Store(tmp_path / "s.db") as store:
+        store.add_runs([RunRecord("b", v, 0, np.array([1.0])) for v in ("base", "v1.0rc1")],
+                       versions=[VersionInfo("base", commit=base, timestamp=T0),
+                                 VersionInfo("v1.0rc1", timestamp=T0 + timedelta(hours=2))])
+        assert store.resolve_version("v1") == "v1.0rc1"  # no repository: a prefix of a stored name
+        store.revisions = revision_resolver(repo)
+        with pytest.raises(NotFoundError, match=rf"^'v1' is commit {tagged[:10]}, which has no version in the store"):
+            store.resolve_version("v1")
+        assert [store.resolve_version(n) for n in ("v1.0", "HEAD~1", base[:6])] == ["v1.0rc1", "base", "base"]
+        # two working trees of the commit stored, not the commit itself: which one is meant?
+        dirty = [f"{tagged[:10]}-dirty-{d}" for d in ("aaaa", "bbbb")]
+        store.add_runs([RunRecord("b", v, 0, np.array([1.0])) for v in dirty],
+                       versions=[VersionInfo(v, commit=tagged, timestamp=T0 + timedelta(hours=3)) for v in dirty])
+        with pytest.raises(NotFoundError, match=f"^version 'v1' is ambiguous: {dirty[0]}, {dirty[1]}$"):
+            store.resolve_version("v1")

@@ -268,6 +268,14 @@ def test_compare_takes_git_revisions_of_the_project_as_the_command_line_does(tmp
         commit_and_store(3)  # main moves on while the server runs
         r = httpx.get(server.base + "compare.html?a=v0.1&b=main")
         assert r.status_code == 200 and selected(r.text) == [shas[0][:10], shas[3][:10]]
+        # `main` recorded on c1 (by a `regbench run` then) names where the branch is now
+        from regbench.model import VersionAlias
+
+        with Store(tmp_path / "s.db") as store:
+            with store.engine.begin() as conn:
+                store.set_aliases(conn, store.versions()[1].id, [VersionAlias("main", "branch")])
+        r = httpx.get(server.base + "compare.html?a=main~1&b=main")
+        assert r.status_code == 200 and selected(r.text) == [shas[2][:10], shas[3][:10]]
         # a revision without stored runs, and a name that is no revision: the command line's one line
         unstored = git_commit(repo, {"f.txt": "4"}, "c4", when=T0 + timedelta(hours=4))
         r = httpx.get(server.base + "compare.html?a=v0.1&b=HEAD")

@@ -238,7 +238,8 @@ class BenchmarkComparison:
     #: or ``"low"``; ``comparison``'s means are the means of these over runs.
     location: str = "mean"
     #: With ``location="auto"``: why detection's choice for this benchmark fell there (the words
-    #: of ``regbench diagnose``); else None.
+    #: of ``regbench diagnose``); with a median or low location asked for runs of too few samples,
+    #: why the mean was compared instead; else None.
     location_reason: str | None = None
 
 
@@ -264,7 +265,10 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     bootstrap over runs is the same.  ``"auto"`` takes, per benchmark, the location ``regbench
     detect`` chooses for it (:meth:`regbench.detect.auto.Auto.location`, as ``regbench diagnose``
     reports it), from its runs in ``history`` (default: every version of the store, as
-    :class:`~regbench.store.HistoryView` reads it), else from the two versions' runs.
+    :class:`~regbench.store.HistoryView` reads it), else from the two versions' runs.  Where
+    either version has runs of fewer than :data:`~regbench.stats.runs.MIN_SAMPLES_FOR_QUANTILES`
+    samples, a benchmark is compared by its run means whatever ``location`` asks, and its
+    ``location_reason`` says why, as detection does (:func:`regbench.stats.runs.choose_location`).
     """
     if location not in COMPARE_LOCATIONS:
         raise ValueError(f"`location` must be one of {', '.join(COMPARE_LOCATIONS)}, got {location!r}")
@@ -317,6 +321,8 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
         if a not in names:
             continue
         where, why = located(s)
+        if where != "mean" and (few := _too_few_for_quantiles(s, (a, b))) is not None:
+            where, why = "mean", few
         ra = [run_location(r, where, direction=s.direction) for r in s.runs[names.index(a)]]
         rb = [run_location(r, where, direction=s.direction) for r in s.runs[names.index(b)]] if b in names else []
         failed = False
@@ -339,6 +345,28 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out
+
+
+def _too_few_for_quantiles(s: Series, versions: Iterable[str]) -> str | None:
+    """Why the runs of ``versions`` in ``s`` are compared by their mean whatever location was
+    asked, or None when each has enough samples for a quantile.
+
+    A quantile of a few samples is biased against one of many: the 10% quantile of 3 samples of
+    a floor with slower interference above it sits above the floor, that of 20 samples on it, so
+    identical code compared by the low quantile of runs of 3 against runs of 20 samples read as a
+    regression of 5-15% (of 50% with 1 sample).
+    """
+    from .stats.runs import MIN_SAMPLES_FOR_QUANTILES
+
+    names = [v.name for v in s.versions]
+    for version in versions:
+        if version not in names:
+            continue
+        sizes = [r.size for r in s.runs[names.index(version)] if r.size]
+        if sizes and (n := min(sizes)) < MIN_SAMPLES_FOR_QUANTILES:
+            return (f"the mean of each run: {version} has runs of {n} sample{'s' * (n > 1)}, too few for "
+                    f"a quantile (at least {MIN_SAMPLES_FOR_QUANTILES} a run)")
+    return None
 
 
 #: What :func:`compare_variance` compares: one mean per run, or every measured iteration pooled.

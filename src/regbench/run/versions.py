@@ -246,17 +246,24 @@ def revision_resolver(repo: Path | None, *, remember: bool = True):
     """A :data:`regbench.store.db.RevisionResolver` over ``repo``: ``rev`` -> its full commit sha,
     or None (not a revision there, or ``repo`` is not a git repository).  Answers are remembered,
     unless ``remember`` is false: a server's resolver, asked while branches move (``main``,
-    ``HEAD~1`` name another commit after a fetch)."""
+    ``HEAD~1`` name another commit after a fetch), which then keeps nothing (every name a
+    request brings would stay for as long as the server runs)."""
+
+    def ask(rev: str) -> str | None:
+        if repo is None or not rev or rev.startswith("-"):
+            return None
+        try:
+            return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
+        except VersionError:
+            return None
+
+    if not remember:
+        return ask
     memo: dict[str, str | None] = {}
 
     def resolve(rev: str) -> str | None:
-        if repo is None or not rev or rev.startswith("-"):
-            return None
-        if rev not in memo or not remember:
-            try:
-                memo[rev] = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
-            except VersionError:
-                memo[rev] = None
+        if rev not in memo:
+            memo[rev] = ask(rev)
         return memo[rev]
 
     return resolve

@@ -445,7 +445,9 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
     first, then retries, each in history order (of their versions, then oldest first): one
     alert a sink keeps refusing does not hold back the others.  An undone alert due here goes
     right before the alert that undid it, so that "restores alert #N" never names an alert the
-    sink has not been given.
+    sink has not been given: on its first try and on its first retry (a sink that was down for
+    one call gets the pair in order), not after it failed twice (a sink that refuses it would
+    defer everything after it on every call).
     """
     d = t.alert_delivery
     with store.engine.connect() as conn:
@@ -475,15 +477,18 @@ def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str
             retry.append(a)
         elif row.state == "pending":
             flight.append(a)
-    return _undone_first(fresh + retry), flight
+    refused = {a.id for a in retry if rows[a.id].attempts > 1}
+    return _undone_first(fresh + retry, refused), flight
 
 
-def _undone_first(alerts: list[Alert]) -> list[Alert]:
+def _undone_first(alerts: list[Alert], refused: set[int]) -> list[Alert]:
     """``alerts`` in their order, except that an undone alert that comes after the alert that
-    undid it (a retry of the undone alert, the improvement never tried) moves right before it."""
+    undid it (a retry of the undone alert, the improvement never tried) moves right before it,
+    unless it is one of ``refused`` (tried more than once): then it stays among the retries."""
     out: list[Alert] = []
     for a in alerts:
-        at = next((k for k, b in enumerate(out) if b.id == a.fixed_by_alert), None) if a.status == "fixed" else None
+        at = (next((k for k, b in enumerate(out) if b.id == a.fixed_by_alert), None)
+              if a.status == "fixed" and a.id not in refused else None)
         out.insert(len(out) if at is None else at, a)
     return out
 

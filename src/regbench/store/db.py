@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -70,8 +71,49 @@ def shown_url(url: str) -> str:
         return url
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        return url
+    except (sa.exc.ArgumentError, ValueError):  # not SQLAlchemy's (ValueError: a port that is no number)
+        return masked_password(url, url)
+
+
+#: A password at least this long is masked wherever a message has it as a whole word; a shorter
+#: one only in the URL form ``user:PASSWORD@``.  A short password is a piece of many words (``o``
+#: masked everywhere read ``c***nnecti***n failed``), and a driver quotes a password, if ever,
+#: inside the URL it was given (psycopg quotes a URL it cannot parse whole).
+SECRET_LENGTH = 4
+
+
+def masked_password(text: str, url: str) -> str:
+    """``text`` (what a driver said) with the password of ``url`` masked (``***``) where it is
+    quoted as that password: in the URL form ``user:PASSWORD@`` (as written in ``url`` or
+    decoded), and as a whole word when it is at least :data:`SECRET_LENGTH` characters long and
+    is not also the URL's user, host or database name (which a message names in its own right,
+    as :func:`shown_url` shows them; masking them would garble the message and tell the
+    password).  ``url`` may be one SQLAlchemy cannot parse (a port that is no number)."""
+    from urllib.parse import unquote
+
+    # Read as SQLAlchemy reads a URL (its password runs to the first "@"), without its parser,
+    # which refuses a port that is no number.
+    m = re.match(r"[\w+]+://(?P<user>[^:/]*):(?P<password>[^@]*)@(?P<host>\[[^/?\]]*\]?|[^/:?]*)"
+                 r"[^/?]*(?:/(?P<db>[^?]*))?", url)
+    if m is None or not m["password"]:
+        return text
+    secrets = {m["password"], unquote(m["password"])}
+    named = {f(n) for n in (m["user"], m["host"].strip("[]"), m["db"] or "") for f in (str, unquote)}
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(f":{secret}@", ":***@")
+        if len(secret) >= SECRET_LENGTH and secret not in named:
+            text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", "***", text)
+    return text
+
+
+def _url_problem(url: str, error: ValueError) -> str:
+    """What is wrong with ``url``, which SQLAlchemy refused with ``error``, in a few words."""
+    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    if ":" in host.rpartition("]")[2] and not (port := host.rpartition(":")[2]).isdigit():
+        return f"its port {port!r} is not a number"
+    if host.startswith("[") and "]" not in host:
+        return f"its host {host!r} has no closing ']'"
+    return masked_password(collapsed(error), url)
 
 
 def encode_samples(values: np.ndarray, *, compress: bool = False) -> tuple[bytes, str]:
@@ -189,6 +231,8 @@ class Store:
             self._engine: Engine = sa.create_engine(self.url)
         except (sa.exc.ArgumentError, ModuleNotFoundError) as exc:
             raise StoreError(f"cannot open store {self.shown_url}: {self.driver_message(exc)}") from exc
+        except ValueError as exc:  # SQLAlchemy's int() of a port that is no number
+            raise StoreError(f"cannot open store {self.shown_url}: {_url_problem(self.url, exc)}") from exc
         if self._engine.dialect.name == "sqlite":
             tx.sqlite_transactions(self._engine)
             sa.event.listen(self._engine, "connect", _sqlite_pragmas)
@@ -216,13 +260,8 @@ class Store:
     def driver_message(self, error: BaseException | None) -> str:
         """What the database driver (or SQLAlchemy) said in ``error``, for a one-line message:
         its line breaks and tabs made spaces (:func:`~regbench.errors.collapsed`), and the store
-        URL's password, should a driver quote it, masked as :attr:`shown_url` masks it."""
-        text = collapsed(error)
-        try:
-            password = sa.engine.make_url(self.url).password
-        except sa.exc.ArgumentError:
-            password = None
-        return text.replace(str(password), "***") if password else text
+        URL's password, should a driver quote it, masked (:func:`masked_password`)."""
+        return masked_password(collapsed(error), self.url)
 
     @property
     def engine(self) -> Engine:
@@ -934,10 +973,13 @@ class Store:
 
         In order: a stored version's name; an alias (a tag or branch name recorded when the
         version was benchmarked, :meth:`set_aliases`); a git revision (``HEAD~1``, a tag, a
-        full or short sha) that :attr:`revisions` turns into a commit stored as a version; the
-        only version whose name or commit starts with ``name`` (as git accepts a short sha).
-        A working tree with uncommitted changes shares its commit with the committed version:
-        the committed one is meant.
+        full or short sha) that :attr:`revisions` turns into a commit stored as a version (a
+        commit not stored is an error, never another version's prefix); the only version whose
+        name or commit starts with ``name`` (as git accepts a short sha).
+        A branch moves on, and runs stored by ``import`` or ``push`` record no alias: an alias
+        of kind ``branch`` that :attr:`revisions` also knows is where git says it is now (a tag
+        stays where it was recorded).  A working tree with uncommitted changes shares its commit
+        with the committed version: the committed one is meant.
         """
         name = name.strip()
         if not name:
@@ -945,17 +987,25 @@ class Store:
         with self.engine.connect() as conn:
             if conn.execute(sa.select(t.version.c.id).where(t.version.c.name == name)).first() is not None:
                 return name
-            aliased = conn.execute(sa.select(t.version.c.name).join(
+            aliased = conn.execute(sa.select(t.version.c.name, t.version_alias.c.kind).join(
                 t.version_alias, t.version_alias.c.version_id == t.version.c.id)
-                .where(t.version_alias.c.name == name)).scalar()
-            if aliased is not None:
-                return aliased
+                .where(t.version_alias.c.name == name)).first()
+            if aliased is not None and (aliased.kind != "branch" or self.revisions is None):
+                return aliased.name
             rows = conn.execute(sa.select(t.version.c.name, t.version.c.commit_sha)).all()
         sha = self.revisions(name) if self.revisions is not None else None
         if sha is not None:
             found = _by_commit(rows, sha) or _by_short_sha(rows, sha)
             if found is not None:
                 return found
+            # Git's answer, not a stored name that starts with ``name`` (tag ``v1`` is no ``v1.0rc1``);
+            # a branch that moved to a commit not benchmarked yet is not its recorded commit.
+            if dirty := sorted(n for n, c in rows if c == sha):  # working trees of it, no commit
+                raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(dirty[:5])}")
+            raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
+                                "(benchmark it with `regbench run --versions`)")
+        if aliased is not None:  # a branch git does not know (deleted, or another repository)
+            return aliased.name
         lowered = name.lower()
         matches = sorted({n for n, c in rows if n.startswith(name) or (c or "").startswith(lowered)})
         if len(matches) > 1 and len(lowered) >= 4:  # one commit, stored committed and dirty
@@ -966,9 +1016,6 @@ class Store:
             return matches[0]
         if matches:
             raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(matches[:5])}")
-        if sha is not None:
-            raise NotFoundError(f"{name!r} is commit {sha[:10]}, which has no version in the store "
-                                "(benchmark it with `regbench run --versions`)")
         raise NotFoundError(f"no version named {name!r} in the store (a stored name, tag, branch or sha)")
 
     def set_aliases(self, conn: Connection, version_id: int, aliases: Iterable[VersionAlias]) -> None:
