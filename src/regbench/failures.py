@@ -2,10 +2,11 @@
 
 A failed run is a result, stored with its status and the end of its standard error, into which
 regbench writes notes of its own (lines starting with :data:`NOTE`: the exit status, a signal, a
-timeout, an unreadable output).  :func:`failure_cause` reads that tail back as one line, as the
-campaign's account of its failed runs (:mod:`regbench.report.campaign`) and ``regbench show`` say
-it.  It lives below the run package and the reports, so that any layer may quote a failure the
-same way; it imports nothing of regbench.
+timeout, an unreadable output).  :func:`failure_cause` reads that tail back as one line: the
+campaign's account of its failed runs (:mod:`regbench.report.campaign`), ``regbench show``, and
+the message of a failure alert (:func:`regbench.inventory.scan_failures`) say the same thing.
+It lives below the run package, the reports and the inventory, which all need it; it imports
+nothing of regbench.
 """
 
 from __future__ import annotations
