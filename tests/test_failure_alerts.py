@@ -228,3 +228,45 @@ def test_failures_are_read_as_the_history_detection_reads(store):
     [alert] = record_alerts(store, [], failures=scan).created
     assert (alert.machine, alert.spread, alert.held) == ("n", "single", False)
 
+
+# ------------------------------------------------------------------------------- dashboard
+def test_the_dashboard_shows_a_failure_with_its_error_and_no_size(tmp_path, page):
+    import httpx
+
+    from regbench.web.data import series_id
+    from webtools import Server, sha
+
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.add_runs([_ok("b", sha(k), r, None) for k in (1, 2) for r in range(2)]
+                       + [_failed("b", sha(k), r, None) for k in (3, 4) for r in range(2)],
+                       versions=[VersionInfo(sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k))
+                                 for k in range(1, 5)])
+        [alert] = _record(store).created
+    config = tmp_path / "regbench.toml"
+    config.write_text("[serve]\npublic_reads = true\n")
+    server = Server(path, tmp_path / "serve.log", config=config)
+    sid = series_id("b", "default", "m")
+    try:
+        html = httpx.get(server.base + "alerts.html").text
+        feed = httpx.get(server.base + "alerts.atom").text
+        api = httpx.get(server.base + "api/v1/alerts", params={"kind": "failure"}).json()["alerts"]
+        none = httpx.get(server.base + "api/v1/alerts", params={"kind": "regression"}).json()["alerts"]
+        page.goto(server.base + f"series.html?s={sid}")
+        page.wait_for_selector("body[data-ready=yes]", timeout=15_000)
+        change = page.locator("#changes li.change")
+        listed, kind = change.text_content(), change.get_attribute("data-kind")
+        errors = page.console_log.errors
+    finally:
+        server.stop()
+    row = html[html.index(f'data-alert="{alert.id}"'):]
+    row = row[:row.index("</tr>")]
+    error = "failed (exit status 2): panic: boom"
+    assert '<td class="failure">failure' in row and f'<td class="error">{error}</td>' in row
+    assert "%" not in row and "[?, ?]" not in row and "failing on m" in row
+    assert f"failure of b at {sha(3)[:10]}" in feed and error in feed
+    assert [(a["id"], a["kind"], a["change"], a["error"]) for a in api] == [(alert.id, "failure", None, error)]
+    assert none == []
+    assert kind == "failure" and errors == []
+    assert listed.startswith("failing (every run) from ") and listed.endswith(f"(alert #{alert.id}, new): {error}")
+    assert "?" not in listed
