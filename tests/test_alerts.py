@@ -276,6 +276,8 @@ def test_suppressed_benchmarks_are_counted_not_stored(store, tmp_path):
     ('[[notify]]\ntype = "webhook"\n', r"give exactly one of `url` or `url_env`"),
     ('[[notify]]\ntype = "webhook"\nurl = "http://x"\ntimeout = 0\n', r"`timeout` must be a positive number"),
     ('[[notify]]\ntype = "webhook"\nurl = "http://x"\nkinds = ["bad"]\n', r"`kinds` must be a non-empty list"),
+    ('[[notify]]\ntype = "json"\npath = "a"\nkinds = ["failures"]\n',
+     r'`kinds` must be a non-empty list of "regression", "improvement" and "failure", got \[\'failures\'\]'),
     ('[[notify]]\ntype = "email"\nhost = "h"\nfrom = "a@b"\nto = "c@d"\nuser = "u"\n',
      r"give `user` and `password_env` together"),
     ('[[notify]]\ntype = "email"\nhost = "h"\nfrom = "a@b"\nto = []\n', r"`to` must be an e-mail address"),
@@ -295,8 +297,10 @@ def test_notify_tables_get_defaults_and_absolute_paths(tmp_path):
                  tmp_path)
     md, hook, mail = cfg.notify
     assert (md.name, md.options["path"]) == ("markdown", (tmp_path / "out" / "pr.md").resolve())
-    assert (hook.name, hook.kinds, hook.options) == ("slack", ("regression",), {
+    # a sink told of regressions is told of benchmarks that start failing (docs/configuration.md)
+    assert (hook.name, hook.kinds, hook.options) == ("slack", ("regression", "failure"), {
         "url_env": "HOOK", "timeout": 10.0, "retries": 3, "headers": {}})
+    assert md.kinds == ("regression", "improvement", "failure")
     assert mail.options["sender"] == "a@b" and mail.options["to"] == ("c@d",) and mail.options["port"] == 587
 
 

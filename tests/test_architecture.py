@@ -147,6 +147,7 @@ FORBIDDEN = {
                           "sqlalchemy", "rich", "click"),
     "regbench.model": ("regbench.", "sqlalchemy", "rich", "click"),
     "regbench.errors": ("regbench.", "sqlalchemy", "rich", "click"),
+    "regbench.failures": ("regbench.", "sqlalchemy", "rich", "click"),
     "regbench.store": ("regbench.run", "regbench.detect", "regbench.cli", "regbench.report", "regbench.notify",
                        "rich", "click"),
 }
@@ -155,6 +156,7 @@ ALLOWED = {
     "regbench.stats": ("regbench.stats",),
     "regbench.model": (),
     "regbench.errors": (),
+    "regbench.failures": (),
 }
 
 

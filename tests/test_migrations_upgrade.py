@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from regbench.detect.alerts import record_alerts
 from regbench.detect import Change
-from regbench.model import RunRecord, VersionInfo
+from regbench.model import Failing, FailureScan, RunRecord, VersionInfo
 from regbench.store import Store
 from regbench.store import schema as t
 from regbench.store.alerts import alert_history, get_alert, list_alerts
@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -41,7 +41,8 @@ SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 #: migration's documented default), by the revision that added them.
 ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirmation", "compared_by"): None},
                  "0012": {("plan", "run_overhead"): None},
-                 "0013": {("plan", "slices"): None, ("plan", "full_slices"): None}}
+                 "0013": {("plan", "slices"): None, ("plan", "full_slices"): None},
+                 "0015": {("alert", "error"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -162,7 +163,25 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
             warmup_seconds=0.4, iteration_seconds=0.2, weights=np.arange(5.0).astype("<f8").tobytes())
         add(t.run_tool, benchmark_id=fft, version_id=v1, config_id=cfg, machine_id=local, run_index=0,
             processes=None, warmup_seconds=None, iteration_seconds=None, weights=None)
+    if at_least(revision, "0015"):
+        conn.execute(sa.update(t.alert).where(t.alert.c.id == alert).values(error=None))
+        written["alert"][0]["error"], written["alert"][1]["error"] = None, None
+        failure = add(t.alert, uid="2" * 32, benchmark_id=ops, config_id=opt, machine_id=local, version_id=v2,
+                      previous_id=v1, kind="failure", change=0.0, ci_low=None, ci_high=None, p_value=None,
+                      methods=[], status="new", fixed_by_id=None, fixed_by_alert_id=None, created_at=T0,
+                      updated_at=T0, hold_machines=None, error="timeout (killed after 60 s)")
+        add(t.alert_event, alert_id=failure, status="new", who="regbench", at=T0, why="failing at v2")
+        add(t.alert_delivery, alert_id=failure, sink="slack", state="sent", attempts=1, last_error=None,
+            next_attempt_at=None, sent_at=T0)
     return written
+
+
+def without_failures(written: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """The rows of ``written`` but the failure alerts and the rows that name them, which a
+    downgrade below 0015 deletes (a store at 0014 cannot hold them)."""
+    gone = {row["id"] for row in written.get("alert", []) if row["kind"] == "failure"}
+    return {name: [row for row in rows if (row["id"] if name == "alert" else row.get("alert_id")) not in gone]
+            for name, rows in written.items()}
 
 
 def old_store(url: str, revision: str) -> dict[str, list[dict]]:
@@ -231,14 +250,18 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
         created = record_alerts(s, [Change("fft", "default", "local", "v3", "v1", 0.3, 0.2, 0.4, "regression",
                                            "ci-overlap")], now=T0 + timedelta(days=3)).created
         assert len(created) == 1 and created[0].id > len(written.get("alert", []))
-        assert len(list_alerts(s)) == len(written.get("alert", [])) + 1
+        # 0015: a failure alert, with its error and no change (stored as 0, read as none)
+        failing = Failing("fft", "default", "local", "v3", 1, "v1", "v3", "failed (exit status 1): boom")
+        (failure,) = record_alerts(s, [], failures=FailureScan((failing,)), now=T0 + timedelta(days=3)).created
+        assert (failure.kind, failure.change, failure.error) == ("failure", None, "failed (exit status 1): boom")
+        assert len(list_alerts(s)) == len(written.get("alert", [])) + 2
     with Store(store_url) as s:  # reopened at head: nothing to do
         assert s.schema_revision() == t.SCHEMA_REVISION and len(s.runs()) == 5 + 1
 
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -265,10 +288,13 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
                                  ("run_tool", "0014"))
         if not at_least(down_to, since)}
     assert ("hold_machines" in columns) == at_least(down_to, "0009")
+    assert ("error" in columns) == at_least(down_to, "0015")
     assert ("compared_by" in confirmation_columns) == at_least(down_to, "0011")
     assert ("run_overhead" in plan_columns) == at_least(down_to, "0012")
     assert ("slices" in plan_columns) == at_least(down_to, "0013")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
+    if not at_least(down_to, "0015"):
+        kept = without_failures(kept)
     with Store(store_url) as s:
         assert s.schema_revision() == t.SCHEMA_REVISION
         # Up again: the kept rows are intact, the re-added column is back at its default.

@@ -362,7 +362,7 @@ def test_json_file_is_versioned_and_added_to_atomically(store, tmp_path):
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
                                       "updated_at", "confirmation", "spread", "machines", "unchanged_on", "held",
-                                      "hold_machines", "version_tags", "previous_tags"]
+                                      "hold_machines", "version_tags", "previous_tags", "error"]
     before = path.read_text()
     assert notify_pending(store, [sink], now=T0).sent == 0
     assert path.read_text() == before  # nothing due: the file, not yet taken away, is left alone
@@ -599,3 +599,38 @@ def test_messages_name_the_tags_of_the_versions(tmp_path):
     assert res.exit_code == 0 and json.loads(res.output)[0]["version_tags"] == ["rel-2.0"]
     res = CliRunner().invoke(cli, ["--store", str(tmp_path / "r.db"), "alerts", "show", str(doc["id"]), "--format", "json"])
     assert res.exit_code == 0 and json.loads(res.output)["version_tags"] == ["rel-2.0"]
+
+
+# ------------------------------------------------------------------------ failure alerts
+def test_a_failure_is_told_with_its_error_and_no_size_wherever_regressions_go(store, receiver, smtp_server, tmp_path):
+    """A benchmark that starts failing (tests/test_failure_alerts.py) goes to a sink of regressions
+    (`kinds = ["regression"]`), to one that names failures, not to one of improvements."""
+    from regbench.config import load_config
+    from regbench.inventory import scan_failures
+    from regbench.notify import build_sinks
+
+    store.add_runs([RunRecord("io", "v0", 0, np.array([1.0])),
+                    RunRecord("io", "v1", 0, np.empty(0), status="crashed", exit_code=-11,
+                              stderr_tail="writing 2 GB\nOSError: disk full\n[regbench] signal SIGSEGV\n")])
+    (failure,) = record_alerts(store, [], failures=scan_failures(store), now=T0).created
+    (tmp_path / "regbench.toml").write_text(
+        f'[[notify]]\ntype = "webhook"\nurl = "{receiver.url}"\nretries = 0\nkinds = ["regression"]\n'
+        f'[[notify]]\ntype = "email"\nhost = "127.0.0.1"\nport = {smtp_server.port}\nfrom = "a@example.org"\n'
+        f'to = "b@example.org"\nkinds = ["failure"]\n'
+        f'[[notify]]\ntype = "json"\npath = "improvements.json"\nkinds = ["improvement"]\n')
+    report = notify_pending(store, build_sinks(load_config(tmp_path / "regbench.toml").notify), now=T0)
+    # in history order: the failure at v1 right after the regression at v1
+    assert [s.sent for s in report.sinks] == [(1, failure.id, 2, 3), (failure.id,), ()]
+
+    error = "crashed (signal SIGSEGV): OSError: disk full"
+    body = receiver.delivered()[1]
+    assert body["text"] == f"regbench: failure in io on local at v1 (last ok at v0), alert #{failure.id}: {error}"
+    assert body["blocks"][0]["text"]["text"].startswith(":x: *failure* in io on local at v1")
+    assert "%" not in json.dumps(body["blocks"]) and "error: " + error in body["blocks"][1]["elements"][0]["text"]
+    told = body["regbench"]["alert"]
+    assert (told["kind"], told["change"], told["ci_low"], told["error"]) == ("failure", None, None, error)
+
+    (env,) = smtp_server.envelopes
+    msg = message_from_bytes(env.content, policy=default_policy)
+    assert msg["Subject"] == "[regbench] failure in io on local at v1"
+    assert f"error: {error}" in msg.get_content() and "%" not in msg.get_content()

@@ -13,13 +13,13 @@ import os
 import re
 import sys
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeGuard
 
 from .errors import ConfigError, shown
-from .model import CHANGE_KINDS, DIRECTIONS, SeriesName, measure_series
+from .model import ALERT_KINDS, DIRECTIONS, FAILURE_KIND, SeriesName, measure_series
 
 if TYPE_CHECKING:
     from .screening.space import ConfigurationSpace
@@ -257,11 +257,15 @@ NOTIFY_TYPES = ("terminal", "json", "markdown", "webhook", "email")
 @dataclass(frozen=True)
 class NotifySpec:
     """One ``[[notify]]`` table: a sink's type, its unique name, the alert kinds it gets, and its
-    options (validated, defaults filled in, paths absolute, TOML ``from`` as ``sender``)."""
+    options (validated, defaults filled in, paths absolute, TOML ``from`` as ``sender``).
+
+    ``kinds`` are those the sink gets, resolved: every kind without a ``kinds`` key; else the kinds
+    it names, with ``failure`` added to a list that has ``regression`` and does not name
+    ``failure`` (:func:`sink_kinds`)."""
 
     type: str
     name: str
-    kinds: tuple[str, ...] = CHANGE_KINDS
+    kinds: tuple[str, ...] = ALERT_KINDS
     options: dict = field(default_factory=dict)
 
 
@@ -1050,6 +1054,19 @@ _NOTIFY_OPTIONS: dict[str, dict[str, tuple[Callable[[object], bool], object, str
 }
 
 
+def sink_kinds(named: Sequence[str]) -> tuple[str, ...]:
+    """The alert kinds a sink gets from the ``kinds`` it names: those, in the order of
+    :data:`~regbench.model.ALERT_KINDS`, and failures wherever regressions go unless the list names
+    ``failure`` itself.  A benchmark that no longer runs hides any regression it would show, and a
+    list written before failures were alerts (``["regression"]``, to leave improvements out) means
+    "what needs someone"; a list that names ``failure`` is taken as it is (``["failure"]``:
+    failures only)."""
+    kinds = set(named)
+    if "regression" in kinds and FAILURE_KIND not in kinds:
+        kinds.add(FAILURE_KIND)
+    return tuple(k for k in ALERT_KINDS if k in kinds)
+
+
 def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
     if not isinstance(tables, list):
         fail("`notify` must be an array of tables: write [[notify]]")
@@ -1070,9 +1087,10 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
             fail(f"{label}: `name` must be a non-empty string of at most 100 characters")
         if any(s.name == name for s in specs):
             fail(f"{label}: another sink is named {name!r}: give each [[notify]] of one type a `name`")
-        kinds = table.get("kinds", list(CHANGE_KINDS))
-        if not isinstance(kinds, list) or not kinds or not all(x in CHANGE_KINDS for x in kinds):
-            fail(f"{label}: `kinds` must be a non-empty list of \"regression\" and \"improvement\"")
+        kinds = table.get("kinds", list(ALERT_KINDS))
+        if not isinstance(kinds, list) or not kinds or not all(isinstance(x, str) and x in ALERT_KINDS for x in kinds):
+            fail(f"{label}: `kinds` must be a non-empty list of \"regression\", \"improvement\" and \"failure\", "
+                 f"got {shown(kinds)}")
         options = {}
         for key, (ok, default, what) in allowed.items():
             if key in table:
@@ -1097,5 +1115,5 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
         if kind == "webhook":
             options["timeout"] = float(options["timeout"])
             options["headers"] = dict(options["headers"])
-        specs.append(NotifySpec(type=kind, name=name, kinds=tuple(dict.fromkeys(kinds)), options=options))
+        specs.append(NotifySpec(type=kind, name=name, kinds=sink_kinds(kinds), options=options))
     return tuple(specs)

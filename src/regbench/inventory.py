@@ -1,5 +1,7 @@
 """What a store holds: its benchmarks, its versions in history order with their builds, and its
-runs with their status (``regbench show``), as plain records for any front end.
+runs with their status (``regbench show``), as plain records for any front end; and what its
+failed runs say: which were run again with success since, and which benchmarks no longer run
+(:func:`scan_failures`: ``regbench detect`` names them and records them as failure alerts).
 """
 
 from __future__ import annotations
@@ -8,8 +10,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .model import RunInfo, SeriesName, VersionInfo
-from .store import Store
+from .failures import failure_cause
+from .model import Failing, FailureScan, RunInfo, SeriesName, VersionInfo
+from .store import HistoryView, Store
 
 
 @dataclass(frozen=True)
@@ -164,34 +167,39 @@ def failure_counts(runs: Sequence[RunInfo], retried: frozenset[int]) -> Counter:
                    if r.status != "ok" and r.id not in retried)
 
 
-@dataclass(frozen=True)
-class Failing:
-    """A benchmark (series) whose runs at the newest version it was run at all failed (and were
-    not run again with success since), where an earlier version had a successful run: it no
-    longer runs, which no detector can see (a failed run has no samples)."""
+def scan_failures(store: Store, *, benchmark: str | None = None, history: HistoryView | None = None) -> FailureScan:
+    """The series that fail at the newest version they were run at, and ran before
+    (:class:`~regbench.model.Failing`, in name order), and the versions where each series with a
+    failed run succeeded (:class:`~regbench.model.FailureScan`).
 
-    benchmark: str
-    config: str
-    machine: str
-    version: str
-    failed_runs: int
-    since: str  # the last version with a successful run
+    A tool's invocation that failed whole is its own benchmark's (``gb``); its newest version is
+    then the newest at which the tool stored anything, and a version where a benchmark it reports
+    has a successful run ran since.  A failing series' stretch starts at the first version after
+    its last successful one where its runs failed (:attr:`~regbench.model.Failing.first`), and
+    its error is the cause of the last failed run stored there
+    (:func:`regbench.failures.failure_cause`).
 
-
-def failing_at_newest(store: Store, *, benchmark: str | None = None) -> list[Failing]:
-    """The benchmarks that fail at the newest version they were run at, and ran before
-    (:class:`Failing`), in name order.  A tool's invocation that failed whole is its own
-    benchmark's (``gb``); its newest version is then the newest at which the tool stored anything,
-    and a version where a benchmark it reports has a successful run ran since.
+    With ``history`` (a detection's :class:`~regbench.store.HistoryView`), the store is read as
+    that history: only its versions (the first-parent line), and without the runs of sessions
+    (``compare --run``, ``bisect``, ``detect --confirm``) unless the history centres them; so a
+    failed ``compare --run`` of a feature branch is not a failing benchmark.  Without, every
+    version and every run count.
 
     Reads the failed runs, then the measured versions of the series they concern (and of the
     series a failed tool reports) alone: ``detect`` asks on every pass, and a store of millions
     of runs with one failure must not be read whole (one query when no run failed)."""
     failed_runs = store.runs(benchmark=benchmark, failed=True)
     if not failed_runs:
-        return []
-    order = {v.name: k for k, v in enumerate(store.versions())}
-    failed: Counter = Counter((r.benchmark, r.config, r.machine, r.version) for r in failed_runs)
+        return FailureScan()
+    excluded = (frozenset(store.session_campaigns()) if history is not None and history.sessions == "exclude"
+                else frozenset())
+    order = {v.name: k for k, v in enumerate(history.versions() if history is not None else store.versions())}
+    failed_runs = [r for r in failed_runs if r.version in order and r.campaign_id not in excluded]
+    if not failed_runs:
+        return FailureScan()
+    failed: dict[tuple[str, str, str], dict[str, list[RunInfo]]] = {}
+    for r in failed_runs:
+        failed.setdefault((r.benchmark, r.config, r.machine), {}).setdefault(r.version, []).append(r)
     reported: dict[tuple[str, str], list[str]] = {}  # (tool benchmark, config) -> what it reports
     names = {r.benchmark for r in failed_runs}
     for name, cfg, _ in store.series_keys():
@@ -202,21 +210,36 @@ def failing_at_newest(store: Store, *, benchmark: str | None = None) -> list[Fai
 
     def ok_versions(name: str, cfg: str, mach: str) -> set[str]:
         if (name, cfg) not in measured:
-            measured[name, cfg] = store.measured_versions(name, cfg)
-        return set(measured[name, cfg].get(mach, ()))
+            measured[name, cfg] = store.measured_versions(name, cfg, exclude_campaigns=excluded)
+        return {v for v in measured[name, cfg].get(mach, ()) if v in order}
+
+    def rank(version: str) -> int:
+        return order[version]
 
     out = []
-    for (name, cfg, mach, version), n in failed.items():
+    succeeded: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    for (name, cfg, mach), runs in failed.items():
         ok = ok_versions(name, cfg, mach)
         for other in reported.get((name, cfg), ()):  # a tool's invocation: what it reported counts
             ok |= ok_versions(other, cfg, mach)
-        ran = ok | {v for (b, c, m, v) in failed if (b, c, m) == (name, cfg, mach)}
-        newest = max(ran, key=lambda v: order.get(v, -1))
-        earlier = [v for v in ok if order.get(v, -1) < order.get(version, -1)]
-        if version in ok or version != newest or not earlier:
+        succeeded[name, cfg, mach] = tuple(sorted(ok, key=rank))
+        newest = max(ok | set(runs), key=rank)
+        earlier = [v for v in ok if rank(v) < rank(newest)]
+        if newest in ok or not earlier:
             continue
-        out.append(Failing(name, cfg, mach, version, n, max(earlier, key=lambda v: order.get(v, -1))))
-    return sorted(out, key=lambda f: (f.benchmark, f.config, f.machine))
+        since = max(earlier, key=rank)
+        first = min((v for v in runs if rank(v) > rank(since)), key=rank)
+        last = max(runs[first], key=lambda r: r.id)
+        out.append(Failing(name, cfg, mach, newest, len(runs[newest]), since, first,
+                           failure_cause(last.status, last.stderr_tail)))
+    return FailureScan(tuple(sorted(out, key=lambda f: f.series)), succeeded)
+
+
+def failing_at_newest(store: Store, *, benchmark: str | None = None,
+                      history: HistoryView | None = None) -> list[Failing]:
+    """The benchmarks that fail at the newest version they were run at, and ran before, in name
+    order: the ``failing`` of :func:`scan_failures`."""
+    return list(scan_failures(store, benchmark=benchmark, history=history).failing)
 
 
 def inventory(store: Store, *, benchmark: str | None = None, version: str | None = None) -> Inventory:

@@ -23,6 +23,11 @@ DEFAULT_CONFIG = "default"
 
 #: Kinds of a change, by the benchmark's direction (and so of an alert).
 CHANGE_KINDS = ("regression", "improvement")
+#: The kind of an alert for a benchmark that ran and then fails at every run from some version on
+#: (a crash, a timeout, an exception its harness reports): no change of a value, no interval.
+FAILURE_KIND = "failure"
+#: Kinds of an alert: those of a change, and a benchmark that starts failing.
+ALERT_KINDS = (*CHANGE_KINDS, FAILURE_KIND)
 #: An alert's lifecycle: ``new`` when created; a person sets ``acknowledged``, ``invalid``,
 #: ``expected`` (or ``new`` again, to reopen); detection sets ``fixed``.
 ALERT_STATUSES = ("new", "acknowledged", "invalid", "expected", "fixed")
@@ -587,13 +592,14 @@ class MachineEvidence:
     ``version``/``previous`` are the machine's own (machines measure different versions, so
     their candidate versions differ); ``change`` is its relative change with the interval
     ``[ci_low, ci_high]`` (the tightest any method gave on it) and ``p_value``; ``methods`` are the
-    detectors that found it there.
+    detectors that found it there.  A failure alert's own machine has no change (None) and no
+    method.
     """
 
     machine: str
     version: str
     previous: str
-    change: float
+    change: float | None
     ci_low: float | None
     ci_high: float | None
     p_value: float | None
@@ -611,10 +617,14 @@ class Alert:
     """One alert as stored, with its series and versions by name.
 
     ``version`` is the first version that shows the change and ``previous`` the last one before
-    it (as in a :class:`~regbench.detect.Change`); ``kind`` is one of :data:`CHANGE_KINDS` and
+    it (as in a :class:`~regbench.detect.Change`); ``kind`` is one of :data:`ALERT_KINDS` and
     ``status`` one of :data:`ALERT_STATUSES`; ``change`` is the relative change of the central
     value with its interval ``[ci_low, ci_high]`` (the tightest any method gave); ``methods``
-    are every detector that found it.  ``uid`` is a random key, unique across stores, sent with
+    are every detector that found it.  A ``failure`` alert (:data:`FAILURE_KIND`: the benchmark
+    ran at ``previous`` and every run of it failed from ``version`` on) has no change, interval,
+    p-value or method (None, None, None, ``()``) and says why its runs failed in ``error`` (one
+    line, :func:`regbench.failures.failure_cause`); it is ``fixed`` when a run of it succeeds
+    again (``fixed_by``, with no ``fixed_by_alert``).  ``uid`` is a random key, unique across stores, sent with
     every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is the version whose
     change restored performance and ``fixed_by_alert`` that change's alert; on that restoring
     alert, ``restores`` is the alert it fixed.  Times are UTC without a time zone.
@@ -638,7 +648,7 @@ class Alert:
     version: str
     previous: str
     kind: str
-    change: float
+    change: float | None
     ci_low: float | None
     ci_high: float | None
     p_value: float | None
@@ -659,6 +669,15 @@ class Alert:
     #: where nobody asked.
     version_tags: tuple[str, ...] = ()
     previous_tags: tuple[str, ...] = ()
+    #: Why the runs of a ``failure`` alert failed, on one line, as stored when it was opened
+    #: (None for a change).
+    error: str | None = None
+
+    @property
+    def failure(self) -> bool:
+        """Whether this alert is of a benchmark that starts failing (:data:`FAILURE_KIND`), not
+        of a change."""
+        return self.kind == FAILURE_KIND
 
     @property
     def series(self) -> tuple[str, str, str]:
@@ -699,7 +718,8 @@ class Alert:
 
     def to_json(self) -> dict:
         """A JSON-ready dict (times in ISO 8601 with ``Z``; strict JSON: a change from exactly 0,
-        +inf, is null, and ``kind`` says which way it went); the key order is stable."""
+        +inf, is null, and ``kind`` says which way it went; a failure's ``change``, interval and
+        p-value are null and ``error`` says why its runs failed); the key order is stable."""
         return {
             "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
             "machine": self.machine, "unit": self.unit, "direction": self.direction,
@@ -712,7 +732,67 @@ class Alert:
             "spread": self.spread, "machines": [e.to_json() for e in self.evidence],
             "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
             "version_tags": list(self.version_tags), "previous_tags": list(self.previous_tags),
+            "error": self.error,
         }
+
+
+@dataclass(frozen=True)
+class Failing:
+    """A series (benchmark x configuration x machine) whose runs at the newest version it was run at
+    all failed (and were not run again with success since), where an earlier version had a
+    successful run: it no longer runs, which no detector can see (a failed run has no samples).
+
+    Attributes
+    ----------
+    benchmark, config, machine : str
+        The series.  A tool's invocation that failed whole is its configured benchmark's (``gb``,
+        not ``gb/BenchmarkSort``): nothing it reports could be read.
+    version : str
+        The newest version it was run at, where every run failed.
+    failed_runs : int
+        How many runs failed there.
+    since : str
+        The last version with a successful run (for a tool's invocation: of anything it reports).
+    first : str
+        The first version after ``since`` where its runs failed: where the failing stretch starts
+        (``version`` when it failed at one version only).
+    error : str
+        Why its runs failed, on one line (:func:`regbench.failures.failure_cause` of the last
+        failed run stored at ``first``).
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    version: str
+    failed_runs: int
+    since: str
+    first: str
+    error: str
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        return (self.benchmark, self.config, self.machine)
+
+
+@dataclass(frozen=True)
+class FailureScan:
+    """What the failed runs of a store (or of one benchmark) say, for the alert rules
+    (:func:`regbench.inventory.scan_failures`; :func:`regbench.detect.alerts.record_alerts`).
+
+    Attributes
+    ----------
+    failing : tuple of Failing
+        The series failing at the newest version they ran at, by name.
+    succeeded : mapping
+        For every series of the scan that has a failed run, the versions where it has a successful
+        run (for a tool's invocation: of anything it reports), in history order.  A series with
+        a failure alert has failed runs, so this is where a failure alert learns that its series
+        runs again; a series not in it was not scanned (another benchmark than the one asked for).
+    """
+
+    failing: tuple[Failing, ...] = ()
+    succeeded: Mapping[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 def num(x: float | None) -> float | None:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome, Step
     from .detect.base import Change
-    from .model import Alert, Confirmation
+    from .model import Alert, Confirmation, Failing
     from .notify import NotifyReport
     from .run.bisect import BisectResult
     from .run.confirm import ConfirmOptions
@@ -110,6 +110,10 @@ class DetectOutcome:
         Whether confirmation was asked for.
     history : str or None
         What history the series were read as (:meth:`regbench.store.HistoryView.describe`).
+    failing : tuple of Failing
+        The series failing at the newest version they ran at, read as the same history
+        (:func:`regbench.inventory.scan_failures`): no detector sees them; each is a failure alert
+        (``alerts.failures``) unless suppressed or in a dry run.
     """
 
     detection: DetectionResult
@@ -119,12 +123,24 @@ class DetectOutcome:
     notified: NotifyReport | None = None
     confirm: bool = False
     history: str | None = None
+    failing: tuple[Failing, ...] = ()
 
     @property
     def regressed(self) -> bool:
         """Whether any change found is a regression (one that confirmation refuted or left
-        inconclusive is not)."""
-        return any(e.change.kind == "regression" and e.alerts for e in self.changes)
+        inconclusive is not), or a benchmark fails at the newest version it ran at
+        (:attr:`broken`)."""
+        return any(e.change.kind == "regression" and e.alerts for e in self.changes) or bool(self.broken)
+
+    @property
+    def broken(self) -> tuple[Failing, ...]:
+        """The failing series that gate as a regression does: all but those whose failure alert a
+        person marked ``invalid`` (a broken benchmark, known) or ``expected``; in a dry run, all."""
+        if self.alerts is None:
+            return self.failing
+        alerts = self.alerts
+        return tuple(f for f in self.failing
+                     if (a := alerts.failure_of(f)) is None or a.status not in ("invalid", "expected"))
 
     @property
     def ok(self) -> bool:
@@ -161,7 +177,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                      options: Mapping[str, Any] | None = None, confirm: ConfirmOptions | None = None,
                      confirm_reporter=None, all_sessions: bool = False, pool: BatchPool | None = None,
                      duet: bool | None = None) -> DetectOutcome:
-    """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks.
+    """Detect changes, confirm the new ones, record them as alerts, bisect them, and tell the sinks;
+    benchmarks that start failing become failure alerts too.
 
     Parameters
     ----------
@@ -227,6 +244,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         For the combinations :func:`check_detect_options` refuses, before any work.
     """
     from .detect.driver import detect_changes, save_detection_state
+    from .inventory import scan_failures
 
     from .detect.alerts import change_step
 
@@ -238,6 +256,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                                 confidence_level=confidence_level, fdr=fdr, incremental=incremental,
                                 jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
                                 pool=pool, **dict(options or {}))
+    # A benchmark that no longer runs has no samples for any detector: its failed runs say it.
+    failures = scan_failures(store, benchmark=benchmark, history=history)
     # Matched by the step's identity (change_step): a series (benchmark, configuration, machine)
     # has at most one change between two given versions.
     confirmations: dict[Step, Confirmation] = {}
@@ -252,7 +272,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
 
         # What each machine measured is read from the history detection read.
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
-                               coverage=history)
+                               coverage=history, failures=failures)
         save_detection_state(store, result)
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
                                    not_confirmed=not_confirmed.get(change_step(c)),
@@ -278,7 +298,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
-                            history=history.describe())
+                            history=history.describe(), failing=failures.failing)
     if on_detected is not None:
         on_detected(outcome)
     if notify:

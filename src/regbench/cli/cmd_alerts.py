@@ -29,11 +29,13 @@ def default_actor() -> str:
 
 @click.group("alerts")
 def command() -> None:
-    """Alerts: every change found by `regbench detect` is told once, with a lifecycle.
+    """Alerts: every change found by `regbench detect`, and every benchmark that starts failing,
+    is told once, with a lifecycle.
 
     \b
-    Statuses: new, acknowledged, invalid (noise), expected (an intended change), and fixed
-    (a later change restored performance; set by detection).
+    Statuses: new, acknowledged, invalid (noise, a broken benchmark), expected (an intended
+    change), and fixed (a later change restored performance, or the failing benchmark runs
+    again; set by detection).
     """
 
 

@@ -45,7 +45,9 @@ from ._options import parse_detector_options
               help="Also use the runs of compare --run, bisect and --confirm sessions, each session centred "
                    "on the history's level at the versions it shares with it [default: campaigns' runs only].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--fail-on-regression", is_flag=True, help="Exit with status 1 when a regression is found.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit with status 1 when a regression is found, or a benchmark fails at the newest version it "
+                   "ran at (unless its failure alert is marked invalid or expected).")
 @click.option("--bisect", "do_bisect", is_flag=True,
               help="For each change between versions that are not adjacent commits (nightly snapshots), "
                    "build and benchmark the commits between them to find the one that made it "
@@ -74,7 +76,8 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             scheduler, incremental, dry_run, notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm,
             confirm_budget, confirm_max_pairs, confirm_as, duet) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
-    significant changes, each with its magnitude, interval, first version and p-value.
+    significant changes, each with its magnitude, interval, first version and p-value; a
+    benchmark whose runs all fail from some version on is a failure alert.
 
     A series is read along the first-parent line of [project] branch (default HEAD), with the
     runs of campaigns only (--all-sessions adds those of compare --run, bisect and --confirm).
@@ -88,7 +91,6 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     from ..pipeline import check_detect_options, detect_and_alert
     from ..report.alerts import print_notify_report
     from ..report.changes import print_detection
-    from ..inventory import failing_at_newest
     from ..report.console import BatchProgress, version_labels
 
     ctx = click_ctx.obj
@@ -126,9 +128,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
             on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change,
                                                       labels=version_labels(store.aliases()),
-                                                      machines=store.machine_names(),
-                                                      failing=() if fmt == "json" else failing_at_newest(
-                                                          store, benchmark=benchmark)),
+                                                      machines=store.machine_names()),
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
             all_sessions=all_sessions, pool=pool, duet=duet)
     if outcome.notified is not None:

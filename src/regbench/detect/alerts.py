@@ -79,6 +79,27 @@ that was refuted, or that the budget left unsettled, is *withheld*: not an alert
 confirmation stored alone (so the store says why nobody was told).  A confirmed change, or one
 that could not be run again here, becomes an alert as usual and keeps its confirmation.
 
+**Failures.**  A benchmark that measured fine and then fails at every run from some version on (a
+crash, a timeout, an exception its harness reports, a build that breaks only it) has no samples
+there: no detector sees it.  :func:`record_alerts` is handed what the failed runs say (a
+:class:`~regbench.model.FailureScan`, :func:`regbench.inventory.scan_failures`) and applies the
+same rules to it, with kind ``failure``: a series failing at the newest version it ran at (every
+run failed, and an earlier version had a successful one) is an alert at ``version`` = the first
+version of its failing stretch and ``previous`` = the last version with a successful run, with
+the error of its runs (one line) and no change, interval, p-value or method.  It is the same
+alert as a stored failure alert of its series whose candidate versions overlap its own (a stretch
+that grew, or that starts earlier now that a version between was run: one breakage); alerts of
+every status match, so a failure marked ``invalid`` is not brought back, and re-running detection
+writes nothing.  A stretch after a version with successful runs is another breakage, another
+alert.  An open failure alert (``new`` or ``acknowledged``) becomes ``fixed`` when its series has
+a successful run at its ``version`` or later (run again with success, or a later version that
+runs), with ``fixed_by`` = the first such version and no ``fixed_by_alert`` (no change restored
+it); once, as a regression: a person who reopens it keeps it open.  A failure is seen on its
+own machine: it is not evidence of another machine's alert, has no unchanged machines and is
+never held by ``require_machines`` (a benchmark that no longer runs is told at once).  Suppressed
+benchmarks' failures are counted in :attr:`AlertOutcome.suppressed_failures`, neither stored nor
+fixed.
+
 **Lifecycle** (:func:`set_status`): an alert is ``new`` when created; a person may set any alert
 to ``acknowledged``, ``invalid`` (noise, a broken benchmark), ``expected`` (an intended slowdown,
 seed 004 s.5: "a confirmation mechanism can be used to ignore or overwrite detected performance
@@ -106,8 +127,8 @@ from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 from ..errors import AlertError, ConfigError, NotFoundError
-from ..model import (CHANGE_KINDS, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert, Confirmation,
-                     MachineEvidence, as_utc)
+from ..model import (CHANGE_KINDS, FAILURE_KIND, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert,
+                     Confirmation, Failing, FailureScan, MachineEvidence, as_utc)
 from .base import Change
 
 #: Candidate versions at most this many versions apart are the same step.
@@ -153,9 +174,10 @@ class Transaction(Protocol):
         ...
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
-               change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
-               methods: Sequence[str], now: datetime, why: str) -> Alert:
-        """Insert a ``new`` alert and its first event (by :data:`~regbench.model.SYSTEM_ACTOR`)."""
+               change: float | None, ci_low: float | None, ci_high: float | None, p_value: float | None,
+               methods: Sequence[str], now: datetime, why: str, error: str | None = None) -> Alert:
+        """Insert a ``new`` alert and its first event (by :data:`~regbench.model.SYSTEM_ACTOR`); a
+        failure has no ``change`` (None) and an ``error``."""
         ...
 
     def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
@@ -165,6 +187,10 @@ class Transaction(Protocol):
 
     def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
         """Add a step to an alert's history."""
+        ...
+
+    def ever_fixed(self, ids: Sequence[int]) -> set[int]:
+        """The alerts of ``ids`` whose history holds a ``fixed`` event (fixed now, or once)."""
         ...
 
     def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,
@@ -215,6 +241,11 @@ class AlertOutcome:
         Alerts that were held and that this call raised (now seen on enough machines).
     placed : mapping
         The alert id each recorded change went into, by :func:`change_step`.
+    failures : tuple of Alert
+        The failure alert of each failing series recorded (created by this call, and so also in
+        ``created``, or stored before: the same breakage), as at the end of the call.
+    suppressed_failures : tuple of Failing
+        Failing series not recorded because their benchmark's alerts are suppressed.
     """
 
     created: tuple[Alert, ...] = ()
@@ -224,6 +255,8 @@ class AlertOutcome:
     withheld: tuple[Change, ...] = ()
     raised: tuple[Alert, ...] = ()
     placed: Mapping[Step, int] = field(default_factory=dict)
+    failures: tuple[Alert, ...] = ()
+    suppressed_failures: tuple[Failing, ...] = ()
 
     @property
     def held(self) -> tuple[Alert, ...]:
@@ -234,6 +267,11 @@ class AlertOutcome:
         """The alert (as at the end of the call) that ``change`` was recorded into, or None."""
         ident = self.placed.get(change_step(change))
         return next((a for a in (*self.created, *self.merged) if a.id == ident), None)
+
+    def failure_of(self, failing: Failing) -> Alert | None:
+        """The failure alert (as at the end of the call) that a failing series was recorded into,
+        or None (suppressed)."""
+        return next((a for a in self.failures if a.series == failing.series), None)
 
 
 # ------------------------------------------------------------------------------- the pure rules
@@ -265,9 +303,11 @@ def restores(earlier: float, later: float, *, floor: float = FIX_FLOOR) -> bool:
     return abs((1 + earlier) * (1 + later) - 1) <= max(floor, abs(earlier) / 2)
 
 
-def pct(x: float) -> str:
+def pct(x: float | None) -> str:
     """A relative change for an event's text: ``+3.40%``; ``+∞`` for one from exactly 0 (as
-    :func:`regbench.report.console.fmt_pct` shows it)."""
+    :func:`regbench.report.console.fmt_pct` shows it); ``?`` for none (a failure's)."""
+    if x is None:
+        return "?"
     return ("+∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:+.2%}"
 
 
@@ -391,8 +431,9 @@ def known_alerts(repository: AlertRepository, changes: Iterable[Change]) -> list
 # ------------------------------------------------------------------------------ record_alerts
 def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, config=None,
                   now: datetime | None = None, confirmations: Mapping[Step, Confirmation] | None = None,
-                  coverage: Coverage | None = None) -> AlertOutcome:
-    """Record the changes of a detection as alerts, idempotently, in one transaction.
+                  coverage: Coverage | None = None, failures: FailureScan | None = None) -> AlertOutcome:
+    """Record the changes of a detection, and the benchmarks that start failing, as alerts,
+    idempotently, in one transaction.
 
     Parameters
     ----------
@@ -415,6 +456,11 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
         What each machine measured, to tell which machines measured an alert's step without
         showing it (the history detection read) [default: ``repository`` when it is one (the
         store: the runs of its campaigns); else no machine is said to be unchanged].
+    failures : FailureScan, optional
+        What the failed runs say (:func:`regbench.inventory.scan_failures`, read as the history
+        detection read): each failing series becomes a failure alert, or is found to be one, and
+        the open failure alerts of the series it scanned that run again are fixed ("Failures" in
+        the module docstring).  None: no failure is recorded, none fixed.
 
     Returns
     -------
@@ -455,7 +501,8 @@ def record_alerts(repository: AlertRepository, changes: Iterable[Change], *, con
                 measured[key] = coverage.measured_versions(*key)
     rules = _Rules(config=config, now=now, confirmations=confirmed, measured=measured,
                    require=required_machines(config))
-    return repository.run_alert_transaction(lambda tx: _record(tx, changes, rules))
+    scan = failures if failures is not None else FailureScan()
+    return repository.run_alert_transaction(lambda tx: _record(tx, changes, rules, scan))
 
 
 @dataclass(frozen=True)
@@ -469,7 +516,7 @@ class _Rules:
     require: int
 
 
-def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutcome:
+def _record(tx: Transaction, changes: list[Change], rules: _Rules, scan: FailureScan) -> AlertOutcome:
     now, confirmations = rules.now, rules.confirmations
     created: dict[int, Alert] = {}
     merged: dict[int, Alert] = {}
@@ -546,10 +593,11 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
             fixed[restored.id] = now_as[restored.id]
             keep(alerts, now_as[restored.id])
             keep(alerts, now_as[alert.id])
+    failures, suppressed_failures = _record_failures(tx, scan, rules, by_group, created, fixed, span)
     raised: list[Alert] = []
     for key, alerts in by_group.items():
         for a in list(alerts):
-            if a.id not in created and a.id not in merged:
+            if a.failure or (a.id not in created and a.id not in merged):
                 continue
             fresh = _machines_and_hold(tx, a, rules.measured.get(key), span, rules.require, now=now,
                                        new=a.id in created)
@@ -557,9 +605,69 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules) -> AlertOutco
                 keep(alerts, fresh)
                 if a.held and not fresh.held:
                     raised.append(fresh)
+    failures = [created.get(a.id) or fixed.get(a.id) or a for a in failures]
     return AlertOutcome(created=tuple(created.values()), merged=tuple(merged.values()),
                         suppressed=tuple(suppressed), fixed=tuple(fixed.values()), withheld=tuple(withheld),
-                        raised=tuple(raised), placed=placed)
+                        raised=tuple(raised), placed=placed, failures=tuple(failures),
+                        suppressed_failures=tuple(suppressed_failures))
+
+
+def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group: dict[tuple[str, str], list[Alert]],
+                     created: dict[int, Alert], fixed: dict[int, Alert], span
+                     ) -> tuple[list[Alert], list[Failing]]:
+    """Fix the open failure alerts of the scanned series that run again, then record each failing
+    series as its failure alert ("Failures" in the module docstring); the failure alert of each
+    failing series recorded, and the failing series suppressed."""
+    now = rules.now
+
+    def group(benchmark: str, config: str) -> list[Alert]:
+        if (benchmark, config) not in by_group:
+            by_group[benchmark, config] = tx.config_alerts(benchmark, config)
+        return by_group[benchmark, config]
+
+    # Fixed first: a series that ran again and broke again is a fixed alert and a new one.
+    candidates = []
+    for (benchmark, config, machine), ok in sorted(scan.succeeded.items()):
+        if not ok or is_suppressed(rules.config, benchmark):
+            continue
+        candidates += [(a, ok) for a in group(benchmark, config)
+                       if a.failure and a.machine == machine and a.status in OPEN_ALERT_STATUSES]
+    once = tx.ever_fixed([a.id for a, _ in candidates]) if candidates else set()
+    for a, ok in candidates:
+        again = [v for v in ok if tx.position(v) >= tx.position(a.version)]
+        if not again or a.id in once:  # fixed once: a person who reopened it keeps it open
+            continue
+        by = min(again, key=tx.position)
+        tx.update(a.id, now=now, status="fixed", fixed_by=by)
+        tx.add_event(a.id, "fixed", who=SYSTEM_ACTOR, now=now, why=f"runs again: a successful run at {by}")
+        (fresh,) = tx.alerts([a.id])
+        fixed[a.id] = fresh
+        alerts = group(a.benchmark, a.config)
+        alerts[[b.id for b in alerts].index(a.id)] = fresh
+
+    told: list[Alert] = []
+    suppressed: list[Failing] = []
+    for f in scan.failing:
+        if is_suppressed(rules.config, f.benchmark):
+            suppressed.append(f)
+            continue
+        alerts = group(f.benchmark, f.config)
+        here = span(f.first, f.since)
+        same = [a for a in alerts if a.failure and a.machine == f.machine
+                and span_gap(span(a.version, a.previous), here) <= 0]
+        if same:  # one breakage: the alert keeps the versions it was first told with
+            told.append(min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id)))
+            continue
+        runs = f"{f.failed_runs} failed run{'' if f.failed_runs == 1 else 's'} at {f.version}"
+        alert = tx.create(benchmark=f.benchmark, config=f.config, machine=f.machine, version=f.first,
+                          previous=f.since, kind=FAILURE_KIND, change=None, ci_low=None, ci_high=None,
+                          p_value=None, methods=(), now=now, error=f.error,
+                          why=f"failing: every run failed from {f.first} on ({runs}, the newest), "
+                              f"last ok at {f.since}: {f.error}")
+        alerts.append(alert)
+        created[alert.id] = alert
+        told.append(alert)
+    return told, suppressed
 
 
 def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Sequence[str]] | None, span,
@@ -675,6 +783,8 @@ def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
             continue
         end = span(seen.version, seen.previous)[1]
         if end >= first:  # not strictly before the restoring step
+            continue
+        if seen.change is None or new.change is None:  # a failure's: no change to restore
             continue
         if restores(seen.change, new.change) and (best is None or end > best_end):
             best, best_end = a, end

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import ClassVar
 
 from ..errors import ConfigError, SinkError
-from ..model import CHANGE_KINDS, Alert, MachineEvidence
+from ..model import ALERT_KINDS, Alert, MachineEvidence
 
 #: Version of the JSON that sinks write or post (the JSON file, the webhook's ``regbench`` field).
 FORMAT_VERSION = 1
@@ -30,7 +30,8 @@ class Sink(abc.ABC):
         The sink's name in the store's delivery records (default: its type).  Renaming a sink
         makes it a new sink, which then gets every alert that is still ``new``.
     kinds : sequence of str
-        The alert kinds it gets (``regression``, ``improvement``).
+        The alert kinds it gets (``regression``, ``improvement``, ``failure``; as given: the
+        configuration decides where failures go, :class:`regbench.config.NotifySpec`).
     """
 
     type: ClassVar[str] = ""
@@ -38,7 +39,7 @@ class Sink(abc.ABC):
     #: False: every alert due in one call (a file or a screen shows them together).
     per_alert: ClassVar[bool] = True
 
-    def __init__(self, name: str | None = None, *, kinds: Sequence[str] = CHANGE_KINDS):
+    def __init__(self, name: str | None = None, *, kinds: Sequence[str] = ALERT_KINDS):
         self.name = name or self.type
         self.kinds = tuple(kinds)
 
@@ -106,12 +107,18 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
     what undid it when it is ``fixed`` (``already undone at v5 by alert #4``: told after the
     change that undid it was found); versions by their ``labels`` (tags,
     :func:`regbench.report.console.version_labels`) if given, else with the tags the alert carries
-    (:func:`tagged`)."""
+    (:func:`tagged`).  A failure has no size: ``failure in gb on ci-1 at v1.2 (last ok at v1.1),
+    alert #3: failed (exit status 2): panic: ...``, its error last (the longest part)."""
     ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
     if labels is not None:
         version, previous = (labels.get(v, v) for v in (a.version, a.previous))
     else:
         version, previous = tagged(a.version, a.version_tags), tagged(a.previous, a.previous_tags)
+    if a.failure:
+        text = f"{a.kind} in {series_label(a)} at {version} (last ok at {previous}), alert #{a.id}"
+        if a.status == "fixed" and a.fixed_by is not None:
+            text += f", runs again at {labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by}"
+        return text + (f": {a.error}" if a.error else "")
     text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), alert #{a.id}"
     if a.restores is not None:
         text += f", restores alert #{a.restores}"
@@ -147,9 +154,16 @@ def machines_text(a: Alert) -> str:
 
 
 def details(a: Alert) -> list[str]:
-    """Further lines for a message body: machines, methods, p-value, status, fix, confirmation."""
+    """Further lines for a message body: machines, methods, p-value, status, fix, confirmation; for
+    a failure, its error, machine, status and fix."""
     from ..detect.alerts import confirmation_text
 
+    if a.failure:
+        return [f"error: {a.error or '(none stored)'}",
+                f"machine: {a.machine} (every run failed from {a.version} on; the last successful one at "
+                f"{a.previous})",
+                f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else ""),
+                f"alert key: {a.uid}"]
     lines = [f"machines: {machines_text(a)}",
              f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
              f"status: {a.status}" + (f" (fixed by {a.fixed_by}, alert #{a.fixed_by_alert})" if a.fixed_by else ""),

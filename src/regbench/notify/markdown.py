@@ -29,17 +29,19 @@ def cell(text: str) -> str:
 
 
 def row(a: Alert) -> str:
-    """One alert's row of the table."""
-    mark = "**regression**" if a.kind == "regression" else "improvement"
+    """One alert's row of the table.  A failure has no change nor interval (``—``) and gives its
+    error where a change gives its methods."""
+    mark = {"regression": "**regression**", "failure": "**failure**"}.get(a.kind, a.kind)
     if a.restores is not None:
         mark += f" (fixes #{a.restores})"
     if a.status == "fixed" and a.fixed_by_alert is not None:
         mark += f" (already undone by #{a.fixed_by_alert})"
     ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
     machines = ", ".join(a.machines) + (" (machine-specific)" if a.spread == "machine-specific" else "")
+    change, last = ("—", a.error or "") if a.failure else (pct(a.change), ", ".join(a.methods))
     return "| " + " | ".join([
         f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(tagged(a.version, a.version_tags)),
-        cell(tagged(a.previous, a.previous_tags)), pct(a.change), ci, cell(", ".join(a.methods))]) + " |"
+        cell(tagged(a.previous, a.previous_tags)), change, ci, cell(last)]) + " |"
 
 
 def render(alerts: Sequence[Alert], *, title: str) -> str:
@@ -50,10 +52,16 @@ def page(rows: Sequence[str], *, title: str) -> str:
     """The whole file: a heading, a count and the table of ``rows`` (from :func:`row`)."""
     if not rows:
         return f"### {title}\n\nNo new performance alerts.\n"
-    regressions = sum(r.split(" | ", 2)[1].startswith("**regression**") for r in rows)
+    marks = [r.split(" | ", 2)[1] for r in rows]
+    regressions = sum(m.startswith("**regression**") for m in marks)
+    failures = sum(m.startswith("**failure**") for m in marks)
+    counted = f"{regressions} regression(s), {len(rows) - regressions - failures} improvement(s)"
+    if failures:  # a benchmark that no longer runs: its row's last cell is the error
+        counted += f", {failures} failing benchmark(s)"
     lines = [f"### {title}", "",
-             f"{len(rows)} new alert(s): {regressions} regression(s), {len(rows) - regressions} improvement(s).",
-             "", "| alert | kind | benchmark | config | machine | version | previous | change | CI | methods |",
+             f"{len(rows)} new alert(s): {counted}.",
+             "", "| alert | kind | benchmark | config | machine | version | previous | change | CI | "
+             + ("methods or error |" if failures else "methods |"),
              "|---:|---|---|---|---|---|---|---:|---:|---|", *rows,
              "", "Triage with `regbench alerts ack|invalid|expected ID --reason ...`."]
     return "\n".join(lines) + "\n"

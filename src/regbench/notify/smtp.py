@@ -24,8 +24,8 @@ from .base import Sink, SinkError, details, headline, pct, register, series_labe
 def message(a: Alert, *, sender: str, to: Sequence[str], sink: str, now: datetime,
             subject_prefix: str = "[regbench]") -> EmailMessage:
     msg = EmailMessage()
-    msg["Subject"] = " ".join(filter(None, [subject_prefix, f"{a.kind} {pct(a.change)} in "
-                                            f"{series_label(a)} at {a.version}"
+    what = f"{a.kind} in" if a.failure else f"{a.kind} {pct(a.change)} in"  # a failure has no size
+    msg["Subject"] = " ".join(filter(None, [subject_prefix, f"{what} {series_label(a)} at {a.version}"
                                             + (" (already undone)" if a.status == "fixed" else "")]))
     msg["From"] = sender
     msg["To"] = ", ".join(to)

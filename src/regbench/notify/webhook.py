@@ -38,7 +38,7 @@ def default_backoff(attempt: int) -> float:
 
 
 def payload(a: Alert, *, sink: str) -> dict:
-    colour = ":red_circle:" if a.kind == "regression" else ":large_green_circle:"
+    colour = {"regression": ":red_circle:", "failure": ":x:"}.get(a.kind, ":large_green_circle:")
     body = f"{colour} *{a.kind}* {headline(a)[len(a.kind) + 1:]}"
     return {
         "text": f"regbench: {headline(a)}",

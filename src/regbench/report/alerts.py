@@ -17,14 +17,17 @@ if TYPE_CHECKING:
 
 def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
     """The alerts, oldest first: a table (versions by their ``labels``,
-    :func:`~regbench.report.console.version_labels`) and their count, or a JSON array of alert objects."""
+    :func:`~regbench.report.console.version_labels`) and their count, or a JSON array of alert objects.
+    A failure has no change, interval or spread (``—``); with failures listed, the table has an
+    ``error`` column."""
     if fmt == "json":
         emit_json([a.to_json() for a in alerts], allow_nan=False)
         return
     from rich.markup import escape
 
-    colours = {"regression": "red", "improvement": "green"}
+    colours = {"regression": "red", "improvement": "green", "failure": "bold red"}
     confirmed = any(a.confirmation is not None for a in alerts)
+    failures = any(a.failure for a in alerts)
     labels = labels or {}
     rows = []
     for a in alerts:
@@ -33,17 +36,23 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
         status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
         if a.held:
             status += f", held ({len(a.machines)}/{a.hold_machines} machines)"
-        row = [str(a.id), escape(status), f"[{colours[a.kind]}]{a.kind}[/]", escape(series),
-               escape(", ".join(a.machines)), a.spread_label,
-               escape(labels.get(a.version, a.version)), escape(labels.get(a.previous, a.previous)), fmt_pct(a.change), ci, escape(", ".join(a.methods))]
+        spread, change = ("—", "—") if a.failure else (a.spread_label, fmt_pct(a.change))
+        if a.failure:
+            ci = "—"
+        row = [str(a.id), escape(status), f"[{colours.get(a.kind, 'default')}]{a.kind}[/]", escape(series),
+               escape(", ".join(a.machines)), spread,
+               escape(labels.get(a.version, a.version)), escape(labels.get(a.previous, a.previous)), change, ci,
+               escape(", ".join(a.methods))]
+        if failures:
+            row.append(escape(a.error or ""))
         if confirmed:
             c = a.confirmation
             row.append("" if c is None else f"{c.status} ({c.pairs} pairs)" if c.campaign_id is not None else c.status)
         rows.append([*row, a.created_at.strftime("%Y-%m-%d %H:%M")])
     columns = ["id", "status", "kind", "benchmark", "machines", "spread", "version", "previous", "change", "CI",
                "methods"]
-    emit_table("Alerts", [*columns, *(["run again"] if confirmed else []), "created (UTC)"], rows,
-               right={"id", "change", "CI"})
+    emit_table("Alerts", [*columns, *(["error"] if failures else []), *(["run again"] if confirmed else []),
+                          "created (UTC)"], rows, right={"id", "change", "CI"})
     console.print(f"{len(alerts)} alert(s)")
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
     from ..detect.alerts import AlertOutcome
     from ..detect.base import Change
+    from ..model import Failing
     from ..pipeline import DetectedChange, DetectOutcome
 
 
@@ -73,8 +74,12 @@ def fdr_note(result: DetectionResult) -> str:
 
 
 def alerts_note(outcome: AlertOutcome) -> str:
-    """One line saying what became of the changes as alerts."""
+    """One line saying what became of the changes, and of the benchmarks that start failing, as
+    alerts."""
     parts = [f"{len(outcome.created)} new alert(s)", f"{len(outcome.merged)} already known"]
+    new_failures = sum(1 for a in outcome.created if a.failure)
+    if new_failures:
+        parts[0] += f" ({new_failures} for a benchmark that starts failing)"
     created = {a.id for a in outcome.created}
     earlier = sum(1 for a in outcome.fixed if a.id not in created)
     if earlier:
@@ -89,6 +94,8 @@ def alerts_note(outcome: AlertOutcome) -> str:
         parts.append(f"{len(outcome.held)} held, not notified (seen on fewer machines than [alerts] require_machines)")
     if outcome.raised:
         parts.append(f"{len(outcome.raised)} raised (now seen on enough machines)")
+    if outcome.suppressed_failures:
+        parts.append(f"{len(outcome.suppressed_failures)} failing benchmark(s) suppressed by regbench.toml")
     return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
 
 
@@ -170,13 +177,14 @@ def confirmation_line(entry: DetectedChange) -> str:
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
-                    labels: Mapping[str, str] | None = None, failing: Sequence = (),
-                    machines: Sequence[str] = ()) -> None:
+                    labels: Mapping[str, str] | None = None, machines: Sequence[str] = ()) -> None:
     """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
     JSON, or the change table (versions by their ``labels``; each change with its machine when
     the store has several ``machines``, even if this pass found changes on one) with its notes
     and each change's bisection, and the benchmarks that fail at their newest version
-    (``failing``, :func:`regbench.inventory.failing_at_newest`), which no detector sees."""
+    (``outcome.failing``), which no detector sees, each with its failure alert.  The detection
+    JSON lists changes only: a failure is no change (no ``change``, no interval); its alert is in
+    ``regbench alerts list --format json``."""
     if fmt == "json":
         emit_json(detection_json(outcome))
         return
@@ -190,15 +198,24 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     if outcome.history is not None:
         console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
+    failing = outcome.failing
     if failing:
         labels = labels or {}
+
+        def alert(f: Failing) -> str:
+            a = outcome.alerts.failure_of(f) if outcome.alerts is not None else None
+            if a is None:
+                return "" if outcome.alerts is None else ", not alerted: suppressed by regbench.toml"
+            return f", alert #{a.id}" + ("" if a.status == "new" else f" ({a.status})")
+
         shown = "; ".join(f"{f.benchmark}" + ("" if f.config == "default" else f" [{f.config}]") + f" on {f.machine} "
                           f"at {labels.get(f.version, f.version)} ({f.failed_runs} failed run"
-                          f"{'' if f.failed_runs == 1 else 's'}, last ok at {labels.get(f.since, f.since)})"
+                          f"{'' if f.failed_runs == 1 else 's'}, last ok at {labels.get(f.since, f.since)}{alert(f)})"
                           for f in failing[:10])
         more = f"; and {len(failing) - 10} more" if len(failing) > 10 else ""
         console.print(f"[red]Failing at the newest version they ran at, which no detector sees:[/red] "
-                      f"{escape(shown)}{more} (see `regbench show`; `regbench compare` calls them failed).")
+                      f"{escape(shown)}{more} (see `regbench show` and `regbench alerts list`; "
+                      "`regbench compare` calls them failed).")
     if outcome.confirm:
         for entry in outcome.changes:
             if entry.confirmation is not None:

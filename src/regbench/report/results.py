@@ -33,7 +33,8 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from rich.markup import escape
 
     from ..model import iso_timestamp
-    from .campaign import build_cause, build_lines, failure_cause
+    from ..failures import failure_cause
+    from .campaign import build_cause, build_lines
 
     retried = bool(inv.retried)  # failed runs run again with success since: counted apart
     rows = [[escape(b.name), escape(b.unit) or "—", b.direction, str(b.runs_ok), str(b.runs_failed),

@@ -27,12 +27,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from ..failures import NOTE  # where a run's stderr is read back (failure_cause) too
 from .quiet import OWN_LOAD
 
 #: Characters of stderr kept with a run (the end of it: that is where the error is).
 STDERR_TAIL = 2000
-#: How a line regbench adds to a run's stderr tail starts.
-NOTE = "[regbench] "
 #: Seconds the spawner gets to kill what a process started, once asked to stop, before its
 #: process group is killed.
 STOP_GRACE = 10.0

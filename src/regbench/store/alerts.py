@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..errors import NotFoundError, StoreError
-from ..model import CHANGE_KINDS, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
+from ..model import ALERT_KINDS, FAILURE_KIND, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
 from . import schema as t
 from .schema import Database
 from .tx import again_on_conflict, schema_key, write_transaction
@@ -89,7 +89,7 @@ def _alert_query() -> sa.Select:
                       t.machine.c.name.label("machine"), t.benchmark.c.unit, t.benchmark.c.direction,
                       v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
                       a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
-                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, a.c.hold_machines,
+                      a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, a.c.hold_machines, a.c.error,
                       r.c.id.label("restores"),
                       *(k.c[name].label(f"confirmation_{name}") for name in _CONFIRMATION_FIELDS))
             .select_from(a)
@@ -113,14 +113,16 @@ def _confirmation(m, prefix: str = "") -> Confirmation:
 def _alert(row) -> Alert:
     m = row._mapping
     confirmed = m["confirmation_status"] is not None
+    # A failure has no change: its required column holds 0 (migration 0015), which is not a change of 0%.
+    change = None if m["kind"] == FAILURE_KIND else m["change"]
     return Alert(id=m["id"], uid=m["uid"], benchmark=m["benchmark"], config=m["config"], machine=m["machine"],
                  unit=m["unit"], direction=m["direction"], version=m["version"], previous=m["previous"],
-                 kind=m["kind"], change=m["change"], ci_low=m["ci_low"], ci_high=m["ci_high"],
+                 kind=m["kind"], change=change, ci_low=m["ci_low"], ci_high=m["ci_high"],
                  p_value=m["p_value"], methods=tuple(m["methods"] or ()), status=m["status"],
                  fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
                  updated_at=m["updated_at"], restores=m["restores"],
                  confirmation=_confirmation(m, "confirmation_") if confirmed else None,
-                 hold_machines=m["hold_machines"])
+                 hold_machines=m["hold_machines"], error=m["error"])
 
 
 #: Alert ids per query of their machines (far below any database's limit of bound parameters).
@@ -347,9 +349,9 @@ class AlertTransaction:
         self.update(alert_id, now=now)
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
-               change: float, ci_low: float | None, ci_high: float | None, p_value: float | None,
-               methods: Sequence[str], now: datetime, why: str) -> Alert:
-        """Insert a ``new`` alert and its first event."""
+               change: float | None, ci_low: float | None, ci_high: float | None, p_value: float | None,
+               methods: Sequence[str], now: datetime, why: str, error: str | None = None) -> Alert:
+        """Insert a ``new`` alert and its first event (a failure's ``change`` is None: stored as 0)."""
         key = self.conn.execute(t.alert.insert().values(
             uid=uuid.uuid4().hex,
             benchmark_id=self._id(t.benchmark, benchmark, "benchmark"),
@@ -357,8 +359,8 @@ class AlertTransaction:
             machine_id=self._id(t.machine, machine, "machine"),
             version_id=self._id(t.version, version, "version"),
             previous_id=self._id(t.version, previous, "version"),
-            kind=kind, change=change, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
-            methods=sorted(set(methods)), status="new", created_at=now, updated_at=now,
+            kind=kind, change=0.0 if change is None else change, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
+            methods=sorted(set(methods)), status="new", created_at=now, updated_at=now, error=error,
         )).inserted_primary_key
         if key is None:  # not for an INSERT of one row, on any database regbench supports
             raise StoreError("the database did not return the key of the new alert")
@@ -380,6 +382,16 @@ class AlertTransaction:
     def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
         self.conn.execute(t.alert_event.insert().values(alert_id=alert_id, status=status, who=who, at=now,
                                                         why=why))
+
+    def ever_fixed(self, ids: Sequence[int]) -> set[int]:
+        """The alerts of ``ids`` whose history holds a ``fixed`` event (fixed now, or once)."""
+        e = t.alert_event
+        found: set[int] = set()
+        ids = list(ids)
+        for k in range(0, len(ids), _CHUNK):
+            found |= set(self.conn.execute(sa.select(e.c.alert_id).distinct().where(
+                e.c.alert_id.in_(ids[k:k + _CHUNK]), e.c.status == "fixed")).scalars())
+        return found
 
     def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,
                          version: str, previous: str, kind: str, method: str, alert_id: int | None,
@@ -432,7 +444,7 @@ def with_tags(store, alerts: Sequence[Alert]) -> list[Alert]:
             for a in alerts]
 
 
-def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str] = CHANGE_KINDS,
+def due_alerts(store: Database, sink: str, *, now: datetime, kinds: Sequence[str] = ALERT_KINDS,
                ) -> tuple[list[Alert], list[Alert]]:
     """Alerts to send to ``sink`` now, and those whose attempt is in flight.
 

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0014"
+SCHEMA_REVISION = "0015"
 
 metadata = sa.MetaData()
 
@@ -175,7 +175,7 @@ run_tool = sa.Table(
 # See regbench.detect.alerts for the rules that fill it and regbench.notify for the outbox.
 
 # An alert's ``status`` is one of regbench.model.ALERT_STATUSES (Perfherder-like triage; ``expected``
-# is seed 004 s.5's intended slowdown) and its ``kind`` one of regbench.model.CHANGE_KINDS.
+# is seed 004 s.5's intended slowdown) and its ``kind`` one of regbench.model.ALERT_KINDS.
 #: State of one alert's delivery to one sink.
 DELIVERY_STATES = ("pending", "sent", "failed")
 
@@ -191,6 +191,9 @@ alert = sa.Table(
     sa.Column("version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
     sa.Column("previous_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
     sa.Column("kind", sa.String(12), nullable=False),
+    # A failure alert (kind ``failure``, 0015) has no change of a value: it stores 0, read as None
+    # (regbench.store.alerts); the column stays required, as making it nullable would rebuild the
+    # table on SQLite, which enforced foreign keys forbid inside the migration's transaction.
     sa.Column("change", sa.Float, nullable=False),
     sa.Column("ci_low", sa.Float, nullable=True),
     sa.Column("ci_high", sa.Float, nullable=True),
@@ -208,6 +211,9 @@ alert = sa.Table(
     # (0009) Not NULL while the alert is held: seen on fewer machines than this, the number
     # [alerts] require_machines asked; it is listed, not notified.  NULL: raised.
     sa.Column("hold_machines", sa.Integer, nullable=True),
+    # (0015) Why the runs of a failure alert failed, one line (regbench.failures.failure_cause);
+    # NULL for a change.
+    sa.Column("error", sa.Text, nullable=True),
 )
 
 sa.Index("ix_alert_status", alert.c.status)

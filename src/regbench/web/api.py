@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..config import ServeSettings
 from ..errors import (AlertError, AuthError, ConfigError, ConflictError, ForbiddenError, InputError, NotFoundError,
                       RateLimitError, RegbenchError, RequestError, StoreError, TooLargeError)
-from ..model import ALERT_STATUSES, CHANGE_KINDS, TRIAGE_STATUSES
+from ..model import ALERT_KINDS, ALERT_STATUSES, TRIAGE_STATUSES
 from ..store import Store
 from ..store.tokens import ApiToken, authenticate, list_tokens
 from .api_limits import TokenBuckets, read_body
@@ -164,9 +164,9 @@ def create_api(ctx: ApiContext) -> FastAPI:
     def one_series(series_id: Annotated[str, Path(pattern=_SERIES_ID)]) -> dict[str, Any]:
         return ctx.dashboard().series_payload(series_id)
 
-    @api.get("/alerts", dependencies=[Read], summary="The alerts (the changes people are told about)")
+    @api.get("/alerts", dependencies=[Read], summary="The alerts (the changes, and the benchmarks that start failing, people are told about)")
     def alerts(status: Annotated[str | None, Query(pattern="^(" + "|".join(ALERT_STATUSES) + ")$")] = None,
-               kind: Annotated[str | None, Query(pattern="^(" + "|".join(CHANGE_KINDS) + ")$")] = None,
+               kind: Annotated[str | None, Query(pattern="^(" + "|".join(ALERT_KINDS) + ")$")] = None,
                benchmark: Annotated[str | None, Query(pattern=_NAME, max_length=200)] = None,
                machine: Annotated[str | None, Query(pattern=_NAME, max_length=200)] = None) -> dict[str, Any]:
         from ..store.alerts import list_alerts
@@ -309,7 +309,7 @@ def _alert(a) -> dict[str, Any]:
             "previous": a.previous, "kind": a.kind, "change": _finite(a.change), "ci_low": _finite(a.ci_low),
             "ci_high": _finite(a.ci_high), "p_value": _finite(a.p_value), "methods": list(a.methods),
             "status": a.status, "fixed_by": a.fixed_by, "created_at": a.created_at.isoformat(),
-            "updated_at": a.updated_at.isoformat()}
+            "updated_at": a.updated_at.isoformat(), "error": a.error}
 
 
 def _finite(x: float | None) -> float | None:

@@ -208,6 +208,8 @@ class Dashboard:
                             "commit": commits.get(e.version), "commit_url": commit_link(self.url, commits.get(e.version)),
                             "kind": a.kind, "change": _num(e.change, 4), "low": _num(e.ci_low, 4),
                             "high": _num(e.ci_high, 4), "status": a.status,
+                            # a failure has no size: what failed, and where it ran again
+                            "error": a.error, "fixed_by": a.fixed_by,
                             # JSON has no infinity: a count from exactly 0 in every run says so here.
                             "from_zero": e.change == math.inf})
         if any(a.status != "invalid" for a, _ in alerts):

@@ -84,7 +84,12 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
                      "previous": a.previous, "version_label": dash.labels.get(a.version, a.version[:10]),
                      "previous_label": dash.labels.get(a.previous, a.previous[:10]),
                      "commit_url": links.get(a.version), "kind": a.kind,
-                     "change_text": _pct(a.change), "interval_text": f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]",
+                     # a failure has no size: its cells say it fails, and why
+                     "change_text": "" if a.failure else _pct(a.change),
+                     "interval_text": f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]" if not a.failure else "",
+                     "error": a.error if a.failure else None,
+                     "fixed_by": a.fixed_by,
+                     "fixed_by_label": dash.labels.get(a.fixed_by, a.fixed_by[:10]) if a.fixed_by else None,
                      "status": a.status,
                      "history": [{"status": e.status, "kind": e.kind, "who": e.who,
                                   "at": e.at.strftime("%Y-%m-%d %H:%M"), "why": e.why} for e in events]})
@@ -95,6 +100,8 @@ def _spread_text(a: Alert) -> str:
     """How far an alert reaches across machines, as the ``spread`` column of ``regbench alerts
     list`` says it (``2 machines``, ``machine-specific``, ``single machine``), with the machines
     that measured the step without it and the hold."""
+    if a.failure:  # seen on its own machine: no other machine is asked about it
+        return f"failing on {a.machine}"
     text = a.spread_label
     if a.unchanged_on:
         text += f"; measured without it on {', '.join(a.unchanged_on)}"
@@ -168,9 +175,14 @@ def alerts_feed(dash: Dashboard, *, base_url: str = "") -> str:
     entries = []
     for a in alerts:
         link = f"{base_url}series.html?s={series_id(a.benchmark, a.config, a.machine)}"
-        title = f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"
-        summary = (f"{a.benchmark} ({a.config}, {', '.join(a.machines)}): {a.kind} of {_pct(a.change)} "
-                   f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}] at {a.version} since {a.previous}; status {a.status}")
+        if a.failure:
+            title = f"failure of {a.benchmark} at {a.version[:10]}"
+            summary = (f"{a.benchmark} ({a.config}, {a.machine}): every run failed from {a.version} on, "
+                       f"last ok at {a.previous}: {a.error or 'no error stored'}; status {a.status}")
+        else:
+            title = f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"
+            summary = (f"{a.benchmark} ({a.config}, {', '.join(a.machines)}): {a.kind} of {_pct(a.change)} "
+                       f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}] at {a.version} since {a.previous}; status {a.status}")
         entries.append(f"<entry><id>urn:regbench:alert:{escape(a.uid)}</id><title>{escape(title)}</title>"
                        f"<updated>{when(a)}</updated><link href=\"{escape(link)}\"/>"
                        f"<summary>{escape(summary)}</summary></entry>")

@@ -175,14 +175,14 @@
               if (c.index === null) { return; }
               var x = u.valToPos(c.index - 0.5, "x", true);
               if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) { return; }
-              ctx.strokeStyle = c.kind === "regression" ? "#b42318" : "#067647";
+              ctx.strokeStyle = c.kind === "improvement" ? "#067647" : "#b42318";
               ctx.lineWidth = 2 * devicePixelRatio;
               ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
               ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
               ctx.setLineDash([]);
               ctx.fillStyle = ctx.strokeStyle;
               ctx.font = (12 * devicePixelRatio) + "px sans-serif";
-              ctx.fillText(changePct(c), x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+              ctx.fillText(c.kind === "failure" ? "failing" : changePct(c), x + 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
             });
             ctx.restore();
           }]
@@ -248,10 +248,14 @@
       d.changes.forEach(function (c) {
         var li = el("li", { "class": "change " + c.kind, "data-version": c.version, "data-previous": c.previous,
           "data-commit": c.commit || "", "data-kind": c.kind, "data-change": String(c.change), "data-status": c.status });
-        li.appendChild(document.createTextNode(c.kind + " of " + changePct(c) + (c.from_zero ? "" : " [" + pct(c.low) + ", " + pct(c.high) + "]") + " at "));
+        // a failure has no size: every run failed from its version on, and its error says why
+        li.appendChild(document.createTextNode(c.kind === "failure" ? "failing (every run) from " :
+          c.kind + " of " + changePct(c) + (c.from_zero ? "" : " [" + pct(c.low) + ", " + pct(c.high) + "]") + " at "));
         var label = c.version_label && c.version_label !== c.version ? c.version_label : (c.commit || c.version).slice(0, 10);
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
-        li.appendChild(document.createTextNode(" since " + c.previous.slice(0, 10) + " (alert #" + c.alert + ", " + c.status + ")"));
+        li.appendChild(document.createTextNode((c.kind === "failure" ? ", last ok at " : " since ") + c.previous.slice(0, 10) +
+          " (alert #" + c.alert + ", " + c.status + (c.kind === "failure" && c.fixed_by ? ", runs again at " + c.fixed_by.slice(0, 10) : "") + ")" +
+          (c.kind === "failure" && c.error ? ": " + c.error : "")));
         ul.appendChild(li);
       });
       var tbody = q("versions").querySelector("tbody");

@@ -1,0 +1,272 @@
+"""A benchmark that ran and then fails at every run from some version on is an alert of kind
+``failure`` (docs/realworld.md, the JMH first use: "A benchmark that starts failing is no change for
+`detect` and no alert"): opened once by ``detect`` at the first version of the failing stretch, with
+the error of its runs, told through the sinks, gating ``--fail-on-regression``, fixed when a run of
+it succeeds again.  End to end with a real command benchmark in a real git repository that exits 1
+from one commit on; the rules on stores holding such runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from regbench.cli.main import main
+from regbench.config import load_config
+from regbench.demo_project import git_commit, git_init
+from regbench.detect.alerts import record_alerts, set_status
+from regbench.errors import ExitStatus
+from regbench.inventory import scan_failures
+from regbench.model import SESSION_SCHEDULE, RunRecord, VersionInfo
+from regbench.pipeline import detect_and_alert
+from regbench.store import HistoryView, Store
+from regbench.store.alerts import alert_history, list_alerts
+
+PY = sys.executable
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+#: Prints its iterations' times; from the commit that adds `broken`, reads a fixture it cannot
+#: check and exits 1, as a harness reports a benchmark's exception.
+PROGRAM = ("import os, sys\n"
+           "if os.path.exists('broken'):\n"
+           "    sys.stderr.write('loading fixture data.bin\\nValueError: checksum 41 != 42\\n')\n"
+           "    sys.exit(1)\n"
+           "for i in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+           "    print(1.0 + 0.001 * i)\n")
+
+
+def make_repo(path: Path) -> list[str]:
+    """Commits 1-2 run; 3 and 4 break the benchmark (`broken`); 5 repairs it."""
+    git_init(path)
+    toml = ('[project]\nname = "p"\nstore = "results/r.db"\n[defaults]\nruns = 2\niterations = 3\nwarmup = 0\n'
+            '[[benchmark]]\nname = "parse"\ncommand = ' + json.dumps([PY, "bench.py"]) + "\n"
+            '[[notify]]\ntype = "json"\npath = "sent/alerts.json"\n'
+            '[[notify]]\ntype = "markdown"\npath = "sent/pr.md"\n'
+            '[[notify]]\ntype = "json"\nname = "improvements"\npath = "sent/improvements.json"\n'
+            'kinds = ["improvement"]\n')
+    files = [{"bench.py": PROGRAM, "regbench.toml": toml, "notes/1": "1"}, {"notes/2": "2"},
+             {"broken": "x"}, {"notes/4": "4"}, {"broken": None}]
+    return [git_commit(path, f, f"commit {k}", when=T0 + timedelta(hours=k)) for k, f in enumerate(files, 1)]
+
+
+def alerts_json(args: list[str], capsys) -> list[dict]:
+    capsys.readouterr()
+    assert main([*args, "alerts", "list", "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_benchmark_that_starts_failing_is_one_alert_told_once_gating_and_fixed_when_it_runs_again(
+        tmp_path, capsys):
+    repo = tmp_path / "repo"
+    shas = make_repo(repo)
+    args = ["--config", str(repo / "regbench.toml")]
+    sent = repo / "sent" / "alerts.json"
+
+    assert main([*args, "run", "--versions", ",".join(shas[:3]), "--seed", "1"]) == ExitStatus.FAILED
+    capsys.readouterr()
+    assert main([*args, "detect", "--notify", "--jobs", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Alerts: 1 new alert(s) (1 for a benchmark that starts failing)" in out
+    assert "last ok at " + shas[1][:10] in out and ", alert #1)" in out
+    [alert] = alerts_json(args, capsys)
+    assert (alert["kind"], alert["benchmark"], alert["status"]) == ("failure", "parse", "new")
+    assert shas[2].startswith(alert["version"]) and shas[1].startswith(alert["previous"])
+    assert alert["error"] == "failed (exit status 1): ValueError: checksum 41 != 42"
+    assert (alert["change"], alert["ci_low"], alert["ci_high"], alert["p_value"], alert["methods"]) == (
+        None, None, None, None, [])
+    # Told: the JSON sink got it as `alerts list` has it; a sink of improvements only did not.
+    [told] = json.loads(sent.read_text())["alerts"]
+    assert (told["kind"], told["error"], told["change"]) == ("failure", alert["error"], None)
+    assert json.loads((repo / "sent" / "improvements.json").read_text())["alerts"] == []
+    md = (repo / "sent" / "pr.md").read_text()
+    assert "1 new alert(s): 0 regression(s), 0 improvement(s), 1 failing benchmark(s)." in md
+    assert "| #1 | **failure** | parse | default |" in md
+    assert "| — | — | failed (exit status 1): ValueError: checksum 41 != 42 |" in md and "%" not in md
+
+    # Told once: another pass, then a version that still fails, open nothing new and send nothing.
+    assert main([*args, "detect", "--notify", "--jobs", "1"]) == 0
+    assert main([*args, "run", "--versions", shas[3], "--seed", "1"]) == ExitStatus.FAILED
+    capsys.readouterr()
+    assert main([*args, "detect", "--incremental", "--notify", "--fail-on-regression"]) == ExitStatus.FOUND
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Alerts: 0 new alert(s)" in out and "parse on" in out and "alert #1)" in out
+    [alert] = alerts_json(args, capsys)
+    assert shas[2].startswith(alert["version"])  # the stretch grew: the alert keeps its first version
+    assert len(json.loads(sent.read_text())["alerts"]) == 1
+    capsys.readouterr()
+    assert main([*args, "alerts", "show", "1"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"failure in parse on {alert['machine']} at {alert['version']} (last ok at "
+                            f"{alert['previous']}), alert #1: failed (exit status 1): ValueError: checksum 41 != 42")
+    assert "  error: failed (exit status 1)" in shown and "%" not in shown
+    assert "json         sent" in shown
+
+    # Acknowledged, it still gates; repaired, it is fixed by the version that runs again.
+    assert main([*args, "alerts", "ack", "1", "--by", "ana", "--reason", "looking"]) == 0
+    assert main([*args, "run", "--versions", shas[4], "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main([*args, "detect", "--notify", "--jobs", "1", "--fail-on-regression"]) == 0
+    assert "1 earlier alert(s) now fixed" in " ".join(capsys.readouterr().out.split())
+    [alert] = alerts_json(args, capsys)
+    assert alert["status"] == "fixed" and shas[4].startswith(alert["fixed_by"]) and alert["fixed_by_alert"] is None
+    capsys.readouterr()
+    assert main([*args, "alerts", "list"]) == 0
+    table = capsys.readouterr().out
+    assert "failure" in table and "error" in table and "ValueError" in table
+
+
+# ------------------------------------------------------------------------------- the rules
+def _campaign(store: Store, *, session: bool = False) -> int:
+    return store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run",
+                                plan={"schedule": SESSION_SCHEDULE} if session else None)
+
+
+def _ok(name: str, version: str, r: int, campaign: int | None, machine: str = "m") -> RunRecord:
+    return RunRecord(name, version, r, np.array([1.0, 1.1, 1.2]), machine=machine, campaign_id=campaign)
+
+
+def _failed(name: str, version: str, r: int, campaign: int | None, why: str = "panic: boom",
+            machine: str = "m") -> RunRecord:
+    return RunRecord(name, version, r, np.empty(0), status="failed", exit_code=2, machine=machine,
+                     campaign_id=campaign, stderr_tail=f"goroutine 1\n{why}\n[regbench] exit status 2\n")
+
+
+def _versions(n: int) -> list[VersionInfo]:
+    return [VersionInfo(f"v{k}", timestamp=T0 + timedelta(days=k)) for k in range(1, n + 1)]
+
+
+def _add(store: Store, runs: list[RunRecord], *, session: bool = False, benchmarks=None) -> None:
+    campaign = _campaign(store, session=session)
+    store.add_runs([RunRecord(r.benchmark, r.version, r.run_index, r.samples, status=r.status,
+                              exit_code=r.exit_code, machine=r.machine, campaign_id=campaign,
+                              stderr_tail=r.stderr_tail) for r in runs], versions=_versions(8), benchmarks=benchmarks)
+    store.finish_campaign(campaign, "finished")
+
+
+def _record(store: Store, **kw):
+    return record_alerts(store, [], failures=scan_failures(store), **kw)
+
+
+def test_one_alert_per_breakage_fixed_once_when_it_runs_again(store):
+    _add(store, [_ok("b", v, r, None) for v in ("v1", "v2") for r in range(2)]
+         + [_failed("b", "v3", r, None) for r in range(2)])
+    first = _record(store)
+    [alert] = first.created
+    assert (alert.kind, alert.version, alert.previous, alert.change, alert.methods) == ("failure", "v3", "v2", None, ())
+    assert alert.error == "failed (exit status 2): panic: boom" and first.failures == (alert,)
+    assert [e.why for e in alert_history(store, alert.id)] == [
+        "failing: every run failed from v3 on (2 failed runs at v3, the newest), last ok at v2: "
+        "failed (exit status 2): panic: boom"]
+    again = _record(store)  # re-running writes nothing
+    assert again.created == () and again.failures == (alert,) and len(alert_history(store, alert.id)) == 1
+    _add(store, [_failed("b", "v4", 0, None, why="panic: other")])
+    assert _record(store).created == ()  # the stretch grew: one breakage, its first error kept
+    assert list_alerts(store)[0].error == "failed (exit status 2): panic: boom"
+
+    _add(store, [_ok("b", "v5", 0, None)])
+    fixed = _record(store)
+    [now] = fixed.fixed
+    assert (now.id, now.status, now.fixed_by, now.fixed_by_alert) == (alert.id, "fixed", "v5", None)
+    assert alert_history(store, alert.id)[-1].why == "runs again: a successful run at v5"
+    # Broken again after running: another breakage, another alert.
+    _add(store, [_failed("b", "v6", 0, None)])
+    [second] = _record(store).created
+    assert (second.version, second.previous) == ("v6", "v5")
+    # A person who reopens the fixed one keeps it open: fixed once, as a regression.
+    set_status(store, [alert.id], "new", who="ana", why="still flaky")
+    assert _record(store).fixed == () and list_alerts(store, ids=[alert.id])[0].status == "new"
+
+
+def test_a_failure_marked_invalid_is_not_opened_again_and_stops_gating(store):
+    _add(store, [_ok("b", "v1", 0, None), _failed("b", "v2", 0, None)])
+    outcome = detect_and_alert(store, None, method="ci-overlap", fdr=None, jobs=1)
+    [alert] = outcome.alerts.failures
+    assert outcome.regressed and outcome.broken == outcome.failing
+    set_status(store, [alert.id], "invalid", who="ana", why="benchmark retired")
+    outcome = detect_and_alert(store, None, method="ci-overlap", fdr=None, jobs=1)
+    assert outcome.alerts.created == () and outcome.alerts.failures[0].status == "invalid"
+    assert not outcome.regressed and outcome.broken == () and len(outcome.failing) == 1
+    # A dry run records nothing, and gates on every failing benchmark.
+    before = len(alert_history(store, alert.id))
+    dry = detect_and_alert(store, None, method="ci-overlap", fdr=None, jobs=1, dry_run=True)
+    assert dry.alerts is None and dry.regressed and len(alert_history(store, alert.id)) == before
+
+
+def test_a_tool_invocation_that_fails_whole_is_a_failure_of_its_benchmark(store):
+    tool = {"t/x": {"unit": "ns", "direction": "lower"}, "t/y": {"unit": "ns", "direction": "lower"}}
+    _add(store, [_ok(n, "v1", r, None) for n in tool for r in range(2)], benchmarks=tool)
+    _add(store, [_failed("t", "v2", r, None, why="panic: cannot open testdata/tree.bin") for r in range(2)])
+    [alert] = _record(store).created
+    assert (alert.benchmark, alert.version, alert.previous) == ("t", "v2", "v1")
+    assert alert.error == "failed (exit status 2): panic: cannot open testdata/tree.bin"
+    _add(store, [_ok(n, "v3", 0, None) for n in tool], benchmarks=tool)  # what it reports ran again
+    assert [(a.id, a.fixed_by) for a in _record(store).fixed] == [(alert.id, "v3")]
+
+
+def test_suppressed_benchmarks_failures_are_counted_not_stored(store, tmp_path):
+    (tmp_path / "regbench.toml").write_text('[alerts]\nsuppress = ["b*"]\n')
+    config = load_config(tmp_path / "regbench.toml")
+    _add(store, [_ok("b", "v1", 0, None), _failed("b", "v2", 0, None),
+                 _ok("c", "v1", 0, None), _failed("c", "v2", 0, None)])
+    outcome = _record(store, config=config)
+    assert [a.benchmark for a in outcome.created] == ["c"]
+    assert [f.benchmark for f in outcome.suppressed_failures] == ["b"]
+
+
+def test_failures_are_read_as_the_history_detection_reads(store):
+    """A failed run of a session (compare --run of a branch, bisect, --confirm) is no failure of
+    the history, and a failure on another machine is that machine's own alert."""
+    _add(store, [_ok("b", "v1", 0, None), _ok("b", "v2", 0, None), _ok("b", "v1", 0, None, machine="n"),
+                 _failed("b", "v2", 0, None, machine="n")])
+    _add(store, [_failed("b", "v3", 0, None)], session=True)
+    history = HistoryView(store)
+    scan = scan_failures(store, history=history)
+    assert [(f.machine, f.first, f.since) for f in scan.failing] == [("n", "v2", "v1")]
+    assert [(f.machine, f.version) for f in scan_failures(store).failing] == [("m", "v3"), ("n", "v2")]
+    [alert] = record_alerts(store, [], failures=scan).created
+    assert (alert.machine, alert.spread, alert.held) == ("n", "single", False)
+
+
+# ------------------------------------------------------------------------------- dashboard
+def test_the_dashboard_shows_a_failure_with_its_error_and_no_size(tmp_path, page):
+    import httpx
+
+    from regbench.web.data import series_id
+    from webtools import Server, sha
+
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.add_runs([_ok("b", sha(k), r, None) for k in (1, 2) for r in range(2)]
+                       + [_failed("b", sha(k), r, None) for k in (3, 4) for r in range(2)],
+                       versions=[VersionInfo(sha(k), commit=sha(k), timestamp=T0 + timedelta(days=k))
+                                 for k in range(1, 5)])
+        [alert] = _record(store).created
+    config = tmp_path / "regbench.toml"
+    config.write_text("[serve]\npublic_reads = true\n")
+    server = Server(path, tmp_path / "serve.log", config=config)
+    sid = series_id("b", "default", "m")
+    try:
+        html = httpx.get(server.base + "alerts.html").text
+        feed = httpx.get(server.base + "alerts.atom").text
+        api = httpx.get(server.base + "api/v1/alerts", params={"kind": "failure"}).json()["alerts"]
+        none = httpx.get(server.base + "api/v1/alerts", params={"kind": "regression"}).json()["alerts"]
+        page.goto(server.base + f"series.html?s={sid}")
+        page.wait_for_selector("body[data-ready=yes]", timeout=15_000)
+        change = page.locator("#changes li.change")
+        listed, kind = change.text_content(), change.get_attribute("data-kind")
+        errors = page.console_log.errors
+    finally:
+        server.stop()
+    row = html[html.index(f'data-alert="{alert.id}"'):]
+    row = row[:row.index("</tr>")]
+    error = "failed (exit status 2): panic: boom"
+    assert '<td class="failure">failure' in row and f'<td class="error">{error}</td>' in row
+    assert "%" not in row and "[?, ?]" not in row and "failing on m" in row
+    assert f"failure of b at {sha(3)[:10]}" in feed and error in feed
+    assert [(a["id"], a["kind"], a["change"], a["error"]) for a in api] == [(alert.id, "failure", None, error)]
+    assert none == []
+    assert kind == "failure" and errors == []
+    assert listed.startswith("failing (every run) from ") and listed.endswith(f"(alert #{alert.id}, new): {error}")
+    assert "?" not in listed
