@@ -18,7 +18,9 @@ Rules (the store's ``alert_delivery`` table holds one row per alert and sink):
   failure: at once by default, since each call is itself the schedule: cron, CI).  After a sink
   fails, the rest of its alerts wait for the next call: a sink that is down costs one attempt
   (with its own retries) per call, not one per alert.  Alerts never tried come before retries,
-  so one alert a receiver keeps refusing does not hold back the others.
+  so one alert a receiver keeps refusing does not hold back the others; the one exception, an
+  undone regression retried right before the improvement that undid it, keeps that place for its
+  first retry only (a sink down for one call still gets the pair in order).
 * A sent delivery is never sent again to that sink: only rows not ``sent`` are ever claimed,
   and the claim is a compare-and-set, so two notifies running at once do not both send.
 
