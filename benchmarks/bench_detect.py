@@ -152,6 +152,21 @@ def main() -> None:
             capture_output=True, text=True, check=True)
         work.append(float(out.stdout))
     rows.append(("incremental, one new version (in-process)", statistics.median(work), found))
+    # The same in a process that has checked before, as `regbench serve` with `[serve] detect = true`
+    # checks each submission (regbench.web.after_submit): the second pass over the same new
+    # version, nothing saved in between, so its imports and first-use loads are done.
+    warm = []
+    for _ in range(args.reps):
+        out = subprocess.run([sys.executable, "-c", (
+            "import sys, time\n"
+            "from regbench.detect.driver import detect_changes\n"
+            "from regbench.store import Store\n"
+            "s = Store(sys.argv[1], create=False)\n"
+            "detect_changes(s, incremental=True)\n"
+            "t = time.perf_counter(); detect_changes(s, incremental=True); print(time.perf_counter() - t)\n"), str(inc)],
+            capture_output=True, text=True, check=True)
+        warm.append(float(out.stdout))
+    rows.append(("incremental, one new version (a warm server process, [serve] detect)", statistics.median(warm), found))
 
     full = statistics.median(full_times)
     print("| step | wall time (median) | target | result | found |")
