@@ -49,6 +49,16 @@ def regbench(store: Path, *args: str) -> tuple[float, list[dict]]:
     return time.perf_counter() - t0, json.loads(out.stdout)
 
 
+def timed_pass(store: Path, before: str, reps: int) -> list[float]:
+    """Seconds of ``detect_changes(store, incremental=True)`` in a fresh process, timed after
+    ``before`` ran there (Python code), ``reps`` times."""
+    code = ("import sys, time\nfrom regbench.detect.driver import detect_changes\nfrom regbench.store import Store\n"
+            + before + "s = Store(sys.argv[1], create=False)\n"
+            "t = time.perf_counter(); detect_changes(s, incremental=True); print(time.perf_counter() - t)\n")
+    return [float(subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(reps)]
+
+
 def score(changes: list[dict], truth: dict[str, tuple[int, float]], names: list[str]) -> tuple[int, int, int]:
     """(planted steps found at their version with the right kind, planted steps, false alarms)."""
     found = 0
@@ -139,33 +149,12 @@ def main() -> None:
     # The detection work alone, in a fresh process after its imports (what the command adds to a
     # CI job that already runs Python): loading the new version and the states, and the checks.
     # The detector is loaded before the timer: its statistics import scipy.special on first use.
-    work = []
-    for _ in range(args.reps):
-        out = subprocess.run([sys.executable, "-c", (
-            "import sys, time\n"
-            "from regbench.detect import get_detector\n"
-            "from regbench.detect.driver import detect_changes\n"
-            "from regbench.store import Store\n"
-            "get_detector('auto')\n"
-            "s = Store(sys.argv[1], create=False)\n"
-            "t = time.perf_counter(); detect_changes(s, incremental=True); print(time.perf_counter() - t)\n"), str(inc)],
-            capture_output=True, text=True, check=True)
-        work.append(float(out.stdout))
+    work = timed_pass(inc, "from regbench.detect import get_detector\nget_detector('auto')\n", args.reps)
     rows.append(("incremental, one new version (in-process)", statistics.median(work), found))
     # The same in a process that has checked before, as `regbench serve` with `[serve] detect = true`
     # checks each submission (regbench.web.after_submit): the second pass over the same new
     # version, nothing saved in between, so its imports and first-use loads are done.
-    warm = []
-    for _ in range(args.reps):
-        out = subprocess.run([sys.executable, "-c", (
-            "import sys, time\n"
-            "from regbench.detect.driver import detect_changes\n"
-            "from regbench.store import Store\n"
-            "s = Store(sys.argv[1], create=False)\n"
-            "detect_changes(s, incremental=True)\n"
-            "t = time.perf_counter(); detect_changes(s, incremental=True); print(time.perf_counter() - t)\n"), str(inc)],
-            capture_output=True, text=True, check=True)
-        warm.append(float(out.stdout))
+    warm = timed_pass(inc, "detect_changes(Store(sys.argv[1], create=False), incremental=True)\n", args.reps)
     rows.append(("incremental, one new version (a warm server process, [serve] detect)", statistics.median(warm), found))
 
     full = statistics.median(full_times)
