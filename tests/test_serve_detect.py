@@ -158,3 +158,31 @@ def test_serve_detect_and_notify_are_booleans(tmp_path, key):
     path.write_text(f'[project]\nname = "x"\n\n[serve]\n{key} = "yes"\n')
     with pytest.raises(ConfigError, match=rf"\[serve\] `{key}` must be true or false, got 'yes'"):
         load_config(path)
+
+
+def test_requests_that_wait_for_the_check_hold_no_thread(tmp_path):
+    """`GET /api/v1/detection?wait=` waits in the event loop: a hundred waiting clients take none
+    of the threads that serve every other request."""
+    import asyncio
+
+    held = HeldStore(tmp_path / "server.db")
+    after = DetectAfterSubmit(held, None)
+    try:
+        after.schedule()
+        assert held.entered.wait(60)  # a pass is running, holding the store
+
+        async def scenario() -> tuple[bool, list[bool], int]:
+            short = await after.wait_idle_async(0.05)  # the pass still runs: not idle in time
+            waiting = [asyncio.ensure_future(after.wait_idle_async(60)) for _ in range(100)]
+            await asyncio.sleep(0)  # every waiter has started
+            threads = threading.active_count()
+            held.release.set()
+            return short, list(await asyncio.gather(*waiting)), threads
+
+        before = threading.active_count()
+        short, done, threads = asyncio.run(scenario())
+        assert short is False and all(done) and len(done) == 100
+        assert threads == before  # no thread was started for the waiters
+    finally:
+        after.close()
+        held.store.close()

@@ -15,6 +15,7 @@ A failed pass is logged and kept in :meth:`DetectAfterSubmit.status`; it never s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -124,6 +125,20 @@ class DetectAfterSubmit:
                     return False
                 self._cond.wait(left)
             return True
+
+    async def wait_idle_async(self, timeout: float, *, poll: float = 0.05) -> bool:
+        """:meth:`wait_idle` for the event loop: it looks every ``poll`` seconds and ties up no
+        thread, so requests that wait (``GET /api/v1/detection?wait=``) cannot starve the
+        server's thread pool, which serves every other request."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._cond:
+                if not (self._pending or self._running):
+                    return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(poll, left))
 
     def close(self, timeout: float = 60.0) -> None:
         """Stop after the pass that runs, if any (the server is stopping); waiting ones are dropped:

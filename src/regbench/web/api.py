@@ -235,12 +235,12 @@ def create_api(ctx: ApiContext) -> FastAPI:
 
     @api.get("/detection", dependencies=[Read],
              summary="Detection after submissions ([serve] detect): whether it is on, and its last pass")
-    def detection(wait: Annotated[float, Query(ge=0, le=600, description=(
+    async def detection(wait: Annotated[float, Query(ge=0, le=600, description=(
             "Seconds to wait at most for the passes that run or wait to end (a CI job that pushed "
             "and wants the verdict)"))] = 0) -> dict[str, Any]:
         if ctx.after_submit is None:
             return {"enabled": False}
-        idle = ctx.after_submit.wait_idle(wait) if wait else None
+        idle = await ctx.after_submit.wait_idle_async(wait) if wait else None
         return ctx.after_submit.status() | ({"idle": idle} if idle is not None else {})
 
     @api.get("/formats", dependencies=[Read], summary="The formats a submission may have")
