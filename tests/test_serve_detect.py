@@ -186,3 +186,50 @@ def test_requests_that_wait_for_the_check_hold_no_thread(tmp_path):
     finally:
         after.close()
         held.store.close()
+
+
+def test_a_server_that_stops_during_a_check_waits_a_few_seconds_not_for_it(tmp_path):
+    held = HeldStore(tmp_path / "server.db")
+    after = DetectAfterSubmit(held, None)
+    try:
+        after.schedule()
+        assert held.entered.wait(60)
+        assert after.close(timeout=0.2) is False  # the pass still holds the store: left to end
+        after.schedule()  # closed: nothing more is queued
+        assert after.status()["pending"] == 0
+    finally:
+        held.release.set()
+        assert after.wait_idle(60)
+        held.store.close()
+
+
+def test_a_check_over_a_repository_without_the_pushed_commits_says_it_left_them_out(tmp_path, caplog):
+    import logging
+    import subprocess
+
+    from test_team_push import push
+
+    from regbench.config import load_config
+
+    server = tmp_path / "server"
+    server.mkdir()
+    with ci_store(tmp_path / "ci.db") as ci:
+        body = export(ci, tmp_path / "runs.csv")
+    with Store(server / "results.db") as store:
+        push(store, body)
+        # The server's folder is a git repository of its own (an ops repository), without the
+        # commits the CI machines pushed.
+        (server / "regbench.toml").write_text('[project]\nname = "team"\n')
+        subprocess.run(["git", "init", "-q", str(server)], check=True)
+        subprocess.run(["git", "-C", str(server), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q",
+                        "--allow-empty", "-m", "ops"], check=True)
+        after = DetectAfterSubmit(lambda: store, load_config(server / "regbench.toml"))
+        try:
+            with caplog.at_level(logging.INFO, logger="regbench.web.detect"):
+                after.schedule()
+                assert after.wait_idle(60)
+        finally:
+            after.close()
+    last = after.status()["last"]
+    assert last["error"] is None and last["series"] == 0 and "(6 off it left out)" in last["history"]
+    assert any(r.levelno == logging.WARNING and "off it left out" in r.getMessage() for r in caplog.records)

@@ -55,6 +55,10 @@ class DetectionPass:
         Alerts sent to the sinks; None when it did not notify.
     error : str or None
         Why it failed, on one line; None when it did not.
+    history : str or None
+        What history the series were read as (``History: versions on the first-parent line of
+        main (12 off it left out), ...``): a server whose ``[project] repo`` lacks the pushed
+        commits leaves them out, and this says so.
     """
 
     started: str
@@ -65,6 +69,7 @@ class DetectionPass:
     new_alerts: int = 0
     notified: int | None = None
     error: str | None = None
+    history: str | None = None
 
 
 class DetectAfterSubmit:
@@ -140,9 +145,12 @@ class DetectAfterSubmit:
                 return False
             await asyncio.sleep(min(poll, left))
 
-    def close(self, timeout: float = 60.0) -> None:
-        """Stop after the pass that runs, if any (the server is stopping); waiting ones are dropped:
-        the next ``detect --incremental`` checks their versions."""
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop after the pass that runs, if any, waiting ``timeout`` seconds at most for it (the
+        server is stopping); waiting ones are dropped: the next ``detect --incremental`` checks
+        their versions.  False when a pass still runs after ``timeout``: it is left to end with the
+        process (its thread is a daemon; each of its writes is a transaction, so nothing is left
+        half-written, and the next pass checks its versions again)."""
         with self._cond:
             self._closed = True
             self._pending = 0
@@ -150,6 +158,11 @@ class DetectAfterSubmit:
             thread = self._thread
         if thread is not None:
             thread.join(timeout)
+            if thread.is_alive():
+                log.warning("a detection pass still runs after %.0f s; the server stops without it "
+                            "(the next pass checks its versions)", timeout)
+                return False
+        return True
 
     def _loop(self) -> None:
         while True:
@@ -183,7 +196,12 @@ class DetectAfterSubmit:
         seconds = time.perf_counter() - t0
         new = len(outcome.alerts.created) if outcome.alerts is not None else 0
         notified = outcome.notified.sent if outcome.notified is not None else None
-        log.info("detection after %d submission(s): %d series, %d change(s), %d new alert(s) in %.2f s",
-                 submissions, outcome.detection.n_series, len(outcome.detection.changes), new, seconds)
+        # Warned when the history left pushed versions out (a [project] repo without their commits):
+        # the pass then checks nothing, which the count of series alone would not say.
+        level = logging.WARNING if outcome.history and " off it left out" in outcome.history else logging.INFO
+        log.log(level, "detection after %d submission(s): %d series, %d change(s), %d new alert(s) in %.2f s. %s",
+                submissions, outcome.detection.n_series, len(outcome.detection.changes), new, seconds,
+                outcome.history or "")
         return DetectionPass(stamp, seconds, submissions, series=outcome.detection.n_series,
-                             changes=len(outcome.detection.changes), new_alerts=new, notified=notified)
+                             changes=len(outcome.detection.changes), new_alerts=new, notified=notified,
+                             history=outcome.history)

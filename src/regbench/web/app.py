@@ -417,8 +417,8 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         try:
             yield
         finally:  # every server made a directory of plots per start, and left it behind
-            if after_submit is not None:
-                after_submit.close()
+            if after_submit is not None:  # off the event loop: a pass may take seconds to end
+                await run_in_threadpool(after_submit.close)
             site.close()
 
     app = Starlette(routes=routes, exception_handlers={404: not_found, Exception: failed}, lifespan=lifespan)
