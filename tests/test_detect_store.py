@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
 
+from regbench.detect.alerts import record_alerts
 from regbench.detect.driver import detect_changes, save_detection_state
+from regbench.store.alerts import alert_history, get_alert
 from regbench.detect import Change
 from regbench.detect.fdr import control_fdr
 from regbench.model import RunRecord, VersionInfo
@@ -18,10 +21,13 @@ from regbench.store.state import load_states
 
 
 def fill(store: Store, levels_by_bench: dict[str, list[float]], *, start: int = 0, runs: int = 6, iters: int = 10,
-         seed: int = 0) -> None:
+         seed: int = 0, timed: bool = False) -> None:
+    """Runs of versions ``v{start:03d}`` on; ``timed``: with timestamps, which order them in
+    history whatever order they are stored in (else the store's order is theirs)."""
     rng = np.random.default_rng(seed)
     n = max(len(v) for v in levels_by_bench.values())
-    versions = [VersionInfo(f"v{k:03d}", timestamp_text=f"2024-01-01T{k // 60:02d}:{k % 60:02d}:00Z")
+    versions = [VersionInfo(f"v{k:03d}", timestamp_text=f"2024-01-01T{k // 60:02d}:{k % 60:02d}:00Z",
+                            timestamp=datetime(2024, 1, 1) + timedelta(minutes=k) if timed else None)
                 for k in range(start, start + n)]
     records = []
     for bench, levels in levels_by_bench.items():
@@ -203,6 +209,44 @@ def test_incremental_checks_a_benchmark_added_later_with_old_versions(stepped):
     assert {k[0] for k, _ in inc.states} == {"late"}
 
 
+def test_incremental_checks_again_a_series_whose_old_version_came_late(store_url):
+    """CI jobs finish out of order: the commit after a regression is stored and checked first,
+    then the regression's own commit.  The late version is searched again, and the change is
+    told at the commit that made it, not at the one that was stored first."""
+    with Store(store_url) as s:
+        fill(s, {"a": [1.0] * 30, "b": [1.0] * 30}, seed=1, timed=True)  # v000-v029
+        save_detection_state(s, detect_changes(s))
+        fill(s, {"a": [1.2], "b": [1.0]}, start=31, seed=2, timed=True)  # v031 before v030
+        first = detect_changes(s, incremental=True)
+        save_detection_state(s, first)
+        assert [(c.benchmark, c.version, c.previous) for c in first.changes] == [("a", "v031", "v029")]
+        (alert,) = record_alerts(s, first.changes).created
+        fill(s, {"a": [1.2], "b": [1.0]}, start=30, seed=3, timed=True)  # v030, stored last
+        late = detect_changes(s, incremental=True)
+        save_detection_state(s, late)
+        assert [(c.benchmark, c.version, c.previous) for c in late.changes] == [("a", "v030", "v029")]
+        assert late.n_series == 2  # both series got a run of an old version: both searched again
+        outcome = record_alerts(s, late.changes)
+        again = detect_changes(s, incremental=True)
+        # The alert, told once, now points at the commit that made the step.
+        assert not outcome.created and [a.id for a in outcome.merged] == [alert.id]
+        moved = get_alert(s, alert.id)
+        assert (moved.version, moved.previous, moved.change) == ("v030", "v029", late.changes[0].change)
+        assert "placed at v030 (since v029)" in alert_history(s, alert.id)[-1].why
+    assert again.n_tests == 0 and not again.changes  # nothing stored since
+
+
+def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
+    """Runs of an old version stored for one series make only that series be searched again."""
+    with Store(store_url) as s:
+        fill(s, {"a": [1.0] * 20, "b": [1.0] * 20}, seed=1)
+        save_detection_state(s, detect_changes(s))
+        s.add_runs([RunRecord(benchmark="b", version="v005", run_index=6, samples=np.full(10, 1.0))])
+        inc = detect_changes(s, incremental=True)
+        machine = s.machine_names()[0]
+    assert inc.n_series == 1 and [k for k, _ in inc.states] == [("b", "default", machine)]
+
+
 def test_dry_run_and_notify_do_not_mix(stepped):
     out = run_cli("--store", str(stepped), "detect", "--dry-run", "--notify")
     assert out.returncode == 2 and "Error: --dry-run records no alerts" in out.stderr  # usage
@@ -266,3 +310,26 @@ def test_states_saved_before_the_detector_s_state_revision_are_not_used(stepped,
         quick = detect_changes(s, incremental=True)
     assert inc.n_tests == again.n_tests > 9  # a full pass, not 3 series x 3 new versions
     assert quick.incremental and quick.n_tests == 0  # nothing new since the states saved under the new key
+
+
+def test_an_incremental_pass_moves_the_marks_of_the_series_it_examined(store_url):
+    """A series no longer measured keeps its state; each incremental pass moves its run mark up to
+    its own, so that the next reads only the runs stored since the last pass (not every run since
+    the series was last measured), and still finds a late run of that series."""
+    with Store(store_url) as s:
+        fill(s, {"a": [1.0] * 20, "gone": [1.0] * 20}, seed=1, timed=True)
+        save_detection_state(s, detect_changes(s))
+        for k in (20, 21):
+            fill(s, {"a": [1.0]}, start=k, seed=k, timed=True)  # "gone" is no longer measured
+            save_detection_state(s, detect_changes(s, incremental=True))
+        marks = {k[0]: v["run_mark"] for k, v in load_states(s, "auto", options_of(s)).items()}
+        assert marks["gone"] == marks["a"] and marks["a"] >= s.last_run_id() - 6  # 6 runs of v021 stored after it
+        s.add_runs([RunRecord(benchmark="gone", version="v003", run_index=6, samples=np.full(10, 1.0))])
+        inc = detect_changes(s, incremental=True)
+    assert [k[0] for k, _ in inc.states] == ["gone"]
+
+
+def options_of(s: Store) -> str:
+    from regbench.detect.driver import options_key
+
+    return options_key("auto", None, 0.99, {})

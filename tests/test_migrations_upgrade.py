@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -42,7 +42,7 @@ SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirmation", "compared_by"): None},
                  "0012": {("plan", "run_overhead"): None},
                  "0013": {("plan", "slices"): None, ("plan", "full_slices"): None},
-                 "0015": {("alert", "error"): None}}
+                 "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -173,6 +173,9 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
         add(t.alert_event, alert_id=failure, status="new", who="regbench", at=T0, why="failing at v2")
         add(t.alert_delivery, alert_id=failure, sink="slack", state="sent", attempts=1, last_error=None,
             next_attempt_at=None, sent_at=T0)
+    if at_least(revision, "0016"):
+        conn.execute(sa.update(t.detect_state).values(run_mark=42))
+        written["detect_state"][0]["run_mark"] = 42
     return written
 
 
@@ -261,7 +264,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0015", "0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)

@@ -83,3 +83,31 @@ def test_a_failing_batch_leaves_nothing_behind(pg_store):
     assert [(r.version, r.run_index) for r in pg_store.runs()] == [("v1", 0)]
     pg_store.add_run(RunRecord("b", "v2", 0, np.array([3.0])))
     assert [v.name for v in pg_store.versions()] == ["v1", "v2"]
+
+
+def test_the_run_mark_waits_for_runs_being_inserted(pg_store):
+    """PostgreSQL draws a run's id when the row is inserted, not when it is committed: a mark read
+    while another transaction holds an uncommitted run must not be below that run, or the run
+    would be neither after the mark nor seen by the pass that took it (it waits for the commit)."""
+    import threading
+
+    import sqlalchemy as sa
+
+    pg_store.add_runs([RunRecord(benchmark="fft", version="v0", run_index=0, samples=np.ones(3))])
+    first = pg_store.last_run_id()
+    ids = {k: v for k, v in ((r.name, r.id) for r in pg_store.versions())}
+    marks: list[int] = []
+    with pg_store.engine.connect() as conn:
+        tx = conn.begin()
+        row = conn.execute(sa.select(schema.run).where(schema.run.c.id == first)).mappings().one()
+        inserted = conn.execute(schema.run.insert().values(
+            {**{k: v for k, v in row.items() if k != "id"}, "run_index": 1, "version_id": ids["v0"]})
+            .returning(schema.run.c.id)).scalar_one()
+        reader = threading.Thread(target=lambda: marks.append(pg_store.last_run_id()))
+        reader.start()
+        reader.join(timeout=2)
+        assert reader.is_alive() and not marks  # waiting for the inserting transaction
+        tx.commit()
+    reader.join(timeout=30)
+    assert marks == [inserted] and inserted > first
+    assert [(k, v) for k, v, _ in pg_store.runs_since(first)] == [(("fft", "default", pg_store.machine_names()[0]), "v0")]

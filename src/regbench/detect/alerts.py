@@ -14,7 +14,11 @@ version apart) and the change comes from a method that is not already among the 
 methods that place one step one version apart agree; one method that reports two adjacent
 versions saw two steps, such as +10% in one commit and another +10% in the next).  Alerts of every status
 match, so a re-run never resurrects an alert that was marked invalid.  The alert keeps its
-``version``/``previous`` as first recorded (notifications already sent name them); the change's
+``version``/``previous`` as first recorded (notifications already sent name them), unless the
+change's candidate versions are fewer and all among the alert's and it is placed at a version the
+store first saw after the alert's two (a CI job of an older commit that finished last, a
+back-fill): then the alert is placed where the change is, with its numbers, and its history says
+from where; the change's
 method is added to ``methods``, and the narrower interval wins (``change``, ``ci_low``,
 ``ci_high`` and ``p_value`` are replaced together, so they always come from one method).  When a
 change matches several alerts the one it overlaps most is taken.  A change that matches nothing
@@ -152,6 +156,10 @@ class Transaction(Protocol):
         """The version's position in history order."""
         ...
 
+    def stored_order(self, version: str) -> int:
+        """A number that orders versions by when the store first saw them."""
+        ...
+
     def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
         """Every alert of one series (any status), oldest first."""
         ...
@@ -181,8 +189,9 @@ class Transaction(Protocol):
         ...
 
     def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
-               **values) -> None:
-        """Change columns of one alert (``fixed_by`` by version name; ``clear_fix`` forgets a fix)."""
+               step: tuple[str, str] | None = None, **values) -> None:
+        """Change columns of one alert (``fixed_by`` by version name; ``clear_fix`` forgets a fix;
+        ``step``: its ``(previous, version)`` by name)."""
         ...
 
     def add_event(self, alert_id: int, status: str, *, who: str, why: str | None, now: datetime) -> None:
@@ -561,7 +570,7 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules, scan: Failure
             if conf is not None and target.confirmation is None and own:
                 # confirmed as new, but a concurrent detection recorded the step meanwhile
                 confirm(c, conf, target.id)
-            updated = _merge(tx, target, c, now=now) if own else _merge_machine(tx, target, c, now=now)
+            updated = _merge(tx, target, c, here, span, now=now) if own else _merge_machine(tx, target, c, now=now)
             if updated.id not in created:
                 merged[updated.id] = updated
             keep(alerts, updated)
@@ -721,15 +730,27 @@ def confirmation_text(conf: Confirmation) -> str:
             f"({conf.seconds:.1f} s, campaign #{conf.campaign_id}){how}")
 
 
-def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
+def _merge(tx: Transaction, alert: Alert, c: Change, here: tuple[int, int], span, *, now: datetime) -> Alert:
     """Fold a change into the alert it is the same step as; write only what changes."""
     values: dict = {}
     reasons = []
+    then = span(alert.version, alert.previous)
+    if here != then and then[0] <= here[0] and here[1] <= then[1] and _stored_since(tx, alert, c):
+        # Fewer candidate versions, all among the alert's, and the change is placed at a version
+        # stored after the alert's two (a late CI job, a back-fill): the step is placed more
+        # precisely.  (A method that only places a step within a window, such as forecast's, and
+        # another that places it at one version of it in the same detection are one alert at the
+        # first one's versions, as before.)
+        values["step"] = (c.previous, c.version)
+        reasons.append(f"placed at {c.version} (since {c.previous}) by versions measured since, "
+                       f"not at {alert.version} (since {alert.previous})")
     if c.method not in alert.methods:
         values["methods"] = [*alert.methods, c.method]
         reasons.append(f"also found by {c.method}")
     lo, hi = _finite_or_none(c.ci_low), _finite_or_none(c.ci_high)
-    if _width(lo, hi) < _width(alert.ci_low, alert.ci_high):
+    if "step" in values:  # the numbers of the step as it is placed now
+        values.update(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value))
+    elif _width(lo, hi) < _width(alert.ci_low, alert.ci_high):
         values.update(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value))
         reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
     if not values:
@@ -737,6 +758,12 @@ def _merge(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:
     tx.update(alert.id, now=now, **values)
     tx.add_event(alert.id, alert.status, who=SYSTEM_ACTOR, now=now, why="; ".join(reasons))
     return tx.alerts([alert.id])[0]
+
+
+def _stored_since(tx: Transaction, alert: Alert, c: Change) -> bool:
+    """Whether a version that bounds the change was stored after both versions of the alert."""
+    first = max(tx.stored_order(alert.version), tx.stored_order(alert.previous))
+    return any(tx.stored_order(v) > first for v in (c.version, c.previous) if v not in (alert.version, alert.previous))
 
 
 def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:

@@ -22,8 +22,9 @@ Every way of running goes through one loop:
 
 An incremental pass (``incremental=True``) plans differently and runs the same loop: series with
 a state saved by an earlier pass with the same options load just their newer versions and go on
-from it; series without one get a full pass once they have a new version, and a source without
-any saved state a full pass of everything.  :func:`save_detection_state` saves a result's states
+from it; series without one get a full pass once they have a new version, series whose *old*
+versions got runs after their state was saved (:class:`ArrivalLog`) a full pass reporting what
+is new from there, and a source without any saved state a full pass of everything.  :func:`save_detection_state` saves a result's states
 for the next incremental pass.
 """
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 import json
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
@@ -48,6 +49,11 @@ SeriesKey = tuple[str, str, str]
 
 #: ``progress(done, total)``: called after each batch.
 Progress = Callable[[int, int], None]
+
+#: The key of a saved state that holds the source's run mark when its pass began
+#: (:meth:`ArrivalLog.last_run_id`); the store keeps it in a column of its own
+#: (``regbench.store.state.RUN_MARK``, the same name: this package does not import the store).
+RUN_MARK = "run_mark"
 
 
 # ------------------------------------------------------------------------------- what it reads
@@ -82,6 +88,23 @@ class SeriesSource(Protocol):
     def load_detection_states(self, method: str, options: str) -> dict[SeriesKey, dict]:
         """The states saved by :func:`save_detection_state` for ``method`` with these ``options``
         (:func:`options_key`), by series."""
+        ...
+
+
+@runtime_checkable
+class ArrivalLog(Protocol):
+    """What a source may also say (the store's ``Store`` and ``HistoryView`` do): which runs were
+    stored after a mark, so that an incremental pass also checks again the series whose *old*
+    versions got runs since its last pass (a CI job of an older commit that finished last, a
+    re-measurement, a back-fill).  A source without it has incremental passes that look at new
+    versions only."""
+
+    def last_run_id(self) -> int:
+        """A mark that every run stored after this call exceeds."""
+        ...
+
+    def runs_since(self, mark: int) -> Iterable[tuple[SeriesKey, str, int]]:
+        """``(series key, version, newest run id)`` of the runs stored after ``mark``."""
         ...
 
 
@@ -134,6 +157,11 @@ class DetectionResult:
     min_change : float
         The smallest relative change the detector reported (its own default when none was
         given): the threshold of ``regbench detect --confirm``.
+    run_mark : int or None
+        The source's run mark when the pass began (:class:`ArrivalLog`), None when the source
+        cannot say.
+    scope : Scope
+        The series the pass covered.
     """
 
     method: str
@@ -147,6 +175,8 @@ class DetectionResult:
     incremental: bool = False
     options: str = ""
     min_change: float = 0.0
+    run_mark: int | None = None
+    scope: Scope = field(default_factory=lambda: Scope())
 
 
 @dataclass(frozen=True)
@@ -195,12 +225,15 @@ class Batch:
 
     ``items`` are series at hand, each with the state to go on from (None: a full pass);
     ``names`` are benchmarks to load from the source for a full pass of each of their series in
-    scope, except the series in ``skip``.
+    scope, except the series in ``skip``; of the series in ``since`` (``(key, version)``), the
+    full pass reports only the changes at or after that version (an incremental pass searching
+    again a series whose old versions got runs, :func:`_late_series`).
     """
 
     items: tuple[tuple[Series, dict | None], ...] = ()
     names: tuple[str, ...] = ()
     skip: frozenset[SeriesKey] = frozenset()
+    since: tuple[tuple[SeriesKey, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,7 +267,9 @@ def detector_options(min_change: float | None, confidence_level: float, options:
 #: key states are saved under, as a detector's :attr:`~regbench.detect.base.Detector.state_revision`
 #: is.  2: a series is cut at its steps from and to exactly 0, and a state says where its last
 #: stretch began; a state saved before was the detector's over the whole series, zeros included.
-DRIVER_REVISION = 2
+#: 3: a state holds the source's run mark of its pass (:data:`RUN_MARK`); a state saved before
+#: cannot tell which runs of old versions came after it.
+DRIVER_REVISION = 3
 
 
 def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
@@ -274,8 +309,10 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         reports every change the method finds.
     incremental : bool, keyword-only
         Check only the versions that arrived since each series' last saved state (see the module
-        docstring).  A version stored *before* a series' last checked version in history (a
-        back-filled old commit) is not looked at: a full pass covers it.
+        docstring).  A series whose versions at or before its last checked one got runs since
+        (a back-filled or late old commit, a re-measurement) is searched again in full, and only
+        the changes from the first such version on are reported, when the source can say what
+        was stored since (:class:`ArrivalLog`; the store can).
     jobs : int, keyword-only
         Worker processes; each opens the source itself.  Used only when the source is shareable
         and there is more than one batch.
@@ -313,8 +350,12 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
     key = options_key(method, min_change, confidence_level, options)
     scope = Scope(benchmark, config, machine)
     reader: SeriesSource | None  # what the batches load from: None for series at hand
+    mark = None
     if isinstance(source, SeriesSource):
         reader = source
+        # Before anything is read: a run stored during the pass is after the mark, so the next
+        # incremental pass looks at it.
+        mark = source.last_run_id() if isinstance(source, ArrivalLog) else None
         batches = _incremental_plan(source, scope, method, key, batch) if incremental else None
         if batches is None:  # not incremental, or nothing checked before: a full pass
             batches = _full_plan(source, scope, batch)
@@ -330,16 +371,25 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         tally = _accumulate(tallies, len(batches), progress)
     else:
         tally = _run(detector, batches, reader, scope, jobs=jobs, progress=progress)
-    return _finish(detector, tally, fdr, incremental=incremental, options=key)
+    if mark is not None:
+        tally = replace(tally, states=tuple((k, {**state, RUN_MARK: mark}) for k, state in tally.states))
+    return replace(_finish(detector, tally, fdr, incremental=incremental, options=key), run_mark=mark, scope=scope)
 
 
 def save_detection_state(target: StateStore, result: DetectionResult) -> int:
     """Save the states of a detection result for the next incremental pass; return how many."""
-    if not result.states:
+    if not result.states and not (result.incremental and result.run_mark is not None):
         return 0
     if not result.options:
         raise ValueError("`result` does not say which detector options its states depend on")
-    return target.save_detection_states(result.method, result.options, result.states)
+    n = target.save_detection_states(result.method, result.options, result.states) if result.states else 0
+    advance = getattr(target, "advance_run_marks", None)
+    if result.incremental and result.run_mark is not None and advance is not None:
+        # The states of the series this pass examined for late runs and left alone (it found
+        # none) are good up to its mark too.
+        advance(result.method, result.options, result.run_mark, benchmark=result.scope.benchmark,
+                config=result.scope.config, machine=result.scope.machine)
+    return n
 
 
 # ----------------------------------------------------------------------------------- planning
@@ -357,14 +407,17 @@ def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str,
     saved = {k: v for k, v in saved.items() if v["last_version"] in order}
     oldest = min((order[v["last_version"]] for v in saved.values()), default=-1)
     newer = [name for name, pos in order.items() if pos > oldest]
+    late = _late_series(source, saved, order)
     tails: list[tuple[Series, dict | None]] = []
-    fresh: set[str] = set()
+    fresh: set[str] = {key[0] for key in late}
     if newer:
         for s in source.load_series(scope.benchmark, config=scope.config, machine=scope.machine, versions=newer):
             state = saved.get(series_key(s))
             if state is None:
                 fresh.add(s.benchmark)  # a series never checked: a full pass, as it has new data
                 continue
+            if series_key(s) in late:
+                continue  # searched again in full
             tail = _after(s, order, order[state["last_version"]])
             if tail is not None:
                 tails.append((tail, state))
@@ -375,9 +428,32 @@ def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str,
     fresh |= {b for b in source.benchmark_names()
               if b not in checked and (scope.benchmark is None or b == scope.benchmark)}
     names = sorted(fresh)
-    skip = frozenset(saved)
+    skip = frozenset(saved) - late.keys()
+    since = tuple(sorted(late.items()))
     return ([Batch(items=tuple(tails))] if tails else []) + \
-        [Batch(names=tuple(names[i:i + batch]), skip=skip) for i in range(0, len(names), batch)]
+        [Batch(names=tuple(part), skip=skip, since=tuple((k, v) for k, v in since if k[0] in part))
+         for part in (names[i:i + batch] for i in range(0, len(names), batch))]
+
+
+def _late_series(source: SeriesSource, saved: dict[SeriesKey, dict], order: dict[str, int]) -> dict[SeriesKey, str]:
+    """The series with a saved state whose versions at or before its last checked one got runs
+    after its pass, each with the first such version in history order.
+
+    Such a series is searched again in full: the saved state is a summary of the segment that
+    ends at the last checked version, which the new runs would change in the middle, and a
+    change at the late version (a CI job of the commit before it that finished last) would
+    otherwise be told at the commit after it, or not at all."""
+    marks = [state[RUN_MARK] for state in saved.values() if isinstance(state.get(RUN_MARK), int)]
+    if not marks or not isinstance(source, ArrivalLog):
+        return {}
+    late: dict[SeriesKey, str] = {}
+    for key, version, newest in source.runs_since(min(marks)):
+        state = saved.get(key)
+        if state is None or version not in order or newest <= state.get(RUN_MARK, newest):
+            continue
+        if order[version] <= order[state["last_version"]] and (key not in late or order[version] < order[late[key]]):
+            late[key] = version
+    return late
 
 
 def _after(s: Series, order: dict[str, int], last: int) -> Series | None:
@@ -400,6 +476,7 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
         assert source is not None
         loaded = source.load_series(list(batch.names), config=scope.config, machine=scope.machine)
         items += [(s, None) for s in loaded if series_key(s) not in batch.skip]
+    since = dict(batch.since)
     pending = [(state, s) for s, state in items if state is not None]
     # A series with runs exactly 0 at its end or in its new versions is searched again in full,
     # and reports only what is new (regbench.detect.zeros): its steps from and to 0 are found
@@ -419,7 +496,13 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
             full = whole[series_key(tail)]
             changes, n_tests, new = zeros.detect_series(detector, full)
             parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new))
-    parts += [Tally.of(s, *zeros.detect_series(detector, s)) for s, state in items if state is None]
+    for s, going_from in items:
+        if going_from is None:
+            found, n_found, made = zeros.detect_series(detector, s)
+            if series_key(s) in since:
+                first = s.index(since[series_key(s)])
+                found = [c for c in found if s.index(c.version) >= first]
+            parts.append(Tally.of(s, found, n_found, made))
     return Tally.merge(parts)
 
 

@@ -285,6 +285,10 @@ class AlertTransaction:
         except KeyError:
             raise NotFoundError(f"no version named {version!r} in the store") from None
 
+    def stored_order(self, version: str) -> int:
+        """When the version was first stored, relative to the others (its id)."""
+        return self._id(t.version, version, "version")
+
     def _id(self, table: sa.Table, name: str, what: str) -> int:
         if table is t.version:
             self.positions()
@@ -369,12 +373,15 @@ class AlertTransaction:
         return self.alerts([ident])[0]
 
     def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
-               **values) -> None:
-        """Change columns of one alert (``fixed_by`` by version name) and its ``updated_at``."""
+               step: tuple[str, str] | None = None, **values) -> None:
+        """Change columns of one alert (``fixed_by`` by version name, ``step`` its ``(previous,
+        version)`` by name) and its ``updated_at``."""
         if "methods" in values:
             values["methods"] = sorted(set(values["methods"]))
         if fixed_by is not None:
             values["fixed_by_id"] = self._id(t.version, fixed_by, "version")
+        if step is not None:
+            values["previous_id"], values["version_id"] = (self._id(t.version, name, "version") for name in step)
         if clear_fix:
             values.update(fixed_by_id=None, fixed_by_alert_id=None)
         self.conn.execute(t.alert.update().where(t.alert.c.id == alert_id).values(updated_at=now, **values))

@@ -1056,6 +1056,47 @@ class Store:
         with self.engine.connect() as conn:
             return sorted(tuple(r) for r in conn.execute(q))
 
+    # ------------------------------------------------------------------ arrivals
+    def last_run_id(self) -> int:
+        """The id of the newest stored run (0 when there is none): a mark that every run stored
+        after this call exceeds (:meth:`runs_since`), so that ``detect --incremental`` finds the
+        runs of old versions stored after its last pass.
+
+        Ids count up in the order runs are stored: SQLite has one writer at a time, and a new
+        row's id is one above the largest.  PostgreSQL draws ids from a sequence when a row is
+        inserted, not when its transaction commits, so a run inserted before the mark could be
+        committed after it, below it: the mark is read under a ``SHARE`` lock of the run table,
+        which waits for the transactions inserting runs then to end (it blocks new inserts only
+        for that read)."""
+        q = sa.select(sa.func.coalesce(sa.func.max(t.run.c.id), 0))
+        if self.engine.dialect.name == "postgresql":
+            with self.engine.begin() as conn:
+                conn.execute(sa.text("LOCK TABLE run IN SHARE MODE"))
+                return int(conn.execute(q).scalar_one())
+        with self.engine.connect() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def runs_since(self, mark: int, *, exclude_campaigns: Iterable[int] = ()
+                   ) -> list[tuple[tuple[str, str, str], str, int]]:
+        """What was stored after :meth:`last_run_id` returned ``mark``: ``((benchmark, config,
+        machine), version, newest run id)`` for each series and version with such runs (but those
+        of the campaigns ``exclude_campaigns``).  Reads the run table's primary key from ``mark``
+        on, not the runs' samples."""
+        q = (sa.select(t.benchmark.c.name, t.config.c.name, t.machine.c.name, t.version.c.name,
+                       sa.func.max(t.run.c.id))
+             .select_from(t.run)
+             .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+             .join(t.config, t.config.c.id == t.run.c.config_id)
+             .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+             .join(t.version, t.version.c.id == t.run.c.version_id)
+             .where(t.run.c.id > mark)
+             .group_by(t.benchmark.c.name, t.config.c.name, t.machine.c.name, t.version.c.name))
+        excluded = list(exclude_campaigns)
+        if excluded:
+            q = q.where(sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(excluded)))
+        with self.engine.connect() as conn:
+            return [((b, c, m), v, int(i)) for b, c, m, v, i in conn.execute(q)]
+
     # ------------------------------------------------------------------ series
     def load_series(self, benchmark: str | Iterable[str] | None = None, *, config: str | None = None,
                     machine: str | None = None, versions: Iterable[str] | None = None,
@@ -1284,6 +1325,14 @@ class Store:
         from .state import save_states
 
         return save_states(self, method, options, states)
+
+    def advance_run_marks(self, method: str, options: str, mark: int, *, benchmark: str | None = None,
+                          config: str | None = None, machine: str | None = None) -> int:
+        """Move the run marks of the saved states an incremental pass examined up to its own
+        (:func:`regbench.store.state.advance_marks`)."""
+        from .state import advance_marks
+
+        return advance_marks(self, method, options, mark, benchmark=benchmark, config=config, machine=machine)
 
     def run_alert_transaction(self, work, *, attempts: int = 3):
         """``work(tx)`` in one transaction over the alert tables, run again from scratch when a

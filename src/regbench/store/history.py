@@ -77,6 +77,17 @@ class HistoryView:
     def save_detection_states(self, method: str, options: str, states) -> int:
         return self.store.save_detection_states(method, options, states)
 
+    def advance_run_marks(self, method: str, options: str, mark: int, **scope) -> int:
+        return self.store.advance_run_marks(method, options, mark, **scope)
+
+    def last_run_id(self) -> int:
+        return self.store.last_run_id()
+
+    def runs_since(self, mark: int) -> list[tuple[tuple[str, str, str], str, int]]:
+        """:meth:`Store.runs_since` of the runs this history reads (sessions' only when centred)."""
+        sessions = [] if self.sessions == "centre" else self.store.session_campaigns()
+        return self.store.runs_since(mark, exclude_campaigns=sessions)
+
     def versions(self) -> list[VersionInfo]:
         """The store's versions on the line, in history order."""
         return [v for v in self.store.versions() if self._kept(v)]
@@ -139,7 +150,10 @@ class HistoryView:
             if loose:  # releases (run --releases) and imported versions are on no line: kept
                 parts.append(f"{loose} version(s) without a commit (releases, imported) in time order")
         else:
-            parts.append("every version in stored order")
+            timed = sum(1 for v in versions if v.timestamp is not None)
+            parts.append("every version in stored order" if not timed else
+                         "every version in time order" if timed == len(versions) else
+                         f"every version, {timed} with a timestamp in time order, then the others in stored order")
         n = len(self.store.session_campaigns())
         if n == 0:
             parts.append("runs of campaigns")

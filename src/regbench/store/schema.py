@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0015"
+SCHEMA_REVISION = "0016"
 
 metadata = sa.MetaData()
 
@@ -286,6 +286,9 @@ detect_state = sa.Table(
     sa.Column("last_version_id", sa.Integer, sa.ForeignKey("version.id"), nullable=False),
     sa.Column("state", sa.JSON, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=False),
+    # The id of the newest run when the pass that saved or last examined this state began: runs
+    # above it at versions at or before the last checked one came late (0016).
+    sa.Column("run_mark", sa.Integer, nullable=True),
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "method", name="uq_detect_state"),
 )
 # The runs of a few versions (an incremental pass loads only the new ones) without a full scan (0003).
