@@ -4,6 +4,7 @@ to find the store, options that say what they take, messages that name what is w
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -316,8 +317,6 @@ def test_a_file_of_no_known_format_lists_every_format(tmp_path, capsys):
 
 # ------------------------------------------------------------------ citations the docs resolve
 def test_every_citation_in_the_docs_and_the_help_is_on_the_references_page():
-    import re
-
     from click.testing import CliRunner
 
     from regbench.cli.main import _register, cli
@@ -357,6 +356,21 @@ def test_init_names_the_project_after_its_folder(tmp_path, capsys):
     text = (folder / "regbench.toml").read_text()
     assert 'name = "my-lib"' in text and "myproject" not in text
     assert load_config(folder / "regbench.toml").name == "my-lib"
+
+
+def test_the_commented_benchmarks_of_init_load_once_uncommented(tmp_path):
+    """Each commented-out ``[[benchmark]]`` of ``regbench init``'s file is what a user uncomments:
+    it must load as it stands (quotes escaped right, keys that exist)."""
+    from regbench.config import EXAMPLE, load_config
+
+    blocks = re.findall(r"^# \[\[benchmark\]\]\n(?:#.*\n)+", EXAMPLE, flags=re.M)
+    assert len(blocks) >= 2
+    for block in blocks:
+        toml = "\n".join(line[2:] for line in block.splitlines())
+        path = tmp_path / "regbench.toml"
+        path.write_text('[project]\nname = "p"\n' + toml + "\n")
+        (bench,) = load_config(path).benchmarks
+        assert bench.name in toml
 
 
 def test_compare_help_says_versions_are_stored_and_system_check_suggests_no_aslr(tmp_path):

@@ -124,6 +124,17 @@ direction = "lower"
 # requires = ["hyperfine"]                                 # --executor dask: only workers with these resources
 # alerts = false                                           # never alert on this benchmark
 
+# A benchmark tool's whole suite as one command: each invocation is one run, every benchmark it
+# reports a series NAME/BENCHMARK (adapters: go, go-json, jmh, google-benchmark, criterion,
+# cargo-bench, pytest-benchmark, pyperf, asv, hyperfine, bmf; docs/configuration.md).
+# [[benchmark]]
+# name = "go"
+# command = ["sh", "-c", "go test -run '^$' -bench . -count \\"$REGBENCH_ITERATIONS\\" ./..."]
+# format = "go"
+# iterations = 5                                           # -count 6: the first of each is warm-up
+# warmup = 1
+# timeout = 300
+
 # Noise control for every run (Larres et al. 2013, s.3; Bulej et al. 2005, s.3.1); all off unless set here or by
 # `regbench run` options.  What was used is recorded with each campaign.
 # [noise]
