@@ -2,8 +2,9 @@
 ``failure`` (docs/realworld.md, the JMH first use: "A benchmark that starts failing is no change for
 `detect` and no alert"): opened once by ``detect`` at the first version of the failing stretch, with
 the error of its runs, told through the sinks, gating ``--fail-on-regression``, fixed when a run of
-it succeeds again.  End to end with a real command benchmark in a real git repository that exits 1
-from one commit on; the rules on stores holding such runs."""
+it succeeds again or when it is no longer run (removed from the suite, or renamed), and listed
+after the changes by ``detect --format json``.  End to end with a real command benchmark in a real
+git repository that exits 1 from one commit on; the rules on stores holding such runs."""
 
 from __future__ import annotations
 
@@ -118,9 +119,9 @@ def test_a_benchmark_that_starts_failing_is_one_alert_told_once_gating_and_fixed
 
 
 # ------------------------------------------------------------------------------- the rules
-def _campaign(store: Store, *, session: bool = False) -> int:
-    return store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run",
-                                plan={"schedule": SESSION_SCHEDULE} if session else None)
+def _campaign(store: Store, *, session: bool = False, suite: list[str] | None = None) -> int:
+    plan = {"schedule": SESSION_SCHEDULE} if session else {"suite": suite} if suite is not None else None
+    return store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench run", plan=plan)
 
 
 def _ok(name: str, version: str, r: int, campaign: int | None, machine: str = "m") -> RunRecord:
@@ -137,12 +138,13 @@ def _versions(n: int) -> list[VersionInfo]:
     return [VersionInfo(f"v{k}", timestamp=T0 + timedelta(days=k)) for k in range(1, n + 1)]
 
 
-def _add(store: Store, runs: list[RunRecord], *, session: bool = False, benchmarks=None) -> None:
-    campaign = _campaign(store, session=session)
+def _add(store: Store, runs: list[RunRecord], *, session: bool = False, benchmarks=None,
+         status: str = "finished", suite: list[str] | None = None) -> None:
+    campaign = _campaign(store, session=session, suite=suite)
     store.add_runs([RunRecord(r.benchmark, r.version, r.run_index, r.samples, status=r.status,
                               exit_code=r.exit_code, machine=r.machine, campaign_id=campaign,
                               stderr_tail=r.stderr_tail) for r in runs], versions=_versions(8), benchmarks=benchmarks)
-    store.finish_campaign(campaign, "finished")
+    store.finish_campaign(campaign, status)
 
 
 def _record(store: Store, **kw):
@@ -270,3 +272,191 @@ def test_the_dashboard_shows_a_failure_with_its_error_and_no_size(tmp_path, page
     assert kind == "failure" and errors == []
     assert listed.startswith("failing (every run) from ") and listed.endswith(f"(alert #{alert.id}, new): {error}")
     assert "?" not in listed
+
+
+# ----------------------------------------------------------------- the detection JSON
+def _level(name: str, version: str, r: int, level: float) -> RunRecord:
+    """A run of ``name`` around ``level`` (five iterations, a little noise of its own)."""
+    rng = np.random.default_rng([r, int(level * 1000), len(version)])
+    return RunRecord(name, version, r, level * (1 + 0.001 * rng.standard_normal(5)), machine="m")
+
+
+def _detect_json(store: Store, capsys, *extra: str) -> tuple[int, list[dict]]:
+    capsys.readouterr()
+    status = main(["--store", str(store.url), "detect", "--method", "ci-overlap", "--no-fdr", "--jobs", "1",
+                   "--format", "json", "--fail-on-regression", *extra])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_the_detection_json_lists_failing_benchmarks_after_the_changes(store, capsys):
+    """``detect --format json`` lists each failing benchmark as an object of kind ``failure``,
+    after the changes, with the keys of a change (null where a failure has no value) and its error,
+    newest version, failed runs and alert; the changes keep their keys."""
+    _add(store, [_level("c", v, r, 2.0 if v == "v3" else 1.0) for v in ("v1", "v2", "v3") for r in range(3)]
+         + [_ok("b", v, r, None) for v in ("v1", "v2") for r in range(2)]
+         + [_failed("b", v, r, None) for v in ("v3", "v4") for r in range(2)])
+    dry, rows = _detect_json(store, capsys, "--dry-run")
+    assert dry == ExitStatus.FOUND and [r["kind"] for r in rows] == ["regression", "failure"]
+    assert "alert" not in rows[1]
+    status, rows = _detect_json(store, capsys)
+    assert status == ExitStatus.FOUND
+    change, failure = rows
+    assert list(change)[:10] == ["benchmark", "config", "machine", "version", "previous", "change", "ci_low",
+                                 "ci_high", "kind", "method"]
+    assert (change["benchmark"], change["kind"], change["method"]) == ("c", "regression", "ci-overlap")
+    assert change["change"] > 0.9 and change["alert"]["status"] == "new"
+    assert list(failure)[:10] == list(change)[:10]
+    assert failure == {
+        "benchmark": "b", "config": "default", "machine": "m", "version": "v3", "previous": "v2",
+        "change": None, "ci_low": None, "ci_high": None, "kind": "failure", "method": None,
+        "error": "failed (exit status 2): panic: boom", "newest": "v4", "failed_runs": 2,
+        "alert": {"id": failure["alert"]["id"], "held": False, "spread": "single", "machines": ["m"],
+                  "unchanged_on": [], "status": "new"}}
+    [stored] = [a for a in list_alerts(store) if a.failure]
+    assert stored.id == failure["alert"]["id"]
+    # Marked invalid: still listed (it still fails), with the status that keeps it off the gate.
+    set_status(store, [stored.id], "invalid", who="ana")
+    _, rows = _detect_json(store, capsys)
+    assert [r["alert"]["status"] for r in rows if r["kind"] == "failure"] == ["invalid"]
+    # Runs again: no longer listed.
+    _add(store, [_ok("b", "v5", 0, None)])
+    _, rows = _detect_json(store, capsys)
+    assert [r["kind"] for r in rows] == ["regression"]
+
+
+# ------------------------------------------------------------------- no longer run
+def _detect(store: Store):
+    return detect_and_alert(store, None, method="ci-overlap", fdr=None, jobs=1)
+
+
+def test_a_failing_benchmark_no_longer_run_stops_gating_and_its_alert_is_fixed(store):
+    """Removed from the suite (or renamed) while it failed: once a later version was measured with
+    every benchmark that ran beside it, without it, it no longer fails the gate and its alert is
+    fixed, with no version that fixed it.  A campaign of a subset, or one that did not finish, is
+    no such measurement.  Back in the suite and failing still, its alert is open again."""
+    suite = ("b", "c", "d")
+    _add(store, [_ok(n, "v1", 0, None) for n in suite])
+    _add(store, [_failed("b", "v2", 0, None), _ok("c", "v2", 0, None), _ok("d", "v2", 0, None)])
+    [alert] = _detect(store).alerts.failures
+    _add(store, [_ok("c", "v3", 0, None)])  # run --benchmark c: a subset, not a removal
+    _add(store, [_ok("c", "v4", 0, None), _ok("d", "v4", 0, None)], status="interrupted")
+    outcome = _detect(store)
+    assert outcome.regressed and [f.benchmark for f in outcome.failing] == ["b"] and outcome.no_longer_run == ()
+    assert outcome.alerts.fixed == ()
+
+    _add(store, [_ok("c", "v5", 0, None), _ok("d", "v5", 0, None)])  # the suite, without b
+    outcome = _detect(store)
+    assert not outcome.regressed and outcome.failing == () and outcome.broken == ()
+    [gone] = outcome.no_longer_run
+    assert (gone.benchmark, gone.machine, gone.version, gone.anchor, gone.by, gone.companions) == (
+        "b", "m", "v2", "v2", "v5", ("c", "d"))
+    [fixed] = outcome.alerts.fixed
+    assert (fixed.id, fixed.status, fixed.fixed_by, fixed.fixed_by_alert) == (alert.id, "fixed", None, None)
+    assert alert_history(store, alert.id)[-1].why == (
+        "no longer run: v5 was measured on m with the 2 benchmark(s) run beside it at v2 (c, d), without it "
+        "(removed from the suite, or renamed); every run failed at v2, the newest it ran at")
+    assert _detect(store).alerts.fixed == ()  # once
+    # Back in the suite, failing still: the same breakage, open again, gating; then it runs.
+    _add(store, [_failed("b", "v6", 0, None), _ok("c", "v6", 0, None), _ok("d", "v6", 0, None)])
+    outcome = _detect(store)
+    assert outcome.regressed and outcome.alerts.created == ()
+    [again] = outcome.alerts.reopened
+    assert outcome.alerts.failures == (again,) and (again.id, again.status, again.fixed_by) == (alert.id, "new", None)
+    assert alert_history(store, alert.id)[-1].why == (
+        "failing again: it runs again after it was no longer run, and every run failed at v6")
+    assert _detect(store).alerts.reopened == ()
+    _add(store, [_ok("b", "v7", 0, None), _ok("c", "v7", 0, None), _ok("d", "v7", 0, None)])
+    [fixed] = _detect(store).alerts.fixed  # reopened by detection, not by a person: fixed again
+    assert (fixed.id, fixed.fixed_by) == (alert.id, "v7")
+
+
+def test_no_longer_run_compares_with_the_newest_measurement_it_was_part_of(store):
+    """Run alone at the newest version it ran at (``run --benchmark b``), a benchmark is compared
+    with the suite it last ran in; a tool's benchmark that its tool no longer reports is no longer
+    run; and a companion itself no longer run does not hold back the others."""
+    tool = {"t/x": {"unit": "ns", "direction": "lower"}, "t/y": {"unit": "ns", "direction": "lower"}}
+    _add(store, [_ok(n, "v1", 0, None) for n in ("b", "c", "d", "t/x", "t/y")], benchmarks=tool)
+    _add(store, [_failed("t/x", "v2", 0, None)] + [_ok(n, "v2", 0, None) for n in ("b", "c", "d", "t/y")],
+         benchmarks=tool)
+    _add(store, [_failed("b", "v3", 0, None)])
+    _add(store, [_ok("c", "v4", 0, None)])
+    scan = scan_failures(store)
+    assert [f.benchmark for f in scan.failing] == ["b", "t/x"] and scan.no_longer_run == ()
+    _add(store, [_ok(n, "v5", 0, None) for n in ("c", "d", "t/y")], benchmarks=tool)
+    scan = scan_failures(store)
+    assert scan.failing == ()
+    assert [(g.benchmark, g.version, g.anchor, g.by, g.campaign, g.companions) for g in scan.no_longer_run] == [
+        ("b", "v3", "v2", "v5", None, ("c", "d", "t")), ("t/x", "v2", "v2", "v5", None, ("c", "d", "t"))]
+
+
+def test_a_campaign_whose_suite_no_longer_names_a_failing_benchmark_shows_it_no_longer_run(store):
+    """Two failing benchmarks removed together: each ran beside the other, so what was measured
+    cannot tell them from a subset; the suite a campaign records (every configured benchmark,
+    whatever ``--benchmark`` selected) can."""
+    _add(store, [_ok(n, "v1", 0, None) for n in ("e", "f", "g")])
+    _add(store, [_failed("e", "v2", 0, None), _failed("f", "v2", 0, None), _ok("g", "v2", 0, None)])
+    _add(store, [_ok("g", "v3", 0, None)])
+    assert [f.benchmark for f in scan_failures(store).failing] == ["e", "f"]
+    _add(store, [_ok("g", "v4", 0, None)], suite=["e", "f", "g"])  # run --benchmark g
+    assert [f.benchmark for f in scan_failures(store).failing] == ["e", "f"]
+    _add(store, [_ok("g", "v5", 0, None)], suite=["g", "h"])
+    [campaign] = [c.id for c in store.campaigns() if (c.plan or {}).get("suite") == ["g", "h"]]
+    scan = scan_failures(store)
+    assert scan.failing == ()
+    assert [(g.benchmark, g.by, g.campaign, g.companions) for g in scan.no_longer_run] == [
+        ("e", "v5", campaign, ()), ("f", "v5", campaign, ())]
+    # Removed before any detection saw them fail, as if they had run again: nothing to tell.
+    assert _record(store).created == ()
+
+
+OTHER = ("import os\n"
+         "for i in range(int(os.environ['REGBENCH_ITERATIONS'])):\n"
+         "    print(2.0 + 0.001 * i)\n")
+
+
+def test_a_failing_benchmark_removed_from_the_suite_no_longer_fails_the_gate(tmp_path, capsys):
+    """End to end, with real campaigns of two benchmarks: ``parse`` fails from commit 2 on; a
+    campaign of ``other`` alone leaves it failing (its suite still names ``parse``, though every
+    other benchmark ran); once ``parse`` is removed from regbench.toml, the next campaign shows it
+    no longer run: the gate passes, and its alert is fixed with no version that fixed it."""
+    repo = tmp_path / "repo"
+    git_init(repo)
+
+    def toml(*names: str) -> str:
+        return ('[project]\nname = "p"\nstore = "results/r.db"\n[defaults]\nruns = 1\niterations = 3\nwarmup = 0\n'
+                + "".join(f'[[benchmark]]\nname = "{n}"\ncommand = {json.dumps([PY, n + ".py"])}\n' for n in names))
+
+    files = [{"parse.py": PROGRAM, "other.py": OTHER, "regbench.toml": toml("parse", "other")}, {"broken": "x"},
+             {"notes/3": "3"}, {"notes/4": "4"}]
+    shas = [git_commit(repo, f, f"commit {k}", when=T0 + timedelta(hours=k)) for k, f in enumerate(files, 1)]
+    args = ["--config", str(repo / "regbench.toml")]
+    detect = [*args, "detect", "--jobs", "1", "--method", "ci-overlap", "--fail-on-regression"]
+
+    assert main([*args, "run", "--versions", ",".join(shas[:2]), "--seed", "1"]) == ExitStatus.FAILED
+    assert main(detect) == ExitStatus.FOUND
+    assert main([*args, "run", "--versions", shas[2], "--benchmark", "other", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--fail-on-regression"]) == ExitStatus.FOUND
+    [failing] = json.loads(capsys.readouterr().out)
+    assert (failing["kind"], failing["benchmark"], failing["alert"]["status"]) == ("failure", "parse", "new")
+
+    (repo / "regbench.toml").write_text(toml("other"))
+    assert main([*args, "run", "--versions", shas[3], "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(detect) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "No longer run (removed from the suite, or renamed), so no longer failing: parse on " in out
+    assert f"(failing at {shas[1][:10]}, not run at {shas[3][:10]})" in out and "1 earlier alert(s) now fixed" in out
+    [alert] = alerts_json(args, capsys)
+    assert (alert["status"], alert["fixed_by"], alert["fixed_by_alert"]) == ("fixed", None, None)
+    capsys.readouterr()
+    assert main([*args, "alerts", "show", "1"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert ", no longer run: failed (exit status 1)" in shown
+    assert "status: fixed (no longer run: removed from the suite, or renamed)" in shown
+    assert f"no longer run: the suite of campaign #3 at {shas[3][:10]} on " in shown
+    capsys.readouterr()
+    assert main(detect) == 0  # said once, by the pass that fixed the alert
+    assert "No longer run" not in capsys.readouterr().out
+    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--fail-on-regression"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

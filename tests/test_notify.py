@@ -609,9 +609,11 @@ def test_a_failure_is_told_with_its_error_and_no_size_wherever_regressions_go(st
     from regbench.inventory import scan_failures
     from regbench.notify import build_sinks
 
-    store.add_runs([RunRecord("io", "v0", 0, np.array([1.0])),
-                    RunRecord("io", "v1", 0, np.empty(0), status="crashed", exit_code=-11,
-                              stderr_tail="writing 2 GB\nOSError: disk full\n[regbench] signal SIGSEGV\n")])
+    # Crashing from v1 to the newest version, which fft ran at: failing, not merely no longer run.
+    store.add_runs([RunRecord("io", "v0", 0, np.array([1.0]))]
+                   + [RunRecord("io", f"v{k}", 0, np.empty(0), status="crashed", exit_code=-11,
+                                stderr_tail="writing 2 GB\nOSError: disk full\n[regbench] signal SIGSEGV\n")
+                      for k in range(1, 8)])
     (failure,) = record_alerts(store, [], failures=scan_failures(store), now=T0).created
     (tmp_path / "regbench.toml").write_text(
         f'[[notify]]\ntype = "webhook"\nurl = "{receiver.url}"\nretries = 0\nkinds = ["regression"]\n'

@@ -7,11 +7,11 @@ failed runs say: which were run again with success since, and which benchmarks n
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .failures import failure_cause
-from .model import Failing, FailureScan, RunInfo, SeriesName, VersionInfo
+from .model import TOOL_SEPARATOR, Failing, FailureScan, NoLongerRun, RunInfo, SeriesName, VersionInfo
 from .store import HistoryView, Store
 
 
@@ -185,8 +185,12 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
     failed ``compare --run`` of a feature branch is not a failing benchmark.  Without, every
     version and every run count.
 
+    A failing series that is *no longer run* (removed from the suite, or renamed) is not failing:
+    it is in :attr:`~regbench.model.FailureScan.no_longer_run` instead (:func:`no_longer_run`).
+
     Reads the failed runs, then the measured versions of the series they concern (and of the
-    series a failed tool reports) alone: ``detect`` asks on every pass, and a store of millions
+    series a failed tool reports) alone, then what was measured together at the versions around
+    the newest of each failing series: ``detect`` asks on every pass, and a store of millions
     of runs with one failure must not be read whole (one query when no run failed)."""
     failed_runs = store.runs(benchmark=benchmark, failed=True)
     if not failed_runs:
@@ -232,7 +236,117 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
         last = max(runs[first], key=lambda r: r.id)
         out.append(Failing(name, cfg, mach, newest, len(runs[newest]), since, first,
                            failure_cause(last.status, last.stderr_tail)))
-    return FailureScan(tuple(sorted(out, key=lambda f: f.series)), succeeded)
+    gone = no_longer_run(store, out, [v for v in sorted(order, key=rank)], excluded) if out else {}
+    return FailureScan(tuple(sorted((f for f in out if f.series not in gone), key=lambda f: f.series)), succeeded,
+                       tuple(gone[k] for k in sorted(gone)))
+
+
+def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    """``items`` in slices of 1, 8, 64, then 500: what :func:`no_longer_run` asks the store about
+    at a time, nearest first (the answer is nearly always in the first slice; a store of a
+    thousand benchmarks answers a thousand rows a version)."""
+    start, size = 0, 1
+    while start < len(items):
+        yield items[start:start + size]
+        start, size = start + size, min(size * 8, 500)
+
+
+def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[str],
+                  excluded: frozenset[int] = frozenset()) -> dict[tuple[str, str, str], NoLongerRun]:
+    """Which of the ``failing`` series are no longer run since the newest version they ran at
+    (removed from the suite, or renamed), by series.
+
+    The store holds no runs of a series removed from the suite, so its failed runs would stay the
+    newest it has for ever; but neither does it hold any of a benchmark that a campaign of a
+    subset (``run --benchmark NAME``) left out.  Only a *complete measurement* after the newest
+    version ``V`` a series ran at tells one from the other: the runs of a later version ``W`` of
+    the history (``versions``, in order) on the series' machine and configuration made by a
+    campaign that finished (or imported), ``excluded`` campaigns (sessions) aside.  The first
+    ``W`` where one of these holds is where the series is no longer run:
+
+    - the suite of the newest campaign that ran at ``W`` and recorded one (its plan's ``suite``:
+      every benchmark of ``regbench.toml`` when it started, whatever ``--benchmark`` selected)
+      does not name it; when that suite names it, ``W`` shows nothing (a selection left it out);
+    - with no such suite at ``W`` (imports, submissions, campaigns older than the record), or for
+      a benchmark a tool reports (``gb/X``: a suite names the tool), every benchmark (by
+      configured name) that ran beside it at ``U``, the newest version up to ``V`` where it ran
+      beside others, ran at ``W`` too, except those themselves no longer run at ``W`` (found so
+      first, until nothing more is found): the suite it was part of ran again, without it.  A
+      tool's benchmark runs beside the tool's others, so that a tool that runs and no longer
+      reports it shows it gone.  When it never ran beside others, any measurement of others at
+      ``W`` does.
+
+    A campaign of a subset of the suite runs fewer than the benchmarks of ``U``, so it shows
+    nothing; nor does a campaign still running, interrupted or failed (it may not have reached
+    the series yet).  Two failing benchmarks removed together, each a companion of the other, are
+    shown gone only by a suite.
+    """
+    by_id = {c.id: c for c in store.campaigns()}
+    complete = {None} | {i for i, c in by_id.items() if c.status == "finished" and i not in excluded}
+    suites = {i: frozenset(s) for i, c in by_id.items() if isinstance(s := (c.plan or {}).get("suite"), list)}
+    rank = {v: k for k, v in enumerate(versions)}
+    seen: dict[tuple[str, str], dict[str, set[tuple[str, int | None]]]] = {}
+
+    def measured(config: str, machine: str, wanted: Sequence[str]) -> dict[str, set[tuple[str, int | None]]]:
+        cache = seen.setdefault((config, machine), {})
+        missing = [v for v in wanted if v not in cache]
+        if missing:
+            found = store.measured_together(missing, config=config, machine=machine)
+            for v in missing:
+                cache[v] = {(n, c) for n, c in found.get(v, ()) if c in complete}
+        return cache
+
+    def own(f: Failing, name: str) -> bool:
+        """Whether a series is ``f``'s: itself, or its measures and what its tool reports."""
+        return name == f.benchmark or (TOOL_SEPARATOR not in f.benchmark
+                                       and SeriesName.parse(name).benchmark == f.benchmark)
+
+    def others(f: Failing, runs: Iterable[tuple[str, int | None]]) -> set[str]:
+        return {SeriesName.parse(n).benchmark for n, _ in runs if not own(f, n)}
+
+    def anchor(f: Failing) -> tuple[str | None, frozenset[str]]:
+        for chunk in _growing(list(reversed(versions[:rank[f.version] + 1]))):
+            runs = measured(f.config, f.machine, chunk)
+            for v in chunk:
+                if any(own(f, n) for n, _ in runs[v]) and (companions := others(f, runs[v])):
+                    return v, frozenset(companions)
+        return None, frozenset()
+
+    def gone_at(f: Failing, companions: frozenset[str], gone: Mapping[str, int]) -> tuple[str, int | None] | None:
+        base = SeriesName.parse(f.benchmark).benchmark
+        configured = TOOL_SEPARATOR not in f.benchmark  # a suite names configured benchmarks, not what a tool reports
+        for chunk in _growing(versions[rank[f.version] + 1:]):
+            runs = measured(f.config, f.machine, chunk)
+            for v in chunk:
+                if any(own(f, n) for n, _ in runs[v]):
+                    return None  # a series of its own ran there (a measure): not gone
+                listed = [c for _, c in runs[v] if c in suites]
+                if listed and configured:  # the newest suite says, whatever was selected
+                    if base not in suites[max(listed)]:
+                        return v, max(listed)
+                    continue
+                ran = others(f, runs[v])
+                if ran and {c for c in companions if gone.get(c, len(versions)) > rank[v]} <= ran:
+                    return v, None
+        return None
+
+    anchors = {f.series: anchor(f) for f in failing}
+    out: dict[tuple[str, str, str], NoLongerRun] = {}
+    while True:  # a companion no longer run from X on is not asked for from X on: until nothing moves
+        found = {}
+        for f in failing:
+            gone = {g.benchmark: rank[g.by] for g in out.values()
+                    if (g.config, g.machine) == (f.config, f.machine) and TOOL_SEPARATOR not in g.benchmark}
+            at, companions = anchors[f.series]
+            where = gone_at(f, companions, gone)
+            if where is not None:
+                by, campaign = where
+                asked = () if campaign is not None else tuple(sorted(c for c in companions
+                                                                     if gone.get(c, len(versions)) > rank[by]))
+                found[f.series] = NoLongerRun(f.benchmark, f.config, f.machine, f.version, by, campaign, at, asked)
+        if found == out:
+            return out
+        out = found
 
 
 def failing_at_newest(store: Store, *, benchmark: str | None = None,

@@ -624,10 +624,12 @@ class Alert:
     ran at ``previous`` and every run of it failed from ``version`` on) has no change, interval,
     p-value or method (None, None, None, ``()``) and says why its runs failed in ``error`` (one
     line, :func:`regbench.failures.failure_cause`); it is ``fixed`` when a run of it succeeds
-    again (``fixed_by``, with no ``fixed_by_alert``).  ``uid`` is a random key, unique across stores, sent with
-    every delivery so that a receiver can drop a duplicate.  ``fixed_by`` is the version whose
-    change restored performance and ``fixed_by_alert`` that change's alert; on that restoring
-    alert, ``restores`` is the alert it fixed.  Times are UTC without a time zone.
+    again (``fixed_by``, with no ``fixed_by_alert``), or when it is no longer run (removed from
+    the suite, or renamed; no ``fixed_by`` either: :attr:`no_longer_run`).  ``uid`` is a random
+    key, unique across stores, sent with every delivery so that a receiver can drop a duplicate.
+    ``fixed_by`` is the version whose change restored performance and ``fixed_by_alert`` that
+    change's alert; on that restoring alert, ``restores`` is the alert it fixed.  Times are UTC
+    without a time zone.
 
     Across machines (:mod:`regbench.detect.alerts`): ``machine`` is the first machine that showed
     the change, and the fields above are its own; ``also_on`` is the evidence of the other
@@ -678,6 +680,13 @@ class Alert:
         """Whether this alert is of a benchmark that starts failing (:data:`FAILURE_KIND`), not
         of a change."""
         return self.kind == FAILURE_KIND
+
+    @property
+    def no_longer_run(self) -> bool:
+        """Whether this is a failure alert fixed because its benchmark is no longer run (removed
+        from the suite, or renamed: :class:`NoLongerRun`), which no version fixed (``fixed_by``
+        is None)."""
+        return self.failure and self.status == "fixed" and self.fixed_by is None
 
     @property
     def series(self) -> tuple[str, str, str]:
@@ -776,6 +785,51 @@ class Failing:
 
 
 @dataclass(frozen=True)
+class NoLongerRun:
+    """A series that failed at the newest version it ran at and is no longer run since: removed
+    from the suite or renamed (:func:`regbench.inventory.scan_failures`).  It is no failing
+    benchmark: it does not gate, and its open failure alert is fixed, with no version that fixed it.
+
+    A later version ``by`` of the history was measured on its machine and configuration, by a
+    finished campaign or an import (a campaign of a subset, or one that did not finish, is no such
+    measurement), and either that campaign's suite (the benchmarks of ``regbench.toml`` when it
+    started, its plan's ``suite``) does not name it (``campaign``), or every benchmark that ran
+    beside it at ``anchor`` ran there (``companions``, by configured name) without it.
+
+    Attributes
+    ----------
+    benchmark, config, machine : str
+        The series.
+    version : str
+        The newest version it ran at, where every run failed.
+    by : str
+        The first version after ``version`` that shows it is no longer run.
+    campaign : int or None
+        The campaign at ``by`` whose suite does not name it; None when the measurement at ``by``
+        shows it.
+    anchor : str or None
+        The newest version up to ``version`` where it ran beside other benchmarks (None: it never
+        did, and any later measurement of others shows it gone).
+    companions : tuple of str
+        The configured benchmarks that ran beside it at ``anchor``, by name, which all ran at
+        ``by`` (those themselves no longer run aside); empty when ``campaign`` tells.
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    version: str
+    by: str
+    campaign: int | None = None
+    anchor: str | None = None
+    companions: tuple[str, ...] = ()
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        return (self.benchmark, self.config, self.machine)
+
+
+@dataclass(frozen=True)
 class FailureScan:
     """What the failed runs of a store (or of one benchmark) say, for the alert rules
     (:func:`regbench.inventory.scan_failures`; :func:`regbench.detect.alerts.record_alerts`).
@@ -789,10 +843,14 @@ class FailureScan:
         run (for a tool's invocation: of anything it reports), in history order.  A series with
         a failure alert has failed runs, so this is where a failure alert learns that its series
         runs again; a series not in it was not scanned (another benchmark than the one asked for).
+    no_longer_run : tuple of NoLongerRun
+        The series that failed at the newest version they ran at and are no longer run since
+        (removed from the suite, or renamed), by name: not in ``failing``.
     """
 
     failing: tuple[Failing, ...] = ()
     succeeded: Mapping[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
+    no_longer_run: tuple[NoLongerRun, ...] = ()
 
 
 def num(x: float | None) -> float | None:

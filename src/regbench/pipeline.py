@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome, Step
     from .detect.base import Change
-    from .model import Alert, Confirmation, Failing
+    from .model import Alert, Confirmation, Failing, NoLongerRun
     from .notify import NotifyReport
     from .run.bisect import BisectResult
     from .run.confirm import ConfirmOptions
@@ -114,6 +114,10 @@ class DetectOutcome:
         The series failing at the newest version they ran at, read as the same history
         (:func:`regbench.inventory.scan_failures`): no detector sees them; each is a failure alert
         (``alerts.failures``) unless suppressed or in a dry run.
+    no_longer_run : tuple of NoLongerRun
+        The series that failed at the newest version they ran at and are no longer run since
+        (removed from the suite, or renamed; :func:`regbench.inventory.no_longer_run`): not in
+        ``failing``, they do not gate, and their open failure alerts are fixed.
     """
 
     detection: DetectionResult
@@ -124,6 +128,7 @@ class DetectOutcome:
     confirm: bool = False
     history: str | None = None
     failing: tuple[Failing, ...] = ()
+    no_longer_run: tuple[NoLongerRun, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -298,7 +303,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
-                            history=history.describe(), failing=failures.failing)
+                            history=history.describe(), failing=failures.failing,
+                            no_longer_run=failures.no_longer_run)
     if on_detected is not None:
         on_detected(outcome)
     if notify:

@@ -98,7 +98,12 @@ writes nothing.  A stretch after a version with successful runs is another break
 alert.  An open failure alert (``new`` or ``acknowledged``) becomes ``fixed`` when its series has
 a successful run at its ``version`` or later (run again with success, or a later version that
 runs), with ``fixed_by`` = the first such version and no ``fixed_by_alert`` (no change restored
-it); once, as a regression: a person who reopens it keeps it open.  A failure is seen on its
+it); or when its series is *no longer run* (removed from the suite, or renamed: a later version
+was measured completely without it, :func:`regbench.inventory.no_longer_run`), with neither
+(no version fixed it; :attr:`~regbench.model.Alert.no_longer_run`), the reason in its history.
+A person who takes it out of ``fixed`` keeps it so: detection does not fix it again.  An alert
+fixed because its series was no longer run is reopened (``new``, by detection) when the series
+runs again and fails: the same breakage, told already, failing again.  A failure is seen on its
 own machine: it is not evidence of another machine's alert, has no unchanged machines and is
 never held by ``require_machines`` (a benchmark that no longer runs is told at once).  Suppressed
 benchmarks' failures are counted in :attr:`AlertOutcome.suppressed_failures`, neither stored nor
@@ -132,7 +137,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from ..errors import AlertError, ConfigError, NotFoundError
 from ..model import (CHANGE_KINDS, FAILURE_KIND, OPEN_ALERT_STATUSES, SYSTEM_ACTOR, TRIAGE_STATUSES, Alert,
-                     Confirmation, Failing, FailureScan, MachineEvidence, as_utc)
+                     Confirmation, Failing, FailureScan, MachineEvidence, NoLongerRun, as_utc)
 from .base import Change
 
 #: Candidate versions at most this many versions apart are the same step.
@@ -198,8 +203,9 @@ class Transaction(Protocol):
         """Add a step to an alert's history."""
         ...
 
-    def ever_fixed(self, ids: Sequence[int]) -> set[int]:
-        """The alerts of ``ids`` whose history holds a ``fixed`` event (fixed now, or once)."""
+    def reopened_by_hand(self, ids: Sequence[int]) -> set[int]:
+        """The alerts of ``ids`` that a person took out of ``fixed`` after detection last fixed
+        them (reopened, or triaged otherwise)."""
         ...
 
     def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,
@@ -255,6 +261,9 @@ class AlertOutcome:
         ``created``, or stored before: the same breakage), as at the end of the call.
     suppressed_failures : tuple of Failing
         Failing series not recorded because their benchmark's alerts are suppressed.
+    reopened : tuple of Alert
+        Failure alerts fixed because their benchmark was no longer run that this call reopened:
+        it runs again, and fails (also in ``failures``).
     """
 
     created: tuple[Alert, ...] = ()
@@ -266,6 +275,7 @@ class AlertOutcome:
     placed: Mapping[Step, int] = field(default_factory=dict)
     failures: tuple[Alert, ...] = ()
     suppressed_failures: tuple[Failing, ...] = ()
+    reopened: tuple[Alert, ...] = ()
 
     @property
     def held(self) -> tuple[Alert, ...]:
@@ -602,7 +612,7 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules, scan: Failure
             fixed[restored.id] = now_as[restored.id]
             keep(alerts, now_as[restored.id])
             keep(alerts, now_as[alert.id])
-    failures, suppressed_failures = _record_failures(tx, scan, rules, by_group, created, fixed, span)
+    failures, suppressed_failures, reopened = _record_failures(tx, scan, rules, by_group, created, fixed, span)
     raised: list[Alert] = []
     for key, alerts in by_group.items():
         for a in list(alerts):
@@ -618,15 +628,16 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules, scan: Failure
     return AlertOutcome(created=tuple(created.values()), merged=tuple(merged.values()),
                         suppressed=tuple(suppressed), fixed=tuple(fixed.values()), withheld=tuple(withheld),
                         raised=tuple(raised), placed=placed, failures=tuple(failures),
-                        suppressed_failures=tuple(suppressed_failures))
+                        suppressed_failures=tuple(suppressed_failures), reopened=tuple(reopened))
 
 
 def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group: dict[tuple[str, str], list[Alert]],
                      created: dict[int, Alert], fixed: dict[int, Alert], span
-                     ) -> tuple[list[Alert], list[Failing]]:
-    """Fix the open failure alerts of the scanned series that run again, then record each failing
-    series as its failure alert ("Failures" in the module docstring); the failure alert of each
-    failing series recorded, and the failing series suppressed."""
+                     ) -> tuple[list[Alert], list[Failing], list[Alert]]:
+    """Fix the open failure alerts of the scanned series that run again or are no longer run,
+    then record each failing series as its failure alert ("Failures" in the module docstring);
+    the failure alert of each failing series recorded, the failing series suppressed, and the
+    alerts reopened (no longer run, failing again)."""
     now = rules.now
 
     def group(benchmark: str, config: str) -> list[Alert]:
@@ -641,10 +652,10 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
             continue
         candidates += [(a, ok) for a in group(benchmark, config)
                        if a.failure and a.machine == machine and a.status in OPEN_ALERT_STATUSES]
-    once = tx.ever_fixed([a.id for a, _ in candidates]) if candidates else set()
+    kept = tx.reopened_by_hand([a.id for a, _ in candidates]) if candidates else set()
     for a, ok in candidates:
         again = [v for v in ok if tx.position(v) >= tx.position(a.version)]
-        if not again or a.id in once:  # fixed once: a person who reopened it keeps it open
+        if not again or a.id in kept:  # a person who reopened it keeps it open
             continue
         by = min(again, key=tx.position)
         tx.update(a.id, now=now, status="fixed", fixed_by=by)
@@ -653,9 +664,24 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
         fixed[a.id] = fresh
         alerts = group(a.benchmark, a.config)
         alerts[[b.id for b in alerts].index(a.id)] = fresh
+    # No longer run (removed from the suite, or renamed): no version fixed it.
+    gone = [(a, g) for g in scan.no_longer_run if not is_suppressed(rules.config, g.benchmark)
+            for a in group(g.benchmark, g.config)
+            if a.failure and a.machine == g.machine and a.status in OPEN_ALERT_STATUSES and a.id not in fixed]
+    kept = tx.reopened_by_hand([a.id for a, _ in gone]) if gone else set()
+    for a, g in gone:
+        if a.id in kept:
+            continue
+        tx.update(a.id, now=now, status="fixed")
+        tx.add_event(a.id, "fixed", who=SYSTEM_ACTOR, now=now, why=_no_longer_run_text(g))
+        (fresh,) = tx.alerts([a.id])
+        fixed[a.id] = fresh
+        alerts = group(a.benchmark, a.config)
+        alerts[[b.id for b in alerts].index(a.id)] = fresh
 
     told: list[Alert] = []
     suppressed: list[Failing] = []
+    reopened: list[Alert] = []
     for f in scan.failing:
         if is_suppressed(rules.config, f.benchmark):
             suppressed.append(f)
@@ -665,7 +691,16 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
         same = [a for a in alerts if a.failure and a.machine == f.machine
                 and span_gap(span(a.version, a.previous), here) <= 0]
         if same:  # one breakage: the alert keeps the versions it was first told with
-            told.append(min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id)))
+            a = min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
+            if a.no_longer_run:  # it was no longer run; it runs again, and fails: open again
+                tx.update(a.id, now=now, status="new", clear_fix=True)
+                tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now,
+                             why=f"failing again: it runs again after it was no longer run, and every run "
+                                 f"failed at {f.version}")
+                (a,) = tx.alerts([a.id])
+                alerts[[b.id for b in alerts].index(a.id)] = a
+                reopened.append(a)
+            told.append(a)
             continue
         runs = f"{f.failed_runs} failed run{'' if f.failed_runs == 1 else 's'} at {f.version}"
         alert = tx.create(benchmark=f.benchmark, config=f.config, machine=f.machine, version=f.first,
@@ -676,7 +711,21 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
         alerts.append(alert)
         created[alert.id] = alert
         told.append(alert)
-    return told, suppressed
+    return told, suppressed, reopened
+
+
+def _no_longer_run_text(g: NoLongerRun) -> str:
+    """Why a failing benchmark is no longer run, for its alert's history: ``no longer run: v5 was
+    measured on m with the 2 benchmark(s) run beside it at v2 (c, d), without it ...``."""
+    if g.campaign is not None:
+        how = f"the suite of campaign #{g.campaign} at {g.by} on {g.machine} does not name it"
+    elif g.anchor is None:
+        how = f"{g.by} was measured on {g.machine} without it (it never ran beside other benchmarks)"
+    else:
+        how = (f"{g.by} was measured on {g.machine} with the {len(g.companions)} benchmark(s) run beside it at "
+               f"{g.anchor} ({', '.join(g.companions)}), without it")
+    return f"no longer run: {how} (removed from the suite, or renamed); every run failed at {g.version}, " \
+           "the newest it ran at"
 
 
 def _machines_and_hold(tx: Transaction, alert: Alert, measured: Mapping[str, Sequence[str]] | None, span,

@@ -118,6 +118,8 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
         text = f"{a.kind} in {series_label(a)} at {version} (last ok at {previous}), alert #{a.id}"
         if a.status == "fixed" and a.fixed_by is not None:
             text += f", runs again at {labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by}"
+        elif a.no_longer_run:
+            text += ", no longer run"
         return text + (f": {a.error}" if a.error else "")
     text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), alert #{a.id}"
     if a.restores is not None:
@@ -162,7 +164,9 @@ def details(a: Alert) -> list[str]:
         return [f"error: {a.error or '(none stored)'}",
                 f"machine: {a.machine} (every run failed from {a.version} on; the last successful one at "
                 f"{a.previous})",
-                f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else ""),
+                f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else
+                                         " (no longer run: removed from the suite, or renamed)" if a.no_longer_run
+                                         else ""),
                 f"alert key: {a.uid}"]
     lines = [f"machines: {machines_text(a)}",
              f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),

@@ -33,7 +33,8 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
     for a in alerts:
         series = a.benchmark + ("" if a.config == "default" else f" [{a.config}]")
         ci = f"[{fmt_pct(a.ci_low)}, {fmt_pct(a.ci_high)}]"
-        status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else "")
+        status = a.status + (f" by {a.fixed_by}" if a.status == "fixed" and a.fixed_by else
+                             " (no longer run)" if a.no_longer_run else "")
         if a.held:
             status += f", held ({len(a.machines)}/{a.hold_machines} machines)"
         spread, change = ("—", "—") if a.failure else (a.spread_label, fmt_pct(a.change))

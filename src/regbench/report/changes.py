@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
     from ..detect.alerts import AlertOutcome
     from ..detect.base import Change
-    from ..model import Failing
+    from ..model import Alert, Failing
     from ..pipeline import DetectedChange, DetectOutcome
 
 
@@ -94,6 +94,8 @@ def alerts_note(outcome: AlertOutcome) -> str:
         parts.append(f"{len(outcome.held)} held, not notified (seen on fewer machines than [alerts] require_machines)")
     if outcome.raised:
         parts.append(f"{len(outcome.raised)} raised (now seen on enough machines)")
+    if outcome.reopened:
+        parts.append(f"{len(outcome.reopened)} reopened (no longer run, it runs again and fails)")
     if outcome.suppressed_failures:
         parts.append(f"{len(outcome.suppressed_failures)} failing benchmark(s) suppressed by regbench.toml")
     return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
@@ -118,14 +120,40 @@ def machine_lines(outcome: DetectOutcome) -> list[str]:
     return lines
 
 
-def alert_json(entry: DetectedChange) -> dict | None:
-    """What became of one change as an alert, for the detection JSON: the alert's id, whether it
-    is held, its spread over machines, the machines that show it and those that do not."""
-    a = entry.alert
+def alert_json(a: Alert | None) -> dict | None:
+    """What a change or a failing benchmark became as an alert, for the detection JSON: the
+    alert's id, whether it is held, its spread over machines, the machines that show it and those
+    that do not, and its status (a failure whose alert is ``invalid`` or ``expected`` does not
+    fail ``--fail-on-regression``)."""
     if a is None:
         return None
     return {"id": a.id, "held": a.held, "spread": a.spread, "machines": list(a.machines),
-            "unchanged_on": list(a.unchanged_on)}
+            "unchanged_on": list(a.unchanged_on), "status": a.status}
+
+
+#: Why a failing benchmark is neither run again by ``--confirm`` nor bisected by ``--bisect``.
+FAILURE_NOT_CONFIRMED = "a failing benchmark: no change to run again"
+FAILURE_NOT_BISECTED = "a failing benchmark: no change to bisect"
+
+
+def failure_json(outcome: DetectOutcome, f: Failing) -> dict:
+    """A failing benchmark as an object of the detection JSON, with a change's keys first
+    (``kind`` is ``failure``; ``version`` the first version of its failing stretch, ``previous``
+    the last with a successful run; ``change``, ``ci_low``, ``ci_high`` and ``method`` null: a
+    failure has no size and no detector found it), then its ``error`` (why its runs failed, one
+    line), ``newest`` (the newest version it ran at, where every run failed) and ``failed_runs``
+    (there); the keys a change gets after ``--confirm``, ``--bisect`` and unless ``--dry-run``."""
+    out: dict[str, object] = {
+        "benchmark": f.benchmark, "config": f.config, "machine": f.machine, "version": f.first, "previous": f.since,
+        "change": None, "ci_low": None, "ci_high": None, "kind": "failure", "method": None,
+        "error": f.error, "newest": f.version, "failed_runs": f.failed_runs}
+    if outcome.alerts is not None:
+        out["alert"] = alert_json(outcome.alerts.failure_of(f))
+    if outcome.confirm:
+        out.update(confirmation=None, confirm_skipped=FAILURE_NOT_CONFIRMED)
+    if outcome.bisect:
+        out.update(bisect=None, bisect_skipped=FAILURE_NOT_BISECTED)
+    return out
 
 
 def detection_json(outcome: DetectOutcome) -> list[dict]:
@@ -133,12 +161,14 @@ def detection_json(outcome: DetectOutcome) -> list[dict]:
     also has ``confirmation`` (:meth:`regbench.model.Confirmation.to_json`, or null) and, when
     it was not run again, ``confirm_skipped``; after ``--bisect``, ``bisect`` (the bisection, or
     null) and, when it was left alone, ``bisect_skipped``; unless ``--dry-run``, ``alert``
-    (:func:`alert_json`, or null for a change not recorded)."""
+    (:func:`alert_json`, or null for a change not recorded).  After the changes, one object of
+    kind ``failure`` per benchmark failing at the newest version it ran at (:func:`failure_json`),
+    by name."""
     def row(entry: DetectedChange) -> dict:
         change = entry.change
         out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
         if outcome.alerts is not None:
-            out["alert"] = alert_json(entry)
+            out["alert"] = alert_json(entry.alert)
         if outcome.confirm:
             out["confirmation"] = entry.confirmation.to_json() if entry.confirmation is not None else None
             if entry.not_confirmed is not None:
@@ -151,7 +181,7 @@ def detection_json(outcome: DetectOutcome) -> list[dict]:
                 out["bisect_skipped"] = entry.not_bisected
         return out
 
-    return [row(entry) for entry in outcome.changes]
+    return [row(entry) for entry in outcome.changes] + [failure_json(outcome, f) for f in outcome.failing]
 
 
 def confirmation_line(entry: DetectedChange) -> str:
@@ -182,9 +212,9 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     JSON, or the change table (versions by their ``labels``; each change with its machine when
     the store has several ``machines``, even if this pass found changes on one) with its notes
     and each change's bisection, and the benchmarks that fail at their newest version
-    (``outcome.failing``), which no detector sees, each with its failure alert.  The detection
-    JSON lists changes only: a failure is no change (no ``change``, no interval); its alert is in
-    ``regbench alerts list --format json``."""
+    (``outcome.failing``), which no detector sees, each with its failure alert, and those no
+    longer run (``outcome.no_longer_run``) whose alert this pass fixed.  The detection JSON lists the changes, then the
+    failing benchmarks (:func:`detection_json`)."""
     if fmt == "json":
         emit_json(detection_json(outcome))
         return
@@ -216,6 +246,17 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         console.print(f"[red]Failing at the newest version they ran at, which no detector sees:[/red] "
                       f"{escape(shown)}{more} (see `regbench show` and `regbench alerts list`; "
                       "`regbench compare` calls them failed).")
+    # Said once, by the pass that fixes their alerts: they stay no longer run on every pass after.
+    fixed_now = {a.series for a in outcome.alerts.fixed if a.no_longer_run} if outcome.alerts is not None else set()
+    gone = [g for g in outcome.no_longer_run if g.series in fixed_now]
+    if gone:
+        labels = labels or {}
+        shown = "; ".join(f"{g.benchmark}" + ("" if g.config == "default" else f" [{g.config}]") + f" on {g.machine} "
+                          f"(failing at {labels.get(g.version, g.version)}, not run at {labels.get(g.by, g.by)})"
+                          for g in gone[:10])
+        more = f"; and {len(gone) - 10} more" if len(gone) > 10 else ""
+        console.print(f"No longer run (removed from the suite, or renamed), so no longer failing: {escape(shown)}"
+                      f"{more} (`regbench alerts show ID` says why).")
     if outcome.confirm:
         for entry in outcome.changes:
             if entry.confirmation is not None:

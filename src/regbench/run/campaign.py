@@ -444,6 +444,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                 **({"min_time": s.min_time, "slices": s.slices} if s.kind == "python" else {}),
                                 **({"plan": "adaptive", "target": s.target_width, "budget": s.budget, "pilot": s.pilot}
                                    if s.plan == "adaptive" else {})} for s in specs},
+        # Every configured benchmark, whatever --benchmark selected: a failing benchmark that the
+        # suite no longer names is no longer run (regbench.inventory.no_longer_run).
+        "suite": [b.name for b in config.benchmarks],
         "noise": {**noise.to_json(), **noise_facts},
         "executor": where,
     }

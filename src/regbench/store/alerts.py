@@ -390,14 +390,28 @@ class AlertTransaction:
         self.conn.execute(t.alert_event.insert().values(alert_id=alert_id, status=status, who=who, at=now,
                                                         why=why))
 
-    def ever_fixed(self, ids: Sequence[int]) -> set[int]:
-        """The alerts of ``ids`` whose history holds a ``fixed`` event (fixed now, or once)."""
+    def reopened_by_hand(self, ids: Sequence[int]) -> set[int]:
+        """The alerts of ``ids`` that a person took out of ``fixed`` after detection last fixed
+        them: in their history (in the order it was written), the first status change after the
+        last change to ``fixed`` was not written by detection (:data:`~regbench.model.SYSTEM_ACTOR`)."""
         e = t.alert_event
         found: set[int] = set()
         ids = list(ids)
         for k in range(0, len(ids), _CHUNK):
-            found |= set(self.conn.execute(sa.select(e.c.alert_id).distinct().where(
-                e.c.alert_id.in_(ids[k:k + _CHUNK]), e.c.status == "fixed")).scalars())
+            rows = self.conn.execute(sa.select(e.c.alert_id, e.c.status, e.c.who)
+                                     .where(e.c.alert_id.in_(ids[k:k + _CHUNK]))
+                                     .order_by(e.c.alert_id, e.c.id)).all()
+            last: dict[int, str] = {}  # per alert, the status of its event before
+            reopener: dict[int, str | None] = {}  # per alert once fixed, who took it out of fixed
+            for r in rows:
+                before = last.get(r.alert_id)
+                if r.status != before:  # a status change, not a note
+                    if r.status == "fixed":
+                        reopener[r.alert_id] = None
+                    elif before == "fixed":
+                        reopener[r.alert_id] = r.who
+                last[r.alert_id] = r.status
+            found |= {i for i, who in reopener.items() if who is not None and who != SYSTEM_ACTOR}
         return found
 
     def add_confirmation(self, confirmation: Confirmation, *, benchmark: str, config: str, machine: str,

@@ -1210,6 +1210,29 @@ class Store:
                 out.setdefault(r.machine, []).append(r.version)
         return out
 
+    def measured_together(self, versions: Iterable[str], *, config: str, machine: str
+                          ) -> dict[str, set[tuple[str, int | None]]]:
+        """Version -> the (benchmark, campaign id) of the runs of ``config`` on ``machine`` at it, of
+        any status (None: imported), for those of ``versions`` that have any, without reading the
+        runs: what was measured together at a version (:func:`regbench.inventory.scan_failures`
+        asks, to tell a benchmark no longer run from one that a campaign of a subset left out)."""
+        names = list(dict.fromkeys(versions))
+        out: dict[str, set[tuple[str, int | None]]] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(names), 500):  # SQLite's bound parameters: 999 at least
+                q = (sa.select(t.version.c.name.label("version"), t.benchmark.c.name.label("benchmark"),
+                               t.run.c.campaign_id).distinct()
+                     .select_from(t.run)
+                     .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
+                     .join(t.config, t.config.c.id == t.run.c.config_id)
+                     .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+                     .join(t.version, t.version.c.id == t.run.c.version_id)
+                     .where(t.version.c.name.in_(names[start:start + 500]), t.config.c.name == config,
+                            t.machine.c.name == machine))
+                for r in conn.execute(q):
+                    out.setdefault(r.version, set()).add((r.benchmark, r.campaign_id))
+        return out
+
     def raw_runs(self, benchmark: str, version: str, *, config: str | None = None,
                  machine: str | None = None) -> list[StoredRun]:
         """Every run of one experiment with all its samples, by configuration, machine and run index.

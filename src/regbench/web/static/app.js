@@ -254,7 +254,8 @@
         var label = c.version_label && c.version_label !== c.version ? c.version_label : (c.commit || c.version).slice(0, 10);
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
         li.appendChild(document.createTextNode((c.kind === "failure" ? ", last ok at " : " since ") + c.previous.slice(0, 10) +
-          " (alert #" + c.alert + ", " + c.status + (c.kind === "failure" && c.fixed_by ? ", runs again at " + c.fixed_by.slice(0, 10) : "") + ")" +
+          " (alert #" + c.alert + ", " + c.status + (c.kind === "failure" && c.fixed_by ? ", runs again at " + c.fixed_by.slice(0, 10) :
+            c.kind === "failure" && c.status === "fixed" ? ", no longer run" : "") + ")" +
           (c.kind === "failure" && c.error ? ": " + c.error : "")));
         ul.appendChild(li);
       });
