@@ -43,12 +43,13 @@ def _push(server: Server, token: str, body: Path, capsys) -> str:
 
 
 def test_the_server_checks_each_push_and_tells_the_sinks(tmp_path, capsys, monkeypatch):
+    """Versions 0-2, then 4-5 (the slowdown is at 3), then 3 last, as CI jobs finish out of order:
+    the alert is opened at 4 and told, then placed at 3 when 3 arrives, and not told again."""
     with ci_store(tmp_path / "ci.db") as ci:
-        (tmp_path / "before").mkdir()
-        (tmp_path / "after").mkdir()
-        for k, part in ((2, "before"), (5, "after")):  # versions 0-2, then 3-5 (the slowdown at 3)
-            export(ci, tmp_path / part / "runs.csv", *[a for v in NAMES[:k + 1] for a in ("--version", v)])
-    # The second file holds every version: the first three are skipped as already stored.
+        for part, ks in (("before", (0, 1, 2)), ("after", (0, 1, 2, 4, 5)), ("late", (3,))):
+            (tmp_path / part).mkdir()
+            export(ci, tmp_path / part / "runs.csv", *[a for k in ks for a in ("--version", NAMES[k])])
+    # The second file holds the first three versions again: they are skipped as already stored.
     sink = tmp_path / "sent.json"
     config = _config(tmp_path, detect=True, sink=sink)
     Store(tmp_path / "server.db").close()
@@ -69,9 +70,14 @@ def test_the_server_checks_each_push_and_tells_the_sinks(tmp_path, capsys, monke
         assert done["idle"] and done["passes"] > first["passes"]
         assert done["last"]["error"] is None and done["last"]["notified"] == 1
         (alert,) = httpx.get(server.base + "api/v1/alerts", headers=headers).json()["alerts"]
-        assert (alert["benchmark"], alert["kind"], alert["version"]) == ("checksum", "regression", NAMES[3])
-        sent = json.loads(sink.read_text())["alerts"]
-        assert [a["version"] for a in sent] == [NAMES[3]]
+        assert (alert["benchmark"], alert["kind"], alert["version"]) == ("checksum", "regression", NAMES[4])
+
+        _push(server, secret, tmp_path / "late" / "runs.csv", capsys)
+        late = httpx.get(server.base + "api/v1/detection", params={"wait": 60}, headers=headers).json()
+        assert late["idle"] and late["passes"] > done["passes"] and late["last"]["error"] is None
+        (moved,) = httpx.get(server.base + "api/v1/alerts", headers=headers).json()["alerts"]
+        assert (moved["id"], moved["version"], moved["previous"]) == (alert["id"], NAMES[3], NAMES[2])
+        assert [a["version"] for a in json.loads(sink.read_text())["alerts"]] == [NAMES[4]]  # told once
     finally:
         log = server.stop()
     assert "detection after 1 submission(s)" in log
