@@ -16,7 +16,7 @@ from scipy import stats as st
 
 from regbench.detect.driver import detect_changes, save_detection_state
 from regbench.model import RunRecord, Series, VersionInfo
-from regbench.stats.zeros import zero_steps
+from regbench.stats.zeros import NO_DATA, run_kind, run_kinds, zero_steps
 from regbench.store import Store
 
 RUNS, ITERS = 5, 10
@@ -61,6 +61,16 @@ def test_the_p_value_is_fisher_s_exact_test_times_the_positions():
     assert zero_steps(mixed).tested == ()
     gap = [[np.zeros(4)] * 5] * 3 + [[]] + [[np.ones(4)] * 5] * 2
     assert [(s.index, s.previous) for s in zero_steps(gap).steps] == [(4, 2)]
+
+
+def test_the_runs_kinds_at_once_are_each_run_s_kind():
+    """run_kinds (one pass over all samples) against run_kind (one run at a time), on runs of
+    zeros, positives, negatives, NaN and infinities, empty runs and 2-D samples."""
+    rng = np.random.default_rng(0)
+    runs = [[], [np.nan], [-0.0], [np.inf, 0.0], [-1e-300, 0.0], np.zeros((2, 3)), -np.ones((2, 2))]
+    runs += [rng.choice([0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 2.5], size=rng.integers(0, 6)) for _ in range(2000)]
+    assert list(run_kinds(runs)) == [run_kind(r) for r in runs]
+    assert run_kinds([]).size == 0 and list(run_kinds([[], []])) == [NO_DATA, NO_DATA]
 
 
 def test_one_version_each_side_is_not_enough_and_alpha_is_validated():

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Series
-from ..stats.zeros import NO_DATA, POSITIVE, ZERO, ZeroStep, run_kind, zero_steps
+from ..stats.zeros import NO_DATA, POSITIVE, ZERO, ZeroStep, run_kinds, zero_steps
 from .base import Change, Detector, kind_of
 
 #: Where a saved state keeps what the pre-pass needs of it (the rest is the detector's).
@@ -83,7 +83,8 @@ def detect_series(detector: Detector, series: Series) -> tuple[list[Change], int
         n_tests += piece_tests
     changes.sort(key=lambda c: series.index(c.version))
     last = bounds[-2]
-    zeros = any(run_kind(r) == ZERO for version in series.runs[last:] for r in version)
+    assert found.zero_runs is not None
+    zeros = bool(found.zero_runs[last:].any())
     with_data = [k for k in range(len(series)) if found.kinds[k] != NO_DATA]
     if not detector.incremental or not with_data or (state is None and not zeros):
         return changes, n_tests, state
@@ -99,7 +100,7 @@ def needs_full_pass(state: dict, tail: Series) -> bool:
     info = state.get(STATE_KEY) or {}
     if info.get("zeros"):
         return True
-    return tail.direction == "lower" and any(run_kind(r) == ZERO for version in tail.runs for r in version)
+    return tail.direction == "lower" and bool((run_kinds([r for version in tail.runs for r in version]) == ZERO).any())
 
 
 def detector_state(state: dict) -> dict:

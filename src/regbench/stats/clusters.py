@@ -41,7 +41,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 from ._validate import as_1d, check_confidence, check_positive_int, make_rng
 from .hierarchical import HierarchicalSummary, hierarchical_summary
@@ -602,6 +601,10 @@ def welch_difference(a: np.ndarray, b: np.ndarray, confidence_level: float) -> W
     if se2 == 0:
         return WelchDifference(diff, diff, diff, 1.0 if diff == 0 else 0.0)
     df = se2**2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    # scipy.stats costs 0.5-0.7 s to import, in every worker of a detection whose first search
+    # finds modes (find_clusters, above, needs none of it): only when comparing clusters.
+    from scipy import stats as _st
+
     se = np.sqrt(se2)
     t = diff / se
     q = _st.t.ppf(0.5 + confidence_level / 2, df)
@@ -613,6 +616,8 @@ def _two_proportions(ka: int, na: int, kb: int, nb: int) -> float:
     se = np.sqrt(pool * (1 - pool) * (1 / na + 1 / nb))
     if se == 0:
         return 1.0
+    from scipy import stats as _st
+
     return float(2 * _st.norm.sf(abs(kb / nb - ka / na) / se))
 
 
