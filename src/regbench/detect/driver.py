@@ -481,8 +481,9 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     # A series with runs exactly 0 at its end or in its new versions is searched again in full,
     # and reports only what is new (regbench.detect.zeros): its steps from and to 0 are found
     # over the whole history.  Those pending only come from a source (_incremental_plan).
-    again = [(state, s) for state, s in pending if zeros.needs_full_pass(state, s)]
-    going_on = [(state, s) for state, s in pending if not zeros.needs_full_pass(state, s)]
+    whole_again = [zeros.needs_full_pass(state, s) for state, s in pending]
+    again = [item for item, full in zip(pending, whole_again, strict=True) if full]
+    going_on = [item for item, full in zip(pending, whole_again, strict=True) if not full]
     checked = detector.check_new_many([(zeros.detector_state(state), s) for state, s in going_on]) if going_on else []
     parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
              for (saved, s), (changes, n_tests, new) in zip(going_on, checked, strict=True)]
