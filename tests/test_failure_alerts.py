@@ -3,7 +3,7 @@
 `detect` and no alert"): opened once by ``detect`` at the first version of the failing stretch, with
 the error of its runs, told through the sinks, gating ``--fail-on-regression``, fixed when a run of
 it succeeds again or when it is no longer run (removed from the suite, or renamed), and listed
-after the changes by ``detect --format json``.  End to end with a real command benchmark in a real
+after the changes by ``detect --format json --json-failures``.  End to end with a real command benchmark in a real
 git repository that exits 1 from one commit on; the rules on stores holding such runs."""
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def _level(name: str, version: str, r: int, level: float) -> RunRecord:
 def _detect_json(store: Store, capsys, *extra: str) -> tuple[int, list[dict]]:
     capsys.readouterr()
     status = main(["--store", str(store.url), "detect", "--method", "ci-overlap", "--no-fdr", "--jobs", "1",
-                   "--format", "json", "--fail-on-regression", *extra])
+                   "--format", "json", "--json-failures", "--fail-on-regression", *extra])
     return status, json.loads(capsys.readouterr().out)
 
 
@@ -298,6 +298,13 @@ def test_the_detection_json_lists_failing_benchmarks_after_the_changes(store, ca
     dry, rows = _detect_json(store, capsys, "--dry-run")
     assert dry == ExitStatus.FOUND and [r["kind"] for r in rows] == ["regression", "failure"]
     assert "alert" not in rows[1]
+    # Without --json-failures the array holds the changes only (DESIGN.md's contract: kind is
+    # regression or improvement, change a number), which scripts parse.
+    assert main(["--store", str(store.url), "detect", "--method", "ci-overlap", "--no-fdr", "--jobs", "1",
+                 "--format", "json", "--dry-run"]) == 0
+    assert [r["kind"] for r in json.loads(capsys.readouterr().out)] == ["regression"]
+    assert main(["--store", str(store.url), "detect", "--json-failures"]) == 2
+    assert "--json-failures needs --format json" in capsys.readouterr().err
     status, rows = _detect_json(store, capsys)
     assert status == ExitStatus.FOUND
     change, failure = rows
@@ -436,7 +443,8 @@ def test_a_failing_benchmark_removed_from_the_suite_no_longer_fails_the_gate(tmp
     assert main(detect) == ExitStatus.FOUND
     assert main([*args, "run", "--versions", shas[2], "--benchmark", "other", "--seed", "1"]) == 0
     capsys.readouterr()
-    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--fail-on-regression"]) == ExitStatus.FOUND
+    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--json-failures", "--fail-on-regression"]) \
+        == ExitStatus.FOUND
     [failing] = json.loads(capsys.readouterr().out)
     assert (failing["kind"], failing["benchmark"], failing["alert"]["status"]) == ("failure", "parse", "new")
 
@@ -458,5 +466,5 @@ def test_a_failing_benchmark_removed_from_the_suite_no_longer_fails_the_gate(tmp
     capsys.readouterr()
     assert main(detect) == 0  # said once, by the pass that fixed the alert
     assert "No longer run" not in capsys.readouterr().out
-    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--fail-on-regression"]) == 0
+    assert main([*args, "detect", "--jobs", "1", "--format", "json", "--json-failures", "--fail-on-regression"]) == 0
     assert json.loads(capsys.readouterr().out) == []

@@ -45,6 +45,9 @@ from ._options import parse_detector_options
               help="Also use the runs of compare --run, bisect and --confirm sessions, each session centred "
                    "on the history's level at the versions it shares with it [default: campaigns' runs only].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--json-failures", is_flag=True,
+              help="With --format json: after the changes, one object of kind failure per benchmark that fails at "
+                   "the newest version it ran at (without it the array holds changes only, as scripts expect).")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit with status 1 when a regression is found, or a benchmark fails at the newest version it "
                    "ran at (unless its failure alert is marked invalid or expected).")
@@ -73,8 +76,8 @@ from ._options import parse_detector_options
                    "own CPU, so interference hits both alike [default: [run] duet of regbench.toml].")
 @click.pass_context
 def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, no_fdr, jobs, executor_name,
-            scheduler, incremental, dry_run, notify, all_sessions, fmt, fail_on_regression, do_bisect, confirm,
-            confirm_budget, confirm_max_pairs, confirm_as, duet) -> None:
+            scheduler, incremental, dry_run, notify, all_sessions, fmt, json_failures, fail_on_regression, do_bisect,
+            confirm, confirm_budget, confirm_max_pairs, confirm_as, duet) -> None:
     """Walk each series (benchmark x config x machine, versions in history order) and report
     significant changes, each with its magnitude, interval, first version and p-value; a
     benchmark whose runs all fail from some version on is a failure alert.
@@ -99,6 +102,8 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
     if notify and dry_run:  # check_detect_options says the same to callers of the API
         raise click.UsageError("--dry-run records no alerts, so --notify would have nothing to send; drop one of them",
                                ctx=click_ctx)
+    if json_failures and fmt != "json":
+        raise click.UsageError("--json-failures needs --format json", ctx=click_ctx)
     detector_options = parse_detector_options(method, options)
     config = ctx.config_if_any()
     confirming = _confirm_options(click_ctx, config, confirm, confirm_budget, confirm_max_pairs, confirm_as, duet)
@@ -128,7 +133,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             notify=notify, progress=BatchProgress("Detecting"), bisect_reporter=_live_display(),
             on_detected=lambda found: print_detection(found, fmt=fmt, confidence=confidence, min_change=min_change,
                                                       labels=version_labels(store.aliases()),
-                                                      machines=store.machine_names()),
+                                                      machines=store.machine_names(), failures=json_failures),
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
             all_sessions=all_sessions, pool=pool, duet=duet)
     if outcome.notified is not None:

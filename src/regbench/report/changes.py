@@ -156,14 +156,15 @@ def failure_json(outcome: DetectOutcome, f: Failing) -> dict:
     return out
 
 
-def detection_json(outcome: DetectOutcome) -> list[dict]:
+def detection_json(outcome: DetectOutcome, *, failures: bool = False) -> list[dict]:
     """The detection JSON (DESIGN.md "Contracts"): one object per change; after ``--confirm`` each
     also has ``confirmation`` (:meth:`regbench.model.Confirmation.to_json`, or null) and, when
     it was not run again, ``confirm_skipped``; after ``--bisect``, ``bisect`` (the bisection, or
     null) and, when it was left alone, ``bisect_skipped``; unless ``--dry-run``, ``alert``
-    (:func:`alert_json`, or null for a change not recorded).  After the changes, one object of
-    kind ``failure`` per benchmark failing at the newest version it ran at (:func:`failure_json`),
-    by name."""
+    (:func:`alert_json`, or null for a change not recorded).  With ``failures``, after the
+    changes, one object of kind ``failure`` per benchmark failing at the newest version it ran at
+    (:func:`failure_json`), by name; without, the array holds changes only, whose ``kind`` is
+    ``regression`` or ``improvement`` (the contract other tools rely on, DESIGN.md)."""
     def row(entry: DetectedChange) -> dict:
         change = entry.change
         out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
@@ -181,7 +182,8 @@ def detection_json(outcome: DetectOutcome) -> list[dict]:
                 out["bisect_skipped"] = entry.not_bisected
         return out
 
-    return [row(entry) for entry in outcome.changes] + [failure_json(outcome, f) for f in outcome.failing]
+    return [row(entry) for entry in outcome.changes] + \
+        ([failure_json(outcome, f) for f in outcome.failing] if failures else [])
 
 
 def confirmation_line(entry: DetectedChange) -> str:
@@ -207,16 +209,17 @@ def confirmation_line(entry: DetectedChange) -> str:
 
 
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
-                    labels: Mapping[str, str] | None = None, machines: Sequence[str] = ()) -> None:
+                    labels: Mapping[str, str] | None = None, machines: Sequence[str] = (),
+                    failures: bool = False) -> None:
     """What ``regbench detect`` shows of an outcome before any sink is notified: the changes as
     JSON, or the change table (versions by their ``labels``; each change with its machine when
     the store has several ``machines``, even if this pass found changes on one) with its notes
     and each change's bisection, and the benchmarks that fail at their newest version
     (``outcome.failing``), which no detector sees, each with its failure alert, and those no
-    longer run (``outcome.no_longer_run``) whose alert this pass fixed.  The detection JSON lists the changes, then the
-    failing benchmarks (:func:`detection_json`)."""
+    longer run (``outcome.no_longer_run``) whose alert this pass fixed.  The detection JSON lists the changes, then,
+    with ``failures``, the failing benchmarks (:func:`detection_json`)."""
     if fmt == "json":
-        emit_json(detection_json(outcome))
+        emit_json(detection_json(outcome, failures=failures))
         return
     from rich.markup import escape
 
