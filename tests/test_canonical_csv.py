@@ -20,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from regbench.adapters import COLUMNS, parse_file, write_csv
+from regbench.adapters.canonical import TOOL_COLUMNS
 from regbench.errors import InputError
 from regbench.ingest import Remeasured, import_file
 from regbench.model import RunRecord, StoredRun, VersionInfo
@@ -29,6 +30,8 @@ from storetools import export_csv
 
 HEADER = "benchmark,version,run,iteration,value"
 TOOL = HEADER + ",processes,warmup_seconds,iteration_seconds,weight"  # what a tool said of a run (run_tool)
+#: The columns export writes of runs no tool said anything of: all but the tool's.
+EXPORTED = [c for c in COLUMNS if c not in TOOL_COLUMNS]
 GOOD = "b,v1,0,0,1.5\n"  # line 2 of most files below
 
 
@@ -489,7 +492,7 @@ def parse_export(text: str) -> dict:
     """(benchmark, version, config, machine, run, iteration) -> the row as written (iteration None
     for the one row of a failed run)."""
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0]) == list(COLUMNS)
+    assert list(rows[0]) == EXPORTED
     out = {}
     for r in rows:
         key = (r["benchmark"], r["version"], r["config"], r["machine"], int(r["run"]),
@@ -578,10 +581,10 @@ def test_export_leaves_out_warmup_keeps_iteration_numbers_and_writes_a_failed_ru
         s.add_run(RunRecord("b", "v1", 1, np.array([5.0]), status="timeout", stderr_tail="killed\nafter 60 s"))
         text = export_csv(s)
     assert text.splitlines() == [
-        ",".join(COLUMNS),
-        "b,v1,0,5,1.0,,default,local,s,lower,,,,,,,,",
-        "b,v1,0,6,2.0,,default,local,s,lower,,,,,,,,",
-        "b,v1,1,,,,default,local,s,lower,,,timeout,killed\\nafter 60 s,,,,",
+        ",".join(EXPORTED),
+        "b,v1,0,5,1.0,,default,local,s,lower,,,,",
+        "b,v1,0,6,2.0,,default,local,s,lower,,,,",
+        "b,v1,1,,,,default,local,s,lower,,,timeout,killed\\nafter 60 s",
     ]
 
 
@@ -597,10 +600,10 @@ def test_write_csv_needs_records_not_a_store(tmp_path):
     out = tmp_path / "out.csv"
     assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
     assert out.read_text("utf-8").splitlines() == [
-        ",".join(COLUMNS),
-        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,,,,,',
-        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,,,,,',
-        '"sort, quick",v1,1,,,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",crashed,,,,,',
+        ",".join(EXPORTED),
+        '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
+        '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
+        '"sort, quick",v1,1,,,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",crashed,',
     ]
 
 
@@ -657,7 +660,7 @@ def test_a_commit_column_names_each_version_commit_and_survives_export(tmp_path)
         import_file(store, str(c))
         assert {v.name: v.commit for v in store.versions()} == {"v1": sha, "v2": None}
         text = export_csv(store)
-    assert text.splitlines()[1].endswith("," + sha + ",,,,,,,")
+    assert text.splitlines()[1].endswith("," + sha + ",,,")
     back = write(tmp_path, text, "back.csv")
     with Store(tmp_path / "b.db") as store:
         import_file(store, str(back))
@@ -714,7 +717,7 @@ def test_export_of_one_version_or_campaign_for_a_ci_machine_to_push(tmp_path, ca
         store.finish_campaign(top_up, "finished")
     out = tmp_path / "new.csv"
     assert main(["--store", str(db), "export", "-o", str(out), "--campaign", str(top_up)]) == 0
-    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,,,,,,,,"]
+    assert out.read_text().splitlines()[1:] == ["b,v2,1,0,3.0,,default,m,s,lower,,,,"]
     assert main(["--store", str(db), "export", "--version", "v1"]) == 0
     assert [line.split(",")[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["v1", "v1"]
     assert main(["--store", str(db), "export", "--campaign", "99"]) == 3

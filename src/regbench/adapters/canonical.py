@@ -42,10 +42,12 @@ REQUIRED = ("benchmark", "version", "run", "iteration", "value")
 #: What a tool said of a run beyond its samples (:class:`~regbench.model.ToolTiming`; table
 #: ``run_tool``): one value per run, repeated on each of its rows, and given together or not at all.
 TOOL_RUN = ("processes", "warmup_seconds", "iteration_seconds")
+#: The tool's columns: its timing of a run (:data:`TOOL_RUN`) and each sample's ``weight``.
+TOOL_COLUMNS = (*TOOL_RUN, "weight")
 OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit", "tags", "status", "error",
-            *TOOL_RUN, "weight")
+            *TOOL_COLUMNS)
 #: The columns read as numbers (blank: missing).
-_NUMBERS = ("run", "iteration", "value", *TOOL_RUN, "weight")
+_NUMBERS = ("run", "iteration", "value", *TOOL_COLUMNS)
 #: A commit as the ``commit`` column holds it: the full sha (a history is matched against the
 #: full shas of the branch's first-parent line).
 _SHA = re.compile(r"[0-9a-fA-F]{40}")
@@ -664,11 +666,11 @@ def _tool_columns(frame, lines, where: str) -> dict[str, np.ndarray] | None:
     column the file has not is all blank), checked row by row: ``processes`` a non-negative
     integer, the seconds and the weight finite and non-negative, the timing columns all given or
     all blank.  None when the file gives none of them (what most files hold: nothing to do)."""
-    given = [c for c in (*TOOL_RUN, "weight") if c in frame and frame[c].notna().to_numpy().any()]
+    given = [c for c in TOOL_COLUMNS if c in frame and frame[c].notna().to_numpy().any()]
     if not given:
         return None
     blank = np.full(len(frame), np.nan)
-    tool = {c: frame[c].to_numpy(dtype=float) if c in given else blank for c in (*TOOL_RUN, "weight")}
+    tool = {c: frame[c].to_numpy(dtype=float) if c in given else blank for c in TOOL_COLUMNS}
     for col in given:
         x = tool[col]
         if col == "processes":
@@ -694,7 +696,7 @@ def _tool_conflict(tool_s: dict[str, np.ndarray], same_run: np.ndarray) -> tuple
     """The first place where two consecutive rows of one run (``same_run[k]``: rows ``k`` and
     ``k + 1``, in run order) disagree on the tool's columns: another timing, or a weight on one
     and not the other; as (column, ``k``), or None."""
-    for col in (*TOOL_RUN, "weight"):
+    for col in TOOL_COLUMNS:
         x = tool_s[col]
         blank = np.isnan(x)
         if col == "weight":
@@ -801,39 +803,45 @@ def write_csv(runs: Iterable[StoredRun], path_or_buffer: str | Path | TextIO) ->
     not end ``ok`` is one row with its ``status`` and ``error`` (its stderr tail, the last
     8192 characters at most, line breaks written ``\\n``) and neither ``iteration`` nor
     ``value``.  What the tool said of a run (its :class:`~regbench.model.StoredRun`'s ``timing``
-    and ``weights``) is in ``processes``, ``warmup_seconds`` and ``iteration_seconds`` (on each of
-    its rows) and ``weight`` (each measured sample's).  Floats are written with ``repr``, which
-    round-trips exactly.
+    and ``weights``) is in the :data:`TOOL_COLUMNS`, ``processes``, ``warmup_seconds`` and
+    ``iteration_seconds`` (on each of its rows) and ``weight`` (each measured sample's), written
+    when one of the runs has either: without, the file is what regbench wrote before these
+    columns, which an older regbench (a team's server) reads, and no blank columns cost an
+    import time.  Floats are written with ``repr``, which round-trips exactly.
     """
+    runs = list(runs)
+    tool = any(r.timing is not None or r.weights is not None for r in runs)
     if isinstance(path_or_buffer, str | Path):
         with open(path_or_buffer, "w", encoding="utf-8", newline="") as out:
-            return _write_runs(runs, out)
-    return _write_runs(runs, path_or_buffer)
+            return _write_runs(runs, out, tool=tool)
+    return _write_runs(runs, path_or_buffer, tool=tool)
 
 
-def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
-    out.write(",".join(COLUMNS) + "\n")
+def _write_runs(runs: Iterable[StoredRun], out: TextIO, *, tool: bool) -> int:
+    """The CSV of ``runs``; with ``tool``, the :data:`TOOL_COLUMNS` too."""
+    out.write(",".join(COLUMNS if tool else COLUMNS[:-len(TOOL_COLUMNS)]) + "\n")
     n = 0
     for r in runs:
         fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
                           _csv(r.direction), r.commit or "", _csv(" ".join(r.tags))))
         head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
         tm = r.timing  # the tool's timing: the same on each of the run's rows
-        timing = ",," if tm is None else f"{tm.processes},{float(tm.warmup_seconds)!r},{float(tm.iteration_seconds)!r}"
+        timing = "" if not tool else ",,,," if tm is None else \
+            f",{tm.processes},{float(tm.warmup_seconds)!r},{float(tm.iteration_seconds)!r},"
         if r.status != "ok":  # one row: its status and why, no sample (analyses use none of a failed run's)
             error = _escape((r.stderr_tail or "")[-ERROR_CHARS:])
-            out.write(f"{head},,{fixed},{r.status},{_csv(error)},{timing},\n")
+            out.write(f"{head},,{fixed},{r.status},{_csv(error)}{timing}\n")
             continue
         vals = cast("list[float]", r.samples[r.warmup:].tolist())
         if not vals:
             continue
         start = r.first_iteration + r.warmup
-        if r.weights is not None and r.weights.size == r.samples.size:
+        if tool and r.weights is not None and r.weights.size == r.samples.size:
             weights = cast("list[float]", r.weights[r.warmup:].tolist())
-            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed},,,{timing},{float(w)!r}\n"
+            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed},,{timing}{float(w)!r}\n"
                               for i, (v, w) in enumerate(zip(vals, weights, strict=True))))
         else:
-            tail = f",,,{timing},\n"
+            tail = f",,{timing}\n"
             out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}{tail}" for i, v in enumerate(vals)))
         n += len(vals)
     return n
