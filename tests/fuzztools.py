@@ -146,7 +146,7 @@ _FIELD = st.one_of(
     st.text(_ALPHABET, max_size=10),
 )
 _COLUMNS = ["benchmark", "version", "run", "iteration", "value", "timestamp", "config", "machine", "unit",
-            "direction"]
+            "direction", "processes", "warmup_seconds", "iteration_seconds", "weight"]
 
 
 @st.composite
@@ -168,7 +168,8 @@ def canonical_runs(draw) -> list[dict]:
         key = {"benchmark": draw(st.sampled_from(["a", "b", "1.10", "é,\"x\""])),
                "version": draw(st.sampled_from(["v1", "v2", "007"])), "run": draw(st.integers(0, 2))}
         extra = draw(st.dictionaries(st.sampled_from(_COLUMNS[5:]), st.sampled_from(
-            ["2024-01-01", "2024-01-01T00:00:00+02:00", "x", "lower", "higher", "ns", "cfg", ""]), max_size=3))
+            ["2024-01-01", "2024-01-01T00:00:00+02:00", "x", "lower", "higher", "ns", "cfg", "", "2", "0.5", "-1"]),
+            max_size=3))
         first = draw(st.integers(0, 3))
         for i in range(draw(st.integers(1, 4))):
             value = draw(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([1e308, -0.0, 5e-324]))

@@ -20,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from regbench.adapters import COLUMNS, parse_file, write_csv
+from regbench.adapters.canonical import TOOL_COLUMNS
 from regbench.errors import InputError
 from regbench.ingest import Remeasured, import_file
 from regbench.model import RunRecord, StoredRun, VersionInfo
@@ -28,6 +29,9 @@ from regbench.store import Store
 from storetools import export_csv
 
 HEADER = "benchmark,version,run,iteration,value"
+TOOL = HEADER + ",processes,warmup_seconds,iteration_seconds,weight"  # what a tool said of a run (run_tool)
+#: The columns export writes of runs no tool said anything of: all but the tool's.
+EXPORTED = [c for c in COLUMNS if c not in TOOL_COLUMNS]
 GOOD = "b,v1,0,0,1.5\n"  # line 2 of most files below
 
 
@@ -42,7 +46,7 @@ def snapshot(store: Store) -> tuple:
     """Everything an import could touch, as plain data."""
     with store.engine.connect() as conn:
         return tuple([tuple(row) for row in conn.execute(sa.text(f"SELECT * FROM {t} ORDER BY id"))]
-                     for t in ("benchmark", "version", "config", "machine", "run"))
+                     for t in ("benchmark", "version", "config", "machine", "run", "run_tool"))
 
 
 def write(tmp_path: Path, text: str, name: str = "in.csv") -> Path:
@@ -74,7 +78,7 @@ CSV_ERRORS = [
      "missing column `benchmark` (header must contain benchmark,version,run,iteration,value)"),
     ("unknown column", HEADER + ",colour\nb,v1,0,0,1,red\n", 1,
      "unknown column `colour` (known: benchmark,version,run,iteration,value,timestamp,config,machine,unit,"
-     "direction,commit,tags,status,error)"),
+     "direction,commit,tags,status,error,processes,warmup_seconds,iteration_seconds,weight)"),
     ("column twice", HEADER + ",run\nb,v1,0,0,1,0\n", 1, "a column appears twice in the header"),
     ("header only", HEADER + "\n", 2, "no measurements after the header"),
     ("header and blank lines only", HEADER + "\n\n\n", 2, "no measurements after the header"),
@@ -131,6 +135,43 @@ CSV_ERRORS = [
      "run 1 of 'b' at version 'v1' is given twice: a failed run has one row (the first on line 3)"),
     ("failed run with samples", HEADER + ",status\nb,v1,0,,,failed\n" + GOOD, 3,
      "run 0 of 'b' at version 'v1' has samples and a failed row (line 2): a failed run has no samples"),
+    # What a tool said of a run (run_tool): processes, warmup_seconds, iteration_seconds, weight.
+    ("weight not a number", TOOL + "\nb,v1,0,0,1.5,1,0.5,0.1,10\nb,v1,0,1,1.5,1,0.5,0.1,ten\n", 3,
+     "`weight` is not a number: 'ten'"),
+    ("weight nan", TOOL + "\nb,v1,0,0,1.5,,,,nan\n", 2, "`weight` is not a number: 'nan'"),
+    ("weight negative", TOOL + "\nb,v1,0,0,1.5,,,,4\nb,v1,0,1,1.5,,,,-3\n", 3,
+     "`weight` must be a finite, non-negative number, got -3"),
+    ("weight infinite", TOOL + "\nb,v1,0,0,1.5,,,,1e400\n", 2,
+     "`weight` must be a finite, non-negative number, got inf"),
+    ("processes fractional", TOOL + "\n" + GOOD + "b,v2,0,0,1.5,1.5,0.5,0.1,\n", 3,
+     "`processes` must be a non-negative integer, got 1.5"),
+    ("processes negative", TOOL + "\nb,v1,0,0,1.5,-1,0.5,0.1,\n", 2,
+     "`processes` must be a non-negative integer, got -1"),
+    ("processes text", TOOL + "\nb,v1,0,0,1.5,two,0.5,0.1,\n", 2, "`processes` is not a number: 'two'"),
+    ("warmup_seconds infinite", TOOL + "\nb,v1,0,0,1.5,1,inf,0.1,\n", 2,
+     "`warmup_seconds` must be a finite, non-negative number, got inf"),
+    ("iteration_seconds negative", TOOL + "\nb,v1,0,0,1.5,1,0.5,-0.1,\n", 2,
+     "`iteration_seconds` must be a finite, non-negative number, got -0.1"),
+    ("timing without warm-up", TOOL + "\nb,v1,0,0,1.5,2,,0.1,\n", 2,
+     "`warmup_seconds` is blank: a run's `processes`, `warmup_seconds` and `iteration_seconds` are given "
+     "together, or none of them"),
+    ("timing with a column missing", HEADER + ",processes,warmup_seconds\nb,v1,0,0,1.5,2,0.5\n", 2,
+     "`iteration_seconds` is blank: a run's `processes`, `warmup_seconds` and `iteration_seconds` are given "
+     "together, or none of them"),
+    ("two timings in one run",
+     TOOL + "\nb,v1,0,0,1.5,2,0.5,0.1,\nb,v1,1,0,1.5,3,0.5,0.1,\nb,v1,0,1,1.5,3,0.5,0.1,\n", 4,
+     "run 0 of 'b' at version 'v1' has two values of `processes`: 2 (line 2) and 3 (one per run, on each of its rows)"),
+    ("timing on one row of a run", TOOL + "\nb,v1,0,0,1.5,2,0.5,0.1,\nb,v1,0,1,1.5,,,,\n", 3,
+     "run 0 of 'b' at version 'v1' has two values of `processes`: 2 (line 2) and blank (one per run, on each of "
+     "its rows)"),
+    ("weight on one row of a run", TOOL + "\nb,v1,0,0,1.5,,,,4\nb,v1,0,1,1.5,,,,\n", 3,
+     "run 0 of 'b' at version 'v1' has a `weight` on line 2 and none here: a run's samples have a weight each, "
+     "or none"),
+    ("weight on one row of a run, rows out of order", TOOL + "\nb,v1,0,1,1.5,,,,4\nb,v1,0,0,1.5,,,,\n", 2,
+     "run 0 of 'b' at version 'v1' has no `weight` on line 3 and one here: a run's samples have a weight each, "
+     "or none"),
+    ("weight on a failed run", HEADER + ",status,weight\n" + GOOD + "b,v1,1,,,failed,3\n", 3,
+     "a run with status 'failed' has no samples: its row has no `weight`"),
 ]
 
 
@@ -216,6 +257,17 @@ JSONL_ERRORS = [
     ("bad timestamp", jsonl(rec(timestamp="2024-13-45")), 1, "`timestamp` is not ISO 8601: '2024-13-45'"),
     ("blank benchmark", jsonl(rec(), rec(benchmark=" ", iteration=1)), 2, "`benchmark` must not be blank"),
     ("required field in no line", jsonl(rec(value=...)), 1, "missing field `value`"),
+    ("weight as a string", jsonl(rec(weight=1), rec(iteration=1, weight="2")), 2, "`weight` is not a number: '2'"),
+    ("processes as a bool", jsonl(rec(processes=True, warmup_seconds=0.5, iteration_seconds=0.1)), 1,
+     "`processes` is not a number: True"),
+    ("warmup_seconds negative", jsonl(rec(processes=1, warmup_seconds=-1, iteration_seconds=0.1)), 1,
+     "`warmup_seconds` must be a finite, non-negative number, got -1"),
+    ("timing without its iteration", jsonl(rec(processes=1, warmup_seconds=0.5)), 1,
+     "`iteration_seconds` is blank: a run's `processes`, `warmup_seconds` and `iteration_seconds` are given "
+     "together, or none of them"),
+    ("two weights' presence in one run", jsonl(rec(weight=2.0), rec(iteration=1, weight=None)), 2,
+     "run 0 of 'b' at version 'v1' has a `weight` on line 1 and none here: a run's samples have a weight each, "
+     "or none"),
     ("empty file", "", 1, "empty file"),
 ]
 
@@ -237,7 +289,7 @@ def test_jsonl_imports_what_the_same_csv_imports(tmp_path):
              for k in range(4)]
     j = write(tmp_path, jsonl(*rows), "in.jsonl")
     c = write(tmp_path, ",".join(COLUMNS) + "\n" + "".join(
-        ",".join(repr(r[k]) if k == "value" else str(r[k]) for k in COLUMNS) + "\n" for r in rows), "in.csv")
+        ",".join(repr(r[k]) if k == "value" else str(r.get(k, "")) for k in COLUMNS) + "\n" for r in rows), "in.csv")
     with Store(tmp_path / "j.db") as sj, Store(tmp_path / "c.db") as sc:
         import_file(sj, str(j))
         import_file(sc, str(c))
@@ -440,7 +492,7 @@ def parse_export(text: str) -> dict:
     """(benchmark, version, config, machine, run, iteration) -> the row as written (iteration None
     for the one row of a failed run)."""
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0]) == list(COLUMNS)
+    assert list(rows[0]) == EXPORTED
     out = {}
     for r in rows:
         key = (r["benchmark"], r["version"], r["config"], r["machine"], int(r["run"]),
@@ -529,7 +581,7 @@ def test_export_leaves_out_warmup_keeps_iteration_numbers_and_writes_a_failed_ru
         s.add_run(RunRecord("b", "v1", 1, np.array([5.0]), status="timeout", stderr_tail="killed\nafter 60 s"))
         text = export_csv(s)
     assert text.splitlines() == [
-        ",".join(COLUMNS),
+        ",".join(EXPORTED),
         "b,v1,0,5,1.0,,default,local,s,lower,,,,",
         "b,v1,0,6,2.0,,default,local,s,lower,,,,",
         "b,v1,1,,,,default,local,s,lower,,,timeout,killed\\nafter 60 s",
@@ -548,7 +600,7 @@ def test_write_csv_needs_records_not_a_store(tmp_path):
     out = tmp_path / "out.csv"
     assert write_csv([stored(0, [9.0, 1.5, 0.1], warmup=1), stored(1, [7.0], status="crashed")], out) == 2
     assert out.read_text("utf-8").splitlines() == [
-        ",".join(COLUMNS),
+        ",".join(EXPORTED),
         '"sort, quick",v1,0,1,1.5,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
         '"sort, quick",v1,0,2,0.1,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",,',
         '"sort, quick",v1,1,,,2024-01-01T00:00:00Z,default,m,ns,higher,' + "89ab" * 10 + ',"v1 v1,final",crashed,',

@@ -2,7 +2,8 @@
 
 The tables are drawn by hypothesis: a few benchmarks (with units and directions), versions with
 or without timestamps (naive, ``Z`` or an offset), configurations, machines, runs with arbitrary
-indices and first iterations, and finite floats including subnormals, extremes, signed zeros.
+indices and first iterations, and finite floats including subnormals, extremes, signed zeros;
+and what a tool said of each run (``run_tool``: timing and per-sample weights, or neither).
 Names contain commas, quotes, spaces and non-ASCII text.  The CSV is written here with Python's
 ``csv`` module, independently of :func:`regbench.adapters.write_csv`.
 """
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from regbench.adapters import COLUMNS, parse_file
 from regbench.ingest import import_file
+from regbench.model import RunRecord, ToolTiming, VersionInfo
 from regbench.store import Store
 
 from storetools import export_csv
@@ -237,3 +239,44 @@ def test_csv_store_load_series_and_export_are_bit_exact(template_store, tmp_path
         history_b = [v.name for v in store_b.versions()]
     assert second == exported
     assert history_b == history  # version order survives export, with or without timestamps
+
+
+# ---------------------------------------------------------------- what a tool said of each run
+# run_tool's values (processes, seconds, weights) are finite and non-negative; extremes included.
+TOOL_FLOAT = st.floats(min_value=0.0, allow_nan=False, allow_infinity=False, allow_subnormal=True) | st.sampled_from(
+    [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1 / 3, 1454.0, 1e-300])
+
+
+def tool_bits(store: Store) -> dict[tuple, tuple]:
+    """What the store holds of each run's tool (``run_tool``), bit for bit, by run key."""
+    return {(i.benchmark, i.version, i.config, i.machine, i.run_index):
+            (None if i.timing is None else (i.timing.processes, bits([i.timing.warmup_seconds]),
+                                            bits([i.timing.iteration_seconds])),
+             None if i.weights is None else bits(i.weights))
+            for i in store.run_tools()}
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(table=tables(), data=st.data())
+def test_what_a_tool_said_of_each_run_survives_export_and_import_bit_for_bit(template_store, tmp_path_factory,
+                                                                           table, data):
+    records = []
+    for (bench, ver, cfg, mach, run), (first, samples) in table.runs.items():
+        timing = data.draw(st.none() | st.builds(ToolTiming, st.integers(0, 2**31 - 1), TOOL_FLOAT, TOOL_FLOAT),
+                           label="timing")
+        weights = data.draw(st.none() | st.lists(TOOL_FLOAT, min_size=len(samples), max_size=len(samples)),
+                            label="weights")
+        records.append(RunRecord(bench, ver, run, np.array(samples), config=cfg, machine=mach, first_iteration=first,
+                                 timing=timing, weights=None if weights is None else np.array(weights)))
+    folder = tmp_path_factory.mktemp("tool")
+    with fresh_store(template_store, folder, "a.db") as a:
+        a.add_runs(records, versions=[VersionInfo(v) for v in table.versions],
+                   benchmarks={b: {"unit": u, "direction": d} for b, (u, d) in table.benchmarks.items()})
+        want = tool_bits(a)
+        exported = export_csv(a)
+    path = folder / "export.csv"
+    path.write_bytes(exported.encode("utf-8"))
+    with fresh_store(template_store, folder, "b.db") as b:
+        import_file(b, str(path))
+        assert tool_bits(b) == want
+        assert export_csv(b) == exported

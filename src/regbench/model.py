@@ -418,6 +418,12 @@ class StoredRun(RunInfo):
         The benchmark's (:class:`BenchmarkInfo`).
     timestamp_text : str or None
         The version's timestamp as it was given (:attr:`VersionInfo.timestamp_text`), for export.
+    timing : ToolTiming or None
+        What the tool said the run cost beyond its samples (table ``run_tool``), as
+        :attr:`RunRecord.timing`; None: not said.
+    weights : numpy.ndarray or None
+        Per stored sample (warm-up included), the measurements the tool pooled into it, as
+        :attr:`RunRecord.weights`; None: every sample counts alike.
     """
 
     samples: np.ndarray
@@ -428,6 +434,8 @@ class StoredRun(RunInfo):
     commit: str | None = None
     #: The version's git tags, by name, for export (so a server names a pushed version as its tags).
     tags: tuple[str, ...] = ()
+    timing: ToolTiming | None = None
+    weights: np.ndarray | None = None
 
     # RunInfo's generated __eq__ would compare metadata alone, and ``==`` on arrays is ambiguous.
     __eq__ = object.__eq__

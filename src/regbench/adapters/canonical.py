@@ -4,9 +4,11 @@ Contract (DESIGN.md "Contracts"): a header row; required columns
 ``benchmark,version,run,iteration,value``; optional ``timestamp`` (ISO 8601; orders versions),
 ``config``, ``machine``, ``unit``, ``direction``, ``commit`` (the version's full sha), ``tags``
 (the version's git tags, separated by spaces), ``status`` and ``error`` (a run that did not end
-``ok``: one row, without ``iteration`` and ``value``).  ``run`` and ``iteration`` are
-non-negative integers, ``value`` a finite number.  Without ``timestamp`` versions are ordered by
-first appearance.
+``ok``: one row, without ``iteration`` and ``value``), and what a benchmark tool said of a run
+beyond its samples (table ``run_tool``): ``processes``, ``warmup_seconds`` and
+``iteration_seconds`` (the run's :class:`~regbench.model.ToolTiming`, on each of its rows) and
+``weight`` (each sample's).  ``run`` and ``iteration`` are non-negative integers, ``value`` a
+finite number.  Without ``timestamp`` versions are ordered by first appearance.
 
 This module is a pure parser (STYLE.md habit 8): a path in, an :class:`ImportBatch` out; every
 problem is an :class:`~regbench.errors.InputError` ``FILE:LINE: what is wrong`` raised before
@@ -17,6 +19,7 @@ validated as whole arrays with numpy.  A CSV file whose name ends in ``.gz`` is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -29,14 +32,22 @@ from typing import TYPE_CHECKING, TextIO, cast
 import numpy as np
 
 from ..errors import InputError, shown
-from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord, StoredRun
+from ..model import DEFAULT_CONFIG, DIRECTIONS, RunRecord, StoredRun, ToolTiming
 from . import jsonsafe
 
 if TYPE_CHECKING:
     import mmap
 
 REQUIRED = ("benchmark", "version", "run", "iteration", "value")
-OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit", "tags", "status", "error")
+#: What a tool said of a run beyond its samples (:class:`~regbench.model.ToolTiming`; table
+#: ``run_tool``): one value per run, repeated on each of its rows, and given together or not at all.
+TOOL_RUN = ("processes", "warmup_seconds", "iteration_seconds")
+#: The tool's columns: its timing of a run (:data:`TOOL_RUN`) and each sample's ``weight``.
+TOOL_COLUMNS = (*TOOL_RUN, "weight")
+OPTIONAL = ("timestamp", "config", "machine", "unit", "direction", "commit", "tags", "status", "error",
+            *TOOL_COLUMNS)
+#: The columns read as numbers (blank: missing).
+_NUMBERS = ("run", "iteration", "value", *TOOL_COLUMNS)
 #: A commit as the ``commit`` column holds it: the full sha (a history is matched against the
 #: full shas of the branch's first-parent line).
 _SHA = re.compile(r"[0-9a-fA-F]{40}")
@@ -133,7 +144,8 @@ def _read_csv(p: Path):
     # Text columns are read as plain objects and factorized below: pandas' "category" reading is
     # twice as slow here and turns names that look like numbers into numbers ('1.10' -> 1.1).
     dtypes: dict[str, type | str] = {c: object for c in header if c in _TEXT}
-    dtypes.update({"run": "float64", "iteration": "float64", "value": "float64"})
+    numbers = [c for c in _NUMBERS if c in header]
+    dtypes.update({c: "float64" for c in numbers})
     # One spare column catches rows with too many fields (pandas would drop them silently).  It
     # is read as a number: an empty column of 10 million Python objects costs seconds; an extra
     # field that is text fails the read, and the text read below finds it.
@@ -143,12 +155,12 @@ def _read_csv(p: Path):
                   keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     try:
         frame = _pandas_csv(p, where, len(header), gz, dtype=dtypes,
-                            na_values={c: [""] for c in ("run", "iteration", "value", "__extra__")}, **common)
+                            na_values={c: [""] for c in (*numbers, "__extra__")}, **common)
     except ValueError:
         # A column that should be numeric holds text: find the first such line.  Every column is
         # read as text (a row with too many fields is found by this read too).
         raw_frame = _pandas_csv(p, where, len(header), gz, dtype=str, na_values=[""], **common)
-        for col in ("run", "iteration", "value"):
+        for col in numbers:
             raw = raw_frame[col]
             num = pd.to_numeric(raw, errors="coerce")
             bad = np.flatnonzero(num.isna().to_numpy() & raw.notna().to_numpy())
@@ -321,7 +333,7 @@ def _read_jsonl(p: Path):
             present.update(obj)
             for c in COLUMNS:
                 v = obj.get(c)
-                if c in ("run", "iteration", "value") and v is not None:
+                if c in _NUMBERS and v is not None:
                     v = _json_number(v, c, where, n)
                 elif c == "tags" and isinstance(v, list):
                     v = _json_tags(v, where, n)
@@ -335,7 +347,7 @@ def _read_jsonl(p: Path):
     for c in COLUMNS:
         if c not in present:
             continue
-        if c in ("run", "iteration", "value"):
+        if c in _NUMBERS:
             data[c] = np.array([np.nan if v is None else v for v in cols[c]], dtype=float)
         else:  # text: a missing field stays missing (code -1), anything else is its text
             data[c] = pd.Categorical([None if v is None else str(v) for v in cols[c]])
@@ -443,6 +455,7 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             raise InputError(f"`{c}` must be a non-negative integer, got {_fmt(x[bad[0]])}", path=where,
                              line=int(lines[bad[0]]))
         ints[c] = x.astype(np.int64)
+    tool = _tool_columns(frame, lines, where)  # None: the file says nothing of a tool
 
     def codes(col, default):
         if col in frame:
@@ -525,7 +538,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
                             samples=np.empty(0), config=c_names[c_code[j]], machine=m_names[m_code[j]],
                             status=str(status.iloc[j]),
-                            stderr_tail=None if error is None or error.isna().iloc[j] else str(error.iloc[j]))
+                            stderr_tail=None if error is None or error.isna().iloc[j] else str(error.iloc[j]),
+                            timing=None if tool is None else _timing(tool, j))
             run_key = (rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index)
             if run_key in batch.first_line:
                 raise InputError(f"run {rec.run_index} of {rec.benchmark!r} at version {rec.version!r} is given "
@@ -537,6 +551,8 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         ok = np.flatnonzero(measured)
         run, it, value, b_code, v_code, c_code, m_code, lines = (
             a[ok] for a in (run, it, value, b_code, v_code, c_code, m_code, lines))
+        if tool is not None:
+            tool = {col: x[ok] for col, x in tool.items()}
         if not ok.size:
             return batch
 
@@ -574,6 +590,23 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
             f"iterations of run {run[j]} of {b_names[b_code[j]]!r} at version {v_names[v_code[j]]!r} must be "
             f"consecutive: iteration {it_s[gap[0]]} is followed by {it[j]}", path=where, line=int(lines[j]))
 
+    tool_s = None
+    if tool is not None:  # in run order, checked: one timing per run, a weight on each sample or on none
+        tool_s = {col: x if order is None else x[order] for col, x in tool.items()}
+        conflict = _tool_conflict(tool_s, same_run)
+        if conflict is not None:
+            col, k = conflict
+            i, j = row_of(k), row_of(k + 1)  # two rows of one run, in iteration order
+            if col == "weight":
+                there, here = ("a `weight`", "none") if np.isnan(tool[col][j]) else ("no `weight`", "one")
+                what = (f"has {there} on line {int(lines[i])} and {here} here: a run's samples have a weight each, "
+                        "or none")
+            else:
+                what = (f"has two values of `{col}`: {_shown_number(tool[col][i])} (line {int(lines[i])}) and "
+                        f"{_shown_number(tool[col][j])} (one per run, on each of its rows)")
+            raise InputError(f"run {run[j]} of {b_names[b_code[j]]!r} at version {v_names[v_code[j]]!r} {what}",
+                             path=where, line=int(lines[j]))
+
     starts = np.concatenate(([0], np.flatnonzero(~same_run) + 1))
     ends = np.concatenate((starts[1:], [len(key)]))
     for s, e in zip(starts, ends, strict=True):
@@ -581,6 +614,10 @@ def _validate(frame, where: str, offset: int) -> ImportBatch:
         rec = RunRecord(benchmark=b_names[b_code[j]], version=v_names[v_code[j]], run_index=int(run[j]),
                         samples=value_s[s:e], config=c_names[c_code[j]], machine=m_names[m_code[j]],
                         first_iteration=int(it_s[s]))
+        if tool_s is not None:
+            weights = tool_s["weight"][s:e]
+            rec = dataclasses.replace(rec, timing=_timing(tool_s, s),
+                                      weights=None if np.isnan(weights[0]) else weights)
         where_first = int(lines[s] if order is None else lines[order[s:e]].min())
         failed_line = batch.first_line.get((rec.benchmark, rec.version, rec.config, rec.machine, rec.run_index))
         if failed_line is not None:
@@ -609,7 +646,9 @@ def _failed_rows(frame, lines, where: str) -> np.ndarray:
                              f"{shown(names[codes[row]])}", path=where, line=int(lines[row]))
         not_ok = [k for k, name in enumerate(names) if name != "ok"]
         failed = np.isin(codes, not_ok)
-    for col in ("iteration", "value"):
+    for col in ("iteration", "value", "weight"):
+        if col not in frame:
+            continue
         given = np.flatnonzero(failed & frame[col].notna().to_numpy())
         if given.size:
             row = given[0]
@@ -620,6 +659,70 @@ def _failed_rows(frame, lines, where: str) -> np.ndarray:
         if stray.size:
             raise InputError("`error` is for a run whose `status` is not ok", path=where, line=int(lines[stray[0]]))
     return failed
+
+
+def _tool_columns(frame, lines, where: str) -> dict[str, np.ndarray] | None:
+    """The tool's columns (:data:`TOOL_RUN` and ``weight``) as float arrays, NaN where blank (a
+    column the file has not is all blank), checked row by row: ``processes`` a non-negative
+    integer, the seconds and the weight finite and non-negative, the timing columns all given or
+    all blank.  None when the file gives none of them (what most files hold: nothing to do)."""
+    given = [c for c in TOOL_COLUMNS if c in frame and frame[c].notna().to_numpy().any()]
+    if not given:
+        return None
+    blank = np.full(len(frame), np.nan)
+    tool = {c: frame[c].to_numpy(dtype=float) if c in given else blank for c in TOOL_COLUMNS}
+    for col in given:
+        x = tool[col]
+        if col == "processes":
+            bad = np.flatnonzero(~np.isnan(x) & ((x < 0) | (x != np.floor(x)) | (x > 2**31 - 1)))
+            need = "a non-negative integer"
+        else:
+            bad = np.flatnonzero(~np.isnan(x) & (~np.isfinite(x) | (x < 0)))
+            need = "a finite, non-negative number"
+        if bad.size:
+            raise InputError(f"`{col}` must be {need}, got {_shown_number(x[bad[0]])}", path=where,
+                             line=int(lines[bad[0]]))
+    has = np.stack([~np.isnan(tool[c]) for c in TOOL_RUN])
+    partial = np.flatnonzero(has.any(axis=0) & ~has.all(axis=0))
+    if partial.size:
+        row = partial[0]
+        missing = next(c for k, c in enumerate(TOOL_RUN) if not has[k, row])
+        raise InputError(f"`{missing}` is blank: a run's {', '.join(f'`{c}`' for c in TOOL_RUN[:-1])} and "
+                         f"`{TOOL_RUN[-1]}` are given together, or none of them", path=where, line=int(lines[row]))
+    return tool
+
+
+def _tool_conflict(tool_s: dict[str, np.ndarray], same_run: np.ndarray) -> tuple[str, int] | None:
+    """The first place where two consecutive rows of one run (``same_run[k]``: rows ``k`` and
+    ``k + 1``, in run order) disagree on the tool's columns: another timing, or a weight on one
+    and not the other; as (column, ``k``), or None."""
+    for col in TOOL_COLUMNS:
+        x = tool_s[col]
+        blank = np.isnan(x)
+        if col == "weight":
+            differs = blank[1:] != blank[:-1]
+        else:
+            differs = (x[1:] != x[:-1]) & ~(blank[1:] & blank[:-1])
+        k = np.flatnonzero(same_run & differs)
+        if k.size:
+            return col, int(k[0])
+    return None
+
+
+def _timing(tool: dict[str, np.ndarray], row: int) -> ToolTiming | None:
+    """The :class:`ToolTiming` of the run whose row is ``row`` of ``tool``; None where blank."""
+    processes, warmup, iteration = (tool[c][row] for c in TOOL_RUN)
+    if np.isnan(processes):
+        return None
+    return ToolTiming(int(processes), float(warmup), float(iteration))
+
+
+def _shown_number(x: float) -> str:
+    """A value of a tool's column in an error: ``blank`` for NaN (a blank cell), a whole number
+    without its ``.0``."""
+    if np.isnan(x):
+        return "blank"
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else repr(float(x))
 
 
 def _unique_first(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -699,30 +802,47 @@ def write_csv(runs: Iterable[StoredRun], path_or_buffer: str | Path | TextIO) ->
     iteration keeps its number), so importing the file reproduces every analysis.  A run that did
     not end ``ok`` is one row with its ``status`` and ``error`` (its stderr tail, the last
     8192 characters at most, line breaks written ``\\n``) and neither ``iteration`` nor
-    ``value``.  Floats are written with ``repr``, which round-trips exactly.
+    ``value``.  What the tool said of a run (its :class:`~regbench.model.StoredRun`'s ``timing``
+    and ``weights``) is in the :data:`TOOL_COLUMNS`, ``processes``, ``warmup_seconds`` and
+    ``iteration_seconds`` (on each of its rows) and ``weight`` (each measured sample's), written
+    when one of the runs has either: without, the file is what regbench wrote before these
+    columns, which an older regbench (a team's server) reads, and no blank columns cost an
+    import time.  Floats are written with ``repr``, which round-trips exactly.
     """
+    runs = list(runs)
+    tool = any(r.timing is not None or r.weights is not None for r in runs)
     if isinstance(path_or_buffer, str | Path):
         with open(path_or_buffer, "w", encoding="utf-8", newline="") as out:
-            return _write_runs(runs, out)
-    return _write_runs(runs, path_or_buffer)
+            return _write_runs(runs, out, tool=tool)
+    return _write_runs(runs, path_or_buffer, tool=tool)
 
 
-def _write_runs(runs: Iterable[StoredRun], out: TextIO) -> int:
-    out.write(",".join(COLUMNS) + "\n")
+def _write_runs(runs: Iterable[StoredRun], out: TextIO, *, tool: bool) -> int:
+    """The CSV of ``runs``; with ``tool``, the :data:`TOOL_COLUMNS` too."""
+    out.write(",".join(COLUMNS if tool else COLUMNS[:-len(TOOL_COLUMNS)]) + "\n")
     n = 0
     for r in runs:
         fixed = ",".join((_csv(r.timestamp_text or ""), _csv(r.config), _csv(r.machine), _csv(r.unit),
                           _csv(r.direction), r.commit or "", _csv(" ".join(r.tags))))
         head = f"{_csv(r.benchmark)},{_csv(r.version)},{r.run_index},"
+        tm = r.timing  # the tool's timing: the same on each of the run's rows
+        timing = "" if not tool else ",,,," if tm is None else \
+            f",{tm.processes},{float(tm.warmup_seconds)!r},{float(tm.iteration_seconds)!r},"
         if r.status != "ok":  # one row: its status and why, no sample (analyses use none of a failed run's)
             error = _escape((r.stderr_tail or "")[-ERROR_CHARS:])
-            out.write(f"{head},,{fixed},{r.status},{_csv(error)}\n")
+            out.write(f"{head},,{fixed},{r.status},{_csv(error)}{timing}\n")
             continue
         vals = cast("list[float]", r.samples[r.warmup:].tolist())
         if not vals:
             continue
         start = r.first_iteration + r.warmup
-        out.write("".join(f"{head}{start + i},{float(v)!r},{fixed},,\n" for i, v in enumerate(vals)))
+        if tool and r.weights is not None and r.weights.size == r.samples.size:
+            weights = cast("list[float]", r.weights[r.warmup:].tolist())
+            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed},,{timing}{float(w)!r}\n"
+                              for i, (v, w) in enumerate(zip(vals, weights, strict=True))))
+        else:
+            tail = f",,{timing}\n"
+            out.write("".join(f"{head}{start + i},{float(v)!r},{fixed}{tail}" for i, v in enumerate(vals)))
         n += len(vals)
     return n
 

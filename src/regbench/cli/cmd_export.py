@@ -24,8 +24,9 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     gives the same bytes. A run that did not end ok is one row with its status and error, so a
     server the file is pushed to sees a benchmark that started failing. Each version's commit
     and git tags are written too, so that server reads the branch's history and names versions
-    by their tags. --version and --campaign export only part of the store: what a CI machine
-    just measured, to push it.
+    by their tags, and what a tool said of each run (a JMH fork's timing, its sample-mode
+    iterations' weights), so that server shows JMH's own score. --version and --campaign export
+    only part of the store: what a CI machine just measured, to push it.
     """
     import os
     import tempfile

@@ -60,7 +60,8 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
 
     \b
     Canonical CSV columns: benchmark,version,run,iteration,value
-    optional: timestamp,config,machine,unit,direction,commit,tags,status,error
+    optional: timestamp,config,machine,unit,direction,commit,tags,status,error,
+    processes,warmup_seconds,iteration_seconds,weight (what a tool said of a run)
     Another tool's output is imported as runs of --version: each invocation of the tool is one
     run (a JMH fork is one), every sample it reports is kept, and runs are added after those
     already stored for that version.

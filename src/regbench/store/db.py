@@ -169,7 +169,26 @@ def _runs_query(*extra: sa.ColumnElement) -> sa.Select:
 #: What :class:`StoredRun` adds to :func:`_runs_query`'s columns (and the version's id, to sort by).
 _STORED_RUN_COLUMNS = (t.benchmark.c.unit, t.benchmark.c.direction, t.version.c.timestamp_text,
                        t.version.c.timestamp, t.run.c.encoding, t.run.c.samples, t.version.c.id.label("version_id"),
-                       t.version.c.commit_sha)
+                       t.version.c.commit_sha, t.run_tool.c.processes, t.run_tool.c.warmup_seconds,
+                       t.run_tool.c.iteration_seconds, t.run_tool.c.weights.label("tool_weights"))
+
+
+def _stored_runs_query() -> sa.Select:
+    """Runs as :class:`StoredRun` reads them: :func:`_runs_query` with :data:`_STORED_RUN_COLUMNS`,
+    what the tool said of each (``run_tool``, keyed like the run) where it said anything."""
+    return _runs_query(*_STORED_RUN_COLUMNS).outerjoin(t.run_tool, sa.and_(
+        t.run_tool.c.benchmark_id == t.run.c.benchmark_id, t.run_tool.c.version_id == t.run.c.version_id,
+        t.run_tool.c.config_id == t.run.c.config_id, t.run_tool.c.machine_id == t.run.c.machine_id,
+        t.run_tool.c.run_index == t.run.c.run_index))
+
+
+def _tool_timing(processes: int | None, warmup_seconds: float | None,
+                 iteration_seconds: float | None) -> ToolTiming | None:
+    """A ``run_tool`` row's timing columns as a :class:`ToolTiming`; None unless all three are
+    set (a row holds them together, or none)."""
+    if processes is None or warmup_seconds is None or iteration_seconds is None:
+        return None
+    return ToolTiming(int(processes), float(warmup_seconds), float(iteration_seconds))
 
 
 def _new_id(result: sa.CursorResult) -> int:
@@ -191,9 +210,12 @@ def _run_info(row: sa.Row) -> RunInfo:
 
 def _stored_run(row: sa.Row) -> StoredRun:
     m = row._mapping
+    weights = m["tool_weights"]
     return StoredRun(**{name: m[name] for name in _RUN_INFO_FIELDS},
                      samples=decode_samples(m["samples"], m["encoding"]), unit=m["unit"],
-                     direction=m["direction"], timestamp_text=_timestamp_text(row), commit=m["commit_sha"])
+                     direction=m["direction"], timestamp_text=_timestamp_text(row), commit=m["commit_sha"],
+                     timing=_tool_timing(m["processes"], m["warmup_seconds"], m["iteration_seconds"]),
+                     weights=None if weights is None else np.frombuffer(weights, dtype="<f8"))
 
 
 #: Turns a revision (``HEAD~1``, a tag, a sha) into a full commit sha, or None when it names no
@@ -769,8 +791,7 @@ class Store:
         with self.engine.connect() as conn:
             rows = list(conn.execute(q))
         return [RunToolInfo(r.benchmark, r.version, r.config, r.machine, int(r.run_index),
-                            None if r.processes is None or r.warmup_seconds is None or r.iteration_seconds is None
-                            else ToolTiming(int(r.processes), float(r.warmup_seconds), float(r.iteration_seconds)),
+                            _tool_timing(r.processes, r.warmup_seconds, r.iteration_seconds),
                             None if r.weights is None else np.frombuffer(r.weights, dtype="<f8"))
                 for r in rows]
 
@@ -1239,7 +1260,7 @@ class Store:
 
         Unlike :meth:`load_series` the warm-up iterations are kept, for warm-up diagnostics.
         """
-        q = (_runs_query(*_STORED_RUN_COLUMNS)
+        q = (_stored_runs_query()
              .where(t.benchmark.c.name == benchmark, t.version.c.name == version)
              .order_by(t.config.c.name, t.machine.c.name, t.run.c.run_index))
         if config is not None:
@@ -1272,7 +1293,7 @@ class Store:
                         if (row.benchmark, row.version, row.config, row.machine) in wanted]
             out: dict[tuple[str, str, str, str], list[StoredRun]] = {}
             for start in range(0, len(ids), 500):
-                q = _runs_query(*_STORED_RUN_COLUMNS).where(t.run.c.id.in_(ids[start:start + 500]))
+                q = _stored_runs_query().where(t.run.c.id.in_(ids[start:start + 500]))
                 for row in conn.execute(q):
                     out.setdefault((row.benchmark, row.version, row.config, row.machine), []).append(_stored_run(row))
         for runs in out.values():
@@ -1281,7 +1302,8 @@ class Store:
 
     # ------------------------------------------------------------------ export
     def iter_raw_runs(self) -> Iterator[StoredRun]:
-        """Every run with all samples (warm-up included) and its version's tags, for export.
+        """Every run with all samples (warm-up included), what its tool said of it (its ``timing``
+        and ``weights``) and its version's tags, for export.
 
         Versions come in history order, then benchmark, config, machine and run index: the order
         does not depend on how the store was filled, and the first appearance of each version in
@@ -1296,7 +1318,7 @@ class Store:
             yield dataclasses.replace(run, tags=tags[run.version]) if tags.get(run.version) else run
 
     def _raw_runs(self) -> Iterator[sa.Row]:
-        q = _runs_query(*_STORED_RUN_COLUMNS).order_by(t.run.c.id)
+        q = _stored_runs_query().order_by(t.run.c.id)
         with self.engine.connect() as conn:
             yield from conn.execute(q)
 
