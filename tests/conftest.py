@@ -156,3 +156,18 @@ def page(browser):
     pg.console_log = ConsoleLog(pg)
     yield pg
     context.close()
+
+
+@pytest.fixture(scope="session")
+def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Go build cache (``GOCACHE``) for the tests that run ``go test``, kept out of the user's
+    own cache and shared by every test of this pytest run (both pytest-xdist workers: the go
+    command locks its cache for concurrent use).  A fresh cache costs a build of the standard
+    library's packages (``testing`` and what it imports) on the first ``go test``; each test
+    that had a cache of its own paid it again."""
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker's base is a popen-gwN folder of the run's one.
+    shared = base.parent if base.name.startswith("popen-gw") else base
+    path = shared / "gocache"
+    path.mkdir(exist_ok=True)
+    return path
