@@ -171,3 +171,15 @@ def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = shared / "gocache"
     path.mkdir(exist_ok=True)
     return path
+
+
+@pytest.fixture
+def dask_connect_timeout_1s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run`, `screen` and `detect --executor dask` retry connecting to the scheduler for 10 s
+    (``timeout`` of :class:`~regbench.run.dask_executor.DaskExecutor` and ``DaskBatchPool``)
+    before the one-line error; for the tests that name a closed loopback port, which refuses at
+    once, 1 s of retrying ends in the same refusal and the same error."""
+    from regbench.run import dask_executor
+
+    for init in (dask_executor.DaskExecutor.__init__, dask_executor.DaskBatchPool.__init__):
+        monkeypatch.setitem(init.__kwdefaults__, "timeout", 1.0)
