@@ -136,7 +136,11 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright, once per test module (skipped without either)."""
+    """Debian's Chromium driven by Playwright, once per test module (skipped without either).
+
+    Not once per session: while Playwright's sync API is started it runs an asyncio event loop in
+    this thread, and every later test of the worker that calls ``asyncio.run`` would fail with
+    "cannot be called from a running event loop" (tests/test_serve_detect.py does)."""
     playwright = pytest.importorskip("playwright.sync_api")
     from webtools import chromium_path
 
