@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,14 +63,25 @@ def write_csv(path: Path, levels, runs=5, iters=20, seed=0, bench="fft"):
     path.write_text("\n".join(rows) + "\n")
 
 
-@pytest.fixture
-def store_with_step(tmp_path):
-    csv = tmp_path / "m.csv"
+@pytest.fixture(scope="module")
+def step_store_template(tmp_path_factory) -> Path:
+    """The store ``store_with_step`` copies: a 20% step at v2, imported by the real console entry
+    point once per module (not once per test: a fresh interpreter and an import each time)."""
+    root = tmp_path_factory.mktemp("step")
+    csv = root / "m.csv"
     write_csv(csv, [1.0, 1.0, 1.2, 1.2])
-    store = tmp_path / "r.db"
+    store = root / "r.db"
     out = run(["--store", str(store), "import", str(csv)])
     assert out.returncode == 0, out.stderr
     return store
+
+
+@pytest.fixture
+def store_with_step(step_store_template, tmp_path):
+    """A copy of that store of this test's own (detect writes its series' states and alerts to it)."""
+    for part in step_store_template.parent.glob(step_store_template.name + "*"):  # with a -wal, if any
+        shutil.copy(part, tmp_path / part.name)
+    return tmp_path / step_store_template.name
 
 
 def test_detect_json_and_table(store_with_step):
