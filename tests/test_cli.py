@@ -96,19 +96,23 @@ def test_detect_json_and_table(store_with_step):
     assert gate.returncode == 1
 
 
-def test_detector_options_reach_the_detector(tmp_path, store_with_step):
-    # --option NAME=VALUE round trip: each option changes what the detector reports.
+def test_detector_options_reach_the_detector(tmp_path, store_with_step, capsys):
+    # --option NAME=VALUE round trip: each option changes what the detector reports.  The
+    # commands run by main in this process (what reaches the detector is decided there; the
+    # console entry point as a process is run by the tests above and below).
     csv = tmp_path / "long.csv"
     levels = [1.0] * 40 + [1.2] * 20
     levels[25] = 1.5  # a one-version jump of +50%, reverted at the next version
     write_csv(csv, levels, runs=3, iters=10)
     store = tmp_path / "long.db"
-    assert run(["--store", str(store), "import", str(csv)]).returncode == 0
+    assert main(["--store", str(store), "import", str(csv)]) == 0
 
     def found(*args):
-        out = run(["--store", str(store), "detect", "--dry-run", "--format", "json", *args])
-        assert out.returncode == 0, out.stderr
-        return [c["version"] for c in json.loads(out.stdout)]
+        capsys.readouterr()
+        status = main(["--store", str(store), "detect", "--dry-run", "--format", "json", *args])
+        out = capsys.readouterr()
+        assert status == 0, out.err
+        return [c["version"] for c in json.loads(out.out)]
 
     assert found("--method", "talos-ttest") == ["v40"]
     assert found("--method", "talos-ttest", "--option", "threshold=1e6") == []
@@ -118,9 +122,10 @@ def test_detector_options_reach_the_detector(tmp_path, store_with_step):
     report, drop = found("--method", "forecast"), found("--method", "forecast", "--option", "reverted=drop")
     assert "v25" in report and "v40" in report
     assert "v25" not in drop and "v40" in drop
-    out = run(["--store", str(store_with_step), "detect", "--dry-run", "--format", "json", "--method", "ci-overlap",
-               "--option", "interval=robust"])
-    (change,) = json.loads(out.stdout)
+    capsys.readouterr()
+    assert main(["--store", str(store_with_step), "detect", "--dry-run", "--format", "json", "--method", "ci-overlap",
+                 "--option", "interval=robust"]) == 0
+    (change,) = json.loads(capsys.readouterr().out)
     assert list(change) == ["benchmark", "config", "machine", "version", "previous", "change", "ci_low", "ci_high",
                             "kind", "method"]
     assert (change["version"], change["method"]) == ("v2", "ci-overlap") and 0.18 < change["change"] < 0.22
