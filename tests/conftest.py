@@ -136,7 +136,11 @@ def sqlite_store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright, once per test module (skipped without either)."""
+    """Debian's Chromium driven by Playwright, once per test module (skipped without either).
+
+    Not once per session: while Playwright's sync API is started it runs an asyncio event loop in
+    this thread, and every later test of the worker that calls ``asyncio.run`` would fail with
+    "cannot be called from a running event loop" (tests/test_serve_detect.py does)."""
     playwright = pytest.importorskip("playwright.sync_api")
     from webtools import chromium_path
 
@@ -156,3 +160,30 @@ def page(browser):
     pg.console_log = ConsoleLog(pg)
     yield pg
     context.close()
+
+
+@pytest.fixture(scope="session")
+def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Go build cache (``GOCACHE``) for the tests that run ``go test``, kept out of the user's
+    own cache and shared by every test of this pytest run (both pytest-xdist workers: the go
+    command locks its cache for concurrent use).  A fresh cache costs a build of the standard
+    library's packages (``testing`` and what it imports) on the first ``go test``; each test
+    that had a cache of its own paid it again."""
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker's base is a popen-gwN folder of the run's one.
+    shared = base.parent if base.name.startswith("popen-gw") else base
+    path = shared / "gocache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def dask_connect_timeout_1s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run`, `screen` and `detect --executor dask` retry connecting to the scheduler for 10 s
+    (``timeout`` of :class:`~regbench.run.dask_executor.DaskExecutor` and ``DaskBatchPool``)
+    before the one-line error; for the tests that name a closed loopback port, which refuses at
+    once, 1 s of retrying ends in the same refusal and the same error."""
+    from regbench.run import dask_executor
+
+    for init in (dask_executor.DaskExecutor.__init__, dask_executor.DaskBatchPool.__init__):
+        monkeypatch.setitem(init.__kwdefaults__, "timeout", 1.0)

@@ -10,7 +10,7 @@ def alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting for its reaper counts as dead)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone, or reaped between open and read (ESRCH)
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 

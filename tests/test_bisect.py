@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,21 @@ def make_repo(path: Path, *, commits: int = 30, culprit: int = 17, factor: float
     return list(create_step_repo(path, commits=commits, steps=steps, program=program, extra=extra).commits)
 
 
-@pytest.fixture
-def repo30(tmp_path):
-    repo = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def repo30_template(tmp_path_factory):
+    """The 30-commit repository of ``repo30``, made once per module (30 commits of git)."""
+    repo = tmp_path_factory.mktemp("repo30") / "repo"
     return repo, make_repo(repo)
+
+
+@pytest.fixture
+def repo30(repo30_template, tmp_path):
+    """A copy of that repository of this test's own (the same commits: the shas do not depend on
+    the folder); bisect and compare --run add worktrees to it."""
+    template, shas = repo30_template
+    repo = tmp_path / "repo"
+    shutil.copytree(template, repo, symlinks=True)
+    return repo, shas
 
 
 def test_bisect_finds_the_culprit_among_30_commits(repo30, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,14 +63,25 @@ def write_csv(path: Path, levels, runs=5, iters=20, seed=0, bench="fft"):
     path.write_text("\n".join(rows) + "\n")
 
 
-@pytest.fixture
-def store_with_step(tmp_path):
-    csv = tmp_path / "m.csv"
+@pytest.fixture(scope="module")
+def step_store_template(tmp_path_factory) -> Path:
+    """The store ``store_with_step`` copies: a 20% step at v2, imported by the real console entry
+    point once per module (not once per test: a fresh interpreter and an import each time)."""
+    root = tmp_path_factory.mktemp("step")
+    csv = root / "m.csv"
     write_csv(csv, [1.0, 1.0, 1.2, 1.2])
-    store = tmp_path / "r.db"
+    store = root / "r.db"
     out = run(["--store", str(store), "import", str(csv)])
     assert out.returncode == 0, out.stderr
     return store
+
+
+@pytest.fixture
+def store_with_step(step_store_template, tmp_path):
+    """A copy of that store of this test's own (detect writes its series' states and alerts to it)."""
+    for part in step_store_template.parent.glob(step_store_template.name + "*"):  # with a -wal, if any
+        shutil.copy(part, tmp_path / part.name)
+    return tmp_path / step_store_template.name
 
 
 def test_detect_json_and_table(store_with_step):
@@ -84,19 +96,23 @@ def test_detect_json_and_table(store_with_step):
     assert gate.returncode == 1
 
 
-def test_detector_options_reach_the_detector(tmp_path, store_with_step):
-    # --option NAME=VALUE round trip: each option changes what the detector reports.
+def test_detector_options_reach_the_detector(tmp_path, store_with_step, capsys):
+    # --option NAME=VALUE round trip: each option changes what the detector reports.  The
+    # commands run by main in this process (what reaches the detector is decided there; the
+    # console entry point as a process is run by the tests above and below).
     csv = tmp_path / "long.csv"
     levels = [1.0] * 40 + [1.2] * 20
     levels[25] = 1.5  # a one-version jump of +50%, reverted at the next version
     write_csv(csv, levels, runs=3, iters=10)
     store = tmp_path / "long.db"
-    assert run(["--store", str(store), "import", str(csv)]).returncode == 0
+    assert main(["--store", str(store), "import", str(csv)]) == 0
 
     def found(*args):
-        out = run(["--store", str(store), "detect", "--dry-run", "--format", "json", *args])
-        assert out.returncode == 0, out.stderr
-        return [c["version"] for c in json.loads(out.stdout)]
+        capsys.readouterr()
+        status = main(["--store", str(store), "detect", "--dry-run", "--format", "json", *args])
+        out = capsys.readouterr()
+        assert status == 0, out.err
+        return [c["version"] for c in json.loads(out.out)]
 
     assert found("--method", "talos-ttest") == ["v40"]
     assert found("--method", "talos-ttest", "--option", "threshold=1e6") == []
@@ -106,9 +122,10 @@ def test_detector_options_reach_the_detector(tmp_path, store_with_step):
     report, drop = found("--method", "forecast"), found("--method", "forecast", "--option", "reverted=drop")
     assert "v25" in report and "v40" in report
     assert "v25" not in drop and "v40" in drop
-    out = run(["--store", str(store_with_step), "detect", "--dry-run", "--format", "json", "--method", "ci-overlap",
-               "--option", "interval=robust"])
-    (change,) = json.loads(out.stdout)
+    capsys.readouterr()
+    assert main(["--store", str(store_with_step), "detect", "--dry-run", "--format", "json", "--method", "ci-overlap",
+                 "--option", "interval=robust"]) == 0
+    (change,) = json.loads(capsys.readouterr().out)
     assert list(change) == ["benchmark", "config", "machine", "version", "previous", "change", "ci_low", "ci_high",
                             "kind", "method"]
     assert (change["version"], change["method"]) == ("v2", "ci-overlap") and 0.18 < change["change"] < 0.22

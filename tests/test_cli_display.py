@@ -237,7 +237,7 @@ def _git(repo: Path, *args: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(GO is None, reason="go is not installed")
-def test_a_go_module_with_two_configurations_and_tags(tmp_path, capsys, monkeypatch):
+def test_a_go_module_with_two_configurations_and_tags(tmp_path, capsys, monkeypatch, go_cache):
     repo = tmp_path / "proj"
     repo.mkdir()
     _git(repo, "init", "-q")
@@ -255,7 +255,7 @@ def test_a_go_module_with_two_configurations_and_tags(tmp_path, capsys, monkeypa
     _git(repo, "commit", "-qam", "two")
     _git(repo, "tag", "v0.2.0")
     monkeypatch.chdir(repo)
-    monkeypatch.setenv("GOCACHE", str(tmp_path / "gocache"))
+    monkeypatch.setenv("GOCACHE", str(go_cache))
     for config in ("default", "gomaxprocs1"):
         status, _, err = _run(capsys, "run", "--versions", "v0.1.0,v0.2.0", "--seed", "1", "--configuration", config)
         assert status == 0, err

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from regbench.cli.main import main
 from regbench.model import RunRecord
 from regbench.store import Store
 
@@ -168,10 +169,20 @@ CASES = {
 }
 
 
-def regbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """The real console entry point, in a fresh interpreter."""
-    return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=60)
+@pytest.fixture
+def regbench(capsys, monkeypatch):
+    """``regbench(args, cwd)``: the command line run by ``main`` in this process from ``cwd``, as a
+    CompletedProcess (its exit status, what it wrote to stdout and to stderr).  The console entry
+    point in a fresh interpreter exits with the status ``main`` returns; its usage errors (2,
+    ``Usage:`` and one ``Error:`` line) and errors of status 3 as a real process are checked by
+    tests/test_cli.py::test_errors_are_one_line."""
+    def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        status = main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["regbench", *args], status, out.out, out.err)
+    return run
 
 
 @pytest.fixture
@@ -184,7 +195,7 @@ def project(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("args, message", CASES.values(), ids=list(CASES))
-def test_options_that_do_not_go_together_exit_2(project, args, message):
+def test_options_that_do_not_go_together_exit_2(project, args, message, regbench):
     out = regbench(args, project)
     assert out.returncode == 2, out.stderr
     errors = [line for line in out.stderr.splitlines() if line.startswith("Error: ")]
@@ -194,7 +205,7 @@ def test_options_that_do_not_go_together_exit_2(project, args, message):
     assert not (project / "r.db").exists()  # found before the store is opened
 
 
-def test_runs_conflict_is_reported_before_the_missing_plan(project):
+def test_runs_conflict_is_reported_before_the_missing_plan(project, regbench):
     # A store without optimized plans: --plan optimized alone is an error of the store (3), but
     # with --runs the options' conflict is what is reported, and as a usage error.
     with Store(project / "r.db") as store:
@@ -204,7 +215,7 @@ def test_runs_conflict_is_reported_before_the_missing_plan(project):
     assert "no optimized plan" not in out.stderr
 
 
-def test_machine_with_the_configurations_dask_executor_is_a_usage_error_too(project):
+def test_machine_with_the_configurations_dask_executor_is_a_usage_error_too(project, regbench):
     # The executor of [run] in regbench.toml, not an option: the conflict is found once the file
     # is read, still before the store is opened or the scheduler is asked.
     with (project / "regbench.toml").open("a") as fh:
@@ -214,7 +225,7 @@ def test_machine_with_the_configurations_dask_executor_is_a_usage_error_too(proj
     assert not (project / "r.db").exists()
 
 
-def test_a_bad_configuration_file_is_still_status_3(project):
+def test_a_bad_configuration_file_is_still_status_3(project, regbench):
     (project / "regbench.toml").write_text("[project\n")
     out = regbench(["run", "--runs", "3"], project)
     assert out.returncode == 3 and out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
@@ -224,7 +235,7 @@ def test_a_bad_configuration_file_is_still_status_3(project):
     (["screen", "--generator", "X = ABC", "--dry-run"], "unknown factor 'X'"),
     (["screen", "--design", "suite", "--important", "zz", "--dry-run"], "unknown option 'zz'"),
 ])
-def test_values_that_name_what_the_configuration_holds_stay_status_3(project, args, message):
+def test_values_that_name_what_the_configuration_holds_stay_status_3(project, args, message, regbench):
     # Whether a generator's factor or an option exists is known once regbench.toml is read: an
     # error of the configuration's kind (3), not a usage error.
     with (project / "regbench.toml").open("a") as fh:
@@ -235,7 +246,7 @@ def test_values_that_name_what_the_configuration_holds_stay_status_3(project, ar
     assert not (project / "r.db").exists()
 
 
-def test_compare_help_says_alpha_is_also_for_run():
+def test_compare_help_says_alpha_is_also_for_run(regbench):
     out = regbench(["compare", "--help"], Path.cwd())
     assert out.returncode == 0
     alpha = out.stdout.split("--alpha", 1)[1].split("\n  --", 1)[0]

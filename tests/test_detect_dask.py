@@ -82,7 +82,7 @@ def test_the_driver_gives_identical_results_with_a_pool_in_small_batches(tmp_pat
     assert (local.n_series, local.n_tests, local.states) == (spread.n_series, spread.n_tests, spread.states)
 
 
-def test_bad_dask_detection_input_is_a_one_line_error(tmp_path, cluster, capsys):
+def test_bad_dask_detection_input_is_a_one_line_error(tmp_path, cluster, capsys, dask_connect_timeout_1s):
     with Store(tmp_path / "r.db") as s:
         fill(s, {"a": [1.0] * 10}, runs=3, iters=5)
     args = ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from regbench.cli.main import main
 from regbench.diagnosis import diagnose
 from regbench.model import RunRecord
 from regbench.store import Store
@@ -57,6 +58,20 @@ def test_diagnosis_finds_the_planted_structure(store_path):
     assert not d.trustworthy  # 8 runs with 5% run effects cannot give +-1% at 99%
 
 
+@pytest.fixture
+def regbench(capsys):
+    """``regbench(args)``: the command line run by ``main`` in this process, as a CompletedProcess
+    (exit status, stdout, stderr).  `regbench diagnose` as a process of its own is run by
+    test_cli_diagnose_writes_plots_and_json below and by
+    tests/test_cli_display.py::test_diagnose_of_an_all_zero_count_writes_no_warning."""
+    def run(args: list[str]) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        status = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["regbench", *args], status, out.out, out.err)
+    return run
+
+
 def test_cli_diagnose_writes_plots_and_json(store_path, tmp_path):
     out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "bench",
                           "--version", "v1", "--plots", str(tmp_path / "plots"), "--format", "json"],
@@ -74,14 +89,13 @@ def test_cli_diagnose_writes_plots_and_json(store_path, tmp_path):
     assert text.returncode == 0 and "impact factor" in text.stdout and "What to change" in text.stdout
 
 
-def test_diagnose_unknown_benchmark_is_one_line(store_path):
-    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "nope"],
-                         capture_output=True, text=True, timeout=120)
+def test_diagnose_unknown_benchmark_is_one_line(store_path, regbench):
+    out = regbench(["--store", str(store_path), "diagnose", "nope"])
     assert out.returncode == 3 and out.stderr.strip() == ("error: no benchmark named 'nope' in the store "
                                                           "(it holds 1 benchmark: `regbench show` lists them)")
 
 
-def test_diagnose_says_when_runs_land_at_levels_and_detection_follows_the_fastest(tmp_path):
+def test_diagnose_says_when_runs_land_at_levels_and_detection_follows_the_fastest(tmp_path, regbench):
     # 30 versions of 6 runs; each run lands at 1x, 1.45x or 1.9x (70/20/10%): the real corpus'
     # `threads` shape.  The plain benchmark of the fixture above has no such levels.
     rng = np.random.default_rng(3)
@@ -95,13 +109,11 @@ def test_diagnose_says_when_runs_land_at_levels_and_detection_follows_the_fastes
         d = diagnose(store, "threads", rng=1)
     assert d.levels is not None and d.levels.n_levels == 3 and d.levels.stats.mean.size >= 27
     assert 0.02 < float(np.expm1(d.levels.cut)) < 0.45
-    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "threads",
-                          "--no-plots", "--format", "json"], capture_output=True, text=True, timeout=300)
+    out = regbench(["--store", str(path), "diagnose", "threads", "--no-plots", "--format", "json"])
     assert out.returncode == 0, out.stderr
     levels = json.loads(out.stdout)["levels"]
     assert levels["n_levels"] == 3 and levels["versions"] >= 27
-    text = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "threads",
-                           "--no-plots"], capture_output=True, text=True, timeout=300)
+    text = regbench(["--store", str(path), "diagnose", "threads", "--no-plots"])
     assert text.returncode == 0 and "runs land at levels" in text.stdout
 
 
@@ -129,15 +141,15 @@ def test_diagnose_names_the_location_detection_uses(tmp_path):
     assert d.location.estimator == Auto().location(stored).estimator
 
 
-def test_diagnose_takes_detection_s_options_and_refuses_unknown_ones(store_path):
-    base = [sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "diagnose", "bench", "--no-plots",
+def test_diagnose_takes_detection_s_options_and_refuses_unknown_ones(store_path, regbench):
+    base = ["--store", str(store_path), "diagnose", "bench", "--no-plots",
             "--format", "json"]
-    default = subprocess.run(base, capture_output=True, text=True, timeout=300)
-    forced = subprocess.run([*base, "--option", "location=median"], capture_output=True, text=True, timeout=300)
+    default = regbench(base)
+    forced = regbench([*base, "--option", "location=median"])
     assert default.returncode == 0 and forced.returncode == 0, default.stderr + forced.stderr
     assert json.loads(default.stdout)["location"]["estimator"] != "median"  # so the option is what changed it
     assert json.loads(forced.stdout)["location"]["estimator"] == "median"
-    bad = subprocess.run([*base, "--option", "nonsense=1"], capture_output=True, text=True, timeout=300)
+    bad = regbench([*base, "--option", "nonsense=1"])
     assert bad.returncode == 2 and bad.stderr.startswith("Usage: regbench diagnose ")  # a usage error
     assert bad.stderr.strip().splitlines()[-1].startswith("Error: --option nonsense: auto has no such option")
 
@@ -161,7 +173,7 @@ def _at_least_two(n: int, p: float) -> float:
     return 1 - (1 - p) ** n - n * p * (1 - p) ** (n - 1)
 
 
-def test_diagnose_says_how_often_a_version_measures_each_mode_of_whole_runs(tmp_path):
+def test_diagnose_says_how_often_a_version_measures_each_mode_of_whole_runs(tmp_path, regbench):
     # 3 runs a version, 30% of runs at the slow level: a version has two runs at it about a fifth
     # of the time, so detection measures that mode at few versions (the probe shape
     # `bimodal-three`, docs/evaluation.md); the advice names the runs that give 90%.
@@ -177,13 +189,11 @@ def test_diagnose_says_how_often_a_version_measures_each_mode_of_whole_runs(tmp_
     assert m.needed is not None and _at_least_two(m.needed, p) >= 0.9 > _at_least_two(m.needed - 1, p)
     advice = [a for a in d.advice if a.startswith("Whole runs land in 2 modes")]
     assert len(advice) == 1 and f"{m.needed} runs a version give 90%" in advice[0]
-    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "two",
-                          "--no-plots", "--format", "json"], capture_output=True, text=True, timeout=300)
+    out = regbench(["--store", str(path), "diagnose", "two", "--no-plots", "--format", "json"])
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["run_modes"]["runs_per_version"] == 3 and report["run_modes"]["needed"] == m.needed
-    text = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "two",
-                           "--no-plots"], capture_output=True, text=True, timeout=300)
+    text = regbench(["--store", str(path), "diagnose", "two", "--no-plots"])
     assert text.returncode == 0 and "runs stay in modes" in text.stdout
 
 
@@ -214,7 +224,7 @@ def test_diagnose_counts_a_throughput_s_modes_as_detection_sees_them(tmp_path):
     assert r.shares == pytest.approx(t.shares) and r.needed == t.needed and r.shares[0] > r.shares[1]
 
 
-def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_path):
+def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_path, regbench):
     # Go's "0 allocs/op" of an allocation-free loop: the series name is not console markup (its
     # "[allocs/op]" used to vanish from the header), and the JSON has null, not a bare NaN, where
     # a relative width is undefined.
@@ -222,11 +232,11 @@ def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_p
     with Store(path) as store:
         for r in range(4):
             store.add_run(RunRecord("get [allocs/op]", "v1", r, np.zeros(5)))
-    base = [sys.executable, "-m", "regbench.cli.main", "--store", str(path), "diagnose", "get [allocs/op]", "--no-plots"]
-    text = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    base = ["--store", str(path), "diagnose", "get [allocs/op]", "--no-plots"]
+    text = regbench(base)
     assert text.returncode == 0, text.stderr
     assert text.stdout.splitlines()[0].startswith("get [allocs/op] at v1")
-    out = subprocess.run([*base, "--format", "json"], capture_output=True, text=True, timeout=300)
+    out = regbench([*base, "--format", "json"])
     assert out.returncode == 0, out.stderr
 
     def refuse(name):

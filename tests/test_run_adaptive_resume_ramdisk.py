@@ -39,6 +39,6 @@ def test_resumed_adaptive_campaign_keeps_its_experiments(tmp_path, ramdisk):
     assert len(first.adaptive) == 1
     # Same command again with the real target: the pilot (run indices 0-2) is stored, so no
     # trial is in the RMIT order; the adaptive rounds must still run.
-    again = run_campaign(project(tmp_path, 0.01), store, seed=1, noise=NoiseControl(ramdisk=ramdisk))
+    again = run_campaign(project(tmp_path, 0.02), store, seed=1, noise=NoiseControl(ramdisk=ramdisk))
     assert len(again.adaptive) == 1, "the experiment was silently dropped"
     assert again.adaptive[0].status == "met" and again.adaptive[0].runs > first.adaptive[0].runs

@@ -84,7 +84,7 @@ def test_run_on_a_local_cluster_stores_every_run_once_with_the_workers_machine(t
     store.close()
 
 
-def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_path, capsys):
+def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_path, capsys, dask_connect_timeout_1s):
     cfg = project(tmp_path)
     db = tmp_path / "results.db"
     rc = main(["--config", str(cfg), "--store", str(db), "run", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"])
@@ -247,7 +247,7 @@ def test_a_run_that_kills_every_worker_is_a_recorded_failure(tmp_path):
     store.close()
 
 
-def test_the_run_table_chooses_the_executor_and_the_scheduler(tmp_path, capsys):
+def test_the_run_table_chooses_the_executor_and_the_scheduler(tmp_path, capsys, dask_connect_timeout_1s):
     """``[run] executor = "dask"`` and ``scheduler`` are the defaults of run, screen and detect;
     ``--executor local`` overrides them; a bad table is a one-line error naming the key."""
     from regbench.config import RunSettings, parse_config

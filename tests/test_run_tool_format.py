@@ -44,7 +44,7 @@ def test_go_test_as_a_command_benchmark(tmp_path):
 
 
 @pytest.mark.skipif(GO is None, reason="go is not installed")
-def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path):
+def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path, go_cache):
     # A real go test package (golden/adapters/go/failing/src) where BenchmarkBroken calls b.Fatal,
     # BenchmarkSub/bad b.Errorf and BenchmarkLate fails in its timed repetitions, beside benchmarks
     # that succeed: go test prints their results, then exits with status 1.
@@ -54,7 +54,7 @@ def test_a_failed_go_benchmark_is_a_result_and_the_others_are_kept(tmp_path):
         "name": "gobench", "format": "go", "runs": 2, "timeout": 120, "iterations": 2, "warmup": 1,
         "command": ["sh", "-c", f"{GO} test -run '^$' -bench . -count $REGBENCH_ITERATIONS -benchmem "
                                 "-benchtime 50x -cpu 2 ."],
-        "env": {"GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOCACHE": str(tmp_path / "gocache"),
+        "env": {"GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOCACHE": str(go_cache),
                 "GOPATH": str(tmp_path / "gopath")},
     }])
     with Store(tmp_path / "r.db") as store:

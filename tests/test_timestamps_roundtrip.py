@@ -1,24 +1,37 @@
 """A version's timestamp from `regbench import --timestamp`: stored when the version had none yet,
-shown and exported in ISO 8601 like every other, and kept by an export and a re-import."""
+shown and exported in ISO 8601 like every other, and kept by an export and a re-import.
+
+The commands run in this process (``main``, its exit status and what it printed): the rules are
+the store's and the importer's, and `regbench import` (with --timestamp and its clash),
+`show` and `export` as processes of their own are run by tests/test_import_tools.py and
+tests/test_cli.py."""
 
 from __future__ import annotations
 
 import csv
 import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
+from regbench.cli.main import main
 from regbench.store import Store
 
 HYPERFINE = Path(__file__).parent / "golden" / "adapters" / "hyperfine" / "two-commands.json"
 
 
-def regbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
-                          timeout=60)
+@pytest.fixture
+def regbench(capsys):
+    """``regbench(*args)``: the command line ``regbench ARGS`` run by ``main`` in this process, as a
+    CompletedProcess (its exit status, what it wrote to stdout and to stderr)."""
+    def run(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        status = main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["regbench", *args], status, out.out, out.err)
+    return run
 
 
 def versions_row(show: str, name: str) -> list[str]:
@@ -27,7 +40,7 @@ def versions_row(show: str, name: str) -> list[str]:
     return next(line.split() for line in section.splitlines() if line.split()[:1] == [name])
 
 
-def test_a_version_imported_without_a_timestamp_gets_the_one_given_later(tmp_path):
+def test_a_version_imported_without_a_timestamp_gets_the_one_given_later(tmp_path, regbench):
     db = str(tmp_path / "r.db")
     first = regbench("--store", db, "import", str(HYPERFINE), "--format", "hyperfine", "--version", "v1")
     assert first.returncode == 0, first.stderr
@@ -46,7 +59,7 @@ def test_a_version_imported_without_a_timestamp_gets_the_one_given_later(tmp_pat
         assert store.versions()[0].timestamp == datetime(2024, 1, 1) and len(store.runs()) == 4
 
 
-def test_export_keeps_imported_timestamps_and_a_reimport_their_order(tmp_path):
+def test_export_keeps_imported_timestamps_and_a_reimport_their_order(tmp_path, regbench):
     db, again = str(tmp_path / "r.db"), str(tmp_path / "again.db")
     # v2 is imported first but made later: history order is v1, v2 by their timestamps.
     for version, when in (("v2", "2024-06-01T00:00:00+02:00"), ("v1", "2024-05-01T00:00:00")):
@@ -70,7 +83,7 @@ def test_export_keeps_imported_timestamps_and_a_reimport_their_order(tmp_path):
         assert [v.name for v in b.versions()] == ["v1", "v1.5", "v2"]
 
 
-def test_a_timestamp_stored_without_its_text_is_shown_and_exported_in_iso_form(tmp_path):
+def test_a_timestamp_stored_without_its_text_is_shown_and_exported_in_iso_form(tmp_path, regbench):
     # A store written before timestamps were kept as text (an import with --timestamp, or a
     # release's upload time): the row has the timestamp and no text.
     db = tmp_path / "r.db"
@@ -94,7 +107,7 @@ def stored(db: str) -> tuple[list, list]:
                 sorted((r.benchmark, r.version, r.run_index, r.n_samples) for r in store.runs()))
 
 
-def test_a_canonical_file_may_not_give_a_stored_version_another_timestamp(tmp_path):
+def test_a_canonical_file_may_not_give_a_stored_version_another_timestamp(tmp_path, regbench):
     db = str(tmp_path / "r.db")
     header = "benchmark,version,run,iteration,value,timestamp\n"
 
