@@ -281,6 +281,31 @@ def test_failed_runs_are_counted_and_carry_no_samples(store):
     assert rows[("v2", 0)].status == "failed"
 
 
+def test_failed_runs_are_read_through_their_index_in_stored_order(tmp_path):
+    """``runs(failed=True)``, asked on every detection pass, reads the partial index of failed
+    runs, not every run; its rows keep the stored order the other listings have."""
+    with Store(tmp_path / "results.db") as store:
+        for i, status in enumerate(["ok", "crashed", "ok", "timeout", "failed", "ok"]):
+            store.add_run(run(benchmark="ba"[i % 2], version=f"v{5 - i}", run_index=i,
+                              samples=[1.0] if status == "ok" else [], status=status))
+        statements: list[tuple[str, object]] = []
+
+        def seen(conn, cursor, statement, parameters, context, executemany):
+            statements.append((statement, parameters))
+
+        sa.event.listen(store.engine, "before_cursor_execute", seen)
+        try:
+            failed = store.runs(failed=True)
+        finally:
+            sa.event.remove(store.engine, "before_cursor_execute", seen)
+        assert [(r.status, r.run_index) for r in failed] == [("crashed", 1), ("timeout", 3), ("failed", 4)]
+        assert [r.id for r in failed] == sorted(r.id for r in failed)
+        ((statement, parameters),) = [(q, p) for q, p in statements if "status" in q]
+        with store.engine.connect() as conn:
+            plan = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
+    assert any("ix_run_failed" in row[-1] for row in plan), plan
+
+
 def test_load_series_filters_and_unknown_names(store):
     store.add_run(run(benchmark="a", version="v1"))
     store.add_run(run(benchmark="a", version="v2"))

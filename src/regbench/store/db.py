@@ -964,15 +964,20 @@ class Store:
              failed: bool = False) -> list[RunInfo]:
         """Every stored run's metadata (samples not loaded), in the order they were stored; with
         ``failed``, only the runs whose status is not ``ok``."""
-        q = _runs_query().order_by(t.run.c.id)
+        q = _runs_query()
         if benchmark is not None:
             q = q.where(t.benchmark.c.name == benchmark)
         if version is not None:
             q = q.where(t.version.c.name == version)
         if failed:
+            # Through the partial index ix_run_failed, sorted here: with ``ORDER BY run.id`` SQLite
+            # prefers to walk every run in id order (0.4 s on 500,000 runs, with none failed).
             q = q.where(t.run.c.status != "ok")
+        else:
+            q = q.order_by(t.run.c.id)
         with self.engine.connect() as conn:
-            return [_run_info(r) for r in conn.execute(q)]
+            rows = [_run_info(r) for r in conn.execute(q)]
+        return sorted(rows, key=lambda r: r.id) if failed else rows
 
     # ----------------------------------------------------------------- listing
     def benchmarks(self) -> list[BenchmarkInfo]:

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0016"
+SCHEMA_REVISION = "0017"
 
 metadata = sa.MetaData()
 
@@ -293,6 +293,9 @@ detect_state = sa.Table(
 )
 # The runs of a few versions (an incremental pass loads only the new ones) without a full scan (0003).
 sa.Index("ix_run_version", run.c.version_id)
+# The failed runs, which every detection asks for, without a scan of every run: a partial index
+# of the runs whose status is not ``ok``, empty where nothing fails (0017).
+sa.Index("ix_run_failed", run.c.status, sqlite_where=run.c.status != "ok", postgresql_where=run.c.status != "ok")
 
 
 # What `regbench detect --confirm` found when it ran a change's two versions again (0004): one row
