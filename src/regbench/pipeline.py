@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .detect.base import Change
     from .model import Alert, Confirmation, Failing, NoLongerRun
     from .notify import NotifyReport
-    from .run.bisect import BisectResult
+    from .run.bisect import BisectResult, FailureBisection
     from .run.confirm import ConfirmOptions
     from .run.rerun import Skipped
     from .run.campaign import CampaignReporter, CampaignResult
@@ -118,6 +118,12 @@ class DetectOutcome:
         The series that failed at the newest version they ran at and are no longer run since
         (removed from the suite, or renamed; :func:`regbench.inventory.no_longer_run`): not in
         ``failing``, they do not gate, and their open failure alerts are fixed.
+    failure_bisections : mapping
+        With ``bisect``: the first failing commit of each failing series that gates
+        (:attr:`broken`), found between its last working version and its first failing one
+        (:func:`regbench.run.bisect.bisect_failures`), by :attr:`Failing.series`.
+    failures_not_bisected : mapping
+        With ``bisect``: why a failing series that gates was not bisected, by series.
     """
 
     detection: DetectionResult
@@ -129,6 +135,8 @@ class DetectOutcome:
     history: str | None = None
     failing: tuple[Failing, ...] = ()
     no_longer_run: tuple[NoLongerRun, ...] = ()
+    failure_bisections: Mapping[tuple[str, str, str], FailureBisection] = field(default_factory=dict)
+    failures_not_bisected: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
 
     @property
     def regressed(self) -> bool:
@@ -305,6 +313,14 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
                             history=history.describe(), failing=failures.failing,
                             no_longer_run=failures.no_longer_run)
+    if bisect and outcome.broken:
+        from .run.bisect import bisect_failures
+
+        assert config is not None  # check_detect_options refused --bisect without a configuration
+        with _entered(bisect_reporter) as reporter:
+            done, left = bisect_failures(config, store, outcome.broken, reporter=reporter)
+        outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
+                          failures_not_bisected={f.series: why for f, why in left})
     if on_detected is not None:
         on_detected(outcome)
     if notify:

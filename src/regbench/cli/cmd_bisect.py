@@ -31,10 +31,16 @@ from ._common import DURATION, FiniteFloatRange
 @click.option("--measure", type=click.Choice(["time", "instructions"]), default="time", show_default=True,
               help="Decide on each run's instruction count (perf, else callgrind) instead of its time: "
                    "instructions are not time.")
+@click.option("--failure", is_flag=True,
+              help="Find the first commit where the benchmark fails (BAD fails, GOOD runs), as `git bisect run` "
+                   "does with a test, instead of the first that changes its time.")
+@click.option("--runs", "failure_runs", default=3, show_default=True, type=click.IntRange(1),
+              help="With --failure: runs of a commit at most before it counts as failing (one run that "
+                   "succeeds shows it works).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_context
 def command(click_ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs, seed, machine, duet, location, measure,
-            fmt) -> None:
+            failure, failure_runs, fmt) -> None:
     """Build and benchmark commits between GOOD and BAD to find the first one that changes
     the benchmark.
 
@@ -43,17 +49,45 @@ def command(click_ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs
     costs more runs instead of a wrong turn; a step that cannot settle within its budget stops the bisection with the
     range still open. Every run is stored. Exit status 1 when no culprit was found, 4 when GOOD or BAD
     did not build.
+
+    With --failure, the first commit where the benchmark fails: each step runs a commit until a
+    run succeeds or --runs runs failed.
     """
     from ..report.console import emit_json
     from ..report.sequential import LiveReporter, bisect_json, print_bisect
     from ..run.bisect import bisect
     from ._common import sigterm_as_interrupt
 
-    if measure != "time" and location != "mean":  # before anything is read or written
+    given = {p.name for p in click_ctx.command.params
+             if click_ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE}
+    if failure:  # before anything is read or written
+        timing = sorted(given & {"threshold", "alpha", "budget", "max_pairs", "duet", "location", "measure"})
+        if timing:
+            flag = "--" + timing[0].replace("_", "-")
+            raise click.UsageError(f"{flag} is about timing changes and does not apply to --failure", ctx=click_ctx)
+    elif "failure_runs" in given:
+        raise click.UsageError("--runs applies to --failure only", ctx=click_ctx)
+    if measure != "time" and location != "mean":
         raise click.UsageError(f"--location {location} applies to time, not to --measure {measure}", ctx=click_ctx)
     ctx = click_ctx.obj
     config = ctx.load_config()
     store = ctx.open_store(config=config)
+    if failure:
+        from ..report.sequential import failure_bisect_json, print_failure_bisect
+        from ..run.bisect import bisect_failure
+
+        with sigterm_as_interrupt(), LiveReporter() as reporter:
+            found = bisect_failure(config, store, good, bad, benchmark=benchmark, runs=failure_runs, seed=seed,
+                                   machine=machine, reporter=reporter)
+        if fmt == "json":
+            emit_json(failure_bisect_json(found))
+        else:
+            print_failure_bisect(found)
+        if found.status == "unbuilt":
+            raise click.exceptions.Exit(ExitStatus.FAILED)
+        if found.status != "found":
+            raise click.exceptions.Exit(ExitStatus.FOUND)
+        return
     with sigterm_as_interrupt(), LiveReporter() as reporter:
         result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
                         budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter,

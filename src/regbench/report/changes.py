@@ -131,9 +131,10 @@ def alert_json(a: Alert | None) -> dict | None:
             "unchanged_on": list(a.unchanged_on), "status": a.status}
 
 
-#: Why a failing benchmark is neither run again by ``--confirm`` nor bisected by ``--bisect``.
+#: Why a failing benchmark is not run again by ``--confirm``, and why one was not bisected by
+#: ``--bisect`` when no other reason is known (its failure alert is marked invalid or expected).
 FAILURE_NOT_CONFIRMED = "a failing benchmark: no change to run again"
-FAILURE_NOT_BISECTED = "a failing benchmark: no change to bisect"
+FAILURE_NOT_BISECTED = "its failure alert is marked invalid or expected: it does not gate"
 
 
 def failure_json(outcome: DetectOutcome, f: Failing) -> dict:
@@ -152,7 +153,12 @@ def failure_json(outcome: DetectOutcome, f: Failing) -> dict:
     if outcome.confirm:
         out.update(confirmation=None, confirm_skipped=FAILURE_NOT_CONFIRMED)
     if outcome.bisect:
-        out.update(bisect=None, bisect_skipped=FAILURE_NOT_BISECTED)
+        if (found := outcome.failure_bisections.get(f.series)) is not None:
+            from .sequential import failure_bisect_json  # with the run package: only after --bisect
+
+            out["bisect"] = failure_bisect_json(found)
+        else:
+            out.update(bisect=None, bisect_skipped=outcome.failures_not_bisected.get(f.series, FAILURE_NOT_BISECTED))
     return out
 
 
@@ -284,3 +290,13 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
                 from .sequential import print_bisect
 
                 print_bisect(entry.bisection)
+        for f in outcome.failing:
+            if (why := outcome.failures_not_bisected.get(f.series)) is not None:
+                console.print(f"Not bisected: the failure of {escape(f.benchmark)} between {f.since} and "
+                              f"{f.first}: {escape(why)}.")
+        for f in outcome.failing:
+            if (found := outcome.failure_bisections.get(f.series)) is not None:
+                console.print(f"Bisecting the failure of {escape(f.benchmark)} between {f.since} and {f.first}:")
+                from .sequential import print_failure_bisect
+
+                print_failure_bisect(found)

@@ -12,7 +12,7 @@ from ..run.sequential import SessionReporter
 from .console import console, emit_table, fmt_pct
 
 if TYPE_CHECKING:
-    from ..run.bisect import BisectResult
+    from ..run.bisect import BisectResult, FailureBisection
     from ..run.sequential import Settled
 
 
@@ -41,6 +41,10 @@ class LiveReporter(SessionReporter):
 
     def note(self, text: str) -> None:
         self.console.print(text, markup=False)
+
+    def progress(self, text: str) -> None:
+        if self.status is not None:
+            self.status.update(text)
 
     def pair_done(self, benchmark: str, a: str, b: str, pairs: int, decision) -> None:
         if self.status is not None:
@@ -118,6 +122,44 @@ def bisect_json(result: BisectResult) -> dict:
                        "position": s.position if s.position == s.position else None,
                        "seconds": round(s.seconds, 3)} for s in result.steps],
             "candidates": list(result.candidates), "skipped": list(result.skipped)}
+
+
+def failure_bisect_json(result: FailureBisection) -> dict:
+    """A bisection of a failure as JSON (``regbench bisect --failure --format json``, and the
+    ``bisect`` of a failure in ``detect --bisect --json-failures``)."""
+    return {"benchmark": result.benchmark, "good": result.good, "bad": result.bad, "failure": True,
+            "status": result.status, "culprit": result.culprit, "error": result.error, "reason": result.reason,
+            "commits": result.commits, "runs": result.runs, "campaign_id": result.campaign_id,
+            "steps": [{"commit": s.commit, "verdict": s.verdict, "runs": s.runs, "error": s.error,
+                       "seconds": round(s.seconds, 3)} for s in result.steps],
+            "candidates": list(result.candidates), "skipped": list(result.skipped)}
+
+
+def print_failure_bisect(result: FailureBisection) -> None:
+    """A bisection of a failure: GOOD, BAD and each commit tried, one line each, then the first
+    failing commit or why there is none."""
+    from rich.markup import escape
+
+    console.print(f"{escape(result.benchmark)}: the first failing commit of {result.good}..{result.bad} "
+                  f"({result.commits} commits)")
+    for k, s in enumerate(result.steps):
+        who = ("GOOD " if k == 0 else "BAD " if k == 1 else "") + s.commit
+        if s.verdict == "unbuilt":
+            console.print(f"  {who}: skipped (its build failed)", markup=False)
+        elif s.verdict == "good":
+            console.print(f"  {who}: runs ({s.runs} run{'s' if s.runs > 1 else ''})", markup=False)
+        else:
+            console.print(f"  {who}: fails ({s.runs} runs): {s.error}", markup=False)
+    if result.skipped:
+        console.print(f"Skipped (did not build): {', '.join(result.skipped)}.")
+    if result.status == "found":
+        console.print(f"First failing commit: [bold]{result.culprit}[/]: {escape(result.error or '')}; "
+                      f"{result.runs} runs in all.")
+    elif result.status == "undecided":
+        console.print(f"Undecided: the first failing commit is one of {', '.join(result.candidates)} (commits before "
+                      "it did not build).")
+    else:
+        console.print(f"Nothing to bisect: {escape(result.reason or result.status)}.")
 
 
 def _bisected_by(t: Settled) -> str:

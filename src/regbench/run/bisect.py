@@ -40,6 +40,7 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, VersionError
+from ..failures import failure_cause
 from ..model import DEFAULT_CONFIG
 from .core import campaign_status
 from .rerun import Skipped, comparison_of, plan_reruns
@@ -49,6 +50,7 @@ from .versions import Commit, git, resolve_revisions
 
 if TYPE_CHECKING:
     from ..detect.base import Change
+    from ..model import Failing
     from ..store import Store
 
 #: Error rate of each step of a bisection: over log2(30) + 2 = 7 steps, about 7% at most in all.
@@ -338,4 +340,227 @@ def bisect_changes(config: ProjectConfig, store: Store, changes: Sequence[Change
         out.append((ch, done[key]))
     order = {id(c): k for k, c in enumerate(changes)}
     skipped.sort(key=lambda s: order.get(id(s.change), len(order)))
+    return out, skipped
+
+
+# ------------------------------------------------------------------ the first commit that fails
+#: Runs of a commit at most before it counts as failing (``bisect --failure``): one successful run
+#: shows a commit works, so a working commit usually costs one run.
+FAILURE_RUNS = 3
+
+
+@dataclass(frozen=True)
+class FailureStep:
+    """One commit tried by :func:`bisect_failure`: ``good`` (a run succeeded, after ``runs`` runs),
+    ``bad`` (all ``runs`` runs failed, ``error`` saying why, on one line) or ``unbuilt`` (its
+    build failed: skipped, as ``git bisect skip`` does)."""
+
+    commit: str
+    verdict: str
+    runs: int
+    error: str | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class FailureBisection:
+    """What :func:`bisect_failure` found.
+
+    Attributes
+    ----------
+    benchmark, good, bad : str
+    status : str
+        ``"found"``: ``culprit`` is the first commit whose runs all fail; ``"undecided"``:
+        commits that did not build lie just before the first failing one (any of them may be
+        it: ``candidates``); ``"unbuilt"``: GOOD or BAD did not build; ``"not reproduced"``:
+        GOOD fails here too, or BAD ran successfully here (``reason`` says which).
+    culprit : str or None
+    error : str or None
+        Why the runs of the culprit fail (of GOOD, when GOOD fails too), on one line.
+    steps : tuple of FailureStep
+        GOOD, BAD, then each commit tried, in order.
+    candidates : tuple of str
+        The commits that may be the first failing one (one when found).
+    commits : int
+        Commits in GOOD..BAD.
+    campaign_id : int
+    skipped : tuple of str
+        Commits that did not build, in the order they were tried.
+    reason : str or None
+        Why there is no culprit, when ``status`` is ``unbuilt`` or ``not reproduced``.
+    """
+
+    benchmark: str
+    good: str
+    bad: str
+    status: str
+    culprit: str | None
+    error: str | None
+    steps: tuple[FailureStep, ...]
+    candidates: tuple[str, ...]
+    commits: int
+    campaign_id: int
+    skipped: tuple[str, ...] = ()
+    reason: str | None = None
+
+    @property
+    def runs(self) -> int:
+        """Runs made in all, failed ones included."""
+        return sum(s.runs for s in self.steps)
+
+
+def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmark: str,
+                   runs: int = FAILURE_RUNS, seed: int | None = None, machine: str | None = None,
+                   config_name: str = DEFAULT_CONFIG, cache_dir: Path | None = None, command: str | None = None,
+                   rebuild: bool = False, reporter: SessionReporter | None = None,
+                   noise: NoiseControl | None = None) -> FailureBisection:
+    """Find the first commit of ``good..bad`` where ``benchmark`` fails (``bisect --failure``).
+
+    GOOD must run here (a successful run among ``runs``) and BAD must fail here (``runs`` failed
+    runs), or there is nothing to bisect: a benchmark that fails at GOOD too fails because of the
+    machine, its environment or a dependency, not the code between them; one that runs at BAD
+    failed by chance, or on another machine's account.  Then each step takes the middle commit of
+    the range still open and runs it until a run succeeds (like GOOD) or ``runs`` runs failed
+    (like BAD), as ``git bisect run`` does with a test script.  A commit that does not build is
+    skipped; when skipped commits lie just before the first failing one, the answer is that set.
+
+    A benchmark that fails only sometimes can make a working commit look failing (all ``runs``
+    runs failed by chance): with a failure rate ``p`` per run, a step errs with probability
+    ``p ** runs``.  Every run is stored, in one campaign (a session: detection leaves its runs
+    out, so failed runs of a bisection open no failure alert).
+
+    Raises
+    ------
+    ConfigError
+        An unknown benchmark, one that reports through a tool, or ``runs`` below 1.
+    VersionError
+        An unknown revision, no commits between ``good`` and ``bad``, or ``good`` not an
+        ancestor of ``bad``.
+    """
+    if runs < 1:
+        raise ConfigError(f"runs of a commit must be at least 1, got {runs}")
+    spec = config.benchmark(benchmark)
+    if spec.format is not None:
+        raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
+                          "bisect needs a benchmark with its own samples")
+    repo = config.repo or config.root
+    g = resolve_revisions(repo, good)
+    if len(g) != 1:
+        raise VersionError(f"{good!r}: GOOD must be one revision")
+    line = resolve_revisions(repo, f"{good}..{bad}")  # raises when empty
+    if commits_between(repo, g[0].sha, line[-1].sha) is None:
+        raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
+    history = [g[0], *line]
+    check_environment_size(config, noise, [spec], [c.short for c in history])
+    setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
+    session = Session(config, store, setup, reporter=reporter,
+                      plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
+                                       "failure": True, "runs": runs, "commits": len(line)}})
+    with session, campaign_status(store, session.campaign_id):
+        steps: list[FailureStep] = []
+
+        def done(status: str, culprit: str | None = None, error: str | None = None,
+                 candidates: Sequence[str] = (), reason: str | None = None) -> FailureBisection:
+            return FailureBisection(benchmark, history[0].short, history[-1].short, status, culprit, error,
+                                    tuple(steps), tuple(candidates), len(line), session.campaign_id,
+                                    tuple(s.commit for s in steps[2:] if s.verdict == "unbuilt"), reason)
+
+        def attempt(commit: Commit) -> FailureStep:
+            session.reporter.progress(f"{benchmark}: trying {commit.short}")
+            start = session.clock()
+            if session.prepare(commit) is None:
+                step = FailureStep(commit.short, "unbuilt", 0, None, 0.0)
+            else:
+                error = None
+                for k in range(1, runs + 1):
+                    outcome = session.attempt(spec, commit.short)
+                    if outcome.status == "ok":
+                        error = None
+                        break
+                    error = failure_cause(outcome.status, outcome.stderr_tail)
+                step = FailureStep(commit.short, "bad" if error is not None else "good", k, error,
+                                   session.clock() - start)
+            session.reporter.progress(f"{benchmark} at {commit.short}: " + (
+                "did not build" if step.verdict == "unbuilt" else
+                f"ran ({step.runs} run{'s' if step.runs > 1 else ''})" if step.verdict == "good" else
+                f"fails ({step.runs} runs): {step.error}"))
+            steps.append(step)
+            return step
+
+        first, last = attempt(history[0]), attempt(history[-1])
+        if first.verdict == "unbuilt" or last.verdict == "unbuilt":
+            which = "GOOD" if first.verdict == "unbuilt" else "BAD"
+            return done("unbuilt", reason=f"{which} did not build")
+        if first.verdict == "bad":
+            return done("not reproduced", error=first.error,
+                        reason=f"GOOD ({first.commit}) fails here too: the failure is not the code's between "
+                               "them (the machine, the environment or a dependency)")
+        if last.verdict == "good":
+            return done("not reproduced",
+                        reason=f"BAD ({last.commit}) ran successfully here: the failure did not happen again "
+                               "(it fails only sometimes, or on another machine)")
+        lo, hi = 0, len(history) - 1  # history[lo] runs, history[hi] fails
+        unbuilt: set[int] = set()
+        while True:
+            open_ = [k for k in range(lo + 1, hi) if k not in unbuilt]
+            if not open_:
+                break
+            mid = open_[len(open_) // 2]
+            step = attempt(history[mid])
+            if step.verdict == "good":
+                lo = mid
+            elif step.verdict == "bad":
+                hi = mid
+            else:
+                unbuilt.add(mid)
+        candidates = [history[k].short for k in range(lo + 1, hi + 1)]
+        culprit = history[hi].short
+        error = next(s.error for s in reversed(steps) if s.commit == culprit)
+        if len(candidates) > 1:
+            return done("undecided", error=error, candidates=candidates)
+        return done("found", culprit, error, candidates)
+
+
+def bisect_failures(config: ProjectConfig, store: Store, failing: Sequence[Failing], *, machine: str | None = None,
+                    **kwargs: Any) -> tuple[list[tuple[Failing, FailureBisection]], list[tuple[Failing, str]]]:
+    """Bisect every failing series whose last working and first failing versions are not adjacent
+    commits (``detect --bisect``): :func:`bisect_failure` from ``since`` to ``first``, when the
+    series can be run again here (the reasons of :func:`~.rerun.plan_reruns`: both versions stored
+    with commits of ``config.repo``, a configured benchmark with its own samples, measured on
+    this machine).  Series of the same benchmark and versions (configurations aside) are
+    bisected once per configuration.
+
+    Returns
+    -------
+    (bisected, skipped)
+        ``(failing, result)`` pairs, and the failing series left alone with the reason.
+    """
+    from ..detect.base import Change
+    from .fingerprint import default_machine_name
+
+    here = machine or default_machine_name()
+    repo = config.repo or config.root
+    # A failure as a change from its last working version to its first failing one: what
+    # plan_reruns asks of a change to run it again here is what a failure needs too.
+    changes = [Change(f.benchmark, f.config, f.machine, f.first, f.since, math.nan, math.nan, math.nan,
+                      "regression", "failure") for f in failing]
+    by_change = {id(c): f for c, f in zip(changes, failing, strict=True)}
+    reruns, not_run = plan_reruns(config, store, changes, machine=here, purpose="bisect-failure")
+    skipped = [(by_change[id(s.change)], s.reason) for s in not_run]
+    done: dict[tuple[str, ...], FailureBisection] = {}
+    out: list[tuple[Failing, FailureBisection]] = []
+    for rerun in reruns:
+        f, a, b = by_change[id(rerun.change)], rerun.previous.sha, rerun.version.sha
+        between = commits_between(repo, a, b)
+        if between is None or between <= 1:
+            skipped.append((f, "the older version is not an ancestor of the newer" if between is None
+                            else f"its versions are adjacent commits: {f.first} is the first failing commit"))
+            continue
+        key = (f.benchmark, f.config, a, b)
+        if key not in done:
+            done[key] = bisect_failure(config, store, a, b, benchmark=f.benchmark, machine=here, config_name=f.config,
+                                       **kwargs)
+        out.append((f, done[key]))
+    order = {id(f): k for k, f in enumerate(failing)}
+    skipped.sort(key=lambda s: order.get(id(s[0]), len(order)))
     return out, skipped

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 #: another machine's behalf).
 PURPOSES = {
     "bisect": ("bisect", "regbench bisect {previous} {version} --benchmark {benchmark} --machine {machine}"),
+    "bisect-failure": ("bisect", "regbench bisect {previous} {version} --benchmark {benchmark} --machine {machine} "
+                                 "--failure"),
     "confirm": ("confirmation", "regbench compare {previous} {version} --run --benchmark {benchmark} "
                                 "--machine {machine}"),
 }
@@ -67,8 +69,9 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
     changes : sequence of Change
     machine : str, optional
         This machine's name [default: the host name, as runs are stored].
-    purpose : {"bisect", "confirm"}
-        Who asks: names the command in the reasons.
+    purpose : {"bisect", "bisect-failure", "confirm"}
+        Who asks: names the command in the reasons (``bisect-failure``: ``bisect --failure``, the
+        first commit where a failing benchmark fails).
 
     Returns
     -------

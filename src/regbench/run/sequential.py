@@ -75,6 +75,9 @@ class SessionReporter:
     def note(self, text: str) -> None:
         """One line about how the runs are made (duet runs, or why not)."""
 
+    def progress(self, text: str) -> None:
+        """Where a session is (a commit tried by ``bisect --failure``): replaced by the next."""
+
 
 @dataclass(frozen=True)
 class Settled:
@@ -347,15 +350,19 @@ class Session:
         self._next_index[key] = k + 1
         return k
 
-    def run_once(self, spec: BenchmarkSpec, version: str, value: str | None = None) -> float | None:
-        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed),
-        or what ``value`` names (:func:`run_value`)."""
+    def attempt(self, spec: BenchmarkSpec, version: str) -> RunOutcome:
+        """Run ``spec`` once on a prepared version and store the run; what it produced (its
+        status, and why it failed in ``stderr_tail``)."""
         while True:
             trial = Trial(spec.name, version, self._run_index(spec.name, version))
             (result,) = self.runner.run([(trial, spec)])
             if result.stored:
-                break  # else another campaign took this index meanwhile: take the next one
-        return run_value(spec, result.outcome, value)
+                return result.outcome  # else another campaign took this index meanwhile: take the next one
+
+    def run_once(self, spec: BenchmarkSpec, version: str, value: str | None = None) -> float | None:
+        """Run ``spec`` once on a prepared version, store the run; its mean (None if it failed),
+        or what ``value`` names (:func:`run_value`)."""
+        return run_value(spec, self.attempt(spec, version), value)
 
     def duet_refused(self, spec: BenchmarkSpec, count: int) -> str | None:
         """Why ``count`` versions of ``spec`` cannot run as a duet here; None when they can, or

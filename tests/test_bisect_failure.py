@@ -1,0 +1,134 @@
+"""``regbench bisect --failure`` and ``detect --bisect`` of failing benchmarks: the first commit
+where a benchmark fails, found by building and running the commits between (real git
+repositories, real processes, a real SQLite store)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from regbench.cli.main import main
+from regbench.config import load_config
+from regbench.demo_project import PRINTED_PROGRAM, git_commit, git_init
+from regbench.run.bisect import bisect_failure
+from regbench.run.fingerprint import default_machine_name
+from regbench.store import Store
+
+PY = sys.executable
+T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+#: The benchmark once it is broken: a check of its result fails, as a real regression test would.
+BROKEN = "raise ValueError('checksum 41 != 42')\n"
+BUILD = [PY, "-c", "import os, sys; sys.exit(1 if os.path.exists('unbuildable') else 0)"]
+
+
+def failing_repo(path: Path, *, commits: int = 12, breaks: int = 8, unbuildable: tuple[int, ...] = (),
+                 flaky_from: int | None = None) -> list[str]:
+    """``commits`` commits (1-based); the benchmark fails in every run from commit ``breaks`` on
+    (never, with 0); the commits ``unbuildable`` do not build."""
+    git_init(path)
+    toml = ('[project]\nname = "p"\nbuild = ' + json.dumps(BUILD) + '\n[defaults]\nruns = 2\niterations = 3\n'
+            'warmup = 0\n[[benchmark]]\nname = "b"\ncommand = ' + json.dumps([PY, "bench.py"]) + "\n")
+    shas = []
+    for k in range(1, commits + 1):
+        files: dict[str, str | None] = {f"notes/{k}.txt": f"commit {k}\n"}
+        if k == 1:
+            files |= {"bench.py": PRINTED_PROGRAM, "level.txt": "1.0", "regbench.toml": toml}
+        if k == breaks:
+            files["bench.py"] = BROKEN + PRINTED_PROGRAM
+        if k in unbuildable:
+            files["unbuildable"] = "x"
+        elif k - 1 in unbuildable:
+            files["unbuildable"] = None
+        shas.append(git_commit(path, files, f"commit {k}", when=T0 + timedelta(hours=k)))
+    return shas
+
+
+def test_the_first_failing_commit_is_found_and_every_run_is_stored(tmp_path):
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo)
+    with Store(tmp_path / "r.db") as store:
+        result = bisect_failure(load_config(repo / "regbench.toml"), store, shas[0], shas[-1], benchmark="b",
+                                runs=2, seed=1, cache_dir=tmp_path / "wt")
+        stored = store.runs(benchmark="b")
+    assert result.status == "found" and result.culprit == shas[7][:len(result.culprit)]
+    assert result.error == "failed (exit status 1): ValueError: checksum 41 != 42"
+    good, bad, *steps = result.steps
+    # GOOD runs at its first run; BAD fails in both; each step is like one of them.
+    assert (good.verdict, good.runs, bad.verdict, bad.runs) == ("good", 1, "bad", 2)
+    assert all((s.verdict, s.runs) in {("good", 1), ("bad", 2)} for s in steps)
+    # log2 of 11 open commits: 3 or 4 steps, never a walk through all of them.
+    assert 3 <= len(steps) <= 4
+    assert len(stored) == result.runs and {r.campaign_id for r in stored} == {result.campaign_id}
+    assert sum(r.status != "ok" for r in stored) == sum(s.runs for s in result.steps if s.verdict == "bad")
+
+
+def test_an_unbuildable_commit_before_the_first_failing_one_leaves_both(tmp_path):
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=8, breaks=6, unbuildable=(5,))
+    with Store(tmp_path / "r.db") as store:
+        result = bisect_failure(load_config(repo / "regbench.toml"), store, shas[0], shas[-1], benchmark="b",
+                                runs=2, seed=1, cache_dir=tmp_path / "wt")
+    # Commit 5 may be the one that broke it: like git bisect skip, the answer is the set.
+    assert result.status == "undecided" and result.culprit is None
+    assert [c[:7] for c in result.candidates] == [shas[4][:7], shas[5][:7]]
+    assert result.skipped == (shas[4][:len(result.skipped[0])],)
+
+
+@pytest.mark.parametrize("breaks, what", [(1, "GOOD"), (0, "BAD")])
+def test_a_failure_that_does_not_happen_here_is_not_bisected(tmp_path, breaks, what):
+    """A benchmark failing at GOOD too fails because of the machine or its environment, not the
+    commits between; one that runs at BAD is not reproduced.  Nothing between is tried."""
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=6, breaks=breaks)
+    with Store(tmp_path / "r.db") as store:
+        result = bisect_failure(load_config(repo / "regbench.toml"), store, shas[0], shas[-1], benchmark="b",
+                                runs=2, seed=1, cache_dir=tmp_path / "wt")
+    assert result.status == "not reproduced" and result.culprit is None
+    assert result.reason.startswith(what) and len(result.steps) == 2
+
+
+def test_cli_bisect_failure_prints_the_culprit_and_json_and_refuses_timing_options(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=6, breaks=4)
+    base = ["--store", str(tmp_path / "r.db"), "--config", str(repo / "regbench.toml"), "bisect", shas[0], shas[-1],
+            "--benchmark", "b", "--failure", "--seed", "3"]
+    assert main(base + ["--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"First failing commit: {shas[3][:10]}" in out and "ValueError: checksum 41 != 42" in out
+    assert main(base + ["--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert (found["status"], found["culprit"], found["failure"]) == ("found", shas[3][:10], True)
+    assert found["steps"][1] == {**found["steps"][1], "commit": shas[-1][:10], "verdict": "bad", "runs": 3}
+    assert main(base + ["--threshold", "0.05"]) == 2
+    assert "--threshold is about timing changes" in capsys.readouterr().err
+    assert main(base[:-3] + ["--runs", "2"]) == 2  # --runs without --failure
+    assert "--runs applies to --failure only" in capsys.readouterr().err
+    # Nothing fails between GOOD and the commit before the break: exit status 1, said why.
+    assert main(base[:5] + [shas[0], shas[2]] + base[7:]) == 1
+    assert "Nothing to bisect: BAD" in capsys.readouterr().out
+
+
+def test_detect_bisect_finds_the_commit_that_broke_a_benchmark_between_nightlies(tmp_path, capsys):
+    """Nightly campaigns see the benchmark run at commit 6 and fail at commit 11: ``detect
+    --bisect`` runs the commits between and names commit 8, in the text and the JSON."""
+    from regbench.run.campaign import run_campaign
+
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=11, breaks=8)
+    config = load_config(repo / "regbench.toml")
+    db = tmp_path / "r.db"
+    with Store(db) as store:
+        run_campaign(config, store, revisions=",".join(shas[k] for k in (0, 5, 10)), seed=7)
+    args = ["--store", str(db), "--config", str(repo / "regbench.toml"), "detect", "--bisect", "--dry-run"]
+    assert main(args + ["--format", "json", "--json-failures"]) == 0
+    (failure,) = json.loads(capsys.readouterr().out)
+    assert failure["kind"] == "failure" and failure["machine"] == default_machine_name()
+    assert failure["bisect"]["status"] == "found" and failure["bisect"]["culprit"] == shas[7][:10]
+    assert "bisect_skipped" not in failure
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"First failing commit: {shas[7][:10]}" in out
