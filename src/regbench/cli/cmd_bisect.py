@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
 from ..errors import ExitStatus
@@ -72,30 +75,28 @@ def command(click_ctx, good, bad, benchmark, threshold, alpha, budget, max_pairs
     ctx = click_ctx.obj
     config = ctx.load_config()
     store = ctx.open_store(config=config)
+    with sigterm_as_interrupt(), LiveReporter() as reporter:
+        if failure:
+            from ..run.bisect import bisect_failure
+
+            result: Any = bisect_failure(config, store, good, bad, benchmark=benchmark, runs=failure_runs, seed=seed,
+                                         machine=machine, reporter=reporter)
+        else:
+            result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
+                            budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter,
+                            duet=duet, location=location, measure=None if measure == "time" else measure)
+    as_json: Callable[[Any], dict]
+    as_text: Callable[[Any], None]
     if failure:
         from ..report.sequential import failure_bisect_json, print_failure_bisect
-        from ..run.bisect import bisect_failure
 
-        with sigterm_as_interrupt(), LiveReporter() as reporter:
-            found = bisect_failure(config, store, good, bad, benchmark=benchmark, runs=failure_runs, seed=seed,
-                                   machine=machine, reporter=reporter)
-        if fmt == "json":
-            emit_json(failure_bisect_json(found))
-        else:
-            print_failure_bisect(found)
-        if found.status == "unbuilt":
-            raise click.exceptions.Exit(ExitStatus.FAILED)
-        if found.status != "found":
-            raise click.exceptions.Exit(ExitStatus.FOUND)
-        return
-    with sigterm_as_interrupt(), LiveReporter() as reporter:
-        result = bisect(config, store, good, bad, benchmark=benchmark, threshold=threshold, alpha=alpha,
-                        budget=budget, max_pairs=max_pairs, seed=seed, machine=machine, reporter=reporter,
-                        duet=duet, location=location, measure=None if measure == "time" else measure)
-    if fmt == "json":
-        emit_json(bisect_json(result))
+        as_json, as_text = failure_bisect_json, print_failure_bisect
     else:
-        print_bisect(result)
+        as_json, as_text = bisect_json, print_bisect
+    if fmt == "json":
+        emit_json(as_json(result))
+    else:
+        as_text(result)
     if result.status == "unbuilt":
         raise click.exceptions.Exit(ExitStatus.FAILED)
     if result.status != "found":

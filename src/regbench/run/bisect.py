@@ -174,23 +174,12 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
     """
     check_pair_limits(min_pairs, max_pairs)
     check_value(measure, location)
-    spec = config.benchmark(benchmark)
-    if spec.format is not None:
-        raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
-                          "bisect needs a benchmark with its own samples")
-    repo = config.repo or config.root
-    g = resolve_revisions(repo, good)
-    if len(g) != 1:
-        raise VersionError(f"{good!r}: GOOD must be one revision")
-    line = resolve_revisions(repo, f"{good}..{bad}")  # raises when empty
-    if commits_between(repo, g[0].sha, line[-1].sha) is None:
-        raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
-    history = [g[0], *line]
-    check_environment_size(config, noise, [spec], [c.short for c in history])
+    spec, history = _bisected(config, benchmark, good, bad, noise)
+    line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
                          duet=config.run.duet if duet is None else duet)
     session = Session(config, store, setup, reporter=reporter,
-                      plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
+                      plan={"bisect": {"good": history[0].short, "bad": history[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line),
                                        "measure": measure or "time", "location": location}})
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
@@ -238,6 +227,26 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         culprit = history[hi]
         change = session.settle(spec, history[lo], culprit, rule, resolve_size=False, **compared)
         return done("found", culprit.short, change, steps, [culprit.short])
+
+
+def _bisected(config: ProjectConfig, benchmark: str, good: str, bad: str, noise: NoiseControl | None
+              ) -> tuple[BenchmarkSpec, list[Commit]]:
+    """The benchmark a bisection follows and the commits it works on, GOOD first (GOOD..BAD as a
+    line); one-line errors for what cannot be bisected."""
+    spec = config.benchmark(benchmark)
+    if spec.format is not None:
+        raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
+                          "bisect needs a benchmark with its own samples")
+    repo = config.repo or config.root
+    g = resolve_revisions(repo, good)
+    if len(g) != 1:
+        raise VersionError(f"{good!r}: GOOD must be one revision")
+    line = resolve_revisions(repo, f"{good}..{bad}")  # raises when empty
+    if commits_between(repo, g[0].sha, line[-1].sha) is None:
+        raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
+    history = [g[0], *line]
+    check_environment_size(config, noise, [spec], [c.short for c in history])
+    return spec, history
 
 
 def _classify(session: Session, spec: BenchmarkSpec, good: Commit, commit: Commit, bad: Commit, shift: float,
@@ -439,22 +448,11 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
     """
     if runs < 1:
         raise ConfigError(f"runs of a commit must be at least 1, got {runs}")
-    spec = config.benchmark(benchmark)
-    if spec.format is not None:
-        raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
-                          "bisect needs a benchmark with its own samples")
-    repo = config.repo or config.root
-    g = resolve_revisions(repo, good)
-    if len(g) != 1:
-        raise VersionError(f"{good!r}: GOOD must be one revision")
-    line = resolve_revisions(repo, f"{good}..{bad}")  # raises when empty
-    if commits_between(repo, g[0].sha, line[-1].sha) is None:
-        raise VersionError(f"{good!r} is not an ancestor of {bad!r}: there is no line of history to bisect")
-    history = [g[0], *line]
-    check_environment_size(config, noise, [spec], [c.short for c in history])
+    spec, history = _bisected(config, benchmark, good, bad, noise)
+    line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
     session = Session(config, store, setup, reporter=reporter,
-                      plan={"bisect": {"good": g[0].short, "bad": line[-1].short, "benchmark": benchmark,
+                      plan={"bisect": {"good": history[0].short, "bad": history[-1].short, "benchmark": benchmark,
                                        "failure": True, "runs": runs, "commits": len(line)}})
     with session, campaign_status(store, session.campaign_id):
         steps: list[FailureStep] = []
