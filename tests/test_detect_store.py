@@ -236,6 +236,54 @@ def test_incremental_checks_again_a_series_whose_old_version_came_late(store_url
     assert again.n_tests == 0 and not again.changes  # nothing stored since
 
 
+def test_an_alert_moves_to_a_late_job_of_a_commit_whose_other_jobs_were_on_time(store_url):
+    """A CI matrix: benchmark b's job of v030 stores that version on time; a's job of v030 comes
+    after v031's.  The alert placed at v031 moves to v030: what counts is when a's runs came."""
+    with Store(store_url) as s:
+        fill(s, {"a": [1.0] * 30, "b": [1.0] * 30}, seed=1, timed=True)  # v000-v029
+        save_detection_state(s, detect_changes(s))
+        fill(s, {"b": [1.0]}, start=30, seed=5, timed=True)  # b's job of v030, on time
+        save_detection_state(s, detect_changes(s, incremental=True))
+        fill(s, {"a": [1.2], "b": [1.0]}, start=31, seed=2, timed=True)  # v031
+        first = detect_changes(s, incremental=True)
+        save_detection_state(s, first)
+        assert [(c.benchmark, c.version, c.previous) for c in first.changes] == [("a", "v031", "v029")]
+        (alert,) = record_alerts(s, first.changes).created
+        fill(s, {"a": [1.2]}, start=30, seed=3, timed=True)  # a's job of v030, last
+        late = detect_changes(s, incremental=True)
+        save_detection_state(s, late)
+        assert [(c.benchmark, c.version, c.previous) for c in late.changes] == [("a", "v030", "v029")]
+        outcome = record_alerts(s, late.changes)
+        assert not outcome.created and [a.id for a in outcome.merged] == [alert.id]
+        moved = get_alert(s, alert.id)
+        assert (moved.version, moved.previous) == ("v030", "v029")
+        assert "placed at v030 (since v029)" in alert_history(s, alert.id)[-1].why
+
+
+@pytest.mark.parametrize("status, gates", [("expected", False), ("invalid", False), ("acknowledged", True)])
+def test_a_back_fill_does_not_make_a_triaged_old_regression_fail_the_gate(store_url, status, gates):
+    """A back-filled old version makes the incremental pass report the steps after it again;
+    one whose alert a person marked expected or invalid does not fail the gate of a later
+    commit (an open one still does, as it would on a full pass)."""
+    from regbench.detect.alerts import set_status
+    from regbench.pipeline import detect_and_alert
+    from regbench.store.alerts import list_alerts
+
+    with Store(store_url) as s:
+        fill(s, {"a": [1.0] * 10 + [1.3] * 10}, seed=1)  # a step at v010
+        assert detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True).regressed
+        (alert,) = list_alerts(s)
+        set_status(s, [alert.id], status, who="alice", why="triaged")
+        fill(s, {"a": [1.3]}, start=20, seed=2)
+        assert not detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True).regressed  # v020: nothing new
+        s.add_runs([RunRecord(benchmark="a", version="v005", run_index=6, samples=np.full(10, 1.0))])  # back-fill
+        fill(s, {"a": [1.3]}, start=21, seed=3)
+        outcome = detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True)
+        assert [(c.version, c.kind) for c in outcome.detection.changes] == [("v010", "regression")]
+        assert outcome.regressed is gates
+        assert [a.id for a in list_alerts(s)] == [alert.id]  # the same alert, not a new one
+
+
 def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
     """Runs of an old version stored for one series make only that series be searched again."""
     with Store(store_url) as s:

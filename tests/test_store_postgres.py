@@ -111,3 +111,70 @@ def test_the_run_mark_waits_for_runs_being_inserted(pg_store):
     reader.join(timeout=30)
     assert marks == [inserted] and inserted > first
     assert [(k, v) for k, v, _ in pg_store.runs_since(first)] == [(("fft", "default", pg_store.machine_names()[0]), "v0")]
+
+
+def _hold_an_insert(store, conn):
+    """Insert a run in ``conn``'s open transaction (uncommitted), as a long import does."""
+    import sqlalchemy as sa
+
+    row = conn.execute(sa.select(schema.run).order_by(schema.run.c.id.desc()).limit(1)).mappings().one()
+    return conn.execute(schema.run.insert().values({**{k: v for k, v in row.items() if k != "id"},
+                                                    "run_index": row["run_index"] + 100})
+                        .returning(schema.run.c.id)).scalar_one()
+
+
+def test_reading_the_run_mark_never_holds_back_other_writers(pg_store):
+    """While a long transaction inserts runs, the mark is not read, but it does not queue for the
+    table's lock either: a queued SHARE lock would make every later insert wait behind it."""
+    import threading
+
+    pg_store.add_runs([RunRecord(benchmark="fft", version="v0", run_index=0, samples=np.ones(3))])
+    pg_store.run_mark_wait = 60.0
+    marks: list[int] = []
+    with pg_store.engine.connect() as conn:
+        tx = conn.begin()
+        held = _hold_an_insert(pg_store, conn)
+        reader = threading.Thread(target=lambda: marks.append(pg_store.last_run_id()))
+        reader.start()
+        writer = threading.Thread(target=lambda: pg_store.add_runs(
+            [RunRecord(benchmark="fft", version="v0", run_index=1, samples=np.ones(3))]))
+        writer.start()
+        writer.join(timeout=30)
+        assert not writer.is_alive() and reader.is_alive() and not marks  # stored; the mark still waits
+        tx.commit()
+    reader.join(timeout=60)
+    assert marks and marks[0] >= held
+
+
+def test_the_run_mark_is_0_when_the_table_stays_busy_or_may_only_be_read(pg_store, pg_url):
+    """0 is the safe mark (every run counts as late): what a pass that could not read the mark
+    while nothing was inserting, or may not lock the table at all, saves."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    pg_store.add_runs([RunRecord(benchmark="fft", version="v0", run_index=0, samples=np.ones(3))])
+    assert pg_store.last_run_id() > 0
+    pg_store.run_mark_wait = 0.2
+    with pg_store.engine.connect() as conn:
+        tx = conn.begin()
+        _hold_an_insert(pg_store, conn)
+        assert pg_store.last_run_id() == 0
+        tx.rollback()
+    role = f"regbench_ro_{uuid.uuid4().hex[:8]}"
+    url = sa.make_url(pg_url)
+    admin = sa.create_engine(url)
+    search_path = url.query["options"].split("=", 1)[1]
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'CREATE ROLE "{role}" LOGIN'))
+            conn.execute(sa.text(f'GRANT USAGE ON SCHEMA "{search_path}" TO "{role}"'))
+            conn.execute(sa.text(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{search_path}" TO "{role}"'))
+        with Store(url.set(username=role).render_as_string(hide_password=False), create=False) as reader:
+            assert reader.last_run_id() == 0
+            assert [s.benchmark for s in reader.load_series()] == ["fft"]  # and it reads
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP OWNED BY "{role}"'))
+            conn.execute(sa.text(f'DROP ROLE "{role}"'))
+        admin.dispose()

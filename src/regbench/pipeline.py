@@ -140,10 +140,13 @@ class DetectOutcome:
 
     @property
     def regressed(self) -> bool:
-        """Whether any change found is a regression (one that confirmation refuted or left
-        inconclusive is not), or a benchmark fails at the newest version it ran at
-        (:attr:`broken`)."""
-        return any(e.change.kind == "regression" and e.alerts for e in self.changes) or bool(self.broken)
+        """Whether any change found is a regression that gates (one that confirmation refuted or
+        left inconclusive does not, nor one whose alert is held or was marked ``invalid`` or
+        ``expected`` by a person: a back-filled old version makes an incremental pass report the
+        steps after it again, and those already triaged must not fail a later commit), or a
+        benchmark fails at the newest version it ran at (:attr:`broken`)."""
+        return any(e.change.kind == "regression" and e.alerts and not _triaged(e.alert)
+                   for e in self.changes) or bool(self.broken)
 
     @property
     def broken(self) -> tuple[Failing, ...]:
@@ -152,13 +155,18 @@ class DetectOutcome:
         if self.alerts is None:
             return self.failing
         alerts = self.alerts
-        return tuple(f for f in self.failing
-                     if (a := alerts.failure_of(f)) is None or a.status not in ("invalid", "expected"))
+        return tuple(f for f in self.failing if not _triaged(alerts.failure_of(f)))
 
     @property
     def ok(self) -> bool:
         """False when a sink failed to take its alerts."""
         return self.notified is None or self.notified.ok
+
+
+def _triaged(alert: Alert | None) -> bool:
+    """Whether a person marked the alert ``invalid`` (noise, a broken benchmark) or ``expected``:
+    it no longer gates."""
+    return alert is not None and alert.status in ("invalid", "expected")
 
 
 def check_detect_options(config: ProjectConfig | None, *, dry_run: bool = False, bisect: bool = False,

@@ -161,8 +161,9 @@ class Transaction(Protocol):
         """The version's position in history order."""
         ...
 
-    def stored_order(self, version: str) -> int:
-        """A number that orders versions by when the store first saw them."""
+    def stored_order(self, benchmark: str, config: str, machine: str, version: str) -> int:
+        """A number that orders the versions of a series by when the store first had a run of
+        the series there."""
         ...
 
     def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
@@ -810,9 +811,14 @@ def _merge(tx: Transaction, alert: Alert, c: Change, here: tuple[int, int], span
 
 
 def _stored_since(tx: Transaction, alert: Alert, c: Change) -> bool:
-    """Whether a version that bounds the change was stored after both versions of the alert."""
-    first = max(tx.stored_order(alert.version), tx.stored_order(alert.previous))
-    return any(tx.stored_order(v) > first for v in (c.version, c.previous) if v not in (alert.version, alert.previous))
+    """Whether the series got its first run at a version that bounds the change after it had runs
+    at both versions of the alert (a late CI job of that commit, even when other jobs of the
+    same commit stored the version on time)."""
+    def order(version: str) -> int:
+        return tx.stored_order(c.benchmark, c.config, c.machine, version)
+
+    first = max(order(alert.version), order(alert.previous))
+    return any(order(v) > first for v in (c.version, c.previous) if v not in (alert.version, alert.previous))
 
 
 def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -> Alert:

@@ -285,9 +285,17 @@ class AlertTransaction:
         except KeyError:
             raise NotFoundError(f"no version named {version!r} in the store") from None
 
-    def stored_order(self, version: str) -> int:
-        """When the version was first stored, relative to the others (its id)."""
-        return self._id(t.version, version, "version")
+    def stored_order(self, benchmark: str, config: str, machine: str, version: str) -> int:
+        """When the store first had a run of the series at the version, relative to every other
+        run (that run's id; 0 when it has none).  Not when the version was first stored: another
+        benchmark's or machine's job for the same commit stores it, on time, and the series' own
+        runs there may come last."""
+        q = (sa.select(sa.func.min(t.run.c.id))
+             .where(t.run.c.benchmark_id == self._id(t.benchmark, benchmark, "benchmark"),
+                    t.run.c.config_id == self._id(t.config, config, "configuration"),
+                    t.run.c.machine_id == self._id(t.machine, machine, "machine"),
+                    t.run.c.version_id == self._id(t.version, version, "version")))
+        return int(self.conn.execute(q).scalar() or 0)
 
     def _id(self, table: sa.Table, name: str, what: str) -> int:
         if table is t.version:

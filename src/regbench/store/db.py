@@ -18,6 +18,7 @@ import json
 import os
 import re
 import threading
+import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, timedelta
@@ -1083,6 +1084,10 @@ class Store:
             return sorted(tuple(r) for r in conn.execute(q))
 
     # ------------------------------------------------------------------ arrivals
+    #: Seconds :meth:`last_run_id` tries on PostgreSQL to read the mark while no transaction is
+    #: inserting runs, before it settles for the safe mark 0.
+    run_mark_wait: float = 5.0
+
     def last_run_id(self) -> int:
         """The id of the newest stored run (0 when there is none): a mark that every run stored
         after this call exceeds (:meth:`runs_since`), so that ``detect --incremental`` finds the
@@ -1092,15 +1097,33 @@ class Store:
         row's id is one above the largest.  PostgreSQL draws ids from a sequence when a row is
         inserted, not when its transaction commits, so a run inserted before the mark could be
         committed after it, below it: the mark is read under a ``SHARE`` lock of the run table,
-        which waits for the transactions inserting runs then to end (it blocks new inserts only
-        for that read)."""
+        taken only when no transaction is inserting runs (``NOWAIT``, tried again for up to
+        :attr:`run_mark_wait` seconds).  It never waits in the lock's queue, where it would hold
+        back every writer that comes after it for as long as a long import lasts.  When the
+        lock cannot be had in that time (a long write transaction), or not at all (a role that
+        may only read), the mark is 0: every run counts as stored after it, so the next
+        incremental pass searches again in full each series with runs at versions it had
+        checked (slower, never wrong)."""
         q = sa.select(sa.func.coalesce(sa.func.max(t.run.c.id), 0))
-        if self.engine.dialect.name == "postgresql":
-            with self.engine.begin() as conn:
-                conn.execute(sa.text("LOCK TABLE run IN SHARE MODE"))
+        if self.engine.dialect.name != "postgresql":
+            with self.engine.connect() as conn:
                 return int(conn.execute(q).scalar_one())
-        with self.engine.connect() as conn:
-            return int(conn.execute(q).scalar_one())
+        deadline = time.monotonic() + self.run_mark_wait
+        pause = 0.02
+        while True:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(sa.text("LOCK TABLE run IN SHARE MODE NOWAIT"))
+                    return int(conn.execute(q).scalar_one())
+            except sa.exc.DBAPIError as exc:
+                state = getattr(exc.orig, "sqlstate", None)
+                if state == "55P03" and time.monotonic() < deadline:  # lock_not_available: a writer is busy
+                    time.sleep(pause)
+                    pause = min(2 * pause, 0.5)
+                    continue
+                if state in ("55P03", "42501"):  # still busy, or insufficient_privilege
+                    return 0
+                raise
 
     def runs_since(self, mark: int, *, exclude_campaigns: Iterable[int] = ()
                    ) -> list[tuple[tuple[str, str, str], str, int]]:
