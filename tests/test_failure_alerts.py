@@ -461,7 +461,8 @@ def test_a_failing_benchmark_removed_from_the_suite_no_longer_fails_the_gate(tmp
     assert main([*args, "alerts", "show", "1"]) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert ", no longer run: failed (exit status 1)" in shown
-    assert "status: fixed (no longer run: removed from the suite, or renamed)" in shown
+    assert "status: fixed (no longer run: removed from the suite, renamed, or its machine or configuration " \
+           "retired)" in shown
     assert f"no longer run: the suite of campaign #3 at {shas[3][:10]} on " in shown
     capsys.readouterr()
     assert main(detect) == 0  # said once, by the pass that fixed the alert

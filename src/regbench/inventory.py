@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .failures import failure_cause
-from .model import TOOL_SEPARATOR, Failing, FailureScan, NoLongerRun, RunInfo, SeriesName, VersionInfo
+from .model import TOOL_SEPARATOR, Failing, FailureScan, NoLongerRun, RunInfo, RunSpan, SeriesName, VersionInfo
+from .silence import MIN_VERSIONS, group_lead, retired, silence_needed, spans_of
 from .store import HistoryView, Store
 
 
@@ -185,8 +186,10 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
     failed ``compare --run`` of a feature branch is not a failing benchmark.  Without, every
     version and every run count.
 
-    A failing series that is *no longer run* (removed from the suite, or renamed) is not failing:
-    it is in :attr:`~regbench.model.FailureScan.no_longer_run` instead (:func:`no_longer_run`).
+    A failing series that is *no longer run* (removed from the suite, or renamed:
+    :func:`no_longer_run`; or its machine or configuration retired:
+    :func:`regbench.silence.retired`) is not failing: it is in
+    :attr:`~regbench.model.FailureScan.no_longer_run` instead.
 
     Reads the failed runs, then the measured versions of the series they concern (and of the
     series a failed tool reports) alone, then what was measured together at the versions around
@@ -201,6 +204,32 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
     failed_runs = [r for r in failed_runs if r.version in order and r.campaign_id not in excluded]
     if not failed_runs:
         return FailureScan()
+    out, succeeded = _failing_series(store, failed_runs, order, excluded)
+    if not out:
+        return FailureScan((), succeeded)
+    # Whether a companion fails too (stopped together) or is no longer run itself is read from
+    # every failing series, whatever benchmark was asked for: a pass of one benchmark decides as
+    # a full pass does, or one would fix the alert that the other opens again.
+    every = out
+    if benchmark is not None:
+        every, _ = _failing_series(store, [r for r in store.runs(failed=True) if r.version in order
+                                           and r.campaign_id not in excluded], order, excluded)
+    versions = sorted(order, key=order.__getitem__)
+    spans: dict[str, list[RunSpan]] = {}
+    gone = no_longer_run(store, every, versions, excluded, spans)
+    asked = {f.series for f in out}
+    gone = {k: g for k, g in gone.items() if k in asked}
+    if len(gone) < len(out):  # nothing measured there any more shows it: its machine or configuration retired?
+        gone |= retired(store, [f for f in out if f.series not in gone], versions, excluded, spans)
+    return FailureScan(tuple(sorted((f for f in out if f.series not in gone), key=lambda f: f.series)), succeeded,
+                       tuple(gone[k] for k in sorted(gone)))
+
+
+def _failing_series(store: Store, failed_runs: Sequence[RunInfo], order: Mapping[str, int], excluded: frozenset[int]
+                    ) -> tuple[list[Failing], dict[tuple[str, str, str], tuple[str, ...]]]:
+    """The series of ``failed_runs`` (read as the history ``order`` ranks, without the
+    ``excluded`` campaigns) failing at the newest version they ran at, and the versions where
+    each succeeded: :func:`scan_failures` before what is no longer run is told apart."""
     failed: dict[tuple[str, str, str], dict[str, list[RunInfo]]] = {}
     for r in failed_runs:
         failed.setdefault((r.benchmark, r.config, r.machine), {}).setdefault(r.version, []).append(r)
@@ -236,9 +265,7 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
         last = max(runs[first], key=lambda r: r.id)
         out.append(Failing(name, cfg, mach, newest, len(runs[newest]), since, first,
                            failure_cause(last.status, last.stderr_tail)))
-    gone = no_longer_run(store, out, [v for v in sorted(order, key=rank)], excluded) if out else {}
-    return FailureScan(tuple(sorted((f for f in out if f.series not in gone), key=lambda f: f.series)), succeeded,
-                       tuple(gone[k] for k in sorted(gone)))
+    return out, succeeded
 
 
 def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -252,7 +279,8 @@ def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[str],
-                  excluded: frozenset[int] = frozenset()) -> dict[tuple[str, str, str], NoLongerRun]:
+                  excluded: frozenset[int] = frozenset(), spans: dict[str, list[RunSpan]] | None = None
+                  ) -> dict[tuple[str, str, str], NoLongerRun]:
     """Which of the ``failing`` series are no longer run since the newest version they ran at
     (removed from the suite, or renamed), by series.
 
@@ -278,14 +306,28 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
 
     A campaign of a subset of the suite runs fewer than the benchmarks of ``U``, so it shows
     nothing; nor does a campaign still running, interrupted or failed (it may not have reached
-    the series yet).  Two failing benchmarks removed together, each a companion of the other, are
-    shown gone only by a suite.
+    the series yet).  Failing benchmarks that ran beside it at ``U`` (by configured name) and
+    stopped with it (*together*) are not asked for at the versions after the newest of theirs
+    and its own; but a measurement of the rest without them is what a selection that leaves out
+    a broken module looks like too, so it takes as many such versions (suites aside) as a
+    silent place needs, :func:`regbench.silence.silence_needed` of the group's lead
+    (:func:`regbench.silence.group_lead`), not one.
+
+    After :data:`~regbench.silence.MIN_VERSIONS` versions or more, only the versions where its
+    machine stored runs of its configuration are read (:func:`regbench.silence.spans_of`, kept
+    in ``spans``): a retired machine is not read for at every version since.
     """
     by_id = {c.id: c for c in store.campaigns()}
     complete = {None} | {i for i, c in by_id.items() if c.status == "finished" and i not in excluded}
     suites = {i: frozenset(s) for i, c in by_id.items() if isinstance(s := (c.plan or {}).get("suite"), list)}
     rank = {v: k for k, v in enumerate(versions)}
     seen: dict[tuple[str, str], dict[str, set[tuple[str, int | None]]]] = {}
+    # Per place, the failing series of a configured benchmark (not a measure or a tool's report).
+    broken: dict[tuple[str, str], dict[str, Failing]] = {}
+    for f in failing:
+        if SeriesName.parse(f.benchmark).benchmark == f.benchmark:
+            broken.setdefault((f.config, f.machine), {})[f.benchmark] = f
+    leads: dict[tuple[str, str, tuple[str, ...]], int] = {}
 
     def measured(config: str, machine: str, wanted: Sequence[str]) -> dict[str, set[tuple[str, int | None]]]:
         cache = seen.setdefault((config, machine), {})
@@ -312,10 +354,24 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
                     return v, frozenset(companions)
         return None, frozenset()
 
-    def gone_at(f: Failing, companions: frozenset[str], gone: Mapping[str, int]) -> tuple[str, int | None] | None:
+    def lead(f: Failing, together: frozenset[str]) -> int:
+        key = (f.config, f.machine, tuple(sorted({f.benchmark, *together})))
+        if key not in leads:
+            leads[key] = group_lead(store, f.config, f.machine, key[2], rank)
+        return leads[key]
+
+    def gone_at(f: Failing, at: str | None, companions: frozenset[str], gone: Mapping[str, int]) -> NoLongerRun | None:
         base = SeriesName.parse(f.benchmark).benchmark
         configured = TOOL_SEPARATOR not in f.benchmark  # a suite names configured benchmarks, not what a tool reports
-        for chunk in _growing(versions[rank[f.version] + 1:]):
+        fellows = broken.get((f.config, f.machine), {})
+        together = frozenset(c for c in companions if c in fellows and c != base)
+        after = max([rank[f.version], *(rank[fellows[c].version] for c in together)])
+        count, needed = 0, MIN_VERSIONS
+        later = versions[rank[f.version] + 1:]
+        if len(later) >= MIN_VERSIONS:  # only where its place stored runs: nothing else there can show it gone
+            stored = {s.version for s in spans_of(store, f.machine, spans) if s.config == f.config}
+            later = [v for v in later if v in stored]
+        for chunk in _growing(later):
             runs = measured(f.config, f.machine, chunk)
             for v in chunk:
                 if any(own(f, n) for n, _ in runs[v]):
@@ -323,11 +379,22 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
                 listed = [c for _, c in runs[v] if c in suites]
                 if listed and configured:  # the newest suite says, whatever was selected
                     if base not in suites[max(listed)]:
-                        return v, max(listed)
+                        return NoLongerRun(f.benchmark, f.config, f.machine, f.version, v, max(listed), at)
                     continue
                 ran = others(f, runs[v])
-                if ran and {c for c in companions if gone.get(c, len(versions)) > rank[v]} <= ran:
-                    return v, None
+                if not ran:
+                    continue
+                asked = frozenset(c for c in companions if gone.get(c, len(versions)) > rank[v])
+                if asked <= ran:
+                    return NoLongerRun(f.benchmark, f.config, f.machine, f.version, v, None, at, tuple(sorted(asked)))
+                if together and rank[v] > after and asked - together <= ran:
+                    count += 1
+                    if count == MIN_VERSIONS:  # enough to be worth asking how far behind they used to be
+                        needed = silence_needed(lead(f, together))
+                    if count >= needed:
+                        return NoLongerRun(f.benchmark, f.config, f.machine, f.version, v, None, at,
+                                           tuple(sorted(asked - together)), tuple(sorted(together)),
+                                           measured=needed, lead=lead(f, together))
         return None
 
     anchors = {f.series: anchor(f) for f in failing}
@@ -335,15 +402,13 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
     while True:  # a companion no longer run from X on is not asked for from X on: until nothing moves
         found = {}
         for f in failing:
+            # One found gone together with it is no companion gone before: the group decides both.
             gone = {g.benchmark: rank[g.by] for g in out.values()
-                    if (g.config, g.machine) == (f.config, f.machine) and TOOL_SEPARATOR not in g.benchmark}
-            at, companions = anchors[f.series]
-            where = gone_at(f, companions, gone)
+                    if (g.config, g.machine) == (f.config, f.machine) and TOOL_SEPARATOR not in g.benchmark
+                    and SeriesName.parse(f.benchmark).benchmark not in g.together}
+            where = gone_at(f, *anchors[f.series], gone)
             if where is not None:
-                by, campaign = where
-                asked = () if campaign is not None else tuple(sorted(c for c in companions
-                                                                     if gone.get(c, len(versions)) > rank[by]))
-                found[f.series] = NoLongerRun(f.benchmark, f.config, f.machine, f.version, by, campaign, at, asked)
+                found[f.series] = where
         if found == out:
             return out
         out = found

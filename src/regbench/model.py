@@ -633,7 +633,8 @@ class Alert:
     p-value or method (None, None, None, ``()``) and says why its runs failed in ``error`` (one
     line, :func:`regbench.failures.failure_cause`); it is ``fixed`` when a run of it succeeds
     again (``fixed_by``, with no ``fixed_by_alert``), or when it is no longer run (removed from
-    the suite, or renamed; no ``fixed_by`` either: :attr:`no_longer_run`).  ``uid`` is a random
+    the suite, renamed, or its machine or configuration retired; no ``fixed_by`` either:
+    :attr:`no_longer_run`).  ``uid`` is a random
     key, unique across stores, sent with every delivery so that a receiver can drop a duplicate.
     ``fixed_by`` is the version whose change restored performance and ``fixed_by_alert`` that
     change's alert; on that restoring alert, ``restores`` is the alert it fixed.  Times are UTC
@@ -692,8 +693,8 @@ class Alert:
     @property
     def no_longer_run(self) -> bool:
         """Whether this is a failure alert fixed because its benchmark is no longer run (removed
-        from the suite, or renamed: :class:`NoLongerRun`), which no version fixed (``fixed_by``
-        is None)."""
+        from the suite, renamed, or its machine or configuration retired: :class:`NoLongerRun`),
+        which no version fixed (``fixed_by`` is None)."""
         return self.failure and self.status == "fixed" and self.fixed_by is None
 
     @property
@@ -792,17 +793,29 @@ class Failing:
         return (self.benchmark, self.config, self.machine)
 
 
+#: What stopped measuring a failing series that is no longer run (:attr:`NoLongerRun.retired`):
+#: its machine (retired), or its configuration on its machine (removed).
+RETIRED_PLACES = ("machine", "configuration")
+
+
 @dataclass(frozen=True)
 class NoLongerRun:
     """A series that failed at the newest version it ran at and is no longer run since: removed
-    from the suite or renamed (:func:`regbench.inventory.scan_failures`).  It is no failing
-    benchmark: it does not gate, and its open failure alert is fixed, with no version that fixed it.
+    from the suite or renamed, or its machine or configuration retired
+    (:func:`regbench.inventory.scan_failures`).  It is no failing benchmark: it does not gate, and
+    its open failure alert is fixed, with no version that fixed it.
 
     A later version ``by`` of the history was measured on its machine and configuration, by a
     finished campaign or an import (a campaign of a subset, or one that did not finish, is no such
     measurement), and either that campaign's suite (the benchmarks of ``regbench.toml`` when it
     started, its plan's ``suite``) does not name it (``campaign``), or every benchmark that ran
-    beside it at ``anchor`` ran there (``companions``, by configured name) without it.
+    beside it at ``anchor`` ran there (``companions``, by configured name) without it.  Failing
+    benchmarks that ran beside it and stopped with it (``together``) are shown gone by
+    ``measured`` such versions, not one (:mod:`regbench.silence`).  Or (``retired``) its machine,
+    or its configuration on its machine, stored nothing at any version after ``last`` (at or
+    after ``version``), while the others (other machines; the machine's other configurations)
+    measured ``measured`` later versions, ``by`` the last of them
+    (:func:`regbench.silence.retired`).
 
     Attributes
     ----------
@@ -820,7 +833,23 @@ class NoLongerRun:
         did, and any later measurement of others shows it gone).
     companions : tuple of str
         The configured benchmarks that ran beside it at ``anchor``, by name, which all ran at
-        ``by`` (those themselves no longer run aside); empty when ``campaign`` tells.
+        ``by`` (those themselves no longer run aside, and those of ``together``); empty when
+        ``campaign`` or ``retired`` tells.
+    together : tuple of str
+        The configured benchmarks that ran beside it at ``anchor`` and fail too, which ran at
+        no version from the newest of theirs and its own up to ``by``: removed together.
+    retired : str or None
+        One of :data:`RETIRED_PLACES` when what stopped measuring is its machine or its
+        configuration on its machine, not the benchmark; None otherwise.
+    measured : int
+        With ``retired`` or ``together``: how many later versions the others measured without it,
+        up to ``by`` (:func:`regbench.silence.silence_needed` of ``lead``); 0 otherwise.
+    lead : int
+        With ``measured``: the most versions the others were ever ahead of it before it stored
+        runs again (:func:`regbench.silence.longest_lead`): how far behind it is when merely slow.
+    last : str or None
+        With ``retired``: the newest version where its machine (or its configuration on its
+        machine) stored any run: ``version``, or a later one; ``measured`` counts after it.
     """
 
     benchmark: str
@@ -831,10 +860,43 @@ class NoLongerRun:
     campaign: int | None = None
     anchor: str | None = None
     companions: tuple[str, ...] = ()
+    together: tuple[str, ...] = ()
+    retired: str | None = None
+    measured: int = 0
+    lead: int = 0
+    last: str | None = None
 
     @property
     def series(self) -> tuple[str, str, str]:
         return (self.benchmark, self.config, self.machine)
+
+    def silence(self, labels: Mapping[str, str] | None = None) -> str | None:
+        """What went silent, as messages say it, versions by their ``labels`` if given (None
+        unless ``retired``): ``ci-3 measured nothing since v2, while other machines measured 20
+        later versions, up to v22``."""
+        labels = labels or {}
+        last = self.last or self.version
+        since, by = labels.get(last, last), labels.get(self.by, self.by)
+        if self.retired == "machine":
+            return (f"{self.machine} measured nothing since {since}, while other machines measured "
+                    f"{self.measured} later versions, up to {by}")
+        if self.retired == "configuration":
+            return (f"{self.machine} measured nothing in configuration {self.config} since {since}, while it "
+                    f"measured {self.measured} later versions in other configurations, up to {by}")
+        return None
+
+
+@dataclass(frozen=True)
+class RunSpan:
+    """When runs of one configuration at one version were stored on a machine: the ids of the
+    first and the last (ids count up in the order the store received runs,
+    :meth:`regbench.store.Store.last_run_id`), whatever their benchmark, status or campaign
+    (:meth:`regbench.store.Store.run_spans`)."""
+
+    config: str
+    version: str
+    first: int
+    last: int
 
 
 @dataclass(frozen=True)
@@ -853,7 +915,8 @@ class FailureScan:
         runs again; a series not in it was not scanned (another benchmark than the one asked for).
     no_longer_run : tuple of NoLongerRun
         The series that failed at the newest version they ran at and are no longer run since
-        (removed from the suite, or renamed), by name: not in ``failing``.
+        (removed from the suite, or renamed; or their machine or configuration retired), by name:
+        not in ``failing``.
     """
 
     failing: tuple[Failing, ...] = ()

@@ -99,11 +99,13 @@ alert.  An open failure alert (``new`` or ``acknowledged``) becomes ``fixed`` wh
 a successful run at its ``version`` or later (run again with success, or a later version that
 runs), with ``fixed_by`` = the first such version and no ``fixed_by_alert`` (no change restored
 it); or when its series is *no longer run* (removed from the suite, or renamed: a later version
-was measured completely without it, :func:`regbench.inventory.no_longer_run`), with neither
-(no version fixed it; :attr:`~regbench.model.Alert.no_longer_run`), the reason in its history.
-A person who takes it out of ``fixed`` keeps it so: detection does not fix it again.  An alert
-fixed because its series was no longer run is reopened (``new``, by detection) when the series
-runs again and fails: the same breakage, told already, failing again.  A failure is seen on its
+was measured completely without it, :func:`regbench.inventory.no_longer_run`; or its machine or
+configuration retired: nothing stored there since while the others measured on,
+:func:`regbench.silence.retired`), with neither (no version fixed it;
+:attr:`~regbench.model.Alert.no_longer_run`), the reason in its history.  A person who takes it
+out of ``fixed`` keeps it so: detection does not fix it again.  An alert fixed because its
+series was no longer run is reopened (``new``, by detection) when the series runs again and
+fails (a retired machine that comes back): the same breakage, told already, failing again.  A failure is seen on its
 own machine: it is not evidence of another machine's alert, has no unchanged machines and is
 never held by ``require_machines`` (a benchmark that no longer runs is told at once).  Suppressed
 benchmarks' failures are counted in :attr:`AlertOutcome.suppressed_failures`, neither stored nor
@@ -665,7 +667,8 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
         fixed[a.id] = fresh
         alerts = group(a.benchmark, a.config)
         alerts[[b.id for b in alerts].index(a.id)] = fresh
-    # No longer run (removed from the suite, or renamed): no version fixed it.
+    # No longer run (removed from the suite, renamed, or its machine or configuration retired):
+    # no version fixed it.
     gone = [(a, g) for g in scan.no_longer_run if not is_suppressed(rules.config, g.benchmark)
             for a in group(g.benchmark, g.config)
             if a.failure and a.machine == g.machine and a.status in OPEN_ALERT_STATUSES and a.id not in fixed]
@@ -717,7 +720,19 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
 
 def _no_longer_run_text(g: NoLongerRun) -> str:
     """Why a failing benchmark is no longer run, for its alert's history: ``no longer run: v5 was
-    measured on m with the 2 benchmark(s) run beside it at v2 (c, d), without it ...``."""
+    measured on m with the 2 benchmark(s) run beside it at v2 (c, d), without it ...``, or
+    ``no longer run: its machine is retired: m measured nothing since v2, ...``."""
+    lead = f"{g.lead} version{'' if g.lead == 1 else 's'}"
+    if g.retired is not None:
+        return (f"no longer run: its {g.retired} is retired: {g.silence()} (it was never more than {lead} behind "
+                f"the others before it stored runs again); every run failed at {g.version}, the newest it ran at")
+    if g.together:
+        beside = (f"the {len(g.companions)} benchmark(s) run beside it at {g.anchor} ({', '.join(g.companions)})"
+                  if g.companions else "other benchmarks")
+        return (f"no longer run: {g.measured} versions up to {g.by} were measured on {g.machine} with {beside}, "
+                f"without it nor {', '.join(g.together)}, failing too (they were never more than {lead} behind "
+                f"the rest before they stored runs again): removed together, or renamed; every run failed at "
+                f"{g.version}, the newest it ran at")
     if g.campaign is not None:
         how = f"the suite of campaign #{g.campaign} at {g.by} on {g.machine} does not name it"
     elif g.anchor is None:

@@ -165,8 +165,8 @@ def details(a: Alert) -> list[str]:
                 f"machine: {a.machine} (every run failed from {a.version} on; the last successful one at "
                 f"{a.previous})",
                 f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else
-                                         " (no longer run: removed from the suite, or renamed)" if a.no_longer_run
-                                         else ""),
+                                         " (no longer run: removed from the suite, renamed, or its machine "
+                                         "or configuration retired)" if a.no_longer_run else ""),
                 f"alert key: {a.uid}"]
     lines = [f"machines: {machines_text(a)}",
              f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),

@@ -258,13 +258,16 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     # Said once, by the pass that fixes their alerts: they stay no longer run on every pass after.
     fixed_now = {a.series for a in outcome.alerts.fixed if a.no_longer_run} if outcome.alerts is not None else set()
     gone = [g for g in outcome.no_longer_run if g.series in fixed_now]
-    if gone:
-        labels = labels or {}
+    labels = labels or {}
+    for why, told in (("removed from the suite, or renamed", [g for g in gone if g.retired is None]),
+                      ("its machine or configuration retired", [g for g in gone if g.retired is not None])):
+        if not told:
+            continue
         shown = "; ".join(f"{g.benchmark}" + ("" if g.config == "default" else f" [{g.config}]") + f" on {g.machine} "
-                          f"(failing at {labels.get(g.version, g.version)}, not run at {labels.get(g.by, g.by)})"
-                          for g in gone[:10])
-        more = f"; and {len(gone) - 10} more" if len(gone) > 10 else ""
-        console.print(f"No longer run (removed from the suite, or renamed), so no longer failing: {escape(shown)}"
+                          f"(failing at {labels.get(g.version, g.version)}, "
+                          + (g.silence(labels) or f"not run at {labels.get(g.by, g.by)}") + ")" for g in told[:10])
+        more = f"; and {len(told) - 10} more" if len(told) > 10 else ""
+        console.print(f"No longer run ({why}), so no longer failing: {escape(shown)}"
                       f"{more} (`regbench alerts show ID` says why).")
     if outcome.confirm:
         for entry in outcome.changes:

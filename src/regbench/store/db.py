@@ -38,6 +38,7 @@ from ..model import (
     RunInfo,
     SESSION_SCHEDULE,
     RunRecord,
+    RunSpan,
     RunToolInfo,
     Series,
     ToolTiming,
@@ -1281,6 +1282,67 @@ class Store:
                 for r in conn.execute(q):
                     out.setdefault(r.version, set()).add((r.benchmark, r.campaign_id))
         return out
+
+    def measured_where(self, versions: Iterable[str]) -> dict[str, set[tuple[str, str, int | None]]]:
+        """Version -> the (configuration, machine, campaign id) of its runs, of any status (None:
+        imported), for those of ``versions`` that have any, without reading the runs: where a
+        version was measured (:func:`regbench.silence.retired` asks, to tell that the others
+        went on measuring while a machine or a configuration stored nothing)."""
+        names = list(dict.fromkeys(versions))
+        out: dict[str, set[tuple[str, str, int | None]]] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(names), 500):  # SQLite's bound parameters: 999 at least
+                q = (sa.select(t.version.c.name.label("version"), t.config.c.name.label("config"),
+                               t.machine.c.name.label("machine"), t.run.c.campaign_id).distinct()
+                     .select_from(t.run)
+                     .join(t.config, t.config.c.id == t.run.c.config_id)
+                     .join(t.machine, t.machine.c.id == t.run.c.machine_id)
+                     .join(t.version, t.version.c.id == t.run.c.version_id)
+                     .where(t.version.c.name.in_(names[start:start + 500])))
+                for r in conn.execute(q):
+                    out.setdefault(r.version, set()).add((r.config, r.machine, r.campaign_id))
+        return out
+
+    def run_spans(self, machine: str, *, config: str | None = None,
+                  benchmarks: Iterable[str] | None = None) -> list[RunSpan]:
+        """When ``machine`` stored runs (of ``config``, of ``benchmarks``; every one by default),
+        per configuration and version: the ids of the first and the last, whatever their status
+        or campaign (sessions too), in configuration and version name order.  Ids count up in
+        the order runs are stored (:meth:`last_run_id`), so this says when a machine stored what
+        (:func:`regbench.silence.retired` asks, to tell a machine retired from one slow to
+        report).  Read from the series index, without the runs' rows on SQLite."""
+        with self.engine.connect() as conn:
+            mid = conn.execute(sa.select(t.machine.c.id).where(t.machine.c.name == machine)).scalar()
+            if mid is None:
+                return []
+            q = (sa.select(t.run.c.config_id, t.run.c.version_id, sa.func.min(t.run.c.id).label("first"),
+                           sa.func.max(t.run.c.id).label("last"))
+                 .where(t.run.c.machine_id == mid).group_by(t.run.c.config_id, t.run.c.version_id))
+            if config is not None:
+                q = q.where(t.run.c.config_id == sa.select(t.config.c.id).where(t.config.c.name == config)
+                            .scalar_subquery())
+            if benchmarks is not None:
+                q = q.where(t.run.c.benchmark_id.in_(sa.select(t.benchmark.c.id)
+                                                     .where(t.benchmark.c.name.in_(list(benchmarks)))))
+            rows = conn.execute(q).all()
+            configs = dict(conn.execute(sa.select(t.config.c.id, t.config.c.name)).all())
+            wanted = sorted({r.version_id for r in rows})
+            names: dict[int, str] = {}
+            for start in range(0, len(wanted), 500):
+                names.update(conn.execute(sa.select(t.version.c.id, t.version.c.name)
+                                          .where(t.version.c.id.in_(wanted[start:start + 500]))).all())
+        return sorted((RunSpan(configs[r.config_id], names[r.version_id], r.first, r.last) for r in rows),
+                      key=lambda s: (s.config, s.version))
+
+    def first_runs(self) -> dict[str, int]:
+        """Version -> the id of the first run stored at it (any machine, configuration, status or
+        campaign): when each version was first measured, in the order the store received runs
+        (:meth:`last_run_id`).  Read from the version index, without the runs' rows on SQLite."""
+        q = sa.select(t.run.c.version_id, sa.func.min(t.run.c.id).label("first")).group_by(t.run.c.version_id)
+        with self.engine.connect() as conn:
+            firsts = dict(conn.execute(q).all())
+            names = dict(conn.execute(sa.select(t.version.c.id, t.version.c.name)).all())
+        return {names[v]: first for v, first in firsts.items()}
 
     def raw_runs(self, benchmark: str, version: str, *, config: str | None = None,
                  machine: str | None = None) -> list[StoredRun]:
