@@ -268,6 +268,14 @@ def _failing_series(store: Store, failed_runs: Sequence[RunInfo], order: Mapping
     return out, succeeded
 
 
+#: Versions at least where what ran beside a failing benchmark (no suite recorded: imports,
+#: submissions) ran without it before it counts as no longer run: its own job of the first one
+#: may still be on its way (CI jobs of one commit finish out of order).  Not the lead of
+#: :mod:`regbench.silence`: the runs of one campaign interleave, so nearly every benchmark's
+#: first run of a version comes after another's, a lead of 1 that says nothing of its jobs.
+ALONE_VERSIONS = 2
+
+
 def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
     """``items`` in slices of 1, 8, 64, then 500: what :func:`no_longer_run` asks the store about
     at a time, nearest first (the answer is nearly always in the first slice; a store of a
@@ -367,6 +375,7 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
         together = frozenset(c for c in companions if c in fellows and c != base)
         after = max([rank[f.version], *(rank[fellows[c].version] for c in together)])
         count, needed = 0, MIN_VERSIONS
+        alone: list[tuple[str, frozenset[str]]] = []
         later = versions[rank[f.version] + 1:]
         if len(later) >= MIN_VERSIONS:  # only where its place stored runs: nothing else there can show it gone
             stored = {s.version for s in spans_of(store, f.machine, spans) if s.config == f.config}
@@ -386,7 +395,14 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
                     continue
                 asked = frozenset(c for c in companions if gone.get(c, len(versions)) > rank[v])
                 if asked <= ran:
-                    return NoLongerRun(f.benchmark, f.config, f.machine, f.version, v, None, at, tuple(sorted(asked)))
+                    # What ran beside it ran without it: at more than one version, since a CI job
+                    # of its own that finishes after the others' looks the same until it lands.
+                    alone.append((v, asked))
+                    if len(alone) >= ALONE_VERSIONS:
+                        by, first = alone[0]
+                        return NoLongerRun(f.benchmark, f.config, f.machine, f.version, by, None, at,
+                                           tuple(sorted(first)))
+                    continue
                 if together and rank[v] > after and asked - together <= ran:
                     count += 1
                     if count == MIN_VERSIONS:  # enough to be worth asking how far behind they used to be
