@@ -294,9 +294,9 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
 
                 print_bisect(entry.bisection)
         for f in outcome.failing:
-            if (why := outcome.failures_not_bisected.get(f.series)) is not None:
+            if (reason := outcome.failures_not_bisected.get(f.series)) is not None:
                 console.print(f"Not bisected: the failure of {escape(f.benchmark)} between {f.since} and "
-                              f"{f.first}: {escape(why)}.")
+                              f"{f.first}: {escape(reason)}.")
         for f in outcome.failing:
             if (found := outcome.failure_bisections.get(f.series)) is not None:
                 console.print(f"Bisecting the failure of {escape(f.benchmark)} between {f.since} and {f.first}:")
