@@ -461,8 +461,11 @@ class ExecutionPlan:
         The version whose runs it was derived from.
     runs, iterations, warmup : int
         The repetition levels it asks for: runs (fresh processes) of ``warmup`` + ``iterations``.
+        A tool's run of several processes of its own (JMH's forks) runs them in each process
+        (``REGBENCH_ITERATIONS`` is JMH's ``-i``), and its forks are not a level of the plan: they
+        are what the tool's command sets (:func:`regbench.optimize.plans.plan_forks`).
     full_runs, full_iterations : int
-        The full configuration it was reduced from.
+        The full configuration it was reduced from (iterations of each fork, likewise).
     metric : str
         The stability metric (``cv``, ``rmad``, ``rciw1``, ``rciw2``, ``rciw3``).
     threshold : float

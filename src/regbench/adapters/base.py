@@ -154,6 +154,12 @@ class Adapter(abc.ABC):
         :meth:`failures`.  Default: none."""
         return []
 
+    #: Whether one invocation runs each benchmark in processes the tool starts itself (JMH's
+    #: forks, ``-f``), each running the repetitions it is asked for: a stored run joins them, and
+    #: ``regbench optimize`` reduces the repetitions of each process where a run says how many it
+    #: had (:attr:`ToolRun.timing`), and says so where it does not (docs/optimize.md).
+    forks: bool = False
+
     #: The fewest repetitions the tool accepts in one invocation (Criterion's ``--sample-size``
     #: is at least 10): ``run --plan optimized`` never asks a tool benchmark for fewer.
     min_iterations: int = 1

@@ -89,6 +89,7 @@ class JMHAdapter(Adapter):
 
     name = "jmh"
     description = "JMH JSON (-rf json): forks as runs, measurement iterations as samples"
+    forks = True
     selection = "JMH's include regex (Java, found in the fully-qualified name): ^(pkg\\.C\\.a|pkg\\.C\\.b)$"
 
     def selection_unit(self, reported: str) -> str | None:

@@ -47,9 +47,9 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
     --plan optimized`.
 
     Every smaller configuration is simulated by keeping the first runs and the first measured
-    iterations of the full campaign's runs; warm-up iterations are kept and paid for in every run
-    (Japke et al. 2025, Algorithm 1, s.4.4), and so is a run's fixed cost once it can be measured.
-    See docs/optimize.md.
+    iterations of the full campaign's runs (of each fork, where a run is a tool's forks, which are
+    kept); warm-up iterations are kept and paid for in every run (Japke et al. 2025, Algorithm 1,
+    s.4.4), and so is a run's fixed cost once it can be measured.  See docs/optimize.md.
     """
     from ..errors import ConfigError
     from ..optimize.plans import OptimizeOptions, derive_plans

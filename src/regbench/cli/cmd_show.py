@@ -37,7 +37,10 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
         # A tool's benchmark by its configured name lists the plans of all it reports.
         plans = [p for p in load_plans(store) if benchmark is None or benchmark in
                  (p.benchmark, SeriesName.parse(p.benchmark).benchmark)]
-        print_plans(plans, fmt=fmt, refused=_refused_shortenings(plans, ctx.config_if_any()))
+        from ..optimize.plans import plan_forks
+
+        print_plans(plans, fmt=fmt, refused=_refused_shortenings(plans, ctx.config_if_any()),
+                    forks=plan_forks(store, plans))
         if fmt == "table":
             from ..report.plans import print_split
 

@@ -5,7 +5,10 @@ processes) of ``w`` warm-up and ``I`` measured iterations, is simulated at every
 configuration ``(r, i)`` by keeping the first ``r`` runs and the first ``i`` measured iterations
 of each (s.3.1: "only considering data that would have been collected in this scenario").  Where
 each iteration was timed as ``N`` slices (a Python benchmark's ``slices``), the duration of an
-iteration is a level too, ``(r, i, d)`` for ``d`` of the ``N`` slices (:func:`simulated`).  For
+iteration is a level too, ``(r, i, d)`` for ``d`` of the ``N`` slices (:func:`simulated`).  Where
+each run is ``P`` processes of a tool's own (JMH's forks), each running the iterations it is asked
+for, ``i`` counts the iterations of each process, and ``(r, i)`` keeps the first ``i`` of each
+of the ``P`` (the processes are a part of the run level that a plan cannot change).  For
 each configuration with at least 3 measurements (Algorithm 1, line 8) the chosen stability metric
 (s.2: CV, RMAD, RCIW1-3, computed by :func:`regbench.stats.stability_metrics_many`) is computed
 on the pooled measurements; the cheapest configuration whose metric is at most the threshold is
@@ -14,12 +17,14 @@ threshold keeps the full one.
 
 Warm-up aware (s.4.4, RQ3): the warm-up iterations of a run are discarded from the samples and
 are never reduced, but they are paid for in every run kept, so a configuration's cost is
-``r * (w + i)`` iterations.  Algorithm 1 prices a configuration at its execution duration
-(line 12, ``calculateExecutionDuration(e, M)``); a run also costs a fixed time of its own (a
-process start, imports, a loop's calibration), which iterations do not count.  When the store
+``r * P * (w + i)`` iterations (``P`` = 1 but for a tool's forked runs).  Algorithm 1 prices a
+configuration at its execution duration (line 12, ``calculateExecutionDuration(e, M)``); a run
+also costs a fixed time of its own (a process start, imports, a loop's calibration), which
+iterations do not count.  When the store
 holds runs of a benchmark of two or more lengths (a full campaign and one run with plans), that
 fixed time is measured (:func:`run_overhead`) and priced too: ``r * (o + w + i)``, ``o`` in
-iterations, so that a plan of fewer, longer runs wins where starting a run is dear.
+iterations (``r * (o + P * (w + i))`` with forks), so that a plan of fewer, longer runs wins where
+starting a run is dear.
 
 This module is pure: arrays in, records out; it imports numpy, :mod:`regbench.stats` and scipy.stats
 (for the fixed cost of a run) only.
@@ -58,22 +63,35 @@ class Configuration:
     The warm-up iterations of each run are not a level: they stay as configured (s.4.4), as many
     and as long as the full configuration's, whatever the measured iterations' length (a
     warm-up is the code's time to settle, which shorter iterations do not shorten).
+
+    ``forks`` are the processes a tool starts in each run (JMH's ``-f``), each a fresh process
+    that runs ``warmup + iterations`` (the ``-i`` it is given): ``iterations`` counts those of
+    one process, and a run measures ``forks * iterations``.  They are a part of the run level
+    (the paper's runs, s.2) that a plan cannot change (the tool's command fixes them): the same
+    in every configuration of a benchmark.
     """
 
     runs: int
     iterations: int
     slices: int = 1
     full_slices: int = 1
+    forks: int = 1
 
     @property
     def duration(self) -> float:
         """The length of an iteration as a share of the full configuration's."""
         return self.slices / self.full_slices
 
+    @property
+    def measurements(self) -> int:
+        """The measurements it keeps: ``runs * forks * iterations``."""
+        return self.runs * self.forks * self.iterations
+
     def cost(self, warmup: int, overhead: float = 0.0) -> float:
         """Iterations of the full configuration's length executed, warm-up included, and the
-        fixed cost of each run in them: ``runs * (overhead + warmup + iterations * duration)``."""
-        return self.runs * (overhead + warmup + self.iterations * self.duration)
+        fixed cost of each run in them: ``runs * (overhead + forks * (warmup + iterations *
+        duration))``."""
+        return self.runs * (overhead + self.forks * (warmup + self.iterations * self.duration))
 
 
 @dataclass(frozen=True)
@@ -163,30 +181,42 @@ def slices_are_samples(slices: np.ndarray, samples: np.ndarray, *, warmup: int) 
 
 
 def check_configuration(c: Configuration) -> None:
-    """Validation at the door of a configuration: positive runs and iterations, ``1 <= slices <=
-    full_slices``."""
-    levels = (c.runs, c.iterations, c.slices, c.full_slices)
+    """Validation at the door of a configuration: positive runs, iterations and forks, ``1 <=
+    slices <= full_slices``, and no slices with forks (a tool's iterations are not sliced)."""
+    levels = (c.runs, c.iterations, c.slices, c.full_slices, c.forks)
     if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1 for v in levels) \
             or c.slices > c.full_slices:
-        raise ValueError(f"configuration {c}: `runs`, `iterations`, `slices` and `full_slices` must be positive "
-                         "integers with `slices` at most `full_slices`")
+        raise ValueError(f"configuration {c}: `runs`, `iterations`, `slices`, `full_slices` and `forks` must be "
+                         "positive integers with `slices` at most `full_slices`")
+    if c.forks > 1 and c.full_slices > 1:
+        raise ValueError(f"configuration {c}: forked runs (a tool's) have no slices")
 
 
 def smaller_configurations(full: Configuration, *, min_runs: int = 1) -> list[Configuration]:
     """Every configuration up to ``full`` with at least :data:`MIN_MEASUREMENTS` measurements
     (Algorithm 1, lines 3 and 8) and at least ``min_runs`` runs, ``full`` included: runs,
-    iterations and, where the full configuration's iterations were sliced, their duration."""
-    return [Configuration(r, i, d, full.full_slices) for r in range(min(min_runs, full.runs), full.runs + 1)
+    iterations (of each fork, where a run is ``full.forks`` of a tool's processes: their number
+    is kept) and, where the full configuration's iterations were sliced, their duration."""
+    return [Configuration(r, i, d, full.full_slices, full.forks)
+            for r in range(min(min_runs, full.runs), full.runs + 1)
             for i in range(1, full.iterations + 1) for d in range(1, full.full_slices + 1)
-            if r * i >= MIN_MEASUREMENTS]
+            if r * full.forks * i >= MIN_MEASUREMENTS]
+
+
+def _by_fork(samples: np.ndarray) -> np.ndarray:
+    """``samples`` as ``(runs, forks, iterations)``: a ``(runs, iterations)`` array is one fork a run."""
+    return samples[:, None, :] if samples.ndim == 2 else samples
 
 
 def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.ndarray | None = None) -> np.ndarray:
-    """The measurements configuration ``c`` would have kept, ``(runs, iterations)``.
+    """The measurements configuration ``c`` would have kept, ``(runs, forks * iterations)``.
 
+    ``samples`` are ``(runs, iterations)``, or ``(runs, forks, iterations)`` where each run is a
+    tool's ``forks`` processes (``c.forks`` of them), each process's measured iterations in order.
     Iterations as long as the full configuration's are the first ``c.iterations`` measured
-    samples of the first ``c.runs`` runs (s.3.1).  Shorter ones are read from the slices: each
-    run's slices, warm-up included, are one stream in the order they were timed, and a run of
+    samples of each fork of the first ``c.runs`` runs (s.3.1): a run of the tool asked for
+    ``c.iterations`` runs that many in each of its processes.  Shorter ones are read from the
+    slices: each run's slices, warm-up included, are one stream in the order they were timed, and a run of
     ``w`` warm-up iterations (as long as the full configuration's: ``w N`` slices) and ``i``
     iterations of ``d`` slices would have measured each ``d`` slices after its warm-up as one
     iteration (the mean of their seconds per call), as the paper simulates a shorter duration
@@ -195,10 +225,15 @@ def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.
     check_configuration(c)
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError("`warmup` must be a non-negative integer")
-    if c.runs > samples.shape[0] or c.iterations > samples.shape[1]:
+    if samples.ndim not in (2, 3):
+        raise ValueError("`samples` must be a (runs, iterations) or (runs, forks, iterations) array")
+    forked = _by_fork(samples)
+    if forked.shape[1] != c.forks:
+        raise ValueError(f"configuration {c} has {c.forks} forks a run, the samples {forked.shape[1]}")
+    if c.runs > samples.shape[0] or c.iterations > forked.shape[2]:
         raise ValueError(f"configuration {c} is larger than the samples {samples.shape}")
     if c.slices == c.full_slices:
-        return samples[:c.runs, :c.iterations]
+        return forked[:c.runs, :, :c.iterations].reshape(c.runs, c.forks * c.iterations)
     if slices is None:
         raise ValueError(f"configuration {c} needs the slices of the iterations")
     # Slices of another count, or too few of them, would be cut at the wrong places without a word.
@@ -219,11 +254,11 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
 
     Parameters
     ----------
-    samples : array_like, ``(runs, iterations)``
+    samples : array_like, ``(runs, iterations)`` or ``(runs, forks, iterations)``
         The measured iterations (warm-up removed) of each run of the full configuration, in the
-        order they were measured.
+        order they were measured; of each of its forks where a run is a tool's processes.
     configurations : sequence of Configuration
-        Each at most ``samples.shape``.
+        Each at most ``samples.shape``, of its forks.
     warmup : int, keyword-only
         Warm-up iterations of each run (discarded, but paid for in the cost).
     metric : str, keyword-only
@@ -245,8 +280,9 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     from ..stats import stability_metrics_many
 
     x = np.asarray(samples, dtype=float)
-    if x.ndim != 2 or not np.all(np.isfinite(x)):
-        raise ValueError("`samples` must be a (runs, iterations) array of finite numbers")
+    if x.ndim not in (2, 3) or not np.all(np.isfinite(x)):
+        raise ValueError("`samples` must be a (runs, iterations) or (runs, forks, iterations) array of finite "
+                         "numbers")
     gen = np.random.default_rng(rng)
     # Configurations with the same number of measurements are scored in one batch (the batch
     # function needs rows of one length); CV and RMAD are closed-form, so one resample keeps the
@@ -254,9 +290,9 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     resamples = n_resamples if metric.startswith("rciw") else 1
     by_size: dict[int, list[int]] = {}
     for k, c in enumerate(configurations):
-        if c.runs > x.shape[0] or c.iterations > x.shape[1]:
+        if c.runs > x.shape[0] or c.iterations > x.shape[-1]:
             raise ValueError(f"configuration {c} is larger than the samples {x.shape}")
-        by_size.setdefault(c.runs * c.iterations, []).append(k)
+        by_size.setdefault(c.measurements, []).append(k)
     sl = None if slices is None else np.asarray(slices, dtype=float)
     constant = bool(x.size) and x.min() == x.max() and (sl is None or sl.min() == sl.max())
     out: list[Scored | None] = [None] * len(configurations)
@@ -294,9 +330,12 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
 
     Parameters
     ----------
-    samples : array_like, ``(runs, iterations)``
+    samples : array_like, ``(runs, iterations)`` or ``(runs, forks, iterations)``
         Measured iterations of every run of the full configuration (warm-up removed); at least
-        :data:`MIN_LEVEL` runs and iterations.
+        :data:`MIN_LEVEL` runs and iterations.  Where each run is ``forks`` processes of a tool
+        (JMH's forks), the measured iterations of each process: a configuration's iterations are
+        then those of each fork (what the tool's ``-i`` asks for), the forks are kept, and its
+        cost is ``runs * (overhead + forks * (warmup + iterations))``.
     warmup : int, keyword-only
         Warm-up iterations per run, kept in every configuration and counted in its cost.
     metric : str, keyword-only
@@ -312,7 +351,8 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         iterations alone, as the paper's tables do).
     slices : array_like, ``(runs, warmup + iterations, N)``, keyword-only
         The slices each iteration was timed as (warm-up included), when it was (``N`` > 1):
-        then the duration of an iteration is a level too, ``1..N`` slices (s.2, s.3.1).
+        then the duration of an iteration is a level too, ``1..N`` slices (s.2, s.3.1).  Not
+        with forks.
 
     Returns
     -------
@@ -321,8 +361,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     Raises
     ------
     ValueError
-        A bad option, fewer than :data:`MIN_LEVEL` runs or iterations, or ``slices`` not of the
-        shape of ``samples`` or not theirs (the mean of an iteration's slices is its sample).
+        A bad option, fewer than :data:`MIN_LEVEL` runs or iterations (of a fork), or ``slices``
+        not of the shape of ``samples``, not theirs (the mean of an iteration's slices is its
+        sample) or given with forks.
 
     References
     ----------
@@ -330,11 +371,12 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     """
     check_options(metric, threshold)
     x = np.asarray(samples, dtype=float)
-    if x.ndim != 2:
-        raise ValueError("`samples` must be a (runs, iterations) array")
-    if x.shape[0] < MIN_LEVEL or x.shape[1] < MIN_LEVEL:
+    if x.ndim not in (2, 3) or x.ndim == 3 and x.shape[1] < 1:
+        raise ValueError("`samples` must be a (runs, iterations) or (runs, forks, iterations) array")
+    if x.shape[0] < MIN_LEVEL or x.shape[-1] < MIN_LEVEL:
+        of = f" in each of {x.shape[1]} forks" if x.ndim == 3 else ""
         raise ValueError(f"`samples` must have at least {MIN_LEVEL} runs and {MIN_LEVEL} iterations "
-                         f"to be reduced, got {x.shape[0]} runs of {x.shape[1]} iterations")
+                         f"to be reduced, got {x.shape[0]} runs of {x.shape[-1]} iterations{of}")
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError("`warmup` must be a non-negative integer")
     if isinstance(min_runs, bool) or not isinstance(min_runs, numbers.Integral) or min_runs < 1:
@@ -342,6 +384,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     if isinstance(overhead, bool) or not isinstance(overhead, numbers.Real) or not 0 <= overhead < math.inf:
         raise ValueError("`overhead` must be a finite number >= 0")
     n_slices = 1
+    forks = x.shape[1] if x.ndim == 3 else 1
+    if slices is not None and x.ndim == 3:
+        raise ValueError("`slices` cannot be given with forks: a tool's iterations are not sliced")
     if slices is not None:
         slices = np.asarray(slices, dtype=float)
         if slices.ndim != 3 or slices.shape[:2] != (x.shape[0], warmup + x.shape[1]) \
@@ -354,7 +399,7 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
             raise ValueError("`slices` must be the slices of `samples`: the mean of each iteration's slices "
                              "is its sample")
         n_slices = slices.shape[2]
-    full = Configuration(x.shape[0], x.shape[1], n_slices, n_slices)
+    full = Configuration(x.shape[0], x.shape[-1], n_slices, n_slices, forks)
     scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs), warmup=warmup,
                                   metric=metric, n_resamples=n_resamples, rng=rng, overhead=float(overhead),
                                   slices=slices)

@@ -12,8 +12,9 @@ invocations of two layouts or more (a campaign with plans whose invocation was s
 tell them apart (:func:`regbench.optimize.algorithm.robust_line`).
 
 Each benchmark's run is priced at its fixed seconds, ``warm-up + P_b F + H P_b / P``, in its own
-iterations (:func:`fixed_iterations`: Algorithm 1's ``o``), so that its plan trades runs against
-iterations at their real cost; the suite's time under the plans counts each invocation as ``run
+iterations (:func:`fixed_iterations`: Algorithm 1's ``o``), and at its ``P_b`` forks' iterations
+(a plan's iterations are those of each fork, :mod:`regbench.optimize.forks`), so that its plan
+trades runs against iterations at their real cost; the suite's time under the plans counts each invocation as ``run
 --plan optimized`` makes it (one per split group and run, each paying ``H``: :func:`suite_estimate`).
 Where ``H`` and ``F`` are not told apart and the plans split an invocation, the suite's time is a
 range: from all of the start in ``F`` to all of it in ``H``.  A tool that says nothing of its
@@ -233,9 +234,10 @@ class Group:
 def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_invocation: float,
                    per_process: float, measured: bool = True) -> float:
     """Seconds per version of a tool benchmark's invocations ``groups``: each run of a group pays
-    ``H`` once, and each of its benchmarks its warm-up, its processes' ``F`` and its ``warmup +
-    iterations`` stored iterations.  With ``measured`` False (the tool said nothing), every
-    benchmark is one process of iterations of one second and no fixed cost: iterations alone."""
+    ``H`` once, and each of its benchmarks its warm-up, its processes' ``F`` and ``warmup +
+    iterations`` stored iterations in each of its processes (JMH's ``-i`` is iterations of each
+    fork).  With ``measured`` False (the tool said nothing), every benchmark is one process of
+    iterations of one second and no fixed cost: iterations alone."""
     total = 0.0
     for g in groups:
         each = per_invocation if measured else 0.0
@@ -245,7 +247,7 @@ def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_
                 each += warmup + g.iterations
             else:
                 each += (timing.warmup_seconds + timing.processes * per_process
-                         + (warmup + g.iterations) * timing.iteration_seconds)
+                         + timing.processes * (warmup + g.iterations) * timing.iteration_seconds)
         total += g.runs * each
     return total
 

@@ -28,6 +28,7 @@ from ..model import DEFAULT_CONFIG, CampaignInfo, ExecutionPlan, RunInfo, Series
 from ..run.execute import SELECT_ENV
 from . import algorithm
 from .costs import Group, SuiteEstimate, ToolCost, primary, suite_estimate, tool_costs
+from .forks import UNSAID, ForkLayout, fork_layout, fork_samples, run_processes
 
 if TYPE_CHECKING:
     from ..config import BenchmarkSpec
@@ -81,20 +82,24 @@ class OptimizeResult:
     kept : tuple of ExecutionPlan
         Current plans left as they were (no ``refresh``, no change since).
     notes : tuple of str
-        Benchmarks whose slices could not be used, and why.
+        Benchmarks whose slices could not be used, and why; a tool's forks kept, and the
+        benchmarks whose runs could not be split into their forks, and why.
     """
 
     campaign_id: int
     derived: tuple[DerivedPlan, ...]
     kept: tuple[ExecutionPlan, ...]
-    #: Why a benchmark's stored slices were not used (one line each): its plan reduces runs and
-    #: iterations only.
+    #: Why a benchmark's stored slices were not used, or its runs not split into the tool's forks
+    #: (one line each); which forks a tool's plans keep.
     notes: tuple[str, ...] = ()
     parts: tuple[int, ...] = ()
     #: The suite's time per version under the plans (:func:`regbench.optimize.costs.suite_estimate`):
     #: a tool's invocations as ``run --plan optimized`` will make them, with what starting them
     #: costs; None when no plan was derived.
     suite: SuiteEstimate | None = None
+    #: By the index of a plan in ``kept``, the forks of each of its runs where they are several
+    #: (:func:`plan_forks`); a derived plan's are its configuration's.
+    kept_forks: Mapping[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def time_share(self) -> float:
@@ -373,6 +378,9 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
     tool_cost: dict[tuple[str, str, str], ToolCost] = {}
     tool_version: dict[tuple[str, str, str], str] = {}
+    by_name = {s.name: s for s in specs} if specs is not None else None
+    forks_kept: dict[str, set[int]] = {}
+    fork_warmups: dict[str, set[int]] = {}
     rng = np.random.default_rng(options.seed)
     new: list[NewPlan] = []
     notes: list[str] = []
@@ -401,6 +409,16 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         parsed = SeriesName.parse(bench)
         tool = parsed.reported is not None
         if tool:
+            layout = fork_layout(runs, run_processes(store, bench, version=ver, config=cfg, machine=mach))
+            if layout.forked:
+                samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
+                forks_kept.setdefault(parsed.benchmark, set()).add(layout.processes)
+                if layout.warmup:
+                    fork_warmups.setdefault(parsed.benchmark, set()).add(layout.warmup)
+            elif layout.reason is not None and (layout.reason != UNSAID or _forking_tool(by_name, parsed.benchmark)):
+                notes.append(f"{bench}: its runs were not split into the tool's processes, {layout.reason}: each "
+                             "run's samples are reduced as one stream of iterations, and a plan's iterations "
+                             "(REGBENCH_ITERATIONS) run in each process")
             # A tool's run is one invocation shared by all it reports (and by a split group's
             # benchmarks): its seconds are not this benchmark's.  Priced from what the tool said
             # of it and the measured start of the invocations (costs.py), where measured.
@@ -418,7 +436,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         overhead = measured if options.run_cost else 0.0
         fixed_costs.append(measured)
         stored_slices = {} if tool else store.run_slices(bench, ver, config=cfg, machine=mach)
-        sliced, why = _slices_and_problem(runs, stored_slices, iterations=samples.shape[1], warmup=warmup)
+        sliced, why = _slices_and_problem(runs, stored_slices, iterations=samples.shape[-1], warmup=warmup)
         if stored_slices and bench in auto_warmup:
             sliced, why = None, 'its warm-up is found per run (`warmup = "auto"`)'
         if why:
@@ -430,17 +448,26 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         c = found.chosen.configuration
         full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
         new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
-                           samples.shape[1], options.metric, float(options.threshold), found.chosen.stability,
+                           samples.shape[-1], options.metric, float(options.threshold), found.chosen.stability,
                            found.full.stability, found.stable,
                            None if full_seconds is None else full_seconds * found.time_share, full_seconds,
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None))))
         minimal.append(found)
+    for spec_name, counts in sorted(forks_kept.items()):
+        notes.append(f"{spec_name}: its runs' forks ({', '.join(map(str, sorted(counts)))} a run) are kept, as its "
+                     "command sets them (a plan cannot change the tool's -f): its plans reduce its runs and the "
+                     "iterations of each fork (REGBENCH_ITERATIONS, JMH's -i), and are priced at forks x iterations")
+    for spec_name, warmups in sorted(fork_warmups.items()):
+        w = max(warmups)
+        notes.append(f"{spec_name}: warmup = {w} leaves out the first {w} samples of each fork in the simulation, "
+                     "as REGBENCH_ITERATIONS gives every fork its warm-up, but a stored run marks the first fork's "
+                     "alone: analyses count the other forks' as measured (set warmup = 0 and let the tool warm up, "
+                     "JMH's -wi)")
     stored = save_plans(store, new)
     derived = tuple(DerivedPlan(p, m) for p, m in zip(stored, minimal, strict=True))
     suite = None
     if derived:
         now_current = load_plans(store)
-        by_name = {s.name: s for s in specs} if specs is not None else None
         layouts: dict[tuple[str, str, str], list[Group]] = {}
         tool_seconds: dict[tuple[str, str, str], float | None] = {}
         for key, ver in tool_version.items():
@@ -457,7 +484,54 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             suite = dataclasses.replace(suite, notes=(
                 *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
-    return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite)
+    return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
+                          plan_forks(store, kept))
+
+
+def plan_forks(store, plans: Sequence[ExecutionPlan]) -> dict[int, int]:
+    """By the index of each plan in ``plans`` derived from runs split into a tool's forks
+    (:func:`regbench.optimize.forks.fork_layout`), the forks of each of its runs, which its
+    iterations and warm-up run in each of: read again from the stored runs of its full campaign
+    at its version.  A plan derived before forks were counted (before 2026-11-30: its full
+    iterations are those of a whole run) or from runs read as one stream is not in it."""
+    out: dict[int, int] = {}
+    campaigns = None
+    for k, p in enumerate(plans):
+        if SeriesName.parse(p.benchmark).reported is None:
+            continue
+        if campaigns is None:
+            campaigns = store.campaigns()
+        parts = set(campaign_parts(campaigns, p.campaign_id))
+        runs = [r for r in store.runs(benchmark=p.benchmark, version=p.version)
+                if r.campaign_id in parts and r.config == p.config and r.machine == p.machine]
+        layout = fork_layout(runs, run_processes(store, p.benchmark, version=p.version, config=p.config,
+                                                 machine=p.machine))
+        if layout.forked and layout.iterations == p.full_iterations:
+            out[k] = layout.processes
+    return out
+
+
+def _forking_tool(specs: Mapping[str, BenchmarkSpec] | None, name: str) -> bool:
+    """Whether the configured tool benchmark ``name`` runs its benchmarks in processes of the
+    tool's own (:attr:`regbench.adapters.base.Adapter.forks`); False when not known."""
+    from ..adapters.base import get_adapter
+
+    spec = specs.get(name) if specs is not None else None
+    return spec is not None and spec.format is not None and get_adapter(spec.format).forks
+
+
+def forked_samples(runs: Sequence[StoredRun], layout: ForkLayout, *, benchmark: str, where: str,
+                   hint: str = "") -> np.ndarray:
+    """The ``(runs, forks, iterations)`` measured samples of one experiment's ok runs split into
+    the tool's forks (:func:`regbench.optimize.forks.fork_samples`); a :class:`ConfigError`, as
+    :func:`campaign_samples`'s, when a fork has fewer than 3 measured iterations (the iteration
+    level of a fork must have been recorded 3 times to be reduced)."""
+    if layout.iterations < algorithm.MIN_LEVEL:
+        raise ConfigError(f"benchmark {benchmark!r}: {where} has runs of {layout.processes} forks of "
+                          f"{layout.iterations} measured iterations each; at least {algorithm.MIN_LEVEL} iterations "
+                          f"a fork are needed to optimize from it ({hint}run a full campaign with more, "
+                          "REGBENCH_ITERATIONS as JMH's -i, or leave the benchmark out with --benchmark)")
+    return fork_samples(runs, layout)
 
 
 def invocation_seconds(runs: Sequence[RunInfo], spec: str, *, config: str, machine: str, version: str,

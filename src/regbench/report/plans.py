@@ -12,12 +12,14 @@ if TYPE_CHECKING:
     from ..optimize.plans import OptimizeResult
 
 
-def plan_json(p: ExecutionPlan, refused: str | None = None) -> dict:
+def plan_json(p: ExecutionPlan, refused: str | None = None, forks: int = 1) -> dict:
     """One plan as JSON (``format_version`` 1); ``refused``: why its shorter iterations do not
-    apply to the benchmark as configured now (:func:`regbench.optimize.plans.shortening_refused`)."""
+    apply to the benchmark as configured now (:func:`regbench.optimize.plans.shortening_refused`);
+    ``forks``: the tool's processes in each run, which its iterations (and warm-up) run in each of
+    (:func:`regbench.optimize.plans.plan_forks`)."""
     return {"format_version": 1, "benchmark": p.benchmark, "config": p.config, "machine": p.machine,
             "revision": p.revision, "campaign": p.campaign_id, "version": p.version, "runs": p.runs,
-            "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
+            "forks": forks, "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
             "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
             "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
             "seconds": p.seconds, "full_seconds": p.full_seconds, "run_overhead": p.run_overhead,
@@ -25,40 +27,50 @@ def plan_json(p: ExecutionPlan, refused: str | None = None) -> dict:
             "created_at": p.created_at.isoformat()}
 
 
-def _share(p: ExecutionPlan) -> float:
+def _share(p: ExecutionPlan, forks: int = 1) -> float:
     o = p.run_overhead or 0.0
-    return p.runs * (o + p.warmup + p.iterations * p.duration) / (p.full_runs * (o + p.warmup + p.full_iterations))
+    return (p.runs * (o + forks * (p.warmup + p.iterations * p.duration))
+            / (p.full_runs * (o + forks * (p.warmup + p.full_iterations))))
 
 
-def _levels(p: ExecutionPlan, refused: str | None = None) -> str:
-    """``runs x iterations (+warm-up)``, and the iterations' length where the plan shortens them
-    (or why they run at full length as the benchmark is configured now)."""
-    text = f"{p.runs} x {p.iterations}" + (f" (+{p.warmup})" if p.warmup else "")
+def _levels(p: ExecutionPlan, refused: str | None = None, forks: int = 1) -> str:
+    """``runs x iterations (+warm-up)`` (``runs x forks x iterations`` where each run is a tool's
+    forks), and the iterations' length where the plan shortens them (or why they run at full
+    length as the benchmark is configured now)."""
+    text = f"{p.runs} x {_forked(p.iterations, forks)}" + (f" (+{p.warmup})" if p.warmup else "")
     if p.slices and p.full_slices and p.slices < p.full_slices:
         text += f", {p.slices}/{p.full_slices} long" if refused is None else \
             f", full length (plan: {p.slices}/{p.full_slices} long; {refused})"
     return text
 
 
+def _forked(iterations: int, forks: int) -> str:
+    return f"{forks} forks x {iterations}" if forks > 1 else str(iterations)
+
+
 def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans",
-                refused: Mapping[int, str] | None = None) -> None:
+                refused: Mapping[int, str] | None = None, forks: Mapping[int, int] | None = None) -> None:
     """Each benchmark's plan: runs x iterations (+ warm-up) and, where the plan shortens them, how
     long its iterations last against the full campaign's (``2/5 long``: 2 of its 5 slices), or,
     when ``refused`` (by the index of the plan in ``plans``) says why that shortening does not
     apply to the benchmark as configured now, that they run at full length; its time, and the
-    precision to expect."""
+    precision to expect.  ``forks`` (by index): a tool's processes in each run, which its
+    iterations run in each of (``3 x 2 forks x 5``) and its time counts."""
     from rich.markup import escape
 
     refused = refused or {}
+    forks = forks or {}
     if fmt == "json":
-        emit_json([plan_json(p, refused.get(i)) for i, p in enumerate(plans)])
+        emit_json([plan_json(p, refused.get(i), forks.get(i, 1)) for i, p in enumerate(plans)])
         return
     rows = []
     for i, p in enumerate(plans):
+        f = forks.get(i, 1)
         rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
-                     escape(_levels(p, refused.get(i))),
-                     f"{p.full_runs} x {p.full_iterations}", "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
-                     fmt_pct(_share(p), sign=False),
+                     escape(_levels(p, refused.get(i), f)),
+                     f"{p.full_runs} x {_forked(p.full_iterations, f)}",
+                     "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
+                     fmt_pct(_share(p, f), sign=False),
                      "—" if p.seconds is None else f"{p.seconds:.3g} s",
                      f"{p.metric} {fmt_pct(p.stability, sign=False)}" + ("" if p.stable else " [yellow](unstable)[/]"),
                      str(p.campaign_id)])
@@ -71,16 +83,19 @@ def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: st
 def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     """The plans derived now, the suite's time under them, and those kept."""
     plans = [d.plan for d in result.derived]
+    forks = {i: d.minimal.full.configuration.forks for i, d in enumerate(result.derived)}
     if fmt == "json":
         emit_json({"format_version": 1, "campaign": result.campaign_id,
                    "campaigns": list(result.parts or (result.campaign_id,)), "time_share": finite(result.time_share),
                    "suite": None if result.suite is None else result.suite.to_json(),
-                   "derived": [{**plan_json(d.plan), "shifted": list(d.minimal.shifted)} for d in result.derived],
-                   "kept": [plan_json(p) for p in result.kept], "notes": list(result.notes)})
+                   "derived": [{**plan_json(d.plan, forks=forks[i]), "shifted": list(d.minimal.shifted)}
+                               for i, d in enumerate(result.derived)],
+                   "kept": [plan_json(p, forks=result.kept_forks.get(i, 1)) for i, p in enumerate(result.kept)],
+                   "notes": list(result.notes)})
         return
     if plans:
         others = [str(c) for c in result.parts if c != result.campaign_id]
-        print_plans(plans, title=f"Plans derived from campaign {result.campaign_id}"
+        print_plans(plans, forks=forks, title=f"Plans derived from campaign {result.campaign_id}"
                     + (f" (with the runs of campaign {', '.join(others)}: one campaign interrupted and resumed)"
                        if others else ""))
         unstable = sum(not p.stable for p in plans)
