@@ -132,3 +132,28 @@ def test_detect_bisect_finds_the_commit_that_broke_a_benchmark_between_nightlies
     assert main(args) == 0
     out = capsys.readouterr().out
     assert f"First failing commit: {shas[7][:10]}" in out
+
+
+def test_detect_bisect_bisects_a_failure_once_when_its_alert_is_new(tmp_path, capsys):
+    """Every pass finds the benchmark failing until it runs again; it is bisected when its
+    failure alert is new, and later passes say why not again (no new runs, no new campaign)."""
+    from regbench.run.campaign import run_campaign
+
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=7, breaks=5)
+    config = load_config(repo / "regbench.toml")
+    db = tmp_path / "r.db"
+    with Store(db) as store:
+        run_campaign(config, store, revisions=",".join(shas[k] for k in (0, 3, 6)), seed=7)
+    args = ["--store", str(db), "--config", str(repo / "regbench.toml"), "detect", "--bisect", "--incremental",
+            "--format", "json", "--json-failures"]
+    assert main(args) == 0
+    (first,) = json.loads(capsys.readouterr().out)
+    assert first["bisect"]["culprit"] == shas[4][:10]
+    with Store(db) as store:
+        runs, campaigns = len(store.runs()), len(store.campaigns())
+    assert main(args) == 0
+    (again,) = json.loads(capsys.readouterr().out)
+    assert again["bisect"] is None and "is not new: bisected when it was" in again["bisect_skipped"]
+    with Store(db) as store:
+        assert (len(store.runs()), len(store.campaigns())) == (runs, campaigns)

@@ -66,6 +66,11 @@ class DetectedChange:
     alert : Alert or None
         The alert it was recorded into (its own, or another machine's as evidence), as at the
         end of the detection; None in a dry run, and when it was not recorded.
+    told_before : bool
+        Reported again, not found anew: an incremental pass searched its series again in full
+        for late runs, and the change lies among versions checked before and went into an alert
+        that existed (:meth:`regbench.detect.driver.DetectionResult.checked_before`).  It neither
+        fails the gate nor is bisected again.
     """
 
     change: Change
@@ -74,6 +79,7 @@ class DetectedChange:
     confirmation: Confirmation | None = None
     not_confirmed: str | None = None
     alert: Alert | None = None
+    told_before: bool = False
 
     @property
     def held(self) -> bool:
@@ -145,7 +151,7 @@ class DetectOutcome:
         ``expected`` by a person: a back-filled old version makes an incremental pass report the
         steps after it again, and those already triaged must not fail a later commit), or a
         benchmark fails at the newest version it ran at (:attr:`broken`)."""
-        return any(e.change.kind == "regression" and e.alerts and not _triaged(e.alert)
+        return any(e.change.kind == "regression" and e.alerts and not e.told_before and not _triaged(e.alert)
                    for e in self.changes) or bool(self.broken)
 
     @property
@@ -295,15 +301,25 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
                                coverage=history, failures=failures)
         save_detection_state(store, result)
+    created = {a.id for a in alerts.created} if alerts is not None else set()
+    rank = {v.name: k for k, v in enumerate(history.versions())} if result.checked and alerts is not None else {}
+
+    def told_before(c: Change) -> bool:
+        """Reported again by a series searched again for late runs, into an alert that existed."""
+        if alerts is None or not result.checked_before(c, rank.__getitem__):
+            return False
+        alert = alerts.alert_of(c)
+        return alert is not None and alert.id not in created
+
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
                                    not_confirmed=not_confirmed.get(change_step(c)),
-                                   alert=alerts.alert_of(c) if alerts is not None else None)
+                                   alert=alerts.alert_of(c) if alerts is not None else None, told_before=told_before(c))
                     for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
-        wanted = [e.change for e in entries if e.alerts]
+        wanted = [e.change for e in entries if e.alerts and not e.told_before]
         bisected: list[tuple[Change, BisectResult]] = []
         skipped: list[Skipped] = []
         if wanted:
@@ -316,6 +332,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         why |= {change_step(e.change): f"its alert #{e.alert.id} is held (seen on {len(e.alert.machines)} of "
                                        f"{e.alert.hold_machines} machines required)"
                 for e in entries if e.alert is not None and e.alert.held}
+        why |= {change_step(e.change): f"reported again after late runs, not found anew: alert #{e.alert.id} "
+                                       "was bisected when it was new"
+                for e in entries if e.told_before and e.alert is not None}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
@@ -325,10 +344,21 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         from .run.bisect import bisect_failures
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
-        with _entered(bisect_reporter) as reporter:
-            done, left = bisect_failures(config, store, outcome.broken, reporter=reporter)
+        # A failing benchmark is failing at every pass until it runs again: it is bisected when
+        # its failure alert is new (or opened again), not at every pass (in a dry run, always).
+        new = created | ({a.id for a in alerts.reopened} if alerts is not None else set())
+        fresh = [f for f in outcome.broken if alerts is None or getattr(alerts.failure_of(f), "id", None) in new]
+        done: list[tuple[Failing, FailureBisection]] = []
+        left: list[tuple[Failing, str]] = []
+        if fresh:
+            with _entered(bisect_reporter) as reporter:
+                done, left = bisect_failures(config, store, fresh, reporter=reporter)
+        told = {f.series: f"its failure alert #{alert.id} is not new: bisected when it was "
+                          f"(`regbench bisect {f.since} {f.first} --benchmark {f.benchmark} --failure` runs it again)"
+                for f in outcome.broken if f not in fresh and alerts is not None
+                and (alert := alerts.failure_of(f)) is not None}
         outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
-                          failures_not_bisected={f.series: why for f, why in left})
+                          failures_not_bisected=told | {f.series: why for f, why in left})
     if on_detected is not None:
         on_detected(outcome)
     if notify:

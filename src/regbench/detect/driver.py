@@ -162,6 +162,11 @@ class DetectionResult:
         cannot say.
     scope : Scope
         The series the pass covered.
+    checked : tuple of ((str, str, str), str)
+        In an incremental pass, the last version each series with a saved state had been
+        checked up to before it (:meth:`checked_before`): a series searched again in full
+        (late runs) reports its changes from the first late version on, and those at versions
+        already checked may be steps told before.
     """
 
     method: str
@@ -177,6 +182,14 @@ class DetectionResult:
     min_change: float = 0.0
     run_mark: int | None = None
     scope: Scope = field(default_factory=lambda: Scope())
+    checked: tuple[tuple[SeriesKey, str], ...] = ()
+
+    def checked_before(self, change: Change, position: Callable[[str], int]) -> bool:
+        """Whether ``change`` lies among versions its series had been checked up to before this
+        pass (``position`` ranks versions in history order): a step that may have been found and
+        told before, reported again because late runs made its series be searched again."""
+        last = dict(self.checked).get(_change_key(change))
+        return last is not None and position(change.version) <= position(last)
 
 
 @dataclass(frozen=True)
@@ -351,14 +364,17 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
     scope = Scope(benchmark, config, machine)
     reader: SeriesSource | None  # what the batches load from: None for series at hand
     mark = None
+    checked: dict[SeriesKey, str] = {}
     if isinstance(source, SeriesSource):
         reader = source
         # Before anything is read: a run stored during the pass is after the mark, so the next
         # incremental pass looks at it.
         mark = source.last_run_id() if isinstance(source, ArrivalLog) else None
-        batches = _incremental_plan(source, scope, method, key, batch) if incremental else None
-        if batches is None:  # not incremental, or nothing checked before: a full pass
+        planned = _incremental_plan(source, scope, method, key, batch) if incremental else None
+        if planned is None:  # not incremental, or nothing checked before: a full pass
             batches = _full_plan(source, scope, batch)
+        else:
+            batches, checked = planned
     else:
         series = [s for s in source if scope.covers(series_key(s))]
         batches = [Batch(items=tuple((s, None) for s in series[i:i + batch])) for i in range(0, len(series), batch)]
@@ -373,7 +389,8 @@ def detect_changes(source: SeriesSource | Iterable[Series], *, method: str = "au
         tally = _run(detector, batches, reader, scope, jobs=jobs, progress=progress)
     if mark is not None:
         tally = replace(tally, states=tuple((k, {**state, RUN_MARK: mark}) for k, state in tally.states))
-    return replace(_finish(detector, tally, fdr, incremental=incremental, options=key), run_mark=mark, scope=scope)
+    return replace(_finish(detector, tally, fdr, incremental=incremental, options=key), run_mark=mark, scope=scope,
+                   checked=tuple(sorted(checked.items())))
 
 
 def save_detection_state(target: StateStore, result: DetectionResult) -> int:
@@ -398,8 +415,10 @@ def _full_plan(source: SeriesSource, scope: Scope, batch: int) -> list[Batch]:
     return [Batch(names=tuple(names[i:i + batch])) for i in range(0, len(names), batch)]
 
 
-def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str, batch: int) -> list[Batch] | None:
-    """The batches of an incremental pass, or None when nothing was checked before (a full pass)."""
+def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str, batch: int
+                      ) -> tuple[list[Batch], dict[SeriesKey, str]] | None:
+    """The batches of an incremental pass and the last version each series with a state had been
+    checked up to, or None when nothing was checked before (a full pass)."""
     saved = {k: v for k, v in source.load_detection_states(method, key).items() if scope.covers(k)}
     if not saved:
         return None
@@ -430,9 +449,10 @@ def _incremental_plan(source: SeriesSource, scope: Scope, method: str, key: str,
     names = sorted(fresh)
     skip = frozenset(saved) - late.keys()
     since = tuple(sorted(late.items()))
-    return ([Batch(items=tuple(tails))] if tails else []) + \
+    batches = ([Batch(items=tuple(tails))] if tails else []) + \
         [Batch(names=tuple(part), skip=skip, since=tuple((k, v) for k, v in since if k[0] in part))
          for part in (names[i:i + batch] for i in range(0, len(names), batch))]
+    return batches, {k: state["last_version"] for k, state in saved.items()}
 
 
 def _late_series(source: SeriesSource, saved: dict[SeriesKey, dict], order: dict[str, int]) -> dict[SeriesKey, str]:

@@ -1117,7 +1117,7 @@ class Store:
                     conn.execute(sa.text("LOCK TABLE run IN SHARE MODE NOWAIT"))
                     return int(conn.execute(q).scalar_one())
             except sa.exc.DBAPIError as exc:
-                state = getattr(exc.orig, "sqlstate", None)
+                state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)  # psycopg 3, 2
                 if state == "55P03" and time.monotonic() < deadline:  # lock_not_available: a writer is busy
                     time.sleep(pause)
                     pause = min(2 * pause, 0.5)
