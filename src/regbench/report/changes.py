@@ -284,22 +284,25 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         for entry in outcome.changes:
             if entry.not_bisected is not None:
                 c = entry.change
-                console.print(f"Not bisected: {escape(c.benchmark)} between {c.previous} and "
-                              f"{c.version}: {escape(entry.not_bisected)}.")
+                console.print(f"Not bisected: {escape(c.benchmark)} between {escape(labels.get(c.previous, c.previous))} "
+                              f"and {escape(labels.get(c.version, c.version))}: {escape(entry.not_bisected)}.")
         for entry in outcome.changes:
             if entry.bisection is not None:
                 c = entry.change
-                console.print(f"Bisecting {escape(c.benchmark)} between {c.previous} and {c.version}:")
+                console.print(f"Bisecting {escape(c.benchmark)} between {escape(labels.get(c.previous, c.previous))} "
+                              f"and {escape(labels.get(c.version, c.version))}:")
                 from .sequential import print_bisect
 
                 print_bisect(entry.bisection)
         for f in outcome.failing:
             if (reason := outcome.failures_not_bisected.get(f.series)) is not None:
-                console.print(f"Not bisected: the failure of {escape(f.benchmark)} between {f.since} and "
-                              f"{f.first}: {escape(reason)}.")
+                console.print(f"Not bisected: the failure of {escape(f.benchmark)} between "
+                              f"{escape(labels.get(f.since, f.since))} and {escape(labels.get(f.first, f.first))}: "
+                              f"{escape(reason)}.")
         for f in outcome.failing:
             if (found := outcome.failure_bisections.get(f.series)) is not None:
-                console.print(f"Bisecting the failure of {escape(f.benchmark)} between {f.since} and {f.first}:")
+                console.print(f"Bisecting the failure of {escape(f.benchmark)} between "
+                              f"{escape(labels.get(f.since, f.since))} and {escape(labels.get(f.first, f.first))}:")
                 from .sequential import print_failure_bisect
 
                 print_failure_bisect(found)
