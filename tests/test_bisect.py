@@ -216,3 +216,30 @@ def test_cli_compare_run_gates_on_a_regression_and_prints_json(repo30, tmp_path,
     # Options of the other modes are refused with a usage error.
     assert main([*args, shas[0], shas[5], "--run", "--confidence", "0.9"]) == 2
     assert main([*args, shas[0], shas[5], "--budget", "10s"]) == 2
+
+
+def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it(tmp_path):
+    """Found between nightly snapshots, the commit is kept with the alert before it is told:
+    the alert's headline, its details and the Markdown sink's row name it."""
+    from regbench.notify.base import details, headline
+    from regbench.notify.markdown import row
+    from regbench.pipeline import detect_and_alert
+    from regbench.run.campaign import run_campaign
+    from regbench.store.alerts import alert_history, list_alerts
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=12, culprit=8, factor=1.5)
+    config = load_config(repo / "regbench.toml")
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(config, store, revisions=",".join(shas[k] for k in (0, 2, 4, 5, 9, 11)), runs=3, seed=7)
+        outcome = detect_and_alert(store, config, method="auto", fdr=0.05, bisect=True)
+        (entry,) = [e for e in outcome.changes if e.change.kind == "regression"]
+        assert entry.bisection is not None and entry.bisection.culprit == shas[7][:len(entry.bisection.culprit)]
+        (alert,) = [a for a in list_alerts(store) if a.kind == "regression"]
+        assert alert.culprit == entry.bisection.culprit and entry.alert.culprit == alert.culprit
+        assert alert.bisection == entry.bisection.summary() and alert.bisection.startswith(
+            f"first bad commit {alert.culprit}: +")
+        assert alert_history(store, alert.id)[-1].why == f"bisected: {alert.bisection}"
+    assert headline(alert).endswith(f", first bad commit {alert.culprit}")
+    assert f"bisected: {alert.bisection}" in details(alert)
+    assert f"first bad commit {alert.culprit}" in row(alert)

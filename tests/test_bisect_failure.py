@@ -152,6 +152,15 @@ def test_detect_bisect_bisects_a_failure_once_when_its_alert_is_new(tmp_path, ca
     assert first["bisect"]["culprit"] == shas[4][:10]
     with Store(db) as store:
         runs, campaigns = len(store.runs()), len(store.campaigns())
+    # Kept with the failure alert, so that `alerts show`, notifications and the API point at it.
+    assert main(["--store", str(db), "alerts", "show", str(first["alert"]["id"]), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["culprit"] == shas[4][:10] and shown["bisection"].startswith(f"first failing commit {shas[4][:10]}: ")
+    assert shown["history"][-1]["why"] == f"bisected: {shown['bisection']}"
+    assert main(["--store", str(db), "alerts", "show", str(first["alert"]["id"])]) == 0
+    text = capsys.readouterr().out
+    assert f"first failing commit {shas[4][:10]}: failed (exit status 1)" in text.splitlines()[0]
+    assert f"  bisected: first failing commit {shas[4][:10]}" in text
     assert main(args) == 0
     (again,) = json.loads(capsys.readouterr().out)
     assert again["bisect"] is None and "is not new: bisected when it was" in again["bisect_skipped"]

@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -42,7 +42,8 @@ SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirmation", "compared_by"): None},
                  "0012": {("plan", "run_overhead"): None},
                  "0013": {("plan", "slices"): None, ("plan", "full_slices"): None},
-                 "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None}}
+                 "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None},
+                 "0018": {("alert", "culprit"): None, ("alert", "bisection"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -176,6 +177,14 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
     if at_least(revision, "0016"):
         conn.execute(sa.update(t.detect_state).values(run_mark=42))
         written["detect_state"][0]["run_mark"] = 42
+    if at_least(revision, "0018"):
+        conn.execute(sa.update(t.alert).where(t.alert.c.id == alert).values(
+            culprit="5c1b9e2a10", bisection="first bad commit 5c1b9e2a10: +10.00% [+6.00%, +14.00%] against its "
+                                            "predecessor (42 runs, campaign #1)"))
+        written["alert"][0].update(culprit="5c1b9e2a10", bisection="first bad commit 5c1b9e2a10: +10.00% "
+                                   "[+6.00%, +14.00%] against its predecessor (42 runs, campaign #1)")
+        for row in written["alert"][1:]:
+            row.update(culprit=None, bisection=None)
     return written
 
 

@@ -362,7 +362,8 @@ def test_json_file_is_versioned_and_added_to_atomically(store, tmp_path):
                                       "previous", "kind", "change", "ci_low", "ci_high", "p_value", "methods",
                                       "status", "fixed_by", "fixed_by_alert", "restores", "created_at",
                                       "updated_at", "confirmation", "spread", "machines", "unchanged_on", "held",
-                                      "hold_machines", "version_tags", "previous_tags", "error"]
+                                      "hold_machines", "version_tags", "previous_tags", "error", "culprit",
+                                      "bisection"]
     before = path.read_text()
     assert notify_pending(store, [sink], now=T0).sent == 0
     assert path.read_text() == before  # nothing due: the file, not yet taken away, is left alone

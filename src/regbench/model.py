@@ -686,6 +686,12 @@ class Alert:
     #: Why the runs of a ``failure`` alert failed, on one line, as stored when it was opened
     #: (None for a change).
     error: str | None = None
+    #: The commit ``detect --bisect`` found first to show the change (for a failure, the first
+    #: where it fails); None when it was not bisected or no single commit was found.
+    culprit: str | None = None
+    #: What that bisection said, on one line (the commit with its own change or error, or the
+    #: commits still in question); None when it was not bisected.
+    bisection: str | None = None
 
     @property
     def failure(self) -> bool:
@@ -753,7 +759,7 @@ class Alert:
             "spread": self.spread, "machines": [e.to_json() for e in self.evidence],
             "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
             "version_tags": list(self.version_tags), "previous_tags": list(self.previous_tags),
-            "error": self.error,
+            "error": self.error, "culprit": self.culprit, "bisection": self.bisection,
         }
 
 

@@ -169,6 +169,21 @@ class DetectOutcome:
         return self.notified is None or self.notified.ok
 
 
+def _keep_bisections(store: Store, found: list[tuple[int, BisectResult | FailureBisection]]) -> dict[int, Alert]:
+    """Keep each bisection with the alerts it was for (:func:`regbench.detect.alerts.record_bisection`;
+    a bisection shared by the series of one step, once); the alerts as updated, by id."""
+    from .detect.alerts import record_bisection
+
+    by_result: dict[int, tuple[BisectResult | FailureBisection, list[int]]] = {}
+    for alert_id, result in found:
+        by_result.setdefault(id(result), (result, []))[1].append(alert_id)
+    kept: dict[int, Alert] = {}
+    for result, ids in by_result.values():
+        culprit = result.culprit if result.status == "found" else None
+        kept |= {a.id: a for a in record_bisection(store, ids, culprit, result.summary())}
+    return kept
+
+
 def _triaged(alert: Alert | None) -> bool:
     """Whether a person marked the alert ``invalid`` (noise, a broken benchmark) or ``expected``:
     it no longer gates."""
@@ -337,6 +352,11 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                 for e in entries if e.told_before and e.alert is not None}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
+        if alerts is not None:  # kept with the alerts, before they are told: their messages name the commit
+            kept = _keep_bisections(store, [(e.alert.id, e.bisection) for e in entries
+                                            if e.alert is not None and e.bisection is not None])
+            entries = tuple(replace(e, alert=kept.get(e.alert.id, e.alert)) if e.alert is not None else e
+                            for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
                             history=history.describe(), failing=failures.failing,
                             no_longer_run=failures.no_longer_run)
@@ -359,6 +379,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                 and (alert := alerts.failure_of(f)) is not None}
         outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
                           failures_not_bisected=told | {f.series: why for f, why in left})
+        if alerts is not None:
+            _keep_bisections(store, [(alert.id, r) for f, r in done if (alert := alerts.failure_of(f)) is not None])
     if on_detected is not None:
         on_detected(outcome)
     if notify:

@@ -950,6 +950,34 @@ def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, 
     return repository.run_alert_transaction(triage, attempts=1)
 
 
+def record_bisection(repository: AlertRepository, ids: Iterable[int], culprit: str | None, text: str, *,
+                     now: datetime | None = None) -> list[Alert]:
+    """Keep what ``detect --bisect`` found with alerts: ``culprit`` (the commit found, or None when
+    no single commit was) and ``text`` (what the bisection said, one line), and a note in each
+    alert's history (its status unchanged).  Written before the alerts are notified, so that
+    their messages point at the commit.
+
+    Returns
+    -------
+    list of Alert
+        The alerts as updated, in the order of ``ids``.
+    """
+    ids = list(dict.fromkeys(int(i) for i in ids))
+    now = as_utc(now)
+
+    def keep(tx: Transaction) -> list[Alert]:
+        found = {a.id: a for a in tx.alerts(ids)}
+        for i in ids:
+            if i not in found:
+                raise NotFoundError(f"no alert #{i} in the store")
+            tx.update(i, now=now, culprit=culprit, bisection=text)
+            tx.add_event(i, found[i].status, who=SYSTEM_ACTOR, why=f"bisected: {text}", now=now)
+        out = {a.id: a for a in tx.alerts(ids)}
+        return [out[i] for i in ids]
+
+    return repository.run_alert_transaction(keep)
+
+
 __all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Coverage", "Step", "Transaction",
            "candidate_span", "change_step", "confirmation_text", "is_suppressed", "known_alerts", "measured_step",
-           "record_alerts", "required_machines", "restores", "same_step", "set_status", "span_gap"]
+           "record_alerts", "record_bisection", "required_machines", "restores", "same_step", "set_status", "span_gap"]

@@ -103,9 +103,10 @@ def tagged(version: str, tags: tuple[str, ...]) -> str:
 
 
 def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
-    """One line: what changed, where, how much (with its interval), since when, what it fixed, and
+    """One line: what changed, where, how much (with its interval), since when, what it fixed,
     what undid it when it is ``fixed`` (``already undone at v5 by alert #4``: told after the
-    change that undid it was found); versions by their ``labels`` (tags,
+    change that undid it was found), and the commit ``detect --bisect`` found (``first bad commit
+    5c1b9e2a10``; for a failure, ``first failing commit``); versions by their ``labels`` (tags,
     :func:`regbench.report.console.version_labels`) if given, else with the tags the alert carries
     (:func:`tagged`).  A failure has no size: ``failure in gb on ci-1 at v1.2 (last ok at v1.1),
     alert #3: failed (exit status 2): panic: ...``, its error last (the longest part)."""
@@ -120,6 +121,8 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
             text += f", runs again at {labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by}"
         elif a.no_longer_run:
             text += ", no longer run"
+        if a.culprit is not None:
+            text += f", first failing commit {a.culprit}"
         return text + (f": {a.error}" if a.error else "")
     text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), alert #{a.id}"
     if a.restores is not None:
@@ -127,6 +130,8 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
     if a.status == "fixed" and a.fixed_by is not None:
         fixed_by = labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by
         text += f", already undone at {fixed_by}" + (f" by alert #{a.fixed_by_alert}" if a.fixed_by_alert else "")
+    if a.culprit is not None:
+        text += f", first bad commit {a.culprit}"
     return text
 
 
@@ -167,7 +172,7 @@ def details(a: Alert) -> list[str]:
                 f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else
                                          " (no longer run: removed from the suite, renamed, or its machine "
                                          "or configuration retired)" if a.no_longer_run else ""),
-                f"alert key: {a.uid}"]
+                f"alert key: {a.uid}"] + ([f"bisected: {a.bisection}"] if a.bisection else [])
     lines = [f"machines: {machines_text(a)}",
              f"methods: {', '.join(a.methods)}" + (f"; p = {a.p_value:.3g}" if a.p_value is not None else ""),
              f"status: {a.status}" + (f" (fixed by {a.fixed_by}, alert #{a.fixed_by_alert})" if a.fixed_by else ""),
@@ -175,6 +180,8 @@ def details(a: Alert) -> list[str]:
              f"alert key: {a.uid}"]
     if a.confirmation is not None:
         lines.insert(3, f"run again: {confirmation_text(a.confirmation)}")
+    if a.bisection:
+        lines.append(f"bisected: {a.bisection}")
     return lines
 
 

@@ -39,6 +39,8 @@ def row(a: Alert) -> str:
     ci = f"[{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else "—"
     machines = ", ".join(a.machines) + (" (machine-specific)" if a.spread == "machine-specific" else "")
     change, last = ("—", a.error or "") if a.failure else (pct(a.change), ", ".join(a.methods))
+    if a.culprit is not None:  # what detect --bisect found
+        last += f"; first {'failing' if a.failure else 'bad'} commit {a.culprit}"
     return "| " + " | ".join([
         f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(tagged(a.version, a.version_tags)),
         cell(tagged(a.previous, a.previous_tags)), change, ci, cell(last)]) + " |"

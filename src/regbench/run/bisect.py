@@ -122,6 +122,20 @@ class BisectResult:
         return (2 * self.total.pairs + 3 * sum(s.triples for s in self.steps)
                 + (2 * self.culprit_change.pairs if self.culprit_change else 0))
 
+    def summary(self) -> str:
+        """What it found, on one line, as an alert keeps it (``alerts show``, notifications)."""
+        cost = f"{self.runs} runs, campaign #{self.campaign_id}"
+        if self.status == "found":
+            d = self.culprit_change.decision if self.culprit_change is not None else None
+            own = (f"{d.change:+.2%} [{d.ci_low:+.2%}, {d.ci_high:+.2%}] against its predecessor" if d is not None
+                   else "its own change against its predecessor could not be measured")
+            return f"first bad commit {self.culprit}: {own} ({cost})"
+        if self.status == "undecided":
+            return f"undecided: the first bad commit is one of {', '.join(self.candidates)} ({cost})"
+        if self.status == "no change":
+            return f"no change between {self.good} and {self.bad} when run again here ({cost})"
+        return f"{self.good} or {self.bad} did not build"
+
 
 def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmark: str,
            threshold: float = 0.03, alpha: float = STEP_ALPHA, budget: float | None = None,
@@ -416,6 +430,15 @@ class FailureBisection:
     def runs(self) -> int:
         """Runs made in all, failed ones included."""
         return sum(s.runs for s in self.steps)
+
+    def summary(self) -> str:
+        """What it found, on one line, as an alert keeps it (``alerts show``, notifications)."""
+        cost = f"{self.runs} runs, campaign #{self.campaign_id}"
+        if self.status == "found":
+            return f"first failing commit {self.culprit}: {self.error} ({cost})"
+        if self.status == "undecided":
+            return f"undecided: the first failing commit is one of {', '.join(self.candidates)} ({cost})"
+        return f"{self.status}: {self.reason}" + (f" ({cost})" if self.runs else "")
 
 
 def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmark: str,

@@ -90,6 +90,7 @@ def _alert_query() -> sa.Select:
                       v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
                       a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
                       a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, a.c.hold_machines, a.c.error,
+                      a.c.culprit, a.c.bisection,
                       r.c.id.label("restores"),
                       *(k.c[name].label(f"confirmation_{name}") for name in _CONFIRMATION_FIELDS))
             .select_from(a)
@@ -122,7 +123,7 @@ def _alert(row) -> Alert:
                  fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
                  updated_at=m["updated_at"], restores=m["restores"],
                  confirmation=_confirmation(m, "confirmation_") if confirmed else None,
-                 hold_machines=m["hold_machines"], error=m["error"])
+                 hold_machines=m["hold_machines"], error=m["error"], culprit=m["culprit"], bisection=m["bisection"])
 
 
 #: Alert ids per query of their machines (far below any database's limit of bound parameters).

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0017"
+SCHEMA_REVISION = "0018"
 
 metadata = sa.MetaData()
 
@@ -214,6 +214,10 @@ alert = sa.Table(
     # (0015) Why the runs of a failure alert failed, one line (regbench.failures.failure_cause);
     # NULL for a change.
     sa.Column("error", sa.Text, nullable=True),
+    # (0018) What `detect --bisect` found: the first commit of the change (or of the failure),
+    # NULL when not bisected or when no single commit was found; and what it said, on one line.
+    sa.Column("culprit", sa.String(64), nullable=True),
+    sa.Column("bisection", sa.Text, nullable=True),
 )
 
 sa.Index("ix_alert_status", alert.c.status)
