@@ -218,7 +218,7 @@ def test_cli_compare_run_gates_on_a_regression_and_prints_json(repo30, tmp_path,
     assert main([*args, shas[0], shas[5], "--budget", "10s"]) == 2
 
 
-def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it(tmp_path):
+def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it(tmp_path, capsys):
     """Found between nightly snapshots, the commit is kept with the alert before it is told:
     the alert's headline, its details and the Markdown sink's row name it."""
     from regbench.notify.base import details, headline
@@ -240,6 +240,10 @@ def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it
         assert alert.bisection == entry.bisection.summary() and alert.bisection.startswith(
             f"first bad commit {alert.culprit}: +")
         assert alert_history(store, alert.id)[-1].why == f"bisected: {alert.bisection}"
+        capsys.readouterr()
+        assert main(["--store", str(tmp_path / "r.db"), "alerts", "list"]) == 0
+        listed = capsys.readouterr().out
+        assert "culprit" in listed and alert.culprit in listed
     assert headline(alert).endswith(f", first bad commit {alert.culprit}")
     assert f"bisected: {alert.bisection}" in details(alert)
     assert f"first bad commit {alert.culprit}" in row(alert)

@@ -28,6 +28,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
     colours = {"regression": "red", "improvement": "green", "failure": "bold red"}
     confirmed = any(a.confirmation is not None for a in alerts)
     failures = any(a.failure for a in alerts)
+    bisected = any(a.bisection for a in alerts)
     labels = labels or {}
     rows = []
     for a in alerts:
@@ -49,11 +50,13 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
         if confirmed:
             c = a.confirmation
             row.append("" if c is None else f"{c.status} ({c.pairs} pairs)" if c.campaign_id is not None else c.status)
+        if bisected:  # the commit detect --bisect found, or that it found none
+            row.append(escape(a.culprit) if a.culprit else "none found" if a.bisection else "")
         rows.append([*row, a.created_at.strftime("%Y-%m-%d %H:%M")])
     columns = ["id", "status", "kind", "benchmark", "machines", "spread", "version", "previous", "change", "CI",
                "methods"]
     emit_table("Alerts", [*columns, *(["error"] if failures else []), *(["run again"] if confirmed else []),
-                          "created (UTC)"], rows, right={"id", "change", "CI"})
+                          *(["culprit"] if bisected else []), "created (UTC)"], rows, right={"id", "change", "CI"})
     console.print(f"{len(alerts)} alert(s)")
 
 
