@@ -244,6 +244,12 @@ def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it
         assert main(["--store", str(tmp_path / "r.db"), "alerts", "list"]) == 0
         listed = capsys.readouterr().out
         assert "culprit" in listed and alert.culprit in listed
+        from regbench.web.data import Dashboard
+        from regbench.web.static_site import write_report
+
+        write_report(Dashboard(store).load(), tmp_path / "site", diagnosis=False)
+        page = (tmp_path / "site" / "alerts.html").read_text()
+        assert f'<span class="culprit" title="{alert.bisection}">first bad commit {alert.culprit}</span>' in page
     assert headline(alert).endswith(f", first bad commit {alert.culprit}")
     assert f"bisected: {alert.bisection}" in details(alert)
     assert f"first bad commit {alert.culprit}" in row(alert)

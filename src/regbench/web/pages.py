@@ -90,6 +90,8 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
                      "error": a.error if a.failure else None,
                      "fixed_by": a.fixed_by,
                      "fixed_by_label": dash.labels.get(a.fixed_by, a.fixed_by[:10]) if a.fixed_by else None,
+                     # what `detect --bisect` found: the commit, and what it said
+                     "culprit": a.culprit, "bisection": a.bisection,
                      "status": a.status,
                      "history": [{"status": e.status, "kind": e.kind, "who": e.who,
                                   "at": e.at.strftime("%Y-%m-%d %H:%M"), "why": e.why} for e in events]})
