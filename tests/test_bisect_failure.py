@@ -166,3 +166,28 @@ def test_detect_bisect_bisects_a_failure_once_when_its_alert_is_new(tmp_path, ca
     assert again["bisect"] is None and "is not new: bisected when it was" in again["bisect_skipped"]
     with Store(db) as store:
         assert (len(store.runs()), len(store.campaigns())) == (runs, campaigns)
+
+
+def test_a_tool_benchmark_is_bisected_by_its_invocation(tmp_path):
+    """A benchmark that reports through a tool (here the Bencher Metric Format a script prints)
+    whose invocation starts failing, as a Go suite that no longer compiles does: the failure of
+    the configured benchmark is bisected by whether the invocation fails."""
+    repo = tmp_path / "repo"
+    git_init(repo)
+    bmf = ("import json, os\n"
+           "print(json.dumps({'sort': {'latency': {'value': 5000.0 + int(os.environ['REGBENCH_RUN_INDEX'])}}}))\n")
+    toml = ('[project]\nname = "p"\n[defaults]\nruns = 2\nwarmup = 0\n'
+            '[[benchmark]]\nname = "tool"\nformat = "bmf"\ncommand = ' + json.dumps([PY, "bench.py"]) + "\n")
+    shas = []
+    for k in range(1, 9):
+        files: dict[str, str | None] = {f"notes/{k}.txt": f"commit {k}\n"}
+        if k == 1:
+            files |= {"bench.py": bmf, "regbench.toml": toml}
+        if k == 6:
+            files["bench.py"] = "import missing_module_of_commit_6\n" + bmf
+        shas.append(git_commit(repo, files, f"commit {k}", when=T0 + timedelta(hours=k)))
+    with Store(tmp_path / "r.db") as store:
+        result = bisect_failure(load_config(repo / "regbench.toml"), store, shas[0], shas[-1], benchmark="tool",
+                                runs=2, seed=1, cache_dir=tmp_path / "wt")
+    assert result.status == "found" and result.culprit == shas[5][:len(result.culprit)]
+    assert "ModuleNotFoundError: No module named 'missing_module_of_commit_6'" in result.error

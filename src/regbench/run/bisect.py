@@ -243,12 +243,13 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
         return done("found", culprit.short, change, steps, [culprit.short])
 
 
-def _bisected(config: ProjectConfig, benchmark: str, good: str, bad: str, noise: NoiseControl | None
-              ) -> tuple[BenchmarkSpec, list[Commit]]:
+def _bisected(config: ProjectConfig, benchmark: str, good: str, bad: str, noise: NoiseControl | None, *,
+              tools: bool = False) -> tuple[BenchmarkSpec, list[Commit]]:
     """The benchmark a bisection follows and the commits it works on, GOOD first (GOOD..BAD as a
-    line); one-line errors for what cannot be bisected."""
+    line); one-line errors for what cannot be bisected.  ``tools``: a benchmark that reports
+    through a tool is followed too (whether its invocation fails, ``bisect --failure``)."""
     spec = config.benchmark(benchmark)
-    if spec.format is not None:
+    if spec.format is not None and not tools:
         raise ConfigError(f"benchmark {benchmark!r} reports through a tool (format = {spec.format!r}); "
                           "bisect needs a benchmark with its own samples")
     repo = config.repo or config.root
@@ -461,17 +462,21 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
     ``p ** runs``.  Every run is stored, in one campaign (a session: detection leaves its runs
     out, so failed runs of a bisection open no failure alert).
 
+    A benchmark that reports through a tool (``format = "go"``, ...) is followed by its
+    invocation: a commit fails when the tool's invocation does (a suite that no longer compiles,
+    a panic), as a failure alert of the configured benchmark says (``gb``, not ``gb/BenchmarkX``).
+
     Raises
     ------
     ConfigError
-        An unknown benchmark, one that reports through a tool, or ``runs`` below 1.
+        An unknown benchmark, or ``runs`` below 1.
     VersionError
         An unknown revision, no commits between ``good`` and ``bad``, or ``good`` not an
         ancestor of ``bad``.
     """
     if runs < 1:
         raise ConfigError(f"runs of a commit must be at least 1, got {runs}")
-    spec, history = _bisected(config, benchmark, good, bad, noise)
+    spec, history = _bisected(config, benchmark, good, bad, noise, tools=True)
     line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
     session = Session(config, store, setup, reporter=reporter,

@@ -118,7 +118,7 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
                           "with its own samples")
             else:
                 reason = f"no benchmark {ch.benchmark!r} in regbench.toml"
-        elif spec.format is not None:
+        elif spec.format is not None and purpose != "bisect-failure":  # a failure is the tool's invocation's
             reason = f"it reports through a tool (format); {what} needs a benchmark with its own samples"
         elif ch.machine != here:
             hint = elsewhere.format(previous=ch.previous, version=ch.version, benchmark=ch.benchmark,
