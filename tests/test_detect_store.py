@@ -295,7 +295,7 @@ def test_a_back_fill_reports_old_steps_again_without_failing_the_gate(store_url,
         assert fresh and all(e.change.version in ("v015", "v016") for e in fresh) and outcome.regressed
 
 
-def test_a_regression_fixed_long_ago_does_not_fail_the_gate_when_late_runs_report_it_again(store_url):
+def test_a_regression_fixed_long_ago_does_not_fail_the_gate_when_late_runs_report_it_again(store_url, capsys):
     """A regression undone by a later improvement (its alert fixed): runs of an old version
     stored late make the pass report both again, and the gate of the newest commit passes."""
     from regbench.pipeline import detect_and_alert
@@ -315,6 +315,11 @@ def test_a_regression_fixed_long_ago_does_not_fail_the_gate_when_late_runs_repor
                                                                              ("v020", "improvement")}
         assert all(e.told_before for e in outcome.changes) and not outcome.regressed
         assert len(list_alerts(s)) == 2
+    from regbench.report.changes import print_detection
+
+    capsys.readouterr()
+    print_detection(outcome, fmt="table", confidence=0.99, min_change=None)
+    assert "2 of them reported again, not found anew" in " ".join(capsys.readouterr().out.split())
 
 
 def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
