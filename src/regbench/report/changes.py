@@ -234,9 +234,9 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
                  show_machine=len(machines) > 1)
     what = "series with new versions" if result.incremental else "series"
     console.print(f"{len(result.changes)} change(s) in {result.n_series} {what}")
-    told = sum(e.told_before for e in outcome.changes)
-    if told:
-        console.print(f"{told} of them reported again, not found anew: runs of versions checked before came late, "
+    again = sum(e.told_before for e in outcome.changes)
+    if again:
+        console.print(f"{again} of them reported again, not found anew: runs of versions checked before came late, "
                       "their series were searched again, and these steps went into their alerts (they do not fail "
                       "--fail-on-regression nor are they bisected or told again).", markup=False, highlight=False)
     if outcome.history is not None:
