@@ -240,6 +240,10 @@ def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it
         assert alert.bisection == entry.bisection.summary() and alert.bisection.startswith(
             f"first bad commit {alert.culprit}: +")
         assert alert_history(store, alert.id)[-1].why == f"bisected: {alert.bisection}"
+        again = detect_and_alert(store, config, method="auto", fdr=0.05, bisect=True)  # a full pass: the same step
+        (entry,) = [e for e in again.changes if e.change.kind == "regression"]
+        assert entry.bisection is None
+        assert entry.not_bisected == f"its alert #{alert.id} was bisected before: {alert.bisection}"
         capsys.readouterr()
         assert main(["--store", str(tmp_path / "r.db"), "alerts", "list"]) == 0
         listed = capsys.readouterr().out

@@ -322,6 +322,35 @@ def test_a_regression_fixed_long_ago_does_not_fail_the_gate_when_late_runs_repor
     assert "2 of them reported again, not found anew" in " ".join(capsys.readouterr().out.split())
 
 
+def test_a_held_alert_raised_by_late_runs_of_another_machine_fails_the_gate(store_url, tmp_path):
+    """``require_machines = 2``: a step seen on one machine is held (not told, not gating); the
+    second machine's old versions, back-filled, show it too: the alert is raised, told for the
+    first time, and that pass fails the gate, though the step lies among versions checked before."""
+    import tomllib
+
+    from regbench.config import parse_config
+    from regbench.pipeline import detect_and_alert
+
+    config = parse_config(tomllib.loads("[alerts]\nrequire_machines = 2\n"), path=tmp_path / "regbench.toml")
+    rng = np.random.default_rng(0)
+
+    def runs(machine: str, ks) -> list[RunRecord]:
+        return [RunRecord(benchmark="a", version=f"v{k:03d}", run_index=r, machine=machine,
+                          samples=(1.0 if k < 10 else 1.3) * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 10)))
+                for k in ks for r in range(6)]
+
+    versions = [VersionInfo(f"v{k:03d}") for k in range(21)]
+    with Store(store_url) as s:
+        s.add_runs(runs("m1", range(20)) + runs("m2", range(10, 20)), versions=versions[:20])
+        first = detect_and_alert(s, config, method="auto", fdr=0.05, incremental=True)
+        assert [a.held for a in first.alerts.created] == [True] and not first.regressed
+        s.add_runs(runs("m2", range(10)))  # m2's older versions, back-filled
+        s.add_runs(runs("m1", [20]) + runs("m2", [20]), versions=versions)
+        second = detect_and_alert(s, config, method="auto", fdr=0.05, incremental=True)
+    assert [a.id for a in second.alerts.raised] == [a.id for a in first.alerts.created]
+    assert [e.told_before for e in second.changes] == [False] and second.regressed
+
+
 def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
     """Runs of an old version stored for one series make only that series be searched again."""
     with Store(store_url) as s:

@@ -316,15 +316,16 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
                                coverage=history, failures=failures)
         save_detection_state(store, result)
-    created = {a.id for a in alerts.created} if alerts is not None else set()
+    # Alerts this pass made, or raised (held until now: never told, never gated on).
+    fresh_alerts = {a.id for a in (*alerts.created, *alerts.raised)} if alerts is not None else set()
     rank = {v.name: k for k, v in enumerate(history.versions())} if result.checked and alerts is not None else {}
 
     def told_before(c: Change) -> bool:
-        """Reported again by a series searched again for late runs, into an alert that existed."""
+        """Reported again by a series searched again for late runs, into an alert told before."""
         if alerts is None or not result.checked_before(c, rank.__getitem__):
             return False
         alert = alerts.alert_of(c)
-        return alert is not None and alert.id not in created
+        return alert is not None and alert.id not in fresh_alerts
 
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
                                    not_confirmed=not_confirmed.get(change_step(c)),
@@ -334,7 +335,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         from .run.bisect import bisect_changes
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
-        wanted = [e.change for e in entries if e.alerts and not e.told_before]
+        # Each alert once: not a step told before, nor one whose alert holds a bisection already
+        # (a full pass reports every step again; another machine's evidence joins the alert).
+        wanted = [e.change for e in entries if e.alerts and not e.told_before
+                  and (e.alert is None or e.alert.bisection is None)]
         bisected: list[tuple[Change, BisectResult]] = []
         skipped: list[Skipped] = []
         if wanted:
@@ -347,9 +351,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         why |= {change_step(e.change): f"its alert #{e.alert.id} is held (seen on {len(e.alert.machines)} of "
                                        f"{e.alert.hold_machines} machines required)"
                 for e in entries if e.alert is not None and e.alert.held}
-        why |= {change_step(e.change): f"reported again after late runs, not found anew: alert #{e.alert.id} "
-                                       "was bisected when it was new"
-                for e in entries if e.told_before and e.alert is not None}
+        why |= {change_step(e.change): f"its alert #{e.alert.id} was bisected before: {e.alert.bisection}"
+                for e in entries if e.alert is not None and e.alert.bisection is not None}
+        why |= {change_step(e.change): f"reported again after late runs, not found anew (alert #{e.alert.id})"
+                for e in entries if e.told_before and e.alert is not None and e.alert.bisection is None}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
         if alerts is not None:  # kept with the alerts, before they are told: their messages name the commit
@@ -364,17 +369,17 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         from .run.bisect import bisect_failures
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
-        # A failing benchmark is failing at every pass until it runs again: it is bisected when
-        # its failure alert is new (or opened again), not at every pass (in a dry run, always).
-        new = created | ({a.id for a in alerts.reopened} if alerts is not None else set())
-        fresh = [f for f in outcome.broken if alerts is None or getattr(alerts.failure_of(f), "id", None) in new]
+        # A failing benchmark is failing at every pass until it runs again: it is bisected once,
+        # while its failure alert holds no bisection (in a dry run, or with its alerts
+        # suppressed, at every pass: nothing keeps what was found).
+        fresh = [f for f in outcome.broken if alerts is None or (a := alerts.failure_of(f)) is None
+                 or a.bisection is None]
         done: list[tuple[Failing, FailureBisection]] = []
         left: list[tuple[Failing, str]] = []
         if fresh:
             with _entered(bisect_reporter) as reporter:
                 done, left = bisect_failures(config, store, fresh, reporter=reporter)
-        told = {f.series: f"its failure alert #{alert.id} is not new: bisected when it was "
-                          f"(`regbench bisect {f.since} {f.first} --benchmark {f.benchmark} --failure` runs it again)"
+        told = {f.series: f"its failure alert #{alert.id} was bisected before: {alert.bisection}"
                 for f in outcome.broken if f not in fresh and alerts is not None
                 and (alert := alerts.failure_of(f)) is not None}
         outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
