@@ -351,35 +351,6 @@ def test_a_held_alert_raised_by_late_runs_of_another_machine_fails_the_gate(stor
     assert [e.told_before for e in second.changes] == [False] and second.regressed
 
 
-def test_a_new_machine_s_imported_history_does_not_fail_the_gate_on_steps_told_before(store_url):
-    """A machine added with its history imported is checked for the first time: its steps at
-    versions other machines had been checked up to, going into their alerts (told, here fixed
-    long ago), do not fail the gate of the next commit; a step of its own there still would."""
-    from regbench.pipeline import detect_and_alert
-
-    rng = np.random.default_rng(0)
-
-    def runs(machine: str, ks, level=lambda k: 1.3 if 10 <= k < 20 else 1.0) -> list[RunRecord]:
-        return [RunRecord(benchmark="a", version=f"v{k:03d}", run_index=r, machine=machine,
-                          samples=level(k) * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 10)))
-                for k in ks for r in range(6)]
-
-    versions = [VersionInfo(f"v{k:03d}") for k in range(33)]
-    with Store(store_url) as s:
-        s.add_runs(runs("m1", range(30)), versions=versions[:30])
-        assert detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True).regressed
-        s.add_runs(runs("m3", range(31)) + runs("m1", [30, 31]) + runs("m3", [31]), versions=versions[:32])
-        outcome = detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True)
-        assert {(e.change.machine, e.change.version, e.told_before) for e in outcome.changes} == {
-            ("m3", "v010", True), ("m3", "v020", True)}
-        assert not outcome.regressed and not outcome.alerts.created
-        s.add_runs(runs("m4", range(33), level=lambda k: 1.2 if k >= 25 else 1.0)  # its own step at v025
-                   + runs("m1", [32]) + runs("m3", [32]), versions=versions)
-        outcome = detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True)
-        assert [(e.change.version, e.told_before) for e in outcome.changes if e.change.machine == "m4"] == [
-            ("v025", False)] and outcome.regressed
-
-
 def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
     """Runs of an old version stored for one series make only that series be searched again."""
     with Store(store_url) as s:

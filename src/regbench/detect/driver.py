@@ -187,17 +187,9 @@ class DetectionResult:
     def checked_before(self, change: Change, position: Callable[[str], int]) -> bool:
         """Whether ``change`` lies among versions its series had been checked up to before this
         pass (``position`` ranks versions in history order): a step that may have been found and
-        told before, reported again because late runs made its series be searched again.  A
-        series checked for the first time (a machine whose history was imported) is compared
-        with the newest version any series had been checked up to: its steps there may be those
-        other machines told."""
-        if not self.checked:
-            return False
-        checked = dict(self.checked)
-        last = checked.get(_change_key(change))
-        if last is None:
-            last = max(checked.values(), key=position)
-        return position(change.version) <= position(last)
+        told before, reported again because late runs made its series be searched again."""
+        last = dict(self.checked).get(_change_key(change))
+        return last is not None and position(change.version) <= position(last)
 
 
 @dataclass(frozen=True)
