@@ -195,3 +195,31 @@ def test_a_tool_benchmark_is_bisected_by_its_invocation(tmp_path):
                                 runs=2, seed=1, cache_dir=tmp_path / "wt")
     assert result.status == "found" and result.culprit == shas[5][:len(result.culprit)]
     assert "ModuleNotFoundError: No module named 'missing_module_of_commit_6'" in result.error
+
+
+def test_a_bisection_stopped_by_a_build_is_not_kept_so_the_next_pass_tries_again(tmp_path):
+    """A bisection whose GOOD or BAD did not build (a registry down, a full disk) is no answer:
+    nothing is kept with the alert, and the next pass with --bisect bisects it; an answer is kept."""
+    import numpy as np
+
+    from regbench.detect import Change
+    from regbench.detect.alerts import record_alerts
+    from regbench.model import RunRecord, VersionInfo
+    from regbench.pipeline import _keep_bisections
+    from regbench.run.bisect import FailureBisection, FailureStep
+    from regbench.store.alerts import get_alert
+
+    with Store(tmp_path / "r.db") as store:
+        store.add_runs([RunRecord("b", v, 0, np.ones(3)) for v in ("v1", "v2")],
+                       versions=[VersionInfo("v1"), VersionInfo("v2")])
+        machine = store.machine_names()[0]
+        (alert,) = record_alerts(store, [Change("b", "default", machine, "v2", "v1", 0.1, 0.05, 0.15,
+                                                "regression", "auto")]).created
+        unbuilt = FailureBisection("b", "aaa", "bbb", "unbuilt", None, None,
+                                   (FailureStep("aaa", "unbuilt", 0, None, 0.0),), (), 3, 1, (), "GOOD did not build")
+        assert _keep_bisections(store, [(alert.id, unbuilt)]) == {}
+        assert get_alert(store, alert.id).bisection is None
+        found = FailureBisection("b", "aaa", "bbb", "found", "ccc", "failed (exit status 1)",
+                                 (FailureStep("ccc", "bad", 3, "failed (exit status 1)", 0.1),), ("ccc",), 3, 2)
+        kept = _keep_bisections(store, [(alert.id, found)])
+        assert (kept[alert.id].culprit, kept[alert.id].bisection) == ("ccc", found.summary())

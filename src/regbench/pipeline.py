@@ -171,7 +171,9 @@ class DetectOutcome:
 
 def _keep_bisections(store: Store, found: list[tuple[int, BisectResult | FailureBisection]]) -> dict[int, Alert]:
     """Keep each bisection with the alerts it was for (:func:`regbench.detect.alerts.record_bisection`;
-    a bisection shared by the series of one step, once); the alerts as updated, by id."""
+    a bisection shared by the series of one step, once); the alerts as updated, by id.  One that
+    stopped because GOOD or BAD did not build is not kept: it is no answer, and the next pass
+    with ``--bisect`` tries again."""
     from .detect.alerts import record_bisection
 
     by_result: dict[int, tuple[BisectResult | FailureBisection, list[int]]] = {}
@@ -179,6 +181,8 @@ def _keep_bisections(store: Store, found: list[tuple[int, BisectResult | Failure
         by_result.setdefault(id(result), (result, []))[1].append(alert_id)
     kept: dict[int, Alert] = {}
     for result, ids in by_result.values():
+        if result.status == "unbuilt":  # no answer (a build failed: a registry down, a full disk): try again
+            continue
         culprit = result.culprit if result.status == "found" else None
         kept |= {a.id: a for a in record_bisection(store, ids, culprit, result.summary())}
     return kept
