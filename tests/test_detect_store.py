@@ -351,6 +351,30 @@ def test_a_held_alert_raised_by_late_runs_of_another_machine_fails_the_gate(stor
     assert [e.told_before for e in second.changes] == [False] and second.regressed
 
 
+def test_a_new_machine_still_regressed_where_the_fix_did_not_work_fails_the_gate(store_url):
+    """A machine added with its history imported shows a regression that another machine's alert
+    told, and that a later improvement fixed there but not on it: checked for the first time,
+    its step is not told before, and the gate fails (a new machine is news)."""
+    from regbench.pipeline import detect_and_alert
+
+    rng = np.random.default_rng(0)
+
+    def runs(machine: str, ks, level) -> list[RunRecord]:
+        return [RunRecord(benchmark="a", version=f"v{k:03d}", run_index=r, machine=machine,
+                          samples=level(k) * (1 + rng.normal(0, 0.01)) * (1 + rng.normal(0, 0.01, 10)))
+                for k in ks for r in range(6)]
+
+    versions = [VersionInfo(f"v{k:03d}") for k in range(32)]
+    with Store(store_url) as s:
+        s.add_runs(runs("m1", range(30), lambda k: 1.3 if 10 <= k < 20 else 1.0), versions=versions[:30])
+        assert detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True).regressed
+        s.add_runs(runs("m1", [30, 31], lambda k: 1.0) + runs("m2", range(32), lambda k: 1.3 if k >= 10 else 1.0),
+                   versions=versions)
+        outcome = detect_and_alert(s, None, method="auto", fdr=0.05, incremental=True)
+    assert [(e.change.machine, e.change.version, e.told_before) for e in outcome.changes] == [("m2", "v010", False)]
+    assert outcome.regressed
+
+
 def test_incremental_leaves_series_whose_late_runs_are_not_in_their_history(store_url):
     """Runs of an old version stored for one series make only that series be searched again."""
     with Store(store_url) as s:

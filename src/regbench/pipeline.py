@@ -68,9 +68,10 @@ class DetectedChange:
         end of the detection; None in a dry run, and when it was not recorded.
     told_before : bool
         Reported again, not found anew: an incremental pass searched its series again in full
-        for late runs, and the change lies among versions checked before and went into an alert
-        that existed (:meth:`regbench.detect.driver.DetectionResult.checked_before`).  It neither
-        fails the gate nor is bisected again.
+        for late runs, the change lies among versions checked before
+        (:meth:`regbench.detect.driver.DetectionResult.checked_before`), and before this pass an
+        alert told it, not held, with this machine among those that show it.  It neither fails
+        the gate nor is bisected again.
     """
 
     change: Change
@@ -313,27 +314,27 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         with _entered(confirm_reporter) as reporter:
             confirmations, not_confirmed = _confirm(store, config, result, confirm, reporter)
     alerts = None
+    told_steps: set[Step] = set()
     if not dry_run:
-        from .detect.alerts import record_alerts
+        from .detect.alerts import known_alerts, record_alerts
 
+        if result.checked:
+            # Steps reported again because late runs made their series be searched again: told
+            # before when, before this pass, an alert told them (not held) with this machine
+            # among those that show them.  Not a step of another machine that merges into a
+            # wide alert, nor one into an alert held until now: those are news, and gate.
+            rank = {v.name: k for k, v in enumerate(history.versions())}
+            again = [c for c in result.changes if result.checked_before(c, rank.__getitem__)]
+            told_steps = {change_step(c) for c, a in zip(again, known_alerts(store, again), strict=True)
+                    if a is not None and not a.held and c.machine in a.machines}
         # What each machine measured is read from the history detection read.
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
                                coverage=history, failures=failures)
         save_detection_state(store, result)
-    # Alerts this pass made, or raised (held until now: never told, never gated on).
-    fresh_alerts = {a.id for a in (*alerts.created, *alerts.raised)} if alerts is not None else set()
-    rank = {v.name: k for k, v in enumerate(history.versions())} if result.checked and alerts is not None else {}
-
-    def told_before(c: Change) -> bool:
-        """Reported again by a series searched again for late runs, into an alert told before."""
-        if alerts is None or not result.checked_before(c, rank.__getitem__):
-            return False
-        alert = alerts.alert_of(c)
-        return alert is not None and alert.id not in fresh_alerts
-
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
                                    not_confirmed=not_confirmed.get(change_step(c)),
-                                   alert=alerts.alert_of(c) if alerts is not None else None, told_before=told_before(c))
+                                   alert=alerts.alert_of(c) if alerts is not None else None,
+                                   told_before=change_step(c) in told_steps)
                     for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
