@@ -5,6 +5,7 @@ repositories, real processes, a real SQLite store)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -223,3 +224,71 @@ def test_a_bisection_stopped_by_a_build_is_not_kept_so_the_next_pass_tries_again
                                  (FailureStep("ccc", "bad", 3, "failed (exit status 1)", 0.1),), ("ccc",), 3, 2)
         kept = _keep_bisections(store, [(alert.id, found)])
         assert (kept[alert.id].culprit, kept[alert.id].bisection) == ("ccc", found.summary())
+
+
+GO_BENCH = '''package p
+
+import (
+	"strings"
+	"testing"
+)
+
+var sink string
+
+func BenchmarkJoin(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = strings.Join([]string{"a", "b"}, ",")
+	}
+}
+
+func BenchmarkSplit(b *testing.B) {
+	BROKEN
+	for i := 0; i < b.N; i++ {
+		sink = strings.Split("a,b", ",")[0]
+	}
+}
+'''
+
+
+GO = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+
+
+@pytest.mark.skipif(GO is None, reason="go is not installed")
+def test_one_benchmark_a_go_suite_reports_failing_is_bisected_by_what_go_test_says(tmp_path, go_cache):
+    """``go test -bench`` runs the suite; from commit 5 on, BenchmarkSplit calls b.Fatal while
+    BenchmarkJoin goes on: its failing series (``gobench/BenchmarkSplit-2``) is bisected by what
+    go test reports of it, not by the invocation (which fails from there on too, for any reason)."""
+    go = GO
+    repo = tmp_path / "repo"
+    git_init(repo)
+    toml = ('[project]\nname = "p"\n[defaults]\nruns = 1\n[[benchmark]]\nname = "gobench"\nformat = "go"\n'
+            'iterations = 1\nwarmup = 0\ntimeout = 120\ncommand = '
+            + json.dumps(["sh", "-c", f"{go} test -run '^$' -bench . -count $REGBENCH_ITERATIONS -benchtime 20x "
+                                      "-cpu 2 ."])
+            + "\n[benchmark.env]\n" + f'GOFLAGS = "-mod=mod"\nGOTOOLCHAIN = "local"\nGOCACHE = "{go_cache}"\n'
+            + f'GOPATH = "{tmp_path / "gopath"}"\n')
+    shas = []
+    for k in range(1, 9):
+        broken = 'b.Fatal("split: wrong field count")' if k >= 5 else "_ = b"
+        files: dict[str, str | None] = {"bench_test.go": GO_BENCH.replace("BROKEN", broken)}
+        if k == 1:
+            files |= {"go.mod": "module example.com/p\n\ngo 1.18\n", "regbench.toml": toml}
+        shas.append(git_commit(repo, files, f"commit {k}", when=T0 + timedelta(hours=k)))
+    with Store(tmp_path / "r.db") as store:
+        result = bisect_failure(load_config(repo / "regbench.toml"), store, shas[0], shas[-1],
+                                benchmark="gobench/BenchmarkSplit-2", runs=1, seed=1, cache_dir=tmp_path / "wt")
+        joined = [r.status for r in store.runs(benchmark="gobench/BenchmarkJoin-2")]
+    assert result.status == "found" and result.culprit == shas[4][:len(result.culprit)]
+    assert "split: wrong field count" in result.error
+    assert joined and set(joined) == {"ok"}  # the suite's other benchmark ran at every commit tried
+    # Nightlies at commits 1 and 8: detect --bisect finds the failing series and bisects it so.
+    from regbench.pipeline import detect_and_alert
+    from regbench.run.campaign import run_campaign
+
+    config = load_config(repo / "regbench.toml")
+    with Store(tmp_path / "nightly.db") as store:
+        run_campaign(config, store, revisions=f"{shas[0]},{shas[-1]}", seed=2)
+        outcome = detect_and_alert(store, config, method="auto", fdr=0.05, bisect=True, dry_run=True)
+    (failing,) = outcome.failing
+    assert failing.benchmark == "gobench/BenchmarkSplit-2"
+    assert outcome.failure_bisections[failing.series].culprit == result.culprit

@@ -41,8 +41,9 @@ import numpy as np
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError, VersionError
 from ..failures import failure_cause
-from ..model import DEFAULT_CONFIG
+from ..model import DEFAULT_CONFIG, SeriesName
 from .core import campaign_status
+from .execute import RunOutcome
 from .rerun import Skipped, comparison_of, plan_reruns
 from .sequential import (Session, SessionReporter, SessionSetup, Settled, StopRule, check_environment_size,
                          check_pair_limits, check_value)
@@ -464,7 +465,9 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
 
     A benchmark that reports through a tool (``format = "go"``, ...) is followed by its
     invocation: a commit fails when the tool's invocation does (a suite that no longer compiles,
-    a panic), as a failure alert of the configured benchmark says (``gb``, not ``gb/BenchmarkX``).
+    a panic), as a failure alert of the configured benchmark says (``gb``).  One benchmark the
+    tool reports (``gb/BenchmarkX-2``) is followed by what the tool said of it: failed (its
+    message), or not reported at all, against its results reported.
 
     Raises
     ------
@@ -476,6 +479,12 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
     """
     if runs < 1:
         raise ConfigError(f"runs of a commit must be at least 1, got {runs}")
+    name = SeriesName.parse(benchmark)
+    reported = None  # one benchmark a tool reports: its invocation's outcome for that benchmark
+    if name.reported is not None and name.measure is None and name.benchmark in {b.name for b in config.benchmarks}:
+        if config.benchmark(name.benchmark).format is None:
+            raise ConfigError(f"{benchmark!r}: {name.benchmark!r} reports through no tool")
+        benchmark, reported = name.benchmark, name.reported
     spec, history = _bisected(config, benchmark, good, bad, noise, tools=True)
     line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
@@ -499,11 +508,9 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
             else:
                 error = None
                 for k in range(1, runs + 1):
-                    outcome = session.attempt(spec, commit.short)
-                    if outcome.status == "ok":
-                        error = None
+                    error = _failed(session.attempt(spec, commit.short), reported)
+                    if error is None:
                         break
-                    error = failure_cause(outcome.status, outcome.stderr_tail)
                 step = FailureStep(commit.short, "bad" if error is not None else "good", k, error,
                                    session.clock() - start)
             session.reporter.progress(f"{benchmark} at {commit.short}: " + (
@@ -545,6 +552,22 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
         if len(candidates) > 1:
             return done("undecided", error=error, candidates=candidates)
         return done("found", culprit, error, candidates)
+
+
+def _failed(outcome: RunOutcome, reported: str | None) -> str | None:
+    """Why a run failed, on one line, or None when it worked: the invocation's status, or, for
+    ``reported``, one benchmark of a tool's invocation, whether the tool reported it failed
+    (its own message), reported its results, or did not report it at all."""
+    if reported is None:
+        return None if outcome.status == "ok" else failure_cause(outcome.status, outcome.stderr_tail)
+    for failure in outcome.tool_failures:
+        if failure.benchmark == reported:
+            return failure_cause("failed", failure.message)
+    if any(r.benchmark == reported for r in outcome.tool_runs):
+        return None
+    if outcome.status != "ok":
+        return failure_cause(outcome.status, outcome.stderr_tail)
+    return f"failed: the tool did not report {reported}"
 
 
 def bisect_failures(config: ProjectConfig, store: Store, failing: Sequence[Failing], *, machine: str | None = None,

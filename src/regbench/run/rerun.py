@@ -114,13 +114,16 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
                           + (f" (`regbench bisect --benchmark {base}` if its samples changed too)"
                              if purpose == "bisect" else ""))
             elif name.reported is not None and base in names and names[base].format is not None:
-                reason = (f"{ch.benchmark!r} is reported by the tool benchmark {base!r}; {what} needs a benchmark "
-                          "with its own samples")
+                if purpose == "bisect-failure" and name.measure is None:
+                    spec = names[base]  # bisect --failure follows what the tool says of it
+                else:
+                    reason = (f"{ch.benchmark!r} is reported by the tool benchmark {base!r}; {what} needs a "
+                              "benchmark with its own samples")
             else:
                 reason = f"no benchmark {ch.benchmark!r} in regbench.toml"
         elif spec.format is not None and purpose != "bisect-failure":  # a failure is the tool's invocation's
             reason = f"it reports through a tool (format); {what} needs a benchmark with its own samples"
-        elif ch.machine != here:
+        if reason is None and ch.machine != here:
             hint = elsewhere.format(previous=ch.previous, version=ch.version, benchmark=ch.benchmark,
                                     machine=ch.machine)
             reason = (f"it was measured on {ch.machine!r}, not on this machine ({here!r}); if this machine is "
