@@ -325,8 +325,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
             # wide alert, nor one into an alert held until now: those are news, and gate.
             rank = {v.name: k for k, v in enumerate(history.versions())}
             again = [c for c in result.changes if result.checked_before(c, rank.__getitem__)]
-            told_steps = {change_step(c) for c, a in zip(again, known_alerts(store, again), strict=True)
-                    if a is not None and not a.held and c.machine in a.machines}
+            if again:
+                told_steps = {change_step(c) for c, a in zip(again, known_alerts(store, again), strict=True)
+                              if a is not None and not a.held and c.machine in a.machines}
         # What each machine measured is read from the history detection read.
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
                                coverage=history, failures=failures)

@@ -889,6 +889,16 @@ def _restored_alert(alerts: Sequence[Alert], new: Alert, span) -> Alert | None:
 
 
 # --------------------------------------------------------------------------------- lifecycle
+def _stored(tx: Transaction, ids: Sequence[int]) -> dict[int, Alert]:
+    """The alerts of ``ids`` as stored, in the order of ``ids``; NotFoundError for an id that
+    is not an alert."""
+    found = {a.id: a for a in tx.alerts(ids)}
+    missing = next((i for i in ids if i not in found), None)
+    if missing is not None:
+        raise NotFoundError(f"no alert #{missing} in the store")
+    return {i: found[i] for i in ids}
+
+
 def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, who: str, why: str | None = None,
                now: datetime | None = None) -> list[Alert]:
     """Triage alerts: set ``status`` on every alert of ``ids``, all or none, with who/when/why.
@@ -934,17 +944,14 @@ def set_status(repository: AlertRepository, ids: Iterable[int], status: str, *, 
     now = as_utc(now)
 
     def triage(tx: Transaction) -> list[Alert]:
-        found = {a.id: a for a in tx.alerts(ids)}
+        found = _stored(tx, ids)
         for i in ids:
-            if i not in found:
-                raise NotFoundError(f"no alert #{i} in the store")
             if found[i].status == status:
                 raise AlertError(f"alert #{i} is already {status}")
         for i in ids:
             tx.update(i, now=now, status=status, clear_fix=found[i].status == "fixed")
             tx.add_event(i, status, who=who.strip(), why=why, now=now)
-        out = {a.id: a for a in tx.alerts(ids)}
-        return [out[i] for i in ids]
+        return list(_stored(tx, ids).values())
 
     # All or none, once: a person's decision is not retried behind their back.
     return repository.run_alert_transaction(triage, attempts=1)
@@ -966,14 +973,10 @@ def record_bisection(repository: AlertRepository, ids: Iterable[int], culprit: s
     now = as_utc(now)
 
     def keep(tx: Transaction) -> list[Alert]:
-        found = {a.id: a for a in tx.alerts(ids)}
-        for i in ids:
-            if i not in found:
-                raise NotFoundError(f"no alert #{i} in the store")
+        for i, alert in _stored(tx, ids).items():
             tx.update(i, now=now, culprit=culprit, bisection=text)
-            tx.add_event(i, found[i].status, who=SYSTEM_ACTOR, why=f"bisected: {text}", now=now)
-        out = {a.id: a for a in tx.alerts(ids)}
-        return [out[i] for i in ids]
+            tx.add_event(i, alert.status, who=SYSTEM_ACTOR, why=f"bisected: {text}", now=now)
+        return list(_stored(tx, ids).values())
 
     return repository.run_alert_transaction(keep)
 
