@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -43,7 +43,8 @@ ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirma
                  "0012": {("plan", "run_overhead"): None},
                  "0013": {("plan", "slices"): None, ("plan", "full_slices"): None},
                  "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None},
-                 "0018": {("alert", "culprit"): None, ("alert", "bisection"): None}}
+                 "0018": {("alert", "culprit"): None, ("alert", "bisection"): None},
+                 "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -185,6 +186,9 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
                                    "[+6.00%, +14.00%] against its predecessor (42 runs, campaign #1)")
         for row in written["alert"][1:]:
             row.update(culprit=None, bisection=None)
+    if at_least(revision, "0019"):
+        conn.execute(sa.update(t.plan).values(forks=2, fork_overhead=3.5))
+        written["plan"][0].update(forks=2, fork_overhead=3.5)
     return written
 
 
@@ -304,6 +308,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     assert ("compared_by" in confirmation_columns) == at_least(down_to, "0011")
     assert ("run_overhead" in plan_columns) == at_least(down_to, "0012")
     assert ("slices" in plan_columns) == at_least(down_to, "0013")
+    assert ("forks" in plan_columns) == at_least(down_to, "0019")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     if not at_least(down_to, "0015"):
         kept = without_failures(kept)

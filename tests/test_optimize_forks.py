@@ -25,9 +25,14 @@ import pytest
 from regbench.cli.main import main
 from regbench.demo_project import git_commit, git_init
 from regbench.model import RunRecord, ToolTiming, VersionInfo
+from regbench.config import BenchmarkSpec
 from regbench.optimize.algorithm import Configuration, minimal_configuration, simulated, smaller_configurations
 from regbench.optimize.costs import Group, StartCost, ToolCost, layout_seconds
-from regbench.optimize.plans import OptimizeOptions, derive_plans
+from regbench.optimize.plans import (
+    OptimizeOptions, derive_plans, invocation_groups, planned_spec, plans_for_campaign, split_invocation
+)
+from regbench.run.execute import FORKS_ENV
+from regbench.store.plans import load_plans
 from regbench.stats import stability_metrics
 from regbench.store import Store
 
@@ -83,8 +88,10 @@ def test_a_configuration_keeps_the_first_iterations_of_each_fork_and_costs_forks
     # Two forks of one iteration are two measurements: (2, 1) has 4 of the 3 Algorithm 1 needs.
     configs = smaller_configurations(Configuration(3, 5, forks=2), min_runs=2)
     assert Configuration(2, 1, forks=2) in configs and all(c.forks == 2 for c in configs)
-    with pytest.raises(ValueError, match="has 2 forks a run, the samples 3"):
-        simulated(np.ones((3, 3, 5)), Configuration(2, 3, forks=2), warmup=0)
+    with pytest.raises(ValueError, match="has 2 forks a run, the samples 1"):
+        simulated(np.ones((3, 1, 5)), Configuration(2, 3, forks=2), warmup=0)
+    # Fewer forks than the samples hold are the first ones (where the forks are a level).
+    assert simulated(x, Configuration(2, 2, forks=1), warmup=0).tolist() == [[0, 1], [100, 101]]
 
 
 def test_forked_samples_need_three_iterations_a_fork_and_no_slices():
@@ -242,6 +249,112 @@ def test_a_tool_layout_counts_the_iterations_of_every_fork():
     assert seconds == pytest.approx(3 * (0.5 + 0.2 + 2 * 0.3 + 2 * (1 + 5) * 0.01))
 
 
+# --- forks as a level: the command reads REGBENCH_FORKS ---------------------------------------------
+
+def _jmh_spec(command: str) -> BenchmarkSpec:
+    return BenchmarkSpec(name="jmh", kind="command", format="jmh", runs=4, iterations=10,
+                         command=("sh", "-c", command))
+
+
+READS_FORKS = 'java -jar b.jar -f "${REGBENCH_FORKS:-2}" -i "$REGBENCH_ITERATIONS"'
+OWN_FORKS = 'java -jar b.jar -f 2 -i "$REGBENCH_ITERATIONS"'
+
+
+def test_with_the_fork_level_a_configuration_keeps_the_first_forks_and_prices_each_fork():
+    configs = smaller_configurations(Configuration(3, 5, forks=3), min_runs=2, fork_level=True)
+    assert {c.forks for c in configs} == {1, 2, 3}
+    assert all(c.measurements >= 3 for c in configs) and Configuration(3, 1, forks=1) in configs
+    assert Configuration(2, 1, forks=1) not in configs  # 2 measurements
+    # A run pays its own fixed cost once and each fork's once per fork.
+    assert Configuration(2, 3, forks=1).cost(warmup=1, overhead=7.0, fork_overhead=5.0) == 2 * (7 + 1 * (5 + 1 + 3))
+    # Both forks equally steady and a fork dear to start (50 iterations): one fork a run is
+    # cheapest, at the iterations that keep it under the threshold; without the level it keeps 2.
+    rng = np.random.default_rng(4)
+    x = 1 + 1e-3 * rng.standard_normal((4, 2, 10))
+    found = minimal_configuration(x, metric="cv", threshold=0.01, min_runs=2, fork_level=True, fork_overhead=50.0)
+    assert found.stable and found.chosen.configuration.forks == 1
+    assert found.fork_overhead == 50.0 and found.full.configuration == Configuration(4, 10, forks=2)
+    c = found.chosen.configuration
+    assert found.chosen.cost == pytest.approx(c.runs * (0 + 1 * (50 + c.iterations)))
+    assert found.full.cost == pytest.approx(4 * 2 * (50 + 10))
+    for s in found.scored:
+        k = s.configuration
+        assert s.stability == pytest.approx(stability_metrics(x[:k.runs, :k.forks, :k.iterations].ravel()).cv,
+                                            rel=1e-9)
+    kept = minimal_configuration(x, metric="cv", threshold=0.01, min_runs=2, fork_overhead=50.0)
+    assert {s.configuration.forks for s in kept.scored} == {2}
+    with pytest.raises(ValueError, match="`fork_overhead` must be a finite number >= 0"):
+        minimal_configuration(x, fork_level=True, fork_overhead=-1.0)
+
+
+def test_a_plan_sets_the_forks_where_the_command_reads_regbench_forks(store):
+    _forked_campaign(store, {"p.B.steady": STEADY, "p.B.noisy": NOISY})
+    result = derive_plans(store, specs=[_jmh_spec(READS_FORKS)])
+    plans = {d.plan.benchmark: d for d in result.derived}
+    steady, noisy = plans["jmh/p.B.steady"], plans["jmh/p.B.noisy"]
+    # The fixed cost is split: the invocation's start (3 s less what JMH accounts for) spread over
+    # its 4 forks is what each fork pays, with its 0.1 s of warm-up; a run pays nothing of its own
+    # (H and F are not told apart from invocations of one layout).
+    start = 3.0 - 2 * (2 * FORK_WARMUP + 20 * ITERATION)
+    fork = (FORK_WARMUP + start / 4) / ITERATION
+    assert steady.plan.forks == 1 and steady.plan.fork_overhead == pytest.approx(fork)
+    assert steady.plan.run_overhead == pytest.approx(0.0)
+    assert steady.minimal.chosen.cost == pytest.approx(steady.plan.runs * (fork + steady.plan.iterations))
+    # The noisy one is unstable everywhere: the full configuration, its 2 forks.
+    assert not noisy.plan.stable and (noisy.plan.runs, noisy.plan.forks, noisy.plan.iterations) == (4, 2, 10)
+    assert not any("are kept, as its command sets them" in n for n in result.notes)
+    # Stored and read back.
+    (back,) = [p for p in load_plans(store) if p.benchmark == "jmh/p.B.steady"]
+    assert (back.forks, back.fork_overhead) == (1, pytest.approx(fork))
+    # A command with its own -f keeps them, as before, and says so.
+    kept = derive_plans(store, specs=[_jmh_spec(OWN_FORKS)], refresh=True)
+    assert {d.plan.forks for d in kept.derived} == {None}
+    assert any("are kept, as its command sets them (it does not read REGBENCH_FORKS)" in n for n in kept.notes)
+
+
+def test_run_plan_optimized_passes_the_plans_forks_to_the_command(store):
+    _forked_campaign(store, {"p.B.steady": STEADY, "p.B.noisy": NOISY})
+    spec = _jmh_spec(READS_FORKS)
+    derive_plans(store, specs=[spec])
+    planned = plans_for_campaign(store, ["jmh"], machine="m")
+    # One invocation for both: the most of their forks (the noisy one's 2).
+    assert planned.forks == {"jmh": 2}
+    assert planned_spec(spec, planned).env[FORKS_ENV] == "2"
+    assert FORKS_ENV not in planned_spec(_jmh_spec(OWN_FORKS), planned).env
+    # Split by plan (the command reads REGBENCH_SELECT too): each group its own forks.
+    both = _jmh_spec('java -jar b.jar "${REGBENCH_SELECT:-.}" -f "${REGBENCH_FORKS:-2}"')
+    split = split_invocation(both, planned.plans)
+    assert {g.reported: g.forks for g in split.groups} == {("p.B.noisy",): 2, ("p.B.steady",): 1}
+    # A benchmark without a plan in a group runs the command's own forks: none set.
+    split = split_invocation(both, [p for p in planned.plans if p.benchmark.endswith("steady")], known=["p.B.noisy"])
+    assert {g.reported: g.forks for g in split.groups} == {("p.B.noisy",): None, ("p.B.steady",): 1}
+    groups = invocation_groups(both, planned.plans)
+    assert sorted(g.forks for g in groups) == [1, 2]
+
+
+def test_a_tool_layout_prices_the_forks_a_group_asks_for():
+    cost = ToolCost("jmh", {"a": ToolTiming(2, 0.2, 0.01)}, StartCost(0.5, 0.3, 2, 1.1, 3))
+    one = layout_seconds([Group(3, 5, ("a",), forks=1)], cost, warmup=1, per_invocation=0.5, per_process=0.3)
+    assert one == pytest.approx(3 * (0.5 + 1 * (0.1 + 0.3 + (1 + 5) * 0.01)))
+    assert cost.fork_fixed_iterations("a") == (pytest.approx(0.5 * 2 / 2 / 0.01), pytest.approx((0.1 + 0.3) / 0.01))
+    run, fork = cost.fork_fixed_iterations("a")
+    assert run + 2 * fork == pytest.approx(cost.fixed_iterations("a"))
+
+
+def test_show_plans_says_a_plans_forks(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    with Store(db) as s:
+        _forked_campaign(s, {"p.B.steady": STEADY})
+        derive_plans(s, specs=[_jmh_spec(READS_FORKS)])
+    assert main(["--store", str(db), "show", "--plans", "--format", "json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert (shown["forks"], shown["full_forks"]) == (1, 2) and shown["fork_overhead"] > 0
+    assert main(["--store", str(db), "show", "--plans"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{shown['runs']} x 1 fork x {shown['iterations']}" in out and "4 x 2 forks x 10" in out
+    assert "a fork" in out
+
+
 # --- the real JMH, -f 2 --------------------------------------------------------------------------------
 
 LIVE_DIR = Path(tempfile.gettempdir()) / "regbench-live-jmh-forks"
@@ -250,13 +363,14 @@ LIVE_DIR = Path(tempfile.gettempdir()) / "regbench-live-jmh-forks"
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("mvn") is None or shutil.which("java") is None,
                     reason="needs Maven (mvn) and java on PATH to build and run the JMH project")
-def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(tmp_path, capsys):
+@pytest.mark.parametrize("forks_arg", ["2", '"${REGBENCH_FORKS:-2}"'], ids=["own-forks", "regbench-forks"])
+def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(tmp_path, capsys, forks_arg):
     proj = LIVE_DIR / "proj"
     shutil.copytree(GOLDEN / "src", proj, dirs_exist_ok=True)
     subprocess.run(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=proj, check=True,
                    capture_output=True, timeout=240)
     classpath = f"{proj / 'target' / 'classes'}{os.pathsep}{proj / 'target' / 'lib'}/*"
-    command = ["sh", "-c", 'exec java -cp "$0" org.openjdk.jmh.Main regbench.golden.SumBench -f 2 -wi 1 -w 50ms '
+    command = ["sh", "-c", 'exec java -cp "$0" org.openjdk.jmh.Main regbench.golden.SumBench -f ' + forks_arg + ' -wi 1 -w 50ms '
                '-r 50ms -i "$REGBENCH_ITERATIONS" -p size=10 -bm avgt -rf json -rff {output}', classpath]
     repo = tmp_path / "proj"
     git_init(repo)
@@ -275,16 +389,22 @@ def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(
     doc = json.loads(capsys.readouterr().out)
     name = "jmh/regbench.golden.SumBench.sum(size=10)"
     (plan,) = [p for p in doc["derived"] if p["benchmark"] == name]
-    assert (plan["full_runs"], plan["full_iterations"], plan.get("forks")) == (3, 4, 2)
-    assert plan["runs"] * plan["iterations"] < 3 * 4, plan
+    assert (plan["full_runs"], plan["full_iterations"], plan["full_forks"]) == (3, 4, 2)
+    # Where the command reads REGBENCH_FORKS a fork is a level: one JVM a run is enough at this
+    # threshold and cheaper (each fork starts a JVM and warms up); otherwise both are kept.
+    forks = 1 if "REGBENCH_FORKS" in forks_arg else 2
+    assert plan["forks"] == forks, plan
+    assert plan["runs"] * forks * plan["iterations"] < 3 * 2 * 4, plan
     assert main([*args, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "2"]) == 0
     capsys.readouterr()
     with Store(repo / "s.db") as s:
         full, planned = sorted({r.campaign_id for r in s.runs()})
         tools = {(t.version, t.run_index): t.timing for t in s.run_tools(benchmarks=[name])}
         runs = [r for r in s.runs(benchmark=name) if r.status == "ok"]
-        # Every run is JMH's 2 forks of -i = REGBENCH_ITERATIONS iterations: the full campaign's
-        # 2 x 4, the plan's 2 x its iterations, the measurements its simulation kept per run.
-        assert {tools[(r.version, r.run_index)].processes for r in runs} == {2}
+        # Every run is JMH's forks of -i = REGBENCH_ITERATIONS iterations: the full campaign's
+        # 2 x 4, the plan's forks x its iterations, the measurements its simulation kept per run.
+        assert {tools[(r.version, r.run_index)].processes for r in runs if r.campaign_id == full} == {2}
+        assert {tools[(r.version, r.run_index)].processes for r in runs if r.campaign_id == planned} == {forks}
         assert sorted(r.n_samples for r in runs if r.campaign_id == full) == [2 * 4] * 3
-        assert sorted(r.n_samples for r in runs if r.campaign_id == planned) == [2 * plan["iterations"]] * plan["runs"]
+        assert sorted(r.n_samples for r in runs if r.campaign_id == planned) == \
+            [forks * plan["iterations"]] * plan["runs"]

@@ -462,8 +462,8 @@ class ExecutionPlan:
     runs, iterations, warmup : int
         The repetition levels it asks for: runs (fresh processes) of ``warmup`` + ``iterations``.
         A tool's run of several processes of its own (JMH's forks) runs them in each process
-        (``REGBENCH_ITERATIONS`` is JMH's ``-i``), and its forks are not a level of the plan: they
-        are what the tool's command sets (:func:`regbench.optimize.plans.plan_forks`).
+        (``REGBENCH_ITERATIONS`` is JMH's ``-i``); its forks are what the tool's command sets
+        (:func:`regbench.optimize.plans.plan_forks`) unless ``forks`` says otherwise.
     full_runs, full_iterations : int
         The full configuration it was reduced from (iterations of each fork, likewise).
     metric : str
@@ -486,6 +486,13 @@ class ExecutionPlan:
         The duration level (schema 0013): each iteration lasts ``slices`` of the ``full_slices``
         slices the full campaign's iterations were timed as (a Python benchmark's ``slices``);
         None where they were not sliced (iterations as long as the full campaign's).
+    forks : int or None
+        The forks level (schema 0019): the processes of the tool's own each run asks for
+        (``REGBENCH_FORKS``, which the tool's command reads); None where the forks are not a
+        level of the plan (the command's own, or one process a run).
+    fork_overhead : float or None
+        With ``forks``: the fixed cost of each fork the plan was priced with, in iterations (its
+        start and the tool's warm-up in it); ``run_overhead`` is then what a run pays once.
     """
 
     benchmark: str
@@ -510,6 +517,8 @@ class ExecutionPlan:
     run_overhead: float | None = None
     slices: int | None = None
     full_slices: int | None = None
+    forks: int | None = None
+    fork_overhead: float | None = None
 
     @property
     def duration(self) -> float:

@@ -8,7 +8,9 @@ each iteration was timed as ``N`` slices (a Python benchmark's ``slices``), the 
 iteration is a level too, ``(r, i, d)`` for ``d`` of the ``N`` slices (:func:`simulated`).  Where
 each run is ``P`` processes of a tool's own (JMH's forks), each running the iterations it is asked
 for, ``i`` counts the iterations of each process, and ``(r, i)`` keeps the first ``i`` of each
-of the ``P`` (the processes are a part of the run level that a plan cannot change).  For
+of the ``P``; the processes are a part of the run level, which a plan changes only where the
+tool's command takes their number from regbench (``REGBENCH_FORKS``): then ``(r, p, i)`` keeps
+the first ``p`` forks of each run too.  For
 each configuration with at least 3 measurements (Algorithm 1, line 8) the chosen stability metric
 (s.2: CV, RMAD, RCIW1-3, computed by :func:`regbench.stats.stability_metrics_many`) is computed
 on the pooled measurements; the cheapest configuration whose metric is at most the threshold is
@@ -23,8 +25,9 @@ also costs a fixed time of its own (a process start, imports, a loop's calibrati
 iterations do not count.  When the store
 holds runs of a benchmark of two or more lengths (a full campaign and one run with plans), that
 fixed time is measured (:func:`run_overhead`) and priced too: ``r * (o + w + i)``, ``o`` in
-iterations (``r * (o + P * (w + i))`` with forks), so that a plan of fewer, longer runs wins where
-starting a run is dear.
+iterations (``r * (o + P * (w + i))`` with forks; ``r * (o + p * (o_f + w + i))`` where the forks
+are a level, ``o_f`` what each fork pays of its own: its start and its tool's warm-up), so that a
+plan of fewer, longer runs wins where starting a run is dear.
 
 This module is pure: arrays in, records out; it imports numpy, :mod:`regbench.stats` and scipy.stats
 (for the fixed cost of a run) only.
@@ -67,8 +70,9 @@ class Configuration:
     ``forks`` are the processes a tool starts in each run (JMH's ``-f``), each a fresh process
     that runs ``warmup + iterations`` (the ``-i`` it is given): ``iterations`` counts those of
     one process, and a run measures ``forks * iterations``.  They are a part of the run level
-    (the paper's runs, s.2) that a plan cannot change (the tool's command fixes them): the same
-    in every configuration of a benchmark.
+    (the paper's runs, s.2): the same in every configuration of a benchmark where the tool's
+    command fixes them, a level of its own where the command reads their number from regbench
+    (:func:`smaller_configurations` with ``fork_level``).
     """
 
     runs: int
@@ -87,11 +91,11 @@ class Configuration:
         """The measurements it keeps: ``runs * forks * iterations``."""
         return self.runs * self.forks * self.iterations
 
-    def cost(self, warmup: int, overhead: float = 0.0) -> float:
+    def cost(self, warmup: int, overhead: float = 0.0, fork_overhead: float = 0.0) -> float:
         """Iterations of the full configuration's length executed, warm-up included, and the
-        fixed cost of each run in them: ``runs * (overhead + forks * (warmup + iterations *
-        duration))``."""
-        return self.runs * (overhead + self.forks * (warmup + self.iterations * self.duration))
+        fixed cost of each run and of each fork in them: ``runs * (overhead + forks *
+        (fork_overhead + warmup + iterations * duration))``."""
+        return self.runs * (overhead + self.forks * (fork_overhead + warmup + self.iterations * self.duration))
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,8 @@ class MinimalConfiguration:
         Every configuration simulated, in increasing ``(runs, iterations)``.
     overhead : float
         The fixed cost of a run priced, in iterations (0: not measured).
+    fork_overhead : float
+        Where the forks are a level, the fixed cost each fork adds, in iterations (0 otherwise).
     shifted : tuple of int
         Durations (slices of an iteration) refused because the whole campaign measured at that
         duration gives a result more than ``threshold`` away from the full configuration's
@@ -150,6 +156,7 @@ class MinimalConfiguration:
     scored: tuple[Scored, ...]
     overhead: float = 0.0
     shifted: tuple[int, ...] = ()
+    fork_overhead: float = 0.0
 
     @property
     def time_share(self) -> float:
@@ -192,15 +199,17 @@ def check_configuration(c: Configuration) -> None:
         raise ValueError(f"configuration {c}: forked runs (a tool's) have no slices")
 
 
-def smaller_configurations(full: Configuration, *, min_runs: int = 1) -> list[Configuration]:
+def smaller_configurations(full: Configuration, *, min_runs: int = 1, fork_level: bool = False) -> list[Configuration]:
     """Every configuration up to ``full`` with at least :data:`MIN_MEASUREMENTS` measurements
     (Algorithm 1, lines 3 and 8) and at least ``min_runs`` runs, ``full`` included: runs,
-    iterations (of each fork, where a run is ``full.forks`` of a tool's processes: their number
-    is kept) and, where the full configuration's iterations were sliced, their duration."""
-    return [Configuration(r, i, d, full.full_slices, full.forks)
-            for r in range(min(min_runs, full.runs), full.runs + 1)
+    iterations (of each fork, where a run is ``full.forks`` of a tool's processes), the forks
+    themselves with ``fork_level`` (1 to ``full.forks``; kept otherwise) and, where the full
+    configuration's iterations were sliced, their duration."""
+    forks = range(1 if fork_level else full.forks, full.forks + 1)
+    return [Configuration(r, i, d, full.full_slices, p)
+            for r in range(min(min_runs, full.runs), full.runs + 1) for p in forks
             for i in range(1, full.iterations + 1) for d in range(1, full.full_slices + 1)
-            if r * full.forks * i >= MIN_MEASUREMENTS]
+            if r * p * i >= MIN_MEASUREMENTS]
 
 
 def _by_fork(samples: np.ndarray) -> np.ndarray:
@@ -212,10 +221,11 @@ def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.
     """The measurements configuration ``c`` would have kept, ``(runs, forks * iterations)``.
 
     ``samples`` are ``(runs, iterations)``, or ``(runs, forks, iterations)`` where each run is a
-    tool's ``forks`` processes (``c.forks`` of them), each process's measured iterations in order.
+    tool's processes (at least ``c.forks`` of them), each process's measured iterations in order.
     Iterations as long as the full configuration's are the first ``c.iterations`` measured
-    samples of each fork of the first ``c.runs`` runs (s.3.1): a run of the tool asked for
-    ``c.iterations`` runs that many in each of its processes.  Shorter ones are read from the
+    samples of each of the first ``c.forks`` forks of the first ``c.runs`` runs (s.3.1): a run of
+    the tool asked for ``c.forks`` forks and ``c.iterations`` iterations runs that many in each
+    of its processes.  Shorter ones are read from the
     slices: each run's slices, warm-up included, are one stream in the order they were timed, and a run of
     ``w`` warm-up iterations (as long as the full configuration's: ``w N`` slices) and ``i``
     iterations of ``d`` slices would have measured each ``d`` slices after its warm-up as one
@@ -228,12 +238,12 @@ def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.
     if samples.ndim not in (2, 3):
         raise ValueError("`samples` must be a (runs, iterations) or (runs, forks, iterations) array")
     forked = _by_fork(samples)
-    if forked.shape[1] != c.forks:
+    if forked.shape[1] < c.forks:
         raise ValueError(f"configuration {c} has {c.forks} forks a run, the samples {forked.shape[1]}")
     if c.runs > samples.shape[0] or c.iterations > forked.shape[2]:
         raise ValueError(f"configuration {c} is larger than the samples {samples.shape}")
     if c.slices == c.full_slices:
-        return forked[:c.runs, :, :c.iterations].reshape(c.runs, c.forks * c.iterations)
+        return forked[:c.runs, :c.forks, :c.iterations].reshape(c.runs, c.forks * c.iterations)
     if slices is None:
         raise ValueError(f"configuration {c} needs the slices of the iterations")
     # Slices of another count, or too few of them, would be cut at the wrong places without a word.
@@ -249,7 +259,7 @@ def simulated(samples: np.ndarray, c: Configuration, *, warmup: int, slices: np.
 
 def score_configurations(samples: np.ndarray, configurations: Sequence[Configuration], *, warmup: int,
                          metric: str, n_resamples: int = 10_000, rng=None, overhead: float = 0.0,
-                         slices: np.ndarray | None = None) -> list[Scored]:
+                         slices: np.ndarray | None = None, fork_overhead: float = 0.0) -> list[Scored]:
     """The metric and result of each configuration, simulated from the full ``samples``.
 
     Parameters
@@ -271,6 +281,8 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     slices : array_like, ``(runs, warmup + iterations, full_slices)``, keyword-only
         Where the full configuration's iterations were timed as slices: each run's, warm-up
         included, in order (:func:`simulated`); needed by configurations of shorter iterations.
+    fork_overhead : float, keyword-only
+        The fixed cost of each fork in iterations, priced in every fork kept.
 
     Returns
     -------
@@ -290,7 +302,7 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
     resamples = n_resamples if metric.startswith("rciw") else 1
     by_size: dict[int, list[int]] = {}
     for k, c in enumerate(configurations):
-        if c.runs > x.shape[0] or c.iterations > x.shape[-1]:
+        if c.runs > x.shape[0] or c.iterations > x.shape[-1] or c.forks > (x.shape[1] if x.ndim == 3 else 1):
             raise ValueError(f"configuration {c} is larger than the samples {x.shape}")
         by_size.setdefault(c.measurements, []).append(k)
     sl = None if slices is None else np.asarray(slices, dtype=float)
@@ -316,7 +328,7 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
             values = np.where(rows.min(axis=1) == rows.max(axis=1), np.nan, values)
         for j, k in enumerate(members):
             c = configurations[k]
-            out[k] = Scored(c, c.cost(warmup, overhead), float(values[j]), float(where[j]))
+            out[k] = Scored(c, c.cost(warmup, overhead, fork_overhead), float(values[j]), float(where[j]))
     if undefined:
         warnings.warn(f"{metric} is undefined (zero mean or median) for some configurations; they are "
                       "not chosen", RuntimeWarning, stacklevel=2)
@@ -325,7 +337,8 @@ def score_configurations(samples: np.ndarray, configurations: Sequence[Configura
 
 def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", threshold: float = 0.01,
                           min_runs: int = 1, n_resamples: int = 10_000, rng=None,
-                          overhead: float = 0.0, slices=None) -> MinimalConfiguration:
+                          overhead: float = 0.0, slices=None, fork_level: bool = False,
+                          fork_overhead: float = 0.0) -> MinimalConfiguration:
     """Algorithm 1 for one benchmark: its cheapest configuration whose metric is under the threshold.
 
     Parameters
@@ -334,8 +347,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         Measured iterations of every run of the full configuration (warm-up removed); at least
         :data:`MIN_LEVEL` runs and iterations.  Where each run is ``forks`` processes of a tool
         (JMH's forks), the measured iterations of each process: a configuration's iterations are
-        then those of each fork (what the tool's ``-i`` asks for), the forks are kept, and its
-        cost is ``runs * (overhead + forks * (warmup + iterations))``.
+        then those of each fork (what the tool's ``-i`` asks for), the forks are kept (or reduced,
+        ``fork_level``), and its cost is ``runs * (overhead + forks * (fork_overhead + warmup +
+        iterations))``.
     warmup : int, keyword-only
         Warm-up iterations per run, kept in every configuration and counted in its cost.
     metric : str, keyword-only
@@ -353,6 +367,12 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         The slices each iteration was timed as (warm-up included), when it was (``N`` > 1):
         then the duration of an iteration is a level too, ``1..N`` slices (s.2, s.3.1).  Not
         with forks.
+    fork_level : bool, keyword-only
+        With forked ``samples``: the forks are a level too, ``1..forks`` of them (the tool's
+        command takes their number from the plan); kept as recorded otherwise.
+    fork_overhead : float, keyword-only
+        With ``fork_level``: the fixed cost of each fork in iterations (its start, its tool's
+        unreported warm-up), which ``overhead`` then leaves out.
 
     Returns
     -------
@@ -381,8 +401,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         raise ValueError("`warmup` must be a non-negative integer")
     if isinstance(min_runs, bool) or not isinstance(min_runs, numbers.Integral) or min_runs < 1:
         raise ValueError("`min_runs` must be a positive integer")
-    if isinstance(overhead, bool) or not isinstance(overhead, numbers.Real) or not 0 <= overhead < math.inf:
-        raise ValueError("`overhead` must be a finite number >= 0")
+    for name, value in (("overhead", overhead), ("fork_overhead", fork_overhead)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+            raise ValueError(f"`{name}` must be a finite number >= 0")
     n_slices = 1
     forks = x.shape[1] if x.ndim == 3 else 1
     if slices is not None and x.ndim == 3:
@@ -400,14 +421,16 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
                              "is its sample")
         n_slices = slices.shape[2]
     full = Configuration(x.shape[0], x.shape[-1], n_slices, n_slices, forks)
-    scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs), warmup=warmup,
-                                  metric=metric, n_resamples=n_resamples, rng=rng, overhead=float(overhead),
-                                  slices=slices)
-    return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup, overhead=float(overhead))
+    fork_level = bool(fork_level) and forks > 1
+    scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs, fork_level=fork_level),
+                                  warmup=warmup, metric=metric, n_resamples=n_resamples, rng=rng,
+                                  overhead=float(overhead), slices=slices, fork_overhead=float(fork_overhead))
+    return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup, overhead=float(overhead),
+                  fork_overhead=float(fork_overhead))
 
 
 def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, threshold: float,
-           warmup: int, overhead: float = 0.0) -> MinimalConfiguration:
+           warmup: int, overhead: float = 0.0, fork_overhead: float = 0.0) -> MinimalConfiguration:
     """Algorithm 1, lines 15-18: filter by the threshold, keep the shortest, break ties by the
     smaller metric (then by fewer runs, so that the answer does not depend on the order given).
 
@@ -439,7 +462,8 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     else:
         chosen = full_scored
     return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
-                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted)
+                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted,
+                                fork_overhead)
 
 
 def run_overhead(iterations, seconds, groups=None) -> float:

@@ -132,6 +132,20 @@ class ToolCost:
         fixed = timing.warmup_seconds + timing.processes * f + h * timing.processes / self.start.processes
         return fixed / timing.iteration_seconds
 
+    def fork_fixed_iterations(self, reported: str) -> tuple[float, float] | None:
+        """:meth:`fixed_iterations` of ``SPEC/reported`` split where its forks are a level of its
+        plans: ``(run, fork)``, what a run pays once (its share of the invocation's start, ``H
+        P_b / P``, which does not depend on its own forks) and what each of its forks pays (its
+        start ``F`` and its share of the unreported warm-up), in its iterations, so that ``o =
+        run + P_b fork``.  None when not measured."""
+        timing = self.timings.get(without_metric(reported))
+        if self.start is None or timing is None:
+            return None
+        h, f = (self.start.per_invocation or 0.0), self.start.per_process
+        run = h * timing.processes / self.start.processes
+        fork = timing.warmup_seconds / timing.processes + f
+        return run / timing.iteration_seconds, fork / timing.iteration_seconds
+
 
 def primary(reported: str) -> bool:
     """Whether a reported benchmark runs in processes of its own (not a secondary metric, ``X [m]``)."""
@@ -224,11 +238,13 @@ def tool_costs(store, spec: str, *, config: str, machine: str, version: str, par
 @dataclass(frozen=True)
 class Group:
     """One invocation per run of a tool benchmark under plans: ``runs`` of ``iterations`` each,
-    running the benchmarks ``reported`` (primary series, by their reported names)."""
+    running the benchmarks ``reported`` (primary series, by their reported names) in ``forks``
+    processes each (None: as many as the full campaign's, the command's own)."""
 
     runs: int
     iterations: int
     reported: tuple[str, ...]
+    forks: int | None = None
 
 
 def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_invocation: float,
@@ -236,7 +252,8 @@ def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_
     """Seconds per version of a tool benchmark's invocations ``groups``: each run of a group pays
     ``H`` once, and each of its benchmarks its warm-up, its processes' ``F`` and ``warmup +
     iterations`` stored iterations in each of its processes (JMH's ``-i`` is iterations of each
-    fork).  With ``measured`` False (the tool said nothing), every benchmark is one process of
+    fork), its processes the group's ``forks`` where it sets them (the warm-up the tool said of
+    the full campaign's processes, by process).  With ``measured`` False (the tool said nothing), every benchmark is one process of
     iterations of one second and no fixed cost: iterations alone."""
     total = 0.0
     for g in groups:
@@ -244,10 +261,11 @@ def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_
         for name in g.reported:
             timing = cost.timings.get(name) if measured else None
             if timing is None:
-                each += warmup + g.iterations
+                each += (g.forks or 1) * (warmup + g.iterations)
             else:
-                each += (timing.warmup_seconds + timing.processes * per_process
-                         + timing.processes * (warmup + g.iterations) * timing.iteration_seconds)
+                p = g.forks or timing.processes
+                each += p * (timing.warmup_seconds / timing.processes + per_process
+                             + (warmup + g.iterations) * timing.iteration_seconds)
         total += g.runs * each
     return total
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import ConfigError, NotFoundError
 from ..model import DEFAULT_CONFIG, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
-from ..run.execute import SELECT_ENV
+from ..run.execute import FORKS_ENV, SELECT_ENV
 from . import algorithm
 from .costs import Group, SuiteEstimate, ToolCost, primary, suite_estimate, tool_costs
 from .forks import UNSAID, ForkLayout, fork_layout, fork_samples, run_processes
@@ -408,11 +408,16 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
         parsed = SeriesName.parse(bench)
         tool = parsed.reported is not None
+        fork_level, run_part, fork_part = False, 0.0, 0.0
         if tool:
             layout = fork_layout(runs, run_processes(store, bench, version=ver, config=cfg, machine=mach))
+            # The forks are a level of the plan where the command takes their number from regbench.
+            fork_level = layout.forked and by_name is not None and parsed.benchmark in by_name \
+                and uses_forks(by_name[parsed.benchmark])
             if layout.forked:
                 samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
-                forks_kept.setdefault(parsed.benchmark, set()).add(layout.processes)
+                if not fork_level:
+                    forks_kept.setdefault(parsed.benchmark, set()).add(layout.processes)
                 if layout.warmup:
                     fork_warmups.setdefault(parsed.benchmark, set()).add(layout.warmup)
             elif layout.reason is not None and (layout.reason != UNSAID or _forking_tool(by_name, parsed.benchmark)):
@@ -428,12 +433,17 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                                             runs=all_runs)
                 tool_version[key] = ver
             measured = tool_cost[key].fixed_iterations(parsed.reported or "") or 0.0
+            if fork_level:
+                run_part, fork_part = tool_cost[key].fork_fixed_iterations(parsed.reported or "") or (0.0, 0.0)
         else:
             measured = experiment_overhead(store, every_run.get((bench, cfg, mach), []), version=ver,
                                            campaigns=campaigns)
         # --no-run-cost chooses by iterations alone; the suite's time is estimated with what a run
         # really costs all the same.
         overhead = measured if options.run_cost else 0.0
+        fork_overhead = 0.0
+        if fork_level and options.run_cost:
+            overhead, fork_overhead = run_part, fork_part
         fixed_costs.append(measured)
         stored_slices = {} if tool else store.run_slices(bench, ver, config=cfg, machine=mach)
         sliced, why = _slices_and_problem(runs, stored_slices, iterations=samples.shape[-1], warmup=warmup)
@@ -444,18 +454,19 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         found = algorithm.minimal_configuration(samples, warmup=warmup, metric=options.metric,
                                                 threshold=options.threshold, min_runs=options.min_runs,
                                                 n_resamples=options.n_resamples, rng=rng, overhead=overhead,
-                                                slices=sliced)
+                                                slices=sliced, fork_level=fork_level, fork_overhead=fork_overhead)
         c = found.chosen.configuration
         full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
         new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
                            samples.shape[-1], options.metric, float(options.threshold), found.chosen.stability,
                            found.full.stability, found.stable,
                            None if full_seconds is None else full_seconds * found.time_share, full_seconds,
-                           overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None))))
+                           overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None)),
+                           *((c.forks, fork_overhead) if fork_level else (None, None))))
         minimal.append(found)
     for spec_name, counts in sorted(forks_kept.items()):
         notes.append(f"{spec_name}: its runs' forks ({', '.join(map(str, sorted(counts)))} a run) are kept, as its "
-                     "command sets them (a plan cannot change the tool's -f): its plans reduce its runs and the "
+                     f"command sets them (it does not read {FORKS_ENV}): its plans reduce its runs and the "
                      "iterations of each fork (REGBENCH_ITERATIONS, JMH's -i), and are priced at forks x iterations")
     for spec_name, warmups in sorted(fork_warmups.items()):
         w = max(warmups)
@@ -561,10 +572,12 @@ def invocation_groups(spec: BenchmarkSpec | None, plans: Sequence[ExecutionPlan]
     split = split_invocation(spec, plans) if spec is not None else None
     if spec is None or split is None or not split.groups:
         floor = get_adapter(spec.format).min_iterations if spec is not None and spec.format else 1
+        forks = (None if spec is None or not uses_forks(spec) or any(p.forks is None for p in plans)
+                 else max(p.forks or 1 for p in plans))
         return [Group(max(p.runs for p in plans), max(max(p.iterations for p in plans), floor),
-                            tuple(reported))]
+                      tuple(reported), forks)]
     adapter = get_adapter(spec.format or "")
-    return [Group(g.runs, g.iterations, tuple(n for n in reported if adapter.selection_unit(n) in g.units))
+    return [Group(g.runs, g.iterations, tuple(n for n in reported if adapter.selection_unit(n) in g.units), g.forks)
             for g in split.groups]
 
 
@@ -585,6 +598,9 @@ class CampaignPlans:
         The plans used.
     unplanned : tuple of str
         Configured benchmarks without a plan: they run as configured.
+    forks : Mapping[str, int]
+        The tool benchmarks whose plans all set their forks (:attr:`ExecutionPlan.forks`): the
+        most of them, which one invocation for all runs (``REGBENCH_FORKS``).
     """
 
     runs: Mapping[str, int]
@@ -592,6 +608,7 @@ class CampaignPlans:
     plans: tuple[ExecutionPlan, ...]
     unplanned: tuple[str, ...]
     slices: Mapping[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    forks: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
@@ -600,6 +617,8 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     ``d / N`` timed as ``d`` slices, so that the worker calibrates a slice as the full campaign did
     and each iteration is the ``d`` consecutive slices that the plan's simulation kept
     (:func:`regbench.optimize.algorithm.simulated`); its warm-up iterations stay ``N`` slices long.
+    A tool benchmark whose plans set its forks, and whose command reads them, gets them in
+    ``REGBENCH_FORKS``.
     Not when the benchmark's configured ``slices`` is no longer the plan's ``N``, nor with
     ``warmup = "auto"``, nor with fewer warm-up iterations than the plan was derived with: its
     iterations then last as configured."""
@@ -611,6 +630,8 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
 
         iterations = max(iterations, get_adapter(spec.format).min_iterations)
     out = dataclasses.replace(spec, iterations=iterations, runs=plans.runs[spec.name], plan="fixed")
+    if spec.name in plans.forks and uses_forks(spec):
+        out = dataclasses.replace(out, env={**spec.env, FORKS_ENV: str(plans.forks[spec.name])})
     warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
     if spec.name in plans.slices and shortening_refused(spec, full_slices=plans.slices[spec.name][1],
                                                         warmup=warmed) is None:
@@ -667,6 +688,7 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
     runs: dict[str, int] = {}
     iterations: dict[str, int] = {}
     slices: dict[str, tuple[int, int]] = {}
+    forks: dict[str, int | None] = {}
     used: list[ExecutionPlan] = []
     for p in plans:
         spec = SeriesName.parse(p.benchmark).benchmark if SeriesName.parse(p.benchmark).reported else p.benchmark
@@ -677,10 +699,13 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
             continue
         runs[spec] = max(runs.get(spec, 0), p.runs)
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)
+        # One plan of the tool's that keeps the command's forks keeps them for one invocation of all.
+        forks[spec] = None if p.forks is None or forks.get(spec, 0) is None else max(forks.get(spec) or 0, p.forks)
         if p.slices and p.full_slices and p.slices < p.full_slices and spec == p.benchmark:
             slices[spec] = (p.slices, p.full_slices)
         used.append(p)
-    return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs), slices)
+    return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs), slices,
+                         {name: f for name, f in forks.items() if f is not None})
 
 
 @dataclass(frozen=True)
@@ -705,6 +730,9 @@ class SplitGroup:
         ``REGBENCH_SELECT``: ``units`` in the tool's filter syntax.
     planned : bool
         False for the group of benchmarks without a plan (run as configured).
+    forks : int or None
+        ``REGBENCH_FORKS``: the most forks of its plans, where they all set them (None: the
+        command's own).
     """
 
     label: str
@@ -714,10 +742,12 @@ class SplitGroup:
     reported: tuple[str, ...]
     select: str
     planned: bool = True
+    forks: int | None = None
 
     def to_json(self) -> dict:
         return {"label": self.label, "runs": self.runs, "iterations": self.iterations, "select": self.select,
-                "units": list(self.units), "benchmarks": list(self.reported), "planned": self.planned}
+                "units": list(self.units), "benchmarks": list(self.reported), "planned": self.planned,
+                **({"forks": self.forks} if self.forks is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -731,6 +761,12 @@ class Split:
 
     def to_json(self) -> dict:
         return {"groups": [g.to_json() for g in self.groups]} if self.groups else {"reason": self.reason}
+
+
+def uses_forks(spec: BenchmarkSpec) -> bool:
+    """Whether the tool benchmark's command reads :data:`FORKS_ENV` (the user's consent to have
+    plans set the tool's forks): an argument mentions it (``-f "${REGBENCH_FORKS:-5}"``)."""
+    return spec.format is not None and any(FORKS_ENV in a for a in spec.command)
 
 
 def uses_selection(spec: BenchmarkSpec) -> bool:
@@ -759,38 +795,50 @@ def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known:
     adapter = get_adapter(spec.format)
     if not adapter.selection:
         return Split(spec.name, reason=f"{spec.format} has no filter to run some of its benchmarks")
-    levels: dict[str, tuple[int, int]] = {}  # reported -> (runs, iterations)
+    # reported -> (runs, iterations, forks); forks None: the command's own, which a plan that
+    # keeps them (or a benchmark without a plan) asks of the invocation it is in.
+    levels: dict[str, tuple[int, int, int | None]] = {}
+    reads_forks = uses_forks(spec)
     for p in plans:
         name = SeriesName.parse(p.benchmark).reported
         if name is not None:
-            r, i = levels.get(name, (0, 0))
-            levels[name] = (max(r, p.runs), max(i, p.iterations, adapter.min_iterations))
-    configured = {name: (spec.runs, spec.iterations) for name in known if name not in levels}
+            r, i, f = levels.get(name, (0, 0, 0))
+            levels[name] = (max(r, p.runs), max(i, p.iterations, adapter.min_iterations),
+                            _most_forks(f, p.forks if reads_forks else None))
+    configured: dict[str, tuple[int, int, int | None]] = {name: (spec.runs, spec.iterations, None)
+                                                          for name in known if name not in levels}
     unit_of: dict[str, str] = {}
     for name in [*levels, *configured]:
         unit = adapter.selection_unit(name)
         if unit is None:
             return Split(spec.name, reason=f"{spec.format}'s filter cannot select {name!r}")
         unit_of[name] = unit
-    by_unit: dict[str, tuple[int, int, bool]] = {}
+    by_unit: dict[str, tuple[int, int, int | None, bool]] = {}
     for name, unit in unit_of.items():
-        r, i = levels.get(name) or configured[name]
-        have = by_unit.get(unit, (0, 0, True))
-        by_unit[unit] = (max(have[0], r), max(have[1], i), have[2] and name in levels)
+        r, i, f = levels.get(name) or configured[name]
+        have = by_unit.get(unit, (0, 0, 0, True))
+        by_unit[unit] = (max(have[0], r), max(have[1], i), _most_forks(have[2], f), have[3] and name in levels)
     # A unit with a benchmark without a plan runs as configured at least; units of equal levels
     # make one invocation, planned or not.
-    levels_of: dict[tuple[int, int], list[tuple[str, bool]]] = {}
-    for unit, (r, i, planned) in by_unit.items():
-        levels_of.setdefault((r, i), []).append((unit, planned))
+    levels_of: dict[tuple[int, int, int | None], list[tuple[str, bool]]] = {}
+    for unit, (r, i, f, planned) in by_unit.items():
+        levels_of.setdefault((r, i, f), []).append((unit, planned))
     if len(levels_of) < 2:
         return Split(spec.name, reason="one plan for all its benchmarks")
     groups = []
-    for k, ((r, i), members) in enumerate(sorted(levels_of.items(), key=lambda kv: (-kv[0][0], -kv[0][1])), 1):
+    for k, ((r, i, f), members) in enumerate(sorted(levels_of.items(),
+                                                    key=lambda kv: (-kv[0][0], -kv[0][1], -(kv[0][2] or 1 << 30))), 1):
         units = tuple(sorted(u for u, _ in members))
         reported = tuple(sorted(n for n, u in unit_of.items() if u in units))
         groups.append(SplitGroup(f"{spec.name}[{k}]", r, i, units, reported, adapter.render_selection(units),
-                                 all(planned for _, planned in members)))
+                                 all(planned for _, planned in members), f))
     return Split(spec.name, tuple(groups))
+
+
+def _most_forks(have: int | None, new: int | None) -> int | None:
+    """The forks of one invocation running two plans' benchmarks: the most, or None (the
+    command's own, the most there is) where either keeps the command's."""
+    return None if have is None or new is None else max(have, new)
 
 
 def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlans, *, config: str,

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 def plan_json(p: ExecutionPlan, refused: str | None = None, forks: int = 1) -> dict:
     """One plan as JSON (``format_version`` 1); ``refused``: why its shorter iterations do not
     apply to the benchmark as configured now (:func:`regbench.optimize.plans.shortening_refused`);
-    ``forks``: the tool's processes in each run, which its iterations (and warm-up) run in each of
-    (:func:`regbench.optimize.plans.plan_forks`)."""
+    ``forks``: the tool's processes in each run of the full campaign, which its iterations (and
+    warm-up) run in each of (:func:`regbench.optimize.plans.plan_forks`); the plan's own where it
+    sets them (``full_forks`` then says the full campaign's)."""
     return {"format_version": 1, "benchmark": p.benchmark, "config": p.config, "machine": p.machine,
             "revision": p.revision, "campaign": p.campaign_id, "version": p.version, "runs": p.runs,
-            "forks": forks, "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
+            "forks": p.forks or forks, "full_forks": forks, "fork_overhead": p.fork_overhead,
+            "iterations": p.iterations, "warmup": p.warmup, "full_runs": p.full_runs,
             "full_iterations": p.full_iterations, "metric": p.metric, "threshold": p.threshold,
             "stability": finite(p.stability), "full_stability": finite(p.full_stability), "stable": p.stable,
             "seconds": p.seconds, "full_seconds": p.full_seconds, "run_overhead": p.run_overhead,
@@ -28,24 +30,30 @@ def plan_json(p: ExecutionPlan, refused: str | None = None, forks: int = 1) -> d
 
 
 def _share(p: ExecutionPlan, forks: int = 1) -> float:
-    o = p.run_overhead or 0.0
-    return (p.runs * (o + forks * (p.warmup + p.iterations * p.duration))
-            / (p.full_runs * (o + forks * (p.warmup + p.full_iterations))))
+    """The plan's cost over the full configuration's (``forks`` the full campaign's; the plan's
+    own where it sets them, each fork priced at its fixed cost too)."""
+    o, of = p.run_overhead or 0.0, p.fork_overhead or 0.0
+    return (p.runs * (o + (p.forks or forks) * (of + p.warmup + p.iterations * p.duration))
+            / (p.full_runs * (o + forks * (of + p.warmup + p.full_iterations))))
 
 
 def _levels(p: ExecutionPlan, refused: str | None = None, forks: int = 1) -> str:
     """``runs x iterations (+warm-up)`` (``runs x forks x iterations`` where each run is a tool's
     forks), and the iterations' length where the plan shortens them (or why they run at full
     length as the benchmark is configured now)."""
-    text = f"{p.runs} x {_forked(p.iterations, forks)}" + (f" (+{p.warmup})" if p.warmup else "")
+    text = f"{p.runs} x {_forked(p.iterations, p.forks or forks, p.forks is not None)}" \
+        + (f" (+{p.warmup})" if p.warmup else "")
     if p.slices and p.full_slices and p.slices < p.full_slices:
         text += f", {p.slices}/{p.full_slices} long" if refused is None else \
             f", full length (plan: {p.slices}/{p.full_slices} long; {refused})"
     return text
 
 
-def _forked(iterations: int, forks: int) -> str:
-    return f"{forks} forks x {iterations}" if forks > 1 else str(iterations)
+def _forked(iterations: int, forks: int, planned: bool = False) -> str:
+    """``5`` or ``2 forks x 5``; ``1 fork x 5`` where a plan cut the forks down to one."""
+    if forks > 1:
+        return f"{forks} forks x {iterations}"
+    return f"1 fork x {iterations}" if planned else str(iterations)
 
 
 def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: str = "Optimized plans",
@@ -69,7 +77,7 @@ def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: st
         rows.append([escape(p.benchmark), escape(p.config), escape(p.machine), str(p.revision),
                      escape(_levels(p, refused.get(i), f)),
                      f"{p.full_runs} x {_forked(p.full_iterations, f)}",
-                     "—" if not p.run_overhead else f"{p.run_overhead:.3g}",
+                     _fixed(p),
                      fmt_pct(_share(p, f), sign=False),
                      "—" if p.seconds is None else f"{p.seconds:.3g} s",
                      f"{p.metric} {fmt_pct(p.stability, sign=False)}" + ("" if p.stable else " [yellow](unstable)[/]"),
@@ -78,6 +86,14 @@ def print_plans(plans: Sequence[ExecutionPlan], *, fmt: str = "table", title: st
                        "run's fixed cost (iterations)", "time",
                        "seconds/version", "expected precision", "from campaign"], rows,
                right={"rev", "run's fixed cost (iterations)", "time", "seconds/version", "from campaign"})
+
+
+def _fixed(p: ExecutionPlan) -> str:
+    """A run's fixed cost, in iterations: ``12.3``, or ``1.2 + 5.6 a fork`` where the plan sets its
+    forks; ``—`` where not priced."""
+    if p.forks is not None and p.fork_overhead:
+        return f"{p.run_overhead or 0:.3g} + {p.fork_overhead:.3g} a fork"
+    return "—" if not p.run_overhead else f"{p.run_overhead:.3g}"
 
 
 def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
@@ -99,7 +115,7 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
                     + (f" (with the runs of campaign {', '.join(others)}: one campaign interrupted and resumed)"
                        if others else ""))
         unstable = sum(not p.stable for p in plans)
-        priced = sum(bool(p.run_overhead) for p in plans)
+        priced = sum(bool(p.run_overhead or p.fork_overhead) for p in plans)
         shifted = [d for d in result.derived if d.minimal.shifted]
         if shifted:
             echo(f"shorter iterations refused for {len(shifted)} benchmarks: at those lengths the whole campaign's "

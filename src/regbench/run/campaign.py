@@ -53,7 +53,7 @@ from . import noise as _noise
 from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
                    campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
                    plan_releases, plan_versions, prepare_version, select_benchmarks, split_label, store_dir)
-from .execute import SELECT_ENV
+from .execute import FORKS_ENV, SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
@@ -460,7 +460,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
                                            "iterations": p.iterations,
                                            **({"slices": p.slices, "full_slices": p.full_slices}
-                                              if p.slices is not None and p.benchmark in sliced else {})}
+                                              if p.slices is not None and p.benchmark in sliced else {}),
+                                           **({"forks": p.forks} if p.forks is not None else {})}
                              for p in optimized.plans}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
@@ -848,8 +849,11 @@ def _experiments(config: ProjectConfig, specs: Sequence[BenchmarkSpec],
             if g.label in names:
                 raise ConfigError(f"--plan optimized: benchmark {s.name!r} is run in groups named {s.name}[k], but "
                                   f"{g.label!r} is a configured benchmark; rename it")
+            env = {k: v for k, v in s.env.items() if k != FORKS_ENV}  # the whole invocation's, where set
+            if g.forks is not None:
+                env[FORKS_ENV] = str(g.forks)
             out.append((g.label, dataclasses.replace(s, runs=g.runs, iterations=g.iterations, plan="fixed",
-                                                     env={**s.env, SELECT_ENV: g.select})))
+                                                     env={**env, SELECT_ENV: g.select})))
         if s.name not in groups:
             out.append((s.name, s))
     return out

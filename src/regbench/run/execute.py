@@ -156,6 +156,12 @@ OUTPUT_PLACEHOLDER = "{output}"
 #: (``${REGBENCH_SELECT:-.}``).
 SELECT_ENV = "REGBENCH_SELECT"
 
+#: The variable that tells a tool's command how many processes of its own (JMH's ``-f`` forks) to
+#: start for each benchmark, when ``run --plan optimized`` runs plans that reduce them
+#: (:func:`regbench.optimize.plans.planned_spec`; set in ``spec.env``).  Otherwise unset: the
+#: command's own default (``-f "${REGBENCH_FORKS:-5}"``).
+FORKS_ENV = "REGBENCH_FORKS"
+
 
 def execute_run(spec: BenchmarkSpec, *, tree: Path, python: str, run_index: int,
                 version: str, extra_env: dict[str, str] | None = None,

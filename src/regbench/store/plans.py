@@ -42,6 +42,8 @@ class NewPlan:
     run_overhead: float | None = None
     slices: int | None = None
     full_slices: int | None = None
+    forks: int | None = None
+    fork_overhead: float | None = None
 
 
 def save_plans(store: Database, plans: Iterable[NewPlan]) -> list[ExecutionPlan]:
@@ -105,7 +107,8 @@ def load_plans(store: Database, *, current: bool = True, benchmarks: Sequence[st
         full_runs=r.full_runs, full_iterations=r.full_iterations, metric=r.metric, threshold=r.threshold,
         stability=_nan(r.stability), full_stability=_nan(r.full_stability), stable=bool(r.stable),
         seconds=r.seconds, full_seconds=r.full_seconds, created_at=r.created_at,
-        run_overhead=r.run_overhead, slices=r.slices, full_slices=r.full_slices) for r in rows]
+        run_overhead=r.run_overhead, slices=r.slices, full_slices=r.full_slices, forks=r.forks,
+        fork_overhead=r.fork_overhead) for r in rows]
     if current:
         latest: dict[tuple[str, str, str], ExecutionPlan] = {}
         for p in plans:

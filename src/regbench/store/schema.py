@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0018"
+SCHEMA_REVISION = "0019"
 
 metadata = sa.MetaData()
 
@@ -383,6 +383,10 @@ plan = sa.Table(
     # (0013) the duration level: an iteration of `slices` of the full campaign's `full_slices`
     sa.Column("slices", sa.Integer, nullable=True),
     sa.Column("full_slices", sa.Integer, nullable=True),
+    # (0019) the forks each run asks for (REGBENCH_FORKS; NULL: the tool's command's own) and
+    # what each fork was priced with, in iterations
+    sa.Column("forks", sa.Integer, nullable=True),
+    sa.Column("fork_overhead", sa.Float, nullable=True),
     sa.UniqueConstraint("benchmark_id", "config_id", "machine_id", "revision", name="uq_plan_revision"),
 )
 
