@@ -297,7 +297,7 @@ _KEYS = {
                   "iterations", "warmup", "timeout", "unit", "direction", "min_time", "plan", "target",
                   "budget", "pilot", "pass_env", "max_samples"],
     "noise": ["pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet"],
-    "detect": ["confirm", "confirm_budget", "confirm_max_pairs"],
+    "detect": ["confirm", "confirm_budget", "confirm_max_pairs", "retire_after", "retire_lag_factor"],
     "alerts": ["suppress"],
     "notify": ["type", "name", "kinds", "path", "url", "url_env", "timeout", "retries", "headers", "host",
                "port", "from", "to", "starttls", "user", "password_env", "title"],

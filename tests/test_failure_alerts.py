@@ -217,6 +217,43 @@ def test_suppressed_benchmarks_failures_are_counted_not_stored(store, tmp_path):
     assert [f.benchmark for f in outcome.suppressed_failures] == ["b"]
 
 
+def test_suppressed_benchmarks_are_listed_but_fail_no_gate(store, tmp_path, capsys):
+    """``[alerts] suppress = ["exp-*"]``: a regression of ``exp-c`` and the failing ``exp-b`` are
+    listed as before, not stored as alerts, and do not fail ``detect --fail-on-regression`` (nor in
+    a dry run); the summary says how many were left out of the gate.  A failing benchmark that is
+    not suppressed still gates."""
+    _add(store, [_level("exp-c", v, r, 2.0 if v == "v3" else 1.0) for v in ("v1", "v2", "v3") for r in range(3)]
+         + [_ok("exp-b", v, r, None) for v in ("v1", "v2") for r in range(2)]
+         + [_failed("exp-b", "v3", r, None) for r in range(2)])
+    toml = tmp_path / "regbench.toml"
+    toml.write_text('[alerts]\nsuppress = ["exp-*"]\n')
+    config = load_config(toml)
+    # Without the suppression, both would fail the gate.
+    unsuppressed = detect_and_alert(store, None, method="ci-overlap", fdr=None, jobs=1, dry_run=True)
+    assert [e.change.kind for e in unsuppressed.changes] == ["regression"] and unsuppressed.broken != ()
+    for dry_run in (True, False):
+        outcome = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1, dry_run=dry_run)
+        assert [(e.change.benchmark, e.change.kind) for e in outcome.changes] == [("exp-c", "regression")]
+        assert [f.benchmark for f in outcome.failing] == ["exp-b"]
+        assert not outcome.regressed and outcome.broken == ()
+    assert list_alerts(store) == []
+
+    detect = ["--store", str(store.url), "--config", str(toml), "detect", "--method", "ci-overlap", "--no-fdr",
+              "--jobs", "1", "--fail-on-regression"]
+    for extra in (["--dry-run"], []):
+        capsys.readouterr()
+        assert main([*detect, *extra]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "exp-b on m at v3 (2 failed runs, last ok at v2" in out and "regression" in out
+        if extra:
+            assert "Suppressed by regbench.toml, not gating: 1 regression(s), 1 failing benchmark(s)." in out
+        else:
+            assert "1 suppressed by regbench.toml, not gating" in out
+            assert "1 failing benchmark(s) suppressed by regbench.toml, not gating" in out
+    _add(store, [_ok("c", "v1", 0, None), _failed("c", "v2", 0, None)])
+    assert main(detect) == ExitStatus.FOUND
+
+
 def test_failures_are_read_as_the_history_detection_reads(store):
     """A failed run of a session (compare --run of a branch, bisect, --confirm) is no failure of
     the history, and a failure on another machine is that machine's own alert."""

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 from regbench.cli.main import main
+from regbench.config import parse_config
+from regbench.errors import ConfigError
 from regbench.inventory import scan_failures
 from regbench.model import RunRecord, VersionInfo
 from regbench.pipeline import detect_and_alert
-from regbench.silence import MIN_VERSIONS, longest_lead, silence_needed
+from regbench.silence import LEAD_FACTOR, MIN_VERSIONS, Retirement, longest_lead, silence_needed
 from regbench.store import Store
 from regbench.store.alerts import alert_history, list_alerts
 
@@ -182,6 +184,32 @@ def test_a_retired_machine_that_comes_back_failing_opens_its_alert_again(store):
     assert (fixed.id, fixed.fixed_by) == (alert, "v24")
 
 
+def test_a_retired_machine_that_comes_back_without_the_failing_benchmark_does_not_say_it_runs_again(store):
+    """m, retired while b failed there, comes back and runs c alone (no suite recorded): one such
+    measurement does not show b gone yet (its own job may still be on its way), so b fails at the
+    newest version it ran at again and its alert is open again, gating as before (docs/cli.md); but
+    b did not run, and its history says what happened instead.  The next version of c alone
+    shows b no longer run: fixed again."""
+    alert = _retire_m(store)
+    _suite(store, 22, "n")
+    [fixed] = _detect(store).alerts.fixed
+    assert fixed.id == alert
+    _add(store, [_ok("c", 23, "m")])
+    outcome = _detect(store)
+    assert outcome.regressed and outcome.no_longer_run == ()
+    assert [(f.series, f.version) for f in outcome.failing] == [(("b", "default", "m"), "v02")]
+    [again] = outcome.alerts.reopened
+    assert (again.id, again.status) == (alert, "new")
+    assert alert_history(store, alert)[-1].why == (
+        "failing again: m stored runs since it last ran (the last at v23), none of it, and nothing shows yet "
+        "that it is no longer run; every run failed at v02, the newest version it ran at")
+    _add(store, [_ok("c", 24, "m")])
+    outcome = _detect(store)
+    assert not outcome.regressed and [a.id for a in outcome.alerts.fixed] == [alert]
+    assert alert_history(store, alert)[-1].why.startswith(
+        "no longer run: v23 was measured on m with the 1 benchmark(s) run beside it at v02 (c), without it")
+
+
 def test_a_machine_one_version_behind_is_not_retired(store):
     """Behind the others by one version, or by fewer than 20, a machine keeps its failing benchmark
     failing; nor do campaigns of other machines that did not finish count; 20 finished ones do."""
@@ -306,3 +334,91 @@ def test_two_failing_benchmarks_removed_together_from_imports_stop_failing_after
         "no longer run: 20 versions up to v31 were measured on m with the 2 benchmark(s) run beside it at v02 "
         "(d, e), without it nor c, failing too (they were never more than 0 versions behind the rest before they "
         "stored runs again): removed together, or renamed; every run failed at v02, the newest it ran at")
+
+
+# ------------------------------------------------------------------------------- settings
+def _config(tmp_path, **detect):
+    """``regbench.toml`` with these ``[detect]`` keys (no repository: every version, in stored order)."""
+    return parse_config({"detect": detect}, path=tmp_path / "regbench.toml")
+
+
+def test_the_retirement_settings_default_to_the_rule_of_the_docs_and_are_validated(tmp_path):
+    assert Retirement() == Retirement(after=MIN_VERSIONS, lag_factor=LEAD_FACTOR) == Retirement(20, 3)
+    settings = parse_config({}).detect
+    assert (settings.retire_after, settings.retire_lag_factor) == (20, 3.0)
+    assert Retirement.of(None) == Retirement() == Retirement.of(parse_config({}))
+    got = _config(tmp_path, retire_after=5, retire_lag_factor=1.5)
+    assert (got.detect.retire_after, got.detect.retire_lag_factor) == (5, 1.5)
+    assert Retirement.of(got) == Retirement(5, 1.5)
+    assert _config(tmp_path, retire_lag_factor=2).detect.retire_lag_factor == 2.0
+    # max(after, ceil(factor x lead)): 1.1 x 10 is 11, not 11.000000000000002 rounded up.
+    assert [Retirement(5, 1.5).needed(lead) for lead in (0, 3, 4, 7)] == [5, 5, 6, 11]
+    assert Retirement(1, 1.1).needed(10) == 11 and Retirement().needed(8) == silence_needed(8) == 24
+    for bad in (dict(after=0), dict(after=2.0), dict(lag_factor=0.5), dict(lag_factor=float("nan"))):
+        with pytest.raises(ValueError, match="`after` must be an integer >= 1|`lag_factor` must be a number >= 1"):
+            Retirement(**bad)
+
+
+@pytest.mark.parametrize("detect, message", [
+    ({"retire_after": 0}, "[detect] `retire_after` must be an integer of at least 1 (versions), got 0"),
+    ({"retire_after": 2.5}, "[detect] `retire_after` must be an integer of at least 1 (versions), got 2.5"),
+    ({"retire_after": True}, "[detect] `retire_after` must be an integer of at least 1 (versions), got True"),
+    ({"retire_after": "20"}, "[detect] `retire_after` must be an integer of at least 1 (versions), got '20'"),
+    ({"retire_after": 10**7}, "[detect] `retire_after` must be at most 1000000, got 10000000"),
+    ({"retire_lag_factor": 0.5}, "[detect] `retire_lag_factor` must be a number of at least 1, got 0.5"),
+    ({"retire_lag_factor": float("inf")}, "[detect] `retire_lag_factor` must be a number of at least 1, got inf"),
+    ({"retire_lag_factor": float("nan")}, "[detect] `retire_lag_factor` must be a number of at least 1, got nan"),
+    ({"retire_lag_factor": False}, "[detect] `retire_lag_factor` must be a number of at least 1, got False"),
+    ({"retire_lag_factor": 1001}, "[detect] `retire_lag_factor` must be at most 1000, got 1001"),
+    ({"retire_afterr": 3}, "[detect]: unknown key `retire_afterr` (expected confirm, confirm_budget, "
+                           "confirm_max_pairs, confirm_as, retire_after, retire_lag_factor); did you mean "
+                           "`retire_after`?"),
+])
+def test_a_bad_retirement_setting_is_one_line_naming_the_key_and_the_file(tmp_path, detect, message):
+    with pytest.raises(ConfigError) as error:
+        _config(tmp_path, **detect)
+    assert str(error.value) == f"{tmp_path / 'regbench.toml'}: {message}"
+
+
+def test_a_smaller_retire_after_retires_the_machine_sooner(store, tmp_path):
+    """``retire_after = 10``: m, silent since v02 where b failed, is retired once n measured 10
+    later versions, where the default waits for 20."""
+    for k in (1, 2):
+        _suite(store, k, "m", b_fails=k == 2)
+        _suite(store, k, "n")
+    config = _config(tmp_path, retire_after=10)
+    [alert] = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1).alerts.failures
+    for k in range(3, 12):  # 9 versions after v02: not yet
+        _suite(store, k, "n")
+    outcome = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1)
+    assert outcome.regressed and outcome.no_longer_run == ()
+    _suite(store, 12, "n")
+    assert _detect(store).regressed  # by default, 10 versions are not enough
+    outcome = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1)
+    assert not outcome.regressed and [a.id for a in outcome.alerts.fixed] == [alert.id]
+    [gone] = outcome.no_longer_run
+    assert (gone.retired, gone.by, gone.measured, gone.lead) == ("machine", "v12", 10, 0)
+    assert alert_history(store, alert.id)[-1].why.startswith(
+        "no longer run: its machine is retired: m measured nothing since v02, while other machines measured 10 "
+        "later versions, up to v12")
+
+
+def test_the_lag_factor_scales_the_lead_of_a_machine_that_reports_in_batches(store, tmp_path):
+    """m reports in nightly batches of 8 (a lead of 8, as above): with ``retire_after = 10`` and
+    ``retire_lag_factor = 1.5`` it is retired once n measured max(10, 1.5 x 8) = 12 versions after
+    its newest, not 3 x 8 = 24."""
+    for start in (1, 9, 17):
+        for k in range(start, start + 8):
+            _suite(store, k, "n")
+        for k in range(start, start + 8):
+            _suite(store, k, "m", b_fails=k == 24)
+    config = _config(tmp_path, retire_after=10, retire_lag_factor=1.5)
+    detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1)
+    for k in range(25, 36):  # 11 versions after v24
+        _suite(store, k, "n")
+    assert detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1).regressed
+    _suite(store, 36, "n")
+    outcome = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1)
+    assert not outcome.regressed
+    [gone] = outcome.no_longer_run
+    assert (gone.by, gone.measured, gone.lead) == ("v36", 12, 8)

@@ -52,6 +52,8 @@ LIMITS: dict[str, float] = {
     "env_size": 131_072,
     "quiet_load": 1_000.0,
     "confirm_max_pairs": 1_000_000, "retries": 1_000,
+    # Versions and a factor of them: beyond these no machine would ever be retired.
+    "retire_after": 1_000_000, "retire_lag_factor": 1_000,
     # optimize's work grows with it (every duration of 1..N slices is simulated).
     "slices": 100,
 }
@@ -159,6 +161,9 @@ direction = "lower"
 # confirm_max_pairs = 100           # pairs of runs per change at most
 # confirm_as = "follow"             # what the pairs compare: the detection's summary of a run
 #                                   # (follow), mean, median, low, by-mode or instructions
+# retire_after = 20                 # a machine (configuration) that stored nothing while the others
+# retire_lag_factor = 3             # measured max(20, 3 x its worst lag) later versions is retired:
+#                                   # its failing benchmarks stop failing
 
 # Where `regbench alerts notify` sends new alerts (each alert once per sink):
 # [[notify]]
@@ -324,12 +329,21 @@ class DetectSettings:
     confirm_as : str
         What the pairs compare (``--confirm-as``, :data:`COMPARE_AS`):
         ``follow`` the detection's summary of a run (and its mode), or one way for every change.
+    retire_after : int
+        The fewest versions the others must measure after the newest of a machine (or of a
+        configuration on it) that stores nothing before it counts as retired, and its failing
+        benchmarks stop failing (:class:`regbench.silence.Retirement`).
+    retire_lag_factor : float
+        How many times its worst lag (the most versions it was ever behind the others before it
+        stored runs again) they must measure, if that is more.
     """
 
     confirm: bool = False
     confirm_budget: float | None = None
     confirm_max_pairs: int | None = None
     confirm_as: str = "follow"
+    retire_after: int = 20
+    retire_lag_factor: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -941,7 +955,7 @@ def duration_seconds(value: object) -> float | None:
 def _detect_table(table, fail: Fail) -> DetectSettings:
     if not isinstance(table, dict):
         fail("[detect] must be a table")
-    keys = ("confirm", "confirm_budget", "confirm_max_pairs", "confirm_as")
+    keys = ("confirm", "confirm_budget", "confirm_max_pairs", "confirm_as", "retire_after", "retire_lag_factor")
     bad = set(table) - set(keys)
     if bad:
         fail(f"[detect]: unknown key `{sorted(bad)[0]}` (expected {', '.join(keys)}){_did_you_mean(bad, keys)}")
@@ -963,7 +977,17 @@ def _detect_table(table, fail: Fail) -> DetectSettings:
     compare_as = table.get("confirm_as", "follow")
     if compare_as not in COMPARE_AS:
         fail(f"[detect] `confirm_as` must be one of {', '.join(COMPARE_AS)}, got {shown(compare_as)}")
-    return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs, confirm_as=compare_as)
+    after = table.get("retire_after", DetectSettings.retire_after)
+    if isinstance(after, bool) or not isinstance(after, int) or after < 1:
+        fail(f"[detect] `retire_after` must be an integer of at least 1 (versions), got {shown(after)}")
+    factor = table.get("retire_lag_factor", DetectSettings.retire_lag_factor)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not 1 <= factor < math.inf:
+        fail(f"[detect] `retire_lag_factor` must be a number of at least 1, got {shown(factor)}")
+    for key, value in (("retire_after", after), ("retire_lag_factor", factor)):
+        if value > LIMITS[key]:
+            fail(f"[detect] `{key}` must be at most {LIMITS[key]:.0f}, got {shown(value)}")
+    return DetectSettings(confirm=confirm, confirm_budget=budget, confirm_max_pairs=pairs, confirm_as=compare_as,
+                          retire_after=after, retire_lag_factor=float(factor))
 
 
 def _run_table(table, fail: Fail) -> RunSettings:

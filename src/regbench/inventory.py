@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .failures import failure_cause
 from .model import TOOL_SEPARATOR, Failing, FailureScan, NoLongerRun, RunInfo, RunSpan, SeriesName, VersionInfo
-from .silence import MIN_VERSIONS, group_lead, retired, silence_needed, spans_of
+from .silence import MIN_VERSIONS, Retirement, group_lead, retired, spans_of
 from .store import HistoryView, Store
 
 
@@ -168,7 +168,8 @@ def failure_counts(runs: Sequence[RunInfo], retried: frozenset[int]) -> Counter:
                    if r.status != "ok" and r.id not in retried)
 
 
-def scan_failures(store: Store, *, benchmark: str | None = None, history: HistoryView | None = None) -> FailureScan:
+def scan_failures(store: Store, *, benchmark: str | None = None, history: HistoryView | None = None,
+                  retirement: Retirement = Retirement()) -> FailureScan:
     """The series that fail at the newest version they were run at, and ran before
     (:class:`~regbench.model.Failing`, in name order), and the versions where each series with a
     failed run succeeded (:class:`~regbench.model.FailureScan`).
@@ -188,7 +189,8 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
 
     A failing series that is *no longer run* (removed from the suite, or renamed:
     :func:`no_longer_run`; or its machine or configuration retired:
-    :func:`regbench.silence.retired`) is not failing: it is in
+    :func:`regbench.silence.retired`, after as many versions as ``retirement`` asks: ``[detect]
+    retire_after`` and ``retire_lag_factor``) is not failing: it is in
     :attr:`~regbench.model.FailureScan.no_longer_run` instead.
 
     Reads the failed runs, then the measured versions of the series they concern (and of the
@@ -216,11 +218,12 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
                                            and r.campaign_id not in excluded], order, excluded)
     versions = sorted(order, key=order.__getitem__)
     spans: dict[str, list[RunSpan]] = {}
-    gone = no_longer_run(store, every, versions, excluded, spans)
+    gone = no_longer_run(store, every, versions, excluded, spans, retirement=retirement)
     asked = {f.series for f in out}
     gone = {k: g for k, g in gone.items() if k in asked}
     if len(gone) < len(out):  # nothing measured there any more shows it: its machine or configuration retired?
-        gone |= retired(store, [f for f in out if f.series not in gone], versions, excluded, spans)
+        gone |= retired(store, [f for f in out if f.series not in gone], versions, excluded, spans,
+                        retirement=retirement)
     return FailureScan(tuple(sorted((f for f in out if f.series not in gone), key=lambda f: f.series)), succeeded,
                        tuple(gone[k] for k in sorted(gone)))
 
@@ -287,8 +290,8 @@ def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 
 def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[str],
-                  excluded: frozenset[int] = frozenset(), spans: dict[str, list[RunSpan]] | None = None
-                  ) -> dict[tuple[str, str, str], NoLongerRun]:
+                  excluded: frozenset[int] = frozenset(), spans: dict[str, list[RunSpan]] | None = None, *,
+                  retirement: Retirement = Retirement()) -> dict[tuple[str, str, str], NoLongerRun]:
     """Which of the ``failing`` series are no longer run since the newest version they ran at
     (removed from the suite, or renamed), by series.
 
@@ -318,8 +321,8 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
     stopped with it (*together*) are not asked for at the versions after the newest of theirs
     and its own; but a measurement of the rest without them is what a selection that leaves out
     a broken module looks like too, so it takes as many such versions (suites aside) as a
-    silent place needs, :func:`regbench.silence.silence_needed` of the group's lead
-    (:func:`regbench.silence.group_lead`), not one.
+    silent place needs, :meth:`regbench.silence.Retirement.needed` of the group's lead
+    (:func:`regbench.silence.group_lead`) by ``retirement``, not one.
 
     After :data:`~regbench.silence.MIN_VERSIONS` versions or more, only the versions where its
     machine stored runs of its configuration are read (:func:`regbench.silence.spans_of`, kept
@@ -374,7 +377,7 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
         fellows = broken.get((f.config, f.machine), {})
         together = frozenset(c for c in companions if c in fellows and c != base)
         after = max([rank[f.version], *(rank[fellows[c].version] for c in together)])
-        count, needed = 0, MIN_VERSIONS
+        count, needed = 0, retirement.after
         alone: list[tuple[str, frozenset[str]]] = []
         later = versions[rank[f.version] + 1:]
         if len(later) >= MIN_VERSIONS:  # only where its place stored runs: nothing else there can show it gone
@@ -405,8 +408,8 @@ def no_longer_run(store: Store, failing: Sequence[Failing], versions: Sequence[s
                     continue
                 if together and rank[v] > after and asked - together <= ran:
                     count += 1
-                    if count == MIN_VERSIONS:  # enough to be worth asking how far behind they used to be
-                        needed = silence_needed(lead(f, together))
+                    if count == retirement.after:  # enough to be worth asking how far behind they used to be
+                        needed = retirement.needed(lead(f, together))
                     if count >= needed:
                         return NoLongerRun(f.benchmark, f.config, f.machine, f.version, v, None, at,
                                            tuple(sorted(asked - together)), tuple(sorted(together)),

@@ -72,6 +72,9 @@ class DetectedChange:
         (:meth:`regbench.detect.driver.DetectionResult.checked_before`), and before this pass an
         alert told it, not held, with this machine among those that show it.  It neither fails
         the gate nor is bisected again.
+    suppressed : bool
+        Its benchmark's alerts are suppressed by ``regbench.toml`` (``alerts = false``, ``[alerts]
+        suppress``): it is listed, not recorded as an alert, and it does not fail the gate.
     """
 
     change: Change
@@ -81,6 +84,7 @@ class DetectedChange:
     not_confirmed: str | None = None
     alert: Alert | None = None
     told_before: bool = False
+    suppressed: bool = False
 
     @property
     def held(self) -> bool:
@@ -92,6 +96,15 @@ class DetectedChange:
         """Whether the change is (or, in a dry run, would be) an alert that is told: not refuted
         nor left inconclusive by confirmation, and not held."""
         return (self.confirmation is None or self.confirmation.alerts) and not self.held
+
+    @property
+    def gates(self) -> bool:
+        """Whether it fails ``detect --fail-on-regression``: a regression that alerts
+        (:attr:`alerts`), not told before, not suppressed, whose alert no person marked
+        ``invalid`` or ``expected`` (a back-filled old version makes an incremental pass report
+        the steps after it again, and those already triaged must not fail a later commit)."""
+        return (self.change.kind == "regression" and self.alerts and not self.told_before and not self.suppressed
+                and not _triaged(self.alert))
 
 
 @dataclass(frozen=True)
@@ -125,12 +138,16 @@ class DetectOutcome:
         The series that failed at the newest version they ran at and are no longer run since
         (removed from the suite, or renamed; :func:`regbench.inventory.no_longer_run`): not in
         ``failing``, they do not gate, and their open failure alerts are fixed.
+    suppressed_failures : tuple of Failing
+        The series of ``failing`` whose benchmark's alerts are suppressed by ``regbench.toml``:
+        listed, with no alert, and they do not gate.
     failure_bisections : mapping
-        With ``bisect``: the first failing commit of each failing series that gates
-        (:attr:`broken`), found between its last working version and its first failing one
-        (:func:`regbench.run.bisect.bisect_failures`), by :attr:`Failing.series`.
+        With ``bisect``: the first failing commit of each failing series whose failure alert is
+        not marked ``invalid`` or ``expected`` (:attr:`untriaged`), found between its last working
+        version and its first failing one (:func:`regbench.run.bisect.bisect_failures`), by
+        :attr:`Failing.series`.
     failures_not_bisected : mapping
-        With ``bisect``: why a failing series that gates was not bisected, by series.
+        With ``bisect``: why such a failing series was not bisected, by series.
     """
 
     detection: DetectionResult
@@ -142,27 +159,40 @@ class DetectOutcome:
     history: str | None = None
     failing: tuple[Failing, ...] = ()
     no_longer_run: tuple[NoLongerRun, ...] = ()
+    suppressed_failures: tuple[Failing, ...] = ()
     failure_bisections: Mapping[tuple[str, str, str], FailureBisection] = field(default_factory=dict)
     failures_not_bisected: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
 
     @property
     def regressed(self) -> bool:
-        """Whether any change found is a regression that gates (one that confirmation refuted or
-        left inconclusive does not, nor one whose alert is held or was marked ``invalid`` or
-        ``expected`` by a person: a back-filled old version makes an incremental pass report the
-        steps after it again, and those already triaged must not fail a later commit), or a
-        benchmark fails at the newest version it ran at (:attr:`broken`)."""
-        return any(e.change.kind == "regression" and e.alerts and not e.told_before and not _triaged(e.alert)
-                   for e in self.changes) or bool(self.broken)
+        """Whether any change found is a regression that gates (:attr:`DetectedChange.gates`: one
+        that confirmation refuted or left inconclusive does not, nor one whose alert is held or
+        was marked ``invalid`` or ``expected`` by a person, nor one told before, nor one of a
+        suppressed benchmark), or a benchmark fails at the newest version it ran at
+        (:attr:`broken`)."""
+        return any(e.gates for e in self.changes) or bool(self.broken)
 
     @property
     def broken(self) -> tuple[Failing, ...]:
-        """The failing series that gate as a regression does: all but those whose failure alert a
-        person marked ``invalid`` (a broken benchmark, known) or ``expected``; in a dry run, all."""
+        """The failing series that gate as a regression does: all but those of a suppressed
+        benchmark (:attr:`suppressed_failures`) and those whose failure alert a person marked
+        ``invalid`` (a broken benchmark, known) or ``expected``."""
+        suppressed = {f.series for f in self.suppressed_failures}
+        return tuple(f for f in self.untriaged if f.series not in suppressed)
+
+    @property
+    def untriaged(self) -> tuple[Failing, ...]:
+        """The failing series but those whose failure alert a person marked ``invalid`` or
+        ``expected`` (in a dry run, all): what ``--bisect`` bisects, suppressed ones included."""
         if self.alerts is None:
             return self.failing
         alerts = self.alerts
         return tuple(f for f in self.failing if not _triaged(alerts.failure_of(f)))
+
+    @property
+    def suppressed_regressions(self) -> tuple[DetectedChange, ...]:
+        """The regressions found in a suppressed benchmark, which would gate but for that."""
+        return tuple(e for e in self.changes if e.suppressed and e.change.kind == "regression")
 
     @property
     def ok(self) -> bool:
@@ -292,8 +322,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     """
     from .detect.driver import detect_changes, save_detection_state
     from .inventory import scan_failures
+    from .silence import Retirement
 
-    from .detect.alerts import change_step
+    from .detect.alerts import change_step, is_suppressed
 
     check_detect_options(config, dry_run=dry_run, bisect=bisect, notify=notify, confirm=confirm is not None)
     history = history_of(store, config, all_sessions=all_sessions)
@@ -304,7 +335,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                                 jobs=1 if incremental else jobs or os.cpu_count() or 1, progress=report,
                                 pool=pool, **dict(options or {}))
     # A benchmark that no longer runs has no samples for any detector: its failed runs say it.
-    failures = scan_failures(store, benchmark=benchmark, history=history)
+    failures = scan_failures(store, benchmark=benchmark, history=history, retirement=Retirement.of(config))
     # Matched by the step's identity (change_step): a series (benchmark, configuration, machine)
     # has at most one change between two given versions.
     confirmations: dict[Step, Confirmation] = {}
@@ -335,7 +366,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     entries = tuple(DetectedChange(c, confirmation=confirmations.get(change_step(c)),
                                    not_confirmed=not_confirmed.get(change_step(c)),
                                    alert=alerts.alert_of(c) if alerts is not None else None,
-                                   told_before=change_step(c) in told_steps)
+                                   told_before=change_step(c) in told_steps,
+                                   suppressed=is_suppressed(config, c.benchmark))
                     for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
@@ -370,15 +402,18 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                             for e in entries)
     outcome = DetectOutcome(result, alerts, entries, bisect=bisect, confirm=confirm is not None,
                             history=history.describe(), failing=failures.failing,
-                            no_longer_run=failures.no_longer_run)
-    if bisect and outcome.broken:
+                            no_longer_run=failures.no_longer_run,
+                            suppressed_failures=tuple(f for f in failures.failing
+                                                      if is_suppressed(config, f.benchmark)))
+    if bisect and outcome.untriaged:
         from .run.bisect import bisect_failures
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
         # A failing benchmark is failing at every pass until it runs again: it is bisected once,
         # while its failure alert holds no bisection (in a dry run, or with its alerts
-        # suppressed, at every pass: nothing keeps what was found).
-        fresh = [f for f in outcome.broken if alerts is None or (a := alerts.failure_of(f)) is None
+        # suppressed, at every pass: nothing keeps what was found; a suppressed one does not
+        # gate, but is bisected as before).
+        fresh = [f for f in outcome.untriaged if alerts is None or (a := alerts.failure_of(f)) is None
                  or a.bisection is None]
         done: list[tuple[Failing, FailureBisection]] = []
         left: list[tuple[Failing, str]] = []
@@ -386,7 +421,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
             with _entered(bisect_reporter) as reporter:
                 done, left = bisect_failures(config, store, fresh, reporter=reporter)
         told = {f.series: f"its failure alert #{alert.id} was bisected before: {alert.bisection}"
-                for f in outcome.broken if f not in fresh and alerts is not None
+                for f in outcome.untriaged if f not in fresh and alerts is not None
                 and (alert := alerts.failure_of(f)) is not None}
         outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
                           failures_not_bisected=told | {f.series: why for f, why in left})

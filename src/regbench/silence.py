@@ -15,9 +15,10 @@ been before while it kept reporting.  Runs are numbered in the order the store r
 stored runs, how many versions of the history after the newest one it had measured the others
 had already measured: its *lead* then (:func:`longest_lead`, the largest, ``S``).  A place
 whose newest version of the history is ``L`` (the failing series' newest, or a later one) counts
-as gone once the others measured ``max(MIN_VERSIONS, LEAD_FACTOR * S)`` versions after ``L``
-(:func:`silence_needed`): three times further behind than it ever was while it still reported,
-and never fewer than 20 versions.
+as gone once the others measured ``max(after, lag_factor x S)`` versions after ``L``
+(:meth:`Retirement.needed`): by default three times further behind than it ever was while it
+still reported, and never fewer than 20 versions (``retire_lag_factor`` and ``retire_after`` of
+the ``[detect]`` table of ``regbench.toml``, :class:`Retirement`).
 
 - A *machine* is retired (:func:`retired`) when it stored no run at all (any benchmark,
   configuration, status or campaign, sessions included) at any version of the history after
@@ -35,33 +36,84 @@ and never fewer than 20 versions.
 
 Its lead is measured over every run the place stored, at any version (a back-fill of old
 versions, a session of a branch's commits): a place that stores anything at all while the others
-are ``L`` versions ahead is not counted gone before they are ``3 L`` ahead.  A place that comes
-back (stores runs at a later version) is no longer silent: its failing benchmark, if it still
-fails, fails again (:mod:`regbench.detect.alerts` reopens its alert).
+are ``L`` versions ahead is not counted gone before they are ``lag_factor x L`` ahead.  A place
+that comes back (stores runs at a later version) is no longer silent: its failing benchmark,
+failing at the newest version it ran at, fails again until something shows it no longer runs,
+whether it ran there again or not (:mod:`regbench.detect.alerts` reopens its alert, saying
+which).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .model import Failing, NoLongerRun, RunSpan
 from .store import Store
 
+if TYPE_CHECKING:
+    from .config import ProjectConfig
+
 #: The fewest later versions the others must measure before a place that stored nothing after
-#: its newest counts as gone: about a day of commits of a busy project, so that a machine that is
-#: down for maintenance or behind a queue is not retired by it.
+#: its newest counts as gone, by default (``[detect] retire_after``): about a day of commits of a
+#: busy project, so that a machine that is down for maintenance or behind a queue is not retired
+#: by it.
 MIN_VERSIONS = 20
-#: How many times further behind than it ever was while still reporting a place must fall.
+#: How many times further behind than it ever was while still reporting a place must fall, by
+#: default (``[detect] retire_lag_factor``).
 LEAD_FACTOR = 3
 
 
-def silence_needed(lead: int) -> int:
-    """How many versions the others must measure after a place's newest before it counts as
-    gone: ``max(MIN_VERSIONS, LEAD_FACTOR * lead)``, ``lead`` being its :func:`longest_lead`."""
-    if lead < 0:
-        raise ValueError(f"`lead` must be >= 0, got {lead}")
-    return max(MIN_VERSIONS, LEAD_FACTOR * lead)
+@dataclass(frozen=True)
+class Retirement:
+    """When a silent place counts as gone: the ``retire_after`` and ``retire_lag_factor`` keys of
+    the ``[detect]`` table of ``regbench.toml`` (:meth:`of`).
+
+    Attributes
+    ----------
+    after : int
+        The fewest versions after a place's newest that the others must measure (at least 1).
+    lag_factor : float
+        How many times its :func:`longest_lead` they must measure, if that is more (at least 1).
+
+    Raises
+    ------
+    ValueError
+        ``after`` is not an integer >= 1, or ``lag_factor`` not a finite number >= 1.
+    """
+
+    after: int = MIN_VERSIONS
+    lag_factor: float = float(LEAD_FACTOR)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.after, bool) or not isinstance(self.after, int) or self.after < 1:
+            raise ValueError(f"`after` must be an integer >= 1, got {self.after!r}")
+        factor = self.lag_factor
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not 1 <= factor < math.inf:
+            raise ValueError(f"`lag_factor` must be a number >= 1, got {factor!r}")
+
+    @classmethod
+    def of(cls, config: ProjectConfig | None) -> Retirement:
+        """The settings of a project's ``[detect]`` table (the defaults without a configuration)."""
+        if config is None:
+            return cls()
+        return cls(config.detect.retire_after, config.detect.retire_lag_factor)
+
+    def needed(self, lead: int) -> int:
+        """How many versions the others must measure after a place's newest before it counts as
+        gone: ``max(after, ceil(lag_factor * lead))``, ``lead`` being its :func:`longest_lead`."""
+        if lead < 0:
+            raise ValueError(f"`lead` must be >= 0, got {lead}")
+        # Rounded first, so that 1.1 x 10 asks 11 versions, not 12 (11.000000000000002).
+        return max(self.after, math.ceil(round(self.lag_factor * lead, 9)))
+
+
+def silence_needed(lead: int, retirement: Retirement | None = None) -> int:
+    """:meth:`Retirement.needed` of ``retirement`` (by default ``max(MIN_VERSIONS, LEAD_FACTOR *
+    lead)``)."""
+    return (retirement or Retirement()).needed(lead)
 
 
 def longest_lead(own: Iterable[tuple[int, int | None]], others: Iterable[tuple[int, int]]) -> int:
@@ -145,11 +197,11 @@ def spans_of(store: Store, machine: str, cache: dict[str, list[RunSpan]] | None 
     return cache[machine]
 
 
-def _growing(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    """``items`` in slices of 20, 160, then 500: the versions after a failing one that
-    :func:`retired` asks the store about at a time (the first slice holds what
-    :data:`MIN_VERSIONS` needs)."""
-    start, size = 0, MIN_VERSIONS
+def _growing(items: Sequence[str], first: int) -> Iterable[Sequence[str]]:
+    """``items`` in slices of ``first`` (500 at most), eight times as many, then 500: the
+    versions after a failing one that :func:`retired` asks the store about at a time (the first
+    slice holds what :attr:`Retirement.after` needs, up to 500)."""
+    start, size = 0, min(first, 500)
     while start < len(items):
         yield items[start:start + size]
         start, size = start + size, min(size * 8, 500)
@@ -168,9 +220,9 @@ class Silence:
         Its :func:`longest_lead`: how far behind it was before it stored runs again.
     measured : int
         How many versions after ``last`` the others measured, counted up to
-        :func:`silence_needed` of ``lead`` at most.
+        :meth:`Retirement.needed` of ``lead`` at most.
     by : str or None
-        The version where ``measured`` reached :func:`silence_needed` of ``lead``: where the
+        The version where ``measured`` reached :meth:`Retirement.needed` of ``lead``: where the
         place counts as gone; None while it does not.
     """
 
@@ -186,7 +238,8 @@ class Silence:
 
 def place_silence(last: str, own: Sequence[RunSpan], versions: Sequence[str], rank: Mapping[str, int], *,
                   measured_elsewhere: Callable[[Sequence[str]], Sequence[bool]],
-                  others: Callable[[], Iterable[tuple[int, int]]]) -> Silence:
+                  others: Callable[[], Iterable[tuple[int, int]]],
+                  retirement: Retirement = Retirement()) -> Silence:
     """How long the others measured on after a place's newest version ``last``, against how far
     behind it used to be.
 
@@ -201,25 +254,27 @@ def place_silence(last: str, own: Sequence[RunSpan], versions: Sequence[str], ra
         For versions after ``last``, in order: whether the others measured each completely.
     others : callable
         The ``others`` of :func:`longest_lead`, asked only once the others measured
-        :data:`MIN_VERSIONS` versions after ``last``.
+        :attr:`Retirement.after` versions after ``last``.
+    retirement : Retirement
+        How many versions they must measure (:meth:`Retirement.needed`).
     """
-    count, needed, lead = 0, MIN_VERSIONS, 0
-    for chunk in _growing(versions[rank[last] + 1:]):
+    count, needed, lead = 0, retirement.after, 0
+    for chunk in _growing(versions[rank[last] + 1:], retirement.after):
         for v, counted in zip(chunk, measured_elsewhere(chunk)):
             if not counted:
                 continue
             count += 1
-            if count == MIN_VERSIONS:  # enough to be worth asking how far behind it used to be
+            if count == retirement.after:  # enough to be worth asking how far behind it used to be
                 lead = longest_lead(_events(own, rank), others())
-                needed = silence_needed(lead)
+                needed = retirement.needed(lead)
             if count >= needed:
                 return Silence(last, lead, count, v)
     return Silence(last, lead, count, None)
 
 
 def retired(store: Store, failing: Sequence[Failing], versions: Sequence[str],
-            excluded: frozenset[int] = frozenset(), spans: dict[str, list[RunSpan]] | None = None
-            ) -> dict[tuple[str, str, str], NoLongerRun]:
+            excluded: frozenset[int] = frozenset(), spans: dict[str, list[RunSpan]] | None = None, *,
+            retirement: Retirement = Retirement()) -> dict[tuple[str, str, str], NoLongerRun]:
     """Which of the ``failing`` series are on a retired machine, or in a retired configuration
     of their machine (the module docstring says when), by series.
 
@@ -228,16 +283,18 @@ def retired(store: Store, failing: Sequence[Failing], versions: Sequence[str],
     where it stored a run of that configuration.  ``versions`` is the history, in order;
     ``excluded`` campaigns (sessions, when the history leaves them out) measure nothing for the
     others, but a place that ran them stored runs.  ``spans`` keeps what each machine stored
-    (:func:`spans_of`) across calls.
+    (:func:`spans_of`) across calls; ``retirement`` says how many versions the others must
+    measure (:meth:`Retirement.needed`).
 
-    Reads, for a machine with a failing series and :data:`MIN_VERSIONS` versions after it in the
-    history, when it stored what (:meth:`Store.run_spans`); then where the versions after its
+    Reads, for a machine with a failing series and :attr:`Retirement.after` versions after it in
+    the history, when it stored what (:meth:`Store.run_spans`); then where the versions after its
     newest were measured, as many as needed (:meth:`Store.measured_where`); then, only when the
-    others measured :data:`MIN_VERSIONS` of them, when each version was first measured
+    others measured :attr:`Retirement.after` of them, when each version was first measured
     (:meth:`Store.first_runs`), for its lead.  Each machine and configuration once.
     """
     rank = {v: k for k, v in enumerate(versions)}
-    candidates = [f for f in failing if f.version in rank and len(versions) - 1 - rank[f.version] >= MIN_VERSIONS]
+    candidates = [f for f in failing
+                  if f.version in rank and len(versions) - 1 - rank[f.version] >= retirement.after]
     if not candidates:
         return {}
     by_id = {c.id: c for c in store.campaigns()}
@@ -261,14 +318,15 @@ def retired(store: Store, failing: Sequence[Failing], versions: Sequence[str],
     def machine(name: str) -> Silence:
         mine = spans_of(store, name, spans)
         last = max((s.version for s in mine if s.version in rank), key=rank.__getitem__)
-        return place_silence(last, mine, versions, rank, others=all_firsts, measured_elsewhere=lambda chunk: [
-            any(m != name and c in complete for _, m, c in found) for found in places(chunk)])
+        return place_silence(last, mine, versions, rank, others=all_firsts, retirement=retirement,
+                             measured_elsewhere=lambda chunk: [
+                                 any(m != name and c in complete for _, m, c in found) for found in places(chunk)])
 
     def configuration(config: str, name: str) -> Silence:
         mine = spans_of(store, name, spans)
         own = [s for s in mine if s.config == config]
         last = max((s.version for s in own if s.version in rank), key=rank.__getitem__)
-        return place_silence(last, own, versions, rank, others=lambda: _firsts(mine, rank),
+        return place_silence(last, own, versions, rank, others=lambda: _firsts(mine, rank), retirement=retirement,
                              measured_elsewhere=lambda chunk: [
                                  any(m == name and cfg != config and c in complete for cfg, m, c in found)
                                  for found in places(chunk)])

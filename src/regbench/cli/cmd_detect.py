@@ -50,7 +50,8 @@ from ._options import parse_detector_options
                    "the newest version it ran at (without it the array holds changes only, as scripts expect).")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit with status 1 when a regression is found, or a benchmark fails at the newest version it "
-                   "ran at (unless its failure alert is marked invalid or expected).")
+                   "ran at (unless its failure alert is marked invalid or expected); not for benchmarks whose "
+                   "alerts regbench.toml suppresses.")
 @click.option("--bisect", "do_bisect", is_flag=True,
               help="For each change between versions that are not adjacent commits (nightly snapshots), "
                    "build and benchmark the commits between them to find the one that made it "

@@ -74,7 +74,8 @@ fixed before it was told goes out before the alert that fixed it, saying it was 
 
 **Suppressed.**  Changes of a benchmark with ``alerts = false`` in its ``[[benchmark]]`` table,
 or whose name matches a glob of ``[alerts] suppress`` in ``regbench.toml``, are counted in
-:attr:`AlertOutcome.suppressed` and not stored (nor fix anything).
+:attr:`AlertOutcome.suppressed` and not stored (nor fix anything); nor do they gate
+(:attr:`regbench.pipeline.DetectOutcome.regressed`).
 
 **Confirmed.**  ``regbench detect --confirm`` runs the two versions of each change that would
 create a new alert (:func:`known_alerts` tells which) again, interleaved, before recording
@@ -104,8 +105,11 @@ configuration retired: nothing stored there since while the others measured on,
 :func:`regbench.silence.retired`), with neither (no version fixed it;
 :attr:`~regbench.model.Alert.no_longer_run`), the reason in its history.  A person who takes it
 out of ``fixed`` keeps it so: detection does not fix it again.  An alert fixed because its
-series was no longer run is reopened (``new``, by detection) when the series runs again and
-fails (a retired machine that comes back): the same breakage, told already, failing again.  A failure is seen on its
+series was no longer run is reopened (``new``, by detection) when the series fails at the newest
+version it ran at again: the same breakage, told already, failing (and gating) again.  Its
+history says why (:meth:`Transaction.stored_since`): the series runs again, or its retired
+machine or configuration came back and stored runs of others since the series last ran, and
+nothing shows yet that it is no longer run.  A failure is seen on its
 own machine: it is not evidence of another machine's alert, has no unchanged machines and is
 never held by ``require_machines`` (a benchmark that no longer runs is told at once).  Suppressed
 benchmarks' failures are counted in :attr:`AlertOutcome.suppressed_failures`, neither stored nor
@@ -166,6 +170,12 @@ class Transaction(Protocol):
     def stored_order(self, benchmark: str, config: str, machine: str, version: str) -> int:
         """A number that orders the versions of a series by when the store first had a run of
         the series there."""
+        ...
+
+    def stored_since(self, benchmark: str, config: str, machine: str) -> str | None:
+        """The version of the newest run the series' machine stored after the series' own newest
+        (in the order the store received them), leaving out runs at that run's version (its own
+        job's others): what its machine measured since it last ran; None when nothing."""
         ...
 
     def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
@@ -266,7 +276,9 @@ class AlertOutcome:
         Failing series not recorded because their benchmark's alerts are suppressed.
     reopened : tuple of Alert
         Failure alerts fixed because their benchmark was no longer run that this call reopened:
-        it runs again, and fails (also in ``failures``).
+        it fails at the newest version it ran at again, nothing showing it no longer run (it
+        runs again, or its retired machine or configuration stores runs again), so it gates
+        (also in ``failures``).
     """
 
     created: tuple[Alert, ...] = ()
@@ -696,11 +708,9 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
                 and span_gap(span(a.version, a.previous), here) <= 0]
         if same:  # one breakage: the alert keeps the versions it was first told with
             a = min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
-            if a.no_longer_run:  # it was no longer run; it runs again, and fails: open again
+            if a.no_longer_run:  # nothing shows it no longer run now: it fails, and gates, again
                 tx.update(a.id, now=now, status="new", clear_fix=True)
-                tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now,
-                             why=f"failing again: it runs again after it was no longer run, and every run "
-                                 f"failed at {f.version}")
+                tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now, why=_failing_again_text(tx, f))
                 (a,) = tx.alerts([a.id])
                 alerts[[b.id for b in alerts].index(a.id)] = a
                 reopened.append(a)
@@ -716,6 +726,20 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
         created[alert.id] = alert
         told.append(alert)
     return told, suppressed, reopened
+
+
+def _failing_again_text(tx: Transaction, f: Failing) -> str:
+    """Why a failure alert fixed as no longer run is open again, for its history: the series ran
+    last on its machine (``failing again: it runs again after it was no longer run, ...``), or
+    its machine stored runs of others since, which brought its retired place back without it
+    running (``failing again: m stored runs since it last ran (the last at v23), none of it,
+    ...``): nothing then shows yet that it is no longer run, so it fails at its newest version."""
+    since = tx.stored_since(f.benchmark, f.config, f.machine)
+    if since is None:
+        return f"failing again: it runs again after it was no longer run, and every run failed at {f.version}"
+    return (f"failing again: {f.machine} stored runs since it last ran (the last at {since}), none of it, and "
+            f"nothing shows yet that it is no longer run; every run failed at {f.version}, the newest version it "
+            "ran at")
 
 
 def _no_longer_run_text(g: NoLongerRun) -> str:

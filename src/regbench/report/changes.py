@@ -87,7 +87,7 @@ def alerts_note(outcome: AlertOutcome) -> str:
     if len(outcome.fixed) > earlier:  # a regression and its undoing found in one pass: both are told
         parts.append(f"{len(outcome.fixed) - earlier} of the new already fixed by a later change")
     if outcome.suppressed:
-        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml")
+        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml, not gating")
     if outcome.withheld:
         parts.append(f"{len(outcome.withheld)} not alerted (refuted or inconclusive when run again)")
     if outcome.held:
@@ -95,10 +95,21 @@ def alerts_note(outcome: AlertOutcome) -> str:
     if outcome.raised:
         parts.append(f"{len(outcome.raised)} raised (now seen on enough machines)")
     if outcome.reopened:
-        parts.append(f"{len(outcome.reopened)} reopened (no longer run, it runs again and fails)")
+        parts.append(f"{len(outcome.reopened)} reopened (no longer run, now failing again)")
     if outcome.suppressed_failures:
-        parts.append(f"{len(outcome.suppressed_failures)} failing benchmark(s) suppressed by regbench.toml")
+        parts.append(f"{len(outcome.suppressed_failures)} failing benchmark(s) suppressed by regbench.toml, "
+                     "not gating")
     return "Alerts: " + ", ".join(parts) + " (regbench alerts list)."
+
+
+def suppressed_note(outcome: DetectOutcome) -> str | None:
+    """For a dry run (no :func:`alerts_note`), one line saying how many regressions and failing
+    benchmarks suppressed by ``regbench.toml`` were left out of the gate; None when none were."""
+    regressions, failing = len(outcome.suppressed_regressions), len(outcome.suppressed_failures)
+    if not regressions and not failing:
+        return None
+    return (f"Suppressed by regbench.toml, not gating: {regressions} regression(s), "
+            f"{failing} failing benchmark(s).")
 
 
 def machine_lines(outcome: DetectOutcome) -> list[str]:
@@ -285,6 +296,8 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         console.print(alerts_note(outcome.alerts), markup=False, highlight=False)
         for line in machine_lines(outcome):
             console.print(line, markup=False, highlight=False)
+    elif (note := suppressed_note(outcome)) is not None:
+        console.print(note, markup=False, highlight=False)
     if outcome.bisect:
         for entry in outcome.changes:
             if entry.not_bisected is not None:

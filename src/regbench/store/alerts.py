@@ -298,6 +298,24 @@ class AlertTransaction:
                     t.run.c.version_id == self._id(t.version, version, "version")))
         return int(self.conn.execute(q).scalar() or 0)
 
+    def stored_since(self, benchmark: str, config: str, machine: str) -> str | None:
+        """The version of the newest run ``machine`` stored after the series' newest run (by run
+        id: the order the store received them), not at that run's version; None when there is
+        none, or when the series has no run."""
+        r = t.run
+        mid = self._id(t.machine, machine, "machine")
+        last = self.conn.execute(
+            sa.select(r.c.id, r.c.version_id)
+            .where(r.c.benchmark_id == self._id(t.benchmark, benchmark, "benchmark"),
+                   r.c.config_id == self._id(t.config, config, "configuration"), r.c.machine_id == mid)
+            .order_by(r.c.id.desc()).limit(1)).first()
+        if last is None:
+            return None
+        q = (sa.select(t.version.c.name).select_from(r.join(t.version, t.version.c.id == r.c.version_id))
+             .where(r.c.machine_id == mid, r.c.id > last.id, r.c.version_id != last.version_id)
+             .order_by(r.c.id.desc()).limit(1))
+        return self.conn.execute(q).scalar()
+
     def _id(self, table: sa.Table, name: str, what: str) -> int:
         if table is t.version:
             self.positions()
