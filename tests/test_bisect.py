@@ -218,6 +218,28 @@ def test_cli_compare_run_gates_on_a_regression_and_prints_json(repo30, tmp_path,
     assert main([*args, shas[0], shas[5], "--budget", "10s"]) == 2
 
 
+def test_detect_bisect_leaves_a_suppressed_benchmarks_change_alone(tmp_path):
+    """``[alerts] suppress``: the regression is listed, not alerted, does not gate, and is not
+    bisected (no commit between the snapshots is built or run), with the reason."""
+    from regbench.pipeline import detect_and_alert
+    from regbench.run.campaign import run_campaign
+
+    repo = tmp_path / "repo"
+    shas = make_repo(repo, commits=12, culprit=8, factor=1.5)
+    toml = repo / "regbench.toml"
+    toml.write_text(toml.read_text() + '\n[alerts]\nsuppress = ["b"]\n')
+    config = load_config(toml)
+    with Store(tmp_path / "r.db") as store:
+        run_campaign(config, store, revisions=",".join(shas[k] for k in (0, 2, 4, 5, 9, 11)), runs=3, seed=7)
+        runs = len(store.runs())
+        outcome = detect_and_alert(store, config, method="auto", fdr=0.05, bisect=True)
+        (entry,) = [e for e in outcome.changes if e.change.kind == "regression"]
+        assert entry.suppressed and not entry.gates and not outcome.regressed
+        assert entry.bisection is None
+        assert entry.not_bisected == "its benchmark's alerts are suppressed by regbench.toml"
+        assert len(store.runs()) == runs
+
+
 def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it(tmp_path, capsys):
     """Found between nightly snapshots, the commit is kept with the alert before it is told:
     the alert's headline, its details and the Markdown sink's row name it."""

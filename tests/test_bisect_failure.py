@@ -135,6 +135,32 @@ def test_detect_bisect_finds_the_commit_that_broke_a_benchmark_between_nightlies
     assert f"First failing commit: {shas[7][:10]}" in out
 
 
+def test_detect_bisect_leaves_a_suppressed_benchmark_alone(tmp_path, capsys):
+    """A benchmark whose alerts ``[alerts] suppress`` turns off does not fail the gate, and is
+    not bisected either (building and running the commits between for nothing): listed, with
+    the reason."""
+    from regbench.run.campaign import run_campaign
+
+    repo = tmp_path / "repo"
+    shas = failing_repo(repo, commits=11, breaks=8)
+    config = load_config(repo / "regbench.toml")
+    db = tmp_path / "r.db"
+    with Store(db) as store:
+        run_campaign(config, store, revisions=",".join(shas[k] for k in (0, 5, 10)), seed=7)
+        runs = len(store.runs())
+    toml = repo / "regbench.toml"
+    toml.write_text(toml.read_text() + '\n[alerts]\nsuppress = ["b"]\n')
+    args = ["--store", str(db), "--config", str(toml), "detect", "--bisect", "--fail-on-regression",
+            "--format", "json", "--json-failures"]
+    assert main(args) == 0
+    (failure,) = json.loads(capsys.readouterr().out)
+    assert failure["kind"] == "failure" and failure["alert"] is None
+    assert failure["bisect"] is None
+    assert failure["bisect_skipped"] == "its benchmark's alerts are suppressed by regbench.toml"
+    with Store(db) as store:
+        assert len(store.runs()) == runs  # no commit was run
+
+
 def test_detect_bisect_bisects_a_failure_once(tmp_path, capsys):
     """Every pass finds the benchmark failing until it runs again; it is bisected by the first
     pass with --bisect (its alert may be older: a server checking each push without it), and

@@ -143,7 +143,7 @@ class DetectOutcome:
         listed, with no alert, and they do not gate.
     failure_bisections : mapping
         With ``bisect``: the first failing commit of each failing series whose failure alert is
-        not marked ``invalid`` or ``expected`` (:attr:`untriaged`), found between its last working
+        not marked ``invalid`` or ``expected`` and not suppressed (:attr:`broken`), found between its last working
         version and its first failing one (:func:`regbench.run.bisect.bisect_failures`), by
         :attr:`Failing.series`.
     failures_not_bisected : mapping
@@ -183,7 +183,7 @@ class DetectOutcome:
     @property
     def untriaged(self) -> tuple[Failing, ...]:
         """The failing series but those whose failure alert a person marked ``invalid`` or
-        ``expected`` (in a dry run, all): what ``--bisect`` bisects, suppressed ones included."""
+        ``expected`` (in a dry run, all), suppressed ones included."""
         if self.alerts is None:
             return self.failing
         alerts = self.alerts
@@ -375,7 +375,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         assert config is not None  # check_detect_options refused --bisect without a configuration
         # Each alert once: not a step told before, nor one whose alert holds a bisection already
         # (a full pass reports every step again; another machine's evidence joins the alert).
-        wanted = [e.change for e in entries if e.alerts and not e.told_before
+        wanted = [e.change for e in entries if e.alerts and not e.told_before and not e.suppressed
                   and (e.alert is None or e.alert.bisection is None)]
         bisected: list[tuple[Change, BisectResult]] = []
         skipped: list[Skipped] = []
@@ -393,6 +393,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                 for e in entries if e.alert is not None and e.alert.bisection is not None}
         why |= {change_step(e.change): f"reported again after late runs, not found anew (alert #{e.alert.id})"
                 for e in entries if e.told_before and e.alert is not None and e.alert.bisection is None}
+        why |= {change_step(e.change): "its benchmark's alerts are suppressed by regbench.toml"
+                for e in entries if e.suppressed}
         entries = tuple(replace(e, bisection=found.get(change_step(e.change)),
                                 not_bisected=why.get(change_step(e.change))) for e in entries)
         if alerts is not None:  # kept with the alerts, before they are told: their messages name the commit
@@ -405,15 +407,14 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                             no_longer_run=failures.no_longer_run,
                             suppressed_failures=tuple(f for f in failures.failing
                                                       if is_suppressed(config, f.benchmark)))
-    if bisect and outcome.untriaged:
+    if bisect and (outcome.broken or outcome.suppressed_failures):
         from .run.bisect import bisect_failures
 
         assert config is not None  # check_detect_options refused --bisect without a configuration
         # A failing benchmark is failing at every pass until it runs again: it is bisected once,
-        # while its failure alert holds no bisection (in a dry run, or with its alerts
-        # suppressed, at every pass: nothing keeps what was found; a suppressed one does not
-        # gate, but is bisected as before).
-        fresh = [f for f in outcome.untriaged if alerts is None or (a := alerts.failure_of(f)) is None
+        # while its failure alert holds no bisection (in a dry run at every pass: nothing keeps
+        # what was found).  One that does not gate (triaged, or suppressed: no alert) is not.
+        fresh = [f for f in outcome.broken if alerts is None or (a := alerts.failure_of(f)) is None
                  or a.bisection is None]
         done: list[tuple[Failing, FailureBisection]] = []
         left: list[tuple[Failing, str]] = []
@@ -421,8 +422,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
             with _entered(bisect_reporter) as reporter:
                 done, left = bisect_failures(config, store, fresh, reporter=reporter)
         told = {f.series: f"its failure alert #{alert.id} was bisected before: {alert.bisection}"
-                for f in outcome.untriaged if f not in fresh and alerts is not None
+                for f in outcome.broken if f not in fresh and alerts is not None
                 and (alert := alerts.failure_of(f)) is not None}
+        told |= {f.series: "its benchmark's alerts are suppressed by regbench.toml"
+                 for f in outcome.suppressed_failures}
         outcome = replace(outcome, failure_bisections={f.series: r for f, r in done},
                           failures_not_bisected=told | {f.series: why for f, why in left})
         if alerts is not None:
