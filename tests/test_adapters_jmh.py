@@ -279,7 +279,10 @@ def test_live_jmh_run_is_imported(tmp_path):
     subprocess.run(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=proj, check=True,
                    capture_output=True, timeout=240)
     out = tmp_path / "live.json"
-    subprocess.run(["java", "-cp", f"target/classes{os.pathsep}target/lib/*", "org.openjdk.jmh.Main",
+    # -Djmh.ignoreLock: JMH refuses to start while another JMH holds its lock file, and the
+    # suite's two workers may run two live JMH tests at once.
+    subprocess.run(["java", "-Djmh.ignoreLock=true", "-cp", f"target/classes{os.pathsep}target/lib/*",
+                    "org.openjdk.jmh.Main",
                     "regbench.golden.SumBench", "-f", "2", "-wi", "1", "-i", "2", "-w", "50ms", "-r", "50ms",
                     "-p", "size=10", "-bm", "avgt", "-rf", "json", "-rff", str(out)],
                    cwd=proj, check=True, capture_output=True, timeout=120)

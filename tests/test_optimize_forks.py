@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -355,6 +357,98 @@ def test_show_plans_says_a_plans_forks(tmp_path, capsys):
     assert "a fork" in out
 
 
+def test_a_tool_whose_start_is_not_measured_is_priced_at_its_full_forks_either_way():
+    # One benchmark said nothing of its timing: iterations alone, in each of the forks the tool
+    # said of the others' runs; a group at the full campaign's forks costs the full configuration.
+    cost = ToolCost("jmh", {"a": ToolTiming(4, 0.4, 0.01)}, None, "not measured")
+    kw = dict(warmup=0, per_invocation=0.0, per_process=0.0, measured=False)
+    whole = layout_seconds([Group(4, 10, ("a",))], cost, **kw)
+    assert whole == pytest.approx(4 * 4 * 10)
+    assert layout_seconds([Group(4, 10, ("a",), forks=4)], cost, **kw) == pytest.approx(whole)
+    assert layout_seconds([Group(4, 10, ("a",), forks=1)], cost, **kw) == pytest.approx(whole / 4)
+
+
+def test_a_plan_at_its_full_forks_shares_the_invocation_of_a_benchmark_without_a_plan(store):
+    # The noisy plan is its full configuration, 2 forks: what the command runs unset.  It shares
+    # one invocation with the benchmark without a plan at the same runs and iterations (the
+    # command's own forks), rather than paying the tool's start once more each run.
+    _forked_campaign(store, {"p.B.noisy": NOISY, "p.B.other": NOISY, "p.B.steady": STEADY})
+    spec = _jmh_spec('java -jar b.jar "${REGBENCH_SELECT:-.}" -f "${REGBENCH_FORKS:-2}"')
+    derive_plans(store, specs=[spec])
+    mine = [p for p in plans_for_campaign(store, ["jmh"], machine="m").plans if not p.benchmark.endswith("other")]
+    split = split_invocation(spec, mine, known=["p.B.other"])
+    assert {g.reported: g.forks for g in split.groups} == {("p.B.noisy", "p.B.other"): None, ("p.B.steady",): 1}
+
+
+#: A stand-in JMH that honours -f: what it writes is JMH 1.37's JSON, each fork's iterations.
+FAKE_JMH = r'''
+import json, os, random, re, sys
+out, select, forks = sys.argv[1], sys.argv[2], int(sys.argv[3])
+n = int(os.environ["REGBENCH_ITERATIONS"])
+rng = random.Random(int(os.environ["REGBENCH_RUN_INDEX"]) * 7919 + len(os.environ["REGBENCH_VERSION"]))
+entries = []
+for name, spread in {"p.B.a": 0.0005, "p.B.c": 0.4}.items():
+    if re.search(select, name):
+        raw = [[1 + rng.gauss(0, spread) for _ in range(n)] for _ in range(forks)]
+        entries.append({"jmhVersion": "1.37", "benchmark": name, "mode": "avgt", "threads": 1, "forks": forks,
+                        "warmupIterations": 1, "warmupTime": "200 ms", "warmupBatchSize": 1,
+                        "measurementIterations": n, "measurementTime": "1 ms", "measurementBatchSize": 1,
+                        "params": {}, "primaryMetric": {"score": 1.0, "scoreUnit": "us/op", "rawData": raw}})
+json.dump(entries, open(out, "w"))
+'''
+
+
+def _stand_in_toml(forks_arg: str, *, select: bool) -> str:
+    sel = '"${REGBENCH_SELECT:-.}"' if select else "."
+    command = ["sh", "-c", f'exec "$0" jmh.py {{output}} {sel} {forks_arg}', sys.executable]
+    return ('[project]\nname = "p"\n[defaults]\nruns = 4\niterations = 6\nwarmup = 0\n\n[[benchmark]]\n'
+            f'name = "jmh"\nformat = "jmh"\ncommand = {json.dumps(command)}\n')
+
+
+def _stand_in_repo(tmp_path: Path, forks_arg: str, *, select: bool) -> tuple[Path, list[str]]:
+    repo = tmp_path / "proj"
+    git_init(repo)
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    git_commit(repo, {"jmh.py": FAKE_JMH, "regbench.toml": _stand_in_toml(forks_arg, select=select)}, "one",
+               when=when)
+    git_commit(repo, {"README": "two"}, "two", when=when + timedelta(days=1))
+    return repo, ["--store", str(repo / "s.db"), "--config", str(repo / "regbench.toml")]
+
+
+def test_a_campaign_records_a_plans_forks_only_where_the_command_got_them(tmp_path, capsys):
+    repo, args = _stand_in_repo(tmp_path, '"${REGBENCH_FORKS:-2}"', select=False)
+    assert main([*args, "run", "--versions", "HEAD~1", "--machine", "m", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main([*args, "optimize", "--metric", "rmad", "--threshold", "0.05", "--format", "json"]) == 0
+    plans = {p["benchmark"]: p for p in json.loads(capsys.readouterr().out)["derived"]}
+    assert (plans["jmh/p.B.a"]["forks"], plans["jmh/p.B.a"]["full_forks"]) == (1, 2)
+    # The command now sets its own forks: they run, and the campaign does not claim the plan's.
+    (repo / "regbench.toml").write_text(_stand_in_toml("2", select=False))
+    assert main([*args, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "2"]) == 0
+    with Store(repo / "s.db") as s:
+        last = max(s.campaigns(), key=lambda c: c.id)
+        ran = {t.timing.processes for t in s.run_tools(benchmarks=["jmh/p.B.a"])
+               if t.version == last.plan["versions"][0] and t.timing is not None}
+    assert ran == {2} and "forks" not in last.plan["optimized"]["jmh/p.B.a"]
+
+
+def test_show_plans_says_each_invocations_forks(tmp_path, capsys):
+    repo, args = _stand_in_repo(tmp_path, '"${REGBENCH_FORKS:-2}"', select=True)
+    assert main([*args, "run", "--versions", "HEAD~1", "--machine", "m", "--seed", "1"]) == 0
+    assert main([*args, "optimize", "--metric", "rmad", "--threshold", "0.05"]) == 0
+    assert main([*args, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "2"]) == 0
+    with Store(repo / "s.db") as s:
+        last = max(s.campaigns(), key=lambda c: c.id)
+        groups = {tuple(g["benchmarks"]): g.get("forks") for g in last.plan["split"]["jmh"]["groups"]}
+        ran = {t.benchmark: t.timing.processes for t in s.run_tools(prefix="jmh/")
+               if t.version == last.plan["versions"][0] and t.timing is not None}
+    assert groups == {("p.B.a",): 1, ("p.B.c",): 2} and ran == {"jmh/p.B.a": 1, "jmh/p.B.c": 2}
+    capsys.readouterr()
+    assert main([*args, "show", "--plans"]) == 0
+    table = capsys.readouterr().out.split("Tool invocations")[1]
+    assert "REGBENCH_FORKS" in table and re.search(r"\^\(p\\.B\\.a\)\$\s+1\s+p\.B\.a", table), table
+
+
 # --- the real JMH, -f 2 --------------------------------------------------------------------------------
 
 LIVE_DIR = Path(tempfile.gettempdir()) / "regbench-live-jmh-forks"
@@ -370,7 +464,8 @@ def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(
     subprocess.run(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=proj, check=True,
                    capture_output=True, timeout=240)
     classpath = f"{proj / 'target' / 'classes'}{os.pathsep}{proj / 'target' / 'lib'}/*"
-    command = ["sh", "-c", 'exec java -cp "$0" org.openjdk.jmh.Main regbench.golden.SumBench -f ' + forks_arg + ' -wi 1 -w 50ms '
+    # -Djmh.ignoreLock: the suite's two workers may run two live JMH tests at once.
+    command = ["sh", "-c", 'exec java -Djmh.ignoreLock=true -cp "$0" org.openjdk.jmh.Main regbench.golden.SumBench -f ' + forks_arg + ' -wi 1 -w 50ms '
                '-r 50ms -i "$REGBENCH_ITERATIONS" -p size=10 -bm avgt -rf json -rff {output}', classpath]
     repo = tmp_path / "proj"
     git_init(repo)

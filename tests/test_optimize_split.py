@@ -336,7 +336,7 @@ def test_each_group_runs_its_plan_interleaved_and_a_second_run_resumes(tmp_path,
         ("tool[3]", 2, 2, "^(BenchmarkA)$", True)]
     assert plan["benchmarks"]["tool"]["runs"] == 4 and plan["benchmarks"]["tool"]["iterations"] == 6
     rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
-    assert rc == 0 and re.search(r"tool\s+tool\[2\]\s+3 x 4 \(configured\)\s+\^\(BenchmarkC\)\$\s+BenchmarkC-2, "
+    assert rc == 0 and re.search(r"tool\s+tool\[2\]\s+3 x 4 \(configured\)\s+\^\(BenchmarkC\)\$\s+\(unset\)\s+BenchmarkC-2, "
                                  r"BenchmarkC-2 \[B/op\]", out), out
 
     # The same command again resumes: nothing to run, nothing lost.

@@ -259,9 +259,10 @@ def layout_seconds(groups: Sequence[Group], cost: ToolCost, *, warmup: int, per_
     for g in groups:
         each = per_invocation if measured else 0.0
         for name in g.reported:
-            timing = cost.timings.get(name) if measured else None
-            if timing is None:
-                each += (g.forks or 1) * (warmup + g.iterations)
+            said = cost.timings.get(name)
+            timing = said if measured else None
+            if timing is None:  # iterations alone, in each of its forks (the full campaign's where known)
+                each += (g.forks or (said.processes if said is not None else 1)) * (warmup + g.iterations)
             else:
                 p = g.forks or timing.processes
                 each += p * (timing.warmup_seconds / timing.processes + per_process

@@ -818,20 +818,24 @@ def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known:
         r, i, f = levels.get(name) or configured[name]
         have = by_unit.get(unit, (0, 0, 0, True))
         by_unit[unit] = (max(have[0], r), max(have[1], i), _most_forks(have[2], f), have[3] and name in levels)
-    # A unit with a benchmark without a plan runs as configured at least; units of equal levels
-    # make one invocation, planned or not.
-    levels_of: dict[tuple[int, int, int | None], list[tuple[str, bool]]] = {}
+    # A unit with a benchmark without a plan runs as configured at least; units of equal runs and
+    # iterations make one invocation, planned or not, with the most forks of its units (the
+    # command's own where one keeps them): an invocation saved is a tool's start saved, and more
+    # forks than planned only measure more.
+    levels_of: dict[tuple[int, int], list[tuple[str, bool, int | None]]] = {}
     for unit, (r, i, f, planned) in by_unit.items():
-        levels_of.setdefault((r, i, f), []).append((unit, planned))
+        levels_of.setdefault((r, i), []).append((unit, planned, f))
     if len(levels_of) < 2:
         return Split(spec.name, reason="one plan for all its benchmarks")
     groups = []
-    for k, ((r, i, f), members) in enumerate(sorted(levels_of.items(),
-                                                    key=lambda kv: (-kv[0][0], -kv[0][1], -(kv[0][2] or 1 << 30))), 1):
-        units = tuple(sorted(u for u, _ in members))
+    for k, ((r, i), members) in enumerate(sorted(levels_of.items(), key=lambda kv: (-kv[0][0], -kv[0][1])), 1):
+        units = tuple(sorted(u for u, _, _ in members))
         reported = tuple(sorted(n for n, u in unit_of.items() if u in units))
+        forks: int | None = 0
+        for _, _, f in members:
+            forks = _most_forks(forks, f)
         groups.append(SplitGroup(f"{spec.name}[{k}]", r, i, units, reported, adapter.render_selection(units),
-                                 all(planned for _, planned in members), f))
+                                 all(planned for _, planned, _ in members), forks))
     return Split(spec.name, tuple(groups))
 
 

@@ -177,13 +177,14 @@ def print_split(store, benchmark: str | None = None) -> None:
         if benchmark is not None and benchmark != name:
             continue
         if not split.get("groups"):
-            rows.append([escape(name), "one for all", "the most of its plans", "(unset)",
+            rows.append([escape(name), "one for all", "the most of its plans", "(unset)", "the most of its plans",
                          "not split: " + escape(str(split.get("reason")))])
         for g in split.get("groups") or []:
             rows.append([escape(name), escape(g["label"]), f"{g['runs']} x {g['iterations']}"
                          + ("" if g.get("planned", True) else " (configured)"),
-                         escape(g["select"]), escape(", ".join(g.get("benchmarks") or []))])
+                         escape(g["select"]), "(unset)" if g.get("forks") is None else str(g["forks"]),
+                         escape(", ".join(g.get("benchmarks") or []))])
     if rows:
         emit_table(f"Tool invocations of campaign {last.id} (run --plan optimized)",
-                   ["benchmark", "invocation", "runs x iterations", "REGBENCH_SELECT", "reported benchmarks"],
-                   rows)
+                   ["benchmark", "invocation", "runs x iterations", "REGBENCH_SELECT", "REGBENCH_FORKS",
+                    "reported benchmarks"], rows)

@@ -457,11 +457,16 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         # benchmark's `slices` changed since, nor with warmup = "auto"): run_lengths counts the
         # campaign's runs by them.
         sliced = {s.name for s in specs if s.warmup_slices}
+        # Likewise a plan's forks, only where the command reads them (REGBENCH_FORKS).
+        from ..optimize.plans import uses_forks
+
+        forked = {s.name for s in configured if uses_forks(s)}
         plan["optimized"] = {p.benchmark: {"revision": p.revision, "campaign": p.campaign_id, "runs": p.runs,
                                            "iterations": p.iterations,
                                            **({"slices": p.slices, "full_slices": p.full_slices}
                                               if p.slices is not None and p.benchmark in sliced else {}),
-                                           **({"forks": p.forks} if p.forks is not None else {})}
+                                           **({"forks": p.forks} if p.forks is not None
+                                              and SeriesName.parse(p.benchmark).benchmark in forked else {})}
                              for p in optimized.plans}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
