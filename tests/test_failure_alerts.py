@@ -248,7 +248,7 @@ def test_suppressed_benchmarks_are_listed_but_fail_no_gate(store, tmp_path, caps
         if extra:
             assert "Suppressed by regbench.toml, not gating: 1 regression(s), 1 failing benchmark(s)." in out
         else:
-            assert "1 suppressed by regbench.toml, not gating" in out
+            assert "1 suppressed by regbench.toml (not alerted; 1 regression(s), not gating)" in out
             assert "1 failing benchmark(s) suppressed by regbench.toml, not gating" in out
     _add(store, [_ok("c", "v1", 0, None), _failed("c", "v2", 0, None)])
     assert main(detect) == ExitStatus.FOUND
@@ -532,3 +532,59 @@ def test_a_failing_benchmark_removed_from_the_suite_no_longer_fails_the_gate(tmp
     assert "No longer run" not in capsys.readouterr().out
     assert main([*args, "detect", "--jobs", "1", "--format", "json", "--json-failures", "--fail-on-regression"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+# --- what a suppression covers: a benchmark's measure series and its tool's series (review, 2026-11-30)
+
+def _suppressed_config(tmp_path, **benchmark):
+    from regbench.config import parse_config
+
+    return parse_config({"benchmark": [{"command": ["true"], "alerts": False, **benchmark}]},
+                        path=tmp_path / "regbench.toml")
+
+
+def test_alerts_false_covers_the_benchmarks_measure_series(store, tmp_path):
+    """``alerts = false`` on ``sort`` with ``measures = ["cpu"]``: a failed run stores ``sort:cpu``
+    failed too, and a regression of ``sort:cpu`` is the benchmark's: neither gates nor is stored."""
+    config = _suppressed_config(tmp_path, name="sort", measures=["cpu"])
+    _add(store, [_ok(n, v, r, None) for n in ("sort", "sort:cpu") for v in ("v1", "v2") for r in range(2)]
+         + [_failed(n, "v3", r, None) for n in ("sort", "sort:cpu") for r in range(2)])
+    for dry in (True, False):
+        out = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1, dry_run=dry)
+        assert [f.benchmark for f in out.failing] == ["sort", "sort:cpu"]
+        assert [f.benchmark for f in out.suppressed_failures] == ["sort", "sort:cpu"] and not out.regressed
+    assert list_alerts(store) == []
+
+
+def test_alerts_false_covers_the_series_its_tool_reports(store, tmp_path):
+    config = _suppressed_config(tmp_path, name="gb", format="go")
+    tool = {"gb/BenchmarkX-2": {"unit": "ns", "direction": "lower"}}
+    _add(store, [_level("gb/BenchmarkX-2", v, r, 2.0 if v == "v3" else 1.0) for v in ("v1", "v2", "v3")
+                 for r in range(3)], benchmarks=tool)
+    out = detect_and_alert(store, config, method="ci-overlap", fdr=None, jobs=1)
+    assert [(e.change.benchmark, e.change.kind, e.suppressed) for e in out.changes] == [
+        ("gb/BenchmarkX-2", "regression", True)]
+    assert not out.regressed and list_alerts(store) == []
+
+
+def test_a_glob_matches_a_series_by_its_benchmarks_name_too(tmp_path):
+    from regbench.config import parse_config
+
+    config = parse_config({"alerts": {"suppress": ["gb"]}}, path=tmp_path / "regbench.toml")
+    assert config.alerts_suppressed("gb/BenchmarkX-2") and config.alerts_suppressed("gb:cpu")
+    assert not config.alerts_suppressed("gbx/BenchmarkX-2") and not config.alerts_suppressed("sort")
+
+
+def test_the_summary_counts_a_suppressed_improvement_as_not_alerted_not_as_left_out_of_the_gate(
+        store, tmp_path, capsys):
+    _add(store, [_level("exp-c", v, r, 0.5 if v == "v3" else 1.0) for v in ("v1", "v2", "v3") for r in range(3)])
+    toml = tmp_path / "regbench.toml"
+    toml.write_text('[alerts]\nsuppress = ["exp-*"]\n')
+    detect = ["--store", str(store.url), "--config", str(toml), "detect", "--method", "ci-overlap", "--no-fdr",
+              "--jobs", "1", "--fail-on-regression"]
+    capsys.readouterr()
+    assert main([*detect, "--dry-run"]) == 0
+    assert "Suppressed by regbench.toml" not in capsys.readouterr().out  # no regression left out
+    assert main(detect) == 0
+    real = " ".join(capsys.readouterr().out.split())
+    assert "1 suppressed by regbench.toml (not alerted)" in real and "not gating" not in real

@@ -422,3 +422,33 @@ def test_the_lag_factor_scales_the_lead_of_a_machine_that_reports_in_batches(sto
     assert not outcome.regressed
     [gone] = outcome.no_longer_run
     assert (gone.by, gone.measured, gone.lead) == ("v36", 12, 8)
+
+
+# --- the note of a reopened alert (review, 2026-11-30) ---------------------------------------------
+
+def _fixed_as_retired(store) -> int:
+    alert = _retire_m(store)
+    _suite(store, 22, "n")
+    [fixed] = _detect(store).alerts.fixed
+    assert fixed.id == alert and fixed.no_longer_run
+    return alert
+
+
+def test_a_machine_back_at_the_same_version_without_the_benchmark_does_not_say_it_runs_again(store):
+    # m stores another run of c at v02, b's last version (a re-run): m is back, b did not run.
+    alert = _fixed_as_retired(store)
+    c = _ok("c", 2, "m")
+    _add(store, [RunRecord(c.benchmark, c.version, 1, c.samples, machine="m")])
+    assert [a.id for a in _detect(store).alerts.reopened] == [alert]
+    why = alert_history(store, alert)[-1].why
+    assert why.startswith("failing again: m stored runs since it last ran") and "none of it" in why, why
+
+
+def test_a_machine_back_running_the_benchmark_then_others_says_it_runs_again(store):
+    # m runs the suite at v23 (b fails again), then c alone at v24, before the next pass.
+    alert = _fixed_as_retired(store)
+    _suite(store, 23, "m", b_fails=True)
+    _add(store, [_ok("c", 24, "m")])
+    assert [a.id for a in _detect(store).alerts.reopened] == [alert]
+    why = alert_history(store, alert)[-1].why
+    assert why.startswith("failing again: it runs again after it was no longer run"), why

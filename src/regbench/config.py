@@ -404,11 +404,15 @@ class ProjectConfig:
     serve: ServeSettings = ServeSettings()
 
     def alerts_suppressed(self, benchmark: str) -> bool:
-        """Whether changes of ``benchmark`` must not become alerts (``alerts = false`` in its
-        ``[[benchmark]]`` table, or a match of an ``[alerts] suppress`` glob, case-sensitive)."""
-        if any(not b.alerts and b.name == benchmark for b in self.benchmarks):
+        """Whether changes of the series ``benchmark`` must not become alerts (``alerts = false`` in
+        the ``[[benchmark]]`` table it comes from, or a match of an ``[alerts] suppress`` glob,
+        case-sensitive): a benchmark's measure series (``NAME:cpu``) and the series its tool
+        reports (``NAME/REPORTED``) are the configured benchmark's, and a glob matching either
+        the series' name or its benchmark's suppresses it."""
+        base = SeriesName.parse(benchmark).benchmark
+        if any(not b.alerts and b.name in (benchmark, base) for b in self.benchmarks):
             return True
-        return any(fnmatch.fnmatchcase(benchmark, pattern) for pattern in self.alert_suppress)
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.alert_suppress for name in {benchmark, base})
 
     def benchmark(self, name: str, *, stored: Iterable[str] | None = None) -> BenchmarkSpec:
         """The configured benchmark ``name``; a :class:`ConfigError` naming the nearest otherwise.

@@ -174,8 +174,14 @@ class Transaction(Protocol):
 
     def stored_since(self, benchmark: str, config: str, machine: str) -> str | None:
         """The version of the newest run the series' machine stored after the series' own newest
-        (in the order the store received them), leaving out runs at that run's version (its own
-        job's others): what its machine measured since it last ran; None when nothing."""
+        (in the order the store received them), leaving out that run's campaign (its own job's
+        others; for an imported run, runs at its version): what its machine measured since it
+        last ran; None when nothing."""
+        ...
+
+    def ran_after(self, benchmark: str, config: str, machine: str, when: datetime) -> bool:
+        """Whether the series' newest run is of a campaign started after ``when`` (UTC, naive);
+        False where its runs came without a campaign."""
         ...
 
     def series_alerts(self, benchmark: str, config: str, machine: str) -> list[Alert]:
@@ -710,7 +716,7 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
             a = min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
             if a.no_longer_run:  # nothing shows it no longer run now: it fails, and gates, again
                 tx.update(a.id, now=now, status="new", clear_fix=True)
-                tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now, why=_failing_again_text(tx, f))
+                tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now, why=_failing_again_text(tx, f, a))
                 (a,) = tx.alerts([a.id])
                 alerts[[b.id for b in alerts].index(a.id)] = a
                 reopened.append(a)
@@ -728,13 +734,18 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
     return told, suppressed, reopened
 
 
-def _failing_again_text(tx: Transaction, f: Failing) -> str:
-    """Why a failure alert fixed as no longer run is open again, for its history: the series ran
-    last on its machine (``failing again: it runs again after it was no longer run, ...``), or
-    its machine stored runs of others since, which brought its retired place back without it
+def _failing_again_text(tx: Transaction, f: Failing, fixed: Alert) -> str:
+    """Why the failure alert ``fixed`` (fixed as no longer run; its ``updated_at`` is when) is
+    open again, for its history: the series ran again since, a campaign started after the fix
+    (``failing again: it runs again after it was no longer run, ...``), or else its machine
+    stored runs of others since it last ran, which brought its retired place back without it
     running (``failing again: m stored runs since it last ran (the last at v23), none of it,
-    ...``): nothing then shows yet that it is no longer run, so it fails at its newest version."""
-    since = tx.stored_since(f.benchmark, f.config, f.machine)
+    ...``): nothing then shows yet that it is no longer run, so it fails at its newest version.
+    Where neither is known (runs without campaigns and nothing stored since), it runs again."""
+    if tx.ran_after(f.benchmark, f.config, f.machine, fixed.updated_at):
+        since = None
+    else:
+        since = tx.stored_since(f.benchmark, f.config, f.machine)
     if since is None:
         return f"failing again: it runs again after it was no longer run, and every run failed at {f.version}"
     return (f"failing again: {f.machine} stored runs since it last ran (the last at {since}), none of it, and "

@@ -87,7 +87,9 @@ def alerts_note(outcome: AlertOutcome) -> str:
     if len(outcome.fixed) > earlier:  # a regression and its undoing found in one pass: both are told
         parts.append(f"{len(outcome.fixed) - earlier} of the new already fixed by a later change")
     if outcome.suppressed:
-        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml, not gating")
+        regressions = sum(1 for c in outcome.suppressed if c.kind == "regression")
+        parts.append(f"{len(outcome.suppressed)} suppressed by regbench.toml (not alerted"
+                     + (f"; {regressions} regression(s), not gating" if regressions else "") + ")")
     if outcome.withheld:
         parts.append(f"{len(outcome.withheld)} not alerted (refuted or inconclusive when run again)")
     if outcome.held:

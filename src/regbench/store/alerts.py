@@ -300,21 +300,36 @@ class AlertTransaction:
 
     def stored_since(self, benchmark: str, config: str, machine: str) -> str | None:
         """The version of the newest run ``machine`` stored after the series' newest run (by run
-        id: the order the store received them), not at that run's version; None when there is
-        none, or when the series has no run."""
+        id: the order the store received them), not of that run's campaign (its own job's others;
+        for a run of no campaign, an import, not at its version); None when there is none, or
+        when the series has no run."""
         r = t.run
         mid = self._id(t.machine, machine, "machine")
         last = self.conn.execute(
-            sa.select(r.c.id, r.c.version_id)
+            sa.select(r.c.id, r.c.version_id, r.c.campaign_id)
             .where(r.c.benchmark_id == self._id(t.benchmark, benchmark, "benchmark"),
                    r.c.config_id == self._id(t.config, config, "configuration"), r.c.machine_id == mid)
             .order_by(r.c.id.desc()).limit(1)).first()
         if last is None:
             return None
+        other_job = (r.c.version_id != last.version_id if last.campaign_id is None
+                     else sa.or_(r.c.campaign_id.is_(None), r.c.campaign_id != last.campaign_id))
         q = (sa.select(t.version.c.name).select_from(r.join(t.version, t.version.c.id == r.c.version_id))
-             .where(r.c.machine_id == mid, r.c.id > last.id, r.c.version_id != last.version_id)
+             .where(r.c.machine_id == mid, r.c.id > last.id, other_job)
              .order_by(r.c.id.desc()).limit(1))
         return self.conn.execute(q).scalar()
+
+    def ran_after(self, benchmark: str, config: str, machine: str, when: datetime) -> bool:
+        """Whether the series' newest run is of a campaign started after ``when`` (False for a
+        run of no campaign, an import or a push, whose time of storing is not kept)."""
+        r = t.run
+        started = self.conn.execute(
+            sa.select(t.campaign.c.started_at).select_from(r.join(t.campaign, t.campaign.c.id == r.c.campaign_id))
+            .where(r.c.benchmark_id == self._id(t.benchmark, benchmark, "benchmark"),
+                   r.c.config_id == self._id(t.config, config, "configuration"),
+                   r.c.machine_id == self._id(t.machine, machine, "machine"))
+            .order_by(r.c.id.desc()).limit(1)).scalar()
+        return started is not None and started > when
 
     def _id(self, table: sa.Table, name: str, what: str) -> int:
         if table is t.version:
