@@ -27,6 +27,14 @@ Suites
             ``REGBENCH_SELECT`` (all benchmarks when it is unset, as in every full campaign).
 ``python``  ``kind = "python"`` benchmarks over the standard library (json, re, difflib, zlib,
             decimal, textwrap, heapq, statistics, ...), one worker process per run.
+``java``    a JMH 1.37 suite over the JDK (HashMap, Arrays.sort, regex, SHA-256, Deflater, ...), one
+            invocation per run, ``-f 1`` (each run one fork); ``--jmh-forks N`` runs ``-f
+            "${REGBENCH_FORKS:-N}"``: N forks a run, which the plans may reduce (docs/optimize.md
+            "A tool's forks").  Each run is then simulated as its N forks (``(runs, forks,
+            iterations)``, :func:`regbench.optimize.forks.fork_samples`), configurations are
+            ``(runs, forks, iterations)``, the time saved counts JMH's unreported warm-up in each
+            fork, the tables add muOpTime with the forks kept, and ``--real-run`` measures those
+            plans too (the command's ``-f`` fixed).
 ``pyperformance`` (not in ``all``) ten pure-Python benchmarks of the Python Performance Benchmark
             Suite (pyperformance 1.14.0 from PyPI, each module copied into the repository and
             its timed call made as its pyperf runner does), two slowdowns planted in v2.
@@ -59,6 +67,7 @@ Run::
     TMPDIR=$(mktemp -d) python benchmarks/bench_optimize.py --suite all   # about 6 minutes
     python benchmarks/bench_optimize.py --suite python --runs 5 --iterations 10
     TMPDIR=$(mktemp -d) python benchmarks/bench_optimize.py --suite all --real-run
+    TMPDIR=$(mktemp -d) python benchmarks/bench_optimize.py --suite java --jmh-forks 3 --real-run
 
 Prints Markdown tables (docs/optimize.md has the latest).
 """
@@ -66,6 +75,7 @@ Prints Markdown tables (docs/optimize.md has the latest).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import shutil
@@ -86,8 +96,10 @@ from regbench.demo_project import git_commit, git_init
 from regbench.model import SeriesName
 from regbench.optimize.algorithm import (METRICS, Configuration, MinimalConfiguration, minimal_configuration,
                                          score_configurations, simulated, smaller_configurations)
-from regbench.optimize.plans import campaign_samples, campaign_slices, run_iterations
+from regbench.optimize.forks import fork_layout, run_processes
+from regbench.optimize.plans import campaign_samples, campaign_slices, forked_samples
 from regbench.run.campaign import run_campaign
+from regbench.run.execute import FORKS_ENV
 from regbench.stats import bootstrap_ci
 from regbench.store import Store
 
@@ -459,7 +471,11 @@ public class Bench {
     @Benchmark public List<String> splitSort() { List<String> w = new ArrayList<>(Arrays.asList(text.split(" "))); Collections.sort(w); return w; }
 }
 """
-JMH_WARMUP = 5  # JMH warm-up iterations per fork: not in JMH's JSON, but paid in every run
+JMH_WARMUP = 5  # JMH warm-up iterations per fork: not in JMH's JSON, but paid in every fork
+#: ``--jmh-forks N``: JMH's forks a regbench run (1: ``-f 1``, each run one fork, as before).  With
+#: N > 1 the command reads ``-f "${REGBENCH_FORKS:-N}"``, so the forks are a level of the plans
+#: (docs/optimize.md "A tool's forks") and ``run --plan optimized`` sets them.
+JMH_FORKS = {"n": 1}
 
 
 def jmh_classpath() -> str:
@@ -482,12 +498,15 @@ def java_suite(slow: dict[str, int]) -> dict[str, str]:
 
 
 def java_config(runs: int, iterations: int, warmup: int) -> str:
-    # One JMH fork per regbench run (runs are the forks); -i is the iterations.  JMH's include
-    # regex reads REGBENCH_SELECT, as Go's -bench does (`.`, every benchmark, when it is unset).
+    # One JMH fork per regbench run (runs are the forks) unless --jmh-forks; -i is the iterations
+    # (of each fork).  JMH's include regex reads REGBENCH_SELECT, as Go's -bench does (`.`, every
+    # benchmark, when it is unset); with --jmh-forks N, -f reads REGBENCH_FORKS (N when unset).
+    forks = JMH_FORKS["n"]
+    fork_arg = "-f 1" if forks == 1 else f"-f \"${{{FORKS_ENV}:-{forks}}}\""
     build = ["javac", "-cp", jmh_classpath(), "-processorpath", jmh_processor(), "-d", "classes",
              "src/suite/Bench.java"]
     cmd = ["sh", "-c", f"java -cp classes:{jmh_classpath()} org.openjdk.jmh.Main \"${{REGBENCH_SELECT:-.}}\" "
-           f"-f 1 -wi {JMH_WARMUP} "
+           f"{fork_arg} -wi {JMH_WARMUP} "
            f"-i \"$REGBENCH_ITERATIONS\" -w {ITERATION_TIME['java']} -r {ITERATION_TIME['java']} -rf json "
            "-rff \"$0\"", "{output}"]
     return textwrap.dedent(f"""\
@@ -595,8 +614,11 @@ def make_repo(root: Path, suite: Suite, runs: int, iterations: int, warmup: int)
 
 def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[str, dict[str, tuple]]:
     """series -> version -> (measured samples (runs, iterations), warm-up, the runs' slices
-    (runs, warm-up + iterations, N) or None)."""
+    (runs, warm-up + iterations, N) or None).  A tool's runs of several forks (JMH's ``-f``) are
+    cut back into them as ``regbench optimize`` does (:func:`regbench.optimize.forks.fork_layout`):
+    samples ``(runs, forks, iterations)``; a series whose runs do not split is left out, said."""
     out: dict[str, dict[str, tuple[np.ndarray, int]]] = {}
+    unsplit: dict[str, str] = {}
     order = [v.name for v in store.versions()]
     ids = {campaign_id} | ({retried} if retried is not None else set()) | (
         set(range(campaign_id, retried + 1)) if retried is not None else set())
@@ -608,9 +630,23 @@ def collect(store: Store, campaign_id: int, retried: int | None = None) -> dict[
         samples, warmup, _ = campaign_samples(runs, benchmark=bench)
         sl = None
         if runs and runs[0].config is not None:
-            stored = store.run_slices(bench, ver, config=runs[0].config, machine=runs[0].machine)
-            sl = campaign_slices(runs, stored, iterations=samples.shape[1], warmup=warmup)
+            where = {"config": runs[0].config, "machine": runs[0].machine}
+            layout = (fork_layout(runs, run_processes(store, bench, version=ver, **where))
+                      if SeriesName.parse(bench).reported is not None else None)
+            if layout is not None and layout.forked:
+                samples = forked_samples(runs, layout, benchmark=bench, where=f"campaign {campaign_id} at {ver}")
+                warmup = layout.warmup
+            elif layout is not None and layout.reason is not None and layout.said:
+                # Several forks a run that do not split (a fork cut short): one stream each
+                # would be priced and simulated as one fork.
+                unsplit[bench] = f"{ver}: {layout.reason}"
+            else:
+                stored = store.run_slices(bench, ver, **where)
+                sl = campaign_slices(runs, stored, iterations=samples.shape[1], warmup=warmup)
         out.setdefault(bench, {})[ver] = (samples, warmup, sl)
+    for bench, why in sorted(unsplit.items()):
+        print(f"({bench}: left out, its runs do not split into their forks ({why}))")
+        out.pop(bench, None)
     return out
 
 
@@ -620,9 +656,15 @@ def result_of(x: np.ndarray, c: Configuration, location: str, warmup: int = 0, s
 
 
 def full_of(x: np.ndarray, sl) -> Configuration:
-    """The full configuration of samples ``x`` (and their slices, if any)."""
+    """The full configuration of samples ``x``, ``(runs, iterations)`` or ``(runs, forks,
+    iterations)`` (and their slices, if any)."""
     n = 1 if sl is None else sl.shape[2]
-    return Configuration(x.shape[0], x.shape[1], n, n)
+    return Configuration(x.shape[0], x.shape[-1], n, n, forks_of(x))
+
+
+def forks_of(x: np.ndarray) -> int:
+    """The forks of each run of samples ``x``: 1 unless ``(runs, forks, iterations)``."""
+    return x.shape[1] if x.ndim == 3 else 1
 
 
 def detect(a: np.ndarray, b: np.ndarray, location: str, rng) -> bool:
@@ -651,10 +693,20 @@ def adaptive_runs(x: np.ndarray, *, target: float, pilot: int = 3) -> int:
 
 def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int, seed: int,
              adaptive_target: float = 0.01, overheads: dict[str, float] | None = None,
-             use_slices: bool = True) -> dict:
+             use_slices: bool = True, fork_level: bool = True,
+             fork_overheads: dict[str, float] | None = None) -> dict:
     """The methods' plans simulated on ``data``; ``overheads`` (benchmark -> a run's fixed cost in
-    iterations, as the plans of ``--real-priced`` measured it) prices muOpTime's runs with it;
-    ``use_slices=False`` ignores the slices (the duration level) of sliced iterations."""
+    iterations, as the plans of ``--real-priced`` measured it) prices muOpTime's runs with it, and
+    ``fork_overheads`` each fork's where the forks are a level;
+    ``use_slices=False`` ignores the slices (the duration level) of sliced iterations.
+
+    Where a benchmark's runs are forks (``(runs, forks, iterations)`` samples: ``--jmh-forks``),
+    a configuration is ``(runs, forks, iterations)``, each fork running JMH's warm-up and the
+    iterations (``Configuration.cost``: ``runs x forks x (warm-up + iterations)``); with
+    ``fork_level`` (the command reads REGBENCH_FORKS) muOpTime, the minimum and the random
+    configuration choose the forks too (the minimum is ``min_runs`` runs x 1 fork x the fewest
+    iterations); otherwise every configuration keeps the campaign's forks.  The adaptive plan
+    adds runs and keeps the forks (the command's own)."""
     if not use_slices:
         data = {b: {v: (x, w, None) for v, (x, w, _) in per.items()} for b, per in data.items()}
     rng = np.random.default_rng(seed)
@@ -666,15 +718,21 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
     plans: dict[str, dict[tuple[str, str], Configuration]] = {m: {} for m in names}
     cost = {m: 0 for m in names} | {"full": 0}
     unstable = 0
+    chosen: dict[str, Configuration] = {}
     for bench, per in data.items():
         x, w, sl = per[versions[0]]
         w = suite.warmup if suite.warmup is not None else w
+        forked = fork_level and forks_of(x) > 1
         found: MinimalConfiguration = minimal_configuration(x, warmup=w, metric=metric, threshold=threshold,
                                                             min_runs=min_runs, n_resamples=2000, rng=rng,
                                                             overhead=(overheads or {}).get(bench, 0.0),
-                                                            slices=sl if suite.warmup is None else None)
+                                                            slices=sl if suite.warmup is None else None,
+                                                            fork_level=forked,
+                                                            fork_overhead=(fork_overheads or {}).get(bench, 0.0))
         unstable += not found.stable
-        configs = smaller_configurations(full_of(x, sl if suite.warmup is None else None), min_runs=min_runs)
+        chosen[bench] = found.chosen.configuration
+        configs = smaller_configurations(full_of(x, sl if suite.warmup is None else None), min_runs=min_runs,
+                                         fork_level=forked)
         static = {"muoptime": found.chosen.configuration,
                   "minimum": min(configs, key=lambda c: (c.cost(w), c.runs)),
                   "random": configs[int(rng.integers(len(configs)))]}
@@ -682,17 +740,18 @@ def evaluate(data, suite: Suite, *, metric: str, threshold: float, min_runs: int
             xv, _, slv = per[ver]
             for m in names:
                 c = (static[m] if m != "adaptive"
-                     else Configuration(adaptive_runs(xv, target=adaptive_target), xv.shape[1]))
+                     else Configuration(adaptive_runs(xv.reshape(xv.shape[0], -1), target=adaptive_target),
+                                        xv.shape[-1], forks=forks_of(xv)))
                 plans[m][(bench, ver)] = c
                 cost[m] += c.cost(w)
             cost["full"] += full_of(xv, slv if suite.warmup is None else None).cost(w)
-    out: dict = {"benchmarks": len(data), "unstable": unstable, "versions": len(versions)}
+    out: dict = {"benchmarks": len(data), "unstable": unstable, "versions": len(versions), "chosen": chosen}
     for m, plan in plans.items():
         rates = []
         for bench, per in data.items():
             for ver in versions:
                 x, w, sl = per[ver]
-                full = full_of(x, sl) if plan[(bench, ver)].full_slices > 1 else Configuration(*x.shape)
+                full = full_of(x, sl if plan[(bench, ver)].full_slices > 1 else None)
                 s = score_configurations(x, [plan[(bench, ver)], full], warmup=w,
                                          metric="cv" if location == "mean" else "rmad", slices=sl)
                 rates.append(abs(s[0].result - s[1].result) / abs(s[1].result))
@@ -803,17 +862,26 @@ def secondary(series: str) -> bool:
     return reported is not None and without_metric(reported) != reported
 
 
-def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, float]:
+def simulated_saving(plans, config, suite: Suite, split: dict, full_forks: int = 1) -> tuple[float, float]:
     """Time saved by ``plans`` (ExecutionPlan) as simulated from iterations (warm-up included,
     :meth:`Configuration.cost`, as the tables above): per benchmark (each plan alone), and as
     invoked (a tool's benchmark not split runs every reported benchmark at the most runs and
-    iterations of its plans; a split one runs each group at its plan)."""
+    iterations of its plans; a split one runs each group at its plan).  A tool's runs of
+    ``full_forks`` forks (``--jmh-forks``) count iterations and warm-up in each fork: a plan's
+    forks where it sets them (``plan.forks``, REGBENCH_FORKS), ``full_forks`` where it keeps them."""
     def warm(p) -> int:
         return suite.warmup if suite.warmup is not None else p.warmup
 
+    def forks(p) -> int:
+        return p.forks or (full_forks if SeriesName.parse(p.benchmark).reported is not None else 1)
+
+    def full_forks_of(p) -> int:
+        return full_forks if SeriesName.parse(p.benchmark).reported is not None else 1
+
     plans = [p for p in plans if not secondary(p.benchmark)]  # times only, as the tables
-    alone = sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1).cost(warm(p)) for p in plans)
-    full = sum(Configuration(p.full_runs, p.full_iterations).cost(warm(p)) for p in plans)
+    alone = sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1, forks(p)).cost(warm(p))
+                for p in plans)
+    full = sum(Configuration(p.full_runs, p.full_iterations, forks=full_forks_of(p)).cost(warm(p)) for p in plans)
     invoked = 0
     for spec in config.benchmarks:
         mine = [p for p in plans if p.benchmark == spec.name or SeriesName.parse(p.benchmark).benchmark == spec.name
@@ -821,14 +889,19 @@ def simulated_saving(plans, config, suite: Suite, split: dict) -> tuple[float, f
         if not mine:
             continue
         groups = split.get(spec.name, {}).get("groups")
-        if groups:  # a group's iterations are the configured kind: REGBENCH_ITERATIONS = warm-up + them
+        # A plan's iterations are measured ones: REGBENCH_ITERATIONS = the configured warm-up + them.
+        if groups:
             by_name = {SeriesName.parse(p.benchmark).reported: p for p in mine}
-            invoked += sum(Configuration(g["runs"], g["iterations"] + spec.warmup).cost(warm(by_name[b]))
-                           for g in groups for b in g["benchmarks"] if b in by_name)
+            invoked += sum(Configuration(g["runs"], g["iterations"], forks=g.get("forks") or full_forks_of(by_name[b]))
+                           .cost(warm(by_name[b])) for g in groups for b in g["benchmarks"] if b in by_name)
         elif spec.format is not None:
-            runs, iterations = max(p.runs for p in mine), max(p.iterations for p in mine)
-            iterations = run_iterations(spec, iterations) + spec.warmup
-            invoked += sum(Configuration(runs, iterations).cost(warm(p)) for p in mine)
+            from regbench.adapters.base import get_adapter
+
+            runs = max(p.runs for p in mine)
+            iterations = max(max(p.iterations for p in mine), get_adapter(spec.format).min_iterations)
+            # One invocation for all: the most forks of the plans where they all set them.
+            f = max(p.forks for p in mine) if all(p.forks for p in mine) else None
+            invoked += sum(Configuration(runs, iterations, forks=f or full_forks_of(p)).cost(warm(p)) for p in mine)
         else:
             invoked += sum(Configuration(p.runs, p.iterations, p.slices or 1, p.full_slices or 1).cost(warm(p))
                            for p in mine)
@@ -868,65 +941,118 @@ def print_rows(res: dict, metric: str, th: float, methods, label: str | None = N
                  f"{e['false_alarms']} ({e['full_false_alarms']}) |" if e.get("truth", True) else "n/a | n/a |"))
 
 
+@dataclass(frozen=True)
+class PlanSet:
+    """One set of plans that ``--real-run`` measures against the full configuration.
+
+    Attributes
+    ----------
+    kind : str
+        ``optimized`` (as ``regbench optimize`` derives them), ``forks kept`` (the same with the
+        command's forks fixed, ``--jmh-forks``).
+    stored : list of ExecutionPlan
+        The plans.
+    campaign : CampaignPlans
+        What ``run --plan optimized`` runs of them (:func:`regbench.optimize.plans.plans_for_campaign`,
+        read when they were the current plans).
+    config_name : str
+        The configuration its campaigns are stored under (one per set: a campaign skips the
+        trials stored for its configuration).
+    estimate : SuiteEstimate or None
+        ``regbench optimize``'s estimate of the suite's time under them.
+    """
+
+    kind: str
+    stored: list
+    campaign: object
+    config_name: str
+    estimate: object
+
+
+def forks_kept_specs(specs, forks: int) -> list:
+    """``specs`` with ``-f "${REGBENCH_FORKS:-N}"`` read as ``-f "N"``: the same suite whose
+    command sets its forks, which plans then keep (docs/optimize.md "Forks the command sets")."""
+    token = f"${{{FORKS_ENV}:-{forks}}}"
+    return [dataclasses.replace(s, command=tuple(a.replace(token, str(forks)) for a in s.command)) for s in specs]
+
+
 def real_run(name: str, args, work: Path, full_cid: int, repeats: int, data=None) -> None:
     """Derive and store the plans of the full campaign as ``regbench optimize`` does, then run a
     version with no change (a copy of v3) for real, with the full configuration and with
     ``--plan optimized`` (as ``regbench run --plan optimized`` does), ``repeats`` times in
     alternating order, each repeat on a new copy; print the trials' wall time of each.  With
+    ``--jmh-forks`` above 1, the JMH suite's plans with the forks kept (its command's ``-f``
+    fixed) are derived from the same runs and measured in the same repeats.  With
     ``--real-priced``, then derive the plans again with each run's fixed cost measured from the
     runs of both lengths now stored, and measure those the same way."""
-    from regbench.optimize.plans import OptimizeOptions, derive_plans
+    from regbench.optimize.plans import OptimizeOptions, derive_plans, plans_for_campaign
 
     suite = SUITES[name]()
     config = load_config(work / name / "regbench.toml")
+    names = [b.name for b in config.benchmarks]
     load_before = loadavg()
+    forks = JMH_FORKS["n"] if name == "java" else 1
+    options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold, min_runs=args.min_runs)
     phases = [("optimized", False)] + ([("priced", True)] if getattr(args, "real_priced", False) else [])
     with Store(work / f"{name}.db") as store:
         for phase, refresh in phases:
+            sets = []
+            if phase == "optimized" and forks > 1:
+                # Derived first, from the same stored runs as the plans that reduce the forks (no
+                # campaign in between): the store's current plans are then the latter.
+                kept = derive_plans(store, campaign_id=full_cid, options=options,
+                                    specs=forks_kept_specs(config.benchmarks, forks))
+                sets.append(PlanSet("forks kept", [d.plan for d in kept.derived] + list(kept.kept),
+                                    plans_for_campaign(store, names, configured=names, machine="here"),
+                                    "forks-kept", kept.suite))
             # "priced": the plans derived again (`regbench optimize --refresh`) now that the store
             # holds runs of two lengths (the full campaign's and the optimized ones'), so that each
             # run's fixed cost is measured and priced (regbench.optimize.algorithm.run_overhead).
-            options = OptimizeOptions(metric=args.real_metric, threshold=args.real_threshold,
-                                      min_runs=args.min_runs)
             t0 = time.perf_counter()
-            derived = derive_plans(store, campaign_id=full_cid, options=options, refresh=refresh)
+            derived = derive_plans(store, campaign_id=full_cid, options=options, refresh=refresh or bool(sets),
+                                   specs=config.benchmarks)
             derive_seconds = time.perf_counter() - t0
             stored = [d.plan for d in derived.derived] + list(derived.kept)
+            sets.insert(0, PlanSet("optimized", stored, plans_for_campaign(store, names, configured=names,
+                                                                           machine="here"),
+                                   "default", derived.suite))
             first = 0 if phase == "optimized" else repeats
-            _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, store, config, suite,
-                           derive_seconds, load_before)
+            _measure_pairs(name, phase, sets, args, work, full_cid, range(first, first + repeats), store, config,
+                           suite, f"derived in {derive_seconds:.0f} s from campaign {full_cid} (v3); load average "
+                           f"before {load_before}")
             if phase == "priced" and data is not None:
                 # The accuracy of plans priced so, simulated as in the first table (plans from
                 # v1, every version scored against the full configuration), next to unpriced.
                 overheads = {p.benchmark: p.run_overhead or 0.0 for p in stored}
+                fork_overheads = {p.benchmark: p.fork_overhead or 0.0 for p in stored}
                 print("\nSimulated as in the first table, iterations alone priced and then each run's "
                       "fixed cost as measured (`time saved` counts iterations only):\n")
                 print("| method | metric | threshold | time saved | within 1% | within 3% | within 5% | "
                       "FPR vs full | FNR vs full | full's changes | missed planted (full) | false alarms (full) |")
                 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-                for label, oh in ((args.real_metric, None), (f"{args.real_metric}, runs priced", overheads)):
+                for label, oh, foh in ((args.real_metric, None, None),
+                                       (f"{args.real_metric}, runs priced", overheads, fork_overheads)):
                     res = evaluate(data, SUITES[name](), metric=args.real_metric, threshold=args.real_threshold,
-                                   min_runs=args.min_runs, seed=1, overheads=oh)
+                                   min_runs=args.min_runs, seed=1, overheads=oh, fork_overheads=foh)
                     print_rows(res, args.real_metric, args.real_threshold, ["muoptime"], label)
                 sys.stdout.flush()
 
 
-def _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, store, config, suite,
-                   derive_seconds, load_before) -> None:
-    """``repeats`` pairs of campaigns (full, and with ``stored`` plans), alternating which runs
-    first, each on a new copy of v3; print their table."""
-    from regbench.optimize.plans import plans_for_campaign
-
+def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, config, suite, derived_text) -> None:
+    """For each repeat (index in ``repeats``), on a new copy of v3, a campaign with the full
+    configuration and one with each set of plans in ``sets``, alternating which runs first and
+    last; print their table."""
     repo = work / name
-    names = [b.name for b in config.benchmarks]
     when = datetime(2025, 1, 4, tzinfo=UTC)
     rows = []
-    durations: dict[str, list[dict[str, list[float]]]] = {"full": [], "optimized": []}
-    split: dict = {}
-    for k in range(first, first + repeats):
+    kinds = [s.kind for s in sets]
+    by_kind = {s.kind: s for s in sets}
+    durations: dict[str, list[dict[str, list[float]]]] = {k: [] for k in ["full", *kinds]}
+    splits: dict[str, dict] = {k: {} for k in kinds}
+    for k in repeats:
         sha = git_commit(repo, {"README": f"no change ({k + 1})\n"}, f"v{4 + k}: no change (copy of v3)",
                          when=when + timedelta(days=k))
-        order = ["full", "optimized"] if k % 2 else ["optimized", "full"]
+        order = ["full", *kinds[::-1]] if k % 2 else [*kinds, "full"]
         measured: dict[str, tuple[float, int, float]] = {}
         for kind in order:
             clock = _TrialClock()
@@ -937,58 +1063,92 @@ def _measure_pairs(name, phase, stored, args, work, full_cid, repeats, first, st
                                       cache_dir=work / f"{name}-trees", config_name="full-measured",
                                       reporter=clock)
             else:
-                optimized = plans_for_campaign(store, names, configured=names, machine="here")
                 result = run_campaign(config, store, revisions=sha, seed=10 + k, machine="here",
-                                      cache_dir=work / f"{name}-trees", optimized=optimized, reporter=clock)
+                                      cache_dir=work / f"{name}-trees", optimized=by_kind[kind].campaign,
+                                      config_name=by_kind[kind].config_name, reporter=clock)
                 plan = next(c for c in store.campaigns() if c.id == result.campaign_id).plan or {}
-                split = plan.get("split", {})
+                splits[kind] = plan.get("split", {})
             if not result.ok:
                 raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
             measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
-            durations[kind].append(invocation_seconds(store, result.campaign_id,
-                                                      split if kind == "optimized" else {}))
+            durations[kind].append(invocation_seconds(store, result.campaign_id, splits.get(kind, {})))
         rows.append((k + 1, " then ".join(order), measured))
-    sim_alone, sim_invoked = simulated_saving(stored, config, suite, split)
+    full_forks = JMH_FORKS["n"] if name == "java" else 1
+    sim = {s.kind: simulated_saving(s.stored, config, suite, splits[s.kind], full_forks) for s in sets}
     load_after = loadavg()
+    stored = sets[0].stored
     overheads = [p.run_overhead for p in stored if p.run_overhead]
-    priced = (f"; each run's fixed cost priced for {len(overheads)} of {len(stored)} plans (median "
-              f"{np.median(overheads):.1f} iterations)" if overheads else "; iterations alone priced")
+    fork_overheads = [p.fork_overhead for p in stored if p.fork_overhead]
+    priced = "".join(
+        f"; each {what}'s fixed cost priced for {len(o)} of {len(stored)} plans (median {np.median(o):.1f} iterations)"
+        for what, o in (("run", overheads), ("fork", fork_overheads)) if o) or "; iterations alone priced"
     print(f"\n#### {name}: measured, not simulated (`run --plan optimized`), plans {args.real_metric} "
-          f"threshold {args.real_threshold} min-runs {args.min_runs}{priced}, derived in {derive_seconds:.0f} s "
-          f"from campaign {full_cid} (v3); load average before {load_before}, after {load_after}\n")
-    print("| repeat | order | full: trials wall s | optimized: trials wall s | optimized / full | "
-          "time saved, measured | time saved, simulated (per benchmark) | simulated (as invoked) | "
-          "invocations full | invocations optimized |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    tot_full = tot_opt = 0.0
+          f"threshold {args.real_threshold} min-runs {args.min_runs}{priced}, {derived_text}, after {load_after}\n")
+    tag = {k: (f", {k}" if len(kinds) > 1 else "") for k in kinds}
+    head = ["repeat", "order", "full: trials wall s"]
+    for k in kinds:
+        head += [f"{k}: trials wall s", f"{k} / full", "time saved, measured" + (f" ({k})" if tag[k] else ""),
+                 f"time saved, simulated (per benchmark{tag[k]})", f"simulated (as invoked{tag[k]})"]
+    head += ["invocations full", *(f"invocations {k}" for k in kinds)]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    total = {k: 0.0 for k in ["full", *kinds]}
     for k, order_text, m in rows:
-        (fs, fi, _), (os_, oi, _) = m["full"], m["optimized"]
-        tot_full += fs
-        tot_opt += os_
-        print(f"| {k} | {order_text} | {fs:.1f} | {os_:.1f} | {os_ / fs:.2f} | {1 - os_ / fs:.1%} | "
-              f"{sim_alone:.1%} | {sim_invoked:.1%} | {fi} | {oi} |")
+        cells = [str(k), order_text, f"{m['full'][0]:.1f}"]
+        for kind in ["full", *kinds]:
+            total[kind] += m[kind][0]
+        for kind in kinds:
+            ratio = m[kind][0] / m["full"][0]
+            cells += [f"{m[kind][0]:.1f}", f"{ratio:.2f}", f"{1 - ratio:.1%}", f"{sim[kind][0]:.1%}",
+                      f"{sim[kind][1]:.1%}"]
+        cells += [str(m[kind][1]) for kind in ["full", *kinds]]
+        print("| " + " | ".join(cells) + " |")
     if len(rows) > 1:
-        print(f"| all | | {tot_full:.1f} | {tot_opt:.1f} | {tot_opt / tot_full:.2f} | {1 - tot_opt / tot_full:.1%} "
-              f"| {sim_alone:.1%} | {sim_invoked:.1%} | | |")
-    for kind in ("full", "optimized"):
+        cells = ["all", "", f"{total['full']:.1f}"]
+        for kind in kinds:
+            ratio = total[kind] / total["full"]
+            cells += [f"{total[kind]:.1f}", f"{ratio:.2f}", f"{1 - ratio:.1%}", f"{sim[kind][0]:.1%}",
+                      f"{sim[kind][1]:.1%}"]
+        print("| " + " | ".join(cells + [""] * (1 + len(kinds))) + " |")
+    for s in sets:
+        e = s.estimate
+        if e is not None and np.isfinite(e.low):
+            share = f"{e.low:.1%}" if e.high - e.low < 1e-9 else f"{e.low:.1%}-{e.high:.1%}"
+            print(f"\n{s.kind}: `regbench optimize` estimated the suite's time under the plans at "
+                  f"{'at least ' if e.lower_bound else ''}{share} of the full configuration's "
+                  f"({'; '.join(e.notes) or 'its runs priced as the tool says'})")
+    for kind in ["full", *kinds]:
         per: dict[str, list[float]] = {}
         for d in durations[kind]:
             for label, secs in d.items():
                 per.setdefault(label, []).extend(secs)
         text = ", ".join(f"{label} {np.mean(secs):.2f} s x {len(secs)}" for label, secs in sorted(per.items()))
         print(f"\n{kind}: mean seconds of one invocation (the process, as stored), all repeats: {text}")
-    for bench, sp in split.items():
-        if sp.get("groups"):
-            w = config.benchmark(bench).warmup
-            text = "; ".join(f"{g['label']} {g['runs']} runs x ({w} + {g['iterations']}) iterations: "
-                             f"{len(g['benchmarks'])} benchmarks" for g in sp["groups"])
-            print(f"\n{bench}: {len(sp['groups'])} invocations per round ({text}), "
-                  f"{sum(g['runs'] for g in sp['groups'])} per version (full: {config.benchmark(bench).runs})")
-        else:
-            print(f"\n{bench}: not split ({sp.get('reason')})")
+    for kind in kinds:
+        for bench, sp in splits[kind].items():
+            who = f"{kind}, " if len(kinds) > 1 else ""
+            if sp.get("groups"):
+                w = config.benchmark(bench).warmup
+                text = "; ".join(f"{g['label']} {g['runs']} runs x "
+                                 + (f"{g['forks']} fork{'s' if g['forks'] > 1 else ''} x " if g.get("forks") else "")
+                                 + f"({w} + {g['iterations']}) iterations: {len(g['benchmarks'])} benchmarks"
+                                 for g in sp["groups"])
+                print(f"\n{who}{bench}: {len(sp['groups'])} invocations per round ({text}), "
+                      f"{sum(g['runs'] for g in sp['groups'])} per version (full: {config.benchmark(bench).runs})")
+            else:
+                print(f"\n{who}{bench}: not split ({sp.get('reason')})")
     if phase == "optimized" and not any(p.stable for p in stored):
         print("\n(no plan under the threshold: every plan is the full configuration)")
     sys.stdout.flush()
+
+
+def plan_summary(res: dict) -> str:
+    """muOpTime's plans from v1, ``runs x forks x iterations: benchmarks``, most common first."""
+    counts: dict[Configuration, int] = {}
+    for c in res["chosen"].values():
+        counts[c] = counts.get(c, 0) + 1
+    return ", ".join(f"{c.runs}x{c.forks}x{c.iterations}: {n}"
+                     for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def main(argv=None) -> int:
@@ -1007,6 +1167,10 @@ def main(argv=None) -> int:
     ap.add_argument("--iteration-time", metavar="DURATION",
                     help="one iteration of the Go and JMH benchmarks, as the tools write it (e.g. 200ms) "
                          "[default: Go 20ms, JMH 50ms]")
+    ap.add_argument("--jmh-forks", type=int, default=1, metavar="N",
+                    help="JMH forks a run of the java suite: with N > 1 its command runs -f \"${REGBENCH_FORKS:-N}\", "
+                         "so the forks are a level of the plans; the tables add muOpTime with the forks kept, and "
+                         "--real-run measures those plans too [default: 1, -f 1]")
     ap.add_argument("--real-run", action="store_true",
                     help="after the simulation, store the plans (as `regbench optimize`) and run one more "
                          "version with no change for real, full and `--plan optimized`; print the measured times")
@@ -1020,9 +1184,12 @@ def main(argv=None) -> int:
     ap.add_argument("--real-threshold", type=float, default=0.01,
                     help="--real-run: the plans' threshold [default: regbench optimize's, 0.01]")
     args = ap.parse_args(argv)
+    if args.jmh_forks < 1:
+        ap.error("--jmh-forks must be a positive integer")
     if args.iteration_time:
         ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
     PY_SLICES["n"] = args.slices
+    JMH_FORKS["n"] = args.jmh_forks
     if args.suite in ("go", "go-btree", "all") and shutil.which("go") is None:
         raise SystemExit("go is not installed")
     work = Path(tempfile.mkdtemp(prefix="regbench-optimize-"))
@@ -1030,12 +1197,23 @@ def main(argv=None) -> int:
         names = ["go", "python", "java"] if args.suite == "all" else [args.suite]
         for name in names:
             data, seconds, full_cid = run_suite(name, args, work)
-            print(f"\n### {name}: {len(data)} benchmarks x 3 versions, full configuration {args.runs} runs x "
-                  f"({args.warmup} + {args.iterations}) iterations, campaign {seconds:.0f} s wall\n")
+            forks = max((forks_of(x) for per in data.values() for x, _, _ in per.values()), default=1)
+            if forks > 1:
+                print(f"\n### {name}: {len(data)} benchmarks x 3 versions, full configuration {args.runs} runs x "
+                      f"{forks} forks x (JMH's {JMH_WARMUP} warm-up + {args.iterations}) iterations, campaign "
+                      f"{seconds:.0f} s wall\n")
+                print(f"`time saved` counts the iterations of every fork, JMH's {JMH_WARMUP} unreported warm-up "
+                      "iterations of each fork included (not the JVMs' start); muoptime, minimum and random choose "
+                      f"runs x forks x iterations (`{FORKS_ENV}`), `forks kept` rows the same metric with the "
+                      f"{forks} forks in every configuration; adaptive adds runs of {forks} forks.\n")
+            else:
+                print(f"\n### {name}: {len(data)} benchmarks x 3 versions, full configuration {args.runs} runs x "
+                      f"({args.warmup} + {args.iterations}) iterations, campaign {seconds:.0f} s wall\n")
             print("| method | metric | threshold | time saved | within 1% | within 3% | within 5% | "
                   "FPR vs full | FNR vs full | full's changes | missed planted (full) | false alarms (full) |")
             print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             thresholds = [float(x) for x in args.thresholds.split(",")]
+            summaries = []
             for metric in args.metrics.split(","):
                 for th in thresholds:
                     res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs, seed=1)
@@ -1047,7 +1225,15 @@ def main(argv=None) -> int:
                         res = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs,
                                        seed=1, use_slices=False)
                         print_rows(res, metric, th, ["muoptime"], f"{metric}, runs x iterations only")
+                    if forks > 1:  # the same runs, the forks kept as the command would set them
+                        kept = evaluate(data, SUITES[name](), metric=metric, threshold=th, min_runs=args.min_runs,
+                                        seed=1, fork_level=False)
+                        print_rows(kept, metric, th, ["muoptime"], f"{metric}, forks kept ({forks})")
+                        summaries.append(f"- {metric} {th}: {plan_summary(res)}; forks kept: {plan_summary(kept)}")
                     sys.stdout.flush()
+            if summaries:
+                print("\nmuoptime's plans from v1, runs x forks x iterations: benchmarks\n")
+                print("\n".join(summaries))
             if args.real_run:
                 real_run(name, args, work, full_cid, args.real_repeats, data)
     finally:
