@@ -572,8 +572,7 @@ def invocation_groups(spec: BenchmarkSpec | None, plans: Sequence[ExecutionPlan]
     split = split_invocation(spec, plans) if spec is not None else None
     if spec is None or split is None or not split.groups:
         floor = get_adapter(spec.format).min_iterations if spec is not None and spec.format else 1
-        forks = (None if spec is None or not uses_forks(spec) or any(p.forks is None for p in plans)
-                 else max(p.forks or 1 for p in plans))
+        forks = plans_forks(plans) if spec is not None and uses_forks(spec) else None
         return [Group(max(p.runs for p in plans), max(max(p.iterations for p in plans), floor),
                       tuple(reported), forks)]
     adapter = get_adapter(spec.format or "")
@@ -700,7 +699,7 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
         runs[spec] = max(runs.get(spec, 0), p.runs)
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)
         # One plan of the tool's that keeps the command's forks keeps them for one invocation of all.
-        forks[spec] = None if p.forks is None or forks.get(spec, 0) is None else max(forks.get(spec) or 0, p.forks)
+        forks[spec] = _most_forks(forks.get(spec, 0), p.forks)
         if p.slices and p.full_slices and p.slices < p.full_slices and spec == p.benchmark:
             slices[spec] = (p.slices, p.full_slices)
         used.append(p)
@@ -831,9 +830,7 @@ def split_invocation(spec: BenchmarkSpec, plans: Sequence[ExecutionPlan], known:
     for k, ((r, i), members) in enumerate(sorted(levels_of.items(), key=lambda kv: (-kv[0][0], -kv[0][1])), 1):
         units = tuple(sorted(u for u, _, _ in members))
         reported = tuple(sorted(n for n, u in unit_of.items() if u in units))
-        forks: int | None = 0
-        for _, _, f in members:
-            forks = _most_forks(forks, f)
+        forks = _most_of(f for _, _, f in members)
         groups.append(SplitGroup(f"{spec.name}[{k}]", r, i, units, reported, adapter.render_selection(units),
                                  all(planned for _, planned, _ in members), forks))
     return Split(spec.name, tuple(groups))
@@ -843,6 +840,19 @@ def _most_forks(have: int | None, new: int | None) -> int | None:
     """The forks of one invocation running two plans' benchmarks: the most, or None (the
     command's own, the most there is) where either keeps the command's."""
     return None if have is None or new is None else max(have, new)
+
+
+def _most_of(forks: Iterable[int | None]) -> int | None:
+    """:func:`_most_forks` of them all (0 for none)."""
+    out: int | None = 0
+    for f in forks:
+        out = _most_forks(out, f)
+    return out
+
+
+def plans_forks(plans: Sequence[ExecutionPlan]) -> int | None:
+    """The forks one invocation of all ``plans``' benchmarks runs (:func:`_most_forks`)."""
+    return _most_of(p.forks for p in plans)
 
 
 def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlans, *, config: str,
