@@ -279,3 +279,30 @@ def test_detect_bisect_keeps_the_culprit_with_the_alert_and_its_messages_name_it
     assert headline(alert).endswith(f", first bad commit {alert.culprit}")
     assert f"bisected: {alert.bisection}" in details(alert)
     assert f"first bad commit {alert.culprit}" in row(alert)
+
+
+def test_a_session_orders_commits_of_one_committer_second_as_history(tmp_path):
+    """A bisection stores the commits between two benchmarked ones after them; where a rebase
+    gave the series one committer date, the store still orders them as git does (the tip,
+    stored first, gets its generation filled in)."""
+    import subprocess
+
+    from regbench.run.versions import resolve_revisions
+
+    repo = tmp_path / "repo"
+    make_repo(repo, commits=4, culprit=9)
+    # Rewrite the series with one committer date, as `git rebase` within a second leaves it.
+    env = {"GIT_COMMITTER_DATE": "2026-02-01T00:00:00Z", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "rebase", "-q", "--root", "--force-rebase"],
+                   cwd=repo, env=env, check=True, capture_output=True)
+    shas = subprocess.run(["git", "rev-list", "--reverse", "HEAD"], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.split()
+    dates = {subprocess.run(["git", "log", "-1", "--format=%ct", s], cwd=repo, check=True, capture_output=True,
+                            text=True).stdout.strip() for s in shas}
+    assert len(shas) == 4 and len(dates) == 1
+    config = load_config(repo / "regbench.toml")
+    store = Store(tmp_path / "r.db")
+    with Session(config, store, SessionSetup(seed=1)) as session:
+        for sha in (shas[3], shas[0], shas[2], shas[1]):  # the ends first, then the middle, as a bisection
+            assert session.prepare(resolve_revisions(repo, sha)[0]) is not None
+    assert [v.name for v in store.versions()] == [s[:10] for s in shas]

@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -44,7 +44,8 @@ ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirma
                  "0013": {("plan", "slices"): None, ("plan", "full_slices"): None},
                  "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None},
                  "0018": {("alert", "culprit"): None, ("alert", "bisection"): None},
-                 "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None}}
+                 "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None},
+                 "0020": {("version", "generation"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -189,6 +190,10 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
     if at_least(revision, "0019"):
         conn.execute(sa.update(t.plan).values(forks=2, fork_overhead=3.5))
         written["plan"][0].update(forks=2, fork_overhead=3.5)
+    if at_least(revision, "0020"):
+        conn.execute(sa.update(t.version).where(t.version.c.id == v1).values(generation=7))
+        for row in written["version"]:
+            row["generation"] = 7 if row["id"] == v1 else None
     return written
 
 
@@ -294,6 +299,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
             confirmation_columns = {c["name"] for c in sa.inspect(conn).get_columns("confirmation")}
             plan_columns = ({c["name"] for c in sa.inspect(conn).get_columns("plan")}
                             if at_least(down_to, "0007") else set())
+            version_columns = {c["name"] for c in sa.inspect(conn).get_columns("version")}
     finally:
         engine.dispose()
     dropped = set(written) - tables
@@ -309,6 +315,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     assert ("run_overhead" in plan_columns) == at_least(down_to, "0012")
     assert ("slices" in plan_columns) == at_least(down_to, "0013")
     assert ("forks" in plan_columns) == at_least(down_to, "0019")
+    assert ("generation" in version_columns) == at_least(down_to, "0020")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     if not at_least(down_to, "0015"):
         kept = without_failures(kept)

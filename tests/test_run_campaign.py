@@ -261,6 +261,28 @@ def test_versions_follow_git_history_not_clocks(three_versions, tmp_path):
         assert [v.name for v in s.versions] == [shas[1][:10], shas[2][:10]]
 
 
+def test_commits_of_one_committer_second_follow_history_when_the_tip_was_run_first(tmp_path):
+    """A rebased series shares one committer date; its tip benchmarked alone first (CI on the
+    tip), then its history (a back-fill): the store still orders the commits as git does, in
+    show's table, the series detection reads, and after the tip's own later campaign."""
+    repo = tmp_path / "repo"
+    git_init(repo)
+    shas = [git_commit(repo, {"x": str(k)}, f"c{k}", when=T0) for k in range(4)]
+    cfg = load_config(write_config(tmp_path, 'repo = "repo"\n', [{"name": "b", "command": printer()}],
+                                   defaults="runs = 1\niterations = 1\n"))
+    store = Store(tmp_path / "r.db")
+    run_campaign(cfg, store, revisions=shas[3], seed=1)
+    assert [v.generation for v in store.versions()] == [None]  # alone: no tie, git not asked
+    run_campaign(cfg, store, revisions=f"{shas[0]}..{shas[3]}", seed=2)
+    names = [s[:10] for s in shas[1:]]
+    assert [v.name for v in store.versions()] == names
+    assert [v.generation for v in store.versions()] == [2, 3, 4]  # the tip's filled in
+    (series,) = store.load_series()
+    assert [v.name for v in series.versions] == names
+    run_campaign(cfg, store, revisions=shas[0], seed=3)  # the root, stored last, ties too
+    assert [v.name for v in store.versions()] == [s[:10] for s in shas]
+
+
 def test_working_tree_campaign_outside_git(tmp_path):
     cfg = write_config(tmp_path, "", [{"name": "b", "command": printer("2.5")}], "runs = 2\niterations = 3\n")
     store = Store(tmp_path / ".regbench" / "results.db")

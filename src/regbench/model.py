@@ -180,15 +180,20 @@ class VersionInfo:
     commit: str | None = None
     timestamp: datetime | None = None
     timestamp_text: str | None = None
+    #: How many commits the version's commit reaches, itself included (``git rev-list --count``),
+    #: recorded where its timestamp ties another version's; None elsewhere and without a repository.
+    generation: int | None = None
 
     @property
-    def history_key(self) -> tuple[int, datetime, int]:
-        """Sort key of history order: versions with a timestamp in time order; ties, and
-        versions without one, in the order the store first saw them (DESIGN.md "Data": order
-        comes from history, never from insertion alone when history is known)."""
+    def history_key(self) -> tuple[int, datetime, int, int]:
+        """Sort key of history order: versions with a timestamp in time order; commits of one
+        timestamp (a rebased series shares its committer date) by their generation, an ancestor
+        first; other ties, and versions without a timestamp, in the order the store first saw
+        them (DESIGN.md "Data": order comes from history, never from insertion alone when
+        history is known)."""
         if self.timestamp is None:
-            return (1, datetime.min, self.id)
-        return (0, self.timestamp, self.id)
+            return (1, datetime.min, 0, self.id)
+        return (0, self.timestamp, -1 if self.generation is None else self.generation, self.id)
 
 
 #: The schedule (``plan["schedule"]``) of a campaign that is a session of ``compare --run``,

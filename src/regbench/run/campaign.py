@@ -57,7 +57,7 @@ from .execute import FORKS_ENV, SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
-from .versions import Worktrees, build_key
+from .versions import Worktrees, build_key, with_generations
 
 if TYPE_CHECKING:
     from ..optimize.plans import CampaignPlans, Split, SplitGroup
@@ -517,7 +517,9 @@ class _Campaign:
         store = self.ctx.store
         # Version rows first, in history order, so that versions are ordered by history even
         # where timestamps tie.
-        store.ensure_versions([v.info for v in versions],  # with their tags and branches, by name
+        # Commits of one committer second are told apart by their generation (with_generations).
+        infos = with_generations(Path(self.config.repo or self.config.root), store, [v.info for v in versions])
+        store.ensure_versions(infos,  # with their tags and branches, by name
                               aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
         slots = self.slots()
         adaptive = any(s.plan == "adaptive" for s in self.specs)

@@ -45,7 +45,7 @@ from .execute import RunOutcome
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .noise import check_noise
-from .versions import Commit, Worktrees, resolve_revisions
+from .versions import Commit, Worktrees, resolve_revisions, with_generations
 
 if TYPE_CHECKING:
     from ..stats.sequential import SequentialDecision
@@ -328,7 +328,8 @@ class Session:
         if name in self._ready:
             return self._ready[name]
         planned = PlannedVersion.of_commit(commit)
-        self.store.ensure_versions([planned.info], aliases={planned.name: commit.aliases})
+        self.store.ensure_versions(with_generations(Path(self.config.repo or self.config.root), self.store,
+                                                    [planned.info]), aliases={planned.name: commit.aliases})
         prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild,
                                    trees=self.trees)
         self._ready[name] = prepared.ready

@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,6 +122,51 @@ def git(repo: Path, *args: str) -> str:
         msg = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), lines[0] if lines else "")
         raise VersionError(f"git {args[0]} in {repo}: {msg or f'exit status {res.returncode}'}")
     return res.stdout
+
+
+def with_generations(repo: Path, store: Store, infos: Sequence[VersionInfo]) -> list[VersionInfo]:
+    """What :meth:`Store.ensure_versions` should record for ``infos`` so that history order
+    holds where committer dates tie.
+
+    Commits written in one second share their timestamp (a rebase, ``git am`` of a series, a
+    hosting service's "rebase and merge"), and the store orders ties by first appearance: a tip
+    benchmarked before its ancestors (CI on the tip, then a bisection or a back-fill) would come
+    first.  Each commit among ``infos`` whose timestamp another version shares (one of ``infos``
+    or a stored one) gets its generation (``git rev-list --count``: an ancestor always reaches
+    fewer commits), and the stored versions of those timestamps that have none yet are added
+    with theirs (the store fills a missing generation, never changes one).  Nothing is asked of
+    git when no timestamp ties, so a long history costs nothing; a commit this repository does
+    not have keeps None.
+    """
+    stored = store.versions()
+    seen: dict[datetime, set[str]] = {}
+    for v in (*stored, *infos):
+        if v.timestamp is not None:
+            seen.setdefault(v.timestamp, set()).add(v.name)
+    tied = {when for when, names in seen.items() if len(names) > 1}
+    if not tied:
+        return list(infos)
+    counts: dict[str, int | None] = {}
+
+    def generation(v: VersionInfo) -> int | None:
+        if v.commit is None:
+            return None
+        if v.commit not in counts:
+            try:
+                counts[v.commit] = int(git(repo, "rev-list", "--count", v.commit).strip())
+            except (VersionError, ValueError):
+                counts[v.commit] = None
+        return counts[v.commit]
+
+    def needs(v: VersionInfo) -> bool:
+        return v.generation is None and v.timestamp in tied
+
+    out = [replace(v, generation=generation(v)) if needs(v) else v for v in infos]
+    given = {v.name for v in infos}
+    for v in stored:
+        if v.name not in given and needs(v) and (g := generation(v)) is not None:
+            out.append(replace(v, generation=g))
+    return out
 
 
 def _toplevel(repo: Path) -> Path:

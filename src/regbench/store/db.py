@@ -134,7 +134,14 @@ def _version_row(version: VersionInfo) -> dict:
         text = iso_timestamp(timestamp)
     if timestamp is not None and timestamp.tzinfo is not None:
         timestamp = timestamp.astimezone(UTC).replace(tzinfo=None)
-    return dict(name=version.name, commit_sha=version.commit, timestamp=timestamp, timestamp_text=text)
+    return dict(name=version.name, commit_sha=version.commit, timestamp=timestamp, timestamp_text=text,
+                generation=version.generation)
+
+
+def version_info(row) -> VersionInfo:
+    """The :class:`VersionInfo` of a ``version`` table row."""
+    return VersionInfo(name=row.name, id=row.id, commit=row.commit_sha, timestamp=row.timestamp,
+                       timestamp_text=_timestamp_text(row), generation=row.generation)
 
 
 def _timestamp_text(row) -> str | None:
@@ -554,6 +561,16 @@ class Store:
                          .where(t.version.c.name == sa.bindparam("b_name"), t.version.c.timestamp.is_(None))
                          .values(timestamp=sa.bindparam("b_timestamp"), timestamp_text=sa.bindparam("b_text")), rows)
 
+    @staticmethod
+    def _place_versions(conn: Connection, versions: Sequence[VersionInfo]) -> None:
+        """Give the stored versions among ``versions`` that have no generation the one given (a
+        commit stored alone, whose timestamp a commit stored later shares); a stored one is kept."""
+        rows = [{"b_name": v.name, "b_generation": v.generation} for v in versions if v.generation is not None]
+        if rows:
+            conn.execute(t.version.update()
+                         .where(t.version.c.name == sa.bindparam("b_name"), t.version.c.generation.is_(None))
+                         .values(generation=sa.bindparam("b_generation")), rows)
+
     def ensure_versions(self, versions: Iterable[VersionInfo], *,
                         aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
         """Create the versions not stored yet, in the order given, in one transaction (versions
@@ -567,6 +584,7 @@ class Store:
                 vid = self.ensure_version(conn, v)
                 if named.get(v.name):
                     self.set_aliases(conn, vid, named[v.name])
+            self._place_versions(conn, versions)
 
         self.write(work)
 
@@ -866,6 +884,7 @@ class Store:
                 within(conn)
             self._ensure_many_versions(conn, versions)
             self._date_versions(conn, versions)
+            self._place_versions(conn, versions)
             for name, info in (benchmarks or {}).items():
                 self.ensure_benchmark(conn, name, **info)
             for name, names in (tags or {}).items():
@@ -992,8 +1011,7 @@ class Store:
         """Every version in history order (timestamp, then first appearance)."""
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(t.version)).all()
-        infos = [VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                             timestamp_text=_timestamp_text(r)) for r in rows]
+        infos = [version_info(r) for r in rows]
         return sorted(infos, key=lambda v: v.history_key)
 
     def resolve_version(self, name: str) -> str:
@@ -1168,9 +1186,7 @@ class Store:
             bench = {r.id: r for r in conn.execute(sa.select(t.benchmark))}
             cfgs = {r.id: r.name for r in conn.execute(sa.select(t.config.c.id, t.config.c.name))}
             machs = {r.id: r.name for r in conn.execute(sa.select(t.machine.c.id, t.machine.c.name))}
-            vers = {r.id: VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
-                                      timestamp_text=_timestamp_text(r))
-                    for r in conn.execute(sa.select(t.version))}
+            vers = {r.id: version_info(r) for r in conn.execute(sa.select(t.version))}
             if benchmark is not None:
                 names = {benchmark} if isinstance(benchmark, str) else set(benchmark)
                 ids = [i for i, r in bench.items() if r.name in names]

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0019"
+SCHEMA_REVISION = "0020"
 
 metadata = sa.MetaData()
 
@@ -52,6 +52,9 @@ version = sa.Table(
     sa.Column("timestamp", sa.DateTime, nullable=True),
     # The timestamp exactly as it was given, so that an export reproduces an import.
     sa.Column("timestamp_text", sa.String(64), nullable=True),
+    # How many commits the version's commit reaches (``git rev-list --count``), where its
+    # timestamp ties another version's: orders commits of one committer second as history does.
+    sa.Column("generation", sa.Integer, nullable=True),
 )
 
 config = sa.Table(
