@@ -113,6 +113,8 @@ class EffectsResult:
     mean : float
         The model's intercept: the mean response over the design (each point's runs weighted by
         their number), the level the effects are a part of.
+    resolution : float
+        The rounding floor of the estimates (:func:`rounding_floor`).
     """
 
     effects: tuple[Effect, ...]
@@ -124,12 +126,34 @@ class EffectsResult:
     runs: int
     half_normal: HalfNormal
     mean: float = float("nan")
+    #: The rounding floor of the estimates (:func:`rounding_floor`): an effect or a spread this
+    #: small is 0, and so is a difference of two effects within both versions' floors.
+    resolution: float = 0.0
 
     def effect(self, name: str) -> Effect:
         for e in self.effects:
             if e.term.name == name:
                 return e
         raise KeyError(name)
+
+
+def rounding_floor(values: np.ndarray, n: int) -> float:
+    """How far rounding alone can move a sum of ``n`` signed terms of ``values`` (an effect, a
+    deviation from a mean): ``4 n u max|values|``, ``u`` the unit roundoff of float64.
+
+    A sum of ``n`` terms computed in floating point is exact to within ``n u`` times the sum of
+    their magnitudes (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed. 2002,
+    s.3.1 and s.4.2); the factor 4 covers the few operations around it (the means, the least
+    squares solve of a well-conditioned ±1 design).  Where runs do not scatter at all (a count, a
+    size, an instruction count: the same value every run), an effect that is exactly 0 comes out
+    as a few units in the last place, and so does the run-to-run spread; with a spread of 0 a
+    t-test then calls that rounding certain.  Below this floor both are taken as exactly 0.
+    """
+    values = np.asarray(values, dtype=float)
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return 0.0
+    return 4.0 * max(n, 1) * float(np.finfo(float).eps) / 2 * float(np.max(np.abs(finite)))
 
 
 def lenth(contrasts: Sequence[float] | np.ndarray, *, alpha: float = 0.05) -> LenthResult:
@@ -238,12 +262,18 @@ def estimate_effects(coded: np.ndarray, responses: Sequence[Sequence[float]], te
     beta = np.linalg.lstsq(x * w[:, None], means * w, rcond=None)[0]
     df = int(sum(r.size - 1 for r in runs if r.size))
     sigma = float(np.sqrt(sum(float(((r - r.mean()) ** 2).sum()) for r in runs if r.size) / df)) if df else float("nan")
+    floor = rounding_floor(np.concatenate([r for r in runs if r.size]), int(weights.sum()))
+    if df and sigma <= floor:
+        sigma = 0.0  # runs that do not scatter: what is left is rounding
     se = 2 * sigma * np.sqrt(np.diag(xtwx_inv))[1:] if df else np.full(len(terms), np.nan)
     est = 2 * beta[1:]
+    est[np.abs(est) <= floor] = 0.0
     if df:
         q = float(stats.t.ppf((1 + confidence_level) / 2, df))
         with np.errstate(divide="ignore", invalid="ignore"):
             p = 2 * stats.t.sf(np.abs(est / se), df)
+        # No scatter: an effect is exactly what it is, certain where it is not 0, none where it is.
+        p = np.where(se > 0, p, np.where(est == 0, 1.0, 0.0))
         low, high = est - q * se, est + q * se
     else:
         p = low = high = np.full(len(terms), np.nan)
@@ -255,7 +285,7 @@ def estimate_effects(coded: np.ndarray, responses: Sequence[Sequence[float]], te
     return EffectsResult(effects=tuple(effects), lenth=lr, sigma=sigma, df_error=df,
                          confidence_level=confidence_level, points=int(keep.sum()),
                          runs=int(weights.sum()), half_normal=half_normal_points(est, [t.name for t in terms]),
-                         mean=float(beta[0]))
+                         mean=float(beta[0]), resolution=floor)
 
 
 @dataclass(frozen=True)
@@ -307,11 +337,15 @@ def type3_anova(coded: np.ndarray, responses: Sequence[Sequence[float]], terms: 
         beta = np.linalg.lstsq(m, y, rcond=None)[0]
         return float(((y - m @ beta) ** 2).sum())
 
+    # A sum of squares within rounding of 0 is 0 (rounding_floor: each residual's floor, squared, n times).
+    floor = y.size * rounding_floor(y, y.size) ** 2
     full = rss(x)
+    full = 0.0 if full <= floor else full
     mse = full / df
     out = []
     for j, t in enumerate(terms):
         ss = rss(np.delete(x, j + 1, axis=1)) - full
-        f = ss / mse if mse > 0 else float("inf")
+        ss = 0.0 if ss <= floor else ss
+        f = ss / mse if mse > 0 else (float("inf") if ss > 0 else 0.0)
         out.append(Type3Row(term=t, sum_sq=ss, df=1, f=f, p_value=float(stats.f.sf(f, 1, df))))
     return Type3Result(rows=tuple(out), residual_sum_sq=full, residual_df=df)

@@ -91,6 +91,8 @@ def compare_effects(before: EffectsResult, after: EffectsResult, *, alpha: float
         denom = (se_a ** 4 / df_a if df_a > 0 else 0) + (se_b ** 4 / df_b if df_b > 0 else 0)
         df = var ** 2 / denom if denom > 0 else float("inf")
         change = b.estimate - a.estimate
+        if abs(change) <= before.resolution + after.resolution:
+            change = 0.0  # rounding of two estimates (effects.rounding_floor), not a change
         p = float(2 * stats.t.sf(abs(change) / np.sqrt(var), df)) if var > 0 else (0.0 if change else 1.0)
         rows.append((a, b, change, float(np.sqrt(var)), float(df), p))
     q = stats.false_discovery_control([r[5] for r in rows])
