@@ -44,7 +44,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -257,16 +259,28 @@ HOG = r"""
 import random, sys, time
 # A bounded background load: bursts of CPU work over a 192 MB buffer (memory traffic), with
 # pauses, for at most sys.argv[1] seconds.  Its bursts come and go within a run or two.
-end = time.monotonic() + float(sys.argv[1])
-buf = bytearray(192 * 2**20)
+# With sys.argv[2] = N > 1 it is N processes (192/N MB each) that keep one schedule of bursts,
+# drawn from one seed and counted from one start (sys.argv[3]), so their bursts take every CPU
+# at once: a parallel job of a neighbour (a build with -jN), or a tenant taking the host's
+# memory bandwidth, rather than one busy process.
+import os
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+start = float(sys.argv[3]) if len(sys.argv) > 3 else time.time()
+for _ in range(n - 1):
+    if os.fork() == 0:
+        break
+end = start + float(sys.argv[1])
+buf = bytearray(192 * 2**20 // n)
 r = random.Random(7)
-while time.monotonic() < end:
-    stop = time.monotonic() + r.uniform(0.02, 0.3)
+t = start
+while t < end:
+    burst, pause = r.uniform(0.02, 0.3), r.uniform(0.02, 0.3)
     k = 0
-    while time.monotonic() < stop:
+    while time.time() < t + burst:
         buf[k % 4096::4096] = bytes(len(buf[k % 4096::4096]))
         k += 97
-    time.sleep(r.uniform(0.02, 0.3))
+    t += burst + pause
+    time.sleep(max(0.0, t - time.time()))
 """
 
 
@@ -293,7 +307,8 @@ def collect_duet(argv: list[str], pairs: int, rng: np.random.Generator, tree: Pa
             mode, truth = key.split("-")
             vb = "base" if truth == "same" else "+3%"
             versions = [("base", "a"), (vb, "b")]
-            if rng.random() < 0.5:
+            swapped = bool(rng.random() < 0.5)  # B first: on the first duet CPU, or run first
+            if swapped:
                 versions.reverse()
             reqs = [RunRequest(spec(v), Trial("b", side, r), tree, sys.executable) for v, side in versions]
             t0 = time.perf_counter()
@@ -304,7 +319,7 @@ def collect_duet(argv: list[str], pairs: int, rng: np.random.Generator, tree: Pa
             wall = time.perf_counter() - t0
             ma, mb = mean(got["a"]), mean(got["b"])
             if ma and mb:
-                out[key].append((math.log(mb / ma), wall, got["a"].duration + got["b"].duration))
+                out[key].append((math.log(mb / ma), wall, got["a"].duration + got["b"].duration, float(swapped)))
         print(f"\r  duet section: round {r + 1}/{pairs}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return out
@@ -353,17 +368,59 @@ def duet_section(args, rng: np.random.Generator) -> dict:
         argv = workloads(Path(tmp)).get("c-hash")
         if argv is None:
             return {"skipped": "no gcc"}
+        if args.duet_pool and args.duet_pool.exists():
+            saved = json.loads(args.duet_pool.read_text())
+            return replay_duet(args, rng, {k: [tuple(p) for p in v] for k, v in saved["pools"].items()},
+                               saved["cores"], pairs, saved.get("hog", args.hog))
         hog_script = Path(tmp) / "hog.py"
         hog_script.write_text(HOG)
-        hog = subprocess.Popen([sys.executable, str(hog_script), "3600"])
+        workers = len(cores.cores) if args.hog == "all" else 1
+        hog = subprocess.Popen([sys.executable, str(hog_script), "3600", str(workers), repr(time.time())],
+                               start_new_session=True)
         try:
             t0 = time.perf_counter()
             pools = collect_duet(argv, pairs, rng, Path(tmp), cores.cores)
             print(f"  duet section: {time.perf_counter() - t0:.0f} s collecting under load", file=sys.stderr)
         finally:
-            hog.kill()
+            os.killpg(hog.pid, signal.SIGKILL)
             hog.wait()
-    out: dict = {"cores": list(cores.cores), "pairs": pairs}
+    if args.duet_pool:
+        args.duet_pool.write_text(json.dumps({"cores": list(cores.cores), "hog": args.hog, "pools": pools}))
+    return replay_duet(args, rng, pools, list(cores.cores), pairs, args.hog)
+
+
+def replay_duet(args, rng: np.random.Generator, pools: dict, cores: list, pairs: int, hog: str) -> dict:
+    """The duet section's replays of ``compare --run`` (2% gate) on the collected pairs."""
+    out: dict = {"cores": cores, "pairs": pairs, "hog": hog}
+    for key, pool in pools.items():
+        arr = np.array(pool)
+        if arr.shape[1] > 3:  # the pairs' mean log ratio by which version ran first (or on the first CPU)
+            out[key + "-by-order"] = {"a-first": float(arr[arr[:, 3] == 0, 0].mean()),
+                                      "b-first": float(arr[arr[:, 3] == 1, 0].mean()),
+                                      "all": float(arr[:, 0].mean())}
+    for key in [k for k in pools if k.startswith("duet-")]:
+        # Counterbalanced duets: an observation is one duet of each assignment of the versions to
+        # the two CPUs (every combination of one of each), their log ratios averaged, so that a
+        # difference between the CPUs cancels instead of adding to the spread.  Charged both duets.
+        arr = np.array(pools[key])
+        if arr.shape[1] > 3:
+            first, second = arr[arr[:, 3] == 0], arr[arr[:, 3] == 1]
+            i, j = np.meshgrid(np.arange(len(first)), np.arange(len(second)), indexing="ij")
+            i, j = i.ravel(), j.ravel()
+            pools = {**pools, key.replace("duet", "crossover"): np.column_stack(
+                [(first[i, 0] + second[j, 0]) / 2, first[i, 1] + second[j, 1], first[i, 2] + second[j, 2]]).tolist()}
+    for key in [k for k in pools if k.endswith("-same")]:
+        # A against itself: with the versions' order (or CPUs) drawn at random, a pair and its
+        # mirror image (log ratio negated, order swapped) are equally likely, so the replay draws
+        # from both.  Drawn from the pairs alone, the replay's truth is the pool's own mean, which
+        # an unequal count of the two orders moves by that share times any difference between
+        # them (a CPU or a place in the pair that is slower): an artefact of replaying 200 pairs,
+        # not of a live session, whose every pair draws its order afresh.
+        arr = np.array(pools[key])
+        if arr.shape[1] > 3:
+            mirror = arr.copy()
+            mirror[:, 0], mirror[:, 3] = -arr[:, 0], 1 - arr[:, 3]
+            pools = {**pools, key + "-mirrored": np.vstack([arr, mirror]).tolist()}
     for key, pool in pools.items():
         out[key] = replay_gate(pool, threshold=0.02, alpha=ALPHA, n_rep=args.duet_replays or (200 if args.quick else 1000),
                                max_pairs=MAX_PAIRS // 5, rng=rng)
@@ -390,6 +447,11 @@ def main() -> None:
     ap.add_argument("--no-duet", action="store_true", help="leave the duet section out")
     ap.add_argument("--duet-pairs", type=int, default=None, help="pairs per mode in the duet section")
     ap.add_argument("--duet-replays", type=int, default=None)
+    ap.add_argument("--duet-pool", type=Path, default=None,
+                    help="save the duet section's pairs here, or replay them from here if the file exists")
+    ap.add_argument("--hog", choices=("one", "all"), default="one",
+                    help="the duet section's background load: one bursty process (default), or one per "
+                         "duet CPU on a common schedule of bursts (a neighbour's parallel job)")
     args = ap.parse_args()
     if args.duet_only:
         print(json.dumps(duet_section(args, np.random.default_rng(args.seed)), indent=1))
