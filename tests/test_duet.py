@@ -17,7 +17,7 @@ import pytest
 
 from regbench.config import BenchmarkSpec, NoiseControl, load_config
 from regbench.demo_project import create_step_repo
-from regbench.run.duet import DuetExecutor, duet_cores
+from regbench.run.duet import DuetCores, DuetExecutor, duet_cores
 from regbench.run.sequential import SessionReporter, compare_live
 from regbench.store import Store
 
@@ -312,3 +312,17 @@ def test_location_low_compares_each_runs_floor(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="`location` applies to time, not to instruction counts"):
         compare_live(config, store, shas[0], shas[-1], location="low", measure="instructions")
     assert len(store.campaigns()) == 1  # refused before anything was written
+
+
+def test_a_duet_that_takes_every_cpu_of_the_machine_says_what_that_costs():
+    """On a machine of two CPUs a duet leaves none to anything else: one busy process then slows
+    one run of a pair, which the duet does not cancel (measured: 6x the spread of interleaved
+    pairs); the line that announces the duet says so, and only there."""
+    spare = "it takes every CPU of this machine"
+    assert spare in DuetCores((0, 1), spare=0).describe()
+    assert spare not in DuetCores((0, 1), spare=2).describe()
+    assert spare not in DuetCores((0, 1)).describe()
+    assert spare not in DuetCores((), "only one CPU is available to regbench (CPU 0)").describe()
+    cores = duet_cores()
+    if cores.usable:
+        assert (spare in cores.describe()) == ((os.cpu_count() or 0) <= 2)

@@ -53,15 +53,25 @@ class DuetCores:
 
     cores: tuple[int, ...]
     reason: str | None = None
+    #: CPUs of the machine the duet leaves to everything else (None: unknown).
+    spare: int | None = None
 
     @property
     def usable(self) -> bool:
         return self.reason is None
 
     def describe(self) -> str:
-        """One line: how the pairs are run."""
+        """One line: how the pairs are run (and, where the duet takes every CPU, what that costs)."""
         if self.usable:
-            return f"duet: A and B run at the same time, pinned to CPUs {self.cores[0]} and {self.cores[1]}"
+            line = f"duet: A and B run at the same time, pinned to CPUs {self.cores[0]} and {self.cores[1]}"
+            if self.spare == 0:
+                # Measured on a 2-CPU machine (benchmarks/bench_sequential.py --duet-only): under one
+                # bursty process, duet pairs were 6x as spread as interleaved ones; under a load on
+                # both CPUs at once, 0.61x (docs/measuring.md, "Duet runs").
+                line += ("; it takes every CPU of this machine, so another busy process slows one run of a "
+                         "pair and is not cancelled (interleaved pairs are safer here unless the "
+                         "interference takes every CPU at once)")
+            return line
         return f"duet mode cannot be used: {self.reason}; running interleaved pairs instead"
 
 
@@ -134,7 +144,7 @@ def duet_cores(specs: Sequence[BenchmarkSpec] = (), noise: NoiseControl | None =
     error = _affinity_error(cores)
     if error is not None:
         return DuetCores((), f"setting CPU affinity is not permitted: {error}")
-    return DuetCores(cores)
+    return DuetCores(cores, spare=max(0, (os.cpu_count() or len(allowed)) - 2))
 
 
 class DuetExecutor(Executor):
