@@ -35,7 +35,8 @@ def brute_force(sl: np.ndarray, warmup: int, threshold: float, min_runs: int):
     slices) and ``i`` iterations of ``d`` slices measures each next ``d`` slices as one iteration;
     it costs ``w + i d / D`` iterations of the full configuration's length.  RMAD by scipy.  A
     duration whose median over every run and iteration is more than the threshold away from the
-    full configuration's is not offered."""
+    full configuration's is not offered, nor a count of iterations whose first ones, of every
+    run at full length, have a median that far away (a warm-up not over)."""
     runs, total, n = sl.shape
     first = warmup * n
 
@@ -46,6 +47,8 @@ def brute_force(sl: np.ndarray, warmup: int, threshold: float, min_runs: int):
     best = None
     for r, i, d in itertools.product(range(min_runs, runs + 1), range(1, total - warmup + 1), range(1, n + 1)):
         if r * i < 3 or abs(np.median(values(runs, total - warmup, d)) - full) > threshold * full:
+            continue
+        if i < total - warmup and abs(np.median(values(runs, i, n)) - full) > threshold * full:
             continue
         values_ = values(r, i, d)
         rmad = st.median_abs_deviation(values_, scale=1.0) / np.median(values_)

@@ -145,6 +145,10 @@ class MinimalConfiguration:
         Durations (slices of an iteration) refused because the whole campaign measured at that
         duration gives a result more than ``threshold`` away from the full configuration's
         (:func:`choose`).
+    unsettled : tuple of int
+        Counts of measured iterations (of each run, or of each fork) refused because the first
+        that many iterations of every run of the campaign give a result more than ``threshold``
+        away from the full configuration's: a warm-up not over by then (:func:`choose`).
     """
 
     chosen: Scored
@@ -157,6 +161,7 @@ class MinimalConfiguration:
     overhead: float = 0.0
     shifted: tuple[int, ...] = ()
     fork_overhead: float = 0.0
+    unsettled: tuple[int, ...] = ()
 
     @property
     def time_share(self) -> float:
@@ -446,24 +451,40 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     Algorithm 1 checks stability alone.  The mean moves least (the mean of slices is the mean of
     the iterations they make up; it moves only with the later slices of each run that a shorter
     configuration leaves out, as in a drift); the median and the quantiles move with the
-    duration itself."""
+    duration itself.
+
+    Fewer iterations are the same measurement only once the code has settled: the first
+    iterations of a run (of a JMH fork) after its warm-up may still be slow (a JIT not done, a
+    loaded machine that stretches the warm-up), the same in every run, so a configuration that
+    keeps only them is stable and biased (Japke et al. 2025, s.4.4, RQ3, found warm-up the reason
+    reduced configurations stray).  So a count ``i`` of iterations is offered only where the
+    first ``i`` of every run and fork of the campaign give a result within ``threshold`` of the
+    full configuration's, checked as the durations are (``unsettled``).  Runs and forks need no
+    such check: each is a fresh process like every other, so fewer of them are as centred."""
     full_scored = next((s for s in scored if s.configuration == full), None)
     if full_scored is None:
         raise ValueError(f"`scored` must include the full configuration {full}")
+
+    def strays(s: Scored) -> bool:
+        return not abs(s.result - full_scored.result) <= threshold * abs(full_scored.result)
+
     shifted = tuple(sorted(
         s.configuration.slices for s in scored
         if s.configuration.runs == full.runs and s.configuration.iterations == full.iterations
-        and s.configuration.slices < full.full_slices
-        and not abs(s.result - full_scored.result) <= threshold * abs(full_scored.result)))
+        and s.configuration.slices < full.full_slices and strays(s)))
+    unsettled = tuple(sorted(
+        s.configuration.iterations for s in scored
+        if s.configuration.runs == full.runs and s.configuration.forks == full.forks
+        and s.configuration.slices == full.slices and s.configuration.iterations < full.iterations and strays(s)))
     under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold
-             and s.configuration.slices not in shifted]
+             and s.configuration.slices not in shifted and s.configuration.iterations not in unsettled]
     if under:
         chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration))
     else:
         chosen = full_scored
     return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
                                 tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted,
-                                fork_overhead)
+                                fork_overhead, unsettled)
 
 
 def run_overhead(iterations, seconds, groups=None) -> float:

@@ -96,6 +96,13 @@ def _fixed(p: ExecutionPlan) -> str:
     return "—" if not p.run_overhead else f"{p.run_overhead:.3g}"
 
 
+def _counts(counts: tuple[int, ...]) -> str:
+    """``1-4`` for consecutive counts, else ``1, 3``."""
+    if len(counts) > 2 and counts == tuple(range(counts[0], counts[-1] + 1)):
+        return f"{counts[0]}-{counts[-1]}"
+    return ", ".join(map(str, counts))
+
+
 def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     """The plans derived now, the suite's time under them, and those kept."""
     plans = [d.plan for d in result.derived]
@@ -104,7 +111,8 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
         emit_json({"format_version": 1, "campaign": result.campaign_id,
                    "campaigns": list(result.parts or (result.campaign_id,)), "time_share": finite(result.time_share),
                    "suite": None if result.suite is None else result.suite.to_json(),
-                   "derived": [{**plan_json(d.plan, forks=forks[i]), "shifted": list(d.minimal.shifted)}
+                   "derived": [{**plan_json(d.plan, forks=forks[i]), "shifted": list(d.minimal.shifted),
+                                "unsettled": list(d.minimal.unsettled)}
                                for i, d in enumerate(result.derived)],
                    "kept": [plan_json(p, forks=result.kept_forks.get(i, 1)) for i, p in enumerate(result.kept)],
                    "notes": list(result.notes)})
@@ -122,6 +130,13 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
                  "result moved more than the threshold (" + ", ".join(
                      f"{d.plan.benchmark}: {', '.join(map(str, d.minimal.shifted))} of {d.plan.full_slices} slices"
                      for d in shifted[:5]) + (", ..." if len(shifted) > 5 else "") + ")")
+        unsettled = [d for d in result.derived if d.minimal.unsettled]
+        if unsettled:
+            echo(f"fewer iterations refused for {len(unsettled)} benchmark{'' if len(unsettled) == 1 else 's'}: "
+                 "their first iterations' result was more "
+                 "than the threshold off the full configuration's, a warm-up not over (" + ", ".join(
+                     f"{d.plan.benchmark}: {_counts(d.minimal.unsettled)} of {d.plan.full_iterations}"
+                     for d in unsettled[:5]) + (", ..." if len(unsettled) > 5 else "") + ")")
         echo(f"suite time under the new plans: {_suite_share(result)} of the full configuration's ("
              + _suite_counted(result, priced) + f"); {len(plans)} plans stored"
              + (f"; {unstable} {'benchmark' if unstable == 1 else 'benchmarks'} not stable even at the full "
