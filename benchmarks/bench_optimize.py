@@ -56,7 +56,12 @@ own copy.  Printed: each campaign's trials wall time (from its first trial to it
 checkouts and builds), their ratio, the time saved measured and simulated from the same plans
 (iterations, warm-up included, per benchmark and as invoked), and the invocations each ran (a
 tool's groups from the optimized campaign's ``plan["split"]``), with the load average before and
-after.
+after; then each set's plans (runs x forks x iterations) and the shares of benchmarks whose result
+is within 1, 3 and 5 % of the full configuration's: measured (each campaign's against the full
+campaign of its repeat, and the full campaigns of consecutive repeats against each other, the
+floor that load and order set) and simulated (the same plans on v1-v3 of the first campaign).
+``--java-opts`` passes options to the JVM of JMH's runner (``-Djmh.ignoreLock=true`` where another
+JMH may run at the same time).
 ``--real-priced`` adds a second set of pairs: the plans derived again (``regbench optimize
 --refresh``) once the store holds runs of two lengths, the full campaign's and the optimized
 ones', so that each run's fixed cost is measured and priced
@@ -476,6 +481,10 @@ JMH_WARMUP = 5  # JMH warm-up iterations per fork: not in JMH's JSON, but paid i
 #: N > 1 the command reads ``-f "${REGBENCH_FORKS:-N}"``, so the forks are a level of the plans
 #: (docs/optimize.md "A tool's forks") and ``run --plan optimized`` sets them.
 JMH_FORKS = {"n": 1}
+#: ``--java-opts``: options of the JVM that runs JMH's runner (``java OPTS -cp ...``), e.g.
+#: ``-Djmh.ignoreLock=true`` where another JMH may run at the same time (JMH otherwise exits when
+#: its lock file in java.io.tmpdir is held); its forks are started by JMH with their own options.
+JAVA_OPTS = {"opts": ""}
 
 
 def jmh_classpath() -> str:
@@ -505,7 +514,8 @@ def java_config(runs: int, iterations: int, warmup: int) -> str:
     fork_arg = "-f 1" if forks == 1 else f"-f \"${{{FORKS_ENV}:-{forks}}}\""
     build = ["javac", "-cp", jmh_classpath(), "-processorpath", jmh_processor(), "-d", "classes",
              "src/suite/Bench.java"]
-    cmd = ["sh", "-c", f"java -cp classes:{jmh_classpath()} org.openjdk.jmh.Main \"${{REGBENCH_SELECT:-.}}\" "
+    java = "java " + (JAVA_OPTS["opts"] + " " if JAVA_OPTS["opts"] else "")
+    cmd = ["sh", "-c", f"{java}-cp classes:{jmh_classpath()} org.openjdk.jmh.Main \"${{REGBENCH_SELECT:-.}}\" "
            f"{fork_arg} -wi {JMH_WARMUP} "
            f"-i \"$REGBENCH_ITERATIONS\" -w {ITERATION_TIME['java']} -r {ITERATION_TIME['java']} -rf json "
            "-rff \"$0\"", "{output}"]
@@ -1019,7 +1029,7 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int, data=None
             first = 0 if phase == "optimized" else repeats
             _measure_pairs(name, phase, sets, args, work, full_cid, range(first, first + repeats), store, config,
                            suite, f"derived in {derive_seconds:.0f} s from campaign {full_cid} (v3); load average "
-                           f"before {load_before}")
+                           f"before {load_before}", data)
             if phase == "priced" and data is not None:
                 # The accuracy of plans priced so, simulated as in the first table (plans from
                 # v1, every version scored against the full configuration), next to unpriced.
@@ -1038,10 +1048,61 @@ def real_run(name: str, args, work: Path, full_cid: int, repeats: int, data=None
                 sys.stdout.flush()
 
 
-def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, config, suite, derived_text) -> None:
+def campaign_results(store: Store, campaign_id: int, location: str) -> dict[str, float]:
+    """series -> the result (``location``: mean or median) of all the measured samples of a
+    campaign's ok runs of it, pooled (its forks' too); times only (no measure, no secondary metric)."""
+    stat = np.mean if location == "mean" else np.median
+    keys = {(r.benchmark, r.version) for r in store.runs() if r.campaign_id == campaign_id and r.status == "ok"}
+    out = {}
+    for bench, ver in sorted(keys):
+        if SeriesName.parse(bench).measure is not None or secondary(bench):
+            continue
+        runs = [r for r in store.raw_runs(bench, ver) if r.campaign_id == campaign_id and r.status == "ok"]
+        out[bench] = float(stat(np.concatenate([np.asarray(r.samples[r.warmup:], dtype=float) for r in runs])))
+    return out
+
+
+def within_shares(a: dict[str, float], b: dict[str, float]) -> tuple[float, float, float, int]:
+    """The shares of the series of ``b`` whose result in ``a`` is within 1, 3 and 5 % of ``b``'s,
+    and how many series were compared."""
+    r = np.array([abs(a[k] - b[k]) / abs(b[k]) for k in b if k in a])
+    if r.size == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    return float(np.mean(r <= 0.01)), float(np.mean(r <= 0.03)), float(np.mean(r <= 0.05)), int(r.size)
+
+
+def plan_text(p, full_forks: int) -> str:
+    """A stored plan as ``runs x forks x iterations`` (``full_forks``, the command's, where the
+    plan does not set them), ``(unstable)`` where nothing was under the threshold."""
+    return f"{p.runs}x{p.forks or full_forks}x{p.iterations}" + ("" if p.stable else " (unstable)")
+
+
+def simulated_within(plans, data, location: str) -> tuple[float, float, float, int]:
+    """The stored ``plans`` simulated on every version of the full campaign (``data``, as the first
+    table's), each benchmark's result under its plan against the full configuration's: the
+    shares within 1, 3 and 5 % (benchmark x version results)."""
+    rates = []
+    for p in plans:
+        if p.benchmark not in data:
+            continue
+        for x, w, _ in data[p.benchmark].values():
+            c = Configuration(p.runs, p.iterations, forks=p.forks or forks_of(x))
+            s = score_configurations(x, [c, full_of(x, None)], warmup=w,
+                                     metric="cv" if location == "mean" else "rmad")
+            rates.append(abs(s[0].result - s[1].result) / abs(s[1].result))
+    r = np.array(rates)
+    if r.size == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    return float(np.mean(r <= 0.01)), float(np.mean(r <= 0.03)), float(np.mean(r <= 0.05)), int(r.size)
+
+
+def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, config, suite, derived_text,
+                   data=None) -> None:
     """For each repeat (index in ``repeats``), on a new copy of v3, a campaign with the full
     configuration and one with each set of plans in ``sets``, alternating which runs first and
-    last; print their table."""
+    last; print their table, each set's plans, and how far each benchmark's measured result
+    under the plans is from the full campaign's of the same repeat (and, with ``data``, the same
+    plans simulated on the first table's runs)."""
     repo = work / name
     when = datetime(2025, 1, 4, tzinfo=UTC)
     rows = []
@@ -1049,6 +1110,8 @@ def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, conf
     by_kind = {s.kind: s for s in sets}
     durations: dict[str, list[dict[str, list[float]]]] = {k: [] for k in ["full", *kinds]}
     splits: dict[str, dict] = {k: {} for k in kinds}
+    location = METRICS[args.real_metric]
+    results: dict[str, list[dict[str, float]]] = {k: [] for k in ["full", *kinds]}
     for k in repeats:
         sha = git_commit(repo, {"README": f"no change ({k + 1})\n"}, f"v{4 + k}: no change (copy of v3)",
                          when=when + timedelta(days=k))
@@ -1071,6 +1134,7 @@ def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, conf
             if not result.ok:
                 raise SystemExit(f"{name}: --real-run {kind} campaign: runs failed: {result.failed[:1]}")
             measured[kind] = (clock.seconds, len(result.order), sum(result.counts.values()))
+            results[kind].append(campaign_results(store, result.campaign_id, location))
             durations[kind].append(invocation_seconds(store, result.campaign_id, splits.get(kind, {})))
         rows.append((k + 1, " then ".join(order), measured))
     full_forks = JMH_FORKS["n"] if name == "java" else 1
@@ -1137,6 +1201,36 @@ def _measure_pairs(name, phase, sets, args, work, full_cid, repeats, store, conf
                       f"{sum(g['runs'] for g in sp['groups'])} per version (full: {config.benchmark(bench).runs})")
             else:
                 print(f"\n{who}{bench}: not split ({sp.get('reason')})")
+    for s in sets:
+        counts: dict[str, int] = {}
+        for p in s.stored:
+            if not secondary(p.benchmark):
+                counts[plan_text(p, full_forks)] = counts.get(plan_text(p, full_forks), 0) + 1
+        print(f"\n{s.kind}: plans (runs x forks x iterations: benchmarks): "
+              + ", ".join(f"{t}: {n}" for t, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "; "
+              + ", ".join(f"{SeriesName.parse(p.benchmark).reported or p.benchmark} {plan_text(p, full_forks)}"
+                          for p in sorted(s.stored, key=lambda p: p.benchmark) if not secondary(p.benchmark)))
+    print(f"\nResults ({location} of every measured iteration of a campaign) within 1/3/5 % of the full "
+          "configuration's:\n")
+    print("| plans | compared with | within 1% | within 3% | within 5% | benchmark results |")
+    print("|---|---|---|---|---|---|")
+    for kind in kinds:
+        shares = [within_shares(results[kind][i], results["full"][i]) for i in range(len(rows))]
+        n = sum(x[3] for x in shares)
+        avg = [sum(x[j] * x[3] for x in shares) / n if n else float("nan") for j in range(3)]
+        print(f"| {kind}, measured | the full campaign of the same repeat (same version) | {avg[0]:.0%} | "
+              f"{avg[1]:.0%} | {avg[2]:.0%} | {n} ({len(rows)} repeats) |")
+        if data is not None:
+            sim_stored = by_kind[kind].stored
+            w1, w3, w5, n = simulated_within(sim_stored, data, location)
+            print(f"| {kind}, simulated | the full configuration, on v1-v3 of the first table's campaign | "
+                  f"{w1:.0%} | {w3:.0%} | {w5:.0%} | {n} |")
+    if len(rows) > 1:  # the noise floor: two full campaigns of the same code
+        shares = [within_shares(results["full"][i + 1], results["full"][i]) for i in range(len(rows) - 1)]
+        n = sum(x[3] for x in shares)
+        avg = [sum(x[j] * x[3] for x in shares) / n if n else float("nan") for j in range(3)]
+        print(f"| full, measured | the full campaign of the previous repeat (no change between them) | "
+              f"{avg[0]:.0%} | {avg[1]:.0%} | {avg[2]:.0%} | {n} |")
     if phase == "optimized" and not any(p.stable for p in stored):
         print("\n(no plan under the threshold: every plan is the full configuration)")
     sys.stdout.flush()
@@ -1171,6 +1265,9 @@ def main(argv=None) -> int:
                     help="JMH forks a run of the java suite: with N > 1 its command runs -f \"${REGBENCH_FORKS:-N}\", "
                          "so the forks are a level of the plans; the tables add muOpTime with the forks kept, and "
                          "--real-run measures those plans too [default: 1, -f 1]")
+    ap.add_argument("--java-opts", default="", metavar="OPTS",
+                    help="options of the java command that runs JMH (not of its forks), e.g. "
+                         "-Djmh.ignoreLock=true when another JMH may run at the same time [default: none]")
     ap.add_argument("--real-run", action="store_true",
                     help="after the simulation, store the plans (as `regbench optimize`) and run one more "
                          "version with no change for real, full and `--plan optimized`; print the measured times")
@@ -1190,6 +1287,7 @@ def main(argv=None) -> int:
         ITERATION_TIME.update(go=args.iteration_time, java=args.iteration_time)
     PY_SLICES["n"] = args.slices
     JMH_FORKS["n"] = args.jmh_forks
+    JAVA_OPTS["opts"] = args.java_opts
     if args.suite in ("go", "go-btree", "all") and shutil.which("go") is None:
         raise SystemExit("go is not installed")
     work = Path(tempfile.mkdtemp(prefix="regbench-optimize-"))
