@@ -45,7 +45,8 @@ from ..errors import ConfigError
 from ..model import RUN_STATUSES
 from ..run import noise as _noise
 from ..run.core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
-                        campaign_status, default_cache_dir, plan_versions, prepare_version, store_dir)
+                        campaign_status, default_cache_dir, plan_versions, prepare_version, record_versions,
+                        store_dir)
 from ..run.executor import LocalExecutor
 from ..run.fingerprint import default_machine_name, machine_fingerprint
 from ..run.versions import Worktrees
@@ -286,9 +287,11 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
         if executor is None:
             executor = cleanup.enter_context(LocalExecutor())
+        # The versions with their tags and branches (and generations where committer dates tie),
+        # as a campaign records them.
+        record_versions(store, config, versions)
+
         def named(conn) -> None:
-            for v in versions:
-                store.ensure_version(conn, v.info)
             for p in valid:  # the levels travel with the configuration's name
                 store.ensure_config(conn, p.name, params={k: v for k, v in p.levels.items()})
 

@@ -1,0 +1,97 @@
+"""`regbench screen` defects found by probing, each fixed and kept fixed: failed runs and builds that
+could never be retried, levels written alike, versions stored without their tags, an option set
+through a variable regbench overrides, a size larger than the space, a full factorial headed as a
+searched fraction, and a failed build variant reported without its levels.
+
+Small spaces (two or three two-level options, one run per configuration) and `sh` benchmarks:
+each test makes a few dozen processes at most.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+from regbench.cli.main import main
+from regbench.demo_project import git_commit, git_init
+from regbench.store import Store
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+
+#: Prints X and Y as the time (the effect of x is 0.001 s a level); fails while FLAKY exists
+#: and x is at its high level (a transient cause: a full disk, a missing mount).
+BENCH = """#!/bin/sh
+[ -e "$FLAKY" ] && [ "$X" = 2 ] && { echo "transient: disk full" >&2; exit 1; }
+i=0; while [ $i -lt "$REGBENCH_ITERATIONS" ]; do echo 0.00$X$Y; i=$((i+1)); done
+"""
+
+SPACE = """\
+[defaults]
+runs = 1
+iterations = 3
+warmup = 0
+
+[[benchmark]]
+name = "bench"
+command = ["sh", "bench.sh"]
+env = {{ FLAKY = "{flaky}" }}
+
+[screen]
+[[screen.option]]
+name = "x"
+levels = [1, 2]
+env = "X"
+
+[[screen.option]]
+name = "y"
+levels = [1, 2]
+env = "Y"
+"""
+
+
+def _screen(cfg: Path, *args: str) -> int:
+    return main(["--config", str(cfg), "--store", str(cfg.parent / "results.db"), "screen", "--runs", "1",
+                 "--seed", "1", *args])
+
+
+def _runs(cfg: Path) -> list[tuple[str, str]]:
+    with Store(cfg.parent / "results.db") as store:
+        return sorted((r.config, r.status) for r in store.runs())
+
+def _variant_repo(tmp_path: Path, build_fails: str) -> Path:
+    """A repository whose build fails for the variant ``-DB=2`` while ``build_fails`` exists."""
+    repo = tmp_path / "repo"
+    git_init(repo)
+    toml = ('[project]\nname = "r"\n'
+            f'build = ["sh", "-c", "[ -e {build_fails} ] && [ \\"$1\\" = -DB=2 ] && '
+            '{ echo transient >&2; exit 1; }; true", "sh"]\n'
+            + SPACE.format(flaky=tmp_path / "never")
+            + '\n[[screen.option]]\nname = "b"\nlevels = [1, 2]\nbuild = "-DB={value}"\n')
+    git_commit(repo, {"bench.sh": BENCH, "regbench.toml": toml, ".gitignore": "*.db\n"}, "c1", when=T0)
+    return repo / "regbench.toml"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(text)
+    return cfg
+
+
+# ------------------------------------------------------------------------------ 3. tags recorded
+def test_screen_records_the_tags_of_the_versions_it_screens(tmp_path, capsys):
+    repo = tmp_path / "repo"
+    git_init(repo)
+    toml = '[project]\nname = "r"\n' + SPACE.format(flaky=tmp_path / "never")
+    # one committer second: the generations tell the two apart, as a campaign records them
+    git_commit(repo, {"bench.sh": BENCH, "regbench.toml": toml}, "c1", when=T0)
+    git_commit(repo, {"f": "2"}, "c2", when=T0)
+    for name, rev in (("v1", "HEAD~1"), ("v2", "HEAD")):
+        subprocess.run(["git", "-C", str(repo), "tag", name, rev], check=True, capture_output=True)
+    assert _screen(repo / "regbench.toml", "--versions", "v1,v2") == 0
+    with Store(repo / "results.db") as store:
+        names = [v.name for v in store.versions()]
+        aliases = {name: [a.name for a in got if a.kind == "tag"] for name, got in store.aliases().items()}
+    assert len(names) == 2
+    assert aliases[names[0]] == ["v1"] and aliases[names[1]] == ["v2"]
