@@ -95,3 +95,16 @@ def test_screen_records_the_tags_of_the_versions_it_screens(tmp_path, capsys):
         aliases = {name: [a.name for a in got if a.kind == "tag"] for name, got in store.aliases().items()}
     assert len(names) == 2
     assert aliases[names[0]] == ["v1"] and aliases[names[1]] == ["v2"]
+
+
+# ------------------------------------------------------------------------ 4d. the variant is named
+def test_a_failed_build_variant_is_named_with_its_levels(tmp_path, capsys):
+    broken = tmp_path / "broken"
+    broken.touch()
+    cfg = _variant_repo(tmp_path, str(broken))
+    sha = subprocess.run(["git", "-C", str(cfg.parent), "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert _screen(cfg, "--design", "full", "--versions", "HEAD") == 4
+    out = capsys.readouterr().out
+    assert f"not built (not run): {sha} (b=2): build failed: transient" in out
+    assert f"{sha} (b=1)" not in out

@@ -107,6 +107,38 @@ class Recalibration:
 
 
 @dataclass(frozen=True)
+class FailedBuild:
+    """A version that did not build in one build variant: the configurations of that variant
+    were not run at that version.
+
+    Attributes
+    ----------
+    version : str
+    variant : tuple of (str, str)
+        The build options' levels of the variant, rendered (``(("opt", "-fbogus"),)``); empty
+        without build options.
+    status : str
+        The build's status (``failed``, ``timeout``).
+    cached : bool
+        The failure was recorded by an earlier command and not tried again.
+    log_tail : str or None
+        The end of the build's log.
+    """
+
+    version: str
+    variant: tuple[tuple[str, str], ...] = ()
+    status: str = "failed"
+    cached: bool = False
+    log_tail: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``80faee2d33 (opt=-fbogus)``: the version, and the variant when there are build options."""
+        levels = ",".join(f"{name}={level}" for name, level in self.variant)
+        return f"{self.version} ({levels})" if levels else self.version
+
+
+@dataclass(frozen=True)
 class ScreenResult:
     """What ``regbench screen`` did and found.
 
@@ -123,11 +155,13 @@ class ScreenResult:
     trials_skipped : int
         Runs not made because they were stored before (resume, or another design).
     builds_failed : tuple of str
-        Versions that did not build (not run).
+        Versions that did not build (not run), in one build variant at least.
     effects : tuple of VersionEffects
         Per version, in history order.
     recalibration : tuple of Recalibration
         Each version with effects against the previous one with effects.
+    build_failures : tuple of FailedBuild
+        Each version and build variant that did not build.
     """
 
     design: DesignMatrix
@@ -141,6 +175,7 @@ class ScreenResult:
     builds_failed: tuple[str, ...]
     effects: tuple[VersionEffects, ...]
     recalibration: tuple[Recalibration, ...] = ()
+    build_failures: tuple[FailedBuild, ...] = ()
 
     @property
     def failed_runs(self) -> int:
@@ -189,6 +224,12 @@ def applied_spec(spec: BenchmarkSpec, space: ConfigurationSpace, point: ScreenPo
         assert template_dir is not None
         env[space.template.env] = str(_render(space, placeholders, point, template_dir, root))
     return dataclasses.replace(spec, env=env, command=tuple(command))
+
+
+def variant_levels(space: ConfigurationSpace, point: ScreenPoint) -> tuple[tuple[str, str], ...]:
+    """The levels of ``point``'s build options, rendered: its build variant, as people name it
+    (``(("opt", "-O2"),)``; empty without build options)."""
+    return tuple((o.name, o.render(point.levels[o.name])) for o in space.options if o.apply == "build")
 
 
 def build_args(space: ConfigurationSpace, point: ScreenPoint) -> tuple[str, ...]:
@@ -299,12 +340,14 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         # One checkout and build of every version per build variant: a build made with other
         # flags in the same tree would be overwritten by the next.
         ready: dict[tuple[str, ...], list[ReadyVersion]] = {}
-        failed: list[str] = []
+        build_failures: list[FailedBuild] = []
         for variant in variants:
             trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
             built = dataclasses.replace(config, build=(*(config.build or ()), *variant)) if variant else config
-            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees)
-            failed.extend(v for v in lost if v not in failed)
+            levels = variant_levels(space, next(p for p in valid if build_args(space, p) == variant))
+            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees, variant=levels)
+            build_failures.extend(lost)
+        failed = list(dict.fromkeys(f.version for f in build_failures))
         counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
                                       {p.name: ready[build_args(space, p)] for p in valid}, runs, seed, reporter)
     if terms is None:
@@ -319,7 +362,8 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                           for (a, ea), (b, eb) in zip(with_effects, with_effects[1:]))
     return ScreenResult(design=design, points=tuple(points), benchmark=spec.name, campaign_id=campaign_id,
                         seed=seed, machine=machine, counts=counts, trials_skipped=skipped,
-                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration)
+                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration,
+                        build_failures=tuple(build_failures))
 
 
 def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
@@ -340,12 +384,16 @@ def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
 
 
 def _prepare(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion], cache_dir: Path,
-             trees: Worktrees) -> tuple[list[ReadyVersion], list[str]]:
-    ready, failed = [], []
+             trees: Worktrees, *, variant: tuple[tuple[str, str], ...]
+             ) -> tuple[list[ReadyVersion], list[FailedBuild]]:
+    """Every version checked out and built in one build variant (``config``'s build command is
+    the variant's); the versions ready, and those that did not build."""
+    ready: list[ReadyVersion] = []
+    failed: list[FailedBuild] = []
     for v in versions:
         prepared = prepare_version(store, config, v, cache_dir=cache_dir, trees=trees)
         if prepared.ready is None:
-            failed.append(v.name)
+            failed.append(FailedBuild(v.name, variant, prepared.status, prepared.cached, prepared.log_tail))
         else:
             ready.append(prepared.ready)
     return ready, failed
