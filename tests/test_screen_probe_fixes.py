@@ -108,3 +108,50 @@ def test_a_failed_build_variant_is_named_with_its_levels(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"not built (not run): {sha} (b=2): build failed: transient" in out
     assert f"{sha} (b=1)" not in out
+
+
+# --------------------------------------------------------------------- 1. --retry-failed, --rebuild
+def test_retry_failed_runs_again_the_failed_runs_of_a_screen(tmp_path, capsys):
+    flaky = tmp_path / "flaky"
+    flaky.touch()
+    (tmp_path / "bench.sh").write_text(BENCH)
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\nname = "r"\n' + SPACE.format(flaky=flaky))
+    assert _screen(cfg) == 4  # the runs at x = 2 failed
+    assert "2 ok, 2 failed stored; 0 already stored" in capsys.readouterr().out
+
+    flaky.unlink()  # the cause is fixed: the same command runs nothing, and says what would
+    assert _screen(cfg) == 0
+    out = capsys.readouterr().out
+    assert "no run stored; 4 already stored (2 of them failed: add --retry-failed to run them again)" in out
+    assert len(_runs(cfg)) == 4
+
+    assert _screen(cfg, "--retry-failed") == 0
+    out = capsys.readouterr().out
+    assert "2 ok stored; 2 already stored; 2 ran again for earlier runs that had failed" in out
+    assert "effects on bench" in out  # every configuration has its run now
+    # the failed runs stay stored, as history; the retries are new runs
+    assert _runs(cfg) == [("x=1,y=1", "ok"), ("x=1,y=2", "ok"), ("x=2,y=1", "failed"), ("x=2,y=1", "ok"),
+                          ("x=2,y=2", "failed"), ("x=2,y=2", "ok")]
+    # retried once is enough: nothing left to retry, and no hint either
+    assert _screen(cfg, "--retry-failed") == 0
+    out = capsys.readouterr().out
+    assert "no run stored; 4 already stored\n" in out
+    assert len(_runs(cfg)) == 6
+
+
+def test_rebuild_builds_a_failed_build_variant_of_a_screen_again(tmp_path, capsys):
+    broken = tmp_path / "broken"
+    broken.touch()
+    cfg = _variant_repo(tmp_path, str(broken))
+    assert _screen(cfg, "--design", "full", "--versions", "HEAD") == 4
+    assert "4 ok stored" in capsys.readouterr().out  # the 4 configurations of b = 1
+
+    broken.unlink()  # fixed; the failed build is recorded, so it is not tried again...
+    assert _screen(cfg, "--design", "full", "--versions", "HEAD") == 4
+    assert "(recorded earlier; --rebuild builds it again)" in capsys.readouterr().out
+    # ...until --rebuild, as `regbench run --rebuild`
+    assert _screen(cfg, "--design", "full", "--versions", "HEAD", "--rebuild") == 0
+    out = capsys.readouterr().out
+    assert "4 ok stored; 4 already stored" in out and "not built" not in out
+    assert [status for _, status in _runs(cfg)] == ["ok"] * 8

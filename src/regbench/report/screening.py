@@ -64,11 +64,15 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
         echo(f"{len(excluded)} configurations break a constraint and were not run (effects fitted to the rest)")
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items() if n)
     echo(f"campaign {result.campaign_id} (seed {result.seed}) on {result.machine}: "
-         f"{counts or 'no run'} stored; {result.trials_skipped} already stored")
+         f"{counts or 'no run'} stored; {result.trials_skipped} already stored"
+         # As `regbench run` says it: stored failures are not run again unless asked.
+         + (f" ({result.failed_earlier} of them failed: add --retry-failed to run them again)"
+            if result.failed_earlier else "")
+         + (f"; {result.retried} ran again for earlier runs that had failed" if result.retried else ""))
     for f in result.build_failures:
         cause = build_cause(f.log_tail)
         echo(f"not built (not run): {f.label}: build {f.status}"
-             + (" (recorded earlier)" if f.cached else "")
+             + (" (recorded earlier; --rebuild builds it again)" if f.cached else "")
              + (f": {cause}" if cause else ""))
     for ve in result.effects:
         if ve.levels is not None:
@@ -155,6 +159,7 @@ def screen_json(result: ScreenResult, checks: tuple[SuiteCheck, ...] = ()) -> di
         "builds_failed": list(result.builds_failed),
         "build_failures": [{"version": f.version, "variant": dict(f.variant), "status": f.status, "cached": f.cached}
                            for f in result.build_failures],
+        "failed_earlier": result.failed_earlier, "retried": result.retried,
         "versions": [{"version": ve.version, "reason": ve.reason or None,
                       "effects": effects_json(ve.effects) if ve.effects is not None else None,
                       "type3": anova_json(ve.anova) if ve.anova is not None and d.design in NOT_ORTHOGONAL else None,
