@@ -13,9 +13,12 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 
 from regbench.cli.main import main
 from regbench.demo_project import git_commit, git_init
+from regbench.errors import ConfigError
+from regbench.screening.space import parse_space
 from regbench.store import Store
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -155,3 +158,24 @@ def test_rebuild_builds_a_failed_build_variant_of_a_screen_again(tmp_path, capsy
     out = capsys.readouterr().out
     assert "4 ok stored; 4 already stored" in out and "not built" not in out
     assert [status for _, status in _runs(cfg)] == ["ok"] * 8
+
+
+# ------------------------------------------------------------------------ 2. levels written alike
+@pytest.mark.parametrize("levels, shown", [([1, "1"], "1 and '1' are both written '1'"),
+                                           ([True, "true"], "True and 'true' are both written 'true'"),
+                                           (["0.5", 0.5, 2], "'0.5' and 0.5 are both written '0.5'")])
+def test_levels_written_alike_are_a_one_line_error(tmp_path, levels, shown):
+    table = {"option": [{"name": "x", "levels": [1, 2], "env": "X"}, {"name": "y", "levels": levels, "env": "Y"}]}
+    with pytest.raises(ConfigError, match=r"^f\.toml: \[\[screen\.option\]\] 'y': `levels` " + shown) as info:
+        parse_space(table, where="f.toml")
+    assert "\n" not in str(info.value)
+
+
+def test_levels_written_alike_are_refused_by_screen_with_the_file_named(tmp_path, capsys):
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\nname = "r"\n' + SPACE.format(flaky="x").replace("levels = [1, 2]\nenv = \"Y\"",
+                                                                                 'levels = [1, "1"]\nenv = "Y"'))
+    assert _screen(cfg, "--dry-run") == 3
+    err = capsys.readouterr().err
+    assert err == (f"error: {cfg}: [[screen.option]] 'y': `levels` 1 and '1' are both written '1' (in the "
+                   "configuration's name and in `env`): give distinct levels\n")

@@ -89,9 +89,15 @@ class Option:
 
     def render(self, level: Level) -> str:
         """The level as text (TOML booleans as ``true``/``false``, as the file writes them)."""
-        if isinstance(level, bool):
-            return "true" if level else "false"
-        return str(level)
+        return render_level(level)
+
+
+def render_level(level: Level) -> str:
+    """A level as text: in the configuration's name, and as the option gives it to the benchmark
+    (a variable's value, an argument, the template, a build flag)."""
+    if isinstance(level, bool):
+        return "true" if level else "false"
+    return str(level)
 
 
 @dataclass(frozen=True)
@@ -245,6 +251,15 @@ def _option(item: object, label: str, fail: Callable[[str], NoReturn]) -> Option
     if len(kinds) != 1:
         fail(f"{label}: give exactly one of {', '.join(APPLY_KINDS)} (how the option reaches the benchmark)")
     kind = kinds[0]
+    # Two levels written alike (1 and "1", true and "true") would be one configuration name and
+    # one setting: half the design would be the other half's runs, and the option's effect 0.
+    written: dict[str, Level] = {}
+    for x in levels:
+        text = render_level(x)
+        if text in written:
+            fail(f"{label}: `levels` {shown(written[text])} and {shown(x)} are both written {shown(text)} (in the "
+                 f"configuration's name and in `{kind}`): give distinct levels")
+        written[text] = x
     target = item[kind]
     if kind == "env":
         if not isinstance(target, str) or not _NAME.match(target):
