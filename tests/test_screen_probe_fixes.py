@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from regbench.cli.main import main
+from regbench.config import load_config
 from regbench.demo_project import git_commit, git_init
 from regbench.errors import ConfigError
+from regbench.model import RUN_VARIABLES
+from regbench.run.execute import FORKS_ENV, SELECT_ENV, run_environment
+from regbench.run.noise import PAD_VARIABLE
 from regbench.screening.space import parse_space
 from regbench.store import Store
 
@@ -179,3 +183,34 @@ def test_levels_written_alike_are_refused_by_screen_with_the_file_named(tmp_path
     err = capsys.readouterr().err
     assert err == (f"error: {cfg}: [[screen.option]] 'y': `levels` 1 and '1' are both written '1' (in the "
                    "configuration's name and in `env`): give distinct levels\n")
+
+
+# -------------------------------------------------------------- 4a. a variable regbench sets itself
+@pytest.mark.parametrize("variable", sorted(RUN_VARIABLES))
+def test_an_option_set_through_a_variable_regbench_sets_is_a_one_line_error(variable):
+    table = {"option": [{"name": "iters", "levels": [1, 50], "env": variable}]}
+    with pytest.raises(ConfigError, match=rf"^f\.toml: \[\[screen\.option\]\] 'iters': `env` {variable} is a "
+                                          "variable regbench sets in the environment of the runs itself"):
+        parse_space(table, where="f.toml")
+
+
+def test_a_variable_set_twice_by_the_space_is_a_one_line_error():
+    two = {"option": [{"name": "a", "levels": [1, 2], "env": "X"}, {"name": "b", "levels": [1, 2], "env": "X"}]}
+    with pytest.raises(ConfigError, match=r"^f\.toml: \[\[screen\.option\]\] 'b': `env` X is set by option 'a' too"):
+        parse_space(two, where="f.toml")
+    templated = {"template": {"source": "t.in", "env": "X"},
+                 "option": [{"name": "a", "levels": [1, 2], "env": "X"}, {"name": "b", "levels": [1, 2],
+                                                                         "template": True}]}
+    with pytest.raises(ConfigError, match=r"'a': `env` X is the \[screen\] `template`'s variable too"):
+        parse_space(templated, where="f.toml")
+    reserved = {"template": {"source": "t.in", "env": "REGBENCH_VERSION"},
+                "option": [{"name": "b", "levels": [1, 2], "template": True}]}
+    with pytest.raises(ConfigError, match=r"`template`: `env` REGBENCH_VERSION is a variable regbench sets"):
+        parse_space(reserved, where="f.toml")
+
+
+def test_the_variables_refused_are_those_regbench_sets_for_a_run(tmp_path):
+    config = load_config(_write(tmp_path, '[[benchmark]]\nname = "b"\ncommand = ["true"]\n'))
+    env = run_environment(config.benchmarks[0], run_index=0, version="v", inherited={})
+    assert {k for k in env if k.startswith("REGBENCH_")} <= RUN_VARIABLES
+    assert {PAD_VARIABLE, SELECT_ENV, FORKS_ENV, "REGBENCH_BENCHMARK_DIR"} <= RUN_VARIABLES
