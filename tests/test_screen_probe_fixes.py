@@ -22,6 +22,7 @@ from regbench.errors import ConfigError
 from regbench.model import RUN_VARIABLES
 from regbench.run.execute import FORKS_ENV, SELECT_ENV, run_environment
 from regbench.run.noise import PAD_VARIABLE
+from regbench.screening.base import get_design
 from regbench.screening.space import parse_space
 from regbench.store import Store
 
@@ -214,3 +215,29 @@ def test_the_variables_refused_are_those_regbench_sets_for_a_run(tmp_path):
     env = run_environment(config.benchmarks[0], run_index=0, version="v", inherited={})
     assert {k for k in env if k.startswith("REGBENCH_")} <= RUN_VARIABLES
     assert {PAD_VARIABLE, SELECT_ENV, FORKS_ENV, "REGBENCH_BENCHMARK_DIR"} <= RUN_VARIABLES
+
+
+# ---------------------------------------------------------- 4b, 4c. sizes and the full factorial
+def test_a_size_larger_than_the_space_is_a_one_line_error(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="design 'fractional': 3 two-level options have only 8 configurations, "
+                                          "fewer than the 64 runs asked for: a size of 8"):
+        get_design("fractional", runs=64).build([2] * 3)
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\nname = "r"\n' + SPACE.format(flaky="x"))
+    assert _screen(cfg, "--size", "8", "--dry-run") == 3
+    err = capsys.readouterr().err
+    assert "2 two-level options have only 4 configurations, fewer than the 8 runs asked for" in err
+    assert err.count("\n") == 1
+    assert _screen(cfg, "--size", "4", "--dry-run") == 0  # the whole space is a size that works
+
+
+def test_a_fraction_without_generators_is_headed_as_the_full_factorial():
+    for design, note in ((get_design("fractional").build([2] * 3),
+                          "every configuration: no fraction of 3 options reaches resolution IV"),
+                         (get_design("fractional", runs=4).build([2] * 2),
+                          "every configuration: the 4 runs asked hold all of them")):
+        assert design.generators is not None and not design.generators.p
+        assert design.label() == f"2^{design.k} full factorial, {design.runs} runs"
+        assert design.note == note
+    searched = get_design("fractional", runs=4, resolution=3).build([2] * 3)
+    assert searched.label() == "2^(3-1) resolution III, 4 runs" and "searched" in searched.note
