@@ -20,6 +20,12 @@ if TYPE_CHECKING:  # numpy arrays are only named in annotations: `--help` needs 
 RUN_STATUSES = ("ok", "failed", "crashed", "timeout", "garbage")
 DIRECTIONS = ("lower", "higher")
 DEFAULT_CONFIG = "default"
+#: The variables regbench sets in a benchmark run's environment, over the benchmark's own
+#: (:func:`regbench.run.execute.run_environment`, the pad of ``[noise] env_size``,
+#: ``[project] benchmark_dir``, a split invocation's selection and forks): a ``[screen]`` option
+#: applied through one of them would be overridden, so it is refused.
+RUN_VARIABLES = frozenset({"REGBENCH_ITERATIONS", "REGBENCH_WARMUP", "REGBENCH_RUN_INDEX", "REGBENCH_VERSION",
+                           "REGBENCH_ENV_PAD", "REGBENCH_BENCHMARK_DIR", "REGBENCH_SELECT", "REGBENCH_FORKS"})
 
 #: Kinds of a change, by the benchmark's direction (and so of an alert).
 CHANGE_KINDS = ("regression", "improvement")

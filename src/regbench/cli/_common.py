@@ -257,6 +257,15 @@ def sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+#: ``--rebuild`` and ``--retry-failed`` of the commands that run campaigns (``run``, ``screen``):
+#: one meaning, that of :func:`regbench.run.campaign.run_campaign`'s ``rebuild`` and ``retry_failed``.
+rebuild_option = click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
+retry_failed_option = click.option(
+    "--retry-failed", is_flag=True,
+    help="Also run again the runs that failed earlier (once their cause is fixed): each experiment gets new runs for "
+         "its failed ones; the failed runs stay stored.")
+
+
 #: The help of ``--executor`` and ``--scheduler`` says where their defaults come from.
 EXECUTOR_DEFAULT = "[default: `executor` of [run] in regbench.toml, else local]"
 SCHEDULER_DEFAULT = "[default: `scheduler` of [run] in regbench.toml]"

@@ -7,7 +7,7 @@ from click.core import ParameterSource
 
 from ..errors import ExitStatus
 from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, FiniteFloatRange, configuration_name, dask_scheduler,
-                      moved_option, where_to_run)
+                      moved_option, rebuild_option, retry_failed_option, where_to_run)
 
 
 def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -44,10 +44,8 @@ def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> 
               show_default=True,
               help="optimized: run each benchmark with its stored optimized plan (`regbench optimize`); "
                    "benchmarks without one run as configured.")
-@click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
-@click.option("--retry-failed", is_flag=True,
-              help="Also run again the runs that failed earlier (once their cause is fixed): each "
-                   "experiment gets new runs for its failed ones; the failed runs stay stored.")
+@rebuild_option
+@retry_failed_option
 @click.option("--configuration", "config_name", default="default", show_default=True, metavar="NAME",
               callback=configuration_name,
               help="Configuration the runs are stored under: measure a setup (say, with noise control) "

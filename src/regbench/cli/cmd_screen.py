@@ -9,7 +9,8 @@ from typing import NoReturn
 import click
 
 from ..errors import ExitStatus
-from ._common import EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
+from ._common import (EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, dask_scheduler, rebuild_option, retry_failed_option,
+                      where_to_run)
 
 
 def _design(ctx: click.Context, param: click.Parameter, name: str) -> str:
@@ -46,6 +47,8 @@ def _design(ctx: click.Context, param: click.Parameter, name: str) -> str:
 @click.option("--seed", type=click.IntRange(min=0), metavar="INT",
               help="Seed of the randomized interleaved order [default: random, recorded].")
 @click.option("--machine", metavar="NAME", help="Machine name the runs are stored under [default: host name].")
+@rebuild_option
+@retry_failed_option
 @click.option("--order", type=click.IntRange(1, 3), default=2, show_default=True,
               help="Estimate main effects (1) and interactions up to this many options; the model of "
                    "--design doptimal (1 or 2); with options of more than two levels, 2 adds the two-option "
@@ -79,9 +82,9 @@ def _design(ctx: click.Context, param: click.Parameter, name: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output: tables, or one JSON document (with --dry-run, one JSON line per configuration).")
 @click.pass_obj
-def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, order,
-            alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler, save_suite, notify,
-            dry_run, fmt) -> None:
+def command(ctx, design_name, generators, size, resolution, benchmark, revisions, runs, seed, machine, rebuild,
+            retry_failed, order, alias_order, augment, terms, important, validate, plot_dir, executor_name, scheduler,
+            save_suite, notify, dry_run, fmt) -> None:
     """Screen the configuration space ([screen] in regbench.toml) with a designed experiment.
 
     Each configuration of the design is run --runs times per version in randomized interleaved
@@ -94,8 +97,9 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     or --notify).  --augment adds a D-optimal follow-up (s.4.5), --design doptimal a D-optimal
     design from scratch under the constraints, --design suite runs a screening suite (s.4.6-4.7),
     and --save-suite writes it for `regbench run --suite`.  Options of more than two levels
-    (--design full) are judged by a Type III analysis of variance.  Exit status 4 when a run or
-    a build failed.
+    (--design full) are judged by a Type III analysis of variance.  Runs that failed are not run
+    again unless --retry-failed, builds that failed unless --rebuild (as `regbench run`).  Exit
+    status 4 when a run or a build failed.
     """
     from ..errors import ConfigError
     from ..report.console import echo
@@ -175,7 +179,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
                 stack.enter_context(executor)
             result = run_screen(config, store, design, benchmark=benchmark, revisions=revisions, runs=runs,
                                 seed=seed, machine=machine, order=order, alias_order=alias_order, terms=model,
-                                executor=executor)
+                                executor=executor, retry_failed=retry_failed, rebuild=rebuild)
     except KeyboardInterrupt:
         click.echo("interrupted: the runs made are stored; run the same command again to resume", err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None

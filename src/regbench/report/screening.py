@@ -17,6 +17,7 @@ from ..screening.campaign import ScreenPoint, ScreenResult, SuiteCheck
 from ..screening.effects import EffectsResult, Type3Result
 from ..screening.levels import LevelAnova
 from ..screening.suite import SuiteValidation
+from .campaign import build_cause
 from .console import echo, emit_json, emit_table, finite, fmt_num
 
 
@@ -63,9 +64,16 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
         echo(f"{len(excluded)} configurations break a constraint and were not run (effects fitted to the rest)")
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items() if n)
     echo(f"campaign {result.campaign_id} (seed {result.seed}) on {result.machine}: "
-         f"{counts or 'no run'} stored; {result.trials_skipped} already stored")
-    if result.builds_failed:
-        echo("not built (not run): " + ", ".join(result.builds_failed))
+         f"{counts or 'no run'} stored; {result.trials_skipped} already stored"
+         # As `regbench run` says it: stored failures are not run again unless asked.
+         + (f" ({result.failed_earlier} of them failed: add --retry-failed to run them again)"
+            if result.failed_earlier else "")
+         + (f"; {result.retried} ran again for earlier runs that had failed" if result.retried else ""))
+    for f in result.build_failures:
+        cause = build_cause(f.log_tail)
+        echo(f"not built (not run): {f.label}: build {f.status}"
+             + (" (recorded earlier; --rebuild builds it again)" if f.cached else "")
+             + (f": {cause}" if cause else ""))
     for ve in result.effects:
         if ve.levels is not None:
             emit_levels(ve.levels, title=f"{result.benchmark} at {ve.version} ({unit})")
@@ -149,6 +157,9 @@ def screen_json(result: ScreenResult, checks: tuple[SuiteCheck, ...] = ()) -> di
         "benchmark": result.benchmark, "campaign": result.campaign_id, "seed": result.seed,
         "machine": result.machine, "counts": dict(result.counts), "already_stored": result.trials_skipped,
         "builds_failed": list(result.builds_failed),
+        "build_failures": [{"version": f.version, "variant": dict(f.variant), "status": f.status, "cached": f.cached}
+                           for f in result.build_failures],
+        "failed_earlier": result.failed_earlier, "retried": result.retried,
         "versions": [{"version": ve.version, "reason": ve.reason or None,
                       "effects": effects_json(ve.effects) if ve.effects is not None else None,
                       "type3": anova_json(ve.anova) if ve.anova is not None and d.design in NOT_ORTHOGONAL else None,

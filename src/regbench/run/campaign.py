@@ -48,16 +48,17 @@ import numpy as np
 
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
-from ..model import DEFAULT_CONFIG, RUN_STATUSES, SeriesName
+from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunInfo, SeriesName
 from . import noise as _noise
 from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
                    campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
-                   plan_releases, plan_versions, prepare_version, select_benchmarks, split_label, store_dir)
+                   plan_releases, plan_versions, prepare_version, record_versions, select_benchmarks, split_label,
+                   store_dir)
 from .execute import FORKS_ENV, SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .ramdisk import ramdisk_trees
-from .versions import Worktrees, build_key, with_generations
+from .versions import Worktrees, build_key
 
 if TYPE_CHECKING:
     from ..optimize.plans import CampaignPlans, Split, SplitGroup
@@ -518,9 +519,7 @@ class _Campaign:
         # Version rows first, in history order, so that versions are ordered by history even
         # where timestamps tie.
         # Commits of one committer second are told apart by their generation (with_generations).
-        infos = with_generations(Path(self.config.repo or self.config.root), store, [v.info for v in versions])
-        store.ensure_versions(infos,  # with their tags and branches, by name
-                              aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
+        record_versions(store, self.config, versions)  # with their tags and branches, by name
         slots = self.slots()
         adaptive = any(s.plan == "adaptive" for s in self.specs)
         # Only versions with a run to do are checked out and built: a campaign that resumes a
@@ -562,69 +561,7 @@ class _Campaign:
 
     def slots(self) -> RunSlots:
         """Which runs of this campaign's experiments are stored, and which indexes are free."""
-        ctx = self.ctx
-        # On a cluster, run indexes are kept distinct across the workers' machines: a run is
-        # stored under the machine that made it, which is known only when it ends.
-        taken: set[tuple[str, str, int]] = set()
-        history: set[tuple[str, str, int]] = set()
-        sessions = ctx.store.session_campaigns()
-        for name in ctx.all_machines:
-            mine = ctx.store.existing_run_keys(config=ctx.config_name, machine=name)
-            taken |= mine
-            history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
-                                                    exclude_campaigns=sessions) if sessions else mine)
-        # A failed run that a later campaign ran again with success is history, not one of the
-        # experiment's runs: it neither fills a slot (`--runs 8` after a retry runs up to 8 ok
-        # runs) nor counts as a failure to run again; its index stays taken.
-        history -= self._retried(ctx)
-        attributed = self._attribution()
-        return RunSlots(self.specs, self.runs_of, taken, history, self._failed_indices(history, attributed),
-                        retry_failed=self.retry_failed, groups=self._slot_groups(), attributed=attributed)
-
-    @staticmethod
-    def _retried(ctx) -> set[tuple[str, str, int]]:
-        """``(benchmark, version, run index)`` of this configuration's and machines' failed runs
-        that were run again with success since (:func:`regbench.inventory.retried_failures`)."""
-        from ..inventory import runs_and_retries
-
-        runs, ids = runs_and_retries(ctx.store)
-        return {(r.benchmark, r.version, r.run_index) for r in runs
-                if r.id in ids and r.config == ctx.config_name and r.machine in ctx.all_machines}
-
-    def _slot_groups(self) -> dict[str, SlotGroup]:
-        from ..adapters.base import get_adapter
-
-        out = {}
-        for name, groups in self.groups.items():
-            spec = next(s for s in self.specs if s.name == name)
-            assert spec.format is not None  # only a tool's invocation is split
-            unit_of = get_adapter(spec.format).selection_unit
-            for g in groups:
-                out[g.label] = SlotGroup(name, frozenset(g.units), unit_of)
-        return out
-
-    def _attribution(self) -> dict[tuple[str, str, int], frozenset[str]]:
-        """The units each stored failed invocation of a split benchmark selected, by (benchmark,
-        version, run index): the group its stderr tail names (:func:`~regbench.run.core.split_note`),
-        looked up in the plan of the campaign that ran it.  A failed invocation that was not
-        split is not listed (it ran every benchmark)."""
-        if not self.groups:
-            return {}
-        ctx = self.ctx
-        plans = {c.id: c.plan or {} for c in ctx.store.campaigns()}
-        out: dict[tuple[str, str, int], frozenset[str]] = {}
-        for name in self.groups:
-            for run in ctx.store.runs(benchmark=name):
-                if run.status == "ok" or run.config != ctx.config_name or run.machine not in ctx.all_machines:
-                    continue
-                label = split_label(run.stderr_tail)
-                if label is None:
-                    continue
-                made = (plans.get(run.campaign_id or 0, {}).get("split") or {}).get(name) or {}
-                units = next((g.get("units") for g in made.get("groups") or [] if g.get("label") == label), None)
-                # A note whose campaign's plan does not know the group (the plan lost?): every unit.
-                out[(name, run.version, run.run_index)] = frozenset(units) if units is not None else frozenset()
-        return out
+        return run_slots(self.ctx, self.specs, self.runs_of, retry_failed=self.retry_failed, groups=self.groups)
 
     def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
                    failed: Sequence[str], slots: RunSlots) -> CampaignResult:
@@ -689,46 +626,6 @@ class _Campaign:
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                               order=tuple(r.trial for r in results), adaptive=tuple(outcomes),
                               failed=failures, failed_earlier=lacking, retried=retried, split=self.split)
-
-    def _failed_indices(self, history: set[tuple[str, str, int]],
-                        attributed: Mapping[tuple[str, str, int], frozenset[str]] | None = None
-                        ) -> dict[tuple[str, str], set[int]]:
-        """Per (benchmark, version), the run indices of this configuration and machine whose
-        stored run of the history failed: a benchmark's own run, a tool's invocation stored as
-        failed, or an invocation in which the tool reported a benchmark failed (its series
-        ``SPEC/NAME`` has a failed run there: ``--retry-failed`` runs the invocation again);
-        for a split tool benchmark, per group too (``attributed``: the units of the failed
-        invocations that were split, the others count for every group; a failed benchmark
-        counts for the groups that select it)."""
-        from ..adapters.base import get_adapter
-
-        attributed = attributed or {}
-        ctx = self.ctx
-        specs = {s.name: s for s in self.specs}
-        out: dict[tuple[str, str], set[int]] = {}
-        for run in ctx.store.runs(failed=True):
-            if run.config != ctx.config_name or run.machine not in ctx.all_machines:
-                continue
-            if (run.benchmark, run.version, run.run_index) not in history:
-                continue  # a session's run
-            name = SeriesName.parse(run.benchmark)
-            spec = specs.get(name.benchmark)
-            if spec is None or name.measure is not None or (name.reported is not None and not spec.format):
-                continue
-            key = (spec.name, run.version, run.run_index)
-            out.setdefault((spec.name, run.version), set()).add(run.run_index)
-            groups = self.groups.get(spec.name, ())
-            if name.reported is not None and groups:
-                assert spec.format is not None
-                unit = get_adapter(spec.format).selection_unit(name.reported)
-                selecting = [g for g in groups if unit in g.units]
-            else:
-                made = attributed.get(key)
-                selecting = [g for g in groups if made is None or not made or made & set(g.units)]
-            for g in selecting:
-                out.setdefault((g.label, run.version), set()).add(run.run_index)
-        return out
-
 
 @dataclass(frozen=True)
 class SlotGroup:
@@ -832,6 +729,136 @@ class RunSlots:
             used = self._taken.setdefault(key, set())
             used.add(k)
         return out
+
+
+@dataclass(frozen=True)
+class StoredFailures:
+    """The store's failed runs, and those of them that a later campaign ran again with success
+    (:func:`regbench.inventory.retried_failures`): what :func:`run_slots` needs of the store
+    beyond a configuration's run keys, read once by a command that runs several configurations
+    (a screen's)."""
+
+    failed: tuple[RunInfo, ...] = ()
+    retried: tuple[RunInfo, ...] = ()
+
+    @classmethod
+    def read(cls, store: Store) -> StoredFailures:
+        """Read from ``store``: one query when no run failed."""
+        from ..inventory import runs_and_retries
+
+        failed = store.runs(failed=True)
+        if not failed:
+            return cls()
+        runs, ids = runs_and_retries(store)
+        return cls(tuple(failed), tuple(r for r in runs if r.id in ids))
+
+
+def run_slots(ctx: RunContext, specs: Sequence[BenchmarkSpec], runs_of: Mapping[str, int], *,
+              retry_failed: bool = False, groups: Mapping[str, tuple[SplitGroup, ...]] | None = None,
+              failures: StoredFailures | None = None) -> RunSlots:
+    """Which runs of the experiments ``runs_of`` (benchmarks, or groups of a split tool
+    benchmark, ``groups``) are stored for ``ctx``'s configuration and machines, and which run
+    indexes are free: what a campaign resumes from, and with ``retry_failed`` what it runs again
+    (:class:`RunSlots`).  ``failures``: the store's failed runs, read here when not given."""
+    groups = groups or {}
+    failures = failures if failures is not None else StoredFailures.read(ctx.store)
+    # On a cluster, run indexes are kept distinct across the workers' machines: a run is
+    # stored under the machine that made it, which is known only when it ends.
+    taken: set[tuple[str, str, int]] = set()
+    history: set[tuple[str, str, int]] = set()
+    sessions = ctx.store.session_campaigns()
+    for name in ctx.all_machines:
+        mine = ctx.store.existing_run_keys(config=ctx.config_name, machine=name)
+        taken |= mine
+        history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
+                                                exclude_campaigns=sessions) if sessions else mine)
+    # A failed run that a later campaign ran again with success is history, not one of the
+    # experiment's runs: it neither fills a slot (`--runs 8` after a retry runs up to 8 ok
+    # runs) nor counts as a failure to run again; its index stays taken.
+    history -= {(r.benchmark, r.version, r.run_index) for r in failures.retried
+                if r.config == ctx.config_name and r.machine in ctx.all_machines}
+    attributed = _attribution(ctx, groups)
+    return RunSlots(specs, runs_of, taken, history,
+                    _failed_indices(ctx, specs, groups, failures.failed, history, attributed),
+                    retry_failed=retry_failed, groups=_slot_groups(specs, groups), attributed=attributed)
+
+
+def _slot_groups(specs: Sequence[BenchmarkSpec], groups: Mapping[str, tuple[SplitGroup, ...]]
+                 ) -> dict[str, SlotGroup]:
+    from ..adapters.base import get_adapter
+
+    out = {}
+    for name, of_spec in groups.items():
+        spec = next(s for s in specs if s.name == name)
+        assert spec.format is not None  # only a tool's invocation is split
+        unit_of = get_adapter(spec.format).selection_unit
+        for g in of_spec:
+            out[g.label] = SlotGroup(name, frozenset(g.units), unit_of)
+    return out
+
+
+def _attribution(ctx: RunContext, groups: Mapping[str, tuple[SplitGroup, ...]]
+                 ) -> dict[tuple[str, str, int], frozenset[str]]:
+    """The units each stored failed invocation of a split benchmark selected, by (benchmark,
+    version, run index): the group its stderr tail names (:func:`~regbench.run.core.split_note`),
+    looked up in the plan of the campaign that ran it.  A failed invocation that was not
+    split is not listed (it ran every benchmark)."""
+    if not groups:
+        return {}
+    plans = {c.id: c.plan or {} for c in ctx.store.campaigns()}
+    out: dict[tuple[str, str, int], frozenset[str]] = {}
+    for name in groups:
+        for run in ctx.store.runs(benchmark=name):
+            if run.status == "ok" or run.config != ctx.config_name or run.machine not in ctx.all_machines:
+                continue
+            label = split_label(run.stderr_tail)
+            if label is None:
+                continue
+            made = (plans.get(run.campaign_id or 0, {}).get("split") or {}).get(name) or {}
+            units = next((g.get("units") for g in made.get("groups") or [] if g.get("label") == label), None)
+            # A note whose campaign's plan does not know the group (the plan lost?): every unit.
+            out[(name, run.version, run.run_index)] = frozenset(units) if units is not None else frozenset()
+    return out
+
+
+def _failed_indices(ctx: RunContext, specs: Sequence[BenchmarkSpec], groups: Mapping[str, tuple[SplitGroup, ...]],
+                    failed: Iterable[RunInfo], history: set[tuple[str, str, int]],
+                    attributed: Mapping[tuple[str, str, int], frozenset[str]] | None = None
+                    ) -> dict[tuple[str, str], set[int]]:
+    """Per (benchmark, version), the run indices of ``ctx``'s configuration and machines whose
+    stored run of the history failed (``failed``: the store's failed runs): a benchmark's own
+    run, a tool's invocation stored as failed, or an invocation in which the tool reported a
+    benchmark failed (its series ``SPEC/NAME`` has a failed run there: ``--retry-failed`` runs
+    the invocation again); for a split tool benchmark, per group too (``attributed``: the units
+    of the failed invocations that were split, the others count for every group; a failed
+    benchmark counts for the groups that select it)."""
+    from ..adapters.base import get_adapter
+
+    attributed = attributed or {}
+    by_name = {s.name: s for s in specs}
+    out: dict[tuple[str, str], set[int]] = {}
+    for run in failed:
+        if run.config != ctx.config_name or run.machine not in ctx.all_machines:
+            continue
+        if (run.benchmark, run.version, run.run_index) not in history:
+            continue  # a session's run
+        name = SeriesName.parse(run.benchmark)
+        spec = by_name.get(name.benchmark)
+        if spec is None or name.measure is not None or (name.reported is not None and not spec.format):
+            continue
+        key = (spec.name, run.version, run.run_index)
+        out.setdefault((spec.name, run.version), set()).add(run.run_index)
+        of_spec = groups.get(spec.name, ())
+        if name.reported is not None and of_spec:
+            assert spec.format is not None
+            unit = get_adapter(spec.format).selection_unit(name.reported)
+            selecting = [g for g in of_spec if unit in g.units]
+        else:
+            made = attributed.get(key)
+            selecting = [g for g in of_spec if made is None or not made or made & set(g.units)]
+        for g in selecting:
+            out.setdefault((g.label, run.version), set()).add(run.run_index)
+    return out
 
 
 def _widest_runs(experiments: Sequence[tuple[str, BenchmarkSpec]], runs_of: Mapping[str, int]

@@ -48,7 +48,8 @@ from .execute import SELECT_ENV, RunOutcome, all_warmup_note, execute_run, no_co
 from .noise import pad_environment
 from .process import NOTE, with_note
 from .ramdisk import remove_stale_scratch
-from .versions import Commit, Worktrees, build_key, build_version, prepare_tree, resolve_revisions, working_tree_version
+from .versions import (Commit, Worktrees, build_key, build_version, prepare_tree, resolve_revisions,
+                       with_generations, working_tree_version)
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -176,6 +177,18 @@ def plan_versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) 
         previous = stamp
         out.append(PlannedVersion.of_commit(c, dataclasses.replace(c.version(), timestamp=stamp)))
     return out
+
+
+def record_versions(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion]) -> None:
+    """Store the rows of ``versions`` (those not stored yet), in history order, with their tags
+    and branches (a commit's aliases: tables show ``v1`` rather than a short sha) and, where
+    committer dates tie, their generations (:func:`regbench.run.versions.with_generations`).
+
+    Every command that benchmarks versions records them so, before its first run: a campaign, a
+    session's version, a screen's.
+    """
+    infos = with_generations(Path(config.repo or config.root), store, [v.info for v in versions])
+    store.ensure_versions(infos, aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
 
 
 def plan_releases(spec: str, root: Path) -> list[PlannedVersion]:

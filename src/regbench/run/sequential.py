@@ -39,13 +39,14 @@ from ..model import DEFAULT_CONFIG, SESSION_SCHEDULE
 from ..stats.compare import run_location
 from ..stats.modepairs import ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
-                   check_env_size, check_measures, default_cache_dir, prepare_version, select_benchmarks)
+                   check_env_size, check_measures, default_cache_dir, prepare_version, record_versions,
+                   select_benchmarks)
 from .duet import DuetCores, DuetExecutor, duet_cores
 from .execute import RunOutcome
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
 from .noise import check_noise
-from .versions import Commit, Worktrees, resolve_revisions, with_generations
+from .versions import Commit, Worktrees, resolve_revisions
 
 if TYPE_CHECKING:
     from ..stats.sequential import SequentialDecision
@@ -328,8 +329,7 @@ class Session:
         if name in self._ready:
             return self._ready[name]
         planned = PlannedVersion.of_commit(commit)
-        self.store.ensure_versions(with_generations(Path(self.config.repo or self.config.root), self.store,
-                                                    [planned.info]), aliases={planned.name: commit.aliases})
+        record_versions(self.store, self.config, [planned])
         prepared = prepare_version(self.store, self.config, planned, cache_dir=self.cache_dir, rebuild=self.rebuild,
                                    trees=self.trees)
         self._ready[name] = prepared.ready

@@ -70,9 +70,12 @@ class DesignMatrix:
         return 2.0 * self.levels - 1.0
 
     def label(self) -> str:
-        """``2^(4-1) resolution IV`` and the like."""
+        """``2^(4-1) resolution IV`` and the like; ``2^3 full factorial`` for a fraction without
+        generators."""
         if self.generators is not None:
             g = self.generators
+            if not g.p:
+                return f"2^{g.k} full factorial, {self.runs} runs"
             res = ROMAN.get(self.resolution or 0, str(self.resolution)) if self.resolution else "full"
             return f"2^({g.k}-{g.p}) resolution {res}, {self.runs} runs"
         return f"{self.design}, {self.runs} runs"

@@ -10,8 +10,10 @@ store and its runs are not made twice.  The runs go through the run core
   every (configuration, version), shuffled with the recorded seed, and rounds follow one another;
 - every run is stored in its own transaction as it ends; a run that fails is stored with its
   status and left out of the estimates (a point that lost every run is left out of the fit);
-- running the same command again resumes: the run indices already stored for a configuration,
-  version and machine are not run again;
+- running the same command again resumes: the runs already stored for a configuration, version
+  and machine are not run again, whatever their status; with ``retry_failed``, those that failed
+  are (at new run indices, the failed runs staying stored), as a campaign's are: the slots are
+  the run core's (:func:`regbench.run.campaign.run_slots`);
 - a configuration that breaks a constraint is never run: it is reported, and the effects are
   fitted to the others (least squares, :mod:`regbench.screening.effects`).
 
@@ -44,8 +46,10 @@ from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import RUN_STATUSES
 from ..run import noise as _noise
+from ..run.campaign import StoredFailures, run_slots
 from ..run.core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
-                        campaign_status, default_cache_dir, plan_versions, prepare_version, store_dir)
+                        campaign_status, default_cache_dir, plan_versions, prepare_version, record_versions,
+                        store_dir)
 from ..run.executor import LocalExecutor
 from ..run.fingerprint import default_machine_name, machine_fingerprint
 from ..run.versions import Worktrees
@@ -106,6 +110,38 @@ class Recalibration:
 
 
 @dataclass(frozen=True)
+class FailedBuild:
+    """A version that did not build in one build variant: the configurations of that variant
+    were not run at that version.
+
+    Attributes
+    ----------
+    version : str
+    variant : tuple of (str, str)
+        The build options' levels of the variant, rendered (``(("opt", "-fbogus"),)``); empty
+        without build options.
+    status : str
+        The build's status (``failed``, ``timeout``).
+    cached : bool
+        The failure was recorded by an earlier command and not tried again (``rebuild`` does).
+    log_tail : str or None
+        The end of the build's log.
+    """
+
+    version: str
+    variant: tuple[tuple[str, str], ...] = ()
+    status: str = "failed"
+    cached: bool = False
+    log_tail: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``80faee2d33 (opt=-fbogus)``: the version, and the variant when there are build options."""
+        levels = ",".join(f"{name}={level}" for name, level in self.variant)
+        return f"{self.version} ({levels})" if levels else self.version
+
+
+@dataclass(frozen=True)
 class ScreenResult:
     """What ``regbench screen`` did and found.
 
@@ -122,11 +158,18 @@ class ScreenResult:
     trials_skipped : int
         Runs not made because they were stored before (resume, or another design).
     builds_failed : tuple of str
-        Versions that did not build (not run).
+        Versions that did not build (not run), in one build variant at least.
     effects : tuple of VersionEffects
         Per version, in history order.
     recalibration : tuple of Recalibration
         Each version with effects against the previous one with effects.
+    build_failures : tuple of FailedBuild
+        Each version and build variant that did not build.
+    failed_earlier : int
+        Runs stored before this campaign that failed and that ``retry_failed`` would run again
+        (0 when it did).
+    retried : int
+        Runs this campaign added with ``retry_failed`` for earlier runs that had failed.
     """
 
     design: DesignMatrix
@@ -140,6 +183,9 @@ class ScreenResult:
     builds_failed: tuple[str, ...]
     effects: tuple[VersionEffects, ...]
     recalibration: tuple[Recalibration, ...] = ()
+    build_failures: tuple[FailedBuild, ...] = ()
+    failed_earlier: int = 0
+    retried: int = 0
 
     @property
     def failed_runs(self) -> int:
@@ -190,6 +236,12 @@ def applied_spec(spec: BenchmarkSpec, space: ConfigurationSpace, point: ScreenPo
     return dataclasses.replace(spec, env=env, command=tuple(command))
 
 
+def variant_levels(space: ConfigurationSpace, point: ScreenPoint) -> tuple[tuple[str, str], ...]:
+    """The levels of ``point``'s build options, rendered: its build variant, as people name it
+    (``(("opt", "-O2"),)``; empty without build options)."""
+    return tuple((o.name, o.render(point.levels[o.name])) for o in space.options if o.apply == "build")
+
+
 def build_args(space: ConfigurationSpace, point: ScreenPoint) -> tuple[str, ...]:
     """The arguments ``point``'s build options add to the ``[project] build`` command, in the
     options' order: its build variant (empty without build options)."""
@@ -224,12 +276,16 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                noise: NoiseControl | None = None, order: int = 2, alias_order: int = 3,
                confidence_level: float = 0.95, reporter: TrialReporter | None = None,
                command: str | None = None, cache_dir: Path | None = None,
-               terms: Sequence[Term] | None = None, executor: Executor | None = None) -> ScreenResult:
+               terms: Sequence[Term] | None = None, executor: Executor | None = None,
+               retry_failed: bool = False, rebuild: bool = False) -> ScreenResult:
     """Run every valid configuration of ``design`` ``runs`` times per version, then estimate
     the effects per version (``terms``: the model, default every effect up to ``order`` the
     design estimates, :func:`regbench.screening.terms.design_terms`; ``executor``: where the runs
     are made, default one at a time here, :class:`~regbench.run.executor.LocalExecutor`; the
-    caller closes one it gives).
+    caller closes one it gives).  ``retry_failed`` and ``rebuild`` mean what they mean to
+    :func:`regbench.run.campaign.run_campaign`: run again, at new run indices, the runs of a
+    configuration and version that failed earlier (they stay stored); build every version of
+    every build variant again, even where a build (a failed one) is recorded.
 
     Raises
     ------
@@ -286,9 +342,11 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
         if executor is None:
             executor = cleanup.enter_context(LocalExecutor())
+        # The versions with their tags and branches (and generations where committer dates tie),
+        # as a campaign records them.
+        record_versions(store, config, versions)
+
         def named(conn) -> None:
-            for v in versions:
-                store.ensure_version(conn, v.info)
             for p in valid:  # the levels travel with the configuration's name
                 store.ensure_config(conn, p.name, params={k: v for k, v in p.levels.items()})
 
@@ -296,14 +354,17 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         # One checkout and build of every version per build variant: a build made with other
         # flags in the same tree would be overwritten by the next.
         ready: dict[tuple[str, ...], list[ReadyVersion]] = {}
-        failed: list[str] = []
+        build_failures: list[FailedBuild] = []
         for variant in variants:
             trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
             built = dataclasses.replace(config, build=(*(config.build or ()), *variant)) if variant else config
-            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees)
-            failed.extend(v for v in lost if v not in failed)
-        counts, skipped = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
-                                      {p.name: ready[build_args(space, p)] for p in valid}, runs, seed, reporter)
+            levels = variant_levels(space, next(p for p in valid if build_args(space, p) == variant))
+            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees, rebuild=rebuild, variant=levels)
+            build_failures.extend(lost)
+        failed = list(dict.fromkeys(f.version for f in build_failures))
+        rounds = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
+                             {p.name: ready[build_args(space, p)] for p in valid}, runs, seed, reporter,
+                             retry_failed=retry_failed)
     if terms is None:
         terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
                  if all(n == 2 for n in design.level_counts) else [])
@@ -315,8 +376,10 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     recalibration = tuple(Recalibration(a, b, compare_effects(ea, eb))
                           for (a, ea), (b, eb) in zip(with_effects, with_effects[1:]))
     return ScreenResult(design=design, points=tuple(points), benchmark=spec.name, campaign_id=campaign_id,
-                        seed=seed, machine=machine, counts=counts, trials_skipped=skipped,
-                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration)
+                        seed=seed, machine=machine, counts=rounds.counts, trials_skipped=rounds.skipped,
+                        builds_failed=tuple(failed), effects=effects, recalibration=recalibration,
+                        build_failures=tuple(build_failures), failed_earlier=rounds.failed_earlier,
+                        retried=rounds.retried)
 
 
 def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
@@ -337,51 +400,75 @@ def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
 
 
 def _prepare(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion], cache_dir: Path,
-             trees: Worktrees) -> tuple[list[ReadyVersion], list[str]]:
-    ready, failed = [], []
+             trees: Worktrees, *, rebuild: bool, variant: tuple[tuple[str, str], ...]
+             ) -> tuple[list[ReadyVersion], list[FailedBuild]]:
+    """Every version checked out and built in one build variant (``config``'s build command is
+    the variant's); the versions ready, and those that did not build."""
+    ready: list[ReadyVersion] = []
+    failed: list[FailedBuild] = []
     for v in versions:
-        prepared = prepare_version(store, config, v, cache_dir=cache_dir, trees=trees)
+        prepared = prepare_version(store, config, v, cache_dir=cache_dir, rebuild=rebuild, trees=trees)
         if prepared.ready is None:
-            failed.append(v.name)
+            failed.append(FailedBuild(v.name, variant, prepared.status, prepared.cached, prepared.log_tail))
         else:
             ready.append(prepared.ready)
     return ready, failed
 
 
+@dataclass(frozen=True)
+class _Rounds:
+    """What :func:`_run_rounds` did (the fields of :class:`ScreenResult` of the same names)."""
+
+    counts: dict[str, int]
+    skipped: int
+    failed_earlier: int
+    retried: int
+
+
 def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseControl, executor: Executor,
                 benchmark: str, points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
                 ready: Mapping[str, Sequence[ReadyVersion]], runs: int, seed: int,
-                reporter: TrialReporter | None) -> tuple[dict[str, int], int]:
+                reporter: TrialReporter | None, *, retry_failed: bool = False) -> _Rounds:
     """RMIT rounds over (configuration, version) pairs, all handed to the executor at once (a
     Dask cluster runs them in parallel); each run stored as it comes back.  ``ready``: by
-    configuration, the versions built for it (its build variant's)."""
+    configuration, the versions built for it (its build variant's).
+
+    What is stored is counted as a campaign counts it (:func:`regbench.run.campaign.run_slots`):
+    a (configuration, version) lacks the runs it has fewer than ``runs`` of, a failed one counting
+    as done unless ``retry_failed``; round ``r`` holds the ``r``-th run of each, stored at the
+    first free run index."""
     runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready[p.name],
                                    reporter)
                for p in points}
-    todo: list[tuple[int, str, str]] = []
-    skipped = 0
+    failures = StoredFailures.read(store)  # once, for every configuration
+    todo: list[tuple[int, str, str, int]] = []  # (round, configuration, version, run index)
+    skipped = lacking = retried = 0
     for p in points:
-        by_version: dict[str, set[int]] = {}
-        for b, vname, r in store.existing_run_keys(config=p.name, machine=machine):
-            if b == benchmark:
-                by_version.setdefault(vname, set()).add(r)
+        slots = run_slots(runners[p.name].ctx, [specs[p.name]], {benchmark: runs}, retry_failed=retry_failed,
+                          failures=failures)
+        nominal: list[Trial] = []
         for ver in ready[p.name]:
-            have = by_version.get(ver.name, set())
-            for r in range(runs):
-                if r in have:
-                    skipped += 1
-                else:
-                    todo.append((r, p.name, ver.name))
+            have = slots.have(benchmark, ver.name)
+            lost = slots.lost(benchmark, ver.name)
+            if retry_failed:
+                retried += lost
+            else:
+                lacking += lost
+            skipped += min(have, runs)
+            nominal.extend(Trial(benchmark, ver.name, r) for r in range(have, runs))
+        todo.extend((t.run_index, p.name, t.version, placed.run_index)
+                    for t, placed in zip(nominal, slots.place(nominal), strict=True))
     rng = np.random.default_rng(seed)
     # Canonical order first, so the shuffle depends only on the set of trials and the seed.
     todo.sort()
-    ordered: list[tuple[int, str, str]] = []
+    ordered: list[tuple[int, str, str, int]] = []
     for r in sorted({t[0] for t in todo}):
         block = [t for t in todo if t[0] == r]
         ordered.extend(block[k] for k in rng.permutation(len(block)))
     counts = dict.fromkeys(RUN_STATUSES, 0)
-    requests = [runners[name].request(Trial(benchmark, version, r), specs[name]) for r, name, version in ordered]
-    owner = {id(req): name for req, (_, name, _) in zip(requests, ordered, strict=True)}
+    requests = [runners[name].request(Trial(benchmark, version, index), specs[name])
+                for _, name, version, index in ordered]
+    owner = {id(req): name for req, (_, name, _, _) in zip(requests, ordered, strict=True)}
     for request, outcome in executor.map(requests, started=_started(reporter)):
         # The configuration's own runner stores it (its RunContext names the configuration).
         runner = runners[owner[id(request)]]
@@ -389,7 +476,7 @@ def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseContro
             counts[outcome.status] += 1
         else:
             skipped += 1
-    return counts, skipped
+    return _Rounds(counts, skipped, lacking, retried)
 
 
 def _started(reporter: TrialReporter | None):

@@ -87,7 +87,12 @@ class Fractional(Design):
         else:
             want = self.resolution or 4
             gens = search_generators(k, want, self.runs)
-            note = "generators searched (greedy on the word-length pattern; not guaranteed minimum aberration)"
+            if not gens.p:  # no generator: nothing was searched
+                note = (f"every configuration: the {self.runs} runs asked hold all of them" if self.runs is not None
+                        else f"every configuration: no fraction of {k} options reaches resolution "
+                             f"{ROMAN.get(want, want)}")
+            else:
+                note = "generators searched (greedy on the word-length pattern; not guaranteed minimum aberration)"
         return fraction(gens, note=note)
 
 
@@ -221,10 +226,15 @@ def search_generators(k: int, want: int, runs: int | None) -> Generators:
     ------
     ConfigError
         When no design of ``runs`` runs reaches the resolution: the message names the smallest
-        run size that does.
+        run size that does; when ``runs`` is more than the ``2^k`` configurations there are.
     """
     if k < 2:
         raise ConfigError("design 'fractional': needs at least two options")
+    if runs is not None and runs > 2 ** k:
+        # A design of fewer runs than asked would be a silent surprise: say what the most is.
+        raise ConfigError(f"design 'fractional': {k} two-level options have only {2 ** k} configurations, fewer "
+                          f"than the {runs} runs asked for: a size of {2 ** k} (every configuration) is the largest; "
+                          "--runs repeats each configuration")
     if k > MAX_SEARCHED_K:
         raise ConfigError(f"design 'fractional': searching generators for {k} options is not supported (at most "
                           f"{MAX_SEARCHED_K}); give the generators")

@@ -35,6 +35,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..errors import ConfigError, shown
+from ..model import RUN_VARIABLES
 
 #: How an option reaches a benchmark (exactly one per option).
 APPLY_KINDS = ("env", "arg", "template", "build")
@@ -89,9 +90,15 @@ class Option:
 
     def render(self, level: Level) -> str:
         """The level as text (TOML booleans as ``true``/``false``, as the file writes them)."""
-        if isinstance(level, bool):
-            return "true" if level else "false"
-        return str(level)
+        return render_level(level)
+
+
+def render_level(level: Level) -> str:
+    """A level as text: in the configuration's name, and as the option gives it to the benchmark
+    (a variable's value, an argument, the template, a build flag)."""
+    if isinstance(level, bool):
+        return "true" if level else "false"
+    return str(level)
 
 
 @dataclass(frozen=True)
@@ -206,7 +213,22 @@ def parse_space(table: object, *, where: str = "regbench.toml") -> Configuration
             fail("[screen] `template` must be a table { source = \"FILE\", env = \"VARIABLE\" }")
         if not _NAME.match(t["env"]):
             fail(f"[screen] `template`: `env` must be a variable name, got {shown(t['env'])}")
+        if t["env"] in RUN_VARIABLES:
+            fail(f"[screen] `template`: `env` {t['env']} is a variable regbench sets in the environment of the runs "
+                 "itself, which would override the rendered file's path: give it another variable")
         template = Template(source=t["source"], env=t["env"])
+    # One variable, one setting: a second option (or the template) setting it would override the first.
+    setting: dict[str, str] = {}
+    for o in options:
+        if o.apply != "env":
+            continue
+        if o.target in setting:
+            fail(f"[[screen.option]] {o.name!r}: `env` {o.target} is set by option {setting[o.target]!r} too: "
+                 "one would override the other")
+        if template is not None and o.target == template.env:
+            fail(f"[[screen.option]] {o.name!r}: `env` {o.target} is the [screen] `template`'s variable too: "
+                 "one would override the other")
+        setting[o.target] = o.name
     if any(o.apply == "template" for o in options) and template is None:
         name = next(o.name for o in options if o.apply == "template")
         fail(f"[[screen.option]] {name!r}: applied through the template, but [screen] has no `template`")
@@ -245,10 +267,22 @@ def _option(item: object, label: str, fail: Callable[[str], NoReturn]) -> Option
     if len(kinds) != 1:
         fail(f"{label}: give exactly one of {', '.join(APPLY_KINDS)} (how the option reaches the benchmark)")
     kind = kinds[0]
+    # Two levels written alike (1 and "1", true and "true") would be one configuration name and
+    # one setting: half the design would be the other half's runs, and the option's effect 0.
+    written: dict[str, Level] = {}
+    for x in levels:
+        text = render_level(x)
+        if text in written:
+            fail(f"{label}: `levels` {shown(written[text])} and {shown(x)} are both written {shown(text)} (in the "
+                 f"configuration's name and in `{kind}`): give distinct levels")
+        written[text] = x
     target = item[kind]
     if kind == "env":
         if not isinstance(target, str) or not _NAME.match(target):
             fail(f"{label}: `env` must be a variable name, got {shown(target)}")
+        if target in RUN_VARIABLES:
+            fail(f"{label}: `env` {target} is a variable regbench sets in the environment of the runs itself, which "
+                 "would override the level: apply the option through another variable")
     elif kind == "template":
         if target is not True:
             fail(f"{label}: `template` must be true (the level replaces ${{{name}}} in the template)")
