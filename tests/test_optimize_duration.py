@@ -36,7 +36,8 @@ def brute_force(sl: np.ndarray, warmup: int, threshold: float, min_runs: int):
     it costs ``w + i d / D`` iterations of the full configuration's length.  RMAD by scipy.  A
     duration whose median over every run and iteration is more than the threshold away from the
     full configuration's is not offered, nor a count of iterations whose first ones, of every
-    run at full length, have a median that far away (a warm-up not over)."""
+    run at full length, have a median that far away (a warm-up not over), nor a configuration
+    whose own median is that far away."""
     runs, total, n = sl.shape
     first = warmup * n
 
@@ -51,6 +52,8 @@ def brute_force(sl: np.ndarray, warmup: int, threshold: float, min_runs: int):
         if i < total - warmup and abs(np.median(values(runs, i, n)) - full) > threshold * full:
             continue
         values_ = values(r, i, d)
+        if abs(np.median(values_) - full) > threshold * full:
+            continue  # its own result off the full configuration's
         rmad = st.median_abs_deviation(values_, scale=1.0) / np.median(values_)
         if rmad <= threshold:
             key = (r * (warmup + i * d / n), rmad, (r, i, d))

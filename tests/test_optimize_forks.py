@@ -469,7 +469,7 @@ def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(
     classpath = f"{proj / 'target' / 'classes'}{os.pathsep}{proj / 'target' / 'lib'}/*"
     # -Djmh.ignoreLock: the suite's two workers may run two live JMH tests at once.
     command = ["sh", "-c", 'exec java -Djmh.ignoreLock=true -cp "$0" org.openjdk.jmh.Main regbench.golden.SumBench -f ' + forks_arg + ' -wi 1 -w 50ms '
-               '-r 50ms -i "$REGBENCH_ITERATIONS" -p size=10 -bm avgt -rf json -rff {output}', classpath]
+               '-r 50ms -i "$REGBENCH_ITERATIONS" -p size=100000 -bm avgt -rf json -rff {output}', classpath]
     repo = tmp_path / "proj"
     git_init(repo)
     text = ('[project]\nname = "p"\n[defaults]\nruns = 3\niterations = 4\nwarmup = 0\n\n[[benchmark]]\n'
@@ -486,7 +486,7 @@ def test_a_plan_of_a_two_fork_jmh_benchmark_measures_what_it_was_simulated_with(
     # the cheapest configuration, so that what reaches -i (and -f) differs from the full campaign's.
     assert main([*args, "optimize", "--metric", "rmad", "--threshold", "0.99", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    name = "jmh/regbench.golden.SumBench.sum(size=10)"
+    name = "jmh/regbench.golden.SumBench.sum(size=100000)"
     (plan,) = [p for p in doc["derived"] if p["benchmark"] == name]
     assert (plan["full_runs"], plan["full_iterations"], plan["full_forks"]) == (3, 4, 2)
     # Where the command reads REGBENCH_FORKS a fork is a level: one JVM a run is enough at this

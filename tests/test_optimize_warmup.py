@@ -81,3 +81,16 @@ def test_optimize_says_which_iteration_counts_it_refused_and_why(store, capsys):
     print_optimize(result, fmt="json")
     (plan,) = json.loads(capsys.readouterr().out)["derived"]
     assert plan["unsettled"] == [1, 2] and plan["benchmark"] == "b"
+
+
+def test_the_first_runs_sharing_one_of_two_levels_are_not_a_stable_plan():
+    """Whole runs at two levels (random initial conditions): runs 0-1 at 1.0, runs 2-4 at 2.0.
+    Two runs agree closely (cv 0.1 %) and sit 37 % off the full configuration's result: not a
+    plan, however stable (a probe found `2 x 2` chosen, "expected precision cv 0.11 %")."""
+    rng = np.random.default_rng(13)
+    x = np.array([1.0, 1.0, 2.0, 2.0, 2.0])[:, None] * (1 + 0.003 * rng.uniform(-1, 1, (5, 6)))
+    found = minimal_configuration(x, metric="cv", threshold=0.05, min_runs=2)
+    two = [s for s in found.scored if s.configuration.runs == 2]
+    assert two and all(s.stability <= 0.05 for s in two)  # stable, as the metric sees them
+    assert not found.stable and found.chosen.configuration == found.full.configuration
+    assert abs(found.full.result - 1.6) < 0.01
