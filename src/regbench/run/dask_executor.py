@@ -67,17 +67,79 @@ RESOURCE = "benchmark"
 MACHINE_VARIABLE = "REGBENCH_MACHINE"
 
 def connect(scheduler: str | None, *, timeout: float = 10.0, what: str = "--executor dask") -> Any:
-    """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`."""
+    """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`.
+
+    The address is first asked who it is (:func:`scheduler_identity`, bounded by ``timeout``): a
+    client of Dask's own would hang on a port whose service waits for its client to speak (an
+    HTTP server), fail with a traceback where one speaks first (sshd's banner read as a frame
+    length), and stall in its finalizer after a malformed address.  Only an address where a Dask
+    scheduler answers gets a client.
+    """
     from ..extras import require
 
     distributed = require("distributed", what=what)
     if not scheduler:
         raise ConfigError(f"{what} needs --scheduler ADDRESS (such as tcp://127.0.0.1:8786)")
+    scheduler_identity(scheduler, timeout=timeout)
     try:
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever Dask raises, the command says it on one line
+        raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {_reason(exc)}") from None
+
+
+def scheduler_identity(address: str, *, timeout: float = 10.0) -> dict[str, Any]:
+    """What the Dask scheduler at ``address`` says of itself (its ``identity``), or a one-line
+    :class:`ConfigError` within about ``timeout`` seconds: the address is malformed, nothing
+    accepts there (connecting is retried for ``timeout`` seconds, as Dask does), what accepts does
+    not answer in Dask's protocol in time, or it answers but is not a scheduler (a worker).
+
+    The exchange runs in an event loop of its own, bounded as a whole: Dask's ``connect`` bounds
+    the connection but not the handshake that follows it.
+    """
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
+
+    async def ask() -> Any:
+        comm = await dask_connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "n_workers": 0, "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    # A second beyond ``timeout``: a refused connection is retried for ``timeout`` seconds and
+    # then said as such (OSError), not as a silence.
+    bound = timeout + 1.0
+    fail = f"cannot reach the Dask scheduler at {address}"
+    try:
+        reply = asyncio.run(asyncio.wait_for(ask(), bound))
+    except TimeoutError:  # asyncio's, since Python 3.11
+        raise ConfigError(f"{fail}: no answer in Dask's protocol within {bound:g} s (is it the scheduler's "
+                          "port? `dask scheduler` listens on 8786)") from None
+    except (OSError, ValueError) as exc:  # refused, unknown host, malformed address
+        raise ConfigError(f"{fail}: {_reason(exc)}") from None
+    except Exception:  # noqa: BLE001 - another protocol's bytes read as Dask frames (sshd's banner as a length)
+        raise ConfigError(f"{fail}: what answers there is not a Dask scheduler (it does not speak Dask's "
+                          "protocol)") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        # A worker or a nanny answers too, with an error: their identity takes no n_workers.
+        raise ConfigError(f"{fail}: what answers there is a Dask server but not the scheduler (a worker's "
+                          "address?)" if isinstance(reply, dict) and "status" in reply
+                          else f"{fail}: what answers there is not a Dask scheduler")
+    return reply
+
+
+def _reason(exc: BaseException) -> str:
+    """``exc`` on one line, with the operating system's reason at the root of its causes (Dask's
+    "Timed out trying to connect" of a refused connection hides "Connection refused")."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    if root is not exc and isinstance(root, OSError) and root.strerror:
+        reason += f" ({root.strerror})"
+    return reason
 
 
 def worker_machine() -> tuple[str, dict]:

@@ -1,0 +1,145 @@
+"""Dask executor defects found by probing (docs/dask.md s.2), each on a real scheduler and real
+workers on loopback:
+
+- ``--scheduler`` naming a port where something other than a Dask scheduler listens gave a
+  traceback (a service that speaks first), hung (one that waits for its client) or stalled in
+  the client's finalizer (a malformed address).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import socketserver
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from regbench.cli.main import main
+from regbench.errors import ExitStatus
+
+distributed = pytest.importorskip("distributed")
+
+PY = sys.executable
+
+
+def screen_project(tmp_path: Path, command: list[str]) -> Path:
+    """Two two-level options, one benchmark, one iteration per run: a 4-run full design."""
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(f'[project]\nname = "p"\n\n[defaults]\nruns = 1\niterations = 2\nwarmup = 0\n\n'
+                   f'[[benchmark]]\nname = "bench"\ncommand = {json.dumps(command)}\n\n'
+                   '[[screen.option]]\nname = "x"\nlevels = [1, 2]\nenv = "X"\n\n'
+                   '[[screen.option]]\nname = "y"\nlevels = [1, 2]\nenv = "Y"\n', encoding="utf-8")
+    return cfg
+
+
+def screen(cfg: Path, *args: str) -> int:
+    return main(["--config", str(cfg), "--store", str(cfg.parent / "results.db"), "screen", "--design", "full",
+                 "--runs", "1", "--seed", "1", *args])
+
+
+PRINTS = [PY, "-c", "import os; [print(0.001 * int(os.environ['X'])) for _ in range(2)]"]
+
+
+def loopback_cluster(**resources: float) -> distributed.LocalCluster:
+    """A scheduler and one worker (threads of this process) on loopback TCP, as separate
+    machines would be reached; the worker offers ``resources``."""
+    return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                    host="127.0.0.1", dashboard_address=":0", resources=resources or None)
+
+
+# ----------------------------------------------------- 3: --scheduler names something else
+
+
+class _Banner(socketserver.BaseRequestHandler):
+    def handle(self) -> None:  # as sshd: speaks first, then waits for the client
+        self.request.sendall(b"SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.6\r\n")
+        while self.request.recv(4096):
+            pass
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that hangs up mid-request
+
+
+@pytest.fixture
+def not_a_scheduler(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The address of a TCP service that is not Dask: an sshd-like banner, an HTTP server."""
+    import threading
+
+    kind = request.param
+    if kind == "banner":
+        server = _Server(("127.0.0.1", 0), _Banner)
+    else:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+        server.daemon_threads = True
+        server.handle_error = lambda *a: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+# The CLI as a process (a client's finalizer speaks at exit), connecting for 2 s instead of 10.
+CLI = ("import sys; from regbench.run import dask_executor as d; "
+       "d.DaskExecutor.__init__.__kwdefaults__['timeout'] = 2.0; "
+       "from regbench.cli.main import main; sys.exit(main(sys.argv[1:]))")
+
+
+def cli_screen(cfg: Path, scheduler: str) -> tuple[int, str, float]:
+    start = time.monotonic()
+    try:
+        done = subprocess.run([PY, "-c", CLI, "--config", str(cfg), "--store", str(cfg.parent / "results.db"),
+                               "screen", "--runs", "1", "--executor", "dask", "--scheduler", scheduler],
+                              capture_output=True, text=True, timeout=60, cwd=cfg.parent, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--scheduler {scheduler}: still running after 60 s")
+    return done.returncode, done.stderr, time.monotonic() - start
+
+
+@pytest.mark.parametrize("not_a_scheduler", ["banner", "http"], indirect=True)
+def test_a_scheduler_address_where_another_service_listens_is_a_one_line_error(tmp_path, not_a_scheduler):
+    cfg = screen_project(tmp_path, PRINTS)
+    rc, err, elapsed = cli_screen(cfg, not_a_scheduler)
+    assert rc == ExitStatus.ERROR, err
+    assert re.fullmatch(rf"error: cannot reach the Dask scheduler at {re.escape(not_a_scheduler)}: [^\n]+\n", err), err
+    assert elapsed < 30
+    assert not (tmp_path / "results.db").exists()
+
+
+def test_a_malformed_scheduler_address_is_a_one_line_error_without_a_stall(tmp_path):
+    cfg = screen_project(tmp_path, PRINTS)
+    rc, err, elapsed = cli_screen(cfg, "localhost")
+    assert rc == ExitStatus.ERROR, err
+    assert err == "error: cannot reach the Dask scheduler at localhost: missing port number in address 'localhost'\n"
+    assert elapsed < 15  # not the client's 20 s finalizer
+    assert not (tmp_path / "results.db").exists()
+
+
+def test_a_worker_address_is_not_taken_for_the_scheduler(tmp_path, capsys, dask_connect_timeout_1s):
+    cfg = screen_project(tmp_path, PRINTS)
+    with loopback_cluster(benchmark=1) as cluster:
+        (worker, _), = cluster.scheduler_info["workers"].items()
+        rc = screen(cfg, "--executor", "dask", "--scheduler", worker)
+    err = capsys.readouterr().err
+    assert rc == ExitStatus.ERROR
+    assert (f"cannot reach the Dask scheduler at {worker}: what answers there is a Dask server but not the "
+            "scheduler") in err
