@@ -1,6 +1,7 @@
 """Dask executor defects found by probing (docs/dask.md s.2), each on a real scheduler and real
 workers on loopback:
 
+- a run queued behind one that kills its worker was recorded as failed with it;
 - ``--scheduler`` naming a port where something other than a Dask scheduler listens gave a
   traceback (a service that speaks first), hung (one that waits for its client) or stalled in
   the client's finalizer (a malformed address).
@@ -21,11 +22,20 @@ from pathlib import Path
 import pytest
 
 from regbench.cli.main import main
+from regbench.config import load_config
 from regbench.errors import ExitStatus
+from regbench.run.core import RunRequest, Trial
 
 distributed = pytest.importorskip("distributed")
 
+from regbench.run.dask_executor import DaskExecutor
+
 PY = sys.executable
+
+# The benchmark kills the worker process that runs it: its grandparent (the worker starts a
+# spawner, which starts the benchmark), as an OOM kill of the worker would.
+KILLER = ("import os; pid = os.getppid(); "
+          "worker = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]); os.kill(worker, 9)")
 
 
 def screen_project(tmp_path: Path, command: list[str]) -> Path:
@@ -44,6 +54,40 @@ def screen(cfg: Path, *args: str) -> int:
 
 
 PRINTS = [PY, "-c", "import os; [print(0.001 * int(os.environ['X'])) for _ in range(2)]"]
+
+
+# --------------------------------------------------------------------- 1: deaths of queued runs
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_runs_queued_behind_one_that_kills_its_worker_run_again_and_only_it_fails(tmp_path):
+    """One worker (restarted by its nanny), the killer first in the order and two healthy runs
+    queued behind it: the scheduler counts each death against all three, and with
+    allowed-failures 1 gives up on all three at the second; only the killer ran in those deaths."""
+    import dask
+
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(f'[project]\nname = "k"\n\n[defaults]\nruns = 1\niterations = 2\n\n'
+                   f'[[benchmark]]\nname = "killer"\ncommand = {json.dumps([PY, "-c", KILLER])}\n\n'
+                   f'[[benchmark]]\nname = "fine"\ncommand = {json.dumps([PY, "-c", "print(1); print(2)"])}\n',
+                   encoding="utf-8")
+    config = load_config(cfg)
+    killer, fine = config.benchmark("killer"), config.benchmark("fine")
+    requests = [RunRequest(killer, Trial("killer", "v", 0), tmp_path, PY),
+                RunRequest(fine, Trial("fine", "v", 0), tmp_path, PY),
+                RunRequest(fine, Trial("fine", "v", 1), tmp_path, PY)]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     resources={"benchmark": 1}, dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        executor = DaskExecutor(client=client, wait=5)
+        outcomes = {(r.trial.benchmark, r.trial.run_index): o for r, o in executor.map(requests)}
+        executor.close()
+    assert len(outcomes) == 3
+    for k in (0, 1):  # never started on a dying worker: run again, with success
+        assert outcomes[("fine", k)].status == "ok", outcomes[("fine", k)].stderr_tail
+        assert outcomes[("fine", k)].samples.tolist() == [1.0, 2.0]
+    assert outcomes[("killer", 0)].status == "failed"
+    assert "every worker that ran this run died (2 workers" in (outcomes[("killer", 0)].stderr_tail or "")
 
 
 def loopback_cluster(**resources: float) -> distributed.LocalCluster:

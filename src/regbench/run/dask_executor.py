@@ -14,9 +14,12 @@ here, on the client, as it comes back, under that machine, so the store is writt
 process and a run is stored once:
 
 - a worker that dies mid-task: the scheduler gives the task to another worker, and only the
-  result that comes back is stored (the run that died left nothing); a task that killed more
-  workers than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by default)
-  is a ``failed`` run, with the reason in its stderr tail;
+  result that comes back is stored (the run that died left nothing); a run that was running in
+  more worker deaths than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by
+  default) is a ``failed`` run, with the reason in its stderr tail.  The scheduler also counts a
+  death against the tasks that only waited in the dying worker's queue, and gives up on them
+  too (``KilledWorker``): each task tells the client when it starts on a worker (a worker
+  event), and one given up on that did not run in that many deaths is submitted again;
 - a worker that joins late gets tasks still waiting;
 - ``KeyboardInterrupt`` cancels the tasks not yet done.
 
@@ -44,9 +47,12 @@ one ``--jobs`` gives.  Detection tasks hold no ``benchmark`` resource.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import itertools
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -147,7 +153,14 @@ def worker_machine() -> tuple[str, dict]:
     return os.environ.get(MACHINE_VARIABLE) or default_machine_name(), machine_fingerprint()
 
 
-def _run(request: RunRequest) -> RunOutcome:
+def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome:
+    if mark is not None:
+        # Before the run, from the worker: the client counts a worker's death against this run
+        # only if it had started there (:meth:`DaskExecutor._lost`).  The event goes out on the
+        # worker's stream within milliseconds, long before a run could take its worker down.
+        from distributed import get_worker
+
+        get_worker().log_event(*mark)
     outcome = request.execute()
     name, fingerprint = worker_machine()
     return dataclasses.replace(outcome, machine=name, fingerprint=fingerprint)
@@ -164,6 +177,26 @@ def failed_outcome(reason: str) -> RunOutcome:
                       duration=0.0, started_at=utcnow())
 
 
+#: The event topic (with a suffix of each executor's) a run's task logs its start on.
+STARTED_TOPIC = "regbench-run-started"
+
+#: How many times at most a run lost with dying workers that it did not take down (Dask's
+#: ``KilledWorker`` for a run that waited in their queues) is submitted again: each time is at
+#: least ``allowed-failures + 1`` more deaths of workers (100 with Dask's default of 3).
+MAX_RESUBMISSIONS = 25
+
+
+@dataclasses.dataclass
+class _Task:
+    """A request as submitted: its token in the start events, its priority, and how many times
+    it was submitted again after its workers died."""
+
+    request: RunRequest
+    token: str
+    priority: int
+    resubmitted: int = 0
+
+
 @register
 class DaskExecutor(Executor):
     """Runs requests as tasks of a Dask scheduler at ``scheduler`` (``tcp://host:8786``), or of
@@ -171,6 +204,13 @@ class DaskExecutor(Executor):
 
     ``timeout`` bounds connecting; ``wait`` is how long a run whose resources no worker offers
     waits for such a worker to join before it is recorded as failed.
+
+    Worker deaths: Dask's scheduler counts a death against every task assigned to the worker,
+    the ones waiting in its queue (behind the one running, a ``benchmark`` unit allowing one run at
+    a time) as well as the one running, and gives up on a task (``KilledWorker``) after
+    ``distributed.scheduler.allowed-failures`` of them.  Each task tells the client when it starts
+    (a worker event), so a run given up on is recorded as failed only if it was running in more
+    deaths than allowed; one that only waited on dying workers is submitted again.
     """
 
     name = "dask"
@@ -187,6 +227,10 @@ class DaskExecutor(Executor):
         import distributed
 
         self._distributed = distributed
+        self._topic = f"{STARTED_TOPIC}-{uuid.uuid4().hex}"
+        self._tokens = itertools.count()
+        self._starts: collections.Counter[str] = collections.Counter()
+        self._subscribed = False
 
     def worker_resources(self) -> dict[str, Mapping[str, float]]:
         """The resources of every worker the scheduler knows now, by worker address."""
@@ -224,14 +268,15 @@ class DaskExecutor(Executor):
         if not todo:
             return
         refused = self.unplaceable(task_resources(r) for r in todo)
-        futures = {}
+        if not self._subscribed:
+            self.client.subscribe_topic(self._topic, self._on_started)
+            self._subscribed = True
+        waiting: dict[Any, _Task] = {}
         for rank, request in enumerate(todo):
-            needs = task_resources(request)
-            if tuple(sorted(needs)) in refused:
+            if tuple(sorted(task_resources(request))) in refused:
                 continue
-            future = self.client.submit(_run, request, resources=needs, pure=False,
-                                        priority=len(todo) - rank, retries=0)
-            futures[future] = request
+            task = _Task(request, str(next(self._tokens)), len(todo) - rank)
+            waiting[self._submit(task)] = task
             if started is not None:
                 started(request)
         try:
@@ -239,24 +284,60 @@ class DaskExecutor(Executor):
                 reason = refused.get(tuple(sorted(task_resources(request))))
                 if reason is not None:
                     yield request, failed_outcome(reason)
-            for future in self._distributed.as_completed(list(futures), loop=self.client.loop):
-                request = futures[future]
+            pending = self._distributed.as_completed(list(waiting), loop=self.client.loop)
+            for future in pending:
+                task = waiting.pop(future)
                 try:
                     outcome = future.result()
-                except self._distributed.KilledWorker:
-                    outcome = failed_outcome("every worker that ran this run died (more times than the scheduler's "
-                                             "distributed.scheduler.allowed-failures): does it kill its machine?")
+                except self._distributed.KilledWorker as exc:
+                    lost = self._lost(task, exc.allowed_failures)
+                    if lost is None:  # not running in enough of those deaths: it runs again, in its place
+                        again = self._submit(task)
+                        waiting[again] = task
+                        pending.add(again)
+                        continue
+                    outcome = lost
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
                                              + " ".join(str(exc).split())[:300])
-                yield request, outcome
+                yield task.request, outcome
         except BaseException:
-            self.client.cancel(list(futures))
+            self.client.cancel(list(waiting))
             raise
+
+    def _submit(self, task: _Task) -> Any:
+        return self.client.submit(_run, task.request, (self._topic, task.token),
+                                  resources=task_resources(task.request), pure=False, priority=task.priority,
+                                  retries=0)
+
+    def _on_started(self, event: tuple[float, Any]) -> None:
+        # Called on the client's event loop thread.  The scheduler sends a task's start events
+        # and its end (the KilledWorker) on one stream, in order: a task's count is complete
+        # when map() sees it end.
+        self._starts[str(event[1])] += 1
+
+    def _lost(self, task: _Task, allowed_failures: int) -> RunOutcome | None:
+        """The failed outcome of a task the scheduler gave up on (``KilledWorker``), or None when
+        it should be submitted again: it started fewer times than the deaths the scheduler
+        allows (each start ended in its worker's death: no result came back), the other deaths
+        being of workers it only waited on."""
+        ran = self._starts[task.token]
+        if ran > allowed_failures:
+            return failed_outcome(f"every worker that ran this run died ({ran} workers; the scheduler's "
+                                  f"distributed.scheduler.allowed-failures is {allowed_failures}): does it kill "
+                                  "its machine?")
+        if task.resubmitted >= MAX_RESUBMISSIONS:
+            return failed_outcome(f"given up on {task.resubmitted + 1} times by the scheduler for workers that died "
+                                  f"while it waited to run (it was running in {ran} of those deaths): do the "
+                                  "workers keep dying?")
+        task.resubmitted += 1
+        return None
 
     def close(self) -> None:
         if self._own:
             self.client.close()
+        elif self._subscribed and self.client.status == "running":
+            self.client.unsubscribe_topic(self._topic)
 
 
 def _offered(tag: str, offered: Mapping[str, Mapping[str, float]]) -> bool:
