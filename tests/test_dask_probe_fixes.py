@@ -1,7 +1,10 @@
-"""Dask executor defects found by probing (docs/dask.md s.2), each on a real scheduler and real
+"""Dask executor defects found by probing (docs/dask.md s.2 and s.3), each on a real scheduler and real
 workers on loopback:
 
 - a run queued behind one that kills its worker was recorded as failed with it;
+- a cluster whose workers offer no ``benchmark`` had every run stored as failed ("no worker is
+  connected" while one was), so that the same command, once the cluster was fixed, ran nothing;
+  and a screen resumed over runs that all failed exited 0;
 - ``--scheduler`` naming a port where something other than a Dask scheduler listens gave a
   traceback (a service that speaks first), hung (one that waits for its client) or stalled in
   the client's finalizer (a malformed address).
@@ -25,6 +28,7 @@ from regbench.cli.main import main
 from regbench.config import load_config
 from regbench.errors import ExitStatus
 from regbench.run.core import RunRequest, Trial
+from regbench.store import Store
 
 distributed = pytest.importorskip("distributed")
 
@@ -90,11 +94,54 @@ def test_runs_queued_behind_one_that_kills_its_worker_run_again_and_only_it_fail
     assert "every worker that ran this run died (2 workers" in (outcomes[("killer", 0)].stderr_tail or "")
 
 
+# ------------------------------------------------------------ 2: no worker offering `benchmark`
+
+@pytest.fixture
+def dask_wait_1s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's executor waits 30 s for a worker offering what runs need; 1 s here."""
+    monkeypatch.setitem(DaskExecutor.__init__.__kwdefaults__, "wait", 1.0)
+
+
 def loopback_cluster(**resources: float) -> distributed.LocalCluster:
     """A scheduler and one worker (threads of this process) on loopback TCP, as separate
     machines would be reached; the worker offers ``resources``."""
     return distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
                                     host="127.0.0.1", dashboard_address=":0", resources=resources or None)
+
+
+def test_workers_without_the_benchmark_resource_are_a_one_line_error_and_store_nothing(tmp_path, capsys,
+                                                                                        dask_wait_1s):
+    cfg = screen_project(tmp_path, PRINTS)
+    with loopback_cluster() as cluster:  # the worker forgot --resources "benchmark=1"
+        (address, info), = cluster.scheduler_info["workers"].items()
+        rc = screen(cfg, "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    captured = capsys.readouterr()
+    assert rc == ExitStatus.ERROR, captured.out + captured.err
+    err = captured.err.strip()
+    assert err.count("\n") == 0, err
+    # It names the worker connected and what it offers (no longer "no worker is connected").
+    assert (f"error: no Dask worker offers benchmark (waited 1 s; 1 worker connected: {info['name']} at {address} "
+            'offers no resources): start the worker of each benchmark machine with --nthreads 1 --resources '
+            '"benchmark=1"') in err
+    db = tmp_path / "results.db"
+    assert not db.exists() or Store(db).runs() == []  # no run stored as failed
+    # Once a worker offers it, the same command makes every run (none is stored as done).
+    with loopback_cluster(benchmark=1) as cluster:
+        rc = screen(cfg, "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "4 ok stored; 0 already stored" in out
+    assert {r.status for r in Store(db).runs()} == {"ok"}
+
+
+def test_a_screen_whose_stored_runs_all_failed_does_not_exit_0_when_resumed(tmp_path, capsys):
+    cfg = screen_project(tmp_path, [PY, "-c", "import sys; sys.exit(3)"])
+    assert screen(cfg) == ExitStatus.FAILED
+    assert "4 failed stored" in capsys.readouterr().out
+    # Resumed: nothing to run, and no successful run to estimate from.
+    assert screen(cfg) == ExitStatus.FAILED
+    out = capsys.readouterr().out
+    assert "no run stored; 4 already stored" in out and "worktree: no effects (no successful run)" in out
 
 
 # ----------------------------------------------------- 3: --scheduler names something else

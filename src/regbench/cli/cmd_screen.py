@@ -95,7 +95,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     design from scratch under the constraints, --design suite runs a screening suite (s.4.6-4.7),
     and --save-suite writes it for `regbench run --suite`.  Options of more than two levels
     (--design full) are judged by a Type III analysis of variance.  Exit status 4 when a run or
-    a build failed.
+    a build failed, or a version has no successful run to estimate from.
     """
     from ..errors import ConfigError
     from ..report.console import echo

@@ -29,7 +29,9 @@ each named resource besides ``benchmark``; workers advertise them as resources (
 "benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever held together with
 ``benchmark``, which already allows one run at a time). Before submitting, the scheduler's workers
 are checked: a task no worker can take (after waiting ``wait`` seconds for one to join) is not
-submitted but recorded as a ``failed`` run that names the resources missing.
+submitted but recorded as a ``failed`` run that names the resources missing.  No worker offering
+``benchmark`` at all is the cluster's set-up, not any run's failure: a :class:`ConfigError` naming
+the workers connected and what they offer, before anything is stored.
 
 The versions' trees must be at the same paths on every worker (a shared file system, or the
 same checkout): the request names the tree by path.  Tasks are submitted in the orchestrator's
@@ -177,6 +179,28 @@ def failed_outcome(reason: str) -> RunOutcome:
                       duration=0.0, started_at=utcnow())
 
 
+@dataclasses.dataclass(frozen=True)
+class WorkerInfo:
+    """A worker the scheduler knows: its name (``--name``, else its address), address and resources."""
+
+    name: str
+    address: str
+    resources: Mapping[str, float]
+
+    def __str__(self) -> str:
+        offers = ", ".join(f"{k}={v:g}" for k, v in sorted(self.resources.items())) or "no resources"
+        return f"{self.name}{'' if self.name == self.address else ' at ' + self.address} offers {offers}"
+
+
+def describe_workers(workers: Sequence[WorkerInfo], *, most: int = 5) -> str:
+    """``2 workers connected: w1 at tcp://... offers benchmark=1; w2 at tcp://... offers no resources``."""
+    if not workers:
+        return "no worker is connected"
+    shown = "; ".join(str(w) for w in workers[:most])
+    more = f"; and {len(workers) - most} more" if len(workers) > most else ""
+    return f"{len(workers)} worker{'' if len(workers) == 1 else 's'} connected: {shown}{more}"
+
+
 #: The event topic (with a suffix of each executor's) a run's task logs its start on.
 STARTED_TOPIC = "regbench-run-started"
 
@@ -202,8 +226,9 @@ class DaskExecutor(Executor):
     """Runs requests as tasks of a Dask scheduler at ``scheduler`` (``tcp://host:8786``), or of
     the ``client`` given (a test's ``LocalCluster``).
 
-    ``timeout`` bounds connecting; ``wait`` is how long a run whose resources no worker offers
-    waits for such a worker to join before it is recorded as failed.
+    ``timeout`` bounds connecting; ``wait`` is how long to wait for a worker offering what runs
+    need to join: with none offering ``benchmark``, a :class:`ConfigError` (the cluster is not set
+    up for runs: nothing is stored); a run needing a tag no worker offers is recorded as failed.
 
     Worker deaths: Dask's scheduler counts a death against every task assigned to the worker,
     the ones waiting in its queue (behind the one running, a ``benchmark`` unit allowing one run at
@@ -232,33 +257,70 @@ class DaskExecutor(Executor):
         self._starts: collections.Counter[str] = collections.Counter()
         self._subscribed = False
 
+    def workers(self) -> list[WorkerInfo]:
+        """Every worker the scheduler knows now."""
+        found = self.client.scheduler_info(n_workers=-1)["workers"]
+        return [WorkerInfo(str(w.get("name", address)), address, dict(w.get("resources") or {}))
+                for address, w in found.items()]
+
     def worker_resources(self) -> dict[str, Mapping[str, float]]:
         """The resources of every worker the scheduler knows now, by worker address."""
-        workers = self.client.scheduler_info(n_workers=-1)["workers"]
-        return {address: dict(w.get("resources") or {}) for address, w in workers.items()}
+        return {w.address: w.resources for w in self.workers()}
+
+    def run_workers(self) -> list[WorkerInfo]:
+        """The workers that can make runs (they offer ``benchmark``), after waiting up to
+        :attr:`wait` seconds for one to join.
+
+        Raises
+        ------
+        ConfigError
+            No worker offers ``benchmark``: the message names the workers connected and what
+            they offer.
+        """
+        deadline = time.monotonic() + self.wait
+        while True:
+            workers = self.workers()
+            able = [w for w in workers if w.resources.get(RESOURCE, 0) >= 1]
+            if able:
+                return able
+            if time.monotonic() >= deadline:
+                raise ConfigError(self._no_run_worker(workers))
+            time.sleep(0.2)  # waiting for a worker to join: the scheduler has no event for it here
+
+    def _no_run_worker(self, workers: Sequence[WorkerInfo]) -> str:
+        return (f"no Dask worker offers {RESOURCE} (waited {self.wait:g} s; {describe_workers(workers)}): start "
+                f'the worker of each benchmark machine with --nthreads 1 --resources "{RESOURCE}=1" (docs/dask.md)')
 
     def machines(self) -> dict[str, dict]:
-        """The machines of the workers that can make runs now: name -> fingerprint."""
-        able = [a for a, r in self.worker_resources().items() if r.get(RESOURCE, 0) >= 1]
-        if not able:
-            return {}
-        found = self.client.run(worker_machine, workers=able)
+        """The machines of the workers that can make runs: name -> fingerprint (a
+        :class:`ConfigError` when there is none, :meth:`run_workers`)."""
+        found = self.client.run(worker_machine, workers=[w.address for w in self.run_workers()])
         return {name: fp for name, fp in found.values()}
 
     def unplaceable(self, needs: Iterable[Mapping[str, float]]) -> dict[tuple[str, ...], str]:
         """Of the resource sets ``needs``, those no worker offers (after waiting up to
-        :attr:`wait` seconds for a worker that does), each with the one-line reason."""
+        :attr:`wait` seconds for a worker that does), each with the one-line reason.
+
+        Raises
+        ------
+        ConfigError
+            No worker offers ``benchmark``, which every run needs: the cluster is not set up for
+            runs (not a failure of any of them).
+        """
         wanted = {tuple(sorted(n)): n for n in needs}
         deadline = time.monotonic() + self.wait
         while True:
-            offered = self.worker_resources()
+            workers = self.workers()
+            offered = {w.address: w.resources for w in workers}
             missing = {key: n for key, n in wanted.items()
                        if not any(all(r.get(k, 0) >= v for k, v in n.items()) for r in offered.values())}
             if not missing or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)  # waiting for a worker to join: the scheduler has no event for it here
+        if missing and not _offered(RESOURCE, offered):
+            raise ConfigError(self._no_run_worker(workers))
         tags = sorted({k for r in offered.values() for k in r})
-        have = f"the workers offer {', '.join(tags)}" if tags else "no worker is connected"
+        have = f"the workers offer {', '.join(tags)}"
         return {key: (f"no Dask worker offers {' and '.join(k for k in key if not _offered(k, offered))} "
                       f"(waited {self.wait:g} s; {have})") for key in missing}
 
