@@ -1,5 +1,5 @@
-"""Dask executor defects found by probing (docs/dask.md s.2 and s.3), each on a real scheduler and real
-workers on loopback:
+"""Dask executor defects found by probing (docs/dask.md s.2, s.3 and s.5), each on a real
+scheduler and real workers on loopback:
 
 - a run queued behind one that kills its worker was recorded as failed with it;
 - a cluster whose workers offer no ``benchmark`` had every run stored as failed ("no worker is
@@ -7,7 +7,8 @@ workers on loopback:
   and a screen resumed over runs that all failed exited 0;
 - ``--scheduler`` naming a port where something other than a Dask scheduler listens gave a
   traceback (a service that speaks first), hung (one that waits for its client) or stalled in
-  the client's finalizer (a malformed address).
+  the client's finalizer (a malformed address);
+- dask.md said the ``[run]`` keys ``executor`` and ``scheduler`` did not exist.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from regbench.cli.main import main
-from regbench.config import load_config
+from regbench.config import load_config, parse_config
 from regbench.errors import ExitStatus
 from regbench.run.core import RunRequest, Trial
 from regbench.store import Store
@@ -35,6 +36,7 @@ distributed = pytest.importorskip("distributed")
 from regbench.run.dask_executor import DaskExecutor
 
 PY = sys.executable
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 # The benchmark kills the worker process that runs it: its grandparent (the worker starts a
 # spawner, which starts the benchmark), as an OOM kill of the worker would.
@@ -234,3 +236,20 @@ def test_a_worker_address_is_not_taken_for_the_scheduler(tmp_path, capsys, dask_
     assert rc == ExitStatus.ERROR
     assert (f"cannot reach the Dask scheduler at {worker}: what answers there is a Dask server but not the "
             "scheduler") in err
+
+
+# ------------------------------------------------------------------------ 4: dask.md s.5
+
+
+def test_dask_md_does_not_say_the_run_table_keys_are_missing():
+    text = (DOCS / "dask.md").read_text(encoding="utf-8")
+    # The [run] table dask.md shows is one regbench reads ...
+    block = re.search(r"```toml\n(\[run\]\n.*?)```", text, re.DOTALL)
+    assert block is not None
+    import tomllib
+
+    settings = parse_config(tomllib.loads(block.group(1))).run
+    assert settings is not None and settings.executor == "dask" and settings.scheduler
+    # ... so the list of what is not done yet does not name its keys.
+    not_done = text.split("## 5. Not done yet", 1)[1]
+    assert "executor" not in not_done and "`scheduler`" not in not_done
