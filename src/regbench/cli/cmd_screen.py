@@ -99,7 +99,7 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
     and --save-suite writes it for `regbench run --suite`.  Options of more than two levels
     (--design full) are judged by a Type III analysis of variance.  Runs that failed are not run
     again unless --retry-failed, builds that failed unless --rebuild (as `regbench run`).  Exit
-    status 4 when a run or a build failed.
+    status 4 when a run or a build failed, or a version has no successful run to estimate from.
     """
     from ..errors import ConfigError
     from ..report.console import echo

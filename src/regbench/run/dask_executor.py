@@ -14,9 +14,12 @@ here, on the client, as it comes back, under that machine, so the store is writt
 process and a run is stored once:
 
 - a worker that dies mid-task: the scheduler gives the task to another worker, and only the
-  result that comes back is stored (the run that died left nothing); a task that killed more
-  workers than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by default)
-  is a ``failed`` run, with the reason in its stderr tail;
+  result that comes back is stored (the run that died left nothing); a run that was running in
+  more worker deaths than the scheduler allows (``distributed.scheduler.allowed-failures``, 3 by
+  default) is a ``failed`` run, with the reason in its stderr tail.  The scheduler also counts a
+  death against the tasks that only waited in the dying worker's queue, and gives up on them
+  too (``KilledWorker``): each task tells the client when it starts on a worker (a worker
+  event), and one given up on that did not run in that many deaths is submitted again;
 - a worker that joins late gets tasks still waiting;
 - ``KeyboardInterrupt`` cancels the tasks not yet done.
 
@@ -26,7 +29,9 @@ each named resource besides ``benchmark``; workers advertise them as resources (
 "benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever held together with
 ``benchmark``, which already allows one run at a time). Before submitting, the scheduler's workers
 are checked: a task no worker can take (after waiting ``wait`` seconds for one to join) is not
-submitted but recorded as a ``failed`` run that names the resources missing.
+submitted but recorded as a ``failed`` run that names the resources missing.  No worker offering
+``benchmark`` at all is the cluster's set-up, not any run's failure: a :class:`ConfigError` naming
+the workers connected and what they offer, before anything is stored.
 
 The versions' trees must be at the same paths on every worker (a shared file system, or the
 same checkout): the request names the tree by path.  Tasks are submitted in the orchestrator's
@@ -44,9 +49,12 @@ one ``--jobs`` gives.  Detection tasks hold no ``benchmark`` resource.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import itertools
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -67,17 +75,79 @@ RESOURCE = "benchmark"
 MACHINE_VARIABLE = "REGBENCH_MACHINE"
 
 def connect(scheduler: str | None, *, timeout: float = 10.0, what: str = "--executor dask") -> Any:
-    """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`."""
+    """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`.
+
+    The address is first asked who it is (:func:`scheduler_identity`, bounded by ``timeout``): a
+    client of Dask's own would hang on a port whose service waits for its client to speak (an
+    HTTP server), fail with a traceback where one speaks first (sshd's banner read as a frame
+    length), and stall in its finalizer after a malformed address.  Only an address where a Dask
+    scheduler answers gets a client.
+    """
     from ..extras import require
 
     distributed = require("distributed", what=what)
     if not scheduler:
         raise ConfigError(f"{what} needs --scheduler ADDRESS (such as tcp://127.0.0.1:8786)")
+    scheduler_identity(scheduler, timeout=timeout)
     try:
         return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever Dask raises, the command says it on one line
+        raise ConfigError(f"cannot reach the Dask scheduler at {scheduler}: {_reason(exc)}") from None
+
+
+def scheduler_identity(address: str, *, timeout: float = 10.0) -> dict[str, Any]:
+    """What the Dask scheduler at ``address`` says of itself (its ``identity``), or a one-line
+    :class:`ConfigError` within about ``timeout`` seconds: the address is malformed, nothing
+    accepts there (connecting is retried for ``timeout`` seconds, as Dask does), what accepts does
+    not answer in Dask's protocol in time, or it answers but is not a scheduler (a worker).
+
+    The exchange runs in an event loop of its own, bounded as a whole: Dask's ``connect`` bounds
+    the connection but not the handshake that follows it.
+    """
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
+
+    async def ask() -> Any:
+        comm = await dask_connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "n_workers": 0, "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    # A second beyond ``timeout``: a refused connection is retried for ``timeout`` seconds and
+    # then said as such (OSError), not as a silence.
+    bound = timeout + 1.0
+    fail = f"cannot reach the Dask scheduler at {address}"
+    try:
+        reply = asyncio.run(asyncio.wait_for(ask(), bound))
+    except TimeoutError:  # asyncio's, since Python 3.11
+        raise ConfigError(f"{fail}: no answer in Dask's protocol within {bound:g} s (is it the scheduler's "
+                          "port? `dask scheduler` listens on 8786)") from None
+    except (OSError, ValueError) as exc:  # refused, unknown host, malformed address
+        raise ConfigError(f"{fail}: {_reason(exc)}") from None
+    except Exception:  # noqa: BLE001 - another protocol's bytes read as Dask frames (sshd's banner as a length)
+        raise ConfigError(f"{fail}: what answers there is not a Dask scheduler (it does not speak Dask's "
+                          "protocol)") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        # A worker or a nanny answers too, with an error: their identity takes no n_workers.
+        raise ConfigError(f"{fail}: what answers there is a Dask server but not the scheduler (a worker's "
+                          "address?)" if isinstance(reply, dict) and "status" in reply
+                          else f"{fail}: what answers there is not a Dask scheduler")
+    return reply
+
+
+def _reason(exc: BaseException) -> str:
+    """``exc`` on one line, with the operating system's reason at the root of its causes (Dask's
+    "Timed out trying to connect" of a refused connection hides "Connection refused")."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    if root is not exc and isinstance(root, OSError) and root.strerror:
+        reason += f" ({root.strerror})"
+    return reason
 
 
 def worker_machine() -> tuple[str, dict]:
@@ -85,7 +155,14 @@ def worker_machine() -> tuple[str, dict]:
     return os.environ.get(MACHINE_VARIABLE) or default_machine_name(), machine_fingerprint()
 
 
-def _run(request: RunRequest) -> RunOutcome:
+def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome:
+    if mark is not None:
+        # Before the run, from the worker: the client counts a worker's death against this run
+        # only if it had started there (:meth:`DaskExecutor._lost`).  The event goes out on the
+        # worker's stream within milliseconds, long before a run could take its worker down.
+        from distributed import get_worker
+
+        get_worker().log_event(*mark)
     outcome = request.execute()
     name, fingerprint = worker_machine()
     return dataclasses.replace(outcome, machine=name, fingerprint=fingerprint)
@@ -102,13 +179,63 @@ def failed_outcome(reason: str) -> RunOutcome:
                       duration=0.0, started_at=utcnow())
 
 
+@dataclasses.dataclass(frozen=True)
+class WorkerInfo:
+    """A worker the scheduler knows: its name (``--name``, else its address), address and resources."""
+
+    name: str
+    address: str
+    resources: Mapping[str, float]
+
+    def __str__(self) -> str:
+        offers = ", ".join(f"{k}={v:g}" for k, v in sorted(self.resources.items())) or "no resources"
+        return f"{self.name}{'' if self.name == self.address else ' at ' + self.address} offers {offers}"
+
+
+def describe_workers(workers: Sequence[WorkerInfo], *, most: int = 5) -> str:
+    """``2 workers connected: w1 at tcp://... offers benchmark=1; w2 at tcp://... offers no resources``."""
+    if not workers:
+        return "no worker is connected"
+    shown = "; ".join(str(w) for w in workers[:most])
+    more = f"; and {len(workers) - most} more" if len(workers) > most else ""
+    return f"{len(workers)} worker{'' if len(workers) == 1 else 's'} connected: {shown}{more}"
+
+
+#: The event topic (with a suffix of each executor's) a run's task logs its start on.
+STARTED_TOPIC = "regbench-run-started"
+
+#: How many times at most a run lost with dying workers that it did not take down (Dask's
+#: ``KilledWorker`` for a run that waited in their queues) is submitted again: each time is at
+#: least ``allowed-failures + 1`` more deaths of workers (100 with Dask's default of 3).
+MAX_RESUBMISSIONS = 25
+
+
+@dataclasses.dataclass
+class _Task:
+    """A request as submitted: its token in the start events, its priority, and how many times
+    it was submitted again after its workers died."""
+
+    request: RunRequest
+    token: str
+    priority: int
+    resubmitted: int = 0
+
+
 @register
 class DaskExecutor(Executor):
     """Runs requests as tasks of a Dask scheduler at ``scheduler`` (``tcp://host:8786``), or of
     the ``client`` given (a test's ``LocalCluster``).
 
-    ``timeout`` bounds connecting; ``wait`` is how long a run whose resources no worker offers
-    waits for such a worker to join before it is recorded as failed.
+    ``timeout`` bounds connecting; ``wait`` is how long to wait for a worker offering what runs
+    need to join: with none offering ``benchmark``, a :class:`ConfigError` (the cluster is not set
+    up for runs: nothing is stored); a run needing a tag no worker offers is recorded as failed.
+
+    Worker deaths: Dask's scheduler counts a death against every task assigned to the worker,
+    the ones waiting in its queue (behind the one running, a ``benchmark`` unit allowing one run at
+    a time) as well as the one running, and gives up on a task (``KilledWorker``) after
+    ``distributed.scheduler.allowed-failures`` of them.  Each task tells the client when it starts
+    (a worker event), so a run given up on is recorded as failed only if it was running in more
+    deaths than allowed; one that only waited on dying workers is submitted again.
     """
 
     name = "dask"
@@ -125,34 +252,75 @@ class DaskExecutor(Executor):
         import distributed
 
         self._distributed = distributed
+        self._topic = f"{STARTED_TOPIC}-{uuid.uuid4().hex}"
+        self._tokens = itertools.count()
+        self._starts: collections.Counter[str] = collections.Counter()
+        self._subscribed = False
+
+    def workers(self) -> list[WorkerInfo]:
+        """Every worker the scheduler knows now."""
+        found = self.client.scheduler_info(n_workers=-1)["workers"]
+        return [WorkerInfo(str(w.get("name", address)), address, dict(w.get("resources") or {}))
+                for address, w in found.items()]
 
     def worker_resources(self) -> dict[str, Mapping[str, float]]:
         """The resources of every worker the scheduler knows now, by worker address."""
-        workers = self.client.scheduler_info(n_workers=-1)["workers"]
-        return {address: dict(w.get("resources") or {}) for address, w in workers.items()}
+        return {w.address: w.resources for w in self.workers()}
+
+    def run_workers(self) -> list[WorkerInfo]:
+        """The workers that can make runs (they offer ``benchmark``), after waiting up to
+        :attr:`wait` seconds for one to join.
+
+        Raises
+        ------
+        ConfigError
+            No worker offers ``benchmark``: the message names the workers connected and what
+            they offer.
+        """
+        deadline = time.monotonic() + self.wait
+        while True:
+            workers = self.workers()
+            able = [w for w in workers if w.resources.get(RESOURCE, 0) >= 1]
+            if able:
+                return able
+            if time.monotonic() >= deadline:
+                raise ConfigError(self._no_run_worker(workers))
+            time.sleep(0.2)  # waiting for a worker to join: the scheduler has no event for it here
+
+    def _no_run_worker(self, workers: Sequence[WorkerInfo]) -> str:
+        return (f"no Dask worker offers {RESOURCE} (waited {self.wait:g} s; {describe_workers(workers)}): start "
+                f'the worker of each benchmark machine with --nthreads 1 --resources "{RESOURCE}=1" (docs/dask.md)')
 
     def machines(self) -> dict[str, dict]:
-        """The machines of the workers that can make runs now: name -> fingerprint."""
-        able = [a for a, r in self.worker_resources().items() if r.get(RESOURCE, 0) >= 1]
-        if not able:
-            return {}
-        found = self.client.run(worker_machine, workers=able)
+        """The machines of the workers that can make runs: name -> fingerprint (a
+        :class:`ConfigError` when there is none, :meth:`run_workers`)."""
+        found = self.client.run(worker_machine, workers=[w.address for w in self.run_workers()])
         return {name: fp for name, fp in found.values()}
 
     def unplaceable(self, needs: Iterable[Mapping[str, float]]) -> dict[tuple[str, ...], str]:
         """Of the resource sets ``needs``, those no worker offers (after waiting up to
-        :attr:`wait` seconds for a worker that does), each with the one-line reason."""
+        :attr:`wait` seconds for a worker that does), each with the one-line reason.
+
+        Raises
+        ------
+        ConfigError
+            No worker offers ``benchmark``, which every run needs: the cluster is not set up for
+            runs (not a failure of any of them).
+        """
         wanted = {tuple(sorted(n)): n for n in needs}
         deadline = time.monotonic() + self.wait
         while True:
-            offered = self.worker_resources()
+            workers = self.workers()
+            offered = {w.address: w.resources for w in workers}
             missing = {key: n for key, n in wanted.items()
                        if not any(all(r.get(k, 0) >= v for k, v in n.items()) for r in offered.values())}
             if not missing or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)  # waiting for a worker to join: the scheduler has no event for it here
+        if missing and not _offered(RESOURCE, offered):
+            raise ConfigError(self._no_run_worker(workers))
         tags = sorted({k for r in offered.values() for k in r})
-        have = f"the workers offer {', '.join(tags)}" if tags else "no worker is connected"
+        have = f"the workers offer {', '.join(tags)}"
         return {key: (f"no Dask worker offers {' and '.join(k for k in key if not _offered(k, offered))} "
                       f"(waited {self.wait:g} s; {have})") for key in missing}
 
@@ -162,14 +330,15 @@ class DaskExecutor(Executor):
         if not todo:
             return
         refused = self.unplaceable(task_resources(r) for r in todo)
-        futures = {}
+        if not self._subscribed:
+            self.client.subscribe_topic(self._topic, self._on_started)
+            self._subscribed = True
+        waiting: dict[Any, _Task] = {}
         for rank, request in enumerate(todo):
-            needs = task_resources(request)
-            if tuple(sorted(needs)) in refused:
+            if tuple(sorted(task_resources(request))) in refused:
                 continue
-            future = self.client.submit(_run, request, resources=needs, pure=False,
-                                        priority=len(todo) - rank, retries=0)
-            futures[future] = request
+            task = _Task(request, str(next(self._tokens)), len(todo) - rank)
+            waiting[self._submit(task)] = task
             if started is not None:
                 started(request)
         try:
@@ -177,24 +346,60 @@ class DaskExecutor(Executor):
                 reason = refused.get(tuple(sorted(task_resources(request))))
                 if reason is not None:
                     yield request, failed_outcome(reason)
-            for future in self._distributed.as_completed(list(futures), loop=self.client.loop):
-                request = futures[future]
+            pending = self._distributed.as_completed(list(waiting), loop=self.client.loop)
+            for future in pending:
+                task = waiting.pop(future)
                 try:
                     outcome = future.result()
-                except self._distributed.KilledWorker:
-                    outcome = failed_outcome("every worker that ran this run died (more times than the scheduler's "
-                                             "distributed.scheduler.allowed-failures): does it kill its machine?")
+                except self._distributed.KilledWorker as exc:
+                    lost = self._lost(task, exc.allowed_failures)
+                    if lost is None:  # not running in enough of those deaths: it runs again, in its place
+                        again = self._submit(task)
+                        waiting[again] = task
+                        pending.add(again)
+                        continue
+                    outcome = lost
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
                                              + " ".join(str(exc).split())[:300])
-                yield request, outcome
+                yield task.request, outcome
         except BaseException:
-            self.client.cancel(list(futures))
+            self.client.cancel(list(waiting))
             raise
+
+    def _submit(self, task: _Task) -> Any:
+        return self.client.submit(_run, task.request, (self._topic, task.token),
+                                  resources=task_resources(task.request), pure=False, priority=task.priority,
+                                  retries=0)
+
+    def _on_started(self, event: tuple[float, Any]) -> None:
+        # Called on the client's event loop thread.  The scheduler sends a task's start events
+        # and its end (the KilledWorker) on one stream, in order: a task's count is complete
+        # when map() sees it end.
+        self._starts[str(event[1])] += 1
+
+    def _lost(self, task: _Task, allowed_failures: int) -> RunOutcome | None:
+        """The failed outcome of a task the scheduler gave up on (``KilledWorker``), or None when
+        it should be submitted again: it started fewer times than the deaths the scheduler
+        allows (each start ended in its worker's death: no result came back), the other deaths
+        being of workers it only waited on."""
+        ran = self._starts[task.token]
+        if ran > allowed_failures:
+            return failed_outcome(f"every worker that ran this run died ({ran} workers; the scheduler's "
+                                  f"distributed.scheduler.allowed-failures is {allowed_failures}): does it kill "
+                                  "its machine?")
+        if task.resubmitted >= MAX_RESUBMISSIONS:
+            return failed_outcome(f"given up on {task.resubmitted + 1} times by the scheduler for workers that died "
+                                  f"while it waited to run (it was running in {ran} of those deaths): do the "
+                                  "workers keep dying?")
+        task.resubmitted += 1
+        return None
 
     def close(self) -> None:
         if self._own:
             self.client.close()
+        elif self._subscribed and self.client.status == "running":
+            self.client.unsubscribe_topic(self._topic)
 
 
 def _offered(tag: str, offered: Mapping[str, Mapping[str, float]]) -> bool:

@@ -91,13 +91,16 @@ class VersionEffects:
     """The effects estimated from one version's runs (None with the reason when they cannot be),
     and the Type III analysis of the same model (None when no residual is left).  For a design
     with an option of more than two levels, ``effects`` is None and ``levels`` holds the analysis
-    of variance with the options as categorical factors (:mod:`regbench.screening.levels`)."""
+    of variance with the options as categorical factors (:mod:`regbench.screening.levels`).
+    ``measured`` is False when no run of the design succeeded at the version (all failed, now or
+    in an earlier invocation): the screen found nothing there."""
 
     version: str
     effects: EffectsResult | None
     reason: str = ""
     anova: Type3Result | None = None
     levels: LevelAnova | None = None
+    measured: bool = True
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,10 @@ class ScreenResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed_runs and not self.builds_failed
+        """True when every run of this invocation succeeded, every version built, and every
+        version has a successful run to estimate from (a resumed screen whose stored runs all
+        failed found nothing: not ok)."""
+        return not self.failed_runs and not self.builds_failed and all(ve.measured for ve in self.effects)
 
 
 def configuration_name(levels: Mapping[str, Level], space: ConfigurationSpace) -> str:
@@ -506,7 +512,7 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
             per_config[series.config] = [float(np.mean(r)) for r in series.runs[0] if r.size]
     responses = [per_config.get(p.name, []) if p.valid else [] for p in points]
     if not any(responses):
-        return VersionEffects(version, None, "no successful run")
+        return VersionEffects(version, None, "no successful run", measured=False)
     if any(n != 2 for n in design.level_counts):
         if space is None:
             raise ValueError("a design with more than two levels needs the space to name the levels")
