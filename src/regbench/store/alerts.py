@@ -33,7 +33,6 @@ from sqlalchemy.engine import Connection
 from ..errors import NotFoundError, StoreError
 from ..model import ALERT_KINDS, FAILURE_KIND, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
 from . import schema as t
-from .db import version_info
 from .schema import Database
 from .tx import again_on_conflict, schema_key, write_transaction
 
@@ -253,7 +252,9 @@ def deliveries(store: Database, *, alert_id: int | None = None, sink: str | None
 def _history(conn: Connection) -> list[VersionInfo]:
     """Every version in history order (as :meth:`Store.versions`)."""
     rows = conn.execute(sa.select(t.version)).all()
-    return sorted((version_info(r) for r in rows), key=lambda v: v.history_key)
+    return sorted((VersionInfo(name=r.name, id=r.id, commit=r.commit_sha, timestamp=r.timestamp,
+                               timestamp_text=r.timestamp_text, generation=r.generation) for r in rows),
+                  key=lambda v: v.history_key)
 
 
 # ------------------------------------------------------------------- writing, in a transaction
