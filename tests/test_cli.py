@@ -29,17 +29,30 @@ def run(args, cwd=None, env_store=None):
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
+@pytest.fixture
+def run_here(capsys):
+    """``run_here(args)``: what :func:`run` does, by ``main`` in this process (for the tests that
+    run a command many times: a fresh interpreter costs each a second or more of imports; the
+    tests that run each command as a process are the others)."""
+    def run_(args):
+        capsys.readouterr()
+        code = main(args)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run_
+
+
 def test_every_command_module_is_registered(commands):
     assert len(commands) == len(COMMAND_MODULES)
     for name in ("init", "run", "import", "export", "show", "summary", "compare", "detect", "demo"):
         assert name in commands
 
 
-def test_every_command_has_help_and_is_documented(commands):
+def test_every_command_has_help_and_is_documented(commands, run_here):
     doc = (ROOT / "docs" / "cli.md").read_text()
     for name in commands:
         assert f"## `regbench {name}`" in doc, f"docs/cli.md does not document `regbench {name}`"
-        out = run([name, "--help"])
+        out = run_here([name, "--help"])
         assert out.returncode == 0
         assert f"Usage: regbench {name}" in out.stdout
         # every option the command has is named in the docs
@@ -84,15 +97,16 @@ def store_with_step(step_store_template, tmp_path):
     return tmp_path / step_store_template.name
 
 
-def test_detect_json_and_table(store_with_step):
+def test_detect_json_and_table(store_with_step, run_here):
     out = run(["--store", str(store_with_step), "detect", "--format", "json"])
     assert out.returncode == 0
     changes = json.loads(out.stdout)
     assert [(c["version"], c["previous"], c["kind"]) for c in changes] == [("v2", "v1", "regression")]
     assert 0.18 < changes[0]["change"] < 0.22
-    table = run(["--store", str(store_with_step), "detect"])
+    # The table and the gate by main in this process (the command as a process: above).
+    table = run_here(["--store", str(store_with_step), "detect"])
     assert "v2" in table.stdout and "regression" in table.stdout
-    gate = run(["--store", str(store_with_step), "detect", "--fail-on-regression"])
+    gate = run_here(["--store", str(store_with_step), "detect", "--fail-on-regression"])
     assert gate.returncode == 1
 
 
@@ -146,17 +160,18 @@ def test_every_option_of_every_builtin_detector_is_documented():
                 assert f"| `{method}` | `{name}` |" in doc, f"docs/cli.md does not list {method}'s option {name}"
 
 
-def test_compare_exit_status_gates_on_regression(store_with_step):
+def test_compare_exit_status_gates_on_regression(store_with_step, run_here):
     same = run(["--store", str(store_with_step), "compare", "v0", "v1"])
     assert same.returncode == 0, same.stdout + same.stderr
     assert "no change" in same.stdout
     worse = run(["--store", str(store_with_step), "compare", "v1", "v2", "--format", "json"])
     assert worse.returncode == 1
     assert json.loads(worse.stdout)[0]["verdict"] == "regression"
-    # a 20% regression is below a 25% threshold: significant, but "no change" for the gate
-    lenient = run(["--store", str(store_with_step), "compare", "v1", "v2", "--threshold", "0.25"])
+    # a 20% regression is below a 25% threshold: significant, but "no change" for the gate (these
+    # two by main in this process: the exit statuses of the command as a process are those above)
+    lenient = run_here(["--store", str(store_with_step), "compare", "v1", "v2", "--threshold", "0.25"])
     assert lenient.returncode == 0 and "no change" in lenient.stdout
-    better = run(["--store", str(store_with_step), "compare", "v2", "v1"])
+    better = run_here(["--store", str(store_with_step), "compare", "v2", "v1"])
     assert better.returncode == 0 and "improvement" in better.stdout
 
 
@@ -191,10 +206,11 @@ def test_summary_json_has_the_precision_fields(store_with_step):
      "Error: --option confidence_level: use --confidence"),
     (["detect", "--option", "nonsense"], "Error: --option 'nonsense': expected NAME=VALUE"),
 ])
-def test_errors_are_one_line(store_with_step, args, message):
+def test_errors_are_one_line(store_with_step, args, message, run_here):
     # What the store holds is an error (3, one line); a bad option value, --option's included, is
-    # a usage error (2, one Error: line after the usage).
-    out = run(["--store", str(store_with_step), *args])
+    # a usage error (2, one Error: line after the usage).  By main in this process: the tests
+    # above and below run compare, summary and detect as processes.
+    out = run_here(["--store", str(store_with_step), *args])
     assert out.returncode == (3 if message.startswith("error:") else 2), out.stderr
     assert message in out.stderr
     assert "Traceback" not in out.stderr

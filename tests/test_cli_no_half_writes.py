@@ -5,7 +5,9 @@ schema of an older one upgraded (docs/cli.md, "Exit statuses").
 The commands that may create the store (``run``, ``bisect``, ``compare --run``, ``screen``) open
 it at its first use, after their checks (:class:`regbench.store.Store`'s ``lazy``); ``run
 --suite`` checks its first campaign before it stores the suite's configurations.  Each case is a
-real ``regbench`` process on a real git project and SQLite files.
+real git project and real SQLite files; one case of each command (``PROCESS_CASES``) is a real
+``regbench`` process, the others run the same entry point, :func:`regbench.cli.main.main`, in this
+process (where the refusal is decided; a fresh interpreter costs each case about 2 s of imports).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
+from regbench.cli.main import main
 from regbench.demo_project import git_commit, git_init
 from regbench.model import RunRecord
 from regbench.store import Store
@@ -58,6 +61,11 @@ CASES = {
     "run --plan optimized": (["run", "--plan", "optimized"], "no results store at"),
 }
 
+#: The cases run as a real ``regbench`` process by ``test_no_store_file_is_created``: one of each
+#: command (and of ``run --suite`` and ``run --plan``, which open the store on other paths).
+PROCESS_CASES = {"run --benchmark unknown", "run --suite --versions unknown", "bisect GOOD unknown",
+                 "compare --run A unknown", "screen --benchmark unknown", "run --plan optimized"}
+
 #: The cases whose refusal needs no store at all (reading the optimized plans needs one at the
 #: current schema).
 STORELESS = [name for name in CASES if name != "run --plan optimized"]
@@ -74,6 +82,20 @@ def regbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "REGBENCH_STORE"}
     return subprocess.run([sys.executable, "-m", "regbench.cli.main", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=120)
+
+
+@pytest.fixture
+def regbench_here(monkeypatch, capsys):
+    """``regbench_here(args, cwd)``: what :func:`regbench` does, by the console entry point's
+    ``main`` in this process (in ``cwd``, without ``REGBENCH_STORE``), as a CompletedProcess."""
+    def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        monkeypatch.delenv("REGBENCH_STORE", raising=False)
+        capsys.readouterr()
+        code = main(args)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run
 
 
 def refused(out: subprocess.CompletedProcess, message: str) -> None:
@@ -126,29 +148,31 @@ def project(template, tmp_path) -> Path:
     return Path(shutil.copytree(template, tmp_path / "proj", symlinks=True))
 
 
-@pytest.mark.parametrize("args, message", CASES.values(), ids=list(CASES))
-def test_no_store_file_is_created(project, args, message):
-    refused(regbench(["--store", "new/results.db", *args], project), message)
+@pytest.mark.parametrize("case", list(CASES))
+def test_no_store_file_is_created(project, case, regbench_here):
+    args, message = CASES[case]
+    run = regbench if case in PROCESS_CASES else regbench_here
+    refused(run(["--store", "new/results.db", *args], project), message)
     assert not (project / "new").exists()  # neither the file nor its folder
 
 
 @pytest.mark.parametrize("args, message", [CASES[name] for name in STORELESS], ids=STORELESS)
-def test_an_older_store_is_neither_written_nor_upgraded(project, args, message):
+def test_an_older_store_is_neither_written_nor_upgraded(project, args, message, regbench_here):
     before = rows(project / "older.db")
-    refused(regbench(["--store", "older.db", *args], project), message)
+    refused(regbench_here(["--store", "older.db", *args], project), message)
     assert rows(project / "older.db") == before
 
 
 @pytest.mark.parametrize("db", ["older.db", "current.db"])
-def test_run_plan_optimized_refuses_a_store_without_plans_before_upgrading_it(project, db):
+def test_run_plan_optimized_refuses_a_store_without_plans_before_upgrading_it(project, db, regbench_here):
     # The store exists but holds no plan: refused before it is opened, so an older one keeps its
     # schema revision (it used to be upgraded first, then refused).
     before = rows(project / db)
-    refused(regbench(["--store", db, "run", "--plan", "optimized"], project), "no optimized plan is stored")
+    refused(regbench_here(["--store", db, "run", "--plan", "optimized"], project), "no optimized plan is stored")
     assert rows(project / db) == before
 
 
-def test_run_plan_optimized_refuses_an_older_store_with_only_other_machines_plans_as_it_is(project):
+def test_run_plan_optimized_refuses_an_older_store_with_only_other_machines_plans_as_it_is(project, regbench_here):
     # Plans of another machine are not plans of this one: refused before the store is opened.
     from regbench.store.plans import NewPlan, save_plans
 
@@ -162,7 +186,7 @@ def test_run_plan_optimized_refuses_an_older_store_with_only_other_machines_plan
     engine.dispose()
     before = rows(project / "current.db")
     assert before["plan"] == 1 and before["revision"] == OLDER
-    refused(regbench(["--store", "current.db", "run", "--plan", "optimized", "--machine", "here"], project),
+    refused(regbench_here(["--store", "current.db", "run", "--plan", "optimized", "--machine", "here"], project),
             "no optimized plan is stored for configuration 'default' on machine 'here'")
     assert rows(project / "current.db") == before
 
@@ -175,40 +199,40 @@ def sql(db: Path, statement: str) -> list[tuple]:
     return found
 
 
-def test_run_plan_optimized_refuses_a_newer_store_as_newer(project):
+def test_run_plan_optimized_refuses_a_newer_store_as_newer(project, regbench_here):
     sql(project / "current.db", "UPDATE alembic_version SET version_num = '9999'")
     before = rows(project / "current.db")
-    refused(regbench(["--store", "current.db", "run", "--plan", "optimized"], project),
+    refused(regbench_here(["--store", "current.db", "run", "--plan", "optimized"], project),
             "has schema revision 9999, newer than this regbench knows")
     assert rows(project / "current.db") == before
 
 
-def test_run_plan_optimized_refuses_a_database_that_is_no_store_as_such(project):
+def test_run_plan_optimized_refuses_a_database_that_is_no_store_as_such(project, regbench_here):
     sql(project / "other.db", "CREATE TABLE t (x)")
-    refused(regbench(["--store", "other.db", "run", "--plan", "optimized"], project), "is not a regbench store")
+    refused(regbench_here(["--store", "other.db", "run", "--plan", "optimized"], project), "is not a regbench store")
     assert sql(project / "other.db", "SELECT name FROM sqlite_master") == [("t",)]
 
 
-def test_a_refused_suite_stores_none_of_its_configurations(project):
+def test_a_refused_suite_stores_none_of_its_configurations(project, regbench_here):
     # The suite's configurations were stored before its first campaign found the revision unknown.
     before = rows(project / "current.db")
-    out = regbench(["--store", "current.db", "run", "--suite", "s.toml", "--versions", "nosuchref"], project)
+    out = regbench_here(["--store", "current.db", "run", "--suite", "s.toml", "--versions", "nosuchref"], project)
     refused(out, "unknown revision 'nosuchref'")
     assert rows(project / "current.db") == before
     with Store(project / "current.db", create=False) as store, store.engine.connect() as conn:
         assert conn.execute(sa.select(t.config.c.name)).scalars().all() == ["default"]
 
 
-def test_a_suite_refused_for_its_environment_size_stores_none_of_its_configurations(project):
+def test_a_suite_refused_for_its_environment_size_stores_none_of_its_configurations(project, regbench_here):
     before = rows(project / "current.db")
-    out = regbench(["--store", "current.db", "run", "--suite", "s.toml", "--env-size", "10"], project)
+    out = regbench_here(["--store", "current.db", "run", "--suite", "s.toml", "--env-size", "10"], project)
     refused(out, "`env_size` (--env-size) is 10 bytes")
     assert rows(project / "current.db") == before
 
 
-def test_the_configured_store_is_not_created(project):
+def test_the_configured_store_is_not_created(project, regbench_here):
     # `store` of regbench.toml, rather than --store.
-    refused(regbench(["run", "--benchmark", "nope"], project), "no benchmark named 'nope'")
+    refused(regbench_here(["run", "--benchmark", "nope"], project), "no benchmark named 'nope'")
     assert not (project / "r.db").exists()
 
 

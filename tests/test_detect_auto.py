@@ -728,11 +728,14 @@ def test_versions_near_an_end_whose_runs_all_landed_slower_are_not_the_fastest_l
     # Mirrored (tried first), the next-to-last version counted twice in its own window, and two
     # slow versions next to an end did the same (9-11 of 20).  A whole window is now held at the
     # ends, and each slow version is a hole in the fastest level's history (too few runs there).
+    # Ten draws (twenty took a minute over the six cases): each of those ends (copies of the end,
+    # mirrored, or a window shrunk to the values there) fails 6 to 10 of them in every case it got
+    # wrong, the first draw among them in all but two.
     from regbench.stats import fastest_level
 
     lv = [1.0] * 45
     levels_found = 0
-    for seed in range(20):
+    for seed in range(10):
         s = series_from_levels(lv, runs=5, seed=seed, sampler=_slow_at(lv, set(slow)))
         found = fastest_level(s.runs)
         if found is None:  # no levels told apart in this draw: nothing to follow
@@ -742,7 +745,7 @@ def test_versions_near_an_end_whose_runs_all_landed_slower_are_not_the_fastest_l
         assert np.all(np.abs(found.stats.mean) < 0.1)  # every version's runs at the floor: log 1.0
         assert not [c for c in get_detector("auto").detect(s)
                     if c.detail and c.detail.startswith("the fastest of")]
-    assert levels_found >= 15
+    assert levels_found >= 8
 
 
 def test_a_short_history_with_steps_is_not_taken_for_runs_at_levels():

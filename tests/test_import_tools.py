@@ -32,6 +32,21 @@ def regbench(*args: str, cwd=None) -> subprocess.CompletedProcess:
                           timeout=120, cwd=cwd)
 
 
+@pytest.fixture
+def regbench_here(capsys):
+    """``regbench_here(*args)``: what :func:`regbench` does, by the console entry point's ``main``
+    in this process (the tests of each format's import: the command as a process is the other
+    tests' here, and a fresh interpreter costs each import a second or more)."""
+    from regbench.cli.main import main
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        code = main(list(args))
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out.out, out.err)
+    return run
+
+
 def test_every_format_has_a_golden_file():
     out = regbench("import", "--list-formats")
     names = [line.split("\t")[0] for line in out.stdout.splitlines()]
@@ -39,16 +54,16 @@ def test_every_format_has_a_golden_file():
 
 
 @pytest.mark.parametrize("fmt", sorted(FILES))
-def test_auto_import_of_real_output_stores_its_runs_and_a_second_import_appends(tmp_path, fmt):
+def test_auto_import_of_real_output_stores_its_runs_and_a_second_import_appends(tmp_path, fmt, regbench_here):
     from regbench.adapters.base import get_adapter
 
     path = FILES[fmt]
     expected = get_adapter(fmt).parse(path)
     store = tmp_path / "r.db"
-    first = regbench("--store", str(store), "import", str(path), "--version", "v1", "--timestamp", "2026-01-01T00:00:00Z")
+    first = regbench_here("--store", str(store), "import", str(path), "--version", "v1", "--timestamp", "2026-01-01T00:00:00Z")
     assert first.returncode == 0, first.stderr
     assert f"({fmt})" in first.stdout  # the sniffed format is said
-    again = regbench("--store", str(store), "import", str(path), "--format", fmt, "--version", "v1")
+    again = regbench_here("--store", str(store), "import", str(path), "--format", fmt, "--version", "v1")
     assert again.returncode == 0, again.stderr
     with Store(store, create=False) as s:
         series = {x.benchmark: x for x in s.load_series()}
