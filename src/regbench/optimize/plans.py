@@ -165,6 +165,12 @@ def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str, where: str = 
     ok = [r for r in runs if r.status == "ok"]
     measured = [np.asarray(r.samples[r.warmup:], dtype=float) for r in ok]
     n_iter = min((m.size for m in measured), default=0)
+    if not ok:
+        failed = len(runs)
+        raise ConfigError(f"benchmark {benchmark!r}: {where} has no ok run ({failed} failed); at least "
+                          f"{algorithm.MIN_LEVEL} ok runs of {algorithm.MIN_LEVEL} measured iterations are needed to "
+                          f"optimize from it ({hint}fix it and run a full campaign, or leave the benchmark out "
+                          "with --benchmark)")
     if len(ok) < algorithm.MIN_LEVEL or n_iter < algorithm.MIN_LEVEL:
         raise ConfigError(f"benchmark {benchmark!r}: {where} has {len(ok)} ok run{'' if len(ok) == 1 else 's'} "
                           f"of at least {n_iter} measured iterations; at least {algorithm.MIN_LEVEL} of each are "
@@ -398,8 +404,11 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         if ver not in versions:
             continue
         runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in parts]
-        if not any(r.status == "ok" for r in runs):
-            continue  # nothing measured (a tool's failed invocations are stored under its own name)
+        if not any(r.status == "ok" for r in runs) and _tool_series_of(bench, cfg, mach, experiments):
+            # A tool's invocations that failed as a whole are stored under its configured name, its
+            # measurements under the series it reports, which get the plans.  Any other benchmark
+            # without an ok run is refused below, named, as one with too few.
+            continue
         where = (f"campaign {cid}" + ("" if campaign_id is not None else ", the last finished one,")
                  + f" at version {ver}")
         others = [c.id for c in campaigns if c.id != cid and c.status == "finished" and c.id not in sessions
@@ -497,6 +506,13 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
                           plan_forks(store, kept))
+
+
+def _tool_series_of(bench: str, config: str, machine: str, experiments: Iterable[tuple[str, str, str]]) -> bool:
+    """Whether ``bench`` is a tool benchmark's own series (the invocations that failed as a whole)
+    beside series it reports (``bench/REPORTED``) on ``config`` and ``machine``."""
+    return any(b != bench and c == config and m == machine and SeriesName.parse(b).benchmark == bench
+               for b, c, m in experiments)
 
 
 def plan_forks(store, plans: Sequence[ExecutionPlan]) -> dict[int, int]:

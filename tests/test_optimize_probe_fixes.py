@@ -1,0 +1,72 @@
+"""`regbench optimize` and `show --plans` on stores built directly (probe findings of 2026-11-30):
+what they refuse, name and say."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regbench.cli.main import main
+from regbench.errors import ConfigError
+from regbench.model import RunRecord, VersionInfo
+from regbench.optimize.plans import OptimizeOptions, derive_plans
+from regbench.store import Store
+
+FAST = OptimizeOptions(metric="rmad", threshold=0.05, n_resamples=100, run_cost=False)
+
+
+def _campaign(store: Store, benchmarks: dict[str, str], *, runs: int = 4, iterations: int = 6,
+              version: str = "v1", seed: int = 1) -> int:
+    """A finished campaign of ``runs`` runs of each benchmark (name -> status) at ``version``."""
+    cid = store.start_campaign(seed=seed, machine="m", fingerprint={}, command="x", plan={})
+    rng = np.random.default_rng(seed)
+    for b, status in benchmarks.items():
+        for r in range(runs):
+            samples = 1 + 0.001 * rng.standard_normal(iterations) if status == "ok" else np.array([])
+            store.add_runs([RunRecord(b, version, r, samples, machine="m", campaign_id=cid, duration=1.0,
+                                      status=status)],
+                           versions=[VersionInfo(version, timestamp=datetime(2024, 1, 1))])
+    store.finish_campaign(cid, "finished")
+    return cid
+
+
+def _cli(tmp_path: Path, capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(["--store", str(tmp_path / "s.db"), *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch) -> Path:
+    """A folder without a regbench.toml (nor one above it), as the current directory."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# ---------------------------------------------------------------- a benchmark without an ok run
+def test_a_benchmark_without_an_ok_run_is_an_error_naming_it(store):
+    _campaign(store, {"quiet": "ok", "broken": "failed"})
+    with pytest.raises(ConfigError, match=r"benchmark 'broken': campaign 1, the last finished one, at version v1 "
+                                          r"has no ok run \(4 failed\)"):
+        derive_plans(store, options=FAST)
+    with pytest.raises(ConfigError, match="benchmark 'broken'"):
+        derive_plans(store, benchmarks=["broken"], options=FAST)
+    assert derive_plans(store, benchmarks=["quiet"], options=FAST).derived  # the others still can be
+
+
+def test_a_tools_failed_invocations_beside_its_series_are_not_an_error(store):
+    # A tool's invocations that failed as a whole are stored under its configured name.
+    _campaign(store, {"go": "failed", "go/BenchmarkX": "ok"})
+    result = derive_plans(store, options=FAST)
+    assert [d.plan.benchmark for d in result.derived] == ["go/BenchmarkX"]
+
+
+def test_optimize_benchmark_without_an_ok_run_exits_3(here, capsys):
+    with Store(here / "s.db") as s:
+        _campaign(s, {"quiet": "ok", "broken": "failed"})
+    rc, out, err = _cli(here, capsys, "optimize", "--benchmark", "broken")
+    assert rc == 3 and err.count("\n") == 1 and "benchmark 'broken'" in err and "no ok run" in err
