@@ -70,3 +70,35 @@ def test_optimize_benchmark_without_an_ok_run_exits_3(here, capsys):
         _campaign(s, {"quiet": "ok", "broken": "failed"})
     rc, out, err = _cli(here, capsys, "optimize", "--benchmark", "broken")
     assert rc == 3 and err.count("\n") == 1 and "benchmark 'broken'" in err and "no ok run" in err
+
+
+# ---------------------------------------------------------------- kept plans of another metric
+def test_kept_plans_of_another_metric_say_so_and_how_to_apply_it(store, capsys):
+    from regbench.report.plans import print_optimize
+
+    _campaign(store, {"a": "ok", "b": "ok"})
+    derive_plans(store, options=FAST)
+    result = derive_plans(store, options=OptimizeOptions(metric="cv", threshold=0.5, n_resamples=100,
+                                                         run_cost=False))
+    assert not result.derived and [p.metric for p in result.kept] == ["rmad", "rmad"]
+    print_optimize(result)
+    assert " ".join(capsys.readouterr().out.split()) == (
+        "2 current plans kept (no change detected since; derived with --metric rmad --threshold 0.05, not this "
+        "command's --metric cv --threshold 0.5: --refresh derives them with it)")
+    print_optimize(derive_plans(store, options=FAST))  # the same options: nothing to say of them
+    assert "(no change detected since; --refresh derives them again)" in capsys.readouterr().out
+
+
+def test_optimize_json_has_what_show_plans_json_has_and_the_documented_more(here, capsys):
+    with Store(here / "s.db") as s:
+        _campaign(s, {"a": "ok"})
+    rc, out, err = _cli(here, capsys, "optimize", "--metric", "rmad", "--format", "json")
+    assert rc == 0, err
+    (derived,) = json.loads(out)["derived"]
+    rc, out, err = _cli(here, capsys, "show", "--plans", "--format", "json")
+    assert rc == 0, err
+    (shown,) = json.loads(out)
+    assert set(derived) - set(shown) == {"shifted", "unsettled"} and not set(shown) - set(derived)
+    docs = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    section = docs[docs.index("## `regbench optimize`"):docs.index("## `regbench summary`")]
+    assert "`shifted`" in section and "`unsettled`" in section

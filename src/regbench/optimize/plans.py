@@ -100,6 +100,9 @@ class OptimizeResult:
     #: By the index of a plan in ``kept``, the forks of each of its runs where they are several
     #: (:func:`plan_forks`); a derived plan's are its configuration's.
     kept_forks: Mapping[int, int] = dataclasses.field(default_factory=dict)
+    #: The options the plans were derived with; ``kept`` plans may have been derived with another
+    #: metric or threshold (their own ``metric`` and ``threshold`` say), which ``refresh`` replaces.
+    options: OptimizeOptions = OptimizeOptions()
 
     @property
     def time_share(self) -> float:
@@ -505,7 +508,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
-                          plan_forks(store, kept))
+                          plan_forks(store, kept), options)
 
 
 def _tool_series_of(bench: str, config: str, machine: str, experiments: Iterable[tuple[str, str, str]]) -> bool:
