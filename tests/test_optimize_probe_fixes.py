@@ -102,3 +102,45 @@ def test_optimize_json_has_what_show_plans_json_has_and_the_documented_more(here
     docs = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
     section = docs[docs.index("## `regbench optimize`"):docs.index("## `regbench summary`")]
     assert "`shifted`" in section and "`unsettled`" in section
+
+
+# ---------------------------------------------------------------- optimize --forget
+def _planned(here: Path, names=("a", "b", "c")) -> None:
+    with Store(here / "s.db") as s:
+        _campaign(s, dict.fromkeys(names, "ok"))
+        derive_plans(s, options=FAST)
+
+
+def _current(here: Path) -> list[str]:
+    from regbench.store.plans import load_plans
+
+    with Store(here / "s.db") as s:
+        return [p.benchmark for p in load_plans(s)]
+
+
+def test_forget_is_repeatable_and_speaks_json(here, capsys):
+    _planned(here)
+    rc, out, err = _cli(here, capsys, "optimize", "--forget", "a", "--forget", "b")
+    assert rc == 0, err
+    assert out.splitlines() == ["1 plans of a deleted", "1 plans of b deleted"]
+    assert _current(here) == ["c"]
+    rc, out, err = _cli(here, capsys, "optimize", "--forget", "c", "--format", "json")
+    assert rc == 0 and json.loads(out) == {"format_version": 1, "deleted": {"c": 1}}
+
+
+def test_forget_of_a_name_without_a_plan_deletes_nothing(here, capsys):
+    _planned(here)
+    rc, _, err = _cli(here, capsys, "optimize", "--forget", "a", "--forget", "nosuch")
+    assert rc == 3 and err.count("\n") == 1
+    assert "--forget 'nosuch': no plan of this benchmark is stored; no plan was deleted" in err
+    assert _current(here) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(("extra", "flag"), [(["--refresh"], "--refresh"), (["--threshold", "0.5"], "--threshold"),
+                                             (["--campaign", "99"], "--campaign"),
+                                             (["--no-run-cost"], "--run-cost/--no-run-cost")])
+def test_forget_with_another_option_is_a_usage_error(here, capsys, extra, flag):
+    _planned(here)
+    rc, _, err = _cli(here, capsys, "optimize", "--forget", "a", *extra)
+    assert rc == 2 and f"Error: {flag} does not go with --forget" in err
+    assert _current(here) == ["a", "b", "c"]
