@@ -20,7 +20,7 @@ FAST = OptimizeOptions(metric="rmad", threshold=0.05, n_resamples=100, run_cost=
 
 
 def _campaign(store: Store, benchmarks: dict[str, str], *, runs: int = 4, iterations: int = 6,
-              version: str = "v1", seed: int = 1) -> int:
+              version: str = "v1", seed: int = 1, commit: str | None = None) -> int:
     """A finished campaign of ``runs`` runs of each benchmark (name -> status) at ``version``."""
     cid = store.start_campaign(seed=seed, machine="m", fingerprint={}, command="x", plan={})
     rng = np.random.default_rng(seed)
@@ -29,7 +29,7 @@ def _campaign(store: Store, benchmarks: dict[str, str], *, runs: int = 4, iterat
             samples = 1 + 0.001 * rng.standard_normal(iterations) if status == "ok" else np.array([])
             store.add_runs([RunRecord(b, version, r, samples, machine="m", campaign_id=cid, duration=1.0,
                                       status=status)],
-                           versions=[VersionInfo(version, timestamp=datetime(2024, 1, 1))])
+                           versions=[VersionInfo(version, commit=commit, timestamp=datetime(2024, 1, 1))])
     store.finish_campaign(cid, "finished")
     return cid
 
@@ -144,3 +144,30 @@ def test_forget_with_another_option_is_a_usage_error(here, capsys, extra, flag):
     rc, _, err = _cli(here, capsys, "optimize", "--forget", "a", *extra)
     assert rc == 2 and f"Error: {flag} does not go with --forget" in err
     assert _current(here) == ["a", "b", "c"]
+
+
+# ---------------------------------------------------------------- show --plans
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_show_plans_of_an_unknown_benchmark_is_an_error(here, capsys, fmt):
+    _planned(here, names=("count",))
+    rc, out, err = _cli(here, capsys, "show", "--plans", "--benchmark", "cuont", "--format", fmt)
+    assert rc == 3 and not out and err == "error: no benchmark named 'cuont' in the store (did you mean 'count'?)\n"
+
+
+def test_show_plans_of_a_tool_by_its_configured_name(here, capsys):
+    _planned(here, names=("go/BenchmarkX", "go/BenchmarkY", "other"))
+    rc, out, err = _cli(here, capsys, "show", "--plans", "--benchmark", "go", "--format", "json")
+    assert rc == 0, err
+    assert [p["benchmark"] for p in json.loads(out)] == ["go/BenchmarkX", "go/BenchmarkY"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--plans", "--version", "nosuch"], "--version does not go with --plans"),
+    (["--plans", "--runs"], "--runs does not go with --plans"),
+    (["--format", "json"], "--format json is of --plans"),
+])
+def test_show_options_that_do_not_go_together_are_usage_errors(here, capsys, args, message):
+    _planned(here, names=("count",))
+    rc, _, err = _cli(here, capsys, "show", *args)
+    assert rc == 2 and f"Error: {message}" in err
+
