@@ -3,6 +3,7 @@ what they refuse, name and say."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 from pathlib import Path
@@ -170,4 +171,15 @@ def test_show_options_that_do_not_go_together_are_usage_errors(here, capsys, arg
     _planned(here, names=("count",))
     rc, _, err = _cli(here, capsys, "show", *args)
     assert rc == 2 and f"Error: {message}" in err
+
+
+# ---------------------------------------------------------------- --min-runs above the campaign's runs
+def test_min_runs_above_the_campaigns_runs_is_a_note(store):
+    _campaign(store, {"a": "ok", "b": "ok"}, runs=4)
+    result = derive_plans(store, options=dataclasses.replace(FAST, min_runs=6))
+    assert {d.plan.runs for d in result.derived} == {4}
+    assert "--min-runs 6 is more than the campaign's ok runs of 2 benchmarks: their plans keep all of them " \
+           "(a: 4, b: 4)" in result.notes
+    result = derive_plans(store, options=dataclasses.replace(FAST, min_runs=4), refresh=True)
+    assert not any("--min-runs" in n for n in result.notes)
 

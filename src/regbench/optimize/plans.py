@@ -83,7 +83,8 @@ class OptimizeResult:
         Current plans left as they were (no ``refresh``, no change since).
     notes : tuple of str
         Benchmarks whose slices could not be used, and why; a tool's forks kept, and the
-        benchmarks whose runs could not be split into their forks, and why.
+        benchmarks whose runs could not be split into their forks, and why; those whose campaign
+        has fewer ok runs than ``min_runs`` (their plans keep them all).
     """
 
     campaign_id: int
@@ -396,6 +397,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     minimal: list[algorithm.MinimalConfiguration] = []
     fixed_costs: list[float] = []
     kept: list[ExecutionPlan] = []
+    few_runs: list[str] = []  # benchmarks whose campaign has fewer ok runs than min_runs
     for (bench, cfg, mach), versions in sorted(experiments.items()):
         if SeriesName.parse(bench).measure is not None:
             continue  # a measure (one sample per run) has no iterations to reduce
@@ -418,6 +420,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                   and not (c.plan or {}).get("optimized") and c.id not in parts]
         hint = (f"--campaign ID names another, of {', '.join(map(str, others))}; " if others else "")
         samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
+        if samples.shape[0] < options.min_runs:
+            few_runs.append(f"{bench}: {samples.shape[0]}")
         parsed = SeriesName.parse(bench)
         tool = parsed.reported is not None
         fork_level, run_part, fork_part = False, 0.0, 0.0
@@ -476,6 +480,12 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None)),
                            *((c.forks, fork_overhead) if fork_level else (None, None))))
         minimal.append(found)
+    if few_runs:
+        # A floor, not a demand: a plan cannot have more runs than the campaign measured.
+        one = len(few_runs) == 1
+        notes.append(f"--min-runs {options.min_runs} is more than the campaign's ok runs of {len(few_runs)} "
+                     f"benchmark{'' if one else 's'}: {'its plan keeps' if one else 'their plans keep'} all of "
+                     f"them ({', '.join(few_runs[:5])}{', ...' if len(few_runs) > 5 else ''})")
     for spec_name, counts in sorted(forks_kept.items()):
         notes.append(f"{spec_name}: its runs' forks ({', '.join(map(str, sorted(counts)))} a run) are kept, as its "
                      f"command sets them (it does not read {FORKS_ENV}): its plans reduce its runs and the "
