@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from regbench.cli.main import main
-from regbench.errors import ConfigError
+from regbench.errors import ConfigError, NotFoundError
 from regbench.model import RunRecord, VersionInfo
 from regbench.optimize.plans import OptimizeOptions, derive_plans
 from regbench.store import Store
@@ -183,3 +183,13 @@ def test_min_runs_above_the_campaigns_runs_is_a_note(store):
     result = derive_plans(store, options=dataclasses.replace(FAST, min_runs=4), refresh=True)
     assert not any("--min-runs" in n for n in result.notes)
 
+
+# ---------------------------------------------------------------- --version as other commands take it
+def test_version_is_named_as_show_and_compare_take_it(store):
+    sha = "c5a32fbc6e" + "0" * 30
+    _campaign(store, {"a": "ok"}, version="c5a32fbc6e", commit=sha)
+    assert derive_plans(store, version="c5a32", options=FAST).derived[0].plan.version == "c5a32fbc6e"
+    store.revisions = lambda name: sha if name == "HEAD" else None  # git's answer, as `regbench` asks it
+    assert derive_plans(store, version="HEAD", options=FAST, refresh=True).derived[0].plan.version == "c5a32fbc6e"
+    with pytest.raises(NotFoundError, match="no version named 'nosuch' in the store"):
+        derive_plans(store, version="nosuch", options=FAST)

@@ -358,6 +358,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if options.min_runs < 1:
         raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
     cid = full_campaign(store, campaign_id)
+    if version is not None:  # named as show, summary and compare take it (a unique prefix, a git revision)
+        version = store.resolve_version(version)
     campaigns = store.campaigns()
     sessions = set(store.session_campaigns())
     parts = set(campaign_parts(campaigns, cid))
