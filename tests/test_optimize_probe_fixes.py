@@ -22,8 +22,9 @@ FAST = OptimizeOptions(metric="rmad", threshold=0.05, n_resamples=100, run_cost=
 
 def _campaign(store: Store, benchmarks: dict[str, str], *, runs: int = 4, iterations: int = 6,
               version: str = "v1", seed: int = 1, commit: str | None = None) -> int:
-    """A finished campaign of ``runs`` runs of each benchmark (name -> status) at ``version``."""
-    cid = store.start_campaign(seed=seed, machine="m", fingerprint={}, command="x", plan={})
+    """A finished campaign of ``runs`` runs of each benchmark (name -> status) at ``version`` (one of
+    another version is another campaign, not one resumed)."""
+    cid = store.start_campaign(seed=seed, machine="m", fingerprint={}, command="x", plan={"versions": [version]})
     rng = np.random.default_rng(seed)
     for b, status in benchmarks.items():
         for r in range(runs):
@@ -193,3 +194,33 @@ def test_version_is_named_as_show_and_compare_take_it(store):
     assert derive_plans(store, version="HEAD", options=FAST, refresh=True).derived[0].plan.version == "c5a32fbc6e"
     with pytest.raises(NotFoundError, match="no version named 'nosuch' in the store"):
         derive_plans(store, version="nosuch", options=FAST)
+
+
+# ---------------------------------------------------------------- a campaign too small for several
+def test_every_benchmark_with_too_few_repetitions_is_named(store):
+    cid = store.start_campaign(seed=1, machine="m", fingerprint={}, command="x", plan={})
+    shapes = {"few-iters": (3, 2), "few-runs": (2, 3), "quiet": (3, 3), "none": (0, 0)}
+    for b, (runs, iterations) in shapes.items():
+        for r in range(runs):
+            store.add_runs([RunRecord(b, "v1", r, 1 + 0.01 * np.arange(iterations), machine="m", campaign_id=cid)],
+                           versions=[VersionInfo("v1", timestamp=datetime(2024, 1, 1))])
+    store.add_runs([RunRecord("none", "v1", 0, np.array([]), machine="m", campaign_id=cid, status="failed")])
+    store.finish_campaign(cid, "finished")
+    with pytest.raises(ConfigError) as info:
+        derive_plans(store, options=FAST)
+    message = str(info.value)
+    assert message.startswith("benchmark 'few-iters': campaign 1, the last finished one, at version v1 has 3 ok runs "
+                              "of at least 2 measured iterations")
+    assert message.endswith("; and too few of 2 more benchmarks: 'few-runs' (2 ok runs of 3 measured iterations), "
+                            "'none' (no ok run, 1 failed)")
+    assert "\n" not in message and "--campaign" not in message  # no other campaign to name
+
+
+def test_the_other_campaign_is_named_plainly(store):
+    _campaign(store, {"a": "ok"}, runs=3)
+    _campaign(store, {"a": "ok"}, runs=2, seed=2, version="v2")
+    with pytest.raises(ConfigError, match=r"\(`--campaign 1` optimizes from the other finished full campaign; run a"):
+        derive_plans(store, options=FAST)
+    _campaign(store, {"a": "ok"}, runs=2, seed=3, version="v3")
+    with pytest.raises(ConfigError, match=r"\(`--campaign ID` optimizes from another finished full campaign \(1, 2\);"):
+        derive_plans(store, options=FAST)

@@ -400,6 +400,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     fixed_costs: list[float] = []
     kept: list[ExecutionPlan] = []
     few_runs: list[str] = []  # benchmarks whose campaign has fewer ok runs than min_runs
+    # Benchmarks the campaign has too few repetitions of: the error, and what it has in words.
+    too_few: list[tuple[ConfigError, str, str]] = []
     for (bench, cfg, mach), versions in sorted(experiments.items()):
         if SeriesName.parse(bench).measure is not None:
             continue  # a measure (one sample per run) has no iterations to reduce
@@ -420,12 +422,18 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                  + f" at version {ver}")
         others = [c.id for c in campaigns if c.id != cid and c.status == "finished" and c.id not in sessions
                   and not (c.plan or {}).get("optimized") and c.id not in parts]
-        hint = (f"--campaign ID names another, of {', '.join(map(str, others))}; " if others else "")
-        samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
-        if samples.shape[0] < options.min_runs:
-            few_runs.append(f"{bench}: {samples.shape[0]}")
+        hint = _other_campaigns_hint(others)
         parsed = SeriesName.parse(bench)
         tool = parsed.reported is not None
+        try:
+            samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
+        except ConfigError as exc:
+            too_few.append((exc, bench, _shortfall(runs)))
+            continue
+        if too_few and not tool:
+            continue  # refused all the same: only the sizes of the others are checked, to name them
+        if samples.shape[0] < options.min_runs:
+            few_runs.append(f"{bench}: {samples.shape[0]}")
         fork_level, run_part, fork_part = False, 0.0, 0.0
         if tool:
             layout = fork_layout(runs, run_processes(store, bench, version=ver, config=cfg, machine=mach))
@@ -433,7 +441,12 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             fork_level = layout.forked and by_name is not None and parsed.benchmark in by_name \
                 and uses_forks(by_name[parsed.benchmark])
             if layout.forked:
-                samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
+                try:
+                    samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
+                except ConfigError as exc:
+                    too_few.append((exc, bench, f"runs of {layout.processes} forks of {layout.iterations} measured "
+                                         "iterations each"))
+                    continue
                 if not fork_level:
                     forks_kept.setdefault(parsed.benchmark, set()).add(layout.processes)
                 if layout.warmup:
@@ -442,6 +455,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 notes.append(f"{bench}: its runs were not split into the tool's processes, {layout.reason}: each "
                              "run's samples are reduced as one stream of iterations, and a plan's iterations "
                              "(REGBENCH_ITERATIONS) run in each process")
+            if too_few:
+                continue
             # A tool's run is one invocation shared by all it reports (and by a split group's
             # benchmarks): its seconds are not this benchmark's.  Priced from what the tool said
             # of it and the measured start of the invocations (costs.py), where measured.
@@ -482,6 +497,14 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None)),
                            *((c.forks, fork_overhead) if fork_level else (None, None))))
         minimal.append(found)
+    if too_few:
+        # All of them in one line, not the first alone: the next campaign is to fix them all.
+        first, more = too_few[0][0], too_few[1:]
+        if not more:
+            raise first
+        names = ", ".join(f"{name!r} ({what})" for _, name, what in more[:5])
+        raise ConfigError(f"{first}; and too few of {len(more)} more benchmark{'' if len(more) == 1 else 's'}: "
+                          f"{names}{', ...' if len(more) > 5 else ''}")
     if few_runs:
         # A floor, not a demand: a plan cannot have more runs than the campaign measured.
         one = len(few_runs) == 1
@@ -521,6 +544,25 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
                           plan_forks(store, kept), options)
+
+
+def _other_campaigns_hint(others: Sequence[int]) -> str:
+    """What to do about too few repetitions in a campaign where the store holds other finished
+    full campaigns (``others``, by id): the start of the error's parenthesis."""
+    if not others:
+        return ""
+    if len(others) == 1:
+        return f"`--campaign {others[0]}` optimizes from the other finished full campaign; "
+    return f"`--campaign ID` optimizes from another finished full campaign ({', '.join(map(str, others))}); "
+
+
+def _shortfall(runs: Sequence[StoredRun]) -> str:
+    """The repetitions one experiment's runs have, in words: ``2 ok runs of 3 measured iterations``."""
+    ok = [r for r in runs if r.status == "ok"]
+    if not ok:
+        return f"no ok run, {len(runs)} failed"
+    n_iter = min(len(r.samples) - r.warmup for r in ok)
+    return f"{len(ok)} ok run{'' if len(ok) == 1 else 's'} of {n_iter} measured iterations"
 
 
 def _tool_series_of(bench: str, config: str, machine: str, experiments: Iterable[tuple[str, str, str]]) -> bool:
