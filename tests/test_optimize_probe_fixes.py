@@ -224,3 +224,26 @@ def test_the_other_campaign_is_named_plainly(store):
     _campaign(store, {"a": "ok"}, runs=2, seed=3, version="v3")
     with pytest.raises(ConfigError, match=r"\(`--campaign ID` optimizes from another finished full campaign \(1, 2\);"):
         derive_plans(store, options=FAST)
+
+
+# ---------------------------------------------------------------- a benchmark removed from regbench.toml
+def test_optimize_leaves_out_what_regbench_toml_no_longer_configures(store):
+    from regbench.config import BenchmarkSpec
+    from regbench.optimize.plans import plans_for_campaign
+    from regbench.store.plans import forget_plans_of
+
+    _campaign(store, {"quiet": "ok", "gone": "ok", "go/BenchmarkX": "ok"})
+    derive_plans(store, options=FAST)  # while all three were configured
+    specs = [BenchmarkSpec(name="quiet", kind="command"), BenchmarkSpec(name="go", kind="command")]
+    with pytest.raises(ConfigError, match="plan of benchmark 'gone': no such benchmark in regbench.toml"):
+        plans_for_campaign(store, ["quiet", "go"], machine="m")
+    assert forget_plans_of(store, ["gone"]) == {"gone": 1}
+    # The next plain optimize, even --refresh, does not give it a plan again from the old campaign.
+    result = derive_plans(store, options=FAST, specs=specs, refresh=True)
+    assert sorted(d.plan.benchmark for d in result.derived) == ["go/BenchmarkX", "quiet"]
+    assert "1 benchmark of the campaign left out, no longer in regbench.toml: gone" in result.notes
+    assert plans_for_campaign(store, ["quiet", "go"], machine="m").unplanned == ()
+    # Before --forget, the note says how to delete its plan.
+    notes = derive_plans(store, options=FAST, specs=specs[:1]).notes
+    assert any(n.startswith("2 benchmarks of the campaign left out, no longer in regbench.toml: go, gone")
+               and n.endswith("(`regbench optimize --forget go` deletes its stored plans)") for n in notes)

@@ -376,6 +376,14 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             raise NotFoundError(f"--benchmark {missing[0]!r}: campaign {cid} did not run it")
         experiments = {e: v for e, v in experiments.items()
                        if e[0] in benchmarks or SeriesName.parse(e[0]).benchmark in benchmarks}
+    # Without --benchmark, only what regbench.toml configures now: a plan of a benchmark removed
+    # from it makes `run --plan optimized` refuse to run, and --forget would not hold (the old
+    # full campaign would give it a plan again at the next `optimize`).
+    unconfigured: list[str] = []
+    if specs is not None and benchmarks is None:
+        configured = {s.name for s in specs}
+        unconfigured = sorted({SeriesName.parse(e[0]).benchmark for e in experiments} - configured)
+        experiments = {e: v for e, v in experiments.items() if SeriesName.parse(e[0]).benchmark in configured}
     if version is not None and not any(version in v for v in experiments.values()):
         raise NotFoundError(f"--version {version!r}: campaign {cid} has no run of it")
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
@@ -505,6 +513,14 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         names = ", ".join(f"{name!r} ({what})" for _, name, what in more[:5])
         raise ConfigError(f"{first}; and too few of {len(more)} more benchmark{'' if len(more) == 1 else 's'}: "
                           f"{names}{', ...' if len(more) > 5 else ''}")
+    if unconfigured:
+        planned = sorted(name for name in unconfigured
+                         if any(SeriesName.parse(p.benchmark).benchmark == name for p in current.values()))
+        notes.append(f"{len(unconfigured)} benchmark{'' if len(unconfigured) == 1 else 's'} of the campaign "
+                     f"left out, no longer in regbench.toml: {', '.join(unconfigured[:5])}"
+                     + (", ..." if len(unconfigured) > 5 else "")
+                     + (f" (`regbench optimize --forget {planned[0]}` deletes its stored plans"
+                        + (f"; so for {', '.join(planned[1:])}" if planned[1:] else "") + ")" if planned else ""))
     if few_runs:
         # A floor, not a demand: a plan cannot have more runs than the campaign measured.
         one = len(few_runs) == 1
