@@ -245,5 +245,7 @@ def test_optimize_leaves_out_what_regbench_toml_no_longer_configures(store):
     assert plans_for_campaign(store, ["quiet", "go"], machine="m").unplanned == ()
     # Before --forget, the note says how to delete its plan.
     notes = derive_plans(store, options=FAST, specs=specs[:1]).notes
+    with pytest.raises(NotFoundError, match=r"--benchmark 'gone': no such benchmark in regbench.toml \(any more\)"):
+        derive_plans(store, options=FAST, specs=specs, benchmarks=["gone"])
     assert any(n.startswith("2 benchmarks of the campaign left out, no longer in regbench.toml: go, gone")
                and n.endswith("(`regbench optimize --forget go` deletes its stored plans)") for n in notes)

@@ -369,6 +369,11 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     experiments: dict[tuple[str, str, str], set[str]] = {}
     for r in infos:
         experiments.setdefault((r.benchmark, r.config, r.machine), set()).add(r.version)
+    if benchmarks is not None and specs is not None:
+        gone = [b for b in benchmarks if SeriesName.parse(b).benchmark not in {s.name for s in specs}]
+        if gone:
+            raise NotFoundError(f"--benchmark {gone[0]!r}: no such benchmark in regbench.toml (any more); a plan of "
+                                "it would make `run --plan optimized` refuse to run")
     if benchmarks is not None:
         missing = [b for b in benchmarks if not any(e[0] == b or SeriesName.parse(e[0]).benchmark == b
                                                     for e in experiments)]
