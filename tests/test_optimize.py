@@ -353,7 +353,7 @@ def test_a_top_up_campaign_is_named_and_the_full_one_pointed_at(tmp_path, capsys
     rc, _, err = _cli(repo, "optimize", capsys=capsys)
     assert rc == 3 and err.count("\n") == 1
     assert "campaign 2, the last finished one, at version " in err and "has 1 ok run of" in err
-    assert "--campaign ID names another, of 1;" in err
+    assert "`--campaign 1` optimizes from the other finished full campaign;" in err
     rc, _, err = _cli(repo, "optimize", "--campaign", "1", capsys=capsys)
     assert rc == 0, err
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
 from ._common import FiniteFloatRange
 
@@ -36,8 +37,9 @@ from ._common import FiniteFloatRange
 @click.option("--refresh", is_flag=True,
               help="Derive every plan again, not only missing ones and those of benchmarks with an "
                    "alert raised since their plan.")
-@click.option("--forget", metavar="NAME",
-              help="Only delete every stored plan of this benchmark (one that no longer exists).")
+@click.option("--forget", multiple=True, metavar="NAME",
+              help="Only delete every stored plan of this benchmark (one that no longer exists; "
+                   "repeatable); no other option but --format goes with it.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
 def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_runs, resamples, seed,
@@ -53,20 +55,34 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
     """
     from ..errors import ConfigError
     from ..optimize.plans import OptimizeOptions, derive_plans
-    from ..report.console import echo
+    from ..report.console import echo, emit_json
     from ..report.plans import print_optimize
-    from ..store.plans import forget_plans
+    from ..store.plans import forget_plans_of
 
+    if forget:  # before anything is read: --forget only deletes, every other option would be ignored
+        click_ctx = click.get_current_context()
+        given = [p for p in click_ctx.command.params if p.name not in ("forget", "fmt")
+                 and click_ctx.get_parameter_source(p.name or "") not in (ParameterSource.DEFAULT, None)]
+        if given:
+            raise click.UsageError(f"{'/'.join(given[0].opts + given[0].secondary_opts)} does not go with --forget, "
+                                   "which only deletes plans", ctx=click_ctx)
     try:  # how `run --plan optimized` will invoke a tool's benchmarks, for the suite's time
         config = ctx.config_if_any()
     except ConfigError:
         config = None
     store = ctx.open_store(create=False, config=config)
-    if forget is not None:
-        n = forget_plans(store, forget)
-        if not n:
-            raise ConfigError(f"--forget {forget!r}: no plan of this benchmark is stored")
-        echo(f"{n} plans of {forget} deleted")
+    if forget:
+        counts = forget_plans_of(store, forget)
+        missing = [name for name, n in counts.items() if not n]
+        if missing:
+            raise ConfigError(f"--forget {missing[0]!r}: no plan of this benchmark is stored"
+                              + (f" (nor of {', '.join(map(repr, missing[1:]))})" if missing[1:] else "")
+                              + ("; no plan was deleted" if len(counts) > len(missing) else ""))
+        if fmt == "json":
+            emit_json({"format_version": 1, "deleted": counts})
+        else:
+            for name, n in counts.items():
+                echo(f"{n} plans of {name} deleted")
         return
     options = OptimizeOptions(metric=metric, threshold=threshold, min_runs=min_runs, n_resamples=resamples, seed=seed,
                               run_cost=run_cost)

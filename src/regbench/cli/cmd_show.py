@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
 
 @click.command("show")
@@ -17,8 +18,8 @@ import click
                    "iterations, its time and its expected precision.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Of --plans.")
-@click.pass_obj
-def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_name: str | None,
+@click.pass_context
+def command(click_ctx: click.Context, list_runs: bool, full: bool, benchmark: str | None, version_name: str | None,
             list_plans: bool, fmt: str) -> None:
     """List benchmarks, versions (in history order), builds and runs with their status, and the
     last lines of the stderr of failed runs (of every run listed, with --runs)."""
@@ -27,6 +28,17 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
 
     from ._common import check_benchmark
 
+    given = {name for name in ("list_runs", "full", "version_name", "fmt")
+             if click_ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+    if list_plans:  # before the store is opened
+        wrong = [flag for name, flag in (("version_name", "--version"), ("list_runs", "--runs"), ("full", "--full"))
+                 if name in given]
+        if wrong:
+            raise click.UsageError(f"{wrong[0]} does not go with --plans", ctx=click_ctx)
+    elif fmt != "table":
+        raise click.UsageError(f"--format {fmt} is of --plans; the benchmarks, versions and runs are a table",
+                               ctx=click_ctx)
+    ctx = click_ctx.obj
     store = ctx.open_store(create=False)
     if list_plans:
         from ..report.plans import print_plans
@@ -34,6 +46,9 @@ def command(ctx, list_runs: bool, full: bool, benchmark: str | None, version_nam
 
         from ..model import SeriesName
 
+        if benchmark is not None and not any(SeriesName.parse(b.name).benchmark == benchmark
+                                             for b in store.benchmarks()):
+            check_benchmark(store, benchmark)  # neither a stored benchmark nor a tool's that reports some
         # A tool's benchmark by its configured name lists the plans of all it reports.
         plans = [p for p in load_plans(store) if benchmark is None or benchmark in
                  (p.benchmark, SeriesName.parse(p.benchmark).benchmark)]

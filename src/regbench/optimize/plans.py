@@ -83,7 +83,8 @@ class OptimizeResult:
         Current plans left as they were (no ``refresh``, no change since).
     notes : tuple of str
         Benchmarks whose slices could not be used, and why; a tool's forks kept, and the
-        benchmarks whose runs could not be split into their forks, and why.
+        benchmarks whose runs could not be split into their forks, and why; those whose campaign
+        has fewer ok runs than ``min_runs`` (their plans keep them all).
     """
 
     campaign_id: int
@@ -100,6 +101,9 @@ class OptimizeResult:
     #: By the index of a plan in ``kept``, the forks of each of its runs where they are several
     #: (:func:`plan_forks`); a derived plan's are its configuration's.
     kept_forks: Mapping[int, int] = dataclasses.field(default_factory=dict)
+    #: The options the plans were derived with; ``kept`` plans may have been derived with another
+    #: metric or threshold (their own ``metric`` and ``threshold`` say), which ``refresh`` replaces.
+    options: OptimizeOptions = OptimizeOptions()
 
     @property
     def time_share(self) -> float:
@@ -165,6 +169,12 @@ def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str, where: str = 
     ok = [r for r in runs if r.status == "ok"]
     measured = [np.asarray(r.samples[r.warmup:], dtype=float) for r in ok]
     n_iter = min((m.size for m in measured), default=0)
+    if not ok:
+        failed = len(runs)
+        raise ConfigError(f"benchmark {benchmark!r}: {where} has no ok run ({failed} failed); at least "
+                          f"{algorithm.MIN_LEVEL} ok runs of {algorithm.MIN_LEVEL} measured iterations are needed to "
+                          f"optimize from it ({hint}fix it and run a full campaign, or leave the benchmark out "
+                          "with --benchmark)")
     if len(ok) < algorithm.MIN_LEVEL or n_iter < algorithm.MIN_LEVEL:
         raise ConfigError(f"benchmark {benchmark!r}: {where} has {len(ok)} ok run{'' if len(ok) == 1 else 's'} "
                           f"of at least {n_iter} measured iterations; at least {algorithm.MIN_LEVEL} of each are "
@@ -348,6 +358,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     if options.min_runs < 1:
         raise ConfigError(f"--min-runs must be a positive integer, got {options.min_runs}")
     cid = full_campaign(store, campaign_id)
+    if version is not None:  # named as show, summary and compare take it (a unique prefix, a git revision)
+        version = store.resolve_version(version)
     campaigns = store.campaigns()
     sessions = set(store.session_campaigns())
     parts = set(campaign_parts(campaigns, cid))
@@ -357,6 +369,11 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     experiments: dict[tuple[str, str, str], set[str]] = {}
     for r in infos:
         experiments.setdefault((r.benchmark, r.config, r.machine), set()).add(r.version)
+    if benchmarks is not None and specs is not None:
+        gone = [b for b in benchmarks if SeriesName.parse(b).benchmark not in {s.name for s in specs}]
+        if gone:
+            raise NotFoundError(f"--benchmark {gone[0]!r}: no such benchmark in regbench.toml (any more); a plan of "
+                                "it would make `run --plan optimized` refuse to run")
     if benchmarks is not None:
         missing = [b for b in benchmarks if not any(e[0] == b or SeriesName.parse(e[0]).benchmark == b
                                                     for e in experiments)]
@@ -364,6 +381,14 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             raise NotFoundError(f"--benchmark {missing[0]!r}: campaign {cid} did not run it")
         experiments = {e: v for e, v in experiments.items()
                        if e[0] in benchmarks or SeriesName.parse(e[0]).benchmark in benchmarks}
+    # Without --benchmark, only what regbench.toml configures now: a plan of a benchmark removed
+    # from it makes `run --plan optimized` refuse to run, and --forget would not hold (the old
+    # full campaign would give it a plan again at the next `optimize`).
+    unconfigured: list[str] = []
+    if specs is not None and benchmarks is None:
+        configured = {s.name for s in specs}
+        unconfigured = sorted({SeriesName.parse(e[0]).benchmark for e in experiments} - configured)
+        experiments = {e: v for e, v in experiments.items() if SeriesName.parse(e[0]).benchmark in configured}
     if version is not None and not any(version in v for v in experiments.values()):
         raise NotFoundError(f"--version {version!r}: campaign {cid} has no run of it")
     current = {(p.benchmark, p.config, p.machine): p for p in load_plans(store)}
@@ -387,6 +412,9 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     minimal: list[algorithm.MinimalConfiguration] = []
     fixed_costs: list[float] = []
     kept: list[ExecutionPlan] = []
+    few_runs: list[str] = []  # benchmarks whose campaign has fewer ok runs than min_runs
+    # Benchmarks the campaign has too few repetitions of: the error, and what it has in words.
+    too_few: list[tuple[ConfigError, str, str]] = []
     for (bench, cfg, mach), versions in sorted(experiments.items()):
         if SeriesName.parse(bench).measure is not None:
             continue  # a measure (one sample per run) has no iterations to reduce
@@ -398,16 +426,27 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         if ver not in versions:
             continue
         runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in parts]
-        if not any(r.status == "ok" for r in runs):
-            continue  # nothing measured (a tool's failed invocations are stored under its own name)
+        if not any(r.status == "ok" for r in runs) and _tool_series_of(bench, cfg, mach, experiments):
+            # A tool's invocations that failed as a whole are stored under its configured name, its
+            # measurements under the series it reports, which get the plans.  Any other benchmark
+            # without an ok run is refused below, named, as one with too few.
+            continue
         where = (f"campaign {cid}" + ("" if campaign_id is not None else ", the last finished one,")
                  + f" at version {ver}")
         others = [c.id for c in campaigns if c.id != cid and c.status == "finished" and c.id not in sessions
                   and not (c.plan or {}).get("optimized") and c.id not in parts]
-        hint = (f"--campaign ID names another, of {', '.join(map(str, others))}; " if others else "")
-        samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
+        hint = _other_campaigns_hint(others)
         parsed = SeriesName.parse(bench)
         tool = parsed.reported is not None
+        try:
+            samples, warmup, seconds = campaign_samples(runs, benchmark=bench, where=where, hint=hint)
+        except ConfigError as exc:
+            too_few.append((exc, bench, _shortfall(runs)))
+            continue
+        if too_few and not tool:
+            continue  # refused all the same: only the sizes of the others are checked, to name them
+        if samples.shape[0] < options.min_runs:
+            few_runs.append(f"{bench}: {samples.shape[0]}")
         fork_level, run_part, fork_part = False, 0.0, 0.0
         if tool:
             layout = fork_layout(runs, run_processes(store, bench, version=ver, config=cfg, machine=mach))
@@ -415,7 +454,12 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             fork_level = layout.forked and by_name is not None and parsed.benchmark in by_name \
                 and uses_forks(by_name[parsed.benchmark])
             if layout.forked:
-                samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
+                try:
+                    samples = forked_samples(runs, layout, benchmark=bench, where=where, hint=hint)
+                except ConfigError as exc:
+                    too_few.append((exc, bench, f"runs of {layout.processes} forks of {layout.iterations} measured "
+                                         "iterations each"))
+                    continue
                 if not fork_level:
                     forks_kept.setdefault(parsed.benchmark, set()).add(layout.processes)
                 if layout.warmup:
@@ -424,6 +468,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 notes.append(f"{bench}: its runs were not split into the tool's processes, {layout.reason}: each "
                              "run's samples are reduced as one stream of iterations, and a plan's iterations "
                              "(REGBENCH_ITERATIONS) run in each process")
+            if too_few:
+                continue
             # A tool's run is one invocation shared by all it reports (and by a split group's
             # benchmarks): its seconds are not this benchmark's.  Priced from what the tool said
             # of it and the measured start of the invocations (costs.py), where measured.
@@ -464,6 +510,28 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None)),
                            *((c.forks, fork_overhead) if fork_level else (None, None))))
         minimal.append(found)
+    if too_few:
+        # All of them in one line, not the first alone: the next campaign is to fix them all.
+        first, more = too_few[0][0], too_few[1:]
+        if not more:
+            raise first
+        names = ", ".join(f"{name!r} ({what})" for _, name, what in more[:5])
+        raise ConfigError(f"{first}; and too few of {len(more)} more benchmark{'' if len(more) == 1 else 's'}: "
+                          f"{names}{', ...' if len(more) > 5 else ''}")
+    if unconfigured:
+        planned = sorted(name for name in unconfigured
+                         if any(SeriesName.parse(p.benchmark).benchmark == name for p in current.values()))
+        notes.append(f"{len(unconfigured)} benchmark{'' if len(unconfigured) == 1 else 's'} of the campaign "
+                     f"left out, no longer in regbench.toml: {', '.join(unconfigured[:5])}"
+                     + (", ..." if len(unconfigured) > 5 else "")
+                     + (f" (`regbench optimize --forget {planned[0]}` deletes its stored plans"
+                        + (f"; so for {', '.join(planned[1:])}" if planned[1:] else "") + ")" if planned else ""))
+    if few_runs:
+        # A floor, not a demand: a plan cannot have more runs than the campaign measured.
+        one = len(few_runs) == 1
+        notes.append(f"--min-runs {options.min_runs} is more than the campaign's ok runs of {len(few_runs)} "
+                     f"benchmark{'' if one else 's'}: {'its plan keeps' if one else 'their plans keep'} all of "
+                     f"them ({', '.join(few_runs[:5])}{', ...' if len(few_runs) > 5 else ''})")
     for spec_name, counts in sorted(forks_kept.items()):
         notes.append(f"{spec_name}: its runs' forks ({', '.join(map(str, sorted(counts)))} a run) are kept, as its "
                      f"command sets them (it does not read {FORKS_ENV}): its plans reduce its runs and the "
@@ -496,7 +564,33 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
-                          plan_forks(store, kept))
+                          plan_forks(store, kept), options)
+
+
+def _other_campaigns_hint(others: Sequence[int]) -> str:
+    """What to do about too few repetitions in a campaign where the store holds other finished
+    full campaigns (``others``, by id): the start of the error's parenthesis."""
+    if not others:
+        return ""
+    if len(others) == 1:
+        return f"`--campaign {others[0]}` optimizes from the other finished full campaign; "
+    return f"`--campaign ID` optimizes from another finished full campaign ({', '.join(map(str, others))}); "
+
+
+def _shortfall(runs: Sequence[StoredRun]) -> str:
+    """The repetitions one experiment's runs have, in words: ``2 ok runs of 3 measured iterations``."""
+    ok = [r for r in runs if r.status == "ok"]
+    if not ok:
+        return f"no ok run, {len(runs)} failed"
+    n_iter = min(len(r.samples) - r.warmup for r in ok)
+    return f"{len(ok)} ok run{'' if len(ok) == 1 else 's'} of {n_iter} measured iterations"
+
+
+def _tool_series_of(bench: str, config: str, machine: str, experiments: Iterable[tuple[str, str, str]]) -> bool:
+    """Whether ``bench`` is a tool benchmark's own series (the invocations that failed as a whole)
+    beside series it reports (``bench/REPORTED``) on ``config`` and ``machine``."""
+    return any(b != bench and c == config and m == machine and SeriesName.parse(b).benchmark == bench
+               for b, c, m in experiments)
 
 
 def plan_forks(store, plans: Sequence[ExecutionPlan]) -> dict[int, int]:

@@ -146,9 +146,22 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
     for note in result.notes:
         echo(note)
     if result.kept:
-        echo(f"{len(result.kept)} current plans kept (no change detected since; --refresh derives them again)")
+        echo(f"{len(result.kept)} current plans kept (no change detected since; {_kept_refresh(result)})")
     if not plans and not result.kept:
         echo("no benchmark to optimize in campaign " + fmt_num(result.campaign_id))
+
+
+def _kept_refresh(result: OptimizeResult) -> str:
+    """What ``--refresh`` would change of the kept plans: the metric and threshold they were derived
+    with where they are not those asked for now (which are then not applied to them)."""
+    asked = (result.options.metric, float(result.options.threshold))
+    other = [p for p in result.kept if (p.metric, float(p.threshold)) != asked]
+    if not other:
+        return "--refresh derives them again"
+    used = sorted({(p.metric, float(p.threshold)) for p in other})
+    return (("" if len(other) == len(result.kept) else f"{len(other)} of them ") + "derived with "
+            + " and ".join(f"--metric {m} --threshold {t:g}" for m, t in used)
+            + f", not this command's --metric {asked[0]} --threshold {asked[1]:g}: --refresh derives them with it")
 
 
 def _suite_share(result: OptimizeResult) -> str:

@@ -150,8 +150,29 @@ def forget_plans(store: Database, benchmark: str) -> int:
     return store.write(work)
 
 
+def forget_plans_of(store: Database, benchmarks: Sequence[str]) -> dict[str, int]:
+    """Delete every plan of each of ``benchmarks`` (and of their reported benchmarks
+    ``NAME/...``), all in one transaction, and only if each has at least one: how many rows each
+    has (a plan of ``go/X`` counts for ``go`` and for ``go/X`` when both are named).  When one has
+    none (0), nothing is deleted."""
+    names = list(dict.fromkeys(benchmarks))
+
+    def work(conn) -> dict[str, int]:
+        rows = [(r.id, r.name) for r in conn.execute(sa.select(t.benchmark.c.id, t.benchmark.c.name))]
+        ids = {name: [i for i, n in rows if n == name or n.startswith(name + "/")] for name in names}
+        counts = {name: (conn.execute(sa.select(sa.func.count()).select_from(t.plan)
+                                      .where(t.plan.c.benchmark_id.in_(mine))).scalar_one() if mine else 0)
+                  for name, mine in ids.items()}
+        if all(counts.values()):
+            every = sorted({i for mine in ids.values() for i in mine})
+            conn.execute(t.plan.delete().where(t.plan.c.benchmark_id.in_(every)))
+        return counts
+
+    return store.write(work)
+
+
 def _nan(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-__all__ = ["NewPlan", "count_plans_unopened", "forget_plans", "load_plans", "save_plans"]
+__all__ = ["NewPlan", "count_plans_unopened", "forget_plans", "forget_plans_of", "load_plans", "save_plans"]
