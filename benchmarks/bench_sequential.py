@@ -63,6 +63,7 @@ FACTORS = {"base": 1.0, "+1%": 1.01, "+3%": 1.03, "+10%": 1.10}
 ALPHA = 0.05
 ALPHAS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 MAX_PAIRS = 1000
+CENTER = "both"  # what the confidence sequence bounds (--center)
 RUN_VALUES = 3  # values of a run regbench and the fixed t plan use (pyperf's shape)
 WARMUP, VALUES = 1, 5
 
@@ -148,11 +149,11 @@ class Pool:
 
 def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: str, n_rep: int,
                     max_pairs: int, rng: np.random.Generator, by_mode: bool = False,
-                    location: str = "mean") -> tuple[float, float]:
+                    location: str = "mean", center: str | None = None) -> tuple[float, float]:
     """Mean seconds to a decision and the rate of wrong (or unsettled) decisions; ``by_mode``:
     ``compare --run --by-mode`` (mode-matched pairs, regbench.stats.modepairs)."""
     from regbench.stats.modepairs import match_modes
-    from regbench.stats.sequential import t_mixture_path
+    from regbench.stats.sequential import centered_path
 
     band = math.log1p(threshold)
     times, wrong = [], 0
@@ -175,7 +176,7 @@ def replay_regbench(a: Pool, b: Pool, *, threshold: float, alpha: float, truth: 
             x, made = np.log(mb / ma), np.arange(max_pairs)
         if x.size < 2:
             x, made = np.zeros(2), np.full(2, max_pairs - 1)
-        low, high = t_mixture_path(x, alpha=alpha)
+        low, high = centered_path(x, alpha=alpha, center=center or CENTER)
         n = np.arange(1, x.size + 1)
         changed = ((low > 0) | (high < 0)) & (n >= 3)
         no_change = (low > -band) & (high < band) & (n >= 3)
@@ -329,30 +330,33 @@ def replay_gate(pairs: list, *, threshold: float, alpha: float, n_rep: int, max_
                 rng: np.random.Generator) -> dict:
     """``compare --run`` (settle the size too) replayed on pairs drawn from real ones: the rate at
     which its gate fails (a regression not shown below the threshold), any "changed" decision,
-    and the mean wall and CPU-core seconds per decision."""
-    from regbench.run.sequential import size_settled
-    from regbench.stats.sequential import sequential_decision
+    and the mean wall and CPU-core seconds per decision.  The confidence sequence of every prefix
+    at once (``centered_path``, the bounds ``sequential_decision`` gives prefix by prefix), and
+    the session's stopping rule on it: "no change", or "changed" with the size settled."""
+    from regbench.stats.sequential import centered_path
 
     arr = np.array(pairs)
+    band = math.log1p(threshold)
     gate = changed = 0
     wall, cpu, used = [], [], []
+    n = np.arange(1, max_pairs + 1)
     for _ in range(n_rep):
         idx = rng.integers(len(arr), size=max_pairs)
-        x = arr[idx, 0]
-        d = None
-        for n in range(3, max_pairs + 1):
-            d = sequential_decision(x[:n], threshold=threshold, alpha=alpha)
-            if d.decision == "no change" or (d.decision == "changed" and size_settled(d) is not None):
-                break
-        assert d is not None
-        n = d.n
-        changed += d.decision == "changed"
-        gate += d.decision == "changed" and d.change > 0 and size_settled(d) != "within"
-        wall.append(arr[idx[:n], 1].sum())
-        cpu.append(arr[idx[:n], 2].sum())
-        used.append(n)
+        low, high = centered_path(arr[idx, 0], alpha=alpha, center=CENTER)
+        is_changed = ((low > 0) | (high < 0)) & (n >= 3)
+        no_change = ~is_changed & (low > -band) & (high < band) & (n >= 3)
+        beyond = (low > band) | (high < -band)
+        within = (-band < low) & (high < band)
+        stop = no_change | (is_changed & (beyond | within))
+        k = int(np.argmax(stop)) if stop.any() else max_pairs - 1
+        changed += bool(is_changed[k])
+        gate += bool(is_changed[k] and low[k] > 0 and not within[k])
+        wall.append(arr[idx[:k + 1], 1].sum())
+        cpu.append(arr[idx[:k + 1], 2].sum())
+        used.append(k + 1)
     return {"gate_fails": gate / n_rep, "changed": changed / n_rep, "wall_s": float(np.mean(wall)),
-            "cpu_s": float(np.mean(cpu)), "pairs": float(np.mean(used)), "pair_sd": float(np.std(arr[:, 0], ddof=1))}
+            "cpu_s": float(np.mean(cpu)), "pairs": float(np.mean(used)), "pair_sd": float(np.std(arr[:, 0], ddof=1)),
+            "center": CENTER}
 
 
 def duet_section(args, rng: np.random.Generator) -> dict:
@@ -452,7 +456,13 @@ def main() -> None:
     ap.add_argument("--hog", choices=("one", "all"), default="one",
                     help="the duet section's background load: one bursty process (default), or one per "
                          "duet CPU on a common schedule of bursts (a neighbour's parallel job)")
+    ap.add_argument("--center", choices=("both", "mean", "median"), default="both",
+                    help="what regbench's confidence sequence bounds: the pairs' mean and median (the "
+                         "default of compare --run), the mean alone (regbench before 2026-11-30), the median")
     args = ap.parse_args()
+    global CENTER
+    CENTER = args.center
+    print(f"regbench's confidence sequence: center={CENTER}", file=sys.stderr)
     if args.duet_only:
         print(json.dumps(duet_section(args, np.random.default_rng(args.seed)), indent=1))
         return

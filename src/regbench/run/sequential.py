@@ -141,7 +141,16 @@ class Settled:
 
     @property
     def compared_by(self) -> str:
-        """One line: what the observations were (and how the runs were made)."""
+        """One line: what the observations were (and how the runs were made), and, where the
+        median of the observations bounded the confidence sequence, that it did."""
+        d = self.decision
+        by = d.cs.by if d is not None and d.cs.center == "both" else "mean"
+        tail = {"mean": "", "median": "; bounded by their median (bursts widen their mean's bound)",
+                "mean and median": "; bounded by their mean and their median"}.get(by, "")
+        return self._observations + tail
+
+    @property
+    def _observations(self) -> str:
         how = "duet runs" if self.pairing == "duet" else "interleaved runs"
         if self.measure == "instructions":
             return (f"pairs of {how}, log ratio of the runs' instruction counts ({self.counter or 'counter'}): "
@@ -566,15 +575,21 @@ class Observed:
 
 
 def more_pairs_needed(x: Sequence[float], *, threshold: float, alpha: float = 0.05, size: bool = False,
-                      limit: int = 100_000) -> int | None:
+                      limit: int = 100_000, center: str | None = None) -> int | None:
     """About how many more pairs would settle a comparison, if the estimate and spread held.
 
-    The confidence sequence's half-width after ``n`` pairs is computed with the present mean
-    and standard deviation; it settles when the half-width is below the distance from the mean
-    to 0 (a change) or to the nearer edge of ``+-threshold`` (no change), whichever comes first.
-    None with fewer than two observations, no spread, or beyond ``limit``.
+    The mean's confidence sequence's half-width after ``n`` pairs is computed with the present
+    mean and standard deviation; it settles when the half-width is below the distance from the
+    mean to 0 (a change) or to the nearer edge of ``+-threshold`` (no change), whichever comes
+    first.  With ``center="both"`` (the default, :data:`regbench.stats.sequential.DEFAULT_CENTER`)
+    the mean's sequence is at ``alpha / 2``, and the intersection with the median's, at least as
+    narrow, may settle sooner: the count is then at most what is needed.  None with fewer than
+    two observations, no spread, or beyond ``limit``.
     """
-    from ..stats.sequential import t_mixture_cs
+    from ..stats.sequential import DEFAULT_CENTER, t_mixture_cs
+
+    if (center or DEFAULT_CENTER) == "both":
+        alpha = alpha / 2
 
     values = np.asarray(x, dtype=float)
     if values.size < 2:

@@ -26,10 +26,30 @@ interval ``xbar -+ h`` with, for ``B = sqrt((n + c) / c) / alpha``, ``q = 1 - B*
 (the interval is unbounded while ``((n + c) / c)**((n - 1) / 2) <= 1/alpha``, the supremum of
 ``M_n`` over ``mu``).  ``tests/test_stats_sequential.py`` checks the closed form against a direct
 numerical integration of the two mixtures.
+
+Interference on a shared machine does not make that log ratio Gaussian: a burst that hits one
+run of a pair moves the ratio by tens of percent while most pairs differ by a few (measured
+under a background load in ``benchmarks/bench_sequential.py``: the log ratios' standard
+deviation 39%, their interquartile range that of a 4.5% Gaussian).  The mean's sequence then
+widens with the bursts.  The *median* of the log ratios has a confidence sequence that needs no
+model of the distribution at all, and that bursts cannot widen (:func:`sign_cs`, after Howard
+and Ramdas 2022): for a candidate median ``m`` the count of observations ``<= m`` is, under the
+hypothesis, at least a fair coin's count, and a mixture of Bernoulli likelihood ratios over
+``q < 1/2`` is a nonnegative supermartingale, so Ville's inequality bounds it as above.  On
+Gaussian data it needs about ``pi / 2`` times the pairs of the mean's.
+
+A comparison uses both by default (``center="both"``): each at ``alpha / 2``, the interval their
+intersection.  Where the log ratios' distribution is symmetric the mean and the median are the
+same number, so the intersection covers it with probability at least ``1 - alpha``; it is
+symmetric for A against itself whenever the two runs of a pair are exchangeable (random order,
+or a duet's random CPUs), and for a B that only scales A's times.  It is as narrow as the
+narrower of the two at each ``n``, less the price of halving ``alpha`` (about 10% of width).
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -39,8 +59,9 @@ import numpy as np
 from ._validate import as_1d, check_confidence, check_positive_int, make_rng
 
 __all__ = [
-    "DECISIONS", "DEFAULT_C", "NOISES", "ConfidenceSequence", "SequentialDecision", "SimulationResult",
-    "sequential_decision", "simulate_error_rates", "t_mixture_cs", "t_mixture_path",
+    "CENTERS", "DECISIONS", "DEFAULT_C", "DEFAULT_CENTER", "NOISES", "ConfidenceSequence", "SequentialDecision",
+    "SimulationResult", "centered_cs", "centered_path", "sequential_decision", "sign_cs", "sign_path", "simulate_error_rates", "t_mixture_cs",
+    "t_mixture_path",
 ]
 
 #: Prior precision of the standardized effect.  With ``c = 1`` the prior says "an effect of
@@ -52,7 +73,12 @@ DEFAULT_C = 1.0
 
 DECISIONS = ("changed", "no change", "undecided")
 
-NOISES = ("normal", "t5", "lognormal-runs")
+#: What a comparison's confidence sequence bounds: the mean log ratio (:func:`t_mixture_cs`),
+#: the median (:func:`sign_cs`), or both at ``alpha / 2`` each, intersected (the module docstring).
+CENTERS = ("mean", "median", "both")
+DEFAULT_CENTER = "both"
+
+NOISES = ("normal", "t5", "lognormal-runs", "bursts")
 
 # "lognormal-runs": a run mean is exp(u) * mean of 5 iterations exp(W), u ~ N(0, 0.25**2),
 # W ~ N(0, 1) (strongly skewed iterations, random initial conditions per run).  The log ratio
@@ -63,6 +89,29 @@ _ITER_SIGMA = 1.0
 _ITERATIONS = 5
 _LOG_MEAN_VAR = 0.26234
 _LOGNORMAL_RUNS_SD = float(np.sqrt(2 * _RUN_SIGMA**2 + 2 * _LOG_MEAN_VAR))
+
+# "bursts": a run's log time is 0.01 * N(0, 1) + log(1 + B), B ~ Exp(mean 0.5) with probability
+# 0.2, else 0; the log ratio of two runs is standardized by its exact sd, sqrt(2 (0.01**2 + v)),
+# v = Var(log(1 + B)) = 0.2 E[log(1 + E)**2] - (0.2 E[log(1 + E)])**2 for E ~ Exp(0.5), by
+# quadrature (a test re-checks it by simulation).
+_BURST_SHARE = 0.2
+_BURST_MEAN = 0.5
+_BURST_JITTER = 0.01
+
+
+@functools.lru_cache(maxsize=1)
+def _bursts_sd() -> float:
+    return float(np.sqrt(2 * (_BURST_JITTER**2 + _burst_log_var())))
+
+
+def _burst_log_var() -> float:
+    from scipy import integrate
+
+    def moment(k: int) -> float:
+        return integrate.quad(lambda t: np.log1p(t) ** k * np.exp(-t / _BURST_MEAN) / _BURST_MEAN, 0, np.inf)[0]
+
+    return _BURST_SHARE * moment(2) - (_BURST_SHARE * moment(1)) ** 2
+
 
 
 @dataclass(frozen=True)
@@ -83,6 +132,13 @@ class ConfidenceSequence:
         The probability that the interval ever misses the mean, over all ``n``.
     c : float
         Prior precision of the mixture.
+    center : str
+        What it bounds: ``"mean"`` (the Gaussian mixture), ``"median"`` (:func:`sign_cs`), or
+        ``"both"`` (their intersection, each at ``alpha / 2``; ``estimate`` is then the estimate
+        of the narrower, held inside the interval).
+    by : str
+        For ``"both"``, which of the two gave the interval its width now: ``"mean"``,
+        ``"median"`` or ``"mean and median"`` (one bound each); else ``center``.
     """
 
     n: int
@@ -91,6 +147,8 @@ class ConfidenceSequence:
     high: float
     alpha: float
     c: float
+    center: str = "mean"
+    by: str = "mean"
 
 
 @dataclass(frozen=True)
@@ -337,6 +395,184 @@ def t_mixture_path(x, *, alpha: float = 0.05, c: float | None = None) -> tuple[n
 
 
 # ------------------------------------------------------------------------------------------
+# The median's confidence sequence (distribution-free)
+# ------------------------------------------------------------------------------------------
+#
+# Written here, not imported: the reference implementation (the ``confseq`` package of Howard
+# and Ramdas) is published only as C++ source that needs Boost and a compiler to install, and
+# the construction below is a few lines of scipy.special.
+
+
+def _log_sign_mixture(k, n):
+    """Log of the one-sided sign mixture after ``n`` observations of which ``k`` fall on the
+    hypothesis' short side: ``int_0^(1/2) (2q)**k (2(1 - q))**(n - k) 2 dq`` (a uniform mixture
+    over ``q < 1/2`` of the likelihood ratio of Bernoulli(q) against a fair coin), in closed form
+    with the regularized incomplete beta function."""
+    from scipy.special import betainc, betaln  # here: importing the module stays light
+
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore"):
+        return (n + 1) * np.log(2.0) + betaln(k + 1, n - k + 1) + np.log(betainc(k + 1, n - k + 1, 0.5))
+
+
+@functools.lru_cache(maxsize=64)
+def _sign_ranks(max_n: int, alpha: float) -> np.ndarray:
+    """``r[n - 1]``: the rank of the order statistic that is the median's lower bound after
+    ``n`` observations (0 while unbounded): the fewest observations at or below a candidate that
+    the one-sided mixture, held under ``2 / alpha``, still accepts.  The mixture falls as ``k``
+    grows, so the accepted counts are those from the first accepted one on."""
+    limit = np.log(2.0 / alpha)
+    ranks = np.zeros(max_n, dtype=np.int64)
+    for n in range(1, max_n + 1):
+        k = np.arange(n // 2 + 1)
+        rejected = _log_sign_mixture(k, n) >= limit
+        ranks[n - 1] = int(np.argmin(rejected)) if not rejected.all() else n // 2
+    ranks.flags.writeable = False
+    return ranks
+
+
+def sign_cs(x, *, alpha: float = 0.05) -> ConfidenceSequence:
+    """Always-valid confidence interval for the median of iid data, whatever their distribution.
+
+    Parameters
+    ----------
+    x : array_like, 1-D
+        The observations so far (for a comparison, the log ratios of the pairs).
+    alpha : float, keyword-only
+        The probability that the sequence of intervals ever misses the median, over all ``n``
+        (``alpha / 2`` on each side).
+
+    Returns
+    -------
+    ConfidenceSequence
+        ``[x_(r), x_(n - r + 1)]``, two order statistics, with ``estimate`` the sample median
+        and ``c`` 0 (no prior scale); unbounded (``-inf``, ``+inf``) while ``r`` is 0, which at
+        ``alpha = 0.05`` is up to 8 observations, at ``0.025`` up to 9.
+
+    Raises
+    ------
+    ValueError
+        When ``alpha`` is not in (0, 1) or ``x`` is not one-dimensional and finite.
+
+    Notes
+    -----
+    For a median ``m``, ``Y_i = 1{x_i <= m}`` has ``P(Y_i = 1) >= 1/2`` (ties included).  For
+    each ``q <= 1/2`` the product of ``(2q)**Y_i (2(1 - q))**(1 - Y_i)`` is then a nonnegative
+    supermartingale (its factor's mean is ``1 - (2p - 1)(1 - 2q) <= 1``), so is its uniform
+    mixture over ``q``, and by Ville's inequality it ever reaches ``2 / alpha`` with probability
+    at most ``alpha / 2``.  A candidate is excluded from below when it does, and from above by
+    the same argument on ``1{x_i >= m}``.  The mixture depends on the candidate only through the
+    count at or below it, which gives the two order statistics.
+
+    References
+    ----------
+    S. R. Howard and A. Ramdas, "Sequential estimation of quantiles with applications to
+    A/B-testing and best-arm identification", Bernoulli 28(3), 1704-1728, 2022 (confidence
+    sequences for quantiles from mixtures of the Bernoulli likelihood ratio of the empirical
+    distribution function); J. Ville, "Etude critique de la notion de collectif", 1939.
+    """
+    check_confidence(alpha, "alpha")
+    a = np.sort(as_1d(x, "x"))
+    n = a.size
+    if n == 0:
+        return ConfidenceSequence(0, float("nan"), -np.inf, np.inf, float(alpha), 0.0, "median", "median")
+    r = int(_sign_ranks(n, float(alpha))[n - 1])
+    low, high = (float(a[r - 1]), float(a[n - r])) if r > 0 else (-np.inf, np.inf)
+    return ConfidenceSequence(n, float(np.median(a)), low, high, float(alpha), 0.0, "median", "median")
+
+
+def sign_path(x, *, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sign_cs`'s bounds for every prefix along the last axis (any leading shape).
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        ``low[..., n - 1]``, ``high[..., n - 1]`` equal ``sign_cs(x[..., :n])``'s bounds.
+    """
+    check_confidence(alpha, "alpha")
+    a = np.asarray(x, dtype=float)
+    if a.ndim == 0 or not np.isfinite(a).all():
+        raise ValueError("`x` must be at least one-dimensional and contain only finite values")
+    return _sign_path(a, float(alpha))
+
+
+def _sign_path(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    n_obs = x.shape[-1]
+    low = np.full(x.shape, -np.inf)
+    high = np.full(x.shape, np.inf)
+    if n_obs == 0:
+        return low, high
+    ranks = _sign_ranks(n_obs, alpha)
+    if x.ndim == 1:  # one sequence: keep its prefix sorted, one insertion a step
+        seen: list[float] = []
+        lows, highs = [-np.inf] * n_obs, [np.inf] * n_obs
+        values = [float(v) for v in x]
+        rank_list = [int(v) for v in ranks]
+        for i in range(n_obs):
+            bisect.insort(seen, values[i])
+            r = rank_list[i]
+            if r:
+                lows[i], highs[i] = seen[r - 1], seen[i + 1 - r]
+        return np.array(lows), np.array(highs)
+    for n in (int(v) + 1 for v in np.nonzero(ranks)[0]):  # a partial sort of each bounded prefix of every row
+        r = int(ranks[n - 1])
+        part = np.partition(x[..., :n], (r - 1, n - r), axis=-1)
+        low[..., n - 1] = part[..., r - 1]
+        high[..., n - 1] = part[..., n - r]
+    return low, high
+
+
+def _combine(mean_low, mean_high, med_low, med_high):
+    """The intersection of the two sequences (each at ``alpha / 2``), elementwise; NaN where the
+    mean's is NaN (its model degenerate: all observations equal)."""
+    low = np.maximum(mean_low, med_low)
+    high = np.minimum(mean_high, med_high)
+    nan = np.isnan(mean_low) | np.isnan(mean_high)
+    return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
+
+
+def centered_path(x, *, alpha: float = 0.05, c: float | None = None,
+                  center: str = DEFAULT_CENTER) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`centered_cs`'s bounds for every prefix of ``x`` (1-D), vectorised."""
+    if center not in CENTERS:
+        raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
+    if center == "mean":
+        return t_mixture_path(x, alpha=alpha, c=c)
+    if center == "median":
+        return sign_path(as_1d(x, "x"), alpha=alpha)
+    mean_low, mean_high = t_mixture_path(x, alpha=alpha / 2, c=c)
+    return _combine(mean_low, mean_high, *sign_path(as_1d(x, "x"), alpha=alpha / 2))
+
+
+def centered_cs(x, *, alpha: float = 0.05, c: float | None = None,
+                center: str = DEFAULT_CENTER) -> ConfidenceSequence:
+    """The confidence sequence a comparison uses: of the mean, of the median, or both at
+    ``alpha / 2`` each, intersected (see the module docstring for when that is valid)."""
+    if center not in CENTERS:
+        raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
+    if center == "mean":
+        return t_mixture_cs(x, alpha=alpha, c=c)
+    if center == "median":
+        return sign_cs(x, alpha=alpha)
+    check_confidence(alpha, "alpha")
+    mean = t_mixture_cs(x, alpha=alpha / 2, c=c)
+    med = sign_cs(x, alpha=alpha / 2)
+    lo, hi = _combine(np.float64(mean.low), np.float64(mean.high), np.float64(med.low), np.float64(med.high))
+    low, high = float(lo), float(hi)
+    if np.isnan(low):
+        by = "mean"
+    else:
+        from_mean = (mean.low >= med.low, mean.high <= med.high)
+        by = "mean" if all(from_mean) else "median" if not any(from_mean) else "mean and median"
+    narrower = mean if (mean.high - mean.low) <= (med.high - med.low) else med
+    estimate = narrower.estimate
+    if np.isfinite(low) and np.isfinite(high) and low <= high:
+        estimate = min(max(estimate, low), high)
+    return ConfidenceSequence(mean.n, float(estimate), low, high, float(alpha), mean.c, "both", by)
+
+
+# ------------------------------------------------------------------------------------------
 # The decision
 # ------------------------------------------------------------------------------------------
 
@@ -350,7 +586,7 @@ def _decide(low, high, n, *, band: float, min_n: int):
 
 
 def sequential_decision(log_ratios, *, threshold: float, alpha: float = 0.05, min_n: int = 3,
-                        c: float | None = None) -> SequentialDecision:
+                        c: float | None = None, center: str = DEFAULT_CENTER) -> SequentialDecision:
     """Decide, after each pair, whether B changed against A, with error rates valid at any stop.
 
     Parameters
@@ -364,7 +600,11 @@ def sequential_decision(log_ratios, *, threshold: float, alpha: float = 0.05, mi
     min_n : int, keyword-only
         Fewer pairs give ``"undecided"`` whatever the interval says.
     c : float or None, keyword-only
-        Prior precision of the confidence sequence (:data:`DEFAULT_C`).
+        Prior precision of the mean's confidence sequence (:data:`DEFAULT_C`).
+    center : {"both", "mean", "median"}, keyword-only
+        What the confidence sequence bounds (:data:`CENTERS`); ``"both"``, the default, holds
+        where the log ratios are symmetric (the module docstring), and is as narrow as the
+        narrower of the mean's and the median's.
 
     Returns
     -------
@@ -374,7 +614,8 @@ def sequential_decision(log_ratios, *, threshold: float, alpha: float = 0.05, mi
     ------
     ValueError
         When ``threshold`` is negative or not finite, ``alpha`` not in (0, 1), ``min_n`` not an
-        integer >= 2, ``c`` not positive, or ``log_ratios`` not one-dimensional and finite.
+        integer >= 2, ``c`` not positive, ``center`` not one of :data:`CENTERS`, or
+        ``log_ratios`` not one-dimensional and finite.
 
     Notes
     -----
@@ -388,12 +629,12 @@ def sequential_decision(log_ratios, *, threshold: float, alpha: float = 0.05, mi
     References
     ----------
     Seed 000 s.3 and s.5 (confidence intervals and their comparison); Lai (1976); Wang and
-    Ramdas (2024), see :func:`t_mixture_cs`.
+    Ramdas (2024), see :func:`t_mixture_cs`; Howard and Ramdas (2022), see :func:`sign_cs`.
     """
     threshold = _check_nonnegative(threshold, "threshold")
     check_confidence(alpha, "alpha")
     _check_min_n(min_n)
-    cs = t_mixture_cs(as_1d(log_ratios, "log_ratios"), alpha=alpha, c=c)
+    cs = centered_cs(as_1d(log_ratios, "log_ratios"), alpha=alpha, c=c, center=center)
     changed, no_change = _decide(np.float64(cs.low), np.float64(cs.high), cs.n,
                                  band=float(np.log1p(threshold)), min_n=min_n)
     decision = "changed" if changed else "no change" if no_change else "undecided"
@@ -413,6 +654,11 @@ def _noise(gen: np.random.Generator, noise: str, shape: tuple[int, int]) -> np.n
         return gen.standard_normal(shape)
     if noise == "t5":
         return gen.standard_t(5, shape) / np.sqrt(5.0 / 3.0)
+    if noise == "bursts":
+        def log_run():
+            burst = np.where(gen.random(shape) < _BURST_SHARE, gen.exponential(_BURST_MEAN, shape), 0.0)
+            return _BURST_JITTER * gen.standard_normal(shape) + np.log1p(burst)
+        return (log_run() - log_run()) / _bursts_sd()
     # lognormal-runs: the log ratio of two run means, each exp(u) * mean of skewed iterations.
     def log_run_mean():
         u = _RUN_SIGMA * gen.standard_normal(shape)
@@ -430,7 +676,7 @@ def _simulate_log_ratios(gen: np.random.Generator, *, effect: float, sigma: floa
 
 def simulate_error_rates(*, effect: float, threshold: float, alpha: float = 0.05, sigma: float = 0.02,
                          max_n: int = 200, n_sim: int = 2000, min_n: int = 3, noise: str = "normal",
-                         c: float | None = None, rng=None) -> SimulationResult:
+                         c: float | None = None, center: str = DEFAULT_CENTER, rng=None) -> SimulationResult:
     """Error rates and pairs used by :func:`sequential_decision` under continuous monitoring.
 
     Each of ``n_sim`` comparisons draws ``max_n`` log ratios ``log(1 + effect) + sigma * z``,
@@ -440,7 +686,7 @@ def simulate_error_rates(*, effect: float, threshold: float, alpha: float = 0.05
     ----------
     effect : float, keyword-only
         True relative change of B against A (> -1).
-    threshold, alpha, min_n, c : keyword-only
+    threshold, alpha, min_n, c, center : keyword-only
         As in :func:`sequential_decision`.
     sigma : float, keyword-only
         Standard deviation of one log ratio (0.02: a pair's ratio varies by about 2%).
@@ -451,7 +697,9 @@ def simulate_error_rates(*, effect: float, threshold: float, alpha: float = 0.05
         ``"normal"``; ``"t5"``, Student t with 5 degrees of freedom scaled to sd ``sigma``
         (heavy tails); ``"lognormal-runs"``, the log ratio of two run means, each ``exp(u)``
         times the mean of 5 iterations ``exp(W)``, ``u ~ N(0, 0.25**2)``, ``W ~ N(0, 1)``,
-        standardized to sd ``sigma``.
+        standardized to sd ``sigma``; ``"bursts"``, the log ratio of two runs each slowed, one
+        time in five, by an exponential burst of mean 50% of its time (interference that comes
+        and goes), over a 1% Gaussian jitter, standardized to sd ``sigma``.
     rng : int, numpy.random.Generator or None, keyword-only
 
     Returns
@@ -480,7 +728,15 @@ def simulate_error_rates(*, effect: float, threshold: float, alpha: float = 0.05
 
     x = _simulate_log_ratios(gen, effect=float(effect), sigma=float(sigma), n_sim=n_sim, max_n=max_n,
                              noise=noise)
-    low, high, _ = _path(x, alpha, c)
+    if center not in CENTERS:
+        raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
+    if center == "mean":
+        low, high, _ = _path(x, alpha, c)
+    elif center == "median":
+        low, high = _sign_path(x, alpha)
+    else:
+        mean_low, mean_high, _ = _path(x, alpha / 2, c)
+        low, high = _combine(mean_low, mean_high, *_sign_path(x, alpha / 2))
     n = np.arange(1, max_n + 1)
     changed, no_change = _decide(low, high, n, band=float(np.log1p(threshold)), min_n=min_n)
     decided = changed | no_change
