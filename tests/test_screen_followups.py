@@ -261,6 +261,9 @@ def test_a_run_whose_tag_no_worker_offers_is_not_stored_and_runs_once_a_worker_o
     assert "1 run stored (1 ok)" in capsys.readouterr().out
     with Store(db) as store:
         assert sorted((r.benchmark, r.status) for r in store.runs()) == [("bench", "ok"), ("other", "ok")]
+    # Without that worker again, nothing is left to run: done, nothing named as not run.
+    assert run(cluster.scheduler_address) == 0
+    assert "Not run" not in capsys.readouterr().out
     # With no benchmark any worker can run, nothing starts.
     cfg.write_text(cfg.read_text().replace('name = "other"\ncommand = ["sh", "bench.sh"]\nenv = { X = "1", Y = "1" }\n',
                                            'name = "other"\ncommand = ["sh", "bench.sh"]\nenv = { X = "1", Y = "1" }\n'

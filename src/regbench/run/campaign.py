@@ -425,6 +425,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     refused = executor.refused(specs) if executor is not None else {}
     if refused and len(refused) == len(specs):
         raise ConfigError("; ".join(refused.values()) + ": nothing was run or stored")
+    left_out = [s for s in specs if s.name in refused]
     specs = [s for s in specs if s.name not in refused]
     configured = [s for s in configured if s.name not in refused]
     machine = machine or (next(iter(remote)) if len(remote) == 1 else default_machine_name())
@@ -503,8 +504,16 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                              tuple(experiments), groups, tuple(splits.values()))
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
+        if left_out:
+            # Only those with runs left to do were not run: one whose runs are all stored (made
+            # when a worker offered its tags) is done, as a finished campaign's benchmarks are.
+            _, left_runs, _ = _planned_runs(config, left_out, runs, {})
+            slots = run_slots(ctx, left_out, left_runs, retry_failed=retry_failed)
+            result = dataclasses.replace(result, not_run=tuple(
+                (s.name, refused[s.name]) for s in left_out
+                if any(slots.have(s.name, v.name) < left_runs[s.name] for v in versions)))
     reporter.finished()
-    return dataclasses.replace(result, not_run=tuple(refused.items())) if refused else result
+    return result
 
 
 @dataclass(frozen=True)
