@@ -140,6 +140,33 @@ def test_estimates_of_a_reduced_design_are_the_least_squares_fit_of_its_runs(tmp
         assert effects[name]["p"] == pytest.approx(fit.pvalues[j], rel=1e-6)
 
 
+def test_recalibration_compares_a_reduced_version_on_the_configurations_both_versions_ran(tmp_path, capsys):
+    """x interacts with the build flag b; at v2 the variant b = 2 does not build.  v2's x is then
+    x at b = 1, v1's the average over b: compared as they are, x would seem to change (an alert
+    for nothing).  Compared on the configurations both ran, nothing changed."""
+    repo = tmp_path / "repo"
+    git_init(repo)
+    bench = ('#!/bin/sh\nB=$(cat built.txt); V=$X; [ "$B" = -DB=2 ] && V=$((X*X))\n'
+             'i=0; while [ $i -lt "$REGBENCH_ITERATIONS" ]; do echo 0.0$V$Y$REGBENCH_RUN_INDEX; i=$((i+1)); done\n')
+    toml = SPACE.replace('build = ["sh", "-c", "echo \\"$1\\" >> {log}; [ -e {broken} ]',
+                         'build = ["sh", "-c", "echo \\"$1\\" > built.txt; [ -e broken ]').format()
+    git_commit(repo, {"bench.sh": bench, "regbench.toml": toml, ".gitignore": "*.db\nbuilt.txt\n"}, "v1", when=T0)
+    git_commit(repo, {"broken": ""}, "v2", when=datetime(2024, 3, 2, tzinfo=UTC))
+    cfg = repo / "regbench.toml"
+    assert main(["--config", str(cfg), "--store", str(repo / "results.db"), "screen", "--design", "full", "--runs",
+                 "2", "--seed", "1", "--versions", "HEAD~1,HEAD", "--format", "json"]) == ExitStatus.FAILED
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    v1, v2 = doc["versions"]
+    assert not v1["missing"] and len(v2["missing"]) == 4
+    x1 = next(e for e in v1["effects"]["effects"] if e["effect"] == "x")["estimate"]
+    x2 = next(e for e in v2["effects"]["effects"] if e["effect"] == "x")["estimate"]
+    assert x1 == pytest.approx(0.02, abs=1e-9) and x2 == pytest.approx(0.01, abs=1e-9)  # the average; at b = 1
+    (recalibration,) = doc["recalibration"]
+    assert recalibration["changed"] == []  # the software did not change: no effect did
+    assert "recalibration alerts" not in captured.err  # and no alert was stored for it
+
+
 # ---------------------------------------------------------------- 2. show counts the variants
 def test_show_says_how_many_build_variants_failed_and_names_them(tmp_path, capsys):
     cfg, _, _, sha = _variant_repo(tmp_path)
