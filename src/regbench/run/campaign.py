@@ -377,7 +377,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         cluster, :class:`~regbench.run.dask_executor.DaskExecutor`), each run is stored under the
         machine of the worker that made it, with that machine's fingerprint; the campaign is
         recorded under the workers' machine when they share one (else this host), and resuming
-        counts the runs stored on every worker's machine.  Not with ``machine``.
+        counts the runs stored on every worker's machine.  Not with ``machine``.  A benchmark
+        whose runs no machine can take (a tag of its ``requires`` that no worker offers,
+        :meth:`~regbench.run.core.Executor.refused`) is left out: nothing of it is run or
+        stored, and the result's ``not_run`` names it when it has runs left to do.
     trees : Worktrees, optional
         The git worktrees to check versions out into (the caller closes them): campaigns that
         share them check out and build each version once (a screening suite's campaigns,
@@ -392,7 +395,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     ConfigError
         An unknown benchmark, no benchmark at all, or a bad ``runs``; noise control that cannot
         be applied here; ``instructions`` to measure and neither perf nor callgrind to count
-        them; a measure's series stored earlier in another unit.
+        them; a measure's series stored earlier in another unit; no benchmark that the executor
+        can run (each requires a tag no worker offers), before anything is written.
     VersionError
         A revision cannot be resolved or checked out (before anything is written for the first,
         and the campaign is then marked ``failed`` for the second).

@@ -170,7 +170,8 @@ class ScreenResult:
     builds_failed : tuple of str
         Versions that did not build (not run), in one build variant at least.
     effects : tuple of VersionEffects
-        Per version, in history order.
+        Per version that built in one build variant at least, in history order (a version that
+        did not build in some variants has the effects of the others' configurations).
     recalibration : tuple of Recalibration
         Each version with effects against the previous one with effects.
     build_failures : tuple of FailedBuild
@@ -298,15 +299,18 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     are made, default one at a time here, :class:`~regbench.run.executor.LocalExecutor`; the
     caller closes one it gives).  ``retry_failed`` and ``rebuild`` mean what they mean to
     :func:`regbench.run.campaign.run_campaign`: run again, at new run indices, the runs of a
-    configuration and version that failed earlier (they stay stored); build every version of
-    every build variant again, even where a build (a failed one) is recorded.
+    configuration and version that failed earlier (they stay stored); build again every version
+    of every build variant that has runs to do, even where a build (a failed one) is recorded
+    (only those are checked out and built, ``rebuild`` or not).
 
     Raises
     ------
     ConfigError
         No ``[screen]`` table, an unknown or ambiguous benchmark, a benchmark of a tool's format,
         an option applied as a build flag without a ``[project] build`` command or without git
-        versions to check out, an unreadable template; before anything is written.
+        versions to check out, an unreadable template, a benchmark requiring a tag that no worker
+        of the executor offers (:meth:`~regbench.run.core.Executor.refused`); before anything is
+        written.
     """
     space = config.screen
     if space is None:
