@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .failures import failure_cause
-from .model import TOOL_SEPARATOR, Failing, FailureScan, NoLongerRun, RunInfo, RunSpan, SeriesName, VersionInfo
+from .model import TOOL_SEPARATOR, BuildInfo, Failing, FailureScan, NoLongerRun, RunInfo, RunSpan, SeriesName, VersionInfo
 from .silence import MIN_VERSIONS, Retirement, group_lead, retired, spans_of
 from .store import HistoryView, Store
 
@@ -45,11 +45,14 @@ class VersionCounts:
 
 @dataclass(frozen=True)
 class FailedBuild:
-    """The latest build of a version, when it failed: its exit status and the end of its log."""
+    """The latest build of a version, when it failed: its exit status and the end of its log;
+    for a build variant of a screen (``regbench screen`` with options applied as build flags),
+    ``variant`` holds the flags the variant adds to ``[project] build`` (empty otherwise)."""
 
     version: str
     exit_code: int | None
     log_tail: str
+    variant: str = ""
 
 
 @dataclass(frozen=True)
@@ -440,6 +443,32 @@ def failing_at_newest(store: Store, *, benchmark: str | None = None,
     return list(scan_failures(store, benchmark=benchmark, history=history).failing)
 
 
+def build_variants(store: Store) -> dict[str, dict[str, str]]:
+    """The build variants of the screens recorded in the store: by build key, the keys of the
+    variants of the same screen (its latest campaign naming the key), each with the flags it adds
+    to the commands' common beginning (``-DB=2``).
+
+    A screen with options applied as build flags builds each version once per variant
+    (``plan["builds"]``, :mod:`regbench.screening.campaign`); a version that failed to build in
+    one of them was still built, and run, in the others."""
+    import shlex
+
+    from .run.versions import build_key
+
+    out: dict[str, dict[str, str]] = {}
+    for campaign in store.campaigns():
+        commands = (campaign.plan or {}).get("builds")
+        if not isinstance(commands, list) or len(commands) < 2:
+            continue
+        common = 0
+        while all(len(c) > common and c[common] == commands[0][common] for c in commands):
+            common += 1
+        group = {build_key(c): shlex.join(c[common:]) for c in commands}
+        for key in group:
+            out[key] = group
+    return out
+
+
 def inventory(store: Store, *, benchmark: str | None = None, version: str | None = None) -> Inventory:
     """The benchmarks, versions, builds and runs of a store, or of one benchmark or version.
 
@@ -482,15 +511,32 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
                                        failed(by_bench, b.name), by_bench[(b.name, "retried")])
                        for b in stored if not benchmark or b.name == benchmark)
     latest = {}  # the latest build of each version, in the order versions were first built
+    by_key: dict[tuple[str, str], BuildInfo] = {}  # the latest of each version and build command
     for build in store.builds():
         latest[build.version] = build
+        by_key[(build.version, build.build_key)] = build
+    variants = build_variants(store)
+    build_status: dict[str, str] = {}
+    failed_builds: list[FailedBuild] = []
+    for name, build in latest.items():
+        group = variants.get(build.build_key)
+        if group is None:  # one build command: its latest build is the version's
+            build_status[name] = build.status
+            if build.status != "ok":
+                failed_builds.append(FailedBuild(name, build.exit_code, build.log_tail or ""))
+            continue
+        # A screen's build variants: each is a build of its own, and one failing leaves the others' runs.
+        built = [(by_key[(name, key)], flags) for key, flags in group.items() if (name, key) in by_key]
+        bad = [(b, flags) for b, flags in built if b.status != "ok"]
+        build_status[name] = (build.status if len(built) == 1 else "ok" if not bad
+                              else f"{len(bad)} of {len(built)} variants failed" if len(bad) < len(built)
+                              else f"all {len(built)} variants failed")
+        failed_builds.extend(FailedBuild(name, b.exit_code, b.log_tail or "", flags) for b, flags in bad)
     invocations = Counter(r.version for r in {invocation_key(r): r for r in runs}.values())
     tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in store.aliases().items()}
-    versions = tuple(VersionCounts(v, latest[v.name].status if v.name in latest else None,
+    versions = tuple(VersionCounts(v, build_status.get(v.name),
                                    by_version[(v.name, "ok")], failed(by_version, v.name), invocations[v.name],
                                    tags.get(v.name, ()), by_version[(v.name, "retried")])
                      for v in store.versions() if not version or v.name == version)
-    failed_builds = tuple(FailedBuild(b.version, b.exit_code, b.log_tail or "")
-                          for b in latest.values() if b.status != "ok")
-    return Inventory(store.shown_url, benchmarks, versions, failed_builds, tuple(runs),
+    return Inventory(store.shown_url, benchmarks, versions, tuple(failed_builds), tuple(runs),
                      retried & frozenset(r.id for r in runs))

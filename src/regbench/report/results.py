@@ -60,7 +60,8 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     labels = {vc.version.name: vc.tags[0] for vc in inv.versions if vc.tags}
     for b in inv.failed_builds:
         cause = build_cause(b.log_tail)
-        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))} (exit {b.exit_code})"
+        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))}"
+                      + (f" in the build variant {escape(b.variant)}" if b.variant else "") + f" (exit {b.exit_code})"
                       + (f": {escape(cause)}" if cause else ""))
         if full and (lines := build_lines(b.log_tail)):
             console.print("\n".join("  " + escape(line) for line in lines), markup=True)

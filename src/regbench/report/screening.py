@@ -74,7 +74,10 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
         echo(f"not built (not run): {f.label}: build {f.status}"
              + (" (recorded earlier; --rebuild builds it again)" if f.cached else "")
              + (f": {cause}" if cause else ""))
+    valid = sum(p.valid for p in result.points)
     for ve in result.effects:
+        if ve.missing:
+            echo(missing_line(ve.version, ve.missing, valid))
         if ve.levels is not None:
             emit_levels(ve.levels, title=f"{result.benchmark} at {ve.version} ({unit})")
             continue
@@ -87,6 +90,16 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
         if result.design.design in NOT_ORTHOGONAL and ve.anova is not None:
             emit_anova(ve.anova, title=f"Type III sums of squares at {ve.version}")
     emit_recalibration(result)
+
+
+def missing_line(version: str, missing: tuple[tuple[str, str], ...], valid: int, *, most: int = 8) -> str:
+    """``at 80faee2d33, 4 of the 8 configurations were not run (80faee2d33 (b=2) did not build):
+    x=1,y=1,b=2; ...; the effects are fitted to the configurations run``."""
+    builds = ", ".join(dict.fromkeys(label for _, label in missing))
+    names = "; ".join(name for name, _ in missing[:most]) + (f"; and {len(missing) - most} more"
+                                                             if len(missing) > most else "")
+    return (f"at {version}, {len(missing)} of the {valid} configurations were not run ({builds} did not build): "
+            f"{names}; the effects are fitted to the configurations run")
 
 
 #: Designs whose effects are not orthogonal: their Type III analysis is printed with the effects
@@ -161,6 +174,7 @@ def screen_json(result: ScreenResult, checks: tuple[SuiteCheck, ...] = ()) -> di
                            for f in result.build_failures],
         "failed_earlier": result.failed_earlier, "retried": result.retried,
         "versions": [{"version": ve.version, "reason": ve.reason or None,
+                      "missing": [{"configuration": name, "build": label} for name, label in ve.missing],
                       "effects": effects_json(ve.effects) if ve.effects is not None else None,
                       "type3": anova_json(ve.anova) if ve.anova is not None and d.design in NOT_ORTHOGONAL else None,
                       "levels": levels_json(ve.levels) if ve.levels is not None else None}

@@ -148,6 +148,10 @@ class CampaignResult:
     split : tuple of Split
         With optimized plans, how each tool benchmark with plans was invoked: one invocation per
         plan (its groups), or one as before (and why).
+    not_run : tuple of (str, str)
+        Benchmarks the executor could not run anywhere (a tag of their ``requires`` that no Dask
+        worker offers), each with the reason: none of their runs was made or stored, so the
+        same command runs them once a worker offers it.
     """
 
     campaign_id: int
@@ -164,6 +168,7 @@ class CampaignResult:
     failed_earlier: int = 0
     retried: int = 0
     split: tuple[Split, ...] = ()
+    not_run: tuple[tuple[str, str], ...] = ()
 
     @property
     def runs_stored(self) -> int:
@@ -171,8 +176,9 @@ class CampaignResult:
 
     @property
     def ok(self) -> bool:
-        """True when every run of this campaign succeeded and every version built."""
-        return not self.failed and not self.builds_failed
+        """True when every run of this campaign succeeded, every version built and every
+        benchmark could be run."""
+        return not self.failed and not self.builds_failed and not self.not_run
 
 
 def rmit_order(trials: Iterable[Trial], rng: int | np.random.Generator | None) -> list[Trial]:
@@ -371,7 +377,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         cluster, :class:`~regbench.run.dask_executor.DaskExecutor`), each run is stored under the
         machine of the worker that made it, with that machine's fingerprint; the campaign is
         recorded under the workers' machine when they share one (else this host), and resuming
-        counts the runs stored on every worker's machine.  Not with ``machine``.
+        counts the runs stored on every worker's machine.  Not with ``machine``.  A benchmark
+        whose runs no machine can take (a tag of its ``requires`` that no worker offers,
+        :meth:`~regbench.run.core.Executor.refused`) is left out: nothing of it is run or
+        stored, and the result's ``not_run`` names it when it has runs left to do.
     trees : Worktrees, optional
         The git worktrees to check versions out into (the caller closes them): campaigns that
         share them check out and build each version once (a screening suite's campaigns,
@@ -386,7 +395,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     ConfigError
         An unknown benchmark, no benchmark at all, or a bad ``runs``; noise control that cannot
         be applied here; ``instructions`` to measure and neither perf nor callgrind to count
-        them; a measure's series stored earlier in another unit.
+        them; a measure's series stored earlier in another unit; no benchmark that the executor
+        can run (each requires a tag no worker offers), before anything is written.
     VersionError
         A revision cannot be resolved or checked out (before anything is written for the first,
         and the campaign is then marked ``failed`` for the second).
@@ -411,9 +421,17 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     versions, noise, noise_facts, counter = checked.versions, checked.noise, checked.noise_facts, checked.counter
     where = executor.name if executor is not None else LocalExecutor.name
     remote = executor.machines() if executor is not None else {}
+    # Benchmarks no machine can run (a tag no worker offers) are left out, not stored as failed
+    # runs: the same command runs them once a worker offers it.  With none left, nothing starts.
     if where != LocalExecutor.name and machine is not None:
         raise ConfigError(f"--machine names the runs made here; with --executor {where} a run is stored "
                           "under its worker's machine (its host name, or REGBENCH_MACHINE where the worker starts)")
+    refused = executor.refused(specs) if executor is not None else {}
+    if refused and len(refused) == len(specs):
+        raise ConfigError("; ".join(refused.values()) + ": nothing was run or stored")
+    left_out = [s for s in specs if s.name in refused]
+    specs = [s for s in specs if s.name not in refused]
+    configured = [s for s in configured if s.name not in refused]
     machine = machine or (next(iter(remote)) if len(remote) == 1 else default_machine_name())
 
     splits: dict[str, Split] = {}
@@ -453,6 +471,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     }
     if remote:
         plan["machines"] = sorted(remote)
+    if refused:
+        plan["not_run"] = refused
     if optimized is not None:
         # A plan's shorter iterations are recorded only where planned_spec ran them (not when the
         # benchmark's `slices` changed since, nor with warmup = "auto"): run_lengths counts the
@@ -488,6 +508,14 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                              tuple(experiments), groups, tuple(splits.values()))
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
+        if left_out:
+            # Only those with runs left to do were not run: one whose runs are all stored (made
+            # when a worker offered its tags) is done, as a finished campaign's benchmarks are.
+            _, left_runs, _ = _planned_runs(config, left_out, runs, {})
+            slots = run_slots(ctx, left_out, left_runs, retry_failed=retry_failed)
+            result = dataclasses.replace(result, not_run=tuple(
+                (s.name, refused[s.name]) for s in left_out
+                if any(slots.have(s.name, v.name) < left_runs[s.name] for v in versions)))
     reporter.finished()
     return result
 

@@ -124,6 +124,13 @@ class Executor(abc.ABC):
         Dask cluster's workers); empty when every run is made here."""
         return {}
 
+    def refused(self, specs: Sequence[BenchmarkSpec]) -> dict[str, str]:
+        """The benchmarks of ``specs`` whose runs no machine can take, each with the one-line
+        reason naming the benchmark and what it requires (a Dask cluster where no worker offers
+        a tag of its ``requires``); empty when every run can be made (the local executor makes
+        them all)."""
+        return {}
+
     def close(self) -> None:
         """Release what the executor holds (nothing for the local one)."""
 

@@ -27,9 +27,12 @@ Tags (seed 002 s.2: Skoll gives a client only tasks compatible with it, "with th
 the client machine"): a benchmark's ``requires = ["hyperfine"]`` makes its tasks need one unit of
 each named resource besides ``benchmark``; workers advertise them as resources (``--resources
 "benchmark=1 hyperfine=1 os-linux=1"``; a resource of 1 is only ever held together with
-``benchmark``, which already allows one run at a time). Before submitting, the scheduler's workers
-are checked: a task no worker can take (after waiting ``wait`` seconds for one to join) is not
-submitted but recorded as a ``failed`` run that names the resources missing.  No worker offering
+``benchmark``, which already allows one run at a time).  Before a campaign or a screen starts,
+:meth:`DaskExecutor.refused` names the benchmarks whose tags no worker offers (after waiting
+``wait`` seconds for one to join): they are not run and nothing of theirs is stored, so that a
+later command with a suitable worker runs them (a screen, of one benchmark, stops with a
+:class:`ConfigError`).  A task no worker can take when it is submitted (a worker that left since)
+is not submitted but recorded as a ``failed`` run that names the resources missing.  No worker offering
 ``benchmark`` at all is the cluster's set-up, not any run's failure: a :class:`ConfigError` naming
 the workers connected and what they offer, before anything is stored.
 
@@ -62,6 +65,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..model import utcnow
+from ..config import BenchmarkSpec
 from .core import Executor, RunRequest, Started
 from .execute import RunOutcome
 from .executor import register
@@ -323,6 +327,27 @@ class DaskExecutor(Executor):
         have = f"the workers offer {', '.join(tags)}"
         return {key: (f"no Dask worker offers {' and '.join(k for k in key if not _offered(k, offered))} "
                       f"(waited {self.wait:g} s; {have})") for key in missing}
+
+    def refused(self, specs: Sequence[BenchmarkSpec]) -> dict[str, str]:
+        """The benchmarks of ``specs`` that require a tag no worker offers (after waiting up to
+        :attr:`wait` seconds for one that does), each with its one-line reason.
+
+        Raises
+        ------
+        ConfigError
+            No worker offers ``benchmark``, which every run needs (:meth:`unplaceable`).
+        """
+        needs = {s.name: {RESOURCE: 1, **dict.fromkeys(s.requires, 1)} for s in specs}
+        missing = self.unplaceable(needs.values())
+        out = {}
+        for s in specs:
+            key = tuple(sorted(needs[s.name]))
+            if key in missing:
+                tags = [k for k in key if k != RESOURCE]
+                out[s.name] = (f"benchmark {s.name!r} requires {', '.join(tags)}: {missing[key]}; start a worker "
+                               f'with --resources "{" ".join(f"{k}=1" for k in (RESOURCE, *tags))}" on a machine '
+                               "that has it (docs/dask.md)")
+        return out
 
     def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
             ) -> Iterator[tuple[RunRequest, RunOutcome]]:

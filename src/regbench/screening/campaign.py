@@ -35,7 +35,7 @@ import secrets
 import shlex
 import string
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,18 +46,19 @@ from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
 from ..errors import ConfigError
 from ..model import RUN_STATUSES
 from ..run import noise as _noise
-from ..run.campaign import StoredFailures, run_slots
+from ..run.campaign import RunSlots, StoredFailures, run_slots
 from ..run.core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
                         campaign_status, default_cache_dir, plan_versions, prepare_version, record_versions,
                         store_dir)
 from ..run.executor import LocalExecutor
 from ..run.fingerprint import default_machine_name, machine_fingerprint
-from ..run.versions import Worktrees
+from ..run.versions import Worktrees, build_key
 from .base import DesignMatrix
-from .effects import EffectsResult, Term, Type3Result, estimable_terms, estimate_effects, type3_anova
+from .effects import (EffectsResult, Term, Type3Result, confounded_with, estimable_terms, estimate_effects,
+                      type3_anova)
 from .levels import LevelAnova, level_anova
 from .recalibrate import EffectChange, compare_effects
-from .space import ConfigurationSpace, Level, configurations
+from .space import ConfigurationSpace, Level, configurations, name_level
 from .suite import SuiteValidation
 from .terms import design_terms
 
@@ -93,7 +94,11 @@ class VersionEffects:
     with an option of more than two levels, ``effects`` is None and ``levels`` holds the analysis
     of variance with the options as categorical factors (:mod:`regbench.screening.levels`).
     ``measured`` is False when no run of the design succeeded at the version (all failed, now or
-    in an earlier invocation): the screen found nothing there."""
+    in an earlier invocation): the screen found nothing there.  ``missing`` names the
+    configurations without a run because their build variant did not build at the version (each
+    with the variant's label, :attr:`FailedBuild.label`): the effects are estimated from the
+    others, and ``reason`` names those no longer estimable and what they are confounded with.
+    ``configurations`` are the configurations with a successful run the estimates come from."""
 
     version: str
     effects: EffectsResult | None
@@ -101,6 +106,8 @@ class VersionEffects:
     anova: Type3Result | None = None
     levels: LevelAnova | None = None
     measured: bool = True
+    missing: tuple[tuple[str, str], ...] = ()
+    configurations: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -140,7 +147,7 @@ class FailedBuild:
     @property
     def label(self) -> str:
         """``80faee2d33 (opt=-fbogus)``: the version, and the variant when there are build options."""
-        levels = ",".join(f"{name}={level}" for name, level in self.variant)
+        levels = ",".join(f"{name}={name_level(level)}" for name, level in self.variant)
         return f"{self.version} ({levels})" if levels else self.version
 
 
@@ -163,7 +170,8 @@ class ScreenResult:
     builds_failed : tuple of str
         Versions that did not build (not run), in one build variant at least.
     effects : tuple of VersionEffects
-        Per version, in history order.
+        Per version that built in one build variant at least, in history order (a version that
+        did not build in some variants has the effects of the others' configurations).
     recalibration : tuple of Recalibration
         Each version with effects against the previous one with effects.
     build_failures : tuple of FailedBuild
@@ -203,10 +211,11 @@ class ScreenResult:
 
 
 def configuration_name(levels: Mapping[str, Level], space: ConfigurationSpace) -> str:
-    """``journal=wal,sync=off`` (options in the space's order); a name longer than
-    :data:`MAX_NAME` is ``screen-`` and 16 hex digits of its hash (the levels are kept with the
-    configuration in the store either way)."""
-    name = ",".join(f"{o.name}={o.render(levels[o.name])}" for o in space.options)
+    """``journal=wal,sync=off`` (options in the space's order; a level containing ``,`` or ``=``
+    quoted, :func:`~regbench.screening.space.name_level`, so that two configurations are never
+    written alike); a name longer than :data:`MAX_NAME` is ``screen-`` and 16 hex digits of its
+    hash (the levels are kept with the configuration in the store either way)."""
+    name = ",".join(f"{o.name}={name_level(levels[o.name])}" for o in space.options)
     if len(name) <= MAX_NAME:
         return name
     return "screen-" + hashlib.sha256(name.encode()).hexdigest()[:16]
@@ -290,15 +299,18 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     are made, default one at a time here, :class:`~regbench.run.executor.LocalExecutor`; the
     caller closes one it gives).  ``retry_failed`` and ``rebuild`` mean what they mean to
     :func:`regbench.run.campaign.run_campaign`: run again, at new run indices, the runs of a
-    configuration and version that failed earlier (they stay stored); build every version of
-    every build variant again, even where a build (a failed one) is recorded.
+    configuration and version that failed earlier (they stay stored); build again every version
+    of every build variant that has runs to do, even where a build (a failed one) is recorded
+    (only those are checked out and built, ``rebuild`` or not).
 
     Raises
     ------
     ConfigError
         No ``[screen]`` table, an unknown or ambiguous benchmark, a benchmark of a tool's format,
         an option applied as a build flag without a ``[project] build`` command or without git
-        versions to check out, an unreadable template; before anything is written.
+        versions to check out, an unreadable template, a benchmark requiring a tag that no worker
+        of the executor offers (:meth:`~regbench.run.core.Executor.refused`); before anything is
+        written.
     """
     space = config.screen
     if space is None:
@@ -338,6 +350,11 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     if flagged:
         plan["builds"] = [list((*(config.build or ()), *v)) for v in variants]
     remote = executor.machines() if executor is not None else {}
+    # A screen measures one benchmark: if no machine can run it (a tag of its `requires` that
+    # no Dask worker offers), nothing starts and nothing is stored.
+    refused = executor.refused([spec]) if executor is not None else {}
+    if refused:
+        raise ConfigError(refused[spec.name] + ": nothing was run or stored")
     if remote:
         # The workers' machines, with their fingerprints: the runs are stored under ``machine``
         # (the effects are estimated on one series per configuration), and this says where they
@@ -357,35 +374,81 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                 store.ensure_config(conn, p.name, params={k: v for k, v in p.levels.items()})
 
         store.write(named)  # waits for other writers of the store
+        contexts = {p.name: RunContext(store, campaign_id, machine, p.name, noise, executor) for p in valid}
+        failures = StoredFailures.read(store)  # once, for every configuration
+        slots = {p.name: run_slots(contexts[p.name], [specs[p.name]], {spec.name: runs}, retry_failed=retry_failed,
+                                   failures=failures) for p in valid}
         # One checkout and build of every version per build variant: a build made with other
-        # flags in the same tree would be overwritten by the next.
+        # flags in the same tree would be overwritten by the next.  Only where a configuration
+        # of the variant has runs to do at the version, as a campaign builds (with --rebuild
+        # too): a screen that resumes a finished one builds nothing.
         ready: dict[tuple[str, ...], list[ReadyVersion]] = {}
         build_failures: list[FailedBuild] = []
         for variant in variants:
-            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
+            members = [p for p in valid if build_args(space, p) == variant]
+            needed = [v for v in versions if any(slots[p.name].have(spec.name, v.name) < runs for p in members)]
             built = dataclasses.replace(config, build=(*(config.build or ()), *variant)) if variant else config
-            levels = variant_levels(space, next(p for p in valid if build_args(space, p) == variant))
-            ready[variant], lost = _prepare(store, built, versions, cache_dir, trees, rebuild=rebuild, variant=levels)
+            levels = variant_levels(space, members[0])
+            trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
+            ready[variant], lost = _prepare(store, built, needed, cache_dir, trees, rebuild=rebuild, variant=levels)
             build_failures.extend(lost)
+            if built.build:
+                # A version with nothing to do is reported with its recorded build, if any.
+                for v in versions:
+                    recorded = store.get_build(v.name, build_key(built.build)) if v not in needed else None
+                    if recorded is not None and recorded.status != "ok":
+                        build_failures.append(FailedBuild(v.name, levels, recorded.status, True, recorded.log_tail))
         failed = list(dict.fromkeys(f.version for f in build_failures))
-        rounds = _run_rounds(store, campaign_id, machine, noise, executor, spec.name, valid, specs,
-                             {p.name: ready[build_args(space, p)] for p in valid}, runs, seed, reporter,
-                             retry_failed=retry_failed)
+        # By version, the configurations whose build variant did not build there (not run).
+        unbuilt: dict[str, dict[str, str]] = {}
+        for f in build_failures:
+            for p in valid:
+                if variant_levels(space, p) == f.variant:
+                    unbuilt.setdefault(f.version, {})[p.name] = f.label
+        rounds = _run_rounds(contexts, slots, spec.name, valid, specs,
+                             {p.name: ready[build_args(space, p)] for p in valid}, [v.name for v in versions], runs,
+                             seed, reporter, executor, retry_failed=retry_failed)
     if terms is None:
         terms = (design_terms(design, space.names, order=order, alias_order=alias_order)
                  if all(n == 2 for n in design.level_counts) else [])
+    # A version that did not build in some variants still has the effects of the others'
+    # configurations (least squares on the runs made); one that built in none has none.
     effects = tuple(version_effects(store, design, points, terms, benchmark=spec.name, version=v.name,
                                     machine=machine, confidence_level=confidence_level, order=order,
-                                    space=space)
-                    for v in versions if v.name not in failed)
-    with_effects = [(ve.version, ve.effects) for ve in effects if ve.effects is not None]
-    recalibration = tuple(Recalibration(a, b, compare_effects(ea, eb))
-                          for (a, ea), (b, eb) in zip(with_effects, with_effects[1:]))
+                                    space=space, unbuilt=unbuilt.get(v.name))
+                    for v in versions if len(unbuilt.get(v.name, ())) < len(valid))
+    with_effects = [ve for ve in effects if ve.effects is not None]
+    recalibration = tuple(r for a, b in zip(with_effects, with_effects[1:])
+                          if (r := _recalibrate(store, design, points, terms, a, b, benchmark=spec.name,
+                                                machine=machine, confidence_level=confidence_level)) is not None)
     return ScreenResult(design=design, points=tuple(points), benchmark=spec.name, campaign_id=campaign_id,
                         seed=seed, machine=machine, counts=rounds.counts, trials_skipped=rounds.skipped,
                         builds_failed=tuple(failed), effects=effects, recalibration=recalibration,
                         build_failures=tuple(build_failures), failed_earlier=rounds.failed_earlier,
                         retried=rounds.retried)
+
+
+def _recalibrate(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term],
+                 a: VersionEffects, b: VersionEffects, *, benchmark: str, machine: str,
+                 confidence_level: float) -> Recalibration | None:
+    """``b``'s effects against ``a``'s, both estimated from the configurations measured at both:
+    where one version lacks configurations (a build variant that did not build, runs that all
+    failed), its estimate of ``x`` can be ``x`` minus ``x*b`` where the other's is ``x``, and
+    their difference a change of the model, not of the software.  None when the configurations
+    in common estimate no effect."""
+    assert a.effects is not None and b.effects is not None
+    if a.configurations == b.configurations:
+        return Recalibration(a.version, b.version, compare_effects(a.effects, b.effects))
+    common = a.configurations & b.configurations
+    again = [version_effects(store, design, points, terms, benchmark=benchmark, version=ve.version,
+                             machine=machine, confidence_level=confidence_level, only=common).effects
+             for ve in (a, b)]
+    if again[0] is None or again[1] is None:
+        return None
+    try:
+        return Recalibration(a.version, b.version, compare_effects(again[0], again[1]))
+    except ConfigError:  # no effect in common
+        return None
 
 
 def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
@@ -431,39 +494,36 @@ class _Rounds:
     retried: int
 
 
-def _run_rounds(store: Store, campaign_id: int, machine: str, noise: NoiseControl, executor: Executor,
-                benchmark: str, points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
-                ready: Mapping[str, Sequence[ReadyVersion]], runs: int, seed: int,
-                reporter: TrialReporter | None, *, retry_failed: bool = False) -> _Rounds:
+def _run_rounds(contexts: Mapping[str, RunContext], slots: Mapping[str, RunSlots], benchmark: str,
+                points: Sequence[ScreenPoint], specs: Mapping[str, BenchmarkSpec],
+                ready: Mapping[str, Sequence[ReadyVersion]], versions: Sequence[str], runs: int, seed: int,
+                reporter: TrialReporter | None, executor: Executor, *, retry_failed: bool = False) -> _Rounds:
     """RMIT rounds over (configuration, version) pairs, all handed to the executor at once (a
     Dask cluster runs them in parallel); each run stored as it comes back.  ``ready``: by
-    configuration, the versions built for it (its build variant's).
+    configuration, the versions built for it (its build variant's: those with runs to do).
 
-    What is stored is counted as a campaign counts it (:func:`regbench.run.campaign.run_slots`):
-    a (configuration, version) lacks the runs it has fewer than ``runs`` of, a failed one counting
-    as done unless ``retry_failed``; round ``r`` holds the ``r``-th run of each, stored at the
-    first free run index."""
-    runners = {p.name: TrialRunner(RunContext(store, campaign_id, machine, p.name, noise, executor), ready[p.name],
-                                   reporter)
-               for p in points}
-    failures = StoredFailures.read(store)  # once, for every configuration
+    What is stored is counted as a campaign counts it (``slots``, by configuration:
+    :func:`regbench.run.campaign.run_slots`): a (configuration, version) lacks the runs it has
+    fewer than ``runs`` of, a failed one counting as done unless ``retry_failed``; round ``r``
+    holds the ``r``-th run of each, stored at the first free run index."""
+    runners = {p.name: TrialRunner(contexts[p.name], ready[p.name], reporter) for p in points}
     todo: list[tuple[int, str, str, int]] = []  # (round, configuration, version, run index)
     skipped = lacking = retried = 0
     for p in points:
-        slots = run_slots(runners[p.name].ctx, [specs[p.name]], {benchmark: runs}, retry_failed=retry_failed,
-                          failures=failures)
+        built = {v.name for v in ready[p.name]}
         nominal: list[Trial] = []
-        for ver in ready[p.name]:
-            have = slots.have(benchmark, ver.name)
-            lost = slots.lost(benchmark, ver.name)
-            if retry_failed:
-                retried += lost
-            else:
+        for version in versions:
+            have = slots[p.name].have(benchmark, version)
+            lost = slots[p.name].lost(benchmark, version)
+            if not retry_failed:
                 lacking += lost
+            elif version in built:
+                retried += lost
             skipped += min(have, runs)
-            nominal.extend(Trial(benchmark, ver.name, r) for r in range(have, runs))
+            if version in built:
+                nominal.extend(Trial(benchmark, version, r) for r in range(have, runs))
         todo.extend((t.run_index, p.name, t.version, placed.run_index)
-                    for t, placed in zip(nominal, slots.place(nominal), strict=True))
+                    for t, placed in zip(nominal, slots[p.name].place(nominal), strict=True))
     rng = np.random.default_rng(seed)
     # Canonical order first, so the shuffle depends only on the set of trials and the seed.
     todo.sort()
@@ -499,20 +559,31 @@ def _started(reporter: TrialReporter | None):
 def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenPoint], terms: Sequence[Term], *,
                     benchmark: str,
                     version: str, machine: str, confidence_level: float = 0.95, order: int = 2,
-                    space: ConfigurationSpace | None = None) -> VersionEffects:
+                    space: ConfigurationSpace | None = None, unbuilt: Mapping[str, str] | None = None,
+                    only: Collection[str] | None = None) -> VersionEffects:
     """The effects of one version from the stored runs of the design's valid points: each
     successful run is one response, the mean of its measured samples (runs are the unit of
     replication, seed 000 s.2).  A design with an option of more than two levels is analysed
     by :func:`regbench.screening.levels.level_anova` (options as factors, two-option
-    interactions at ``order`` 2 and above; ``space`` names the options and their levels)."""
-    names = {p.name for p in points if p.valid}
+    interactions at ``order`` 2 and above; ``space`` names the options and their levels).
+
+    ``unbuilt``: the configurations whose build variant did not build at ``version`` (each with
+    the variant's label); those without runs are named in the result's ``missing``, and the
+    effects are fitted to the others (least squares on the remaining runs: the terms they still
+    estimate, the others named with what they are confounded with).  ``only``: the
+    configurations to use (recalibration compares two versions on those both measured)."""
+    names = {p.name for p in points if p.valid and (only is None or p.name in only)}
     per_config: dict[str, list[float]] = {}
     for series in store.load_series(benchmark, machine=machine, versions=[version]):
         if series.config in names and series.runs:
-            per_config[series.config] = [float(np.mean(r)) for r in series.runs[0] if r.size]
-    responses = [per_config.get(p.name, []) if p.valid else [] for p in points]
+            runs = [float(np.mean(r)) for r in series.runs[0] if r.size]
+            if runs:
+                per_config[series.config] = runs
+    responses = [per_config.get(p.name, []) for p in points]
+    missing = tuple((name, label) for name, label in (unbuilt or {}).items() if name not in per_config)
+    measured = frozenset(per_config)
     if not any(responses):
-        return VersionEffects(version, None, "no successful run", measured=False)
+        return VersionEffects(version, None, "no successful run", measured=False, missing=missing)
     if any(n != 2 for n in design.level_counts):
         if space is None:
             raise ValueError("a design with more than two levels needs the space to name the levels")
@@ -521,10 +592,20 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
                                  [[o.render(x) for x in o.levels] for o in space.options],
                                  order=min(order, 2), confidence_level=confidence_level)
         except ConfigError as exc:
-            return VersionEffects(version, None, str(exc))
-        return VersionEffects(version, None, levels=levels)
+            return VersionEffects(version, None, str(exc), missing=missing, configurations=measured)
+        return VersionEffects(version, None, levels=levels, missing=missing, configurations=measured)
     with_runs = np.array([bool(r) for r in responses])
     kept = estimable_terms(design.coded[with_runs], terms)
+    lost = [t for t in terms if t not in kept]
+    reason = ""
+    if lost:
+        confounded = confounded_with(design.coded[with_runs], kept, lost)
+        # What the configurations run no longer separate: the estimate of a kept term is its
+        # effect plus or minus theirs, so they join its aliases.
+        kept = [dataclasses.replace(t, aliases=(*t.aliases, *(n for n, c in confounded.items() if c == t.name)))
+                for t in kept]
+        reason = (f"{len(lost)} effects not estimable from the configurations run: "
+                  + ", ".join(f"{n} (confounded with {c})" for n, c in confounded.items()))
     try:
         anova = type3_anova(design.coded, responses, kept)
     except ConfigError:
@@ -532,11 +613,9 @@ def version_effects(store: Store, design: DesignMatrix, points: Sequence[ScreenP
     try:
         return VersionEffects(version, estimate_effects(design.coded, responses, kept,
                                                         confidence_level=confidence_level),
-                              "" if len(kept) == len(terms) else
-                              f"{len(terms) - len(kept)} effects not estimable from the configurations run: "
-                              + ", ".join(t.name for t in terms if t not in kept), anova)
+                              reason, anova, missing=missing, configurations=measured)
     except ConfigError as exc:
-        return VersionEffects(version, None, str(exc))
+        return VersionEffects(version, None, str(exc), missing=missing, configurations=measured)
 
 
 def plan_json(points: Sequence[ScreenPoint]) -> str:

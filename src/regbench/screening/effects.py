@@ -218,6 +218,28 @@ def estimable_terms(coded: np.ndarray, terms: Sequence[Term]) -> list[Term]:
     return kept
 
 
+def confounded_with(coded: np.ndarray, kept: Sequence[Term], lost: Sequence[Term]) -> dict[str, str]:
+    """For each term of ``lost`` (not estimable from ``coded``'s rows beside ``kept``), what it is
+    confounded with there: the kept term whose column is its own or its negative (``"x"``), the
+    mean where its column is constant (``"the mean"``), else ``"a combination of the others"``.
+
+    A design that lost configurations (a constraint, a build variant that did not build) aliases
+    terms that the whole design kept apart: with every configuration at ``b = 1``, ``x*b``'s
+    column is ``-x``'s, so the estimate of ``x`` is that of ``x`` minus ``x*b``.
+    """
+    coded = np.asarray(coded, dtype=float)
+    cols = model_columns(coded, kept)
+    out: dict[str, str] = {}
+    for t in lost:
+        col = model_columns(coded, [t])[:, 0]
+        if np.all(col == col[0]):
+            out[t.name] = "the mean"
+            continue
+        same = [k.name for j, k in enumerate(kept) if np.array_equal(cols[:, j], col) or np.array_equal(cols[:, j], -col)]
+        out[t.name] = same[0] if same else "a combination of the others"
+    return out
+
+
 def estimate_effects(coded: np.ndarray, responses: Sequence[Sequence[float]], terms: Sequence[Term], *,
                      confidence_level: float = 0.95, alpha: float = 0.05) -> EffectsResult:
     """Estimate ``terms`` from the runs of each design point.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import math
 import operator
 import re
@@ -99,6 +100,24 @@ def render_level(level: Level) -> str:
     if isinstance(level, bool):
         return "true" if level else "false"
     return str(level)
+
+
+def name_level(level: Level) -> str:
+    """A level as a configuration's name writes it (``journal=wal,sync=off``): as rendered, or,
+    where the rendered text contains ``,`` or ``=`` or begins with ``"``, quoted as a JSON string
+    (``flags="-O2,-g"``).
+
+    Unquoted, two configurations could be written alike (``a=x`` and ``b=y,b=z`` against
+    ``a=x,b=y`` and ``b=z``: both ``a=x,b=y,b=z``), and their runs would be stored as one
+    configuration's.  Quoted so, a name reads back one way only: after ``option=``, a level
+    either begins with ``"`` and ends at the JSON string's closing quote, or runs to the next
+    ``,``.  Levels without those characters are written as before, so the names of the
+    configurations stored for them do not change.
+    """
+    text = render_level(level)
+    if "," in text or "=" in text or text.startswith('"'):
+        return json.dumps(text, ensure_ascii=False)
+    return text
 
 
 @dataclass(frozen=True)
