@@ -141,3 +141,13 @@ def test_an_unknown_center_is_an_error():
         sequential_decision([0.1, 0.2], threshold=0.03, center="mode")
     with pytest.raises(ValueError, match="`center`"):
         simulate_error_rates(effect=0.0, threshold=0.03, n_sim=10, max_n=10, center="x")
+
+
+def test_an_empty_intersection_decides_nothing():
+    # Most pairs at +5%, a long tail far below: the median's sequence lies above 0.04 while the
+    # mean's lies below it: the two bound different numbers, so neither claim is made.
+    x = np.concatenate([np.full(60, 0.05) + np.linspace(-0.002, 0.002, 60), np.full(15, -0.9)])
+    both = centered_cs(x, alpha=0.05)
+    assert both.low > both.high
+    assert sequential_decision(x, threshold=0.02).decision == "undecided"
+    assert sequential_decision(x, threshold=0.02, center="median").decision == "changed"

@@ -579,7 +579,9 @@ def centered_cs(x, *, alpha: float = 0.05, c: float | None = None,
 
 def _decide(low, high, n, *, band: float, min_n: int):
     """The decision rule on arrays: (changed, no_change), both False where undecided."""
-    enough = n >= min_n
+    # An empty interval (the mean's and the median's sequences disagree: the log ratios are not
+    # symmetric, so they bound two different numbers) decides nothing.
+    enough = (n >= min_n) & ~(low > high)
     changed = enough & ((low > 0) | (high < 0))  # NaN compares False: undecided
     no_change = enough & ~changed & (low > -band) & (high < band)
     return changed, no_change
