@@ -50,11 +50,11 @@ from ..stats.levels import (
 )
 from ..stats.runs import (
     LOCATIONS, LOCATION_NAMES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
-    burst_side, choose_location, history_percentiles, pooled_spread, qn_scale
+    burst_side, choose_location, history_percentiles, pooled_spread
 )
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
-    isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
+    difference_scale, isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
     version_stats, version_stats_many, version_variance
 )
 from ..stats.moderuns import WINDOW as HELD_WINDOW
@@ -381,7 +381,7 @@ class Auto(SegmentSearch, Detector):
         kept = _on_versions(floors, floors.index[~isolated])
         if kept is None or kept.mean.size < MIN_VERSIONS_FOR_VERSION_VAR:
             return None
-        if not qn_scale(np.diff(kept.mean)) < qn_scale(np.diff(vs.mean)):
+        if not difference_scale(np.diff(kept.mean)) < difference_scale(np.diff(vs.mean)):
             return None
         return kept
 

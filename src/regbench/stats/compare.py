@@ -210,21 +210,33 @@ def fieller_interval(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
     num = (vb + r * r * va) ** 2
     den = vb**2 / (b.size - 1) + (r * r * va) ** 2 / (a.size - 1)
     df = num / den if den > 0 else float(a.size + b.size - 2)
-    t2 = float(stdtrit(df, 0.5 + confidence_level / 2)) ** 2
+    t = float(stdtrit(df, 0.5 + confidence_level / 2))
+    low, high = fieller_bounds(ma, mb, va, vb, t, positive=bool(np.all(a > 0) and np.all(b > 0)))
+    return float(low), float(high)
+
+
+def fieller_bounds(mean_a, mean_b, var_a, var_b, t, *, positive=False):
+    """Fieller's set for ``mean_b / mean_a - 1`` from the two means, the variances of the means
+    and the quantile ``t`` (scalars or arrays alike): where ``(mean_b - r mean_a)^2 <= t^2 (var_b
+    + r^2 var_a)``, a quadratic in ``r``; ``(-inf, inf)`` where A's mean is not told from 0 (the
+    set is then unbounded).  ``positive`` (where the data cannot be below 0: times, counts): the
+    set is cut to ratios of at least 0, so a change is never below -100%; intersecting a
+    confidence set with the parameter space keeps its coverage."""
+    ma, mb = np.asarray(mean_a, dtype=float), np.asarray(mean_b, dtype=float)
+    va, vb = np.asarray(var_a, dtype=float), np.asarray(var_b, dtype=float)
+    t2 = np.asarray(t, dtype=float) ** 2
     qa = ma * ma - t2 * va
-    if qa <= 0:
-        return float("-inf"), float("inf")
     qb = ma * mb
     qc = mb * mb - t2 * vb
-    disc = qb * qb - qa * qc
-    if disc < 0:  # cannot happen when qa > 0 (the point estimate is inside); guard rounding
-        disc = 0.0
-    root = np.sqrt(disc)
-    low, high = float((qb - root) / qa - 1.0), float((qb + root) / qa - 1.0)
-    if np.all(a > 0) and np.all(b > 0):
-        # Times and counts above 0 have a ratio above 0: a change below -100% is not possible
-        # (the set is cut to the ratios the data can have).
-        low = max(low, -1.0)
+    # The discriminant cannot be negative when qa > 0 (the point estimate is inside): guard rounding.
+    root = np.sqrt(np.maximum(qb * qb - qa * qc, 0.0))
+    bounded = qa > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(bounded, (qb - root) / np.where(bounded, qa, 1.0) - 1.0, -np.inf)
+        high = np.where(bounded, (qb + root) / np.where(bounded, qa, 1.0) - 1.0, np.inf)
+    low = np.where(np.asarray(positive), np.maximum(low, -1.0), low)
+    if np.ndim(low) == 0:
+        return float(low), float(high)
     return low, high
 
 

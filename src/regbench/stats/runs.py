@@ -405,6 +405,15 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
     if not sizes or (per_version >= 2).sum() < 1 or min(sizes) < MIN_SAMPLES_FOR_QUANTILES:
         return LocationChoice("mean", positive, {}, skew,
                               "the mean of each run: too few runs or samples to compare locations")
+    if "mean" in candidates and _quantized(nonempty):
+        # A quantile of a run is then one of a few values (a coarse clock's ticks: "2, 2, 1, 2,
+        # 3, 2, ..."): most runs of a version give the same tick, so its run-to-run spread looks
+        # nearly 0, until a run's quantile jumps by a whole tick, which that spread calls
+        # certain.  The mean averages the rounding away (a probe: 200 flat versions of 5 runs x
+        # 10 whole-millisecond samples had a false -20% and its revert on run medians).
+        return LocationChoice("mean", positive, {}, skew,
+                              "the mean of each run: the samples sit on a few values (a coarse clock), where a "
+                              "quantile jumps by whole steps")
     spread: dict[str, float] = {}
     every = _locations(flat, group=group, fence=fence, estimators=tuple(candidates))
     # Bursts are looked for on the slow side only (:func:`burst_side`), as the comparison of
@@ -429,6 +438,27 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
     best = min(finite, key=lambda k: (finite[k], candidates.index(k)))
     reason = _location_reason(best, finite, skew)
     return LocationChoice(best, positive, spread, skew, reason, run_values=every)
+
+
+#: A run's samples are *quantized* when at most this share of its samples above its smallest
+#: are distinct values.
+QUANTIZED_DISTINCT_SHARE = 0.5
+
+
+def _quantized(runs: Sequence[np.ndarray]) -> bool:
+    """Whether the typical (median) run's samples above its smallest sit on a few values (at most
+    :data:`QUANTIZED_DISTINCT_SHARE` of them distinct): continuous timings repeat no value, a
+    coarse clock repeats a few.  The smallest value is left out because an exact floor repeats
+    by itself (a count with occasional extra work, a time at the floor of its work with slower
+    interference above it), and there a low quantile is the right location; it is the values
+    above the floor that tell a clock's ticks from continuous delays."""
+    shares = []
+    for r in runs:
+        above = r[np.isfinite(r)]
+        above = above[above > above.min()] if above.size else above
+        if above.size >= 2:
+            shares.append(np.unique(above).size / above.size)
+    return bool(shares) and float(np.median(shares)) <= QUANTIZED_DISTINCT_SHARE
 
 
 def pooled_spread(vs: VersionStats) -> float:
@@ -734,6 +764,26 @@ def qn_scale(x: np.ndarray) -> float:
     q = float(np.partition(diffs, k - 1)[k - 1])
     factor = _QN_SMALL.get(n, n / (n + 1.4) if n % 2 else n / (n + 3.8))
     return factor * q / (np.sqrt(2.0) * 0.31863936396437514)  # 1 / (sqrt 2 * Phi^-1(5/8)) = 2.2191
+
+
+def tie_safe_scale(x: np.ndarray) -> float:
+    """:func:`qn_scale`, or where ties make it 0 while the values differ, the mean absolute
+    deviation from the median scaled to the standard deviation of normal data (``sqrt(pi / 2)``).
+
+    Qn is the first quartile of the pairwise differences, so it *implodes* to 0 as soon as a
+    quarter of the pairs are tied, which values read from a coarse clock do (one sample a
+    version, whole milliseconds, most of them the same tick: "2, 2, 1, 2, 3, 2, ..."); a scale of
+    0 then makes every difference of one tick certain.  The mean absolute deviation does not
+    implode while any value differs, costs robustness only against the few steps a history holds
+    (linearly, not squared as the standard deviation would), and with Sheppard's argument carries
+    the rounding's own variance.  Rousseeuw and Croux (1993, s.2) note the implosion of
+    quantile-based scales on discrete data.
+    """
+    x = np.asarray(x, dtype=float)
+    q = qn_scale(x)
+    if not q == 0:
+        return q
+    return float(np.mean(np.abs(x - np.median(x))) * np.sqrt(np.pi / 2))
 
 
 def bimodality_coefficient(x: np.ndarray) -> float:
