@@ -200,6 +200,9 @@ def test_a_plan_is_not_derived_from_a_campaign_older_than_its_benchmarks_change(
     rc, out, _ = _cli(repo, "optimize", capsys=capsys)  # the table says it in one line too
     assert rc == 0 and sum("1 plan older than a change of its benchmark not derived" in x
                            for x in out.splitlines()) == 1
+    rc, out, _ = _cli(repo, "show", "--plans", capsys=capsys)
+    assert rc == 0 and f"1 plan older than a change of its benchmark not run by `run --plan optimized`, which " \
+        f"runs its benchmark at full configuration: moved (change at {two}" in out
 
     # With plans, `moved` runs at its full configuration, said on stderr, recorded in the campaign.
     rc, out, err = _cli(repo, "run", "--versions", "HEAD", "--machine", "m", "--plan", "optimized", "--seed", "2",
