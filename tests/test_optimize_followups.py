@@ -196,7 +196,11 @@ def test_a_plan_is_not_derived_from_a_campaign_older_than_its_benchmarks_change(
                                  "alert": alert, "measured": one}]
         line = next(n for n in doc["notes"] if n.startswith("1 plan older than a change of its benchmark"))
         assert f"moved (change at {two}, alert #{alert}; measured at {one})" in line
-        assert f"`regbench run --versions {two} --benchmark moved` (without --plan)" in line
+        # Commit two has runs of it already (the campaign with plans): a later version is named.
+        assert ("run a full campaign of a version after " + two + f" (its runs at {two} are stored already: a full "
+                "campaign of it would only add to them), as `regbench run --versions HEAD --benchmark moved` "
+                "(without --plan) or let the next `regbench run --plan optimized` run it at its full "
+                "configuration, then `regbench optimize`") in line, line
     rc, out, _ = _cli(repo, "optimize", capsys=capsys)  # the table says it in one line too
     assert rc == 0 and sum("1 plan older than a change of its benchmark not derived" in x
                            for x in out.splitlines()) == 1
@@ -374,3 +378,37 @@ def test_optimize_reports_its_progress(store):
     calls: list[tuple[int, int]] = []
     derive_plans(store, options=OptimizeOptions(metric="cv", threshold=0.05), progress=lambda d, t: calls.append((d, t)))
     assert calls == [(0, 3), (1, 3), (2, 3), (3, 3)]
+
+
+def _store_campaign(store: Store, benches, version: str, day: int) -> int:
+    cid = store.start_campaign(seed=day, machine="m", fingerprint={}, command="x", plan={"versions": [version]})
+    rng = np.random.default_rng(day)
+    for b in benches:
+        for r in range(4):
+            store.add_run(RunRecord(b, version, r, 1 + 0.001 * rng.standard_normal(8), machine="m", campaign_id=cid,
+                                    duration=0.2), version_info=VersionInfo(version, timestamp=datetime(2024, 1, day)))
+    store.finish_campaign(cid, "finished")
+    return cid
+
+
+def test_a_stale_plan_names_the_changed_version_to_run_and_an_invalid_alert_is_no_change(store):
+    from regbench.store.alerts import alert_transaction
+
+    first = _store_campaign(store, ("b", "c"), "v1", 1)
+    _store_campaign(store, ("c",), "v2", 2)
+    options = OptimizeOptions(metric="cv", threshold=0.05)
+    with alert_transaction(store) as tx:
+        alert = tx.create(benchmark="b", config="default", machine="m", version="v2", previous="v1", kind="regression",
+                          change=0.1, ci_low=0.05, ci_high=0.15, p_value=1e-4, methods=["auto"],
+                          now=datetime(2030, 1, 1), why="detected")
+    found = derive_plans(store, campaign_id=first, options=options)
+    assert [d.plan.benchmark for d in found.derived] == ["c"]
+    assert [(s.benchmark, s.changed, s.measured) for s in found.stale] == [("b", "v2", "v1")]
+    assert any(n.startswith(f"1 plan older than a change of its benchmark not derived from campaign {first}")
+               and "run a full campaign of the changed version or a later one, `regbench run --versions v2 "
+               "--benchmark b` (without --plan)" in n for n in found.notes), found.notes
+    from regbench.detect.alerts import set_status
+
+    set_status(store, [alert.id], "invalid", who="me", why="noise", now=datetime(2030, 1, 2))  # not a change
+    again = derive_plans(store, campaign_id=first, options=options, refresh=True)
+    assert sorted(d.plan.benchmark for d in again.derived) == ["b", "c"] and again.stale == ()

@@ -223,17 +223,26 @@ def stale_plan(plan_key: tuple[str, str, str], version: str, changes: Mapping[tu
     return StalePlan(*plan_key, changed, alert.id, version)
 
 
-def stale_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what: str) -> str:
+def stale_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what: str,
+               measured_at_change: bool = False) -> str:
     """One line naming the stale plans and the command that measures their benchmarks again:
     ``what`` says what was done with them (not derived again; run at their full configuration);
-    ``order`` the versions' positions in history."""
+    ``order`` the versions' positions in history.  With ``measured_at_change`` (runs of a
+    benchmark are stored at its changed version already, a campaign with plans' most likely),
+    a full campaign of that version would only add runs to them: a later version is named."""
     named = ", ".join(f"{s.benchmark} (change at {s.changed}, alert #{s.alert_id}; measured at {s.measured})"
                       for s in stale[:5]) + (", ..." if len(stale) > 5 else "")
     latest = max((s.changed for s in stale), key=lambda v: order.get(v, -1))
     specs = " ".join(f"--benchmark {shlex.quote(n)}" for n in dict.fromkeys(s.spec for s in stale))
-    return (f"{len(stale)} plan{'' if len(stale) == 1 else 's'} older than a change of {'its' if len(stale) == 1 else 'their'} "
-            f"benchmark {what}: {named}; run a full campaign of the changed version or a later one, "
-            f"`regbench run --versions {shlex.quote(latest)} {specs}` (without --plan), then `regbench optimize`")
+    if measured_at_change:
+        where = (f"a version after {latest} (its runs at {latest} are stored already: a full campaign of it would "
+                 f"only add to them), as `regbench run --versions HEAD {specs}`")
+    else:
+        where = f"the changed version or a later one, `regbench run --versions {shlex.quote(latest)} {specs}`"
+    return (f"{len(stale)} plan{'' if len(stale) == 1 else 's'} older than a change of "
+            f"{'its' if len(stale) == 1 else 'their'} benchmark {what}: {named}; run a full campaign of {where} "
+            "(without --plan) or let the next `regbench run --plan optimized` run it at its full configuration, "
+            "then `regbench optimize`")
 
 
 def full_campaign(store, campaign_id: int | None) -> int:
@@ -664,8 +673,10 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         full_ids = {c.id for c in campaigns if c.status == "finished" and c.id not in sessions
                     and not (c.plan or {}).get("optimized")}
         measured_later = sorted(later_campaigns & full_ids)
+        at_change = any(r.version == st.changed and r.config == st.config and r.machine == st.machine
+                        for st in stale for r in every_run.get((st.benchmark, st.config, st.machine), []))
         notes.append(stale_line(stale, order, what=f"not derived from campaign {cid}, which measured the code "
-                                                    "before it")
+                                                    "before it", measured_at_change=at_change)
                      + (f" (or `regbench optimize --campaign {measured_later[-1]}`: that full campaign measured "
                         "the changed code)" if measured_later else ""))
     if few_runs:
