@@ -720,7 +720,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 split = None
                 if spec is not None and spec.format is not None:
                     split, found_split = decided_split(store, spec, mine, config=cfg, machine=mach,
-                                                       campaigns=campaigns)
+                                                       campaigns=campaigns, runs=all_runs)
                     if found_split is not None:
                         measured_splits[key] = found_split
                 layouts[key] = invocation_groups(spec, mine, split)
@@ -1302,8 +1302,8 @@ def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlan
 
 def decided_split(store, spec: BenchmarkSpec, mine: Sequence[ExecutionPlan], stale: Sequence[StalePlan] = (), *,
                   config: str, machine: str, stored: Sequence[str] | None = None,
-                  campaigns: Sequence[CampaignInfo] | None = None, versions: Sequence[str] | None = None
-                  ) -> tuple[Split, MeasuredSplit | None]:
+                  campaigns: Sequence[CampaignInfo] | None = None, versions: Sequence[str] | None = None,
+                  runs: Sequence[RunInfo] | None = None) -> tuple[Split, MeasuredSplit | None]:
     """How ``run --plan optimized`` invokes the tool benchmark ``spec`` under its series' plans
     ``mine``, and what a campaign measured of that split (:func:`measured_split`).
 
@@ -1328,7 +1328,7 @@ def decided_split(store, spec: BenchmarkSpec, mine: Sequence[ExecutionPlan], sta
                                                 and r.machine == machine for r in store.runs(benchmark=name)):
             known.append(parsed.reported)
     split = split_invocation(spec, mine, known)
-    measured = measured_split(store, split, mine, config=config, machine=machine, campaigns=campaigns)
+    measured = measured_split(store, split, mine, config=config, machine=machine, campaigns=campaigns, runs=runs)
     if measured is not None and measured.ratio >= 1 and (versions is None or tuple(versions) != measured.versions):
         return unsplit(split, measured), measured
     return split, measured
