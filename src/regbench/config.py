@@ -201,6 +201,10 @@ class BenchmarkSpec:
     #: A plan's shorter iterations (``regbench run --plan optimized``): each warm-up iteration
     #: timed as this many slices, as long as the full campaign's; 0: as many as ``slices``.
     warmup_slices: int = 0
+    #: Run with an optimized plan (``regbench run --plan optimized``): the samples a run reports
+    #: are checked against the ``REGBENCH_ITERATIONS`` the plan asked for
+    #: (:func:`regbench.run.core.unfollowed_counts`).
+    planned: bool = False
     alerts: bool = True  # False: changes of this benchmark never become alerts
     format: str | None = None  # a tool's output format (regbench.adapters): each invocation is one run
     measures: tuple[str, ...] = ()  # of MEASURES: one more series NAME:MEASURE each, one sample per run

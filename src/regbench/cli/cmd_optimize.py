@@ -55,7 +55,7 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
     """
     from ..errors import ConfigError
     from ..optimize.plans import OptimizeOptions, derive_plans
-    from ..report.console import echo, emit_json
+    from ..report.console import BatchProgress, echo, emit_json
     from ..report.plans import print_optimize
     from ..store.plans import forget_plans_of
 
@@ -88,11 +88,11 @@ def command(ctx, campaign_id, benchmarks, version_name, metric, threshold, min_r
                               run_cost=run_cost)
     import warnings
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), BatchProgress("Optimizing") as progress:
         # A metric undefined for a benchmark (a count that is 0 in most runs) is in the table, as
         # "— (unstable)"; numpy's warning about it is for library users, not the terminal.
         warnings.simplefilter("ignore", RuntimeWarning)
         result = derive_plans(store, campaign_id=campaign_id, benchmarks=list(benchmarks) or None,
                               version=version_name, options=options, refresh=refresh,
-                              specs=None if config is None else config.benchmarks)
+                              specs=None if config is None else config.benchmarks, progress=progress)
     print_optimize(result, fmt=fmt)

@@ -159,6 +159,8 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         names = [b.name for b in config.benchmarks]
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
                                        machine=machine or default_machine_name())
+        for note in optimized.notes:
+            click.echo(f"warning: {note}", err=True)
     reporter = ProgressReporter()
     stored = 0
     try:

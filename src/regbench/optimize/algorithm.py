@@ -43,8 +43,9 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,12 @@ METRICS = {"cv": "mean", "rmad": "median", "rciw1": "mean", "rciw2": "mean", "rc
 MIN_MEASUREMENTS = 3
 #: s.1, s.3: a level must have been recorded at least this many times to be reduced.
 MIN_LEVEL = 3
+#: Every count of iterations up to this many is simulated; above it, counts at most
+#: :data:`COUNT_STEP` times the one before (:func:`iteration_counts`).
+EVERY_COUNT_UP_TO = 100
+#: The step between counts of iterations above :data:`EVERY_COUNT_UP_TO`: a plan keeps at most
+#: 5% more iterations than the least count under the threshold would.
+COUNT_STEP = 1.05
 
 
 @dataclass(frozen=True, order=True)
@@ -108,7 +115,9 @@ class Scored:
     cost : float
         Iterations it executes, warm-up included, and its runs' fixed cost in iterations.
     stability : float
-        The chosen metric on its pooled measurements (NaN when undefined).
+        The chosen metric on its pooled measurements (NaN when undefined, and, for the RCIW
+        metrics, where it could not change the answer and was not computed: a configuration
+        dearer than the one chosen, or one whose result is refused, :func:`minimal_configuration`).
     result : float
         The benchmark's result under it: mean or median of the measurements, by the metric.
     """
@@ -204,16 +213,33 @@ def check_configuration(c: Configuration) -> None:
         raise ValueError(f"configuration {c}: forked runs (a tool's) have no slices")
 
 
+def iteration_counts(full: int) -> list[int]:
+    """The counts of iterations simulated for runs of ``full`` measured iterations: every count up
+    to :data:`EVERY_COUNT_UP_TO`, then counts :data:`COUNT_STEP` apart, ``full`` last.
+
+    Algorithm 1 tries every count; a tool that repeats as often as fits a time (pytest-benchmark's
+    rounds, tens of thousands a run) makes that quadratic in the iterations (every count, each
+    simulated from as many measurements), minutes for one benchmark.  Above 100 iterations a plan
+    of 5% more iterations than the least is as good, and the counts tried grow as ``log(full)``."""
+    counts = list(range(1, min(full, EVERY_COUNT_UP_TO) + 1))
+    i = counts[-1] if counts else 0
+    while i < full:
+        i = min(full, max(i + 1, math.floor(i * COUNT_STEP)))
+        counts.append(i)
+    return counts
+
+
 def smaller_configurations(full: Configuration, *, min_runs: int = 1, fork_level: bool = False) -> list[Configuration]:
     """Every configuration up to ``full`` with at least :data:`MIN_MEASUREMENTS` measurements
     (Algorithm 1, lines 3 and 8) and at least ``min_runs`` runs, ``full`` included: runs,
-    iterations (of each fork, where a run is ``full.forks`` of a tool's processes), the forks
-    themselves with ``fork_level`` (1 to ``full.forks``; kept otherwise) and, where the full
-    configuration's iterations were sliced, their duration."""
+    iterations (of each fork, where a run is ``full.forks`` of a tool's processes; above
+    :data:`EVERY_COUNT_UP_TO`, those of :func:`iteration_counts`), the forks themselves with
+    ``fork_level`` (1 to ``full.forks``; kept otherwise) and, where the full configuration's
+    iterations were sliced, their duration."""
     forks = range(1 if fork_level else full.forks, full.forks + 1)
     return [Configuration(r, i, d, full.full_slices, p)
             for r in range(min(min_runs, full.runs), full.runs + 1) for p in forks
-            for i in range(1, full.iterations + 1) for d in range(1, full.full_slices + 1)
+            for i in iteration_counts(full.iterations) for d in range(1, full.full_slices + 1)
             if r * p * i >= MIN_MEASUREMENTS]
 
 
@@ -382,6 +408,9 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
     Returns
     -------
     MinimalConfiguration
+        Above :data:`EVERY_COUNT_UP_TO` iterations, the counts of :func:`iteration_counts` are
+        simulated; an RCIW metric is bootstrapped cheapest configuration first, only until one is
+        under the threshold (the answer is the same; the others' metric is NaN in ``scored``).
 
     Raises
     ------
@@ -427,9 +456,14 @@ def minimal_configuration(samples, *, warmup: int = 0, metric: str = "rmad", thr
         n_slices = slices.shape[2]
     full = Configuration(x.shape[0], x.shape[-1], n_slices, n_slices, forks)
     fork_level = bool(fork_level) and forks > 1
-    scored = score_configurations(x, smaller_configurations(full, min_runs=min_runs, fork_level=fork_level),
-                                  warmup=warmup, metric=metric, n_resamples=n_resamples, rng=rng,
-                                  overhead=float(overhead), slices=slices, fork_overhead=float(fork_overhead))
+    configurations = smaller_configurations(full, min_runs=min_runs, fork_level=fork_level)
+    options: dict[str, Any] = dict(warmup=warmup, metric=metric, n_resamples=n_resamples,
+                                   rng=np.random.default_rng(rng), overhead=float(overhead), slices=slices,
+                                   fork_overhead=float(fork_overhead))
+    if metric.startswith("rciw") and np.all(np.isfinite(x)):
+        scored = _score_cheapest_first(x, configurations, full, threshold=float(threshold), **options)
+    else:
+        scored = score_configurations(x, configurations, **options)
     return choose(scored, full, metric=metric, threshold=threshold, warmup=warmup, overhead=float(overhead),
                   fork_overhead=float(fork_overhead))
 
@@ -468,6 +502,23 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
     So a configuration is chosen only if its own result is within ``threshold`` of the full
     configuration's too (the paper's change rate, s.4.2 eq. (1), which it reports after the
     fact, held to the threshold when choosing)."""
+    full_scored, refused, shifted, unsettled = _refusals(scored, full, threshold=threshold)
+    under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold and not refused(s)]
+    if under:
+        chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration))
+    else:
+        chosen = full_scored
+    return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
+                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted,
+                                fork_overhead, unsettled)
+
+
+def _refusals(scored: Sequence[Scored], full: Configuration, *, threshold: float
+              ) -> tuple[Scored, Callable[[Scored], bool], tuple[int, ...], tuple[int, ...]]:
+    """:func:`choose`'s checks on the results alone (not the metric): the full configuration's
+    score, whether a configuration is refused whatever its metric (its result strays, or its
+    duration or count of iterations is refused), the durations refused (``shifted``) and the
+    counts of iterations refused (``unsettled``)."""
     full_scored = next((s for s in scored if s.configuration == full), None)
     if full_scored is None:
         raise ValueError(f"`scored` must include the full configuration {full}")
@@ -483,16 +534,62 @@ def choose(scored: Sequence[Scored], full: Configuration, *, metric: str, thresh
         s.configuration.iterations for s in scored
         if s.configuration.runs == full.runs and s.configuration.forks == full.forks
         and s.configuration.slices == full.slices and s.configuration.iterations < full.iterations and strays(s)))
-    under = [s for s in scored if np.isfinite(s.stability) and s.stability <= threshold
-             and s.configuration.slices not in shifted and s.configuration.iterations not in unsettled
-             and not strays(s)]
-    if under:
-        chosen = min(under, key=lambda s: (s.cost, s.stability, s.configuration))
-    else:
-        chosen = full_scored
-    return MinimalConfiguration(chosen, full_scored, bool(under), metric, float(threshold), warmup,
-                                tuple(sorted(scored, key=lambda s: s.configuration)), overhead, shifted,
-                                fork_overhead, unsettled)
+
+    def refused(s: Scored) -> bool:
+        return s.configuration.slices in shifted or s.configuration.iterations in unsettled or strays(s)
+
+    return full_scored, refused, shifted, unsettled
+
+
+def configuration_results(samples: np.ndarray, configurations: Sequence[Configuration], *, warmup: int,
+                          location: str, slices: np.ndarray | None = None) -> np.ndarray:
+    """The result of each configuration (``location``: ``mean`` or ``median`` of the measurements
+    it keeps, :func:`simulated`), without its metric: what :func:`choose`'s checks need."""
+    x = np.asarray(samples, dtype=float)
+    out = np.empty(len(configurations))
+    by_size: dict[int, list[int]] = {}
+    for k, c in enumerate(configurations):
+        by_size.setdefault(c.measurements, []).append(k)
+    for members in by_size.values():
+        rows = np.stack([simulated(x, configurations[k], warmup=warmup, slices=slices).ravel() for k in members])
+        out[members] = rows.mean(axis=1) if location == "mean" else np.median(rows, axis=1)
+    return out
+
+
+#: Configurations bootstrapped at once, cheapest first (:func:`_score_cheapest_first`).
+_BATCH = 32
+
+
+def _score_cheapest_first(x: np.ndarray, configurations: Sequence[Configuration], full: Configuration, *,
+                          threshold: float, warmup: int, metric: str, n_resamples: int, rng: np.random.Generator,
+                          overhead: float, slices: np.ndarray | None, fork_overhead: float) -> list[Scored]:
+    """:func:`score_configurations` for the bootstrapped metrics (RCIW), computed only where it
+    can change :func:`choose`'s answer: the full configuration, and the others that its checks
+    on the results do not refuse, cheapest first, until a batch holds one under the threshold
+    (every configuration as cheap as it is then scored: ties of cost included).  The others keep
+    a NaN metric.  The bootstrap costs ``n_resamples`` times the measurements of a
+    configuration; scoring every one of them took minutes for runs of thousands of iterations."""
+    location = METRICS[metric]
+    results = configuration_results(x, configurations, warmup=warmup, location=location, slices=slices)
+    prelim = [Scored(c, c.cost(warmup, overhead, fork_overhead), math.nan, float(r))
+              for c, r in zip(configurations, results, strict=True)]
+    _, refused, _, _ = _refusals(prelim, full, threshold=threshold)
+    options: dict[str, Any] = dict(warmup=warmup, metric=metric, n_resamples=n_resamples, rng=rng,
+                                   overhead=overhead, slices=slices, fork_overhead=fork_overhead)
+    done = {s.configuration: s for s in score_configurations(x, [full], **options)}
+    candidates = sorted((s for s in prelim if s.configuration != full and not refused(s)),
+                        key=lambda s: (s.cost, s.configuration))
+    k = 0
+    while k < len(candidates):
+        j = min(k + _BATCH, len(candidates))
+        while j < len(candidates) and candidates[j].cost == candidates[j - 1].cost:
+            j += 1
+        batch = score_configurations(x, [s.configuration for s in candidates[k:j]], **options)
+        done.update((s.configuration, s) for s in batch)
+        k = j
+        if any(np.isfinite(s.stability) and s.stability <= threshold for s in batch):
+            break
+    return [done.get(s.configuration, s) for s in prelim]
 
 
 def run_overhead(iterations, seconds, groups=None) -> float:

@@ -313,7 +313,8 @@ class SuiteEstimate:
 def suite_estimate(derived: Sequence[tuple[ExecutionPlan, algorithm.MinimalConfiguration, float]],
                    current: Sequence[ExecutionPlan], *, costs: Mapping[tuple[str, str, str], ToolCost],
                    full_seconds: Mapping[tuple[str, str, str], float | None],
-                   layouts: Mapping[tuple[str, str, str], Sequence[Group]]) -> SuiteEstimate:
+                   layouts: Mapping[tuple[str, str, str], Sequence[Group]],
+                   measured_shares: Mapping[tuple[str, str, str], float] | None = None) -> SuiteEstimate:
     """The suite's time under the ``derived`` plans (each with Algorithm 1's answer and the fixed
     cost of a run measured for it, in iterations) against the full configuration's, per
     version, in seconds.
@@ -326,8 +327,12 @@ def suite_estimate(derived: Sequence[tuple[ExecutionPlan, algorithm.MinimalConfi
     under its plans (``layouts``: as ``run --plan optimized`` will make them,
     :func:`regbench.optimize.plans.invocation_groups`) against one invocation of everything at
     the full configuration of its ``current`` plans (the derived and those kept), with its
-    measured ``costs``.
+    measured ``costs``.  A tool benchmark in ``measured_shares`` counts the share that a campaign
+    which ran its invocations as these plans split them measured in wall time
+    (:func:`regbench.optimize.plans.measured_split`): what the model leaves out (each
+    invocation's start, where the tool does not say its timing) is in it.
     """
+    measured_shares = measured_shares or {}
     seconds = [0.0, 0.0]
     full = 0.0
     lower = False
@@ -364,6 +369,11 @@ def suite_estimate(derived: Sequence[tuple[ExecutionPlan, algorithm.MinimalConfi
             lower = True
             notes.append(f"not counted: {spec_name} (its invocations' durations are not stored)")
             continue
+        if key in measured_shares:
+            full += measured_full
+            seconds[0] += measured_full * measured_shares[key]
+            seconds[1] += measured_full * measured_shares[key]
+            continue
         reported = sorted({n for g in groups for n in g.reported})
         warmup = max(p.warmup for p in mine)
         whole = [Group(max(p.full_runs for p in mine), max(p.full_iterations for p in mine), tuple(reported))]
@@ -378,7 +388,13 @@ def suite_estimate(derived: Sequence[tuple[ExecutionPlan, algorithm.MinimalConfi
         seconds[1] += measured_full * high
         if not measured:
             lower = True
-            notes.append(f"priced at its iterations alone: {cost.missing}; its share is a lower bound")
+            extra = len(groups) - 1
+            notes.append(f"priced at its iterations alone: {cost.missing}; its share is a lower bound"
+                         + (f", leaving out what starting the tool costs in each of the {extra} more invocation"
+                            f"{'' if extra == 1 else 's'} a run the plans split it into (a process, pytest's "
+                            "collection): the split may cost more than it saves; a campaign with the plans "
+                            "measures it, and `regbench optimize --refresh` then prices it as measured"
+                            if extra > 0 else ""))
         elif high - low > 1e-9:
             notes.append(f"{spec_name}: {len(groups)} invocations a run under the plans; what starting one costs is "
                          f"not told apart from what each of its {cost.start.processes if cost.start else 0} processes "

@@ -17,14 +17,15 @@ invocation into one per plan when its command selects benchmarks with ``REGBENCH
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ConfigError, NotFoundError
-from ..model import DEFAULT_CONFIG, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
+from ..model import DEFAULT_CONFIG, Alert, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
 from ..run.execute import FORKS_ENV, SELECT_ENV
 from . import algorithm
 from .costs import Group, SuiteEstimate, ToolCost, primary, suite_estimate, tool_costs
@@ -104,6 +105,9 @@ class OptimizeResult:
     #: The options the plans were derived with; ``kept`` plans may have been derived with another
     #: metric or threshold (their own ``metric`` and ``threshold`` say), which ``refresh`` replaces.
     options: OptimizeOptions = OptimizeOptions()
+    #: Benchmarks whose change was detected at a later version than the campaign measured them
+    #: at: no plan derived from it (their stored plan, if any, is not run).
+    stale: tuple[StalePlan, ...] = ()
 
     @property
     def time_share(self) -> float:
@@ -142,6 +146,103 @@ def campaign_parts(campaigns: Sequence[CampaignInfo], campaign_id: int) -> tuple
 def _resume_key(c: CampaignInfo) -> tuple:
     plan = c.plan or {}
     return tuple(repr(plan.get(k)) for k in RESUME_KEYS)
+
+
+@dataclass(frozen=True)
+class StalePlan:
+    """A benchmark whose change was detected at a later version than the one its plan comes from.
+
+    Japke et al. 2025 (s.3.2) re-derive a plan after its benchmark's code changes; a plan derived
+    from a campaign that measured the code before the change (the last full campaign, when no
+    full campaign has run since) is the old code's plan again.  So a plan is derived only from a
+    full campaign that measured the version of the benchmark's latest change or a later one
+    (:func:`derive_plans`), and a plan older than its benchmark's change is not run
+    (``run --plan optimized`` runs the benchmark at its full configuration, :func:`plans_for_campaign`).
+
+    Attributes
+    ----------
+    benchmark, config, machine : str
+        The series (a tool's as ``SPEC/REPORTED``).
+    changed : str
+        The version its latest change was detected at (the alert's first version to show it).
+    alert_id : int
+    measured : str
+        The version its plan was (or would be) derived from, earlier in history than ``changed``.
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    changed: str
+    alert_id: int
+    measured: str
+
+    @property
+    def spec(self) -> str:
+        """The configured benchmark (``SPEC`` of ``SPEC/REPORTED``), for ``--benchmark``."""
+        return SeriesName.parse(self.benchmark).benchmark
+
+
+def latest_changes(store) -> tuple[dict[tuple[str, str, str], Alert], dict[str, int]]:
+    """Per series ``(benchmark, config, machine)`` the alert of its latest change in history order
+    (the first version showing it latest), on every machine that showed it; alerts triaged
+    ``invalid`` (not a change) are left out.  With the versions' positions in history, by name."""
+    from ..store.alerts import list_alerts
+
+    order = {v.name: k for k, v in enumerate(store.versions())}
+    out: dict[tuple[str, str, str], Alert] = {}
+    for a in list_alerts(store):
+        if a.status == "invalid":
+            continue
+        for machine, version in ((a.machine, a.version), *((e.machine, e.version) for e in a.also_on)):
+            if version not in order:
+                continue
+            key = (a.benchmark, a.config, machine)
+            have = out.get(key)
+            if have is None or order[version] > order[_changed_on(have, machine)]:
+                out[key] = a
+    return out, order
+
+
+def _changed_on(alert: Alert, machine: str) -> str:
+    """The first version showing ``alert``'s change on ``machine``."""
+    return next((e.version for e in alert.also_on if e.machine == machine), alert.version) \
+        if machine != alert.machine else alert.version
+
+
+def stale_plan(plan_key: tuple[str, str, str], version: str, changes: Mapping[tuple[str, str, str], Alert],
+               order: Mapping[str, int]) -> StalePlan | None:
+    """The :class:`StalePlan` of series ``plan_key`` measured at ``version`` when its latest change
+    (:func:`latest_changes`) is at a later version in history; None otherwise."""
+    alert = changes.get(plan_key)
+    if alert is None or version not in order:
+        return None
+    changed = _changed_on(alert, plan_key[2])
+    if order[version] >= order[changed]:
+        return None
+    return StalePlan(*plan_key, changed, alert.id, version)
+
+
+def stale_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what: str,
+               measured_at_change: bool = False) -> str:
+    """One line naming the stale plans and the command that measures their benchmarks again:
+    ``what`` says what was done with them (not derived again; run at their full configuration);
+    ``order`` the versions' positions in history.  With ``measured_at_change`` (runs of a
+    benchmark are stored at its changed version already, a campaign with plans' most likely),
+    a full campaign of that version would only add runs to them: a later version is named."""
+    named = ", ".join(f"{s.benchmark} (change at {s.changed}, alert #{s.alert_id}; measured at {s.measured})"
+                      for s in stale[:5]) + (", ..." if len(stale) > 5 else "")
+    latest = max((s.changed for s in stale), key=lambda v: order.get(v, -1))
+    specs = " ".join(f"--benchmark {shlex.quote(n)}" for n in dict.fromkeys(s.spec for s in stale))
+    if measured_at_change:
+        where = (f"a version after {latest} (its runs at {latest} are stored already: a full campaign of it would "
+                 f"only add to them), as `regbench run --versions HEAD {specs}`")
+    else:
+        where = f"the changed version or a later one, `regbench run --versions {shlex.quote(latest)} {specs}`"
+    return (f"{len(stale)} plan{'' if len(stale) == 1 else 's'} older than a change of "
+            f"{'its' if len(stale) == 1 else 'their'} benchmark {what}: {named}; run a full campaign of {where} "
+            "(without --plan) or let the next `regbench run --plan optimized` run it at its full configuration, "
+            "then `regbench optimize`")
 
 
 def full_campaign(store, campaign_id: int | None) -> int:
@@ -333,8 +434,12 @@ def _min_time(entry: object) -> float | None:
 
 def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[str] | None = None,
                  version: str | None = None, options: OptimizeOptions = OptimizeOptions(),
-                 refresh: bool = False, specs: Sequence[BenchmarkSpec] | None = None) -> OptimizeResult:
+                 refresh: bool = False, specs: Sequence[BenchmarkSpec] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> OptimizeResult:
     """Derive and store the optimized plan of every benchmark of a full campaign.
+
+    ``progress(done, total)`` is called before each of the campaign's series and at the end
+    (``regbench optimize`` draws a progress bar with it on a terminal).
 
     A tool benchmark's series are priced with what the tool said of their runs and the measured
     start of its invocations (:mod:`regbench.optimize.costs`); ``specs`` (regbench.toml's
@@ -401,6 +506,9 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     for r in all_runs:
         every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
+    changes, _ = latest_changes(store)
+    stale: list[StalePlan] = []
+    later_campaigns: set[int] = set()  # full campaigns that did measure a stale benchmark's change
     tool_cost: dict[tuple[str, str, str], ToolCost] = {}
     tool_version: dict[tuple[str, str, str], str] = {}
     by_name = {s.name: s for s in specs} if specs is not None else None
@@ -413,25 +521,52 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     fixed_costs: list[float] = []
     kept: list[ExecutionPlan] = []
     few_runs: list[str] = []  # benchmarks whose campaign has fewer ok runs than min_runs
+    not_asked: list[str] = []  # benchmarks whose runs did not repeat REGBENCH_ITERATIONS times
     # Benchmarks the campaign has too few repetitions of: the error, and what it has in words.
     too_few: list[tuple[ConfigError, str, str]] = []
-    for (bench, cfg, mach), versions in sorted(experiments.items()):
+    for done, ((bench, cfg, mach), versions) in enumerate(sorted(experiments.items())):
+        if progress is not None:
+            progress(done, len(experiments))
         if SeriesName.parse(bench).measure is not None:
             continue  # a measure (one sample per run) has no iterations to reduce
         have = current.get((bench, cfg, mach))
-        if have is not None and not refresh and not (changed.get((bench, cfg, mach)) or have.created_at) > have.created_at:
+        if have is not None and not refresh and not (changed.get((bench, cfg, mach)) or have.created_at) > have.created_at \
+                and stale_plan((bench, cfg, mach), have.version, changes, order) is None:
             kept.append(have)
             continue
         ver = version if version is not None else max(versions, key=lambda v: order[v])
         if ver not in versions:
             continue
-        runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in parts]
+        src_id, src_parts = cid, parts
+        outdated = stale_plan((bench, cfg, mach), ver, changes, order)
+        if outdated is not None:
+            # The campaign measured the code before the benchmark's change: a plan from it is the
+            # old code's plan.  Derived instead from the last campaign that ran the benchmark at
+            # its full configuration on the changed code (a full one, or one with plans that ran
+            # it so for its stale plan) unless a campaign or version was asked for; else not
+            # derived, and the plan stored (if any) stays and is not run.
+            later = None
+            if campaign_id is None and version is None and SeriesName.parse(bench).reported is None:
+                later = _later_source(campaigns, sessions, every_run.get((bench, cfg, mach), []), bench,
+                                      since=order[outdated.changed], order=order)
+            if later is None:
+                stale.append(outdated)
+                later_campaigns |= {r.campaign_id for r in every_run.get((bench, cfg, mach), [])
+                                    if r.status == "ok" and r.campaign_id is not None and r.campaign_id not in parts
+                                    and order.get(r.version, -1) >= order[outdated.changed]}
+                continue
+            src_id, ver = later
+            src_parts = set(campaign_parts(campaigns, src_id))
+            notes.append(f"{bench}: derived from campaign {src_id} at version {ver}, which measured it after its "
+                         f"change at {outdated.changed} (alert #{outdated.alert_id}); campaign {cid} measured it "
+                         "before")
+        runs = [r for r in store.raw_runs(bench, ver, config=cfg, machine=mach) if r.campaign_id in src_parts]
         if not any(r.status == "ok" for r in runs) and _tool_series_of(bench, cfg, mach, experiments):
             # A tool's invocations that failed as a whole are stored under its configured name, its
             # measurements under the series it reports, which get the plans.  Any other benchmark
             # without an ok run is refused below, named, as one with too few.
             continue
-        where = (f"campaign {cid}" + ("" if campaign_id is not None else ", the last finished one,")
+        where = (f"campaign {src_id}" + ("" if campaign_id is not None or src_id != cid else ", the last finished one,")
                  + f" at version {ver}")
         others = [c.id for c in campaigns if c.id != cid and c.status == "finished" and c.id not in sessions
                   and not (c.plan or {}).get("optimized") and c.id not in parts]
@@ -484,6 +619,12 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         else:
             measured = experiment_overhead(store, every_run.get((bench, cfg, mach), []), version=ver,
                                            campaigns=campaigns)
+        ran_from = source if src_id == cid else next((c for c in campaigns if c.id == src_id), None)
+        unasked = _unasked_counts(runs, ((ran_from.plan or {}).get("benchmarks") or {}).get(parsed.benchmark)
+                                  if ran_from is not None else None,
+                                  layout.processes if tool and layout.forked else 1)
+        if unasked is not None:
+            not_asked.append(f"{bench} ({unasked})")
         # --no-run-cost chooses by iterations alone; the suite's time is estimated with what a run
         # really costs all the same.
         overhead = measured if options.run_cost else 0.0
@@ -503,13 +644,15 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                                                 slices=sliced, fork_level=fork_level, fork_overhead=fork_overhead)
         c = found.chosen.configuration
         full_seconds = None if tool else seconds  # a tool's invocation is shared by its benchmarks
-        new.append(NewPlan(bench, cfg, mach, cid, ver, c.runs, c.iterations, warmup, samples.shape[0],
+        new.append(NewPlan(bench, cfg, mach, src_id, ver, c.runs, c.iterations, warmup, samples.shape[0],
                            samples.shape[-1], options.metric, float(options.threshold), found.chosen.stability,
                            found.full.stability, found.stable,
                            None if full_seconds is None else full_seconds * found.time_share, full_seconds,
                            overhead, *((c.slices, c.full_slices) if sliced is not None else (None, None)),
                            *((c.forks, fork_overhead) if fork_level else (None, None))))
         minimal.append(found)
+    if progress is not None:
+        progress(len(experiments), len(experiments))
     if too_few:
         # All of them in one line, not the first alone: the next campaign is to fix them all.
         first, more = too_few[0][0], too_few[1:]
@@ -526,12 +669,30 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                      + (", ..." if len(unconfigured) > 5 else "")
                      + (f" (`regbench optimize --forget {planned[0]}` deletes its stored plans"
                         + (f"; so for {', '.join(planned[1:])}" if planned[1:] else "") + ")" if planned else ""))
+    if stale:
+        full_ids = {c.id for c in campaigns if c.status == "finished" and c.id not in sessions
+                    and not (c.plan or {}).get("optimized")}
+        measured_later = sorted(later_campaigns & full_ids)
+        at_change = any(r.version == st.changed and r.config == st.config and r.machine == st.machine
+                        for st in stale for r in every_run.get((st.benchmark, st.config, st.machine), []))
+        notes.append(stale_line(stale, order, what=f"not derived from campaign {cid}, which measured the code "
+                                                    "before it", measured_at_change=at_change)
+                     + (f" (or `regbench optimize --campaign {measured_later[-1]}`: that full campaign measured "
+                        "the changed code)" if measured_later else ""))
     if few_runs:
         # A floor, not a demand: a plan cannot have more runs than the campaign measured.
         one = len(few_runs) == 1
         notes.append(f"--min-runs {options.min_runs} is more than the campaign's ok runs of {len(few_runs)} "
                      f"benchmark{'' if one else 's'}: {'its plan keeps' if one else 'their plans keep'} all of "
                      f"them ({', '.join(few_runs[:5])}{', ...' if len(few_runs) > 5 else ''})")
+    if not_asked:
+        one = len(not_asked) == 1
+        notes.append(f"{len(not_asked)} benchmark{'' if one else 's'} did not repeat as many times as "
+                     f"REGBENCH_ITERATIONS asked in the campaign: {', '.join(not_asked[:5])}"
+                     f"{', ...' if len(not_asked) > 5 else ''}; {'its plan is' if one else 'their plans are'} "
+                     "derived and priced from what ran, but a run under a plan will not follow the plan's "
+                     "iterations either (make the command repeat exactly REGBENCH_ITERATIONS times: for "
+                     "pytest-benchmark, --benchmark-max-time=0; docs/configuration.md)")
     for spec_name, counts in sorted(forks_kept.items()):
         notes.append(f"{spec_name}: its runs' forks ({', '.join(map(str, sorted(counts)))} a run) are kept, as its "
                      f"command sets them (it does not read {FORKS_ENV}): its plans reduce its runs and the "
@@ -549,22 +710,74 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
         now_current = load_plans(store)
         layouts: dict[tuple[str, str, str], list[Group]] = {}
         tool_seconds: dict[tuple[str, str, str], float | None] = {}
+        measured_splits: dict[tuple[str, str, str], MeasuredSplit] = {}
         for key, ver in tool_version.items():
             spec_name, cfg, mach = key
             mine = [p for p in now_current if p.config == cfg and p.machine == mach
                     and SeriesName.parse(p.benchmark).benchmark == spec_name and SeriesName.parse(p.benchmark).reported]
+            spec = None if by_name is None else by_name.get(spec_name)
             if mine:
-                layouts[key] = invocation_groups(None if by_name is None else by_name.get(spec_name), mine)
+                split = None
+                if spec is not None and spec.format is not None:
+                    split, found_split = decided_split(store, spec, mine, config=cfg, machine=mach,
+                                                       campaigns=campaigns, runs=all_runs)
+                    if found_split is not None:
+                        measured_splits[key] = found_split
+                layouts[key] = invocation_groups(spec, mine, split)
             tool_seconds[key] = invocation_seconds(all_runs, spec_name, config=cfg, machine=mach, version=ver,
                                                    parts=parts)
         suite = suite_estimate([(d.plan, d.minimal, o) for d, o in zip(derived, fixed_costs, strict=True)],
-                               now_current, costs=tool_cost, full_seconds=tool_seconds, layouts=layouts)
+                               now_current, costs=tool_cost, full_seconds=tool_seconds, layouts=layouts,
+                               measured_shares={k: m.ratio for k, m in measured_splits.items() if m.ratio < 1})
+        for m in measured_splits.values():
+            notes.append(m.line() + ("; `run --plan optimized` runs it as one invocation of the most runs and "
+                                     "iterations, each invocation starting the tool again costing more than "
+                                     "the split saves" if m.ratio >= 1 else "; the suite's time counts it as measured"))
         if specs is None and layouts:
             suite = dataclasses.replace(suite, notes=(
                 *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
-                          plan_forks(store, kept), options)
+                          plan_forks(store, kept), options, tuple(stale))
+
+
+def _later_source(campaigns: Sequence[CampaignInfo], sessions: set[int], runs: Sequence[RunInfo], bench: str, *,
+                  since: int, order: Mapping[str, int]) -> tuple[int, str] | None:
+    """The campaign to derive the plan of ``bench`` (not a tool's) from after its change, at
+    position ``since`` in history: the last finished campaign, not a session, that ran it at its
+    full configuration (a full campaign, or one with plans that ran it so because its plan was
+    stale, ``plan["stale"]``) with ok ``runs`` at that version or a later one; with the last such
+    version.  None if there is none."""
+    for c in sorted(campaigns, key=lambda c: -c.id):
+        plan = c.plan or {}
+        if c.status != "finished" or c.id in sessions or (plan.get("optimized") and bench not in (plan.get("stale") or {})):
+            continue
+        parts = set(campaign_parts(campaigns, c.id))
+        later = {r.version for r in runs if r.campaign_id in parts and r.status == "ok"
+                 and order.get(r.version, -1) >= since}
+        if later:
+            return c.id, max(later, key=lambda v: order[v])
+    return None
+
+
+def _unasked_counts(runs: Sequence[StoredRun], ran: object, processes: int) -> str | None:
+    """Where the ok ``runs`` of a command or tool benchmark (of ``processes`` forks each) have
+    other counts of samples than the ``warmup + iterations`` that ``REGBENCH_ITERATIONS`` asked
+    of them (``ran``: the benchmark's entry in the campaign's ``plan["benchmarks"]``), those
+    counts in words (``12,345-51,002 samples a run, 10 asked``); None where they match, for a
+    Python benchmark (regbench's worker repeats as asked) and where it is not known."""
+    if not isinstance(ran, dict) or ran.get("kind") != "command":
+        return None
+    warmup, iterations = ran.get("warmup"), ran.get("iterations")
+    if not isinstance(warmup, int) or not isinstance(iterations, int) or isinstance(warmup, bool):
+        return None  # warmup = "auto", or a campaign of an older regbench
+    asked = (warmup + iterations) * processes
+    counts = sorted({len(r.samples) for r in runs if r.status == "ok"})
+    if not counts or counts == [asked]:
+        return None
+    shown = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    each = "a run" if processes == 1 else f"a run of {processes} forks"
+    return f"{shown} samples {each}, {asked:,} asked"
 
 
 def _other_campaigns_hint(others: Sequence[int]) -> str:
@@ -654,16 +867,18 @@ def invocation_seconds(runs: Sequence[RunInfo], spec: str, *, config: str, machi
     return float(sum(d for d in seen.values() if d is not None))
 
 
-def invocation_groups(spec: BenchmarkSpec | None, plans: Sequence[ExecutionPlan]) -> list[Group]:
+def invocation_groups(spec: BenchmarkSpec | None, plans: Sequence[ExecutionPlan], split: Split | None = None
+                      ) -> list[Group]:
     """The invocations ``run --plan optimized`` makes of the tool benchmark ``spec`` under its
-    series' ``plans`` (:func:`split_invocation`), each with the benchmarks it runs in processes
-    of their own (primary series, by reported name): one per group, or one for all of the most
-    runs and iterations.  Without ``spec`` (no regbench.toml), one for all."""
+    series' ``plans`` (``split``, default :func:`split_invocation`), each with the benchmarks it
+    runs in processes of their own (primary series, by reported name): one per group, or one for
+    all of the most runs and iterations.  Without ``spec`` (no regbench.toml), one for all."""
     from ..adapters.base import get_adapter
 
     reported = sorted({n for p in plans if (n := SeriesName.parse(p.benchmark).reported) is not None
                        and primary(n)})
-    split = split_invocation(spec, plans) if spec is not None else None
+    if split is None and spec is not None:
+        split = split_invocation(spec, plans)
     if spec is None or split is None or not split.groups:
         floor = get_adapter(spec.format).min_iterations if spec is not None and spec.format else 1
         forks = plans_forks(plans) if spec is not None and uses_forks(spec) else None
@@ -694,6 +909,13 @@ class CampaignPlans:
     forks : Mapping[str, int]
         The tool benchmarks whose plans all set their forks (:attr:`ExecutionPlan.forks`): the
         most of them, which one invocation for all runs (``REGBENCH_FORKS``).
+    stale : tuple of StalePlan
+        Plans older than their benchmark's latest change (:func:`stale_plan`): not used; the
+        benchmark runs at its full configuration (as configured), a tool's reported benchmark in
+        the invocation of the benchmarks without a plan, or in one invocation of at least the
+        configured runs and iterations.
+    notes : tuple of str
+        What to tell before the campaign (one line naming the stale plans).
     """
 
     runs: Mapping[str, int]
@@ -702,6 +924,8 @@ class CampaignPlans:
     unplanned: tuple[str, ...]
     slices: Mapping[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
     forks: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    stale: tuple[StalePlan, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
@@ -717,13 +941,18 @@ def planned_spec(spec: BenchmarkSpec, plans: CampaignPlans) -> BenchmarkSpec:
     iterations then last as configured."""
     if spec.name not in plans.runs:
         return spec
-    iterations = plans.iterations[spec.name]
+    iterations, runs = plans.iterations[spec.name], plans.runs[spec.name]
     if spec.format is not None:  # never fewer repetitions than the tool accepts
         from ..adapters.base import get_adapter
 
         iterations = max(iterations, get_adapter(spec.format).min_iterations)
-    out = dataclasses.replace(spec, iterations=iterations, runs=plans.runs[spec.name], plan="fixed")
-    if spec.name in plans.forks and uses_forks(spec):
+    # A reported benchmark whose plan is stale runs at its full configuration: one invocation for
+    # all runs at least that (the split groups it with the benchmarks without a plan).
+    full = any(st.spec == spec.name for st in plans.stale)
+    if full:
+        iterations, runs = max(iterations, spec.iterations), max(runs, spec.runs)
+    out = dataclasses.replace(spec, iterations=iterations, runs=runs, plan="fixed", planned=True)
+    if spec.name in plans.forks and uses_forks(spec) and not full:
         out = dataclasses.replace(out, env={**spec.env, FORKS_ENV: str(plans.forks[spec.name])})
     warmed = max((p.warmup for p in plans.plans if p.benchmark == spec.name), default=0)
     if spec.name in plans.slices and shortening_refused(spec, full_slices=plans.slices[spec.name][1],
@@ -783,12 +1012,18 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
     slices: dict[str, tuple[int, int]] = {}
     forks: dict[str, int | None] = {}
     used: list[ExecutionPlan] = []
+    stale: list[StalePlan] = []
+    changes, order = latest_changes(store)
     for p in plans:
         spec = SeriesName.parse(p.benchmark).benchmark if SeriesName.parse(p.benchmark).reported else p.benchmark
         if spec not in known:
             raise ConfigError(f"plan of benchmark {p.benchmark!r}: no such benchmark in regbench.toml any more "
                               f"(`regbench optimize --forget {spec}` removes its plans)")
         if spec not in names:
+            continue
+        outdated = stale_plan((p.benchmark, p.config, p.machine), p.version, changes, order)
+        if outdated is not None:
+            stale.append(outdated)
             continue
         runs[spec] = max(runs.get(spec, 0), p.runs)
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)
@@ -797,8 +1032,12 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
         if p.slices and p.full_slices and p.slices < p.full_slices and spec == p.benchmark:
             slices[spec] = (p.slices, p.full_slices)
         used.append(p)
+    # A tool whose every plan is stale runs as configured (unplanned); one with some plans left
+    # runs them, and its stale reported benchmarks at their full configuration (planned_spec).
+    notes = (stale_line(stale, order, what="run at its full configuration" if len(stale) == 1
+                        else "run at their full configuration"),) if stale else ()
     return CampaignPlans(runs, iterations, tuple(used), tuple(n for n in spec_names if n not in runs), slices,
-                         {name: f for name, f in forks.items() if f is not None})
+                         {name: f for name, f in forks.items() if f is not None}, tuple(stale), notes)
 
 
 @dataclass(frozen=True)
@@ -949,11 +1188,105 @@ def plans_forks(plans: Sequence[ExecutionPlan]) -> int | None:
     return _most_of(p.forks for p in plans)
 
 
+@dataclass(frozen=True)
+class MeasuredSplit:
+    """What a split of a tool benchmark's invocation cost when a campaign ran it.
+
+    Attributes
+    ----------
+    benchmark : str
+        The configured tool benchmark.
+    campaign_id : int
+        The last finished campaign that ran exactly this split (the same groups).
+    seconds : float
+        Its invocations' wall seconds per version (the mean over its versions).
+    full_campaign_id : int
+        The full campaign the plans come from.
+    full_seconds : float
+        That campaign's invocations' wall seconds per version.
+    groups : int
+        Invocations a run under the split.
+    versions : tuple of str
+        The versions that campaign was asked to run (its ``plan["versions"]``).
+    """
+
+    benchmark: str
+    campaign_id: int
+    seconds: float
+    full_campaign_id: int
+    full_seconds: float
+    groups: int
+    versions: tuple[str, ...] = ()
+
+    @property
+    def ratio(self) -> float:
+        """The split's wall time over the full campaign's."""
+        return self.seconds / self.full_seconds
+
+    def line(self) -> str:
+        """What was measured, in words."""
+        return (f"{self.benchmark}: split into {self.groups} invocations a run, campaign {self.campaign_id} took "
+                f"{self.ratio:.2f}x the wall time of full campaign {self.full_campaign_id} "
+                f"({self.seconds:.3g} s a version against {self.full_seconds:.3g} s; measured)")
+
+
+def measured_split(store, split: Split, plans: Sequence[ExecutionPlan], *, config: str, machine: str,
+                   runs: Sequence[RunInfo] | None = None, campaigns: Sequence[CampaignInfo] | None = None
+                   ) -> MeasuredSplit | None:
+    """The wall time of the last finished campaign on ``config`` and ``machine`` that ran the split
+    ``split`` of a tool benchmark (its ``plan["split"]`` the same groups) against that of the full
+    campaign its ``plans`` come from; None where no such campaign, or a duration, is stored.
+
+    Each invocation of a split pays the tool's start (a process, pytest's collection, a JVM) again,
+    which a tool that does not say its timing leaves unpriced (:mod:`regbench.optimize.costs`):
+    the campaign's wall time is then the only measure of what the split costs."""
+    if not split.groups or not plans:
+        return None
+    campaigns = store.campaigns() if campaigns is None else campaigns
+    wanted = split.to_json()
+    ran = [c for c in campaigns if c.status == "finished" and c.machine == machine and c.plan is not None
+           and c.plan.get("config") == config and (c.plan.get("split") or {}).get(split.benchmark) == wanted]
+    if not ran:
+        return None
+    last = max(ran, key=lambda c: c.id)
+    full_id = max(p.campaign_id for p in plans)
+    runs = store.runs() if runs is None else runs
+
+    def per_version(parts: set[int]) -> float | None:
+        versions = {r.version for r in runs if r.campaign_id in parts
+                    and (r.benchmark == split.benchmark or r.benchmark.startswith(split.benchmark + "/"))}
+        seconds = [invocation_seconds(runs, split.benchmark, config=config, machine=machine, version=v, parts=parts)
+                   for v in sorted(versions)]
+        if not seconds or any(x is None for x in seconds):
+            return None
+        return float(np.mean([x for x in seconds if x is not None]))
+
+    now = per_version(set(campaign_parts(campaigns, last.id)))
+    full = per_version(set(campaign_parts(campaigns, full_id)))
+    if now is None or full is None or not full > 0:
+        return None
+    return MeasuredSplit(split.benchmark, last.id, now, full_id, full, len(split.groups),
+                         tuple(map(str, (last.plan or {}).get("versions") or ())))
+
+
+def unsplit(split: Split, measured: MeasuredSplit) -> Split:
+    """``split`` run as one invocation of the most runs and iterations, for the reason measured:
+    split, its invocations took at least as long as the full campaign's one (each started the
+    tool again), so one invocation at the largest plan, which runs no more than the full
+    campaign's, costs less."""
+    return Split(split.benchmark, reason=f"split by plan into {measured.groups} invocations a run, campaign "
+                                         f"{measured.campaign_id} took {measured.ratio:.2f}x the wall time of full "
+                                         f"campaign {measured.full_campaign_id} (each invocation starts the tool again)")
+
+
 def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlans, *, config: str,
-                      machine: str) -> dict[str, Split]:
+                      machine: str, versions: Sequence[str] | None = None) -> dict[str, Split]:
     """:func:`split_invocation` of every tool benchmark among ``specs`` (as configured) that has
     plans; the reported benchmarks without a plan are those of the full campaigns the plans
-    come from that ``optimize`` gave none (stored on ``config`` and ``machine``)."""
+    come from that ``optimize`` gave none (stored on ``config`` and ``machine``), and those whose
+    plan is stale (run at their full configuration).  A split that a campaign measured at least
+    as long as the full campaign is not made (:func:`decided_split`), unless this campaign, of
+    ``versions``, resumes that one."""
     out: dict[str, Split] = {}
     stored = [b.name for b in store.benchmarks()]
     campaigns = store.campaigns()
@@ -962,15 +1295,40 @@ def split_invocations(store, specs: Sequence[BenchmarkSpec], plans: CampaignPlan
                 and SeriesName.parse(p.benchmark).reported is not None]
         if spec.format is None or not mine:
             continue
-        sources = {part for p in mine for part in campaign_parts(campaigns, p.campaign_id)}
-        planned = {p.benchmark for p in mine}
-        known = []
-        for name in stored:
-            parsed = SeriesName.parse(name)
-            if parsed.benchmark != spec.name or parsed.reported is None or name in planned:
-                continue
-            if any(r.campaign_id in sources and r.config == config and r.machine == machine
-                   for r in store.runs(benchmark=name)):
-                known.append(parsed.reported)
-        out[spec.name] = split_invocation(spec, mine, known)
+        out[spec.name] = decided_split(store, spec, mine, plans.stale, config=config, machine=machine,
+                                       stored=stored, campaigns=campaigns, versions=versions)[0]
     return out
+
+
+def decided_split(store, spec: BenchmarkSpec, mine: Sequence[ExecutionPlan], stale: Sequence[StalePlan] = (), *,
+                  config: str, machine: str, stored: Sequence[str] | None = None,
+                  campaigns: Sequence[CampaignInfo] | None = None, versions: Sequence[str] | None = None,
+                  runs: Sequence[RunInfo] | None = None) -> tuple[Split, MeasuredSplit | None]:
+    """How ``run --plan optimized`` invokes the tool benchmark ``spec`` under its series' plans
+    ``mine``, and what a campaign measured of that split (:func:`measured_split`).
+
+    Each invocation of a split pays the tool's start again; where a campaign that ran these
+    very groups took as long as the full campaign or longer, the split costs more than it saves
+    and is not made: one invocation of the most runs and iterations, which runs no more than
+    the full campaign (:func:`unsplit`).  Except for a campaign of the same ``versions`` as
+    that one, which resumes it (the same command run again): its stored runs were made split,
+    and are counted so."""
+    stored = [b.name for b in store.benchmarks()] if stored is None else stored
+    campaigns = store.campaigns() if campaigns is None else campaigns
+    sources = {part for p in mine for part in campaign_parts(campaigns, p.campaign_id)}
+    planned = {p.benchmark for p in mine}
+    # A stale plan's benchmark runs at its full configuration, with those without a plan.
+    known = [r for st in stale if st.spec == spec.name and st.config == config and st.machine == machine
+             and (r := SeriesName.parse(st.benchmark).reported) is not None]
+    for name in stored:
+        parsed = SeriesName.parse(name)
+        if parsed.benchmark != spec.name or parsed.reported is None or name in planned:
+            continue
+        if parsed.reported not in known and any(r.campaign_id in sources and r.config == config
+                                                and r.machine == machine for r in store.runs(benchmark=name)):
+            known.append(parsed.reported)
+    split = split_invocation(spec, mine, known)
+    measured = measured_split(store, split, mine, config=config, machine=machine, campaigns=campaigns, runs=runs)
+    if measured is not None and measured.ratio >= 1 and (versions is None or tuple(versions) != measured.versions):
+        return unsplit(split, measured), measured
+    return split, measured

@@ -196,8 +196,28 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
             text += f"\n{sp.benchmark}: one invocation per plan ({sp.benchmark}[k], with REGBENCH_SELECT): {groups}."
         else:
             text += f"\n{sp.benchmark}: one invocation for all its plans (the most runs and iterations): {sp.reason}."
-    lines = failure_lines(result)
+    lines = [*unfollowed_lines(result), *failure_lines(result)]
     return "\n".join([text, *lines]) if lines else text
+
+
+def unfollowed_lines(result: CampaignResult) -> list[str]:
+    """One line per series whose runs under a plan did not measure what ``REGBENCH_ITERATIONS``
+    asked for (:attr:`CampaignResult.unfollowed`): its plan was not followed, and its time was
+    not what ``regbench optimize`` priced."""
+    by_series: dict[str, list] = {}
+    for u in result.unfollowed:
+        by_series.setdefault(u.series, []).append(u)
+    lines = []
+    for series, found in by_series.items():
+        counts = sorted({n for u in found for n in u.reported if n != u.asked})
+        shown = (f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}") if counts else "?"
+        asked = sorted({u.asked for u in found})
+        each = "a process" if any(len(u.reported) > 1 for u in found) else "a run"
+        lines.append(f"warning: {series} did not follow its plan: REGBENCH_ITERATIONS asked for "
+                     f"{'/'.join(map(str, asked))} samples {each}, {_n(len(found), 'run')} reported {shown} "
+                     "(the command must make the tool repeat exactly REGBENCH_ITERATIONS times: "
+                     "docs/configuration.md)")
+    return lines
 
 
 def _listed(names: Sequence[str], most: int = 3) -> str:

@@ -51,9 +51,9 @@ from ..errors import ConfigError
 from ..model import DEFAULT_CONFIG, RUN_STATUSES, RunInfo, SeriesName
 from . import noise as _noise
 from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, TrialReporter, TrialRunner,
-                   campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
+                   Unfollowed, campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
                    plan_releases, plan_versions, prepare_version, record_versions, select_benchmarks, split_label,
-                   store_dir)
+                   store_dir, unfollowed_counts)
 from .execute import FORKS_ENV, SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
@@ -152,6 +152,10 @@ class CampaignResult:
         Benchmarks the executor could not run anywhere (a tag of their ``requires`` that no Dask
         worker offers), each with the reason: none of their runs was made or stored, so the
         same command runs them once a worker offers it.
+    unfollowed : tuple of Unfollowed
+        With optimized plans, every stored run (series) whose samples were not what
+        ``REGBENCH_ITERATIONS`` asked for (:func:`regbench.run.core.unfollowed_counts`): the
+        plan was not followed; each such run says so in its stderr tail too.
     """
 
     campaign_id: int
@@ -169,6 +173,7 @@ class CampaignResult:
     retried: int = 0
     split: tuple[Split, ...] = ()
     not_run: tuple[tuple[str, str], ...] = ()
+    unfollowed: tuple[Unfollowed, ...] = ()
 
     @property
     def runs_stored(self) -> int:
@@ -438,7 +443,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     if optimized is not None:
         from ..optimize.plans import split_invocations
 
-        splits = split_invocations(store, configured, optimized, config=config_name, machine=machine)
+        splits = split_invocations(store, configured, optimized, config=config_name, machine=machine,
+                                   versions=[v.name for v in versions])
     groups = {name: sp.groups for name, sp in splits.items() if sp.groups}
     experiments, runs_of, widest = _planned_runs(config, specs, runs, groups)
     if noise.env_size is not None:
@@ -489,6 +495,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                            **({"forks": p.forks} if p.forks is not None
                                               and SeriesName.parse(p.benchmark).benchmark in forked else {})}
                              for p in optimized.plans}
+        if optimized.stale:  # plans older than their benchmark's change, not run (at full configuration)
+            plan["stale"] = {st.benchmark: {"measured": st.measured, "changed": st.changed, "alert": st.alert_id}
+                             for st in optimized.stale}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
@@ -653,7 +662,9 @@ class _Campaign:
                               trials_skipped=skipped + sum(not r.stored for r in results),
                               trials_unbuilt=unbuilt, versions=tuple(v.name for v in versions),
                               order=tuple(r.trial for r in results), adaptive=tuple(outcomes),
-                              failed=failures, failed_earlier=lacking, retried=retried, split=self.split)
+                              failed=failures, failed_earlier=lacking, retried=retried, split=self.split,
+                              unfollowed=tuple(u for r in results if r.stored
+                                               for u in unfollowed_counts(r.spec, r.outcome)))
 
 @dataclass(frozen=True)
 class SlotGroup:

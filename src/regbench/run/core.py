@@ -502,6 +502,9 @@ def record_outcome(store: Store, spec: BenchmarkSpec, trial: Trial, outcome: Run
         tail = outcome.stderr_tail
         if spec.format is not None and trial.benchmark != spec.name and SELECT_ENV in spec.env:
             tail = split_note(tail, trial.benchmark, spec.env[SELECT_ENV])
+        if spec.format is None:
+            for u in unfollowed_counts(spec, outcome):
+                tail = with_note(tail or "", u.note())
         records.append(RunRecord(
             benchmark=spec.name, version=trial.version, run_index=trial.run_index,
             samples=outcome.samples, config=config_name, machine=machine, status=outcome.status,
@@ -559,6 +562,50 @@ def split_label(tail: str | None) -> str | None:
     return found.group(1) if found else None
 
 
+@dataclass(frozen=True)
+class Unfollowed:
+    """A run under a plan whose samples are not what ``REGBENCH_ITERATIONS`` asked for.
+
+    ``series`` is the stored series (``SPEC/REPORTED`` for a tool's), ``asked`` the samples a
+    run (of each of a tool's processes) was asked for, warm-up included, and ``reported`` what
+    the run (each process) had, leaving out a warm-up the tool reported of its own."""
+
+    series: str
+    asked: int
+    reported: tuple[int, ...]
+
+    def note(self) -> str:
+        """The note stored in the run's stderr tail."""
+        each = " a process" if len(self.reported) > 1 else ""
+        return (f"the plan asked for {self.asked} samples{each} (REGBENCH_ITERATIONS), the run reported "
+                f"{'/'.join(map(str, self.reported))}: the plan was not followed")
+
+
+def unfollowed_counts(spec: BenchmarkSpec, outcome) -> list[Unfollowed]:
+    """The series of one run under an optimized plan (``spec.planned``) whose samples differ from
+    the ``warmup + iterations`` that ``REGBENCH_ITERATIONS`` asked for: a tool that decides its
+    repetitions itself (pytest-benchmark runs as many rounds as fit ``--benchmark-max-time``
+    whatever ``--benchmark-min-rounds`` says) measures more or less than the plan, which was
+    priced and checked for stability at its own count.  Counted per process where a tool
+    reports its processes apart (JMH's forks, pyperf's workers), each of which is asked for
+    ``REGBENCH_ITERATIONS``.  Empty unless planned, for a Python benchmark (regbench's worker
+    runs exactly what it is asked) and for a run that did not succeed."""
+    if not spec.planned or spec.kind == "python" or spec.warmup_auto or outcome.status != "ok" \
+            and not outcome.tool_runs:
+        return []
+    asked = spec.warmup + spec.iterations
+    if spec.format is None:
+        n = int(outcome.samples.size)
+        return [] if n == asked else [Unfollowed(spec.name, asked, (n,))]
+    failed = {f.benchmark for f in outcome.tool_failures if f.benchmark is not None}
+    counts: dict[str, list[int]] = {}
+    for tr in outcome.tool_runs:
+        if without_metric(tr.benchmark) not in failed:
+            counts.setdefault(tr.benchmark, []).append(int(tr.samples.size - tr.warmup))
+    return [Unfollowed(tool_series(spec.name, name), asked, tuple(n)) for name, n in counts.items()
+            if any(k != asked for k in n)]
+
+
 def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
                   campaign_id: int | None) -> tuple[list[RunRecord], dict[str, dict]]:
     """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
@@ -585,6 +632,7 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
     why = ("the tool reported this benchmark failed"
            + (f", its invocation exited with status {outcome.exit_code}" if outcome.exit_code else ""))
     records, benchmarks = [], {}
+    unfollowed = {u.series: u.note() for u in unfollowed_counts(spec, outcome)}
 
     def record(full: str, samples: np.ndarray, warmup: int, failures: list | None, timing=None,
                weights=None) -> RunRecord:
@@ -597,6 +645,8 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
             # with nothing to analyse is said, not stored as a success that shows nothing.
             status = "garbage"
             tail = with_note(outcome.stderr_tail or "", all_warmup_note(samples.size, warmup))
+        elif status == "ok" and full in unfollowed:
+            tail = with_note(outcome.stderr_tail or "", unfollowed[full])
         return RunRecord(
             benchmark=full, version=trial.version, run_index=trial.run_index, samples=samples,
             config=config_name, machine=machine, status=status,
