@@ -129,3 +129,15 @@ def test_relative_interval_off_the_log_scale_is_fieller_cut_at_minus_one():
     assert lo < 0.2 < hi and (hi - 0.2) > (0.2 - lo)  # Fieller's interval leans up, the delta method's does not
     assert np.isnan(relative_interval(-1.0, 2.0, 0.1, 0.1, 5, 0.99)[1])
 
+
+
+def test_one_pair_of_versions_gets_one_change():
+    # One value a version, a +10% step at v00050 whose first version was also slowed by 50%: two
+    # searches reported -33.57% and +9.72% between v00050 and v00051, and raised two alerts.
+    rng = np.random.default_rng(1)
+    values = [(1.0 if k < 50 else 1.1) * np.exp(rng.normal(0, 0.03)) for k in range(100)]
+    values[50] = 1.65
+    found = get_detector("auto").detect(series_of([[np.array([v])] for v in values]))
+    pairs = [(c.previous, c.version) for c in found]
+    assert len(pairs) == len(set(pairs))
+    assert any(c.kind == "regression" and 0.05 < c.change < 0.15 for c in found)

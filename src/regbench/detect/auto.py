@@ -334,7 +334,7 @@ class Auto(SegmentSearch, Detector):
                 n_tests += tests
                 changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
-        return changes, n_tests, state
+        return _one_per_pair(changes), n_tests, state
 
     def fastest_runs(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
         """Each version's fastest run in the location searched, whichever it is, for positive
@@ -777,6 +777,23 @@ class Auto(SegmentSearch, Detector):
 #: What the estimator of a change found in a series' reciprocal says (:func:`_on_own_scale`;
 #: :func:`regbench.run.rerun.comparison_of` reads it).
 RECIPROCAL_NOTE = "searched as its reciprocal"
+
+
+def _one_per_pair(changes: list[Change]) -> list[Change]:
+    """One change for each pair of versions, the most significant: two searches can each place a
+    change between the same two versions (a step whose first version was also slowed by a spike:
+    the step placed one version late, and the spike's end), and one pair of versions cannot have
+    become both faster and slower (a probe reported -33.57% and +9.72% for one pair, and raised
+    two alerts).  ``merge_near`` merges changes *near* each other that agree; this keeps the pair
+    that disagrees from being reported twice."""
+    best: dict[tuple[str, str], Change] = {}
+    for c in changes:
+        key = (c.version, c.previous)
+        kept = best.get(key)
+        if kept is None or (c.p_value if c.p_value is not None else 1.0) < (
+                kept.p_value if kept.p_value is not None else 1.0):
+            best[key] = c
+    return [c for c in changes if best[(c.version, c.previous)] is c]
 
 
 def _reciprocal(series: Series, *, lenient: bool = False) -> Series | None:
