@@ -141,3 +141,44 @@ def test_one_pair_of_versions_gets_one_change():
     pairs = [(c.previous, c.version) for c in found]
     assert len(pairs) == len(set(pairs))
     assert any(c.kind == "regression" and 0.05 < c.change < 0.15 for c in found)
+
+
+def test_a_creep_says_over_which_versions_it_spread():
+    # +0.5% a version over 100 versions: reported once with its total, and it must not read as
+    # one commit's +64%: the change record names the first version at the new level.
+    from regbench.report.changes import detection_json  # noqa: F401 (the JSON carries `until`)
+
+    rng = np.random.default_rng(5)
+    s = series_of([[1.005 ** k * np.exp(rng.normal(0, 0.01, 10)) for _ in range(5)] for k in range(100)])
+    found = get_detector("auto").detect(s)
+    assert len(found) == 1 and found[0].change > 0.3
+    c = found[0]
+    assert c.until is not None and s.index(c.until) - s.index(c.version) > 50
+    # A step is not a creep.
+    step = series_of([[(1.0 if k < 50 else 1.2) * np.exp(rng.normal(0, 0.01, 10)) for _ in range(5)]
+                      for k in range(100)])
+    assert [c.until for c in get_detector("auto").detect(step)] == [None]
+
+
+def test_the_detection_json_and_table_name_a_creeps_span(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from regbench.model import RunRecord
+    from regbench.store import Store
+
+    rng = np.random.default_rng(5)
+    store_path = tmp_path / "r.db"
+    with Store(f"sqlite:///{store_path}") as store:
+        store.add_runs([RunRecord(benchmark="creep", version=f"v{k:03d}", run_index=r,
+                                  samples=1.005 ** k * np.exp(rng.normal(0, 0.01, 10)))
+                        for k in range(100) for r in range(5)],
+                       versions=[VersionInfo(f"v{k:03d}") for k in range(100)])
+    def detect(*extra):
+        return subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "detect",
+                               "--dry-run", *extra], capture_output=True, text=True, check=True).stdout
+    [doc] = json.loads(detect("--format", "json"))
+    assert doc["kind"] == "regression" and doc["change"] > 0.3
+    assert doc["until"] > doc["version"]
+    assert f"is a creep over {doc['version']} to {doc['until']}" in detect()

@@ -771,7 +771,7 @@ class Auto(SegmentSearch, Detector):
             previous=series.versions[int(vs.index[tau - 1])].name,
             change=rel, ci_low=lo, ci_high=hi,
             kind=kind_of(rel, series.direction), method=self.name, p_value=float(p), detail=detail,
-            estimator=estimator)
+            estimator=estimator, until=series.versions[int(vs.index[tau_end])].name if tau_end > tau else None)
 
 
 #: What the estimator of a change found in a series' reciprocal says (:func:`_on_own_scale`;

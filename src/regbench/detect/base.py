@@ -49,6 +49,9 @@ class Change:
     #: How each run was summarised before versions were compared, and why (``auto``: the
     #: location with the least run-to-run spread, :func:`regbench.stats.runs.choose_location`).
     estimator: str | None = None
+    #: For a creep (``auto``'s ramp of small changes reported as one): the first version at the
+    #: new level; the change is spread over ``version`` .. ``until``, no single commit made it.
+    until: str | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)

@@ -54,6 +54,11 @@ def change_table(changes: Sequence[Change], *, method: str, confidence: float, m
             shown.setdefault(series(c), c.estimator)
     for name, how in shown.items():
         console.print(f"  {name}: versions compared by {how}", markup=False, highlight=False)
+    for c in changes:
+        if c.until:
+            console.print(f"  {series(c)}: {fmt_pct(c.change)} is a creep over {labels.get(c.version, c.version)} to "
+                          f"{labels.get(c.until, c.until)}, each step below the minimum change: no single commit "
+                          "made it", markup=False, highlight=False)
 
 
 def _fmt_p(p: float | None) -> str:
@@ -186,7 +191,8 @@ def detection_json(outcome: DetectOutcome, *, failures: bool = False) -> list[di
     ``regression`` or ``improvement`` (the contract other tools rely on, DESIGN.md)."""
     def row(entry: DetectedChange) -> dict:
         change = entry.change
-        out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}))
+        out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}),
+                   **({"until": change.until} if change.until else {}))
         if outcome.alerts is not None:
             out["alert"] = alert_json(entry.alert)
         if outcome.confirm:
