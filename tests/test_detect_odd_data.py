@@ -182,3 +182,26 @@ def test_the_detection_json_and_table_name_a_creeps_span(tmp_path):
     assert doc["kind"] == "regression" and doc["change"] > 0.3
     assert doc["until"] > doc["version"]
     assert f"is a creep over {doc['version']} to {doc['until']}" in detect()
+
+
+def test_a_count_from_zero_keeps_a_number_in_the_detection_json(tmp_path):
+    # 0 allocations in every run, then 1: the relative change is infinite; the JSON wrote null,
+    # against the contract's number (DESIGN.md) and every script's `change > threshold`.
+    import json
+    import subprocess
+    import sys
+
+    from regbench.model import RunRecord
+    from regbench.store import Store
+
+    store_path = tmp_path / "r.db"
+    with Store(f"sqlite:///{store_path}") as store:
+        store.add_runs([RunRecord(benchmark="allocs", version=f"v{k:03d}", run_index=r,
+                                  samples=np.full(10, 0.0 if k < 20 else 1.0))
+                        for k in range(40) for r in range(5)],
+                       versions=[VersionInfo(f"v{k:03d}") for k in range(40)])
+    out = subprocess.run([sys.executable, "-m", "regbench.cli.main", "--store", str(store_path), "detect", "--dry-run",
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    [doc] = json.loads(out)
+    assert doc["kind"] == "regression" and doc["version"] == "v020"
+    assert all(isinstance(doc[k], float) and doc[k] == sys.float_info.max for k in ("change", "ci_low", "ci_high"))

@@ -5,6 +5,9 @@ a :func:`regbench.pipeline.detect_and_alert` outcome (``regbench detect``).
 
 from __future__ import annotations
 
+import math
+import sys
+
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -193,6 +196,13 @@ def detection_json(outcome: DetectOutcome, *, failures: bool = False) -> list[di
         change = entry.change
         out = dict(change.to_json(), **({"estimator": change.estimator} if change.estimator else {}),
                    **({"until": change.until} if change.until else {}))
+        for key in ("change", "ci_low", "ci_high"):
+            # From exactly 0 (a count that was 0 in every run) the relative change is infinite,
+            # which JSON cannot write: the largest double stands for it, so that the contract's
+            # number holds and every comparison with a threshold still says "beyond" (null broke
+            # `change > 0.05` in scripts).
+            if isinstance(out[key], float) and math.isinf(out[key]):
+                out[key] = math.copysign(sys.float_info.max, out[key])
         if outcome.alerts is not None:
             out["alert"] = alert_json(entry.alert)
         if outcome.confirm:
