@@ -98,7 +98,9 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication), widened to Fieller's where
     that is wider (with few runs); with --location, of another location of each run (its
-    median, its 10% quantile, or per benchmark the one detect chooses), named in the output. Verdicts: regression (whole
+    median, its 10% quantile, or per benchmark the one detect chooses), named in the output. A
+    metric with values below 0 (a delta, a score) is compared by the difference B - A in its
+    unit instead, a ratio of such values having no direction. Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive, and failed (every run
     of B failed where A's succeeded). Exit status 1 when any benchmark regressed or failed, so CI
     can gate on it.

@@ -132,6 +132,7 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
     """
     from ..analysis import compare_versions
     from ..errors import NotFoundError
+    from ..report.results import change_cells, comparison_units
 
     names = [v["name"] for v in dash.versions]
     rows: list[dict] = []
@@ -148,11 +149,15 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
             found = dash.cache[key]
         except NotFoundError as exc:  # the same version twice, or no benchmark has runs of both
             found, message = [], str(exc)
+        units = comparison_units(found) if found else {}
         for c in found:
             cmp = c.comparison
+            change_text, interval_text = change_cells(c, units[c.benchmark])
+            # A difference (a metric not above 0) is sorted by its size against A's mean.
+            size = cmp.change / abs(cmp.mean_a) if c.scale == "difference" and cmp.mean_a else cmp.change
             rows.append({"benchmark": c.benchmark, "config": c.config, "machine": c.machine,
-                         "series_id": series_id(c.benchmark, c.config, c.machine), "change": cmp.change,
-                         "change_text": _pct(cmp.change), "interval_text": f"[{_pct(cmp.ci_low)}, {_pct(cmp.ci_high)}]",
+                         "series_id": series_id(c.benchmark, c.config, c.machine), "change": size,
+                         "change_text": change_text, "interval_text": interval_text,
                          "verdict": c.verdict})
         rows.sort(key=lambda r: -abs(r["change"]) if math.isfinite(r["change"]) else 0.0)
         a, b = (found[0].a, found[0].b) if found else (a, b)
