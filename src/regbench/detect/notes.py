@@ -1,0 +1,123 @@
+"""What the detection driver says of a series beside its changes: why it was not analysed, or
+that a throughput fell to exactly 0, which detection leaves out as no measurement.
+
+A series a detector can test no pair of versions of is "not analysed", with the reason
+(:meth:`regbench.detect.base.Detector.not_analysable`, as ``regbench evaluate`` counts it), rather
+than shown as one where nothing changed.  Beside the detector's own reason, the driver knows
+three that hold for every detector, whose changes are relative to the level (``new / old - 1``):
+
+* values below 0 (a latency delta, a score): a ratio of such values has no direction, -10 to -5
+  is -50% and -5 to +5 is -200%, though both rose;
+* fewer than 3 runs in all: no run-to-run spread to test a change against;
+* no hypothesis tested at all.
+
+A throughput (higher is better) of exactly 0 measured nothing, so detection leaves such samples
+out (:mod:`regbench.detect.auto`); where every sample of the newest versions is 0 after versions
+above 0, the operation may have stopped completing, the worst regression there is, and the note
+gates ``detect --fail-on-regression`` as ``regbench compare`` gates its -100%.
+
+The notes are computed for the series searched in full (an incremental pass notes the series it
+searches again in full: those it could not go on with, such as a series ending with runs of 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Series
+from .base import Change, Detector
+
+#: The kinds of note, in the order they are shown.
+NOTE_KINDS = ("negative", "too few runs", "detector", "untested", "fell to zero")
+
+#: Runs in all a series needs for a run-to-run spread on one side of a split at least.
+MIN_RUNS = 3
+
+
+@dataclass(frozen=True)
+class SeriesNote:
+    """What the driver says of one series.
+
+    Attributes
+    ----------
+    benchmark, config, machine : str
+        The series.
+    kind : str
+        One of :data:`NOTE_KINDS`: why it was not analysed, or ``"fell to zero"``.
+    reason : str
+        In words, for people.
+    zero_from : str or None
+        With ``"fell to zero"``: the first of the newest versions whose samples are all 0.
+    last_above : str or None
+        With ``"fell to zero"``: the last version before it with samples above 0.
+    """
+
+    benchmark: str
+    config: str
+    machine: str
+    kind: str
+    reason: str
+    zero_from: str | None = None
+    last_above: str | None = None
+
+    @property
+    def gates(self) -> bool:
+        """Whether the note fails ``detect --fail-on-regression``: a throughput fallen to 0."""
+        return self.kind == "fell to zero"
+
+
+def series_notes(detector: Detector, series: Series, changes: Sequence[Change], n_tests: int) -> list[SeriesNote]:
+    """The notes of one series searched in full, which gave ``changes`` after ``n_tests``
+    hypotheses."""
+    def note(kind: str, reason: str, **more: str) -> SeriesNote:
+        return SeriesNote(series.benchmark, series.config, series.machine, kind, reason, **more)
+
+    out = []
+    samples = [np.asarray(r, dtype=float) for runs in series.runs for r in runs]
+    with_data = [k for k, runs in enumerate(series.runs) if any(np.size(r) for r in runs)]
+    if any(np.any(x < 0) for x in samples):
+        out.append(note("negative", "values below 0, where a change relative to the level has no direction "
+                                    "(-10 to -5 is -50%, though it rose); `regbench compare` judges such a "
+                                    "benchmark by the difference B - A"))
+    zero = _fell_to_zero(series, with_data)
+    if zero is not None and not any(series.index(c.version) >= series.index(zero[0]) for c in changes):
+        first, last = zero
+        out.append(note("fell to zero", f"every sample 0 from {first} on, after {last} above 0: a throughput of "
+                                        "0 measured no operation, and detection leaves it out",
+                        zero_from=first, last_above=last))
+    if changes or out and out[0].kind == "negative":
+        return out
+    reason = detector.not_analysable(series)
+    n_runs = sum(1 for runs in series.runs for r in runs if np.size(r))
+    if reason is not None:
+        out.append(note("detector", reason))
+    elif n_runs < MIN_RUNS:
+        out.append(note("too few runs", f"{n_runs} runs in all, one per version: no run-to-run spread to test a "
+                                        f"change against (at least {MIN_RUNS} runs, 2 of one version)"))
+    elif n_tests == 0 and len(with_data) >= 2:
+        out.append(note("untested", "no pair of versions could be tested"))
+    return out
+
+
+def _fell_to_zero(series: Series, with_data: list[int]) -> tuple[str, str] | None:
+    """``(first zero version, last version above 0)`` of a throughput whose newest versions have
+    only samples of exactly 0 after a version with samples above 0; else None."""
+    if series.direction != "higher" or not with_data:
+        return None
+
+    def all_zero(k: int) -> bool:
+        values = [np.asarray(r, dtype=float) for r in series.runs[k] if np.size(r)]
+        return bool(values) and all(np.all(v == 0) for v in values)
+
+    k = len(with_data)
+    while k > 0 and all_zero(with_data[k - 1]):
+        k -= 1
+    if k == len(with_data) or k == 0:
+        return None
+    last = with_data[k - 1]
+    if not any(np.any(np.asarray(r, dtype=float) > 0) for r in series.runs[last]):
+        return None
+    return series.versions[with_data[k]].name, series.versions[last].name
