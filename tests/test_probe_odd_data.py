@@ -81,3 +81,93 @@ def test_compare_of_times_above_zero_stays_relative(tmp_path, capsys):
     assert main(["--store", str(path), "compare", "v0", "v1", "--format", "json"]) == 1
     r = json.loads(capsys.readouterr().out)[0]
     assert r["scale"] == "relative" and 0.09 < r["change"] < 0.11
+
+
+# ------------------------------------------------------------------- detect: series not analysed
+def _detect(path, capsys, *options: str) -> tuple[int, str]:
+    status = main(["--store", str(path), "detect", "--dry-run", *options])
+    return status, capsys.readouterr().out
+
+
+def test_detect_names_the_series_with_values_below_zero_it_cannot_judge(tmp_path, capsys):
+    path = _store(tmp_path / "r.db", {"delta": ([-5.0] * 6 + [5.0] * 6, "lower"),
+                                      "plain": ([10.0] * 12, "lower")}, runs=3, iters=5)
+    status, out = _detect(path, capsys)
+    assert status == 0
+    line = next(x for x in out.splitlines() if x.startswith("Not analysed"))
+    assert "values below 0" in line and "delta" in line and "plain" not in line
+
+
+def test_detect_says_two_versions_of_one_run_each_cannot_be_tested(tmp_path, capsys):
+    path = _store(tmp_path / "r.db", {"one_run": ([1.0, 2.0], "lower"), "three": ([1.0, 2.0], "lower")},
+                  runs=1, iters=10, sd=0.01)
+    with Store(path) as store:  # `three` gets 2 more runs of its first version
+        store.add_runs([RunRecord("three", "v0", r, 1.0 + 0.01 * np.arange(10)) for r in (1, 2)])
+    status, out = _detect(path, capsys)
+    line = next(x for x in out.splitlines() if x.startswith("Not analysed"))
+    assert "one_run: 2 runs in all, one per version" in line and "three" not in line
+
+
+def test_detect_gates_a_throughput_fallen_to_zero_at_its_newest_versions(tmp_path, capsys):
+    path = tmp_path / "r.db"
+    rng = np.random.default_rng(3)
+    versions = [VersionInfo(f"v{k}", timestamp=T0 + timedelta(hours=k)) for k in range(12)]
+    records = [RunRecord("ops", f"v{k}", r, np.zeros(10) if k >= 9 else 1000 * np.exp(0.02 * rng.standard_normal(10)))
+               for k in range(12) for r in range(4)]
+    with Store(path) as store:
+        store.add_runs(records, versions=versions, benchmarks={"ops": {"unit": "ops/s", "direction": "higher"}})
+    status, out = _detect(path, capsys, "--fail-on-regression")
+    assert status == 1
+    assert "Throughput fallen to 0" in out and "ops from v9 on (last above 0 at v8)" in out
+    # without the gate, said and not failed
+    status, out = _detect(path, capsys)
+    assert status == 0 and "Throughput fallen to 0" in out
+
+
+# ------------------------------------------------------------------------------------- import
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("name, content", [
+    ("excel.csv", BOM + b"benchmark,version,run,iteration,value\r\na,v1,0,0,1.0\r\n"),
+    ("bom.csv", BOM + b"benchmark,version,run,iteration,value\na,v1,0,0,1.0\n"),
+    ("bom.jsonl", BOM + b'{"benchmark":"a","version":"v1","run":0,"iteration":0,"value":1.5}\n'),
+    ("bom.txt", BOM + b'{"benchmark":"a","version":"v1","run":0,"iteration":0,"value":1.5}\n'),
+])
+def test_import_sniffs_a_file_that_starts_with_a_byte_order_mark(tmp_path, capsys, name, content):
+    f = tmp_path / name
+    f.write_bytes(content)
+    assert main(["--store", str(tmp_path / "r.db"), "import", str(f)]) == 0
+    assert "imported 1 samples in 1 runs of 1 benchmarks" in capsys.readouterr().out
+
+
+def _rows(bench: str, versions: list[str], level: float = 1.0) -> list[str]:
+    return [f"{bench},{v},{r},{i},{level + 0.01 * i}" for v in versions for r in range(2) for i in range(3)]
+
+
+def test_import_warns_when_benchmarks_disagree_on_the_order_of_versions_without_timestamps(tmp_path, capsys):
+    # grouped by benchmark; `first` was not run at v2, so v2 appears after v3 in the file
+    lines = ["benchmark,version,run,iteration,value", *_rows("first", ["v0", "v1", "v3"]),
+             *_rows("full", ["v0", "v1", "v2", "v3"])]
+    f = tmp_path / "h.csv"
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["--store", str(tmp_path / "r.db"), "import", str(f)]) == 0
+    warning = [x for x in capsys.readouterr().out.splitlines() if x.startswith("warning:")]
+    assert len(warning) == 1
+    assert "'full' measured 'v2' before 'v3'" in warning[0] and "benchmark 'first'" in warning[0]
+    assert "add a timestamp column" in warning[0]
+
+
+def test_import_does_not_warn_when_the_order_of_versions_agrees_or_timestamps_give_it(tmp_path, capsys):
+    lines = ["benchmark,version,run,iteration,value", *_rows("first", ["v0", "v1", "v3"]),
+             *_rows("full", ["v0", "v1", "v3"])]
+    f = tmp_path / "h.csv"
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["--store", str(tmp_path / "a.db"), "import", str(f)]) == 0
+    when = {"v0": "2024-01-01", "v1": "2024-01-02", "v2": "2024-01-03", "v3": "2024-01-04"}
+    timed = ["benchmark,version,run,iteration,value,timestamp"] + [
+        f"{row},{when[row.split(',')[1]]}" for row in [*_rows("first", ["v0", "v1", "v3"]),
+                                                      *_rows("full", ["v0", "v1", "v2", "v3"])]]
+    f.write_text("\n".join(timed) + "\n")
+    assert main(["--store", str(tmp_path / "b.db"), "import", str(f)]) == 0
+    assert "warning" not in capsys.readouterr().out
