@@ -171,3 +171,45 @@ def test_import_does_not_warn_when_the_order_of_versions_agrees_or_timestamps_gi
     f.write_text("\n".join(timed) + "\n")
     assert main(["--store", str(tmp_path / "b.db"), "import", str(f)]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------- diagnose: degenerate data
+def _const_store(path, name: str, level: float, *, unit: str = "allocs/op"):
+    versions = [VersionInfo(f"v{k}", timestamp=T0 + timedelta(hours=k)) for k in range(3)]
+    with Store(path) as store:
+        store.add_runs([RunRecord(name, f"v{k}", r, np.full(10, level)) for k in range(3) for r in range(5)],
+                       versions=versions, benchmarks={name: {"unit": unit}})
+    return path
+
+
+def test_diagnose_calls_a_count_exactly_zero_exact_and_says_so(tmp_path, capsys):
+    path = _const_store(tmp_path / "r.db", "zeros", 0.0)
+    assert main(["--store", str(path), "diagnose", "zeros", "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "trustworthy for +-1.0%" in out and "not precise enough" not in out
+    assert "Every sample is exactly 0" in out
+    assert main(["--store", str(path), "diagnose", "zeros", "--no-plots", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["relative_half_width"] == 0.0 and doc["trustworthy"] is True
+
+
+def test_diagnose_and_detect_show_the_skew_of_constant_runs_as_undefined_not_nan(tmp_path, capsys):
+    path = _const_store(tmp_path / "r.db", "const", 5.0, unit="ms")
+    assert main(["--store", str(path), "diagnose", "const", "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower() and "(skew —)" in out
+    with Store(path) as store:  # a constant that steps: detect names the location it compared
+        store.add_runs([RunRecord("step", f"v{k}", r, np.full(10, 5.0 if k < 2 else 10.0))
+                        for k in range(3) for r in range(5)])
+    status, out = _detect(path, capsys, "--benchmark", "step")
+    assert "versions compared by" in out and "nan" not in out.lower()
+
+
+def test_plots_of_a_name_the_font_lacks_do_not_warn(tmp_path):
+    pytest.importorskip("matplotlib")
+    from regbench.report.plots import plot_distributions
+
+    # filterwarnings = error: matplotlib's "Glyph ... missing" would fail the test
+    plot_distributions([("v0", np.arange(5.0)), ("v1", np.arange(5.0) + 1)], tmp_path / "d.png",
+                       title="parse \N{ROCKET} fast", unit="ms")
+    assert (tmp_path / "d.png").stat().st_size > 0

@@ -82,9 +82,22 @@ class Diagnosis:
     run_modes: RunModes | None = None
 
     @property
+    def exact(self) -> bool:
+        """Whether the interval has no width: every run alike to the last digit (a count, a
+        constant), 0 included, where a relative width is 0 / 0."""
+        return bool(self.summary.half_width == 0)
+
+    @property
+    def relative_half_width(self) -> float:
+        """The interval's half-width over the mean's size; 0 for an interval of no width, also
+        around 0 (as the dashboard counts a count exactly 0 in every run stable); NaN for a mean
+        of 0 with an interval around it (a relative precision has no meaning there)."""
+        return 0.0 if self.exact else self.summary.relative_half_width
+
+    @property
     def trustworthy(self) -> bool:
         """Precise enough for the target, and the runs' structure does not undermine it."""
-        return bool(self.summary.relative_half_width <= self.target)
+        return bool(self.relative_half_width <= self.target)
 
 
 @dataclass(frozen=True)
@@ -285,6 +298,14 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
 
     advice = []
     s = d.summary
+    if d.exact and s.mean == 0:
+        advice.append("Every sample is exactly 0 (a count such as allocations of a loop that makes none): the "
+                      "result is exact, and a change is a step to above 0, which detect and compare find from "
+                      "any run.")
+    elif not np.isfinite(d.relative_half_width):
+        advice.append(f"The mean is 0 within its interval (+-{s.half_width:.3g} {d.unit}): a relative precision "
+                      f"has no meaning there, so +-{d.target:.1%} cannot be met; judge the interval in "
+                      f"{d.unit or 'the unit'}, and compare versions by their difference (as compare does).")
     if s.impact_factor > 2:
         advice.append(f"Runs differ {s.impact_factor:.1f}x more than their iterations would explain (impact "
                       "factor): precision comes from more runs, not more iterations per run.")
@@ -310,7 +331,7 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
                       f"measures a mode at a version only with two of its runs there, which {m.runs_per_version} "
                       f"runs a version give the rarest mode at about {m.coverage:.0%} of the versions, so a change "
                       f"of that mode is found late or not at all; {more}.")
-    if d.plan is not None:
+    if d.plan is not None and not d.exact and np.isfinite(d.relative_half_width):
         cur = (configured + s.n_iterations) * n_runs
         advice.append(f"For +-{d.target:.1%} at {s.confidence_level:.0%}: {d.plan.runs} runs x {d.plan.iterations} "
                       f"iterations (+{d.plan.warmup} warm-up), {d.plan.cost} iterations in all against {cur:.0f} now.")

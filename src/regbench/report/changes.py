@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .console import console, emit_json, emit_table, fmt_pct
+from .console import console, emit_json, emit_table, fmt_pct, readable
 
 if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
@@ -54,7 +54,7 @@ def change_table(changes: Sequence[Change], *, method: str, confidence: float, m
         if c.estimator:
             shown.setdefault(series(c), c.estimator)
     for name, how in shown.items():
-        console.print(f"  {name}: versions compared by {how}", markup=False, highlight=False)
+        console.print(f"  {name}: versions compared by {readable(how)}", markup=False, highlight=False)
 
 
 def _fmt_p(p: float | None) -> str:

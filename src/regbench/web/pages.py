@@ -232,7 +232,7 @@ def diagnosis_page(dash: Dashboard, viewer: Viewer, benchmark: str, plots_dir, s
     verdicts = [("trustworthy for a 1% target", "yes" if j["trustworthy"] else "no"),
                 ("runs × iterations", f"{j['runs']} × {show(j['iterations'])}"),
                 ("mean", f"{show(j['mean'])} {d.unit} ± {show(j['half_width'])}"),
-                ("relative half-width", f"{j['relative_half_width']:.2%}"),
+                ("relative half-width", "–" if j["relative_half_width"] is None else f"{j['relative_half_width']:.2%}"),
                 ("impact factor (between runs)", show(j["impact_factor"])),
                 ("lag-1 autocorrelation (reordered)", f"{show(j['lag1'])} ({show(j['lag1_reordered'])})"),
                 ("modes", str(j["clusters"])),
