@@ -213,3 +213,29 @@ def test_plots_of_a_name_the_font_lacks_do_not_warn(tmp_path):
     plot_distributions([("v0", np.arange(5.0)), ("v1", np.arange(5.0) + 1)], tmp_path / "d.png",
                        title="parse \N{ROCKET} fast", unit="ms")
     assert (tmp_path / "d.png").stat().st_size > 0
+
+
+# ------------------------------------------------------------------------ diagnose: clusters of few samples
+def test_diagnose_finds_one_mode_in_fifteen_unimodal_samples_and_gives_no_cluster_advice(tmp_path):
+    pytest.importorskip("statsmodels")
+    from regbench.diagnosis import diagnose
+
+    path = tmp_path / "r.db"
+    with Store(path) as store:
+        for seed in (0, 1, 4):  # seeds where the mixture found 8-9 clusters in 15 samples
+            rng = np.random.default_rng(seed)
+            store.add_runs([RunRecord(f"u{seed}", "v1", r, np.exp(rng.normal(0, 0.2, 5))) for r in range(3)])
+        for seed in (0, 1, 4):
+            d = diagnose(store, f"u{seed}", rng=0)
+            assert d.clusters == 1 and d.cluster_weights == (1.0,)
+            assert not any("cluster by cluster" in a for a in d.advice)
+
+
+def test_supported_clusters_keeps_modes_of_ten_samples_and_a_tenth():
+    from regbench.diagnosis import supported_clusters
+
+    # 1000 samples, 70/25/5%: the 5% cluster (50 samples) is under a tenth, a tail
+    assert supported_clusters(1000, (1.0, 1.2, 2.0), (0.70, 0.25, 0.05)) == ((1.0, 1.2), (0.70, 0.25))
+    # 40 samples, 80/20%: 8 samples are too few for a mode
+    assert supported_clusters(40, (1.0, 1.2), (0.8, 0.2)) == ((), ())
+    assert supported_clusters(100, (1.0, 1.2), (0.7, 0.3)) == ((1.0, 1.2), (0.7, 0.3))
