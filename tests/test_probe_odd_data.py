@@ -239,3 +239,9 @@ def test_supported_clusters_keeps_modes_of_ten_samples_and_a_tenth():
     # 40 samples, 80/20%: 8 samples are too few for a mode
     assert supported_clusters(40, (1.0, 1.2), (0.8, 0.2)) == ((), ())
     assert supported_clusters(100, (1.0, 1.2), (0.7, 0.3)) == ((1.0, 1.2), (0.7, 0.3))
+
+
+def test_detect_does_not_name_a_count_that_is_zero_throughout(tmp_path, capsys):
+    path = _const_store(tmp_path / "r.db", "zeros", 0.0)
+    status, out = _detect(path, capsys)
+    assert status == 0 and "Not analysed" not in out

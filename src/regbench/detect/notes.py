@@ -9,7 +9,7 @@ three that hold for every detector, whose changes are relative to the level (``n
 * values below 0 (a latency delta, a score): a ratio of such values has no direction, -10 to -5
   is -50% and -5 to +5 is -200%, though both rose;
 * fewer than 3 runs in all: no run-to-run spread to test a change against;
-* no hypothesis tested at all.
+* no hypothesis tested at all (but for a series of one value throughout, which did not change).
 
 A throughput (higher is better) of exactly 0 measured nothing, so detection leaves such samples
 out (:mod:`regbench.detect.auto`); where every sample of the newest versions is 0 after versions
@@ -97,9 +97,17 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
     elif n_runs < MIN_RUNS:
         out.append(note("too few runs", f"{n_runs} runs in all, one per version: no run-to-run spread to test a "
                                         f"change against (at least {MIN_RUNS} runs, 2 of one version)"))
-    elif n_tests == 0 and len(with_data) >= 2:
+    elif n_tests == 0 and len(with_data) >= 2 and not _constant(samples):
+        # A series of one value throughout (a count always 0) had nothing to test: it is known
+        # not to have changed, which is no reason to name it.
         out.append(note("untested", "no pair of versions could be tested"))
     return out
+
+
+def _constant(samples: list[np.ndarray]) -> bool:
+    """Whether every sample (NaN aside) has one value."""
+    values = np.concatenate([x[np.isfinite(x)] for x in samples]) if samples else np.empty(0)
+    return bool(values.size == 0 or np.ptp(values) == 0)
 
 
 def _fell_to_zero(series: Series, with_data: list[int]) -> tuple[str, str] | None:
