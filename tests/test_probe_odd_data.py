@@ -261,3 +261,23 @@ def test_compare_signed_interval_covers_a_null_difference_with_few_runs():
         c = compare_signed(a, b, confidence_level=0.99, n_resamples=2000, rng=rng)
         misses += not (c.ci_low <= 0 <= c.ci_high)
     assert misses / trials <= 0.03
+
+
+def test_an_incremental_detect_gates_a_throughput_whose_new_versions_fell_to_zero(tmp_path, capsys):
+    path = tmp_path / "r.db"
+    rng = np.random.default_rng(3)
+    info = {"ops": {"unit": "ops/s", "direction": "higher"}}
+
+    def add(versions: range, level: float):
+        with Store(path) as store:
+            store.add_runs([RunRecord("ops", f"v{k}", r, level * np.exp(0.02 * rng.standard_normal(10)))
+                            for k in versions for r in range(4)],
+                           versions=[VersionInfo(f"v{k}", timestamp=T0 + timedelta(hours=k)) for k in versions],
+                           benchmarks=info)
+
+    add(range(10), 1000.0)
+    assert main(["--store", str(path), "detect", "--incremental"]) == 0
+    add(range(10, 13), 0.0)
+    capsys.readouterr()
+    assert main(["--store", str(path), "detect", "--incremental", "--fail-on-regression"]) == 1
+    assert "ops from v10 on (last above 0 at v9)" in capsys.readouterr().out

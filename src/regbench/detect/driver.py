@@ -40,7 +40,7 @@ from ..errors import ConfigError
 from ..model import Series, VersionInfo
 from . import zeros
 from .base import Change, Detector, detector_class, get_detector
-from .notes import SeriesNote, series_notes
+from .notes import SeriesNote, ends_at_zero, series_notes, zero_notes
 
 #: Detection's default false discovery rate across series (Benjamini-Hochberg).
 DEFAULT_FDR = 0.05
@@ -518,6 +518,13 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     checked = detector.check_new_many([(zeros.detector_state(state), s) for state, s in going_on]) if going_on else []
     parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
              for (saved, s), (changes, n_tests, new) in zip(going_on, checked, strict=True)]
+    # A throughput whose new versions end at 0: its history says whether it fell there (notes).
+    ending = {series_key(s): changes for (_, s), (changes, _, _) in zip(going_on, checked, strict=True)
+              if ends_at_zero(s)}
+    if ending and source is not None:
+        for full in source.load_series(sorted({key[0] for key in ending}), config=scope.config, machine=scope.machine):
+            if series_key(full) in ending:
+                parts.append(Tally(notes=tuple(zero_notes(full, ending[series_key(full)]))))
     if again:
         assert source is not None
         wanted = {series_key(s) for _, s in again}

@@ -16,8 +16,8 @@ out (:mod:`regbench.detect.auto`); where every sample of the newest versions is 
 above 0, the operation may have stopped completing, the worst regression there is, and the note
 gates ``detect --fail-on-regression`` as ``regbench compare`` gates its -100%.
 
-The notes are computed for the series searched in full (an incremental pass notes the series it
-searches again in full: those it could not go on with, such as a series ending with runs of 0).
+The notes are computed for the series searched in full; an incremental pass notes those it searches
+again in full, and a throughput whose new versions end at 0 (read in full for that note).
 """
 
 from __future__ import annotations
@@ -82,12 +82,7 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
         out.append(note("negative", "values below 0, where a change relative to the level has no direction "
                                     "(-10 to -5 is -50%, though it rose); `regbench compare` judges such a "
                                     "benchmark by the difference B - A"))
-    zero = _fell_to_zero(series, with_data)
-    if zero is not None and not any(series.index(c.version) >= series.index(zero[0]) for c in changes):
-        first, last = zero
-        out.append(note("fell to zero", f"every sample 0 from {first} on, after {last} above 0: a throughput of "
-                                        "0 measured no operation, and detection leaves it out",
-                        zero_from=first, last_above=last))
+    out += zero_notes(series, changes)
     if changes or out and out[0].kind == "negative":
         return out
     reason = detector.not_analysable(series)
@@ -102,6 +97,28 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
         # not to have changed, which is no reason to name it.
         out.append(note("untested", "no pair of versions could be tested"))
     return out
+
+
+def zero_notes(series: Series, changes: Sequence[Change]) -> list[SeriesNote]:
+    """The ``"fell to zero"`` note of a throughput whose newest versions are 0 in every sample
+    after a version above 0, unless a change was reported there; else none."""
+    with_data = [k for k, runs in enumerate(series.runs) if any(np.size(r) for r in runs)]
+    zero = _fell_to_zero(series, with_data)
+    if zero is None or any(series.index(c.version) >= series.index(zero[0]) for c in changes):
+        return []
+    first, last = zero
+    return [SeriesNote(series.benchmark, series.config, series.machine, "fell to zero",
+                       f"every sample 0 from {first} on, after {last} above 0: a throughput of 0 measured no "
+                       "operation, and detection leaves it out", zero_from=first, last_above=last)]
+
+
+def ends_at_zero(series: Series) -> bool:
+    """Whether ``series`` (new versions of an incremental pass) is a throughput whose newest
+    version with data is 0 in every sample: its whole history then says whether it fell to 0."""
+    if series.direction != "higher":
+        return False
+    last = next((runs for runs in reversed(series.runs) if any(np.size(r) for r in runs)), None)
+    return last is not None and all(np.all(np.asarray(r, dtype=float) == 0) for r in last if np.size(r))
 
 
 def _constant(samples: list[np.ndarray]) -> bool:
