@@ -340,8 +340,7 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
             if not ra and not (failing(s.benchmark, a, s) or failing(s.benchmark, b, s)):
                 continue
             failed = bool(ra) and failing(s.benchmark, b, s)
-        raw = [r for v in (a, b) if v in names for r in s.runs[names.index(v)]]
-        scale = "difference" if _signed(raw, ra, rb) else "relative"
+        scale = "difference" if _signed(ra, rb) else "relative"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             if scale == "relative":
@@ -359,16 +358,18 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     return out
 
 
-def _signed(samples: Iterable[np.ndarray], ra: list[float], rb: list[float]) -> bool:
-    """Whether a series is compared by its difference rather than its ratio: some sample or run
-    location of either version is below 0 (a metric that can be negative, a latency delta or a
+def _signed(ra: list[float], rb: list[float]) -> bool:
+    """Whether a series is compared by its difference rather than its ratio: some run of either
+    version is below 0 where it is located (a metric that can be negative: a latency delta, a
     score), or A's mean is 0 without every run of A being exactly 0 (which
     :func:`~regbench.stats.compare_runs` decides for a count).
 
     A ratio of values that are not above 0 has no direction: ``-10 -> -5`` is ``-50%`` and
-    ``-5 -> +5`` is ``-200%``, both read as an improvement where lower is better.
+    ``-5 -> +5`` is ``-200%``, both read as an improvement where lower is better.  Runs, not
+    samples: a time with a negative sample (a timer's overhead subtracted from a tiny
+    benchmark) has runs above 0, whose ratio is a time's.
     """
-    if any(np.any(np.asarray(x) < 0) for x in samples) or any(v < 0 for v in (*ra, *rb)):
+    if any(v < 0 for v in (*ra, *rb)):
         return True
     a = np.asarray(ra, dtype=float)
     return bool(a.size and np.isfinite(a).all() and a.mean() == 0 and np.any(a))

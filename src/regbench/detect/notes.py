@@ -6,7 +6,7 @@ A series a detector can test no pair of versions of is "not analysed", with the 
 than shown as one where nothing changed.  Beside the detector's own reason, the driver knows
 three that hold for every detector, whose changes are relative to the level (``new / old - 1``):
 
-* values below 0 (a latency delta, a score): a ratio of such values has no direction, -10 to -5
+* runs below 0 on average (a latency delta, a score): a ratio of such values has no direction, -10 to -5
   is -50% and -5 to +5 is -200%, though both rose;
 * fewer than 3 runs in all: no run-to-run spread to test a change against;
 * no hypothesis tested at all (but for a series of one value throughout, which did not change).
@@ -78,10 +78,10 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
     out = []
     samples = [np.asarray(r, dtype=float) for runs in series.runs for r in runs]
     with_data = [k for k, runs in enumerate(series.runs) if any(np.size(r) for r in runs)]
-    if any(np.any(x < 0) for x in samples):
-        out.append(note("negative", "values below 0, where a change relative to the level has no direction "
-                                    "(-10 to -5 is -50%, though it rose); `regbench compare` judges such a "
-                                    "benchmark by the difference B - A"))
+    if any(np.mean(x) < 0 for x in samples if x.size):  # a run below 0, as compare says it
+        out.append(note("negative", "runs below 0 on average, where a change relative to the level has no "
+                                    "direction (-10 to -5 is -50%, though it rose); `regbench compare` judges "
+                                    "such a benchmark by the difference B - A"))
     out += zero_notes(series, changes)
     if changes or out and out[0].kind == "negative":
         return out

@@ -317,8 +317,8 @@ def signed_note(names: Sequence[str], threshold: float) -> str:
     """Why the rows of ``names`` show a difference, not a percentage."""
     which = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     limit = f"; the threshold is {threshold:.1%} of A's mean in size" if threshold > 0 else ""
-    return (f"{which}: values at or below 0, where a ratio has no meaning: the change is B - A in the "
-            f"benchmark's unit{limit}")
+    return (f"{which}: runs below 0 (or A's mean 0), where a ratio has no direction: the change is B - A in "
+            f"the benchmark's unit{limit}")
 
 
 def variance_json(rows: Sequence[BenchmarkVariance]) -> list[dict]:
