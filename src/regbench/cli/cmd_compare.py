@@ -32,7 +32,8 @@ RUN_THRESHOLD = 0.03
               help="With --base merge-base: the main branch [default: [project] branch of regbench.toml, "
                    "else origin/HEAD's branch, else main or master].")
 @click.option("--threshold", default=0.0, show_default=True, type=FiniteFloatRange(0),
-              help="Relative change that counts as a regression (0.05 = 5%).")
+              help="Relative change that counts as a regression (0.05 = 5%; of |A| for a benchmark compared by "
+                   "its difference, one with runs below 0).")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
               help="Only this configuration (both sides).")
