@@ -226,8 +226,8 @@ def test_diagnose_counts_a_throughput_s_modes_as_detection_sees_them(tmp_path):
 
 def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_path, regbench):
     # Go's "0 allocs/op" of an allocation-free loop: the series name is not console markup (its
-    # "[allocs/op]" used to vanish from the header), and the JSON has null, not a bare NaN, where
-    # a relative width is undefined.
+    # "[allocs/op]" used to vanish from the header), and the JSON is strict (no bare NaN); an
+    # interval of no width is of relative width 0, also around 0 (exact, as the dashboard counts it).
     path = tmp_path / "r.db"
     with Store(path) as store:
         for r in range(4):
@@ -243,4 +243,4 @@ def test_diagnose_of_a_constant_zero_count_names_it_and_writes_strict_json(tmp_p
         raise ValueError(f"not strict JSON: {name}")
 
     report = json.loads(out.stdout, parse_constant=refuse)
-    assert report["benchmark"] == "get [allocs/op]" and report["relative_half_width"] is None
+    assert report["benchmark"] == "get [allocs/op]" and report["relative_half_width"] == 0.0

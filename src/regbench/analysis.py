@@ -241,6 +241,10 @@ class BenchmarkComparison:
     #: of ``regbench diagnose``); with a median or low location asked for runs of too few samples,
     #: why the mean was compared instead; else None.
     location_reason: str | None = None
+    #: ``"relative"``: ``comparison.change`` and its interval are ``mean(B) / mean(A) - 1``;
+    #: ``"difference"``: they are ``mean(B) - mean(A)`` in the benchmark's unit, for a metric
+    #: that is not above 0 (:func:`compare_signed`), where a ratio has no meaning.
+    scale: str = "relative"
 
 
 #: The ``location`` of :func:`compare_versions`: each of :data:`regbench.stats.runs.LOCATIONS`,
@@ -336,15 +340,96 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
             if not ra and not (failing(s.benchmark, a, s) or failing(s.benchmark, b, s)):
                 continue
             failed = bool(ra) and failing(s.benchmark, b, s)
+        scale = "difference" if _signed(ra, rb) else "relative"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+            if scale == "relative":
+                cmp = compare_runs(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+                limit = threshold
+            else:
+                cmp = compare_signed(ra, rb, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+                # --threshold is relative: taken of A's size, the scale a difference has.
+                limit = threshold * abs(cmp.mean_a) if np.isfinite(cmp.mean_a) else 0.0
         out.append(BenchmarkComparison(s.benchmark, s.config, s.machine, s.unit, s.direction, cmp,
                                        "failed" if failed else verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
-                                                                       threshold=threshold), a, b, where, why))
+                                                                       threshold=limit), a, b, where, why, scale))
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out
+
+
+def _signed(ra: list[float], rb: list[float]) -> bool:
+    """Whether a series is compared by its difference rather than its ratio: some run of either
+    version is below 0 where it is located (a metric that can be negative: a latency delta, a
+    score), or A's mean is 0 without every run of A being exactly 0 (which
+    :func:`~regbench.stats.compare_runs` decides for a count).
+
+    A ratio of values that are not above 0 has no direction: ``-10 -> -5`` is ``-50%`` and
+    ``-5 -> +5`` is ``-200%``, both read as an improvement where lower is better.  Runs, not
+    samples: a time with a negative sample (a timer's overhead subtracted from a tiny
+    benchmark) has runs above 0, whose ratio is a time's.
+    """
+    if any(v < 0 for v in (*ra, *rb)):
+        return True
+    a = np.asarray(ra, dtype=float)
+    return bool(a.size and np.isfinite(a).all() and a.mean() == 0 and np.any(a))
+
+
+def compare_signed(a_run_means, b_run_means, *, confidence_level: float = 0.99, n_resamples: int = 10_000,
+                   rng=None) -> Comparison:
+    """Difference ``mean(B) - mean(A)`` of the means of run means, with a bootstrap interval over
+    runs (BCa, else percentile), widened to Welch's t interval where that is wider, as
+    :func:`~regbench.stats.compare_runs` widens its ratio's to Fieller's (the bootstrap alone is
+    too narrow with few runs).  For metrics that can be 0 or below, where a relative change has
+    no meaning; the returned :class:`~regbench.stats.Comparison`'s ``change``, ``ci_low`` and
+    ``ci_high`` are in the metric's unit.
+
+    Returns NaN interval (undecidable) when either side has fewer than two runs.
+
+    References
+    ----------
+    Welch, B. L. (1947), "The generalization of Student's problem when several different
+    population variances are involved", Biometrika 34: 28-35.
+    """
+    from scipy import stats as _st
+
+    a = np.asarray(a_run_means, dtype=float)
+    b = np.asarray(b_run_means, dtype=float)
+    mean_a = float(a.mean()) if a.size else float("nan")
+    mean_b = float(b.mean()) if b.size else float("nan")
+    diff = mean_b - mean_a
+    nan = float("nan")
+    if a.size < 2 or b.size < 2 or not np.isfinite(diff):
+        return Comparison(diff, nan, nan, confidence_level, "none", mean_a, mean_b, a.size, b.size, np.empty(0))
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return Comparison(diff, diff, diff, confidence_level, "exact", mean_a, mean_b, a.size, b.size,
+                          np.full(1, diff))
+
+    def statistic(x, y, axis=-1):
+        return np.mean(y, axis=axis) - np.mean(x, axis=axis)
+
+    gen = np.random.default_rng(rng)
+    method = "BCa"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _st.DegenerateDataWarning)
+        try:
+            res = _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+                                method="BCa", vectorized=True, rng=gen)
+            lo, hi = res.confidence_interval
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise _st.DegenerateDataWarning("BCa undefined")
+        except _st.DegenerateDataWarning:
+            method = "percentile"
+            res = _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+                                method="percentile", vectorized=True, rng=gen)
+            lo, hi = res.confidence_interval
+    low, high = float(lo), float(hi)
+    welch = _st.ttest_ind(b, a, equal_var=False).confidence_interval(confidence_level)
+    w_lo, w_hi = float(welch.low), float(welch.high)
+    if np.isfinite(w_lo) and np.isfinite(w_hi) and (w_lo < low or w_hi > high):
+        low, high, method = min(low, w_lo), max(high, w_hi), method + "+Welch"
+    return Comparison(diff, low, high, confidence_level, method, mean_a, mean_b, a.size, b.size,
+                      res.bootstrap_distribution)
 
 
 def _too_few_for_quantiles(s: Series, versions: Iterable[str]) -> str | None:

@@ -57,7 +57,7 @@ class Diagnosis:
     lag1: float  # median lag-1 autocorrelation of the runs
     lag1_reordered: float  # the same after random reordering
     dependent_runs: int  # runs whose Ljung-Box rejects independence at 1% while their reordering does not
-    clusters: int  # modes of the pooled measured samples (GMM, k by BIC)
+    clusters: int  # modes of the pooled measured samples (GMM, k by ICL; supported_clusters)
     cluster_centres: tuple[float, ...]
     cluster_weights: tuple[float, ...]
     impact_after_filter: float  # impact factor after the clustering additive filter
@@ -82,9 +82,22 @@ class Diagnosis:
     run_modes: RunModes | None = None
 
     @property
+    def exact(self) -> bool:
+        """Whether the interval has no width: every run alike to the last digit (a count, a
+        constant), 0 included, where a relative width is 0 / 0."""
+        return bool(self.summary.half_width == 0)
+
+    @property
+    def relative_half_width(self) -> float:
+        """The interval's half-width over the mean's size; 0 for an interval of no width, also
+        around 0 (as the dashboard counts a count exactly 0 in every run stable); NaN for a mean
+        of 0 with an interval around it (a relative precision has no meaning there)."""
+        return 0.0 if self.exact else self.summary.relative_half_width
+
+    @property
     def trustworthy(self) -> bool:
         """Precise enough for the target, and the runs' structure does not undermine it."""
-        return bool(self.summary.relative_half_width <= self.target)
+        return bool(self.relative_half_width <= self.target)
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,30 @@ class RunModes:
 
 #: The most runs a version that the advice on modes between runs names.
 MAX_RUNS_ADVISED = 100
+#: A cluster of the pooled samples counts as a mode when it holds at least this many samples and
+#: this share of them (:func:`supported_clusters`).
+MIN_CLUSTER_SAMPLES = 10
+MIN_CLUSTER_SHARE = 0.10
+
+
+def supported_clusters(n: int, centres: tuple[float, ...], weights: tuple[float, ...]
+                       ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The clusters of ``n`` pooled samples that count as modes: those holding at least
+    ``max(MIN_CLUSTER_SAMPLES, MIN_CLUSTER_SHARE * n)`` samples; ``((), ())`` when fewer than
+    two do (one mode).
+
+    A Gaussian mixture fitted to a few samples finds clusters of one or two samples in a plain
+    unimodal sample (8-9 clusters in 15 lognormal samples, each of 7-33%), and the advice to
+    compare versions cluster by cluster followed.  A component estimated from fewer than 10
+    samples has a standard deviation known to about a quarter (``1 / sqrt(2 (n - 1))``), too
+    loosely to tell a second mode from the skewed tail of one; a cluster under 10% of the
+    samples is a tail or outliers, which Tukey's and the MAD's counts report.
+    """
+    need = max(MIN_CLUSTER_SAMPLES, MIN_CLUSTER_SHARE * n)
+    kept = [(c, w) for c, w in zip(centres, weights, strict=True) if w * n >= need]
+    if len(kept) < 2:
+        return (), ()
+    return tuple(c for c, _ in kept), tuple(w for _, w in kept)
 
 
 def run_modes(series: Series, auto: Auto) -> RunModes | None:
@@ -230,6 +267,9 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         wu = detect_warmup(list(raw_runs))
         normality = _normality(summary.run_means)
 
+    centres, weights = supported_clusters(pooled.size, tuple(map(float, filt.clusters.centres)),
+                                          tuple(map(float, filt.clusters.weights)))
+    one_mode = not centres  # the filter's clusters are not modes: nothing to filter
     med = float(np.median(pooled))
     ratio = float(pooled.max() / med) if med > 0 else float("nan")
     best = max(normality, key=lambda k: (np.nan_to_num(normality[k], nan=-1.0), k == "raw"))
@@ -249,8 +289,9 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
         within_cv=float(np.sqrt(summary.s2_sigma) / abs(mean)) if mean else float("nan"),
         between_cv=float(np.sqrt(summary.rho2) / abs(mean)) if mean else float("nan"),
         lag1=lag1, lag1_reordered=lag1_r, dependent_runs=int(dependent),
-        clusters=filt.clusters.n_clusters, cluster_centres=tuple(map(float, filt.clusters.centres)),
-        cluster_weights=tuple(map(float, filt.clusters.weights)), impact_after_filter=filt.impact_after,
+        clusters=1 if one_mode else len(centres), cluster_centres=(mean,) if one_mode else centres,
+        cluster_weights=(1.0,) if one_mode else weights,
+        impact_after_filter=summary.impact_factor if one_mode else filt.impact_after,
         outliers_mild=int(tukey.mild.sum()), outliers_extreme=int(tukey.extreme.sum()),
         outliers_mad=int(mad.outliers.sum()), largest_outlier_ratio=ratio,
         warmup_detected=int(wu.n_warmup), warmup_per_run=tuple(int(x) for x in wu.per_run),
@@ -285,6 +326,14 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
 
     advice = []
     s = d.summary
+    if d.exact and s.mean == 0:
+        advice.append("Every sample is exactly 0 (a count such as allocations of a loop that makes none): the "
+                      "result is exact, and a change is a step to above 0, which detect and compare find from "
+                      "any run.")
+    elif not np.isfinite(d.relative_half_width):
+        advice.append(f"The mean is 0 within its interval (+-{s.half_width:.3g} {d.unit}): a relative precision "
+                      f"has no meaning there, so +-{d.target:.1%} cannot be met; judge the interval in "
+                      f"{d.unit or 'the unit'}, and compare versions by their difference (as compare does).")
     if s.impact_factor > 2:
         advice.append(f"Runs differ {s.impact_factor:.1f}x more than their iterations would explain (impact "
                       "factor): precision comes from more runs, not more iterations per run.")
@@ -310,7 +359,7 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
                       f"measures a mode at a version only with two of its runs there, which {m.runs_per_version} "
                       f"runs a version give the rarest mode at about {m.coverage:.0%} of the versions, so a change "
                       f"of that mode is found late or not at all; {more}.")
-    if d.plan is not None:
+    if d.plan is not None and not d.exact and np.isfinite(d.relative_half_width):
         cur = (configured + s.n_iterations) * n_runs
         advice.append(f"For +-{d.target:.1%} at {s.confidence_level:.0%}: {d.plan.runs} runs x {d.plan.iterations} "
                       f"iterations (+{d.plan.warmup} warm-up), {d.plan.cost} iterations in all against {cur:.0f} now.")

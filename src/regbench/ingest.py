@@ -237,6 +237,53 @@ def _check_timestamps(store: Store, given: Mapping[str, datetime], *, path: str,
                              f"not {when.isoformat()}", path=path, line=None if line is None else line(name))
 
 
+@dataclass(frozen=True)
+class OrderConflict:
+    """Two versions without timestamps whose order of first appearance in a file the rows of a
+    benchmark contradict: ``benchmark`` measured ``before`` ahead of ``after`` (from its line
+    ``line``), while ``after`` appears first in the file (in ``first_benchmark``'s rows, line
+    ``first_line``), so the import orders it first."""
+
+    benchmark: str
+    before: str
+    after: str
+    line: int
+    first_benchmark: str
+    first_line: int
+
+
+def order_conflict(batch: ImportBatch) -> OrderConflict | None:
+    """The first pair of versions whose order the rows of some benchmark contradict, or None.
+
+    Without timestamps, versions are ordered by first appearance (DESIGN.md).  A file grouped by
+    benchmark whose first benchmark was not run at some versions lists them late, after versions
+    the next benchmark measured after them: the history is reordered and a step is made up where
+    the order was ambiguous.  This finds the contradiction; the order stays the documented one.
+    """
+    untimed = [v for v, info in batch.versions.items() if "timestamp" not in info]
+    rank = {v: k for k, v in enumerate(untimed)}
+    first: dict[tuple[str, str, str, str], int] = {}  # (benchmark, config, machine, version) -> line
+    for (bench, version, config, machine, _run), line in batch.first_line.items():
+        if version in rank:
+            key = (bench, config, machine, version)
+            first[key] = min(line, first.get(key, line))
+    by_series: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    for (bench, config, machine, version), line in first.items():
+        by_series.setdefault((bench, config, machine), []).append((line, version))
+    found = []
+    for (bench, _config, _machine), seen in by_series.items():
+        seen.sort()
+        for (_l0, a), (line, b) in zip(seen, seen[1:], strict=False):
+            if rank[b] < rank[a]:
+                found.append((line, bench, a, b))
+                break
+    if not found:
+        return None
+    line, bench, a, b = min(found)
+    where = min((ln, key[0]) for key, ln in first.items() if key[3] == b)
+    return OrderConflict(bench, a, b, line, where[1], where[0])
+
+
 def sniff_file(path: str) -> str:
     """The format of a file: ``csv`` or ``jsonl`` for the canonical formats, else the name of the
     one adapter that recognises it (:func:`regbench.adapters.base.sniff_format`)."""
@@ -250,7 +297,8 @@ def sniff_file(path: str) -> str:
     if not p.is_file():
         raise InputError("no such file", path=str(p))
     with open(p, "rb") as fh:
-        first = fh.readline(65536).decode("utf-8", errors="replace").strip()
+        # utf-8-sig: a byte-order mark, as spreadsheets write "CSV UTF-8", is not part of the header.
+        first = fh.readline(65536).decode("utf-8-sig", errors="replace").strip()
     header = [c.strip().lower() for c in first.split(",")]
     if {"benchmark", "version", "value"} <= set(header):
         return "csv"

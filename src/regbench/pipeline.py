@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .demo_project import DemoRepo
     from .detect.alerts import AlertOutcome, Step
     from .detect.base import Change
+    from .detect.notes import SeriesNote
     from .model import Alert, Confirmation, Failing, NoLongerRun
     from .notify import NotifyReport
     from .run.bisect import BisectResult, FailureBisection
@@ -162,6 +163,9 @@ class DetectOutcome:
     suppressed_failures: tuple[Failing, ...] = ()
     failure_bisections: Mapping[tuple[str, str, str], FailureBisection] = field(default_factory=dict)
     failures_not_bisected: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
+    #: The throughputs that fell to exactly 0 at their newest versions, which detection leaves
+    #: out as no measurement (:mod:`regbench.detect.notes`), but those of a suppressed benchmark.
+    zeroed: tuple[SeriesNote, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -169,8 +173,8 @@ class DetectOutcome:
         that confirmation refuted or left inconclusive does not, nor one whose alert is held or
         was marked ``invalid`` or ``expected`` by a person, nor one told before, nor one of a
         suppressed benchmark), or a benchmark fails at the newest version it ran at
-        (:attr:`broken`)."""
-        return any(e.gates for e in self.changes) or bool(self.broken)
+        (:attr:`broken`), or a throughput fell to 0 at its newest versions (:attr:`zeroed`)."""
+        return any(e.gates for e in self.changes) or bool(self.broken) or bool(self.zeroed)
 
     @property
     def broken(self) -> tuple[Failing, ...]:
@@ -406,7 +410,8 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                             history=history.describe(), failing=failures.failing,
                             no_longer_run=failures.no_longer_run,
                             suppressed_failures=tuple(f for f in failures.failing
-                                                      if is_suppressed(config, f.benchmark)))
+                                                      if is_suppressed(config, f.benchmark)),
+                            zeroed=tuple(n for n in result.notes if n.gates and not is_suppressed(config, n.benchmark)))
     if bisect and (outcome.broken or outcome.suppressed_failures):
         from .run.bisect import bisect_failures
 

@@ -266,7 +266,7 @@ def sniff_format(path: str | Path) -> str:
     p = Path(path)
     try:
         with open(p, "rb") as fh:
-            head = fh.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+            head = fh.read(SNIFF_BYTES).decode("utf-8-sig", errors="replace")  # without a byte-order mark
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=str(p)) from exc
     _load_all()

@@ -107,7 +107,7 @@ def parse_file(path: str | Path, *, fmt: str = "auto") -> ImportBatch:
 
 def _starts_with_brace(p: Path) -> bool:
     with p.open("rb") as fh:
-        head = fh.read(64).lstrip()
+        head = fh.read(64).removeprefix(b"\xef\xbb\xbf").lstrip()  # a byte-order mark is no content
     return head.startswith(b"{")
 
 

@@ -32,7 +32,8 @@ RUN_THRESHOLD = 0.03
               help="With --base merge-base: the main branch [default: [project] branch of regbench.toml, "
                    "else origin/HEAD's branch, else main or master].")
 @click.option("--threshold", default=0.0, show_default=True, type=FiniteFloatRange(0),
-              help="Relative change that counts as a regression (0.05 = 5%).")
+              help="Relative change that counts as a regression (0.05 = 5%; of |A| for a benchmark compared by "
+                   "its difference, one with runs below 0).")
 @click.option("--benchmark", help="Only this benchmark.")
 @click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
               help="Only this configuration (both sides).")
@@ -98,7 +99,9 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     The change is mean(B)/mean(A) - 1 of the means of run means, with a BCa bootstrap interval
     over runs (runs, not iterations, are the unit of replication), widened to Fieller's where
     that is wider (with few runs); with --location, of another location of each run (its
-    median, its 10% quantile, or per benchmark the one detect chooses), named in the output. Verdicts: regression (whole
+    median, its 10% quantile, or per benchmark the one detect chooses), named in the output. A
+    metric with values below 0 (a delta, a score) is compared by the difference B - A in its
+    unit instead, a ratio of such values having no direction. Verdicts: regression (whole
     interval worse than --threshold), improvement, no change, inconclusive, and failed (every run
     of B failed where A's succeeded). Exit status 1 when any benchmark regressed or failed, so CI
     can gate on it.

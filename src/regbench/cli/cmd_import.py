@@ -67,7 +67,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     already stored for that version.
     """
     from ..errors import InputError
-    from ..ingest import import_file, import_tool_file, parse_tool_file
+    from ..ingest import import_file, import_tool_file, order_conflict, parse_tool_file
     from ..report.console import console
 
     fmt = _format(file, fmt)
@@ -80,13 +80,21 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         batch = parse_file(file, fmt=fmt)  # every error before the store is touched (or created)
         store = ctx.open_store()
         rep = import_file(store, file, fmt=fmt, batch=batch)
+        conflict = order_conflict(batch)
     else:
+        conflict = None
         runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
                                machine=machine or "local", timestamp=timestamp or None, runs=runs)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
+    if conflict is not None:
+        c = conflict
+        console.print(f"warning: {file}:{c.line}: without timestamps, versions are ordered by first appearance, "
+                      f"and benchmark {c.benchmark!r} measured {c.before!r} before {c.after!r}, which appears first "
+                      f"(line {c.first_line}, benchmark {c.first_benchmark!r}) and is ordered first: the order is "
+                      "ambiguous; add a timestamp column to say it", markup=False)
     if rep.skipped:
         console.print(f"{rep.skipped} run{' of the file is' if rep.skipped == 1 else 's of the file are'} already in "
                       "the store (the same samples, or the same failure): skipped", markup=False)

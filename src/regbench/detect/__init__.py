@@ -14,6 +14,7 @@ module             job
                    batches or worker processes, incremental or full, with FDR control
 ``zeros``          the driver's pre-pass: steps of a count from exactly 0 to above 0 and
                    back, for every detector (test in :mod:`regbench.stats.zeros`)
+``notes``          the driver's notes: series not analysed and why, throughputs fallen to 0
 ``fdr``            Benjamini-Hochberg across every hypothesis of every series
 ``alerts``         changes to alerts, told once: de-duplication, fixes, triage (pure rules
                    over a repository protocol the store implements)

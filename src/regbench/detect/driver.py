@@ -40,6 +40,7 @@ from ..errors import ConfigError
 from ..model import Series, VersionInfo
 from . import zeros
 from .base import Change, Detector, detector_class, get_detector
+from .notes import SeriesNote, ends_at_zero, series_notes, zero_notes
 
 #: Detection's default false discovery rate across series (Benjamini-Hochberg).
 DEFAULT_FDR = 0.05
@@ -167,6 +168,9 @@ class DetectionResult:
         checked up to before it (:meth:`checked_before`): a series searched again in full
         (late runs) reports its changes from the first late version on, and those at versions
         already checked may be steps told before.
+    notes : tuple of SeriesNote
+        The series searched in full that were not analysed, with the reason, and the
+        throughputs that fell to exactly 0 at their newest versions (:mod:`regbench.detect.notes`).
     """
 
     method: str
@@ -183,6 +187,7 @@ class DetectionResult:
     run_mark: int | None = None
     scope: Scope = field(default_factory=lambda: Scope())
     checked: tuple[tuple[SeriesKey, str], ...] = ()
+    notes: tuple[SeriesNote, ...] = ()
 
     def checked_before(self, change: Change, position: Callable[[str], int]) -> bool:
         """Whether ``change`` lies among versions its series had been checked up to before this
@@ -206,30 +211,36 @@ class Tally:
         Series examined.
     states : tuple of ((str, str, str), dict)
         States to save, for the series whose detector gave one.
+    notes : tuple of SeriesNote
+        What the driver says of the series searched in full (:func:`~.notes.series_notes`).
     """
 
     changes: tuple[Change, ...] = ()
     n_tests: int = 0
     n_series: int = 0
     states: tuple[tuple[SeriesKey, dict], ...] = ()
+    notes: tuple[SeriesNote, ...] = ()
 
     @classmethod
-    def of(cls, series: Series, changes: Sequence[Change], n_tests: int, state: dict | None = None) -> Tally:
+    def of(cls, series: Series, changes: Sequence[Change], n_tests: int, state: dict | None = None,
+           notes: Sequence[SeriesNote] = ()) -> Tally:
         """The tally of one series."""
-        return cls(tuple(changes), n_tests, 1, () if state is None else ((series_key(series), state),))
+        return cls(tuple(changes), n_tests, 1, () if state is None else ((series_key(series), state),), tuple(notes))
 
     @classmethod
     def merge(cls, tallies: Iterable[Tally]) -> Tally:
         """The tallies added up, in order (one pass: no quadratic tuple building)."""
         changes: list[Change] = []
         states: list[tuple[SeriesKey, dict]] = []
+        notes: list[SeriesNote] = []
         n_tests = n_series = 0
         for t in tallies:
             changes += t.changes
             states += t.states
+            notes += t.notes
             n_tests += t.n_tests
             n_series += t.n_series
-        return cls(tuple(changes), n_tests, n_series, tuple(states))
+        return cls(tuple(changes), n_tests, n_series, tuple(states), tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -507,6 +518,13 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     checked = detector.check_new_many([(zeros.detector_state(state), s) for state, s in going_on]) if going_on else []
     parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
              for (saved, s), (changes, n_tests, new) in zip(going_on, checked, strict=True)]
+    # A throughput whose new versions end at 0: its history says whether it fell there (notes).
+    ending = {series_key(s): changes for (_, s), (changes, _, _) in zip(going_on, checked, strict=True)
+              if ends_at_zero(s)}
+    if ending and source is not None:
+        for full in source.load_series(sorted({key[0] for key in ending}), config=scope.config, machine=scope.machine):
+            if series_key(full) in ending:
+                parts.append(Tally(notes=tuple(zero_notes(full, ending[series_key(full)]))))
     if again:
         assert source is not None
         wanted = {series_key(s) for _, s in again}
@@ -516,14 +534,16 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
         for state, tail in again:
             full = whole[series_key(tail)]
             changes, n_tests, new = zeros.detect_series(detector, full)
-            parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new))
+            parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new,
+                                  series_notes(detector, full, changes, n_tests)))
     for s, going_from in items:
         if going_from is None:
             found, n_found, made = zeros.detect_series(detector, s)
+            notes = series_notes(detector, s, found, n_found)
             if series_key(s) in since:
                 first = s.index(since[series_key(s)])
                 found = [c for c in found if s.index(c.version) >= first]
-            parts.append(Tally.of(s, found, n_found, made))
+            parts.append(Tally.of(s, found, n_found, made, notes))
     return Tally.merge(parts)
 
 
@@ -557,14 +577,15 @@ def _finish(detector: Detector, tally: Tally, fdr: float | None, *, incremental:
     from .fdr import control_fdr
 
     changes = sorted(tally.changes, key=_change_key)
+    notes = tuple(sorted(tally.notes, key=lambda n: (n.benchmark, n.config, n.machine)))
     if fdr is None:
         return DetectionResult(detector.name, tuple(changes), (), tally.n_series, tally.n_tests, None, False,
                                states=tally.states, incremental=incremental, options=options,
-                               min_change=float(detector.min_change))
+                               min_change=float(detector.min_change), notes=notes)
     res = control_fdr(changes, tally.n_tests, q=fdr)
     return DetectionResult(detector.name, res.kept, res.dropped, tally.n_series, res.n_tests, fdr,
                            res.applicable or detector.p_values, states=tally.states, incremental=incremental,
-                           options=options, min_change=float(detector.min_change))
+                           options=options, min_change=float(detector.min_change), notes=notes)
 
 
 def _change_key(c: Change) -> SeriesKey:

@@ -11,12 +11,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .console import console, emit_json, emit_table, fmt_pct
+from .console import console, emit_json, emit_table, fmt_pct, readable
 
 if TYPE_CHECKING:
     from ..detect.driver import DetectionResult
     from ..detect.alerts import AlertOutcome
     from ..detect.base import Change
+    from ..detect.notes import SeriesNote
     from ..model import Alert, Failing
     from ..pipeline import DetectedChange, DetectOutcome
 
@@ -56,7 +57,7 @@ def change_table(changes: Sequence[Change], *, method: str, confidence: float, m
         if c.estimator:
             shown.setdefault(series(c), c.estimator)
     for name, how in shown.items():
-        console.print(f"  {name}: versions compared by {how}", markup=False, highlight=False)
+        console.print(f"  {name}: versions compared by {readable(how)}", markup=False, highlight=False)
     for c in changes:
         if c.until:
             console.print(f"  {series(c)}: {fmt_pct(c.change)} is a creep over {labels.get(c.version, c.version)} to "
@@ -243,6 +244,40 @@ def confirmation_line(entry: DetectedChange) -> str:
     return f"{head}: {where}: " + (f"{numbers} " if numbers else "") + f"after {cost}: {conf.reason}; {fate}.{how}"
 
 
+def note_lines(notes: Sequence[SeriesNote], labels: Mapping[str, str]) -> list[str]:
+    """The driver's notes (:mod:`regbench.detect.notes`), one line per kind: the series not
+    analysed, with why, and the throughputs fallen to 0 at their newest versions."""
+    from ..detect.notes import NOTE_KINDS
+
+    def name(n: SeriesNote) -> str:
+        where = [x for x in (n.config if n.config != "default" else "", n.machine if n.machine != "local" else "") if x]
+        return n.benchmark + (f" [{', '.join(where)}]" if where else "")
+
+    def shown(items: list[str]) -> str:
+        return "; ".join(items[:10]) + (f"; and {len(items) - 10} more" if len(items) > 10 else "")
+
+    out = []
+    for kind in NOTE_KINDS:
+        of_kind = [n for n in notes if n.kind == kind]
+        if not of_kind:
+            continue
+        if kind == "fell to zero":
+            items = [f"{name(n)} from {labels.get(n.zero_from or '', n.zero_from)} on (last above 0 at "
+                     f"{labels.get(n.last_above or '', n.last_above)})" for n in of_kind]
+            n0 = of_kind[0]
+            out.append(f"Throughput fallen to 0 at its newest versions, which detection leaves out as no "
+                       f"measurement: {shown(items)}. If the operation stopped completing, that is the worst "
+                       f"regression: it fails --fail-on-regression (`regbench compare "
+                       f"{labels.get(n0.last_above or '', n0.last_above)} {labels.get(n0.zero_from or '', n0.zero_from)}` "
+                       "shows it as -100%).")
+        elif kind in ("detector", "too few runs"):
+            out.append(f"Not analysed ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
+        else:
+            out.append(f"Not analysed ({len(of_kind)} series), {of_kind[0].reason}: "
+                       + shown([name(n) for n in of_kind]))
+    return out
+
+
 def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_change: float | None,
                     labels: Mapping[str, str] | None = None, machines: Sequence[str] = (),
                     failures: bool = False) -> None:
@@ -271,6 +306,8 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
     if outcome.history is not None:
         console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
+    for line in note_lines(result.notes, labels or {}):
+        console.print(line, markup=False, highlight=False)
     failing = outcome.failing
     if failing:
         labels = labels or {}

@@ -77,6 +77,14 @@ def fmt_pct(x: float | None, *, sign: bool = True) -> str:
     return f"{x * 100:+.2f}%" if sign else f"{x * 100:.2f}%"
 
 
+def readable(text: str) -> str:
+    """Words built elsewhere with a number formatted as ``+nan`` (the skew of constant runs in a
+    location's reason) with that number shown as every undefined number is: ``—``."""
+    import re
+
+    return re.sub(r"(?<![\w.])[+-]?nan(?!\w)", "—", text)
+
+
 def fmt_num(x: float | None, digits: int = 3) -> str:
     """A plain number with ``digits`` significant digits; ``∞`` for infinity, ``—`` for none."""
     if x is None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .console import console, emit_json, emit_table, fmt_num, fmt_pct, fmt_value
+from .console import console, emit_json, emit_table, fmt_num, fmt_pct, fmt_value, readable
 
 if TYPE_CHECKING:
     from ..diagnosis import Diagnosis
@@ -64,7 +64,7 @@ def diagnosis_json(d: Diagnosis, *, target: float, plots: Sequence[Path] = ()) -
     return {
         "benchmark": d.benchmark, "version": d.version, "config": d.config, "machine": d.machine,
         "runs": s.n_runs, "iterations": s.n_iterations, "failed_runs": d.failed_runs, "mean": s.mean,
-        "half_width": s.half_width, "relative_half_width": s.relative_half_width,
+        "half_width": s.half_width, "relative_half_width": _j(d.relative_half_width),
         "robust_mean": d.robust.mean, "robust_half_width": d.robust.half_width,
         "impact_factor": _j(s.impact_factor), "within_cv": _j(d.within_cv), "between_cv": _j(d.between_cv),
         "lag1": _j(d.lag1), "lag1_reordered": _j(d.lag1_reordered), "dependent_runs": d.dependent_runs,
@@ -107,7 +107,7 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     lines = [
         ("runs x iterations", f"{s.n_runs} x {fmt_num(s.n_iterations, 4)}"
          + (f"  ({d.failed_runs} failed runs not counted)" if d.failed_runs else "")),
-        (f"result ({confidence:.0%})", f"{fmt_value(s.mean, u)} +- {fmt_num(s.half_width)} ({fmt_pct(s.relative_half_width, sign=False)})"),
+        (f"result ({confidence:.0%})", f"{fmt_value(s.mean, u)} +- {fmt_num(s.half_width)} ({fmt_pct(d.relative_half_width, sign=False)})"),
         ("robust result", f"{fmt_value(d.robust.mean, u)} +- {fmt_num(d.robust.half_width)}"),
         ("noise within / between runs", f"{fmt_pct(d.within_cv, sign=False)} / {fmt_pct(d.between_cv, sign=False)} of the mean"),
         ("impact factor", f"{fmt_num(s.impact_factor)}  (1 = runs alike; after cluster filter {fmt_num(d.impact_after_filter)})"),
@@ -120,7 +120,7 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
         ("normality of run means", ", ".join(f"{k} p={fmt_num(v, 2)}" for k, v in d.normality.items())),
     ]
     if d.location is not None:
-        lines.append(("detection compares", d.location.reason))
+        lines.append(("detection compares", readable(d.location.reason)))
     if d.levels is not None:
         lines.append(("runs land at levels", f"{d.levels.n_levels}; detection also follows the runs within "
                                              f"{fmt_pct(float(np.expm1(d.levels.cut)))} of the floor, as a history "

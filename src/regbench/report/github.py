@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..notify.markdown import cell
-from .console import fmt_pct
 
 if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison
@@ -70,6 +69,8 @@ def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison
             return (0, 0.0, r.benchmark, r.config, r.machine)
         if c is None or math.isnan(c):
             return (2, 0.0, r.benchmark, r.config, r.machine)
+        if r.scale == "difference" and r.comparison.mean_a:
+            c = c / abs(r.comparison.mean_a)  # a difference, in A's size: comparable with a ratio
         return (1, -c if r.direction != "higher" else c, r.benchmark, r.config, r.machine)
 
     return sorted(rows, key=key)
@@ -86,7 +87,7 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
     shown by their ``labels`` (tags, :func:`~regbench.report.console.version_labels`), means in
     the unit that suits each benchmark, as the table of ``compare`` shows them.
     """
-    from .results import compared_statistic, comparison_units, location_words
+    from .results import change_cells, compared_statistic, comparison_units, location_words, signed_note
     from .units import fmt_scaled
 
     labels = labels or {}
@@ -108,9 +109,11 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
         c = r.comparison
         cells = [cell(r.benchmark), *[cell(getattr(r, name)) for name in shown],
                  cell(fmt_scaled(c.mean_a, units[r.benchmark])), cell(fmt_scaled(c.mean_b, units[r.benchmark])),
-                 fmt_pct(c.change),
-                 f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                 *(cell(x) for x in change_cells(r, units[r.benchmark])), f"{c.runs_a}/{c.runs_b}",
                  *([location_words(r)] if located else []), _MARK[r.verdict]]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "</details>"]
+    signed = sorted({r.benchmark for r in rows if r.scale == "difference"})
+    if signed:
+        lines += ["", cell(signed_note(signed, threshold)) + "."]
     return "\n".join(lines) + "\n"

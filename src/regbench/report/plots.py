@@ -18,6 +18,17 @@ from pathlib import Path
 import numpy as np
 
 
+def _save(fig, path: Path) -> None:
+    """Lay ``fig`` out tightly and save it; a character the font lacks (an emoji in a benchmark's name) is left out of
+    the picture without a warning: matplotlib's says nothing the user can act on."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        fig.tight_layout()  # lays the text out: it warns too
+        fig.savefig(path)
+
+
 def _pyplot():
     from ..extras import require
 
@@ -50,8 +61,7 @@ def plot_samples_by_run(raw_runs: Sequence[np.ndarray], warmups: Sequence[int], 
     ax.set_title(title)
     if any(warmups) or detected is not None:
         ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -67,8 +77,7 @@ def plot_lag(sample: np.ndarray, path: Path, *, title: str, unit: str, rng=0, la
         ax.set_xlabel(f"x[t] ({unit})")
     axes[0].set_ylabel(f"x[t+{lag}] ({unit})")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -89,7 +98,6 @@ def plot_distributions(samples_by_version: Sequence[tuple[str, np.ndarray]], pat
     ax.set_xticks(np.arange(1, len(names) + 1), [n[:12] for n in names], rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(unit)
     ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)
     return path

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .console import console, emit_json, emit_table, finite, fmt_num, fmt_pct
+from .console import console, echo, emit_json, emit_table, finite, fmt_num, fmt_pct
 
 if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison, BenchmarkVariance, ExperimentSummary
@@ -218,8 +218,25 @@ def comparison_json(rows: Sequence[BenchmarkComparison], *, confidence: float) -
         "change": finite(r.comparison.change), "ci_low": finite(r.comparison.ci_low),
         "ci_high": finite(r.comparison.ci_high), "runs_a": r.comparison.runs_a, "runs_b": r.comparison.runs_b,
         "verdict": r.verdict, "method": f"bootstrap-{r.comparison.method}", "confidence_level": confidence,
-        "location": r.location, "location_reason": r.location_reason,
+        "location": r.location, "location_reason": r.location_reason, "scale": r.scale,
     } for r in rows]
+
+
+def change_cells(r: BenchmarkComparison, unit: DisplayUnit) -> tuple[str, str]:
+    """The change of ``r`` and its interval, as shown: a percentage (``+3.40%``, ``[+2.10%,
+    +4.70%]``), or where ``r`` is compared by its difference (``scale`` ``"difference"``: a metric
+    not above 0) the difference in ``unit`` (``+9.962 ms``, ``[+9.5 ms, +10.4 ms]``)."""
+    from .units import fmt_scaled
+
+    c = r.comparison
+    if r.scale != "difference":
+        return fmt_pct(c.change), f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]"
+
+    def signed(x: float) -> str:
+        text = fmt_scaled(x, unit)
+        return "+" + text if math.isfinite(x) and x > 0 else text
+
+    return signed(c.change), f"[{signed(c.ci_low)}, {signed(c.ci_high)}]"
 
 
 def location_words(r: BenchmarkComparison) -> str:
@@ -281,8 +298,8 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
         c = r.comparison
         unit = units[r.benchmark]
         table.append([escape(r.benchmark), *(escape(str(getattr(r, k))) for k in shown),
-                      escape(fmt_scaled(c.mean_a, unit)), escape(fmt_scaled(c.mean_b, unit)), fmt_pct(c.change),
-                      f"[{fmt_pct(c.ci_low)}, {fmt_pct(c.ci_high)}]", f"{c.runs_a}/{c.runs_b}",
+                      escape(fmt_scaled(c.mean_a, unit)), escape(fmt_scaled(c.mean_b, unit)),
+                      *(escape(x) for x in change_cells(r, unit)), f"{c.runs_a}/{c.runs_b}",
                       *([location_words(r)] if location is not None else []),
                       f"[{style[r.verdict]}]{r.verdict}[/]" if style[r.verdict] else r.verdict])
     columns = ["benchmark", *shown, escape(a), escape(b), "change", "CI", "runs",
@@ -291,6 +308,17 @@ def print_comparison(rows: Sequence[BenchmarkComparison], *, confidence: float, 
                                        else f", location {location}")
     emit_table(f"{b} against {a} ({confidence:.0%} CI, threshold {threshold:.1%}{how})", columns, table,
                right={escape(a), escape(b), "change", "CI", "runs"})
+    signed = sorted({r.benchmark for r in rows if r.scale == "difference"})
+    if signed:
+        echo(signed_note(signed, threshold))
+
+
+def signed_note(names: Sequence[str], threshold: float) -> str:
+    """Why the rows of ``names`` show a difference, not a percentage."""
+    which = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    limit = f"; the threshold is {threshold:.1%} of A's mean in size" if threshold > 0 else ""
+    return (f"{which}: runs below 0 (or A's mean 0), where a ratio has no direction: the change is B - A in "
+            f"the benchmark's unit{limit}")
 
 
 def variance_json(rows: Sequence[BenchmarkVariance]) -> list[dict]:

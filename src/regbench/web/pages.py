@@ -132,6 +132,7 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
     """
     from ..analysis import compare_versions
     from ..errors import NotFoundError
+    from ..report.results import change_cells, comparison_units
 
     names = [v["name"] for v in dash.versions]
     rows: list[dict] = []
@@ -148,11 +149,15 @@ def compare_page(dash: Dashboard, viewer: Viewer = STATIC, a: str | None = None,
             found = dash.cache[key]
         except NotFoundError as exc:  # the same version twice, or no benchmark has runs of both
             found, message = [], str(exc)
+        units = comparison_units(found) if found else {}
         for c in found:
             cmp = c.comparison
+            change_text, interval_text = change_cells(c, units[c.benchmark])
+            # A difference (a metric not above 0) is sorted by its size against A's mean.
+            size = cmp.change / abs(cmp.mean_a) if c.scale == "difference" and cmp.mean_a else cmp.change
             rows.append({"benchmark": c.benchmark, "config": c.config, "machine": c.machine,
-                         "series_id": series_id(c.benchmark, c.config, c.machine), "change": cmp.change,
-                         "change_text": _pct(cmp.change), "interval_text": f"[{_pct(cmp.ci_low)}, {_pct(cmp.ci_high)}]",
+                         "series_id": series_id(c.benchmark, c.config, c.machine), "change": size,
+                         "change_text": change_text, "interval_text": interval_text,
                          "verdict": c.verdict})
         rows.sort(key=lambda r: -abs(r["change"]) if math.isfinite(r["change"]) else 0.0)
         a, b = (found[0].a, found[0].b) if found else (a, b)
@@ -227,7 +232,7 @@ def diagnosis_page(dash: Dashboard, viewer: Viewer, benchmark: str, plots_dir, s
     verdicts = [("trustworthy for a 1% target", "yes" if j["trustworthy"] else "no"),
                 ("runs × iterations", f"{j['runs']} × {show(j['iterations'])}"),
                 ("mean", f"{show(j['mean'])} {d.unit} ± {show(j['half_width'])}"),
-                ("relative half-width", f"{j['relative_half_width']:.2%}"),
+                ("relative half-width", "–" if j["relative_half_width"] is None else f"{j['relative_half_width']:.2%}"),
                 ("impact factor (between runs)", show(j["impact_factor"])),
                 ("lag-1 autocorrelation (reordered)", f"{show(j['lag1'])} ({show(j['lag1_reordered'])})"),
                 ("modes", str(j["clusters"])),
