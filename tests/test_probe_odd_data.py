@@ -252,7 +252,7 @@ def test_compare_signed_interval_covers_a_null_difference_with_few_runs():
     # 3 runs a side, normal run means around -5 (a signed metric), no change: the 99% interval
     # (bootstrap widened to Welch's) should miss about 1% of the time; the bootstrap alone missed
     # ~13% with 3 runs a side for the ratio (docs/statistics.md)
-    from regbench.analysis import compare_signed
+    from regbench.stats import compare_signed
 
     rng = np.random.default_rng(11)
     misses = 0

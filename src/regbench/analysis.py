@@ -20,7 +20,10 @@ import numpy as np
 
 from .errors import NotFoundError
 from .model import Series, SeriesName
-from .stats import Comparison, HierarchicalSummary, compare_runs, components, resampled_run_stats, run_location, verdict
+from .stats import (
+    Comparison, HierarchicalSummary, compare_runs, compare_signed, components, resampled_run_stats, run_location,
+    verdict,
+)
 from .store import Store
 
 if TYPE_CHECKING:
@@ -373,63 +376,6 @@ def _signed(ra: list[float], rb: list[float]) -> bool:
         return True
     a = np.asarray(ra, dtype=float)
     return bool(a.size and np.isfinite(a).all() and a.mean() == 0 and np.any(a))
-
-
-def compare_signed(a_run_means, b_run_means, *, confidence_level: float = 0.99, n_resamples: int = 10_000,
-                   rng=None) -> Comparison:
-    """Difference ``mean(B) - mean(A)`` of the means of run means, with a bootstrap interval over
-    runs (BCa, else percentile), widened to Welch's t interval where that is wider, as
-    :func:`~regbench.stats.compare_runs` widens its ratio's to Fieller's (the bootstrap alone is
-    too narrow with few runs).  For metrics that can be 0 or below, where a relative change has
-    no meaning; the returned :class:`~regbench.stats.Comparison`'s ``change``, ``ci_low`` and
-    ``ci_high`` are in the metric's unit.
-
-    Returns NaN interval (undecidable) when either side has fewer than two runs.
-
-    References
-    ----------
-    Welch, B. L. (1947), "The generalization of Student's problem when several different
-    population variances are involved", Biometrika 34: 28-35.
-    """
-    from scipy import stats as _st
-
-    a = np.asarray(a_run_means, dtype=float)
-    b = np.asarray(b_run_means, dtype=float)
-    mean_a = float(a.mean()) if a.size else float("nan")
-    mean_b = float(b.mean()) if b.size else float("nan")
-    diff = mean_b - mean_a
-    nan = float("nan")
-    if a.size < 2 or b.size < 2 or not np.isfinite(diff):
-        return Comparison(diff, nan, nan, confidence_level, "none", mean_a, mean_b, a.size, b.size, np.empty(0))
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        return Comparison(diff, diff, diff, confidence_level, "exact", mean_a, mean_b, a.size, b.size,
-                          np.full(1, diff))
-
-    def statistic(x, y, axis=-1):
-        return np.mean(y, axis=axis) - np.mean(x, axis=axis)
-
-    gen = np.random.default_rng(rng)
-    method = "BCa"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", _st.DegenerateDataWarning)
-        try:
-            res = _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
-                                method="BCa", vectorized=True, rng=gen)
-            lo, hi = res.confidence_interval
-            if not (np.isfinite(lo) and np.isfinite(hi)):
-                raise _st.DegenerateDataWarning("BCa undefined")
-        except _st.DegenerateDataWarning:
-            method = "percentile"
-            res = _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
-                                method="percentile", vectorized=True, rng=gen)
-            lo, hi = res.confidence_interval
-    low, high = float(lo), float(hi)
-    welch = _st.ttest_ind(b, a, equal_var=False).confidence_interval(confidence_level)
-    w_lo, w_hi = float(welch.low), float(welch.high)
-    if np.isfinite(w_lo) and np.isfinite(w_hi) and (w_lo < low or w_hi > high):
-        low, high, method = min(low, w_lo), max(high, w_hi), method + "+Welch"
-    return Comparison(diff, low, high, confidence_level, method, mean_a, mean_b, a.size, b.size,
-                      res.bootstrap_distribution)
 
 
 def _too_few_for_quantiles(s: Series, versions: Iterable[str]) -> str | None:

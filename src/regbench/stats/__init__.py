@@ -52,6 +52,7 @@ from .compare import (
     VERDICTS,
     Comparison,
     compare_runs,
+    compare_signed,
     delta_ratio_interval,
     run_location,
     verdict,
@@ -109,7 +110,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "VERDICTS", "Comparison", "HierarchicalSummary", "RepetitionPlan", "compare_runs", "components",
+    "VERDICTS", "Comparison", "HierarchicalSummary", "RepetitionPlan", "compare_runs", "compare_signed", "components",
     "delta_ratio_interval", "hierarchical_summary", "plan_repetitions", "resampled_run_stats",
     "robust_summary", "run_location", "verdict", *_WHERE,
 ]

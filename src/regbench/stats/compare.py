@@ -75,7 +75,6 @@ def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
         With NaN interval and a :class:`RuntimeWarning` when either side has fewer than two
         runs: such a comparison is undecidable, never "significant" (STYLE.md habit 5).
     """
-    from scipy import stats as _st  # imported here: scipy.stats costs ~1 s of CLI start-up
 
     check_confidence(confidence_level)
     check_positive_int(n_resamples, "n_resamples")
@@ -107,20 +106,8 @@ def compare_runs(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
         # No spread at all: every resample gives the same ratio; the interval is that point.
         return Comparison(change, change, change, confidence_level, "exact", mean_a, mean_b,
                           a.size, b.size, np.full(1, change))
-    method = "BCa"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", _st.DegenerateDataWarning)
-        try:
-            res = _st.bootstrap((a, b), _ratio, n_resamples=n_resamples, confidence_level=confidence_level,
-                                method="BCa", vectorized=True, rng=gen)
-            lo, hi = res.confidence_interval
-            if not (np.isfinite(lo) and np.isfinite(hi)):
-                raise _st.DegenerateDataWarning("BCa undefined")
-        except _st.DegenerateDataWarning:
-            method = "percentile"
-            res = _st.bootstrap((a, b), _ratio, n_resamples=n_resamples, confidence_level=confidence_level,
-                                method="percentile", vectorized=True, rng=gen)
-            lo, hi = res.confidence_interval
+    res, method = _bootstrap(a, b, _ratio, n_resamples=n_resamples, confidence_level=confidence_level, rng=gen)
+    lo, hi = res.confidence_interval
     # The bootstrap's interval is too narrow for few runs (a 99% BCa interval missed a null change
     # 12.7% of the time with 3 runs a side, 5.7% with 5, 3.7% with 10, in simulation): the
     # resampled means of 3 values take only 10 values.  Fieller's interval, exact for normal run
@@ -178,6 +165,71 @@ def run_location(samples: ArrayLike, location: str = "mean", *, direction: str =
         return float(np.mean(x))
     q = 0.5 if location == "median" else LOW_QUANTILE if direction == "lower" else 1 - LOW_QUANTILE
     return float(np.quantile(x, q))
+
+
+def _bootstrap(a: np.ndarray, b: np.ndarray, statistic, *, n_resamples: int, confidence_level: float, rng):
+    """scipy's two-sample bootstrap of ``statistic`` over runs: BCa, or the percentile interval
+    where BCa is undefined (degenerate resamples).  Returns the result and the method's name."""
+    from scipy import stats as _st  # imported here: scipy.stats costs ~1 s of CLI start-up
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _st.DegenerateDataWarning)
+        try:
+            res = _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+                                method="BCa", vectorized=True, rng=rng)
+            lo, hi = res.confidence_interval
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise _st.DegenerateDataWarning("BCa undefined")
+            return res, "BCa"
+        except _st.DegenerateDataWarning:
+            pass
+    return _st.bootstrap((a, b), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+                         method="percentile", vectorized=True, rng=rng), "percentile"
+
+
+def compare_signed(a_run_means, b_run_means, *, confidence_level: float = 0.99, n_resamples: int = 10_000,
+                   rng=None) -> Comparison:
+    """Difference ``mean(B) - mean(A)`` of the means of run means, with a bootstrap interval over
+    runs (BCa, else percentile), widened to Welch's t interval where that is wider, as
+    :func:`~regbench.stats.compare_runs` widens its ratio's to Fieller's (the bootstrap alone is
+    too narrow with few runs).  For metrics that can be 0 or below, where a relative change has
+    no meaning; the returned :class:`~regbench.stats.Comparison`'s ``change``, ``ci_low`` and
+    ``ci_high`` are in the metric's unit.
+
+    Returns NaN interval (undecidable) when either side has fewer than two runs.
+
+    References
+    ----------
+    Welch, B. L. (1947), "The generalization of Student's problem when several different
+    population variances are involved", Biometrika 34: 28-35.
+    """
+    from scipy import stats as _st
+
+    a = np.asarray(a_run_means, dtype=float)
+    b = np.asarray(b_run_means, dtype=float)
+    mean_a = float(a.mean()) if a.size else float("nan")
+    mean_b = float(b.mean()) if b.size else float("nan")
+    diff = mean_b - mean_a
+    nan = float("nan")
+    if a.size < 2 or b.size < 2 or not np.isfinite(diff):
+        return Comparison(diff, nan, nan, confidence_level, "none", mean_a, mean_b, a.size, b.size, np.empty(0))
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return Comparison(diff, diff, diff, confidence_level, "exact", mean_a, mean_b, a.size, b.size,
+                          np.full(1, diff))
+
+    def statistic(x, y, axis=-1):
+        return np.mean(y, axis=axis) - np.mean(x, axis=axis)
+
+    res, method = _bootstrap(a, b, statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+                             rng=make_rng(rng))
+    lo, hi = res.confidence_interval
+    low, high = float(lo), float(hi)
+    welch = _st.ttest_ind(b, a, equal_var=False).confidence_interval(confidence_level)
+    w_lo, w_hi = float(welch.low), float(welch.high)
+    if np.isfinite(w_lo) and np.isfinite(w_hi) and (w_lo < low or w_hi > high):
+        low, high, method = min(low, w_lo), max(high, w_hi), method + "+Welch"
+    return Comparison(diff, low, high, confidence_level, method, mean_a, mean_b, a.size, b.size,
+                      res.bootstrap_distribution)
 
 
 def fieller_interval(a_run_means: ArrayLike, b_run_means: ArrayLike, *,
