@@ -443,6 +443,8 @@ def choose_location(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0
 #: A run's samples are *quantized* when at most this share of its samples above its smallest
 #: are distinct values.
 QUANTIZED_DISTINCT_SHARE = 0.5
+#: Runs :func:`_quantized` looks at, at most (evenly spaced over the history).
+QUANTIZED_RUNS_LOOKED_AT = 200
 
 
 def _quantized(runs: Sequence[np.ndarray]) -> bool:
@@ -452,13 +454,29 @@ def _quantized(runs: Sequence[np.ndarray]) -> bool:
     by itself (a count with occasional extra work, a time at the floor of its work with slower
     interference above it), and there a low quantile is the right location; it is the values
     above the floor that tell a clock's ticks from continuous delays."""
-    shares = []
-    for r in runs:
-        above = r[np.isfinite(r)]
-        above = above[above > above.min()] if above.size else above
-        if above.size >= 2:
-            shares.append(np.unique(above).size / above.size)
-    return bool(shares) and float(np.median(shares)) <= QUANTIZED_DISTINCT_SHARE
+    # On every series' path: the typical run is told by an evenly spaced 200 of them, all at once
+    # (sorted within runs, then counted per run: the samples above its smallest, and those that
+    # start a new value).
+    if len(runs) > QUANTIZED_RUNS_LOOKED_AT:
+        runs = [runs[int(i)] for i in np.linspace(0, len(runs) - 1, QUANTIZED_RUNS_LOOKED_AT).round()]
+    sizes = np.array([r.size for r in runs], dtype=np.int64)
+    if not sizes.sum():
+        return False
+    values = np.concatenate([np.asarray(r, dtype=float) for r in runs])
+    group = np.repeat(np.arange(sizes.size), sizes)
+    finite = np.isfinite(values)
+    values, group = values[finite], group[finite]
+    if not values.size:
+        return False
+    order = np.lexsort((values, group))
+    v, g = values[order], group[order]
+    first = np.r_[True, g[1:] != g[:-1]]
+    above = v > v[first][np.cumsum(first) - 1]
+    new_value = above & (first | np.r_[True, v[1:] != v[:-1]])
+    n_above = np.bincount(g, weights=above, minlength=sizes.size)
+    n_distinct = np.bincount(g, weights=new_value, minlength=sizes.size)
+    counted = n_above >= 2
+    return bool(counted.any()) and float(np.median(n_distinct[counted] / n_above[counted])) <= QUANTIZED_DISTINCT_SHARE
 
 
 def pooled_spread(vs: VersionStats) -> float:

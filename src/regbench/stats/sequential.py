@@ -532,25 +532,43 @@ def _combine(mean_low, mean_high, med_low, med_high):
     return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
 
 
-def centered_path(x, *, alpha: float = 0.05, c: float | None = None,
-                  center: str = DEFAULT_CENTER) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`centered_cs`'s bounds for every prefix of ``x`` (1-D), vectorised."""
+def _check_center(center) -> None:
     if center not in CENTERS:
         raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
-    if center == "mean":
-        return t_mixture_path(x, alpha=alpha, c=c)
+
+
+def _centered_path(x: np.ndarray, alpha: float, c: float, center: str):
+    """The bounds of every prefix along the last axis (any leading shape), with the flag of the
+    prefixes where the mean's model is degenerate."""
     if center == "median":
-        return sign_path(as_1d(x, "x"), alpha=alpha)
-    mean_low, mean_high = t_mixture_path(x, alpha=alpha / 2, c=c)
-    return _combine(mean_low, mean_high, *sign_path(as_1d(x, "x"), alpha=alpha / 2))
+        low, high = _sign_path(x, alpha)
+        return low, high, np.zeros(x.shape, dtype=bool)
+    mean_low, mean_high, degenerate = _path(x, alpha if center == "mean" else alpha / 2, c)
+    if center == "mean":
+        return mean_low, mean_high, degenerate
+    return (*_combine(mean_low, mean_high, *_sign_path(x, alpha / 2)), degenerate)
+
+
+def centered_path(x, *, alpha: float = 0.05, c: float | None = None,
+                  center: str = DEFAULT_CENTER) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`centered_cs`'s bounds for every prefix of ``x`` (1-D), vectorised; one
+    :class:`RuntimeWarning` where the mean's model is degenerate, as :func:`t_mixture_path`."""
+    _check_center(center)
+    check_confidence(alpha, "alpha")
+    a = as_1d(x, "x")
+    if a.size == 0:
+        return np.empty(0), np.empty(0)
+    low, high, degenerate = _centered_path(a, float(alpha), _check_c(c), center)
+    if degenerate.any():
+        _warn_degenerate()
+    return low, high
 
 
 def centered_cs(x, *, alpha: float = 0.05, c: float | None = None,
                 center: str = DEFAULT_CENTER) -> ConfidenceSequence:
     """The confidence sequence a comparison uses: of the mean, of the median, or both at
     ``alpha / 2`` each, intersected (see the module docstring for when that is valid)."""
-    if center not in CENTERS:
-        raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
+    _check_center(center)
     if center == "mean":
         return t_mixture_cs(x, alpha=alpha, c=c)
     if center == "median":
@@ -730,15 +748,8 @@ def simulate_error_rates(*, effect: float, threshold: float, alpha: float = 0.05
 
     x = _simulate_log_ratios(gen, effect=float(effect), sigma=float(sigma), n_sim=n_sim, max_n=max_n,
                              noise=noise)
-    if center not in CENTERS:
-        raise ValueError(f"`center` must be one of {', '.join(map(repr, CENTERS))}")
-    if center == "mean":
-        low, high, _ = _path(x, alpha, c)
-    elif center == "median":
-        low, high = _sign_path(x, alpha)
-    else:
-        mean_low, mean_high, _ = _path(x, alpha / 2, c)
-        low, high = _combine(mean_low, mean_high, *_sign_path(x, alpha / 2))
+    _check_center(center)
+    low, high, _ = _centered_path(x, float(alpha), c, center)
     n = np.arange(1, max_n + 1)
     changed, no_change = _decide(low, high, n, band=float(np.log1p(threshold)), min_n=min_n)
     decided = changed | no_change
