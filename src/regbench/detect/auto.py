@@ -60,6 +60,8 @@ from ..stats.segments import (
 from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
 from .base import Change, Detector, kind_of, register
+from .lone import STATE_KEY as LONE_KEY
+from .lone import lone_versions, weigh, without
 from .modes import mode_bounds, merge_near, modes_mix, place_in_gap, previous_in, short_runs
 from .search import FASTER, SegmentSearch
 
@@ -193,7 +195,23 @@ class Auto(SegmentSearch, Detector):
                 None if state is None else {**state, "reciprocal": True})
 
     def _detect_with_state(self, series: Series) -> tuple[list[Change], int, dict | None]:
-        """:meth:`detect_with_state` of a series as it is searched (:meth:`oriented`)."""
+        """:meth:`detect_with_state` of a series as it is searched (:meth:`oriented`): without the
+        versions of one run each that stand alone where the history has others like them
+        (:func:`~.lone.lone_versions`; the state says so, and its last version is still the
+        history's newest)."""
+        drop, alone, n_single = lone_versions(series, z=self.outlying, alpha=self.alpha)
+        if not drop:
+            return self._search_history(series, n_single=n_single)
+        # The state's last version is the last one kept: a newest version left out is checked
+        # again by the next incremental pass, which searches the history in full when it sees a
+        # change there (:meth:`full_pass_needed`): whether it was a spike or a step's first
+        # version, the versions after it tell.
+        return self._search_history(without(series, drop), n_single=n_single, alone=alone)
+
+    def _search_history(self, series: Series, *, n_single: int, alone: dict[bool, int] | None = None
+                        ) -> tuple[list[Change], int, dict | None]:
+        """:meth:`_detect_with_state` of a history without its lone versions (``alone``: how many
+        were left out on each side, of ``n_single`` versions of one run)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             choice = self._location(series)
@@ -334,7 +352,19 @@ class Auto(SegmentSearch, Detector):
                 n_tests += tests
                 changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
                 changes.sort(key=lambda c: series.index(c.version))
-        return _one_per_pair(changes), n_tests, state
+            changes = _one_per_pair(changes)
+            # Excursions of versions timed once each, where the history holds others like them
+            # (:mod:`.lone`): not reported, and not the start of the segment the state goes on from.
+            kept, lone = weigh(series, changes, width=self.excursion, alpha=self.alpha, min_change=self.min_change,
+                               n_single=n_single, prior=alone)
+            if lone is not None:
+                still = {id(c) for c in kept}
+                gone = {series.index(c.version) for c in changes if id(c) not in still}
+                cps = [t for t in cps if int(vs.index[t]) not in gone]
+                state = {**self._state(series, vs, cps, choice, floors, held_runs, modes), LONE_KEY: lone}
+                if lone.get("open"):  # a step at the newest versions, not held long enough yet
+                    state["last_version"] = lone["open"]
+        return kept, n_tests, state
 
     def fastest_runs(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
         """Each version's fastest run in the location searched, whichever it is, for positive
@@ -571,6 +601,17 @@ class Auto(SegmentSearch, Detector):
                                outlying_side=burst_side(series.direction, bool(state.get("log", False))),
                                run_scale=_saved_scale(state), fence_history=_saved_fence(state))
         return _checked_on_own_scale(self._check(state, series, vs), state, own)
+
+    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change]) -> bool:
+        """Whether a change the check found is at a version timed by one run, or the last full
+        pass left a step at the newest versions for later: whether that is a change or
+        interference only the whole history tells (:mod:`.lone`), so the history is searched again
+        in full, and the incremental answer is the full pass's."""
+        if (state.get(LONE_KEY) or {}).get("open"):
+            # The saved state's last version is before such a step (:meth:`_search_history`): its
+            # segment holds the versions checked as new here, so only a full pass can judge them.
+            return True
+        return any(sum(1 for r in series.runs[series.index(c.version)] if np.size(r)) == 1 for c in changes)
 
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
         """:meth:`check_new` of many series, with the robust run means of all of them computed in

@@ -131,6 +131,12 @@ class Detector(abc.ABC):
         """
         raise NotImplementedError(f"{self.name} does not detect incrementally")
 
+    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change]) -> bool:
+        """Whether :meth:`check_new` of ``series`` (the new versions) from ``state``, which gave
+        ``changes``, must be replaced by a full pass of the whole history (the driver then
+        reports what that finds after the state's last version).  By default never."""
+        return False
+
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
         """:meth:`check_new` of many series at once; ``items`` are ``(state, series)`` pairs.
 

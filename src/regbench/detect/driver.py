@@ -516,6 +516,14 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     again = [item for item, full in zip(pending, whole_again, strict=True) if full]
     going_on = [item for item, full in zip(pending, whole_again, strict=True) if not full]
     checked = detector.check_new_many([(zeros.detector_state(state), s) for state, s in going_on]) if going_on else []
+    # A detector may find that a check needs the whole history after all (``auto``: a change at a
+    # version timed by one run, which only the history tells from interference): such series are
+    # searched again in full below, and report what is new.
+    redo = [detector.full_pass_needed(zeros.detector_state(saved), s, changes)
+            for (saved, s), (changes, _, _) in zip(going_on, checked, strict=True)]
+    again += [item for item, full in zip(going_on, redo, strict=True) if full]
+    going_on = [item for item, full in zip(going_on, redo, strict=True) if not full]
+    checked = [result for result, full in zip(checked, redo, strict=True) if not full]
     parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
              for (saved, s), (changes, n_tests, new) in zip(going_on, checked, strict=True)]
     # A throughput whose new versions end at 0: its history says whether it fell there (notes).
@@ -535,11 +543,11 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
             full = whole[series_key(tail)]
             changes, n_tests, new = zeros.detect_series(detector, full)
             parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new,
-                                  series_notes(detector, full, changes, n_tests)))
+                                  series_notes(detector, full, changes, n_tests, new)))
     for s, going_from in items:
         if going_from is None:
             found, n_found, made = zeros.detect_series(detector, s)
-            notes = series_notes(detector, s, found, n_found)
+            notes = series_notes(detector, s, found, n_found, made)
             if series_key(s) in since:
                 first = s.index(since[series_key(s)])
                 found = [c for c in found if s.index(c.version) >= first]

@@ -11,6 +11,10 @@ three that hold for every detector, whose changes are relative to the level (``n
 * fewer than 3 runs in all: no run-to-run spread to test a change against;
 * no hypothesis tested at all (but for a series of one value throughout, which did not change).
 
+Beside those, a detector's state can say what it left out: ``auto`` leaves out versions timed by
+one run that stand alone where the history holds others like them (:mod:`regbench.detect.lone`),
+and the note says how many and how long a step there must hold to be reported.
+
 A throughput (higher is better) of exactly 0 measured nothing, so detection leaves such samples
 out (:mod:`regbench.detect.auto`); where every sample of the newest versions is 0 after versions
 above 0, the operation may have stopped completing, the worst regression there is, and the note
@@ -29,9 +33,11 @@ import numpy as np
 
 from ..model import Series
 from .base import Change, Detector
+from .lone import STATE_KEY as LONE_KEY
+from .lone import note as lone_note
 
 #: The kinds of note, in the order they are shown.
-NOTE_KINDS = ("negative", "too few runs", "detector", "untested", "fell to zero")
+NOTE_KINDS = ("negative", "too few runs", "detector", "untested", "fell to zero", "one run")
 
 #: Runs in all a series needs for a run-to-run spread on one side of a split at least.
 MIN_RUNS = 3
@@ -46,7 +52,8 @@ class SeriesNote:
     benchmark, config, machine : str
         The series.
     kind : str
-        One of :data:`NOTE_KINDS`: why it was not analysed, or ``"fell to zero"``.
+        One of :data:`NOTE_KINDS`: why it was not analysed, ``"fell to zero"``, or ``"one run"``
+        (excursions of one-run versions not reported, :mod:`regbench.detect.lone`).
     reason : str
         In words, for people.
     zero_from : str or None
@@ -69,9 +76,10 @@ class SeriesNote:
         return self.kind == "fell to zero"
 
 
-def series_notes(detector: Detector, series: Series, changes: Sequence[Change], n_tests: int) -> list[SeriesNote]:
+def series_notes(detector: Detector, series: Series, changes: Sequence[Change], n_tests: int,
+                 state: dict | None = None) -> list[SeriesNote]:
     """The notes of one series searched in full, which gave ``changes`` after ``n_tests``
-    hypotheses."""
+    hypotheses and the detector's ``state``."""
     def note(kind: str, reason: str, **more: str) -> SeriesNote:
         return SeriesNote(series.benchmark, series.config, series.machine, kind, reason, **more)
 
@@ -83,6 +91,9 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
                                     "direction (-10 to -5 is -50%, though it rose); `regbench compare` judges "
                                     "such a benchmark by the difference B - A"))
     out += zero_notes(series, changes)
+    said = lone_note((state or {}).get(LONE_KEY) or {})
+    if said is not None:
+        out.append(note("one run", said))
     if changes or out and out[0].kind == "negative":
         return out
     reason = detector.not_analysable(series)

@@ -1,0 +1,260 @@
+"""Excursions of versions timed by one run each, weighed against the history's other ones.
+
+A CI job that times each commit once gives a history of one run per version.  A commit whose one
+run was slowed by interference (another job on the runner, a page-cache flush) is then a step up
+and back down at the next commit: the search of ``auto`` finds it as a short excursion, a
+regression undone a version later (seed 003 s.5.2-5.3), exactly as it finds a real one-commit
+regression reverted at the next commit.  With one run a version nothing *within* the version tells
+the two apart: there is no second run to disagree.  The history does: interference strikes again
+and again, a real regression reverted in the next commit is rare.  A probe timed 500 flat commits
+once each, 5% of them slowed by 20-60%: ``auto`` reported 40-64 changes in each, every spike a
+regression and its "revert".
+
+So the excursions that rest on one run a version are weighed against the others of the same
+direction in the same history (:func:`explained`).  Take the versions' one-run slowdowns (or
+speed-ups) as independent, at a rate ``p`` estimated from the *other* such excursions the search
+found (leave one out: the history's only excursion is judged by the search's test alone, as
+before).  The number of stretches of ``w`` or more such versions in a row among ``n`` versions is
+then about Poisson with mean ``n p^w`` (the approximation of runs of successes, Feller 1968,
+s.XIII.7), so spikes at that rate make one at least as wide somewhere in the history with
+probability ``1 - exp(-n p^w)``.  An excursion is reported only where that is below the search's
+``alpha``: a one-version excursion in a history holding another one of its direction is not
+(under the spike model the two are exchangeable, and neither is more of a change than the
+other); a wide one is where the spikes are rare enough not to stack that deep.
+
+A change at the newest versions that has not been reverted yet (a "lone end") is weighed the same
+way, its width the versions since it: a real step in a history of spikes is reported once it has
+held longer than the spikes do.  Excursions of versions with two runs or more are not weighed:
+their runs' spread is what the search's test judges them by.
+
+There is no library for this rule (it is specific to how ``auto`` reports excursions); the
+arithmetic is three lines of numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Series
+from .base import Change
+
+#: Where :class:`~regbench.detect.auto.Auto`'s state keeps what :func:`weigh` found.
+STATE_KEY = "lone_runs"
+
+
+@dataclass(frozen=True)
+class Excursion:
+    """A short excursion of versions timed by one run each.
+
+    ``up``: slower (higher in the series searched); ``width``: its versions with data;
+    ``changes``: its two edges, or the one change of a lone end (``open``)."""
+
+    up: bool
+    width: int
+    changes: tuple[Change, ...]
+    open: bool = False
+
+
+def single_run(series: Series) -> tuple[list[int], np.ndarray]:
+    """The history positions of the versions with data, and whether each has one run exactly."""
+    with_data, single = [], []
+    for k, runs in enumerate(series.runs):
+        n = sum(1 for r in runs if np.size(r))
+        if n:
+            with_data.append(k)
+            single.append(n == 1)
+    return with_data, np.asarray(single, dtype=bool)
+
+
+def levels(series: Series, with_data: Sequence[int]) -> np.ndarray | None:
+    """Each version's level on the log scale, the median of its runs' medians, for the versions
+    ``with_data``; None where one is not above 0 (a history this module leaves as it is)."""
+    level = np.array([np.median([np.median(np.asarray(r, dtype=float)) for r in series.runs[k] if np.size(r)])
+                      for k in with_data])
+    if not np.all(np.isfinite(level)) or np.any(level <= 0):
+        return None
+    return np.log(level)
+
+
+def excursions(series: Series, changes: Sequence[Change], width: int, *, min_change: float = 0.03) -> list[Excursion]:
+    """The excursions among ``changes`` (history order, of ``series`` as searched) that rest on
+    versions of one run each: a change at version ``a`` undone by the next change at ``a + w``
+    (``1 <= w <= width`` versions with data), or a change at the ``w <= width`` newest versions
+    that has not been undone; every version of the stretch timed by one run.
+
+    Also one edge of a one-version excursion whose other edge the search did not report (its
+    test is of segments, and the version after a spike can sit a little off the level): a change
+    into a one-run version from which the next version came back at least halfway, or a change
+    out of one that the version before it had reached as such a spike (:func:`spike`; the
+    return within ``min_change``, the detector's minimum relevant change)."""
+    with_data, single = single_run(series)
+    rank = {series.versions[k].name: i for i, k in enumerate(with_data)}
+    n = len(with_data)
+    x = levels(series, with_data)
+
+    def lone(a: int, b: int) -> bool:
+        return 0 < a < b <= n and bool(single[a:b].all())
+
+    def spike(a: int) -> bool:
+        """Version ``a`` stood apart from the versions on both sides, and those after it came
+        back to those before: by less than the minimum relevant change and than half the spike
+        (the median of up to three versions a side, which one more spike among them does not
+        move).  Both, because a real step next to a version that read a little off by noise
+        looks like a spike and its return otherwise: with the one version after alone and a
+        return halfway, 3 of 20 10% steps among spikes were lost that way."""
+        if x is None or not (0 < a < n - 1 and single[a]):
+            return False
+        before, at, after = np.median(x[max(0, a - 3):a]), x[a], np.median(x[a + 1:a + 4])
+        net = abs(after - before)
+        return bool((at - before) * (at - after) > 0 and net < np.log1p(min_change) and net < abs(at - after) / 2)
+
+    out: list[Excursion] = []
+    ordered = [c for c in changes if c.until is None and c.version in rank and c.previous in rank]
+    used: set[int] = set()
+    i = 0
+    while i < len(ordered):
+        c = ordered[i]
+        a = rank[c.version]
+        if rank[c.previous] != a - 1:
+            i += 1
+            continue
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        if nxt is not None and (nxt.change > 0) != (c.change > 0) and rank[nxt.previous] == rank[nxt.version] - 1:
+            b = rank[nxt.version]
+            if 1 <= b - a <= width and lone(a, b):
+                out.append(Excursion(c.change > 0, b - a, (c, nxt)))
+                used.add(b)
+                i += 2
+                continue
+        if nxt is None and 1 <= n - a <= width and lone(a, n):
+            out.append(Excursion(c.change > 0, n - a, (c,), open=True))
+        elif spike(a) and (x[a] > x[a - 1]) == (c.change > 0):  # type: ignore[index]
+            out.append(Excursion(c.change > 0, 1, (c,)))
+        elif a - 1 not in used and spike(a - 1) and (x[a - 1] > x[a]) == (c.change < 0):  # type: ignore[index]
+            out.append(Excursion(c.change < 0, 1, (c,)))
+        used.add(a)
+        i += 1
+    return out
+
+
+def chance(n: int, rate: float, width: int) -> float:
+    """The chance that independent one-version excursions at ``rate`` among ``n`` versions make a
+    stretch of at least ``width`` of them in a row somewhere (Poisson approximation, module
+    docstring)."""
+    return float(-np.expm1(-n * rate ** width)) if rate > 0 else 0.0
+
+
+def explained(found: Sequence[Excursion], n_single: int, alpha: float,
+              prior: dict[bool, int] | None = None) -> list[Excursion]:
+    """The excursions of ``found`` that one-run noise explains: where the history's other
+    excursions of the same direction (and ``prior``, its one-run versions of that direction left
+    out already, :func:`lone_versions`), as a rate over its ``n_single`` one-run versions, make
+    one at least as wide with probability ``alpha`` or more."""
+    out = []
+    for x in found:
+        others = sum(y.width for y in found if y is not x and y.up == x.up) + (prior or {}).get(x.up, 0)
+        if n_single and chance(n_single, others / n_single, x.width) >= alpha:
+            out.append(x)
+    return out
+
+
+def lone_versions(series: Series, *, z: float, alpha: float) -> tuple[list[int], dict[bool, int], int]:
+    """The versions of one run each that stand alone, to leave out of the search where the history
+    holds others like them on the same side; and their count per side (``True``: slower) and the
+    history's one-run versions.
+
+    A version stands alone where its run's median is more than ``z`` robust standard deviations
+    from the median of itself and its two neighbours (Tukey's running median of three, Tukey
+    1977, ch. 7, as :func:`~regbench.stats.segments.isolated_versions` judges the fastest runs;
+    the scale is the Qn of successive differences).  Such a version is the search's one-version
+    excursion (:func:`explained` with width 1): one of ``k`` on its side is explained by the
+    ``k - 1`` others whenever ``k >= 2``.  Left out *before* the search, not after it: a spike
+    next to a real step made the search place the step's change and the spike's end as one
+    excursion (a probe: a 10% step with spikes two versions after it was lost).
+    """
+    from ..stats.segments import MIN_VERSIONS_FOR_VERSION_VAR, difference_scale
+
+    with_data, single = single_run(series)
+    n_single = int(single.sum())
+    if n_single < 2 or len(with_data) < MIN_VERSIONS_FOR_VERSION_VAR:
+        return [], {}, n_single
+    x = levels(series, with_data)
+    if x is None:
+        return [], {}, n_single
+    local = np.empty_like(x)
+    local[1:-1] = np.median(np.stack([x[:-2], x[1:-1], x[2:]]), axis=0)
+    local[0], local[-1] = np.median(x[:3]), np.median(x[-3:])
+    scale = difference_scale(np.diff(x)) / np.sqrt(2.0)
+    if not (np.isfinite(scale) and scale > 0):
+        return [], {}, n_single
+    alone = single & (np.abs(x - local) > z * scale)
+    out: list[int] = []
+    counts: dict[bool, int] = {}
+    for up in (True, False):
+        side = np.flatnonzero(alone & ((x > local) if up else (x < local)))
+        if side.size and chance(n_single, (side.size - 1) / n_single, 1) >= alpha:
+            out += [with_data[i] for i in side]
+            counts[up] = int(side.size)
+    return sorted(out), counts, n_single
+
+
+def without(series: Series, drop: Sequence[int]) -> Series:
+    """``series`` without the versions at history positions ``drop``."""
+    gone = set(drop)
+    keep = [k for k in range(len(series)) if k not in gone]
+    return Series(series.benchmark, series.config, series.machine, series.unit, series.direction,
+                  [series.versions[k] for k in keep], [series.runs[k] for k in keep],
+                  [series.failed[k] for k in keep], [series.warmup[k] for k in keep])
+
+
+def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, min_change: float = 0.03,
+          n_single: int | None = None, prior: dict[bool, int] | None = None) -> tuple[list[Change], dict | None]:
+    """``changes`` without the excursions one-run noise explains (:func:`explained`), and what
+    to save of them with ``prior`` (the one-run versions left out before the search, per side,
+    :func:`lone_versions`; None when nothing was left out): per direction, the versions and
+    excursions left out, the one-run versions (``n_single``: of the whole history, before
+    ``series`` lost its lone versions), and how many versions a step there must hold to be
+    reported; and ``open``, the version before a change at the newest versions left out.""" 
+    prior = prior or {}
+    found = excursions(series, changes, width, min_change=min_change)
+    if n_single is None:
+        n_single = int(single_run(series)[1].sum())
+    gone = explained(found, n_single, alpha, prior) if found else []
+    if not gone and not any(prior.values()):
+        return changes, None
+    dropped = {id(c) for x in gone for c in x.changes}
+    info: dict = {"versions": n_single}
+    pending = [x for x in gone if x.open]
+    if pending:
+        # A step at the newest versions not held long enough yet: the next pass looks at it again
+        # (``open``: the version before it, which the state's last version becomes).
+        info["open"] = pending[0].changes[0].previous
+    for up, side in ((True, "slower"), (False, "faster")):
+        mine = [x for x in found if x.up == up]
+        alone = prior.get(up, 0)
+        if not (mine or alone):
+            continue
+        rate = (sum(x.width for x in mine) + alone) / n_single
+        # The width a step must hold to be reported (beyond `width` the search sees a step).
+        hold = next((w for w in range(1, width + 1) if chance(n_single, rate, w) < alpha), width + 1)
+        info[side] = {"alone": alone, "excursions": sum(1 for x in gone if x.up == up), "holds": hold}
+    return [c for c in changes if id(c) not in dropped], info
+
+
+def note(info: dict) -> str | None:
+    """What a saved :data:`STATE_KEY` says, in words; None when nothing was left out."""
+    parts = []
+    for side in ("slower", "faster"):
+        got = info.get(side) or {}
+        if got.get("alone") or got.get("excursions"):
+            what = [f"{got['alone']} version(s) {side} than both neighbours"] if got.get("alone") else []
+            what += [f"{got['excursions']} {side} excursion(s)"] if got.get("excursions") else []
+            parts.append(" and ".join(what) + f" (a step must hold {got['holds']} versions)")
+    if not parts:
+        return None
+    return (f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each, not reported: "
+            "one run cannot tell interference from a change undone at once, and the history has several "
+            "like them; time each version twice, or confirm with `detect --confirm`")
