@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020", "0021"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -45,7 +45,7 @@ ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirma
                  "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None},
                  "0018": {("alert", "culprit"): None, ("alert", "bisection"): None},
                  "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None},
-                 "0020": {("version", "generation"): None}}
+                 "0020": {("version", "generation"): None}, "0021": {("alert", "until"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -194,6 +194,11 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
         conn.execute(sa.update(t.version).where(t.version.c.id == v1).values(generation=7))
         for row in written["version"]:
             row["generation"] = 7 if row["id"] == v1 else None
+    if at_least(revision, "0021"):  # a creep's span, by version name
+        conn.execute(sa.update(t.alert).where(t.alert.c.id == alert).values(until="v2"))
+        written["alert"][0]["until"] = "v2"
+        for row in written["alert"][1:]:
+            row["until"] = None
     return written
 
 
@@ -282,7 +287,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0015", "0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0020", "0015", "0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -316,6 +321,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     assert ("slices" in plan_columns) == at_least(down_to, "0013")
     assert ("forks" in plan_columns) == at_least(down_to, "0019")
     assert ("generation" in version_columns) == at_least(down_to, "0020")
+    assert ("until" in columns) == at_least(down_to, "0021")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     if not at_least(down_to, "0015"):
         kept = without_failures(kept)

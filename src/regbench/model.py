@@ -712,6 +712,10 @@ class Alert:
     #: What that bisection said, on one line (the commit with its own change or error, or the
     #: commits still in question); None when it was not bisected.
     bisection: str | None = None
+    #: For a creep (``auto``'s ramp of small same-sign steps reported as one change,
+    #: :attr:`regbench.detect.Change.until`): the first version at the new level, so that the
+    #: change is spread over ``version`` .. ``until`` and no single commit made it; None for a step.
+    until: str | None = None
 
     @property
     def failure(self) -> bool:
@@ -766,7 +770,8 @@ class Alert:
     def to_json(self) -> dict:
         """A JSON-ready dict (times in ISO 8601 with ``Z``; strict JSON: a change from exactly 0,
         +inf, is null, and ``kind`` says which way it went; a failure's ``change``, interval and
-        p-value are null and ``error`` says why its runs failed); the key order is stable."""
+        p-value are null and ``error`` says why its runs failed; ``until`` only for a creep); the key
+        order is stable."""
         return {
             "id": self.id, "key": self.uid, "benchmark": self.benchmark, "config": self.config,
             "machine": self.machine, "unit": self.unit, "direction": self.direction,
@@ -780,6 +785,8 @@ class Alert:
             "unchanged_on": list(self.unchanged_on), "held": self.held, "hold_machines": self.hold_machines,
             "version_tags": list(self.version_tags), "previous_tags": list(self.previous_tags),
             "error": self.error, "culprit": self.culprit, "bisection": self.bisection,
+            # only for a creep, as in the detection JSON: the alerts of steps read as before
+            **({"until": self.until} if self.until is not None else {}),
         }
 
 

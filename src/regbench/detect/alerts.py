@@ -20,7 +20,10 @@ store first saw after the alert's two (a CI job of an older commit that finished
 back-fill): then the alert is placed where the change is, with its numbers, and its history says
 from where; the change's
 method is added to ``methods``, and the narrower interval wins (``change``, ``ci_low``,
-``ci_high`` and ``p_value`` are replaced together, so they always come from one method).  When a
+``ci_high``, ``p_value`` and ``until`` are replaced together, so they always come from one method:
+a creep's total never reads as one commit's).  A creep (:attr:`~regbench.detect.Change.until`) is
+keyed like any change, by ``version`` and ``previous``: its span is what its alert says, not
+what makes it the same step.  When a
 change matches several alerts the one it overlaps most is taken.  A change that matches nothing
 creates a ``new`` alert; re-running the same detection writes nothing at all.
 
@@ -207,9 +210,11 @@ class Transaction(Protocol):
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
                change: float | None, ci_low: float | None, ci_high: float | None, p_value: float | None,
-               methods: Sequence[str], now: datetime, why: str, error: str | None = None) -> Alert:
+               methods: Sequence[str], now: datetime, why: str, error: str | None = None,
+               until: str | None = None) -> Alert:
         """Insert a ``new`` alert and its first event (by :data:`~regbench.model.SYSTEM_ACTOR`); a
-        failure has no ``change`` (None) and an ``error``."""
+        failure has no ``change`` (None) and an ``error``; a creep has ``until``, the first version
+        at its new level (:attr:`regbench.detect.Change.until`)."""
         ...
 
     def update(self, alert_id: int, *, now: datetime, fixed_by: str | None = None, clear_fix: bool = False,
@@ -349,6 +354,11 @@ def pct(x: float | None) -> str:
     if x is None:
         return "?"
     return ("+∞" if x > 0 else "-∞") if math.isinf(x) else f"{x:+.2%}"
+
+
+def span_text(version: str, until: str | None) -> str:
+    """Where a change is: ``v3``, or ``v3 .. v9`` for a creep spread over those versions."""
+    return version if until is None else f"{version} .. {until}"
 
 
 def _width(lo: float | None, hi: float | None) -> float:
@@ -607,13 +617,14 @@ def _record(tx: Transaction, changes: list[Change], rules: _Rules, scan: Failure
             keep(alerts, updated)
             placed[change_step(c)] = updated.id
             continue
-        why = f"detected by {c.method}: {pct(c.change)} at {c.version} (since {c.previous})"
+        why = f"detected by {c.method}: {pct(c.change)} at {span_text(c.version, c.until)} (since {c.previous})"
         if conf is not None:
             why += f"; {confirmation_text(conf)}"
         alert = tx.create(benchmark=c.benchmark, config=c.config, machine=c.machine, version=c.version,
                           previous=c.previous, kind=c.kind, change=float(c.change),
                           ci_low=_finite_or_none(c.ci_low), ci_high=_finite_or_none(c.ci_high),
-                          p_value=_finite_or_none(c.p_value), methods=[c.method], now=now, why=why)
+                          p_value=_finite_or_none(c.p_value), methods=[c.method], now=now, why=why,
+                          until=c.until)
         if conf is not None:
             confirm(c, conf, alert.id)
             (alert,) = tx.alerts([alert.id])
@@ -848,11 +859,17 @@ def _merge(tx: Transaction, alert: Alert, c: Change, here: tuple[int, int], span
         values["methods"] = [*alert.methods, c.method]
         reasons.append(f"also found by {c.method}")
     lo, hi = _finite_or_none(c.ci_low), _finite_or_none(c.ci_high)
+    # A creep's span goes with its numbers: its change is the ramp's total, which read without
+    # ``until`` is one commit's.
+    numbers = dict(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value), until=c.until)
     if "step" in values:  # the numbers of the step as it is placed now
-        values.update(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value))
+        values.update(numbers)
     elif _width(lo, hi) < _width(alert.ci_low, alert.ci_high):
-        values.update(change=float(c.change), ci_low=lo, ci_high=hi, p_value=_finite_or_none(c.p_value))
-        reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
+        values.update(numbers)
+        reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {span_text(c.version, c.until)}")
+    if values.get("until", alert.until) != alert.until:
+        reasons.append(f"a creep over {span_text(c.version, c.until)}" if c.until is not None else
+                       f"a step at {c.version}, not a creep over {span_text(alert.version, alert.until)}")
     if not values:
         return alert
     tx.update(alert.id, now=now, **values)
@@ -1018,4 +1035,5 @@ def record_bisection(repository: AlertRepository, ids: Iterable[int], culprit: s
 
 __all__ = ["FIX_FLOOR", "SPAN_TOLERANCE", "AlertOutcome", "AlertRepository", "Coverage", "Step", "Transaction",
            "candidate_span", "change_step", "confirmation_text", "is_suppressed", "known_alerts", "measured_step",
-           "record_alerts", "record_bisection", "required_machines", "restores", "same_step", "set_status", "span_gap"]
+           "record_alerts", "record_bisection", "required_machines", "restores", "same_step", "set_status", "span_gap",
+           "span_text"]

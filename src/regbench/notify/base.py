@@ -102,8 +102,13 @@ def tagged(version: str, tags: tuple[str, ...]) -> str:
     return f"{tags[0]} ({version})" if tags else version
 
 
+#: What a creep alert's messages say of its span: no commit in it is to blame alone.
+CREEP_NOTE = "a creep, each step below the minimum change: no single commit made it"
+
+
 def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
-    """One line: what changed, where, how much (with its interval), since when, what it fixed,
+    """One line: what changed, where, how much (with its interval), since when (for a creep, over
+    which versions: ``at v3 .. v9 (since v2; a creep, ...)``), what it fixed,
     what undid it when it is ``fixed`` (``already undone at v5 by alert #4``: told after the
     change that undid it was found), and the commit ``detect --bisect`` found (``first bad commit
     5c1b9e2a10``; for a failure, ``first failing commit``); versions by their ``labels`` (tags,
@@ -124,7 +129,12 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
         if a.culprit is not None:
             text += f", first failing commit {a.culprit}"
         return text + (f": {a.error}" if a.error else "")
-    text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} at {version} (since {previous}), alert #{a.id}"
+    if a.until is not None:  # the ramp's total: read as one commit's without its span
+        until = labels.get(a.until, a.until) if labels is not None else a.until
+        where = f"at {version} .. {until} (since {previous}; {CREEP_NOTE})"
+    else:
+        where = f"at {version} (since {previous})"
+    text = f"{a.kind} {pct(a.change)}{ci} in {series_label(a)} {where}, alert #{a.id}"
     if a.restores is not None:
         text += f", restores alert #{a.restores}"
     if a.status == "fixed" and a.fixed_by is not None:
@@ -161,8 +171,8 @@ def machines_text(a: Alert) -> str:
 
 
 def details(a: Alert) -> list[str]:
-    """Further lines for a message body: machines, methods, p-value, status, fix, confirmation; for
-    a failure, its error, machine, status and fix."""
+    """Further lines for a message body: a creep's span, machines, methods, p-value, status, fix,
+    confirmation; for a failure, its error, machine, status and fix."""
     from ..detect.alerts import confirmation_text
 
     if a.failure:
@@ -182,6 +192,8 @@ def details(a: Alert) -> list[str]:
         lines.insert(3, f"run again: {confirmation_text(a.confirmation)}")
     if a.bisection:
         lines.append(f"bisected: {a.bisection}")
+    if a.until is not None:
+        lines.insert(0, f"span: a creep over {a.version} .. {a.until} (since {a.previous})")
     return lines
 
 

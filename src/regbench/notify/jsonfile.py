@@ -18,7 +18,9 @@ writes ``"alerts": []`` when there is no file, and leaves a file alone.  ``confi
 version, and so were the alert's reach across machines (``spread``: ``several``,
 ``machine-specific`` or ``single``; ``machines``: each machine's evidence, the alert's own
 first; ``unchanged_on``; ``held`` and ``hold_machines``, always false and null for an alert that
-is sent): keys are only ever added to a version, and readers ignore those they do not know.
+is sent), and ``until`` (for a creep only: the first version at the new level, the change spread
+over ``version`` .. ``until``; absent for a step): keys are only ever added to a version, and
+readers ignore those they do not know.
 """
 
 from __future__ import annotations

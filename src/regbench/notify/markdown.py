@@ -41,8 +41,11 @@ def row(a: Alert) -> str:
     change, last = ("—", a.error or "") if a.failure else (pct(a.change), ", ".join(a.methods))
     if a.culprit is not None:  # what detect --bisect found
         last += f"; first {'failing' if a.failure else 'bad'} commit {a.culprit}"
+    version = tagged(a.version, a.version_tags)
+    if a.until is not None:  # a creep: its change is spread over these versions
+        version += f" .. {a.until} (a creep)"
     return "| " + " | ".join([
-        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(tagged(a.version, a.version_tags)),
+        f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(version),
         cell(tagged(a.previous, a.previous_tags)), change, ci, cell(last)]) + " |"
 
 

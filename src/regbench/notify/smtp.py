@@ -26,6 +26,7 @@ def message(a: Alert, *, sender: str, to: Sequence[str], sink: str, now: datetim
     msg = EmailMessage()
     what = f"{a.kind} in" if a.failure else f"{a.kind} {pct(a.change)} in"  # a failure has no size
     msg["Subject"] = " ".join(filter(None, [subject_prefix, f"{what} {series_label(a)} at {a.version}"
+                                            + (f" .. {a.until} (a creep)" if a.until is not None else "")
                                             + (" (already undone)" if a.status == "fixed" else "")]))
     msg["From"] = sender
     msg["To"] = ", ".join(to)

@@ -19,7 +19,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
     """The alerts, oldest first: a table (versions by their ``labels``,
     :func:`~regbench.report.console.version_labels`) and their count, or a JSON array of alert objects.
     A failure has no change, interval or spread (``—``); with failures listed, the table has an
-    ``error`` column."""
+    ``error`` column.  A creep's version is its span (``v3 .. v9``)."""
     if fmt == "json":
         emit_json([a.to_json() for a in alerts], allow_nan=False)
         return
@@ -43,7 +43,9 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
             ci = "—"
         row = [str(a.id), escape(status), f"[{colours.get(a.kind, 'default')}]{a.kind}[/]", escape(series),
                escape(", ".join(a.machines)), spread,
-               escape(labels.get(a.version, a.version)), escape(labels.get(a.previous, a.previous)), change, ci,
+               escape(labels.get(a.version, a.version)
+                      + (f" .. {labels.get(a.until, a.until)}" if a.until is not None else "")),
+               escape(labels.get(a.previous, a.previous)), change, ci,
                escape(", ".join(a.methods))]
         if failures:
             row.append(escape(a.error or ""))

@@ -90,7 +90,7 @@ def _alert_query() -> sa.Select:
                       v.c.name.label("version"), p.c.name.label("previous"), a.c.kind, a.c.change, a.c.ci_low,
                       a.c.ci_high, a.c.p_value, a.c.methods, a.c.status, f.c.name.label("fixed_by"),
                       a.c.fixed_by_alert_id, a.c.created_at, a.c.updated_at, a.c.hold_machines, a.c.error,
-                      a.c.culprit, a.c.bisection,
+                      a.c.culprit, a.c.bisection, a.c.until,
                       r.c.id.label("restores"),
                       *(k.c[name].label(f"confirmation_{name}") for name in _CONFIRMATION_FIELDS))
             .select_from(a)
@@ -123,7 +123,8 @@ def _alert(row) -> Alert:
                  fixed_by=m["fixed_by"], fixed_by_alert=m["fixed_by_alert_id"], created_at=m["created_at"],
                  updated_at=m["updated_at"], restores=m["restores"],
                  confirmation=_confirmation(m, "confirmation_") if confirmed else None,
-                 hold_machines=m["hold_machines"], error=m["error"], culprit=m["culprit"], bisection=m["bisection"])
+                 hold_machines=m["hold_machines"], error=m["error"], culprit=m["culprit"], bisection=m["bisection"],
+                 until=m["until"])
 
 
 #: Alert ids per query of their machines (far below any database's limit of bound parameters).
@@ -397,7 +398,8 @@ class AlertTransaction:
 
     def create(self, *, benchmark: str, config: str, machine: str, version: str, previous: str, kind: str,
                change: float | None, ci_low: float | None, ci_high: float | None, p_value: float | None,
-               methods: Sequence[str], now: datetime, why: str, error: str | None = None) -> Alert:
+               methods: Sequence[str], now: datetime, why: str, error: str | None = None,
+               until: str | None = None) -> Alert:
         """Insert a ``new`` alert and its first event (a failure's ``change`` is None: stored as 0)."""
         key = self.conn.execute(t.alert.insert().values(
             uid=uuid.uuid4().hex,
@@ -408,6 +410,7 @@ class AlertTransaction:
             previous_id=self._id(t.version, previous, "version"),
             kind=kind, change=0.0 if change is None else change, ci_low=ci_low, ci_high=ci_high, p_value=p_value,
             methods=sorted(set(methods)), status="new", created_at=now, updated_at=now, error=error,
+            until=until,
         )).inserted_primary_key
         if key is None:  # not for an INSERT of one row, on any database regbench supports
             raise StoreError("the database did not return the key of the new alert")

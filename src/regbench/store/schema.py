@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0020"
+SCHEMA_REVISION = "0021"
 
 metadata = sa.MetaData()
 
@@ -221,6 +221,10 @@ alert = sa.Table(
     # NULL when not bisected or when no single commit was found; and what it said, on one line.
     sa.Column("culprit", sa.String(64), nullable=True),
     sa.Column("bisection", sa.Text, nullable=True),
+    # (0021) For a creep (`auto`'s ramp of small same-sign steps reported as one change): the first
+    # version at the new level, by name; NULL for a step.  A name, not a key of `version`: SQLite
+    # adds no foreign key to an existing table without rebuilding it (see `change` above).
+    sa.Column("until", sa.String(200), nullable=True),
 )
 
 sa.Index("ix_alert_status", alert.c.status)

@@ -309,7 +309,9 @@ def _alert(a) -> dict[str, Any]:
             "previous": a.previous, "kind": a.kind, "change": _finite(a.change), "ci_low": _finite(a.ci_low),
             "ci_high": _finite(a.ci_high), "p_value": _finite(a.p_value), "methods": list(a.methods),
             "status": a.status, "fixed_by": a.fixed_by, "created_at": a.created_at.isoformat(),
-            "updated_at": a.updated_at.isoformat(), "error": a.error, "culprit": a.culprit, "bisection": a.bisection}
+            "updated_at": a.updated_at.isoformat(), "error": a.error, "culprit": a.culprit, "bisection": a.bisection,
+            # only for a creep (as the detection JSON and `alerts list --format json`)
+            **({"until": a.until} if a.until is not None else {})}
 
 
 def _finite(x: float | None) -> float | None:

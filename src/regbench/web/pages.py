@@ -92,6 +92,8 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
                      "fixed_by_label": dash.labels.get(a.fixed_by, a.fixed_by[:10]) if a.fixed_by else None,
                      # what `detect --bisect` found: the commit, and what it said
                      "culprit": a.culprit, "bisection": a.bisection,
+                     # a creep: the change is spread over version .. until
+                     "until_label": dash.labels.get(a.until, a.until[:10]) if a.until else None,
                      "status": a.status,
                      "history": [{"status": e.status, "kind": e.kind, "who": e.who,
                                   "at": e.at.strftime("%Y-%m-%d %H:%M"), "why": e.why} for e in events]})
@@ -187,9 +189,12 @@ def alerts_feed(dash: Dashboard, *, base_url: str = "") -> str:
             summary = (f"{a.benchmark} ({a.config}, {a.machine}): every run failed from {a.version} on, "
                        f"last ok at {a.previous}: {a.error or 'no error stored'}; status {a.status}")
         else:
-            title = f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"
+            span = f" .. {a.until}" if a.until else ""
+            title = (f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"
+                     + (f" .. {a.until[:10]} (a creep)" if a.until else ""))
             summary = (f"{a.benchmark} ({a.config}, {', '.join(a.machines)}): {a.kind} of {_pct(a.change)} "
-                       f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}] at {a.version} since {a.previous}; status {a.status}")
+                       f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}] at {a.version}{span} since {a.previous}"
+                       + ("; a creep: no single commit made it" if a.until else "") + f"; status {a.status}")
         entries.append(f"<entry><id>urn:regbench:alert:{escape(a.uid)}</id><title>{escape(title)}</title>"
                        f"<updated>{when(a)}</updated><link href=\"{escape(link)}\"/>"
                        f"<summary>{escape(summary)}</summary></entry>")
