@@ -14,7 +14,8 @@ module             job
                    batches or worker processes, incremental or full, with FDR control
 ``zeros``          the driver's pre-pass: steps of a count from exactly 0 to above 0 and
                    back, for every detector (test in :mod:`regbench.stats.zeros`)
-``notes``          the driver's notes: series not analysed and why, throughputs fallen to 0
+``notes``          the driver's notes: series not analysed and why, throughputs fallen to 0,
+                   one-run excursions a detector left out
 ``fdr``            Benjamini-Hochberg across every hypothesis of every series
 ``alerts``         changes to alerts, told once: de-duplication, fixes, triage (pure rules
                    over a repository protocol the store implements)
@@ -23,6 +24,8 @@ module             job
                    :mod:`~regbench.stats.segments` and :mod:`~regbench.stats.levels`)
 ``search``         ``auto``'s split search: binary segmentation, refinement, short excursions
 ``modes``          ``auto``'s modes: their boundaries, a change found in one placed and merged
+``lone``           ``auto``'s histories of one run a version: spikes of interference told
+                   from changes by the history's own rate of them
 ``ci_overlap``     non-overlapping confidence intervals (seed 000 s.5)
 ``bootstrap_ci``   non-overlapping bootstrap intervals and a 3% floor (seed 004 s.4.5)
 ``talos_ttest``    Talos' moving-window t-test (seed 003 s.5.1)
