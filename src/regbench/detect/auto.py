@@ -54,7 +54,7 @@ from ..stats.runs import (
 )
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
-    difference_scale, isolated_versions, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
+    difference_scale, isolated_versions, noisier_variance, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
     version_stats, version_stats_many, version_variance
 )
 from ..stats.moderuns import WINDOW as HELD_WINDOW
@@ -356,7 +356,7 @@ class Auto(SegmentSearch, Detector):
             # Excursions of versions timed once each, where the history holds others like them
             # (:mod:`.lone`): not reported, and not the start of the segment the state goes on from.
             kept, lone = weigh(series, changes, width=self.excursion, alpha=self.alpha, min_change=self.min_change,
-                               n_single=n_single, prior=alone)
+                               confidence=self.confidence_level, n_single=n_single, prior=alone)
             if lone is not None:
                 still = {id(c) for c in kept}
                 gone = {series.index(c.version) for c in changes if id(c) not in still}
@@ -785,7 +785,8 @@ class Auto(SegmentSearch, Detector):
         (:meth:`_held`)."""
         bounds = [0, *cps, vs.mean.size]
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
-        vv = version_variance(vs, cps)
+        # The two segments on the scale the search tested them with (a noisier stretch on its own).
+        vv = noisier_variance(vs, s, e, version_variance(vs, cps), cps)
         if first == last:
             res = self._segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out

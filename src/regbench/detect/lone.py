@@ -79,41 +79,64 @@ def levels(series: Series, with_data: Sequence[int]) -> np.ndarray | None:
     return np.log(level)
 
 
-def excursions(series: Series, changes: Sequence[Change], width: int, *, min_change: float = 0.03) -> list[Excursion]:
+#: Versions a side whose median is the level an excursion left and came back to (:func:`excursions`).
+LEVEL_SIDE = 5
+
+
+def excursions(series: Series, changes: Sequence[Change], width: int, *, min_change: float = 0.03,
+               confidence: float = 0.99) -> list[Excursion]:
     """The excursions among ``changes`` (history order, of ``series`` as searched) that rest on
     versions of one run each: a change at version ``a`` undone by the next change at ``a + w``
     (``1 <= w <= width`` versions with data), or a change at the ``w <= width`` newest versions
     that has not been undone; every version of the stretch timed by one run.
 
-    Also one edge of a one-version excursion whose other edge the search did not report (its
-    test is of segments, and the version after a spike can sit a little off the level): a change
-    into a one-run version from which the next version came back at least halfway, or a change
-    out of one that the version before it had reached as such a spike (:func:`spike`; the
-    return within ``min_change``, the detector's minimum relevant change)."""
+    Also one edge of an excursion whose other edge the search did not report (its test is of
+    segments, and the versions next to a spike can sit a little off the level): a change into a
+    stretch of at most ``width`` one-run versions after which the history came back, or a change
+    out of one (:func:`returned`: the level after it is not a step from the level before it, at
+    the detector's ``confidence`` level or by its ``min_change``)."""
     with_data, single = single_run(series)
     rank = {series.versions[k].name: i for i, k in enumerate(with_data)}
     n = len(with_data)
     x = levels(series, with_data)
+    # The noise of one version's level, for the noise of the levels an excursion left and came
+    # back to (the scale of the search's version component: Qn of successive differences).
+    from scipy.special import ndtri
+
+    from ..stats.segments import difference_scale
+
+    sigma = difference_scale(np.diff(x)) / np.sqrt(2.0) if x is not None and x.size > 2 else np.nan
+    q = float(ndtri(0.5 + confidence / 2))
 
     def lone(a: int, b: int) -> bool:
         return 0 < a < b <= n and bool(single[a:b].all())
 
-    def spike(a: int) -> bool:
-        """Version ``a`` stood apart from the versions on both sides, and those after it came
-        back to those before: by less than the minimum relevant change and than half the spike
-        (the median of up to three versions a side, which one more spike among them does not
-        move).  Both, because a real step next to a version that read a little off by noise
-        looks like a spike and its return otherwise: with the one version after alone and a
-        return halfway, 3 of 20 10% steps among spikes were lost that way."""
-        if x is None or not (0 < a < n - 1 and single[a]):
-            return False
-        before, at, after = np.median(x[max(0, a - 3):a]), x[a], np.median(x[a + 1:a + 4])
+    def returned(a: int, b: int) -> bool | None:
+        """Whether the one-run versions ``[a, b)`` stood apart from the versions on both sides
+        and the history came back after them: the median of up to :data:`LEVEL_SIDE` versions a
+        side (which another spike among them does not move), every version of the stretch beyond
+        both on one side, and the two not a step apart (not significantly, at the detector's
+        confidence level, the median's standard error being ``sqrt(pi / 2)`` times the mean's; or
+        less than the minimum relevant change) and nearer each other than half the stretch's least
+        distance from them.  Both, because a real step next to a version that read a little off by
+        noise looks like an excursion and its return otherwise (with one version a side and a
+        return halfway, 3 of 20 10% steps among spikes were lost that way).  True for a slower
+        stretch, False for a faster one, None when it is neither."""
+        if x is None or not (lone(a, b) and b < n):
+            return None
+        left, right = x[max(0, a - LEVEL_SIDE):a], x[b:b + LEVEL_SIDE]
+        before, after = float(np.median(left)), float(np.median(right))
+        inside = x[a:b]
         net = abs(after - before)
-        return bool((at - before) * (at - after) > 0 and net < np.log1p(min_change) and net < abs(at - after) / 2)
+        se = sigma * np.sqrt(np.pi / 2 * (1 / left.size + 1 / right.size))
+        no_step = net < max(np.log1p(min_change), q * se if np.isfinite(se) else 0.0)
+        for up, apart in ((True, inside.min() - max(before, after)), (False, min(before, after) - inside.max())):
+            if apart > 0 and no_step and net < apart / 2:
+                return up
+        return None
 
     out: list[Excursion] = []
     ordered = [c for c in changes if c.until is None and c.version in rank and c.previous in rank]
-    used: set[int] = set()
     i = 0
     while i < len(ordered):
         c = ordered[i]
@@ -121,21 +144,28 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         if rank[c.previous] != a - 1:
             i += 1
             continue
+        up = c.change > 0
         nxt = ordered[i + 1] if i + 1 < len(ordered) else None
-        if nxt is not None and (nxt.change > 0) != (c.change > 0) and rank[nxt.previous] == rank[nxt.version] - 1:
+        if nxt is not None and (nxt.change > 0) != up and rank[nxt.previous] == rank[nxt.version] - 1:
             b = rank[nxt.version]
             if 1 <= b - a <= width and lone(a, b):
-                out.append(Excursion(c.change > 0, b - a, (c, nxt)))
-                used.add(b)
+                out.append(Excursion(up, b - a, (c, nxt)))
                 i += 2
                 continue
         if nxt is None and 1 <= n - a <= width and lone(a, n):
-            out.append(Excursion(c.change > 0, n - a, (c,), open=True))
-        elif spike(a) and (x[a] > x[a - 1]) == (c.change > 0):  # type: ignore[index]
-            out.append(Excursion(c.change > 0, 1, (c,)))
-        elif a - 1 not in used and spike(a - 1) and (x[a - 1] > x[a]) == (c.change < 0):  # type: ignore[index]
-            out.append(Excursion(c.change < 0, 1, (c,)))
-        used.add(a)
+            out.append(Excursion(up, n - a, (c,), open=True))
+        else:
+            # One edge alone: the start of a stretch that came back, or the end of one that the
+            # change left, whichever is the narrower (the start on a tie): a spike two versions
+            # wide with a change into it, one within it and one out of it has its first two
+            # paired above, and the third is the end of the one-version stretch before it, not
+            # the start of a three-version one after it.
+            into = next((w for w in range(1, width + 1) if returned(a, a + w) is up), None)
+            out_of = next((w for w in range(1, width + 1) if a - w > 0 and returned(a - w, a) is (not up)), None)
+            if into is not None and (out_of is None or into <= out_of):
+                out.append(Excursion(up, into, (c,)))
+            elif out_of is not None:
+                out.append(Excursion(not up, out_of, (c,)))
         i += 1
     return out
 
@@ -211,7 +241,7 @@ def without(series: Series, drop: Sequence[int]) -> Series:
 
 
 def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, min_change: float = 0.03,
-          n_single: int | None = None, prior: dict[bool, int] | None = None) -> tuple[list[Change], dict | None]:
+          confidence: float = 0.99, n_single: int | None = None, prior: dict[bool, int] | None = None) -> tuple[list[Change], dict | None]:
     """``changes`` without the excursions one-run noise explains (:func:`explained`), and what
     to save of them with ``prior`` (the one-run versions left out before the search, per side,
     :func:`lone_versions`; None when nothing was left out): per direction, the versions and
@@ -219,7 +249,7 @@ def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, mi
     ``series`` lost its lone versions), and how many versions a step there must hold to be
     reported; and ``open``, the version before a change at the newest versions left out.""" 
     prior = prior or {}
-    found = excursions(series, changes, width, min_change=min_change)
+    found = excursions(series, changes, width, min_change=min_change, confidence=confidence)
     if n_single is None:
         n_single = int(single_run(series)[1].sum())
     gone = explained(found, n_single, alpha, prior) if found else []

@@ -21,7 +21,7 @@ from ..stats.runs import (
     VersionStats
 )
 from ..stats.segments import (
-    SegmentTest, relative_interval, segment_test, two_level_t, version_variance
+    SegmentTest, noisier_variance, relative_interval, segment_test, two_level_t, version_variance
 )
 from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
@@ -83,8 +83,11 @@ class SegmentSearch:
             s, e = stack.pop()
             if found:  # the steps found so far are not version-to-version noise
                 vv = version_variance(vs, sorted(found))
+            # A stretch between changes found that is noisier than the whole history is tested
+            # with its own scale (:func:`~regbench.stats.segments.noisier_variance`).
+            vv_here = noisier_variance(vs, s, e, vv, sorted(found))
             candidates, split = _candidates(vs.mean, s, e)
-            best, n = self._best_candidate(vs, s, e, candidates, vv, factor)
+            best, n = self._best_candidate(vs, s, e, candidates, vv_here, factor)
             tests += n
             pair = None
             if best is None and split is not None and nested:
@@ -104,14 +107,15 @@ class SegmentSearch:
                 outer = max(1, e - s - 3)
                 for a, b in ((s, split.index), (split.index, e)):
                     inner, _ = _candidates(vs.mean, a, b)
-                    got, n = self._best_candidate(vs, a, b, inner, vv, factor, extra=2 * outer)
+                    got, n = self._best_candidate(vs, a, b, inner, vv_here, factor, extra=2 * outer)
                     tests += n
                     if got is None or (best is not None and got[0] >= best[0]):
                         continue
                     lo, hi = (got[1], e) if a == s else (s, got[1])
                     tests += 1
+                    both = sorted({*found, got[1]})
                     res = self._segment_test(vs, lo, split.index, hi,
-                                             version_variance(vs, sorted({*found, got[1]})))
+                                             noisier_variance(vs, s, e, version_variance(vs, both), both))
                     if np.isfinite(res.p_value) and res.p_value * outer * factor < self.alpha:
                         best, pair = got, (split.index, outer)
             if best is not None:
@@ -225,7 +229,6 @@ class SegmentSearch:
         def seg(a, b):
             return {key: pre[key][b] - pre[key][a] for key in pre}
 
-        s2v, df_b = vv
         out: dict[int, int] = {}
         tests = 0
         # Like binary segmentation, the scan is repeated on the segments an excursion it kept has
@@ -240,6 +243,8 @@ class SegmentSearch:
             scanned.update(todo)
             before_scan = len(out)
             for s, e in todo:
+                # Each segment on its own scale where it is the noisier (as in the split search).
+                s2v, df_b = noisier_variance(vs, s, e, vv, sorted({*cps, *out})) or vv
                 tests += self._scan_segment(s, e, seg, out, s2v, df_b, vs.log, factor, faster_only=faster_only)
             if len(out) == before_scan:
                 break

@@ -718,3 +718,51 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
     return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.82 * (d.size - 1))
 
 
+#: The level of the test that a stretch of a history is noisier from version to version than the
+#: whole (:func:`noisier_variance`).
+NOISIER_LEVEL = 0.01
+
+
+def noisier_variance(vs: VersionStats, s: int, e: int, whole: tuple[float, float] | None,
+                     splits: Sequence[int] = (), *, level: float = NOISIER_LEVEL) -> tuple[float, float] | None:
+    """The version component of versions ``[s, e)`` of ``vs`` where they vary from version to
+    version significantly more than the whole history (``whole``, :func:`version_variance` with
+    ``splits``); else ``whole``.
+
+    :func:`version_variance` takes one scale for the whole history, robust to its steps.  A change
+    can bring a different noise with it: a benchmark made 5x faster is timed over a fifth of the
+    time, and with the same absolute jitter its relative noise grows (a probe: 3% before a 5x
+    speed-up, 25% after).  Qn of the successive differences of such a history sits between the two
+    regimes, below the noisy one, and the short excursions and splits the search tested in the
+    noisy stretch against it were false (pairs in 2 of 3 seeds).  So a stretch bounded by the
+    changes found is tested with its own scale when the variance of a version mean there (Qn of
+    its successive differences, halved) exceeds the whole history's by more than the
+    ``1 - level`` quantile of Fisher's F on their degrees of freedom (Snedecor and Cochran 1989,
+    s.6.12, the variance-ratio test; the degrees of freedom are Qn's, as for the whole).  Only a
+    noisier stretch takes its own: a quieter one keeps the whole history's, as before, so the
+    rule can only make the search more cautious where the noise is demonstrably larger.
+    """
+    if whole is None or e - s < MIN_VERSIONS_FOR_VERSION_VAR:
+        return whole
+    d = np.diff(vs.mean[s:e])
+    cut = [tau - s - 1 for tau in splits if s < tau < e]
+    if cut:
+        d = np.delete(d, cut)
+    if d.size < MIN_VERSIONS_FOR_VERSION_VAR - 1:
+        return whole
+    total = difference_scale(d) ** 2 / 2
+    df = max(1.0, 0.82 * (d.size - 1))
+    n = vs.n[s:e]
+    multi = n > 1
+    df_w = float((n[multi] - 1).sum())
+    s2w = float(((n[multi] - 1) * vs.var[s:e][multi]).sum() / df_w) if df_w > 0 else 0.0
+    runs_share = s2w * float(np.mean(1.0 / n))
+    whole_total = whole[0] + runs_share  # the whole history's, on the same footing
+    if not (np.isfinite(total) and whole_total > 0):
+        return whole
+    from scipy.special import fdtri  # Fisher's F quantile, without importing all of scipy.stats
+
+    if total / whole_total <= float(fdtri(df, whole[1], 1.0 - level)):
+        return whole
+    return max(0.0, total - runs_share), df
+
