@@ -62,7 +62,9 @@ def single_run(series: Series) -> tuple[list[int], np.ndarray]:
     """The history positions of the versions with data, and whether each has one run exactly."""
     with_data, single = [], []
     for k, runs in enumerate(series.runs):
-        n = sum(1 for r in runs if np.size(r))
+        # Runs with samples, counted at C speed: every series' full pass asks (a generator of
+        # np.size calls took 10 ms of a 500-version, 10-run series).
+        n = sum(map(bool, map(len, runs)))
         if n:
             with_data.append(k)
             single.append(n == 1)
@@ -96,6 +98,8 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
     out of one (:func:`returned`: the level after it is not a step from the level before it, at
     the detector's ``confidence`` level or by its ``min_change``)."""
     with_data, single = single_run(series)
+    if not single.any():
+        return []
     rank = {series.versions[k].name: i for i, k in enumerate(with_data)}
     n = len(with_data)
     x = levels(series, with_data)
@@ -249,6 +253,8 @@ def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, mi
     ``series`` lost its lone versions), and how many versions a step there must hold to be
     reported; and ``open``, the version before a change at the newest versions left out.""" 
     prior = prior or {}
+    if not changes and not any(prior.values()):
+        return changes, None
     found = excursions(series, changes, width, min_change=min_change, confidence=confidence)
     if n_single is None:
         n_single = int(single_run(series)[1].sum())

@@ -742,8 +742,8 @@ def noisier_variance(vs: VersionStats, s: int, e: int, whole: tuple[float, float
     noisier stretch takes its own: a quieter one keeps the whole history's, as before, so the
     rule can only make the search more cautious where the noise is demonstrably larger.
     """
-    if whole is None or e - s < MIN_VERSIONS_FOR_VERSION_VAR:
-        return whole
+    if whole is None or e - s < MIN_VERSIONS_FOR_VERSION_VAR or (s == 0 and e == vs.mean.size):
+        return whole  # (the whole history is the whole: no Qn computed again, 8 ms at 500 versions)
     d = np.diff(vs.mean[s:e])
     cut = [tau - s - 1 for tau in splits if s < tau < e]
     if cut:
