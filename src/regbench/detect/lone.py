@@ -49,7 +49,8 @@ STATE_KEY = "lone_runs"
 class Excursion:
     """A short excursion of versions timed by one run each.
 
-    ``up``: slower (higher in the series searched); ``width``: its versions with data;
+    ``up``: higher in the series searched (slower, but in a throughput searched as it is);
+    ``width``: its versions with data;
     ``changes``: its two edges, or the one change of a lone end (``open``)."""
 
     up: bool
@@ -197,7 +198,7 @@ def explained(found: Sequence[Excursion], n_single: int, alpha: float,
 
 def lone_versions(series: Series, *, z: float, alpha: float) -> tuple[list[int], dict[bool, int], int]:
     """The versions of one run each that stand alone, to leave out of the search where the history
-    holds others like them on the same side; and their count per side (``True``: slower) and the
+    holds others like them on the same side; and their count per side (``True``: higher in ``series``) and the
     history's one-run versions.
 
     A version stands alone where its run's median is more than ``z`` robust standard deviations
@@ -268,7 +269,11 @@ def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, mi
         # A step at the newest versions not held long enough yet: the next pass looks at it again
         # (``open``: the version before it, which the state's last version becomes).
         info["open"] = pending[0].changes[0].previous
-    for up, side in ((True, "slower"), (False, "faster")):
+    # Up in the series searched is slower where lower is better (times, and throughputs searched as
+    # their reciprocal), faster where higher is (a throughput searched as it is: a sample below 0).
+    worse_up = series.direction != "higher"
+    for up in (True, False):
+        side = "slower" if up == worse_up else "faster"
         mine = [x for x in found if x.up == up]
         alone = prior.get(up, 0)
         if not (mine or alone):
@@ -293,4 +298,5 @@ def note(info: dict) -> str | None:
         return None
     return (f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each, not reported: "
             "one run cannot tell interference from a change undone at once, and the history has several "
-            "like them; time each version twice, or confirm with `detect --confirm`")
+            "like them; time each version twice, or run two versions again with `regbench compare --run A B` "
+            "(`detect --confirm` runs only the changes reported)")
