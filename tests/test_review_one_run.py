@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from regbench.detect import get_detector
 from regbench.detect.driver import detect_changes, save_detection_state
@@ -61,16 +60,13 @@ def _push(store: Store, values, start: int) -> None:
                     for k, v in enumerate(values)], versions=versions)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the full pass that full_pass_needed asks for finds the step at a version check_new had already "
-    "let into the segment (at or before the saved last_version), and zeros.new_since drops it: the "
-    "incremental passes never report a change every full pass reports"))
 def test_incremental_passes_report_the_step_their_own_full_pass_finds(store_url):
     # A CI job times each commit once, 10% of them slowed by 40%; the benchmark gets 13% faster at
     # v080.  check_new lets v080 and v081 into the segment (one run each, not significant alone);
     # at v082 it sees a change at a one-run version, so the driver searches the history in full,
-    # which finds the improvement at v080, and reports only what is after v081: nothing.  The full
-    # pass after every push reports v080 from the first push on.
+    # which finds the improvement at v080, and reported only what was after v081: nothing (it now
+    # reports what is after the segment's start, `Auto.reported_through`).  The full pass after
+    # every push reports v080 from the first push on.
     rng = np.random.default_rng(2)
     base = np.exp(rng.normal(0, 0.03, 80)) * np.where(rng.random(80) < 0.1, 1.4, 1.0)
     new = 0.87 * np.exp(rng.normal(0, 0.03, 12)) * np.where(rng.random(12) < 0.1, 1.4, 1.0)

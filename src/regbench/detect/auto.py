@@ -613,6 +613,13 @@ class Auto(SegmentSearch, Detector):
             return True
         return any(sum(1 for r in series.runs[series.index(c.version)] if np.size(r)) == 1 for c in changes)
 
+    def reported_through(self, state: dict) -> str | None:
+        """The start of the saved segment: :meth:`check_new` lets a new version into the segment
+        when it alone is not significant, so the first versions of a modest step at one run a
+        version joined it unreported; a full pass finds the step there, and it is reported (the
+        change that began the segment was reported already)."""
+        return state.get("segment_start") or state.get("last_version")
+
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
         """:meth:`check_new` of many series, with the robust run means of all of them computed in
         one pass (:func:`~regbench.stats.segments.version_stats_many`): an incremental pass over a

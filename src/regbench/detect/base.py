@@ -134,8 +134,15 @@ class Detector(abc.ABC):
     def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change]) -> bool:
         """Whether :meth:`check_new` of ``series`` (the new versions) from ``state``, which gave
         ``changes``, must be replaced by a full pass of the whole history (the driver then
-        reports what that finds after the state's last version).  By default never."""
+        reports what that finds after :meth:`reported_through`).  By default never."""
         return False
+
+    def reported_through(self, state: dict) -> str | None:
+        """The version through which the passes that led to ``state`` have reported every change
+        (a full pass then reports only the changes after it).  By default the last version they
+        checked: a detector whose checks can let a change's versions in without reporting it says
+        where its unreported stretch begins."""
+        return state.get("last_version")
 
     def check_new_many(self, items: Sequence[tuple[dict, Series]]) -> list[tuple[list[Change], int, dict]]:
         """:meth:`check_new` of many series at once; ``items`` are ``(state, series)`` pairs.

@@ -521,7 +521,11 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     # searched again in full below, and report what is new.
     redo = [detector.full_pass_needed(zeros.detector_state(saved), s, changes)
             for (saved, s), (changes, _, _) in zip(going_on, checked, strict=True)]
-    again += [item for item, full in zip(going_on, redo, strict=True) if full]
+    # What such a pass reports: the changes after the version through which the passes before
+    # reported every change (``Detector.reported_through``): the checks may have let the first
+    # versions of a step into their segment unreported, and the full pass finds it there.
+    again += [({**saved, "last_version": detector.reported_through(zeros.detector_state(saved))}, s)
+              for (saved, s), full in zip(going_on, redo, strict=True) if full]
     going_on = [item for item, full in zip(going_on, redo, strict=True) if not full]
     checked = [result for result, full in zip(checked, redo, strict=True) if not full]
     parts = [Tally.of(s, changes, n_tests, zeros.keep_key(saved, new))
