@@ -8,8 +8,9 @@ from regbench.detect import get_detector
 from regbench.detect.driver import detect_changes, save_detection_state
 from regbench.detect.lone import STATE_KEY
 from regbench.detect.notes import series_notes
-from regbench.model import RunRecord, Series, VersionInfo
+from regbench.model import Series, VersionInfo
 from regbench.store import Store
+from test_detect_one_run import _push
 
 
 def one_run(values, direction: str) -> Series:
@@ -52,12 +53,6 @@ def test_the_note_does_not_send_people_to_detect_confirm():
     changes, n_tests, state = detector.detect_with_state(s)
     reason = series_notes(detector, s, changes, n_tests, state)[0].reason
     assert "confirm with `detect --confirm`" not in reason and "compare --run" in reason
-
-
-def _push(store: Store, values, start: int) -> None:
-    versions = [VersionInfo(f"v{k:03d}") for k in range(start, start + len(values))]
-    store.add_runs([RunRecord(benchmark="b", version=f"v{start + k:03d}", run_index=0, samples=np.array([v]))
-                    for k, v in enumerate(values)], versions=versions)
 
 
 def test_incremental_passes_report_the_step_their_own_full_pass_finds(store_url):
