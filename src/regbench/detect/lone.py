@@ -296,7 +296,8 @@ def note(info: dict) -> str | None:
             parts.append(" and ".join(what) + f" (a step must hold {got['holds']} versions)")
     if not parts:
         return None
-    return (f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each, not reported: "
+    return (f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each, not reported as "
+            "changes: "
             "one run cannot tell interference from a change undone at once, and the history has several "
             "like them; time each version twice, or run two versions again with `regbench compare --run A B` "
             "(`detect --confirm` runs only the changes reported)")

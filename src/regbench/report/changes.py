@@ -271,7 +271,7 @@ def note_lines(notes: Sequence[SeriesNote], labels: Mapping[str, str]) -> list[s
                        f"{labels.get(n0.last_above or '', n0.last_above)} {labels.get(n0.zero_from or '', n0.zero_from)}` "
                        "shows it as -100%).")
         elif kind == "one run":
-            out.append(f"Not reported ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
+            out.append(f"One run a version ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
         elif kind in ("detector", "too few runs"):
             out.append(f"Not analysed ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
         else:
