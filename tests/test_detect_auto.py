@@ -1135,7 +1135,7 @@ def test_fastest_runs_are_not_followed_where_they_often_jump_or_are_not_steadier
     assert det.fastest_runs(up, vs, choice) is None
 
 
-def test_runs_slowed_below_a_mode_boundary_by_a_step_are_not_taken_for_changes_of_the_fast_mode():
+def test_runs_slowed_below_a_mode_boundary_by_a_step_are_not_taken_for_changes_of_the_fast_mode(monkeypatch):
     # A generated history (the probe shape `skewed-few`, seed 5, docs/evaluation.md): a floor with
     # whole runs slowed on top, searched on its floor (the low quantile), and a -28.6% step at v84.
     # After the step the slowed runs fall below the fixed boundary into the fast mode, whose
@@ -1147,7 +1147,19 @@ def test_runs_slowed_below_a_mode_boundary_by_a_step_are_not_taken_for_changes_o
     changes = det.detect(s)
     assert [(c.version, c.kind) for c in changes] == [("v084", "improvement")]
     assert changes[0].ci_low < -0.286 < changes[0].ci_high
-    # Without the fastest runs' checks (floor=false) the fast mode's false changes are back.
+    # Without the fastest runs' checks (floor=false) the fast mode's stretch after the step, noisier
+    # than the whole history, is now tested on its own scale, and they are gone too
+    # (`noisier_variance`, 2026-11-30)...
+    assert [c.version for c in get_detector("auto", floor=False).detect(s)] == ["v084"]
+    # ... and without both, the false changes are back.
+    import regbench.detect.auto as auto_module
+    import regbench.detect.search as search_module
+
+    def whole_scale(vs, s, e, whole, splits=(), **_):
+        return whole
+
+    monkeypatch.setattr(search_module, "noisier_variance", whole_scale)
+    monkeypatch.setattr(auto_module, "noisier_variance", whole_scale)
     assert {"v089", "v093", "v094"} <= {c.version for c in get_detector("auto", floor=False).detect(s)}
 
 
