@@ -60,7 +60,8 @@ def project(tmp_path):
 
 
 def first_json(text: str):
-    """The JSON document at the start of ``text`` (``detect --notify`` says what each sink did after it)."""
+    """The JSON document at the start of ``text`` (CliRunner's output holds standard error too, where
+    ``detect --notify --format json`` says what each sink did)."""
     return json.JSONDecoder().raw_decode(text)[0]
 
 

@@ -138,7 +138,7 @@ def command(click_ctx, method, min_change, options, benchmark, confidence, fdr, 
             options=detector_options, confirm=confirming, confirm_reporter=_live_display(),
             all_sessions=all_sessions, pool=pool, duet=duet)
     if outcome.notified is not None:
-        print_notify_report(outcome.notified)
+        print_notify_report(outcome.notified, err=fmt == "json")
     if not outcome.ok:
         click_ctx.exit(ExitStatus.FAILED)
     if fail_on_regression and outcome.regressed:

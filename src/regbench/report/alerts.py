@@ -103,8 +103,10 @@ def print_triaged(verb: str, alerts: Iterable[Alert]) -> None:
     echo(f"{verb} " + ", ".join(f"#{a.id}" for a in alerts))
 
 
-def print_notify_report(report: NotifyReport) -> None:
-    """One line per sink: sent, failed (on stderr), deferred, in flight."""
+def print_notify_report(report: NotifyReport, *, err: bool = False) -> None:
+    """One line per sink: sent, failed (on stderr), deferred, in flight; all on stderr with
+    ``err`` (a command whose standard output is a JSON document, which these lines would spoil
+    for a reader such as ``jq``)."""
     for s in report.sinks:
         line = f"{s.sink} ({s.type}): {len(s.sent)} sent"
         if s.failed:
@@ -113,4 +115,4 @@ def print_notify_report(report: NotifyReport) -> None:
             line += f", {len(s.deferred)} left for the next call"
         if s.in_flight:
             line += f", {len(s.in_flight)} in flight elsewhere"
-        echo(line + (f": {s.error}" if s.error else ""), err=not s.ok)
+        echo(line + (f": {s.error}" if s.error else ""), err=err or not s.ok)
