@@ -91,7 +91,8 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
     """The excursions among ``changes`` (history order, of ``series`` as searched) that rest on
     versions of one run each: a change at version ``a`` undone by the next change at ``a + w``
     (``1 <= w <= width`` versions with data), or a change at the ``w <= width`` newest versions
-    that has not been undone; every version of the stretch timed by one run.
+    that has not been undone, or the first change after the ``w <= width`` oldest ones; every
+    version of the stretch timed by one run.
 
     Also one edge of an excursion whose other edge the search did not report (its test is of
     segments, and the versions next to a spike can sit a little off the level): a change into a
@@ -159,6 +160,11 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
                 continue
         if nxt is None and 1 <= n - a <= width and lone(a, n):
             out.append(Excursion(up, n - a, (c,), open=True))
+        elif i == 0 and 1 <= a <= width and bool(single[:a].all()):
+            # The history's first versions, one run each, apart from what follows: an excursion
+            # with no versions before it, weighed like one at the newest versions (a first commit
+            # slowed by interference was a "step" at the second).
+            out.append(Excursion(not up, a, (c,)))
         else:
             # One edge alone: the start of a stretch that came back, or the end of one that the
             # change left, whichever is the narrower (the start on a tie): a spike two versions
