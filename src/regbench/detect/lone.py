@@ -163,8 +163,17 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         elif i == 0 and 1 <= a <= width and bool(single[:a].all()):
             # The history's first versions, one run each, apart from what follows: an excursion
             # with no versions before it, weighed like one at the newest versions (a first commit
-            # slowed by interference was a "step" at the second).
-            out.append(Excursion(not up, a, (c,)))
+            # slowed by interference was a "step" at the second).  The changes of the same sign
+            # right after it within ``width`` versions are its descent (two slowed commits, the
+            # first more than the second, were two steps down).
+            j = i + 1
+            while (j < len(ordered) and (ordered[j].change > 0) == up and rank[ordered[j].version] <= width
+                   and rank[ordered[j].previous] == rank[ordered[j].version] - 1
+                   and bool(single[:rank[ordered[j].version]].all())):
+                j += 1
+            out.append(Excursion(not up, rank[ordered[j - 1].version], tuple(ordered[i:j])))
+            i = j
+            continue
         else:
             # One edge alone: the start of a stretch that came back, or the end of one that the
             # change left, whichever is the narrower (the start on a tie): a spike two versions
