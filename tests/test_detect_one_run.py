@@ -123,7 +123,7 @@ def test_incremental_passes_give_the_full_pass_answer_one_version_at_a_time(stor
     assert [c.kind for c in full.changes] == ["regression"] and full.changes[0].version in ("v200", "v201")
 
 
-@pytest.mark.parametrize("seed", [5007, 5015])
+@pytest.mark.parametrize("seed", [5004, 5007])
 def test_a_slowed_first_version_is_not_a_step_at_the_second(seed):
     # The history's first version, one run slowed by interference, among others like it: it was
     # reported as a -17% to -21% "step" at the second version (seeds of benchmarks/one_run_spikes.py).
