@@ -61,7 +61,7 @@ from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
 from .base import Change, Detector, kind_of, register
 from .lone import STATE_KEY as LONE_KEY
-from .lone import lone_versions, weigh, without
+from .lone import lone_versions, runs_with_data, weigh, without
 from .modes import mode_bounds, merge_near, modes_mix, place_in_gap, previous_in, short_runs
 from .search import FASTER, SegmentSearch
 
@@ -611,7 +611,7 @@ class Auto(SegmentSearch, Detector):
             # The saved state's last version is before such a step (:meth:`_search_history`): its
             # segment holds the versions checked as new here, so only a full pass can judge them.
             return True
-        return any(sum(1 for r in series.runs[series.index(c.version)] if np.size(r)) == 1 for c in changes)
+        return any(runs_with_data(series.runs[series.index(c.version)]) == 1 for c in changes)
 
     def reported_through(self, state: dict) -> str | None:
         """The start of the saved segment: :meth:`check_new` lets a new version into the segment

@@ -711,11 +711,20 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
         d = d[keep]
     if d.size < 2:
         return None
+    total, df, runs_share = _difference_noise(d, vs.n, vs.var)
+    return max(0.0, total - runs_share), df
+
+
+def _difference_noise(d: np.ndarray, n: np.ndarray, var: np.ndarray) -> tuple[float, float, float]:
+    """From successive differences ``d`` of version means and the versions' run counts ``n`` and
+    within-version variances ``var``: the variance of a version mean (half the squared robust scale
+    of ``d``), its degrees of freedom (Qn's efficiency, 0.82, of ``d.size - 1``), and the runs'
+    share of it (the pooled within-version variance times the mean of ``1 / n``)."""
     total = difference_scale(d) ** 2 / 2
-    multi = vs.n > 1
-    df_w = float((vs.n[multi] - 1).sum())
-    s2w = float(((vs.n[multi] - 1) * vs.var[multi]).sum() / df_w) if df_w > 0 else 0.0
-    return max(0.0, total - s2w * float(np.mean(1.0 / vs.n))), max(1.0, 0.82 * (d.size - 1))
+    multi = n > 1
+    df_w = float((n[multi] - 1).sum())
+    s2w = float(((n[multi] - 1) * var[multi]).sum() / df_w) if df_w > 0 else 0.0
+    return total, max(1.0, 0.82 * (d.size - 1)), s2w * float(np.mean(1.0 / n))
 
 
 #: The level of the test that a stretch of a history is noisier from version to version than the
@@ -750,13 +759,7 @@ def noisier_variance(vs: VersionStats, s: int, e: int, whole: tuple[float, float
         d = np.delete(d, cut)
     if d.size < MIN_VERSIONS_FOR_VERSION_VAR - 1:
         return whole
-    total = difference_scale(d) ** 2 / 2
-    df = max(1.0, 0.82 * (d.size - 1))
-    n = vs.n[s:e]
-    multi = n > 1
-    df_w = float((n[multi] - 1).sum())
-    s2w = float(((n[multi] - 1) * vs.var[s:e][multi]).sum() / df_w) if df_w > 0 else 0.0
-    runs_share = s2w * float(np.mean(1.0 / n))
+    total, df, runs_share = _difference_noise(d, vs.n[s:e], vs.var[s:e])
     whole_total = whole[0] + runs_share  # the whole history's, on the same footing
     if not (np.isfinite(total) and whole_total > 0):
         return whole
