@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020", "0021"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020", "0021", "0022"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -45,7 +45,8 @@ ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirma
                  "0015": {("alert", "error"): None}, "0016": {("detect_state", "run_mark"): None},
                  "0018": {("alert", "culprit"): None, ("alert", "bisection"): None},
                  "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None},
-                 "0020": {("version", "generation"): None}, "0021": {("alert", "until"): None}}
+                 "0020": {("version", "generation"): None}, "0021": {("alert", "until"): None},
+                 "0022": {("alert_machine", "until"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -199,6 +200,11 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
         written["alert"][0]["until"] = "v2"
         for row in written["alert"][1:]:
             row["until"] = None
+    if at_least(revision, "0022"):  # a creep's span on another machine, by version name
+        changed = written["alert_machine"][0]["id"]
+        conn.execute(sa.update(t.alert_machine).where(t.alert_machine.c.id == changed).values(until="v2"))
+        written["alert_machine"][0]["until"] = "v2"
+        written["alert_machine"][1]["until"] = None
     return written
 
 
@@ -287,7 +293,7 @@ def test_a_store_at_every_revision_upgrades_with_every_row(store_url, revision):
 
 #: Revisions whose downgrade is checked by a round trip from head (the tables each one drops lose
 #: their rows, by design; every other row must survive down and up again).
-ROUND_TRIPS = ["0020", "0015", "0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
+ROUND_TRIPS = ["0021", "0020", "0015", "0014", "0013", "0012", "0011", "0010", "0009", "0008", "0007", "0006"]
 
 
 @pytest.mark.parametrize("down_to", ROUND_TRIPS)
@@ -305,6 +311,8 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
             plan_columns = ({c["name"] for c in sa.inspect(conn).get_columns("plan")}
                             if at_least(down_to, "0007") else set())
             version_columns = {c["name"] for c in sa.inspect(conn).get_columns("version")}
+            machine_columns = ({c["name"] for c in sa.inspect(conn).get_columns("alert_machine")}
+                               if at_least(down_to, "0009") else set())
     finally:
         engine.dispose()
     dropped = set(written) - tables
@@ -322,6 +330,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     assert ("forks" in plan_columns) == at_least(down_to, "0019")
     assert ("generation" in version_columns) == at_least(down_to, "0020")
     assert ("until" in columns) == at_least(down_to, "0021")
+    assert ("until" in machine_columns) == at_least(down_to, "0022")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
     if not at_least(down_to, "0015"):
         kept = without_failures(kept)

@@ -624,7 +624,9 @@ class MachineEvidence:
     their candidate versions differ); ``change`` is its relative change with the interval
     ``[ci_low, ci_high]`` (the tightest any method gave on it) and ``p_value``; ``methods`` are the
     detectors that found it there.  A failure alert's own machine has no change (None) and no
-    method.
+    method.  ``until`` is the machine's own span of a creep (:attr:`Alert.until`): the first
+    version at the new level, so that the change is spread over ``version`` .. ``until`` there;
+    None for a step.
     """
 
     machine: str
@@ -635,12 +637,16 @@ class MachineEvidence:
     ci_high: float | None
     p_value: float | None
     methods: tuple[str, ...]
+    until: str | None = None
 
     def to_json(self) -> dict:
-        """A JSON-ready dict (strict JSON: a change from exactly 0, +inf, is null); the key order is stable."""
+        """A JSON-ready dict (strict JSON: a change from exactly 0, +inf, is null; ``until`` only for
+        a creep, as in :meth:`Alert.to_json`); the key order is stable."""
         return {"machine": self.machine, "version": self.version, "previous": self.previous,
                 "change": num(self.change), "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
-                "p_value": num(self.p_value), "methods": list(self.methods)}
+                "p_value": num(self.p_value), "methods": list(self.methods),
+                # only for a creep: the evidence of steps reads as before
+                **({"until": self.until} if self.until is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -738,7 +744,7 @@ class Alert:
     def evidence(self) -> tuple[MachineEvidence, ...]:
         """Every machine that showed the change, this alert's own machine first."""
         own = MachineEvidence(self.machine, self.version, self.previous, self.change, self.ci_low, self.ci_high,
-                              self.p_value, self.methods)
+                              self.p_value, self.methods, self.until)
         return (own, *self.also_on)
 
     @property

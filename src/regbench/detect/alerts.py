@@ -36,10 +36,10 @@ versions overlap those of a machine that already shows that alert (:func:`span_g
 merely adjacent, as machines measure different versions); the nearest such alert wins, then the
 oldest.  The machine's change, interval, p-value, versions and methods are kept as that alert's
 evidence (:class:`~regbench.model.MachineEvidence`, in :attr:`~regbench.model.Alert.also_on`),
-merged afterwards like the alert's own (methods added, the narrower interval wins).  So one change
-on three machines is one alert with three machines, whether the machines were seen in one
-detection or in several, and a triaged alert stays as triaged (its history says which machine
-was added).  Whenever detection records a change into an alert, the alert's other machines are
+with a creep's span there (``until``), merged afterwards like the alert's own (methods added, the
+narrower interval wins, and its ``until`` with it).  So one change on three machines is one alert
+with three machines, whether the machines were seen in one detection or in several, and a
+triaged alert stays as triaged (its history says which machine was added).  Whenever detection records a change into an alert, the alert's other machines are
 brought up to date from what each machine measured (a :class:`Coverage`: the history's runs):
 a machine *measured the step* when it has a version at or before the alert's ``previous`` and
 one at or after its ``version``, so that a step there would show between two of its versions;
@@ -894,10 +894,11 @@ def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -
     mine = next((e for e in alert.also_on if e.machine == c.machine), None)
     lo, hi = _finite_or_none(c.ci_low), _finite_or_none(c.ci_high)
     new = MachineEvidence(c.machine, c.version, c.previous, float(c.change), lo, hi, _finite_or_none(c.p_value),
-                          (c.method,))
+                          (c.method,), c.until)
     if mine is None:
         tx.set_machine(alert.id, c.machine, new, now=now)
-        why = (f"evidence from {c.machine}: {pct(c.change)} at {c.version} (since {c.previous}), found by {c.method}"
+        why = (f"evidence from {c.machine}: {pct(c.change)} at {span_text(c.version, c.until)} "
+               f"(since {c.previous}), found by {c.method}"
                + ("; no longer measured without the change there" if c.machine in alert.unchanged_on else ""))
     else:
         reasons = []
@@ -906,9 +907,15 @@ def _merge_machine(tx: Transaction, alert: Alert, c: Change, *, now: datetime) -
             methods = tuple(sorted({*methods, c.method}))
             reasons.append(f"also found by {c.method}")
         if _width(lo, hi) < _width(mine.ci_low, mine.ci_high):
-            # the versions stay as first recorded, as the alert's own do
-            mine = replace(mine, change=new.change, ci_low=lo, ci_high=hi, p_value=new.p_value)
-            reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] at {c.version}")
+            # The versions stay as first recorded, as the alert's own do; a creep's span goes with
+            # its numbers (as in _merge): the ramp's total read without ``until`` is one commit's.
+            before = mine
+            mine = replace(mine, change=new.change, ci_low=lo, ci_high=hi, p_value=new.p_value, until=c.until)
+            reasons.append(f"narrower interval from {c.method} [{lo:+.2%}, {hi:+.2%}] "
+                           f"at {span_text(c.version, c.until)}")
+            if before.until != c.until:
+                reasons.append(f"a creep over {span_text(c.version, c.until)}" if c.until is not None else
+                               f"a step at {c.version}, not a creep over {span_text(before.version, before.until)}")
         if not reasons:
             return alert
         tx.set_machine(alert.id, c.machine, replace(mine, methods=methods), now=now)

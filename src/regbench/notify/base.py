@@ -146,10 +146,14 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
 
 
 def evidence_text(e: MachineEvidence) -> str:
-    """One machine's evidence: ``b +9.80% [+7.00%, +12.60%] at v3 (since v2), p = 0.001, auto``."""
+    """One machine's evidence: ``b +9.80% [+7.00%, +12.60%] at v3 (since v2), p = 0.001, auto``; a
+    creep there by its span, as the alert's own (``at v3 .. v9 (since v2; a creep)``)."""
+    from ..detect.alerts import span_text
+
     ci = f" [{pct(e.ci_low)}, {pct(e.ci_high)}]" if e.ci_low is not None and e.ci_high is not None else ""
     p = f", p = {e.p_value:.3g}" if e.p_value is not None else ""
-    return f"{e.machine} {pct(e.change)}{ci} at {e.version} (since {e.previous}){p}, {', '.join(e.methods)}"
+    since = f"since {e.previous}" + ("; a creep" if e.until is not None else "")
+    return f"{e.machine} {pct(e.change)}{ci} at {span_text(e.version, e.until)} ({since}){p}, {', '.join(e.methods)}"
 
 
 def machines_text(a: Alert) -> str:

@@ -6,12 +6,12 @@ storage: plain reads and writes on the ``alert``, ``alert_event`` and ``alert_de
 (:mod:`regbench.store.schema`, migration 0002), on ``confirmation`` (migration 0004: what
 ``regbench detect --confirm`` found when it ran a change again, and its cost) and on
 ``alert_machine`` (migration 0009: the other machines of an alert, with their evidence or without
-the change).  The *rules* (what is the same alert, what fixes one, which status may follow which,
-which machines an alert reaches) live in :mod:`regbench.detect.alerts`, which works through
-the protocols it declares, implemented here: :class:`AlertTransaction` and
-:func:`run_in_transaction` (which :meth:`Store.run_alert_transaction` offers).  The outbox that
-sends alerts to sinks lives in :mod:`regbench.notify.outbox`.  The :class:`~regbench.model.Alert`
-record and the alert vocabulary are in :mod:`regbench.model`.
+the change; 0022: a creep's span there, ``until``).  The *rules* (what is the same alert, what
+fixes one, which status may follow which, which machines an alert reaches) live in
+:mod:`regbench.detect.alerts`, which works through the protocols it declares, implemented here:
+:class:`AlertTransaction` and :func:`run_in_transaction` (which :meth:`Store.run_alert_transaction`
+offers).  The outbox that sends alerts to sinks lives in :mod:`regbench.notify.outbox`.  The
+:class:`~regbench.model.Alert` record and the alert vocabulary are in :mod:`regbench.model`.
 
 Every time is UTC without a time zone, as elsewhere in the store.
 """
@@ -150,7 +150,7 @@ def _with_machines(conn: Connection, alerts: list[Alert]) -> list[Alert]:
             if r.changed:
                 evidence.setdefault(r.alert_id, []).append(MachineEvidence(
                     r.machine, r.version, r.previous, r.change, r.ci_low, r.ci_high, r.p_value,
-                    tuple(r.methods or ())))
+                    tuple(r.methods or ()), r.until))
             else:
                 unchanged.setdefault(r.alert_id, []).append(r.machine)
     return [dataclasses.replace(a, also_on=tuple(evidence.get(a.id, ())),
@@ -376,12 +376,12 @@ class AlertTransaction:
         mid = self._id(t.machine, machine, "machine")
         if evidence is None:
             values: dict = dict(changed=False, version_id=None, previous_id=None, change=None, ci_low=None,
-                                ci_high=None, p_value=None, methods=None)
+                                ci_high=None, p_value=None, methods=None, until=None)
         else:
             values = dict(changed=True, version_id=self._id(t.version, evidence.version, "version"),
                           previous_id=self._id(t.version, evidence.previous, "version"), change=evidence.change,
                           ci_low=evidence.ci_low, ci_high=evidence.ci_high, p_value=evidence.p_value,
-                          methods=sorted(set(evidence.methods)))
+                          methods=sorted(set(evidence.methods)), until=evidence.until)
         done = self.conn.execute(am.update().where(am.c.alert_id == alert_id, am.c.machine_id == mid)
                                  .values(updated_at=now, **values)).rowcount
         if not done:

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0021"
+SCHEMA_REVISION = "0022"
 
 metadata = sa.MetaData()
 
@@ -249,6 +249,9 @@ alert_machine = sa.Table(
     sa.Column("methods", sa.JSON, nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=False),
+    # (0022) For a creep on this machine: the first version at its new level, by name, as
+    # `alert.until` (0021) for the alert's own machine; NULL for a step and when not changed.
+    sa.Column("until", sa.String(200), nullable=True),
     # A machine is evidence of an alert once (a concurrent detection adding it too retries).
     sa.UniqueConstraint("alert_id", "machine_id", name="uq_alert_machine"),
 )

@@ -15,8 +15,9 @@ Payloads (``format_version`` 1):
     the sparklines (one estimate per version) of series ``K*chunk`` to ``(K+1)*chunk - 1`` of the index.
 ``series/ID``
     one series: every version's estimate with its confidence interval (seed 000 s.3.1, fig. 6),
-    its changes (the alerts of the notification repository) and the series of the same benchmark
-    on other configurations and machines.
+    its changes (the alerts of the notification repository, each at this machine's versions, with
+    ``until`` for a creep there) and the series of the same benchmark on other configurations and
+    machines.
 ``runs/ID``
     every run's mean, as ``[version index, value]`` pairs, loaded when a person asks for them.
 
@@ -204,6 +205,9 @@ class Dashboard:
             changes.append({"alert": a.id, "version": e.version, "previous": e.previous,
                             "version_label": self.labels.get(e.version, e.version),
                             "previous_label": self.labels.get(e.previous, e.previous),
+                            # a creep on this machine: its change is spread over version .. until
+                            "until": e.until,
+                            "until_label": self.labels.get(e.until, e.until) if e.until is not None else None,
                             "index": names.index(e.version) if e.version in names else None,
                             "commit": commits.get(e.version), "commit_url": commit_link(self.url, commits.get(e.version)),
                             "kind": a.kind, "change": _num(e.change, 4), "low": _num(e.ci_low, 4),

@@ -253,6 +253,8 @@
           c.kind + " of " + changePct(c) + (c.from_zero ? "" : " [" + pct(c.low) + ", " + pct(c.high) + "]") + " at "));
         var label = c.version_label && c.version_label !== c.version ? c.version_label : (c.commit || c.version).slice(0, 10);
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
+        // a creep: its change is spread over version .. until, and no single commit made it
+        if (c.until) { li.appendChild(document.createTextNode(" .. " + (c.until_label && c.until_label !== c.until ? c.until_label : c.until.slice(0, 10)) + " (a creep)")); }
         li.appendChild(document.createTextNode((c.kind === "failure" ? ", last ok at " : " since ") + c.previous.slice(0, 10) +
           " (alert #" + c.alert + ", " + c.status + (c.kind === "failure" && c.fixed_by ? ", runs again at " + c.fixed_by.slice(0, 10) :
             c.kind === "failure" && c.status === "fixed" ? ", no longer run" : "") + ")" +
