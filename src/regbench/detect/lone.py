@@ -121,7 +121,21 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
     def lone(a: int, b: int) -> bool:
         return 0 < a < b <= n and bool(single[a:b].all())
 
-    def returned(a: int, b: int) -> bool | None:
+    ordered = [c for c in changes if c.until is None and c.version in rank and c.previous in rank]
+
+    def adjacent(c: Change) -> bool:
+        return rank[c.previous] == rank[c.version] - 1
+
+    # The versions of the excursions whose both edges the search reported: not the level on either
+    # side of another one (with spikes at 10% of the versions, two of the five versions after a
+    # spike were another spike, and the level "after" it was theirs).
+    paired = np.zeros(n, dtype=bool)
+    for c, d in zip(ordered, ordered[1:]):
+        a, b = rank[c.version], rank[d.version]
+        if (c.change > 0) != (d.change > 0) and adjacent(c) and adjacent(d) and 1 <= b - a <= width and lone(a, b):
+            paired[a:b] = True
+
+    def returned(a: int, b: int) -> tuple[bool, float] | None:
         """Whether the one-run versions ``[a, b)`` stood apart from the versions on both sides
         and the history came back after them: the median of up to :data:`LEVEL_SIDE` versions a
         side (which another spike among them does not move), every version of the stretch beyond
@@ -130,11 +144,16 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         less than the minimum relevant change) and nearer each other than half the stretch's least
         distance from them.  Both, because a real step next to a version that read a little off by
         noise looks like an excursion and its return otherwise (with one version a side and a
-        return halfway, 3 of 20 10% steps among spikes were lost that way).  True for a slower
-        stretch, False for a faster one, None when it is neither."""
+        return halfway, 3 of 20 10% steps among spikes were lost that way).  The versions a side
+        are those outside the excursions both of whose edges the search reported.  ``(True,
+        apart)`` for a slower stretch, ``(False, apart)`` for a faster one (``apart``: its least
+        distance from the two levels, log scale), None when it is neither."""
         if x is None or not (lone(a, b) and b < n):
             return None
-        left, right = x[max(0, a - LEVEL_SIDE):a], x[b:b + LEVEL_SIDE]
+        left = x[:a][~paired[:a]][-LEVEL_SIDE:]
+        right = x[b:][~paired[b:]][:LEVEL_SIDE]
+        if not (left.size and right.size):
+            return None
         before, after = float(np.median(left)), float(np.median(right))
         inside = x[a:b]
         net = abs(after - before)
@@ -142,11 +161,21 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         no_step = net < max(np.log1p(min_change), q * se if np.isfinite(se) else 0.0)
         for up, apart in ((True, inside.min() - max(before, after)), (False, min(before, after) - inside.max())):
             if apart > 0 and no_step and net < apart / 2:
-                return up
+                return up, float(apart)
+        return None
+
+    def stretch(at: int, up: bool, *, after: bool) -> tuple[int, float] | None:
+        """The narrowest stretch of at most ``width`` versions starting at ``at`` (``after``) or
+        ending before it that came back on the side ``up``, and how far apart it stood."""
+        for w in range(1, width + 1):
+            a = at if after else at - w
+            got = returned(a, a + w) if a > 0 else None
+            if got is not None and got[0] is up:
+                return w, got[1]
         return None
 
     out: list[Excursion] = []
-    ordered = [c for c in changes if c.until is None and c.version in rank and c.previous in rank]
+    alone: dict[int, Excursion | None] = {}  # the changes weighed as one edge: what they were found
     i = 0
     while i < len(ordered):
         c = ordered[i]
@@ -180,17 +209,37 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
             continue
         else:
             # One edge alone: the start of a stretch that came back, or the end of one that the
-            # change left, whichever is the narrower (the start on a tie): a spike two versions
-            # wide with a change into it, one within it and one out of it has its first two
-            # paired above, and the third is the end of the one-version stretch before it, not
-            # the start of a three-version one after it.
-            into = next((w for w in range(1, width + 1) if returned(a, a + w) is up), None)
-            out_of = next((w for w in range(1, width + 1) if a - w > 0 and returned(a - w, a) is (not up)), None)
-            if into is not None and (out_of is None or into <= out_of):
-                out.append(Excursion(up, into, (c,)))
+            # change left.  Where both fit, the one that stood further apart, which accounts for
+            # the change (a spike's end next to a version that read a little low by noise is the
+            # spike's end, not the start of a faster version; the start on a tie): a spike two
+            # versions wide with a change into it, one within it and one out of it has its first
+            # two paired above, and the third is the end of the one-version stretch before it,
+            # not the start of a three-version one after it.
+            into = stretch(a, up, after=True)
+            out_of = stretch(a, not up, after=False)
+            if into is not None and (out_of is None or into[1] >= out_of[1]):
+                out.append(Excursion(up, into[0], (c,)))
+                alone[i] = out[-1]
             elif out_of is not None:
-                out.append(Excursion(not up, out_of, (c,)))
+                out.append(Excursion(not up, out_of[0], (c,)))
+                alone[i] = out[-1]
+            else:
+                alone[i] = None
         i += 1
+    # A change and its revert that the search reported within the versions `returned` judges
+    # (``width`` + :data:`LEVEL_SIDE`), too far apart to pair: both one edge of a short stretch
+    # (spikes at both ends of the segment between them), or neither.  Where only one was, the
+    # other is a change the spikes do not explain, and this one its revert (a rise and its
+    # revert 9 versions later, over a cluster of spikes: the revert read as a short stretch's end
+    # left the rise reported alone, a regression that the history shows undone).
+    reach = width + LEVEL_SIDE
+    for j in range(1, len(ordered)):
+        c, d = ordered[j - 1], ordered[j]
+        if (j - 1 in alone and j in alone and (c.change > 0) != (d.change > 0)
+                and rank[d.version] - rank[c.version] <= reach and (alone[j - 1] is None) != (alone[j] is None)):
+            one = alone[j - 1] if alone[j - 1] is not None else alone[j]
+            assert one is not None
+            out.remove(one)
     return out
 
 
