@@ -93,3 +93,22 @@ def test_busy_flat_histories_raise_nothing(seed):
     # end read as a speed-up).
     s = spiky([1.0] * 500, seed, rate=0.10)
     assert get_detector("auto").detect(s) == []
+
+
+def test_the_one_run_note_gives_its_reason_once_for_many_series():
+    # The note of each series was a sentence with the reason and the advice: with three series
+    # the line said it three times.
+    from regbench.detect.notes import series_notes
+    from regbench.report.changes import note_lines
+
+    auto = get_detector("auto")
+    notes = []
+    for k in range(3):
+        s = spiky([1.0] * 300, k)
+        s.benchmark = f"bench{k}"
+        changes, n_tests, state = auto.detect_with_state(s)
+        notes += series_notes(auto, s, changes, n_tests, state)
+    (line,) = note_lines(notes, {})
+    assert line.startswith("One run a version (3 series), not reported as changes: bench0 [m1]: ")
+    assert line.count("compare --run") == 1 and line.count("cannot tell interference") == 1
+    assert all(f"bench{k} [m1]: " in line for k in range(3))

@@ -9,6 +9,7 @@ from regbench.detect.driver import detect_changes, save_detection_state
 from regbench.detect.lone import STATE_KEY
 from regbench.detect.notes import series_notes
 from regbench.model import Series, VersionInfo
+from regbench.report.changes import note_lines
 from regbench.store import Store
 from test_detect_one_run import _push
 
@@ -51,8 +52,8 @@ def test_the_note_does_not_send_people_to_detect_confirm():
     s = one_run(np.asarray(levels) * np.exp(np.random.default_rng(7).normal(0, 0.02, 300)), "lower")
     detector = get_detector("auto")
     changes, n_tests, state = detector.detect_with_state(s)
-    reason = series_notes(detector, s, changes, n_tests, state)[0].reason
-    assert "confirm with `detect --confirm`" not in reason and "compare --run" in reason
+    (line,) = note_lines(series_notes(detector, s, changes, n_tests, state), {})
+    assert "confirm with `detect --confirm`" not in line and "compare --run" in line
 
 
 def test_incremental_passes_report_the_step_their_own_full_pass_finds(store_url):

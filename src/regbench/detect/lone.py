@@ -354,7 +354,8 @@ def weigh(series: Series, changes: list[Change], *, width: int, alpha: float, mi
 
 
 def note(info: dict) -> str | None:
-    """What a saved :data:`STATE_KEY` says, in words; None when nothing was left out."""
+    """What a saved :data:`STATE_KEY` says, in words (why, and what to do, is :data:`ADVICE`);
+    None when nothing was left out."""
     parts = []
     for side in ("slower", "faster"):
         got = info.get(side) or {}
@@ -364,8 +365,10 @@ def note(info: dict) -> str | None:
             parts.append(" and ".join(what) + f" (a step must hold {got['holds']} versions)")
     if not parts:
         return None
-    return (f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each, not reported as "
-            "changes: "
-            "one run cannot tell interference from a change undone at once, and the history has several "
-            "like them; time each version twice, or run two versions again with `regbench compare --run A B` "
-            "(`detect --confirm` runs only the changes reported)")
+    return f"{'; '.join(parts)}, among {info.get('versions', 0)} versions timed by one run each"
+
+
+#: Why :func:`note`'s versions are not reported, and what to do: said once for every series noted.
+ADVICE = ("one run cannot tell interference from a change undone at once, and each of these histories has several "
+          "like them; time each version twice, or run two versions again with `regbench compare --run A B` "
+          "(`detect --confirm` runs only the changes reported)")

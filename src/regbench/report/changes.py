@@ -271,7 +271,10 @@ def note_lines(notes: Sequence[SeriesNote], labels: Mapping[str, str]) -> list[s
                        f"{labels.get(n0.last_above or '', n0.last_above)} {labels.get(n0.zero_from or '', n0.zero_from)}` "
                        "shows it as -100%).")
         elif kind == "one run":
-            out.append(f"One run a version ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
+            from ..detect.lone import ADVICE
+
+            out.append(f"One run a version ({len(of_kind)} series), not reported as changes: "
+                       + shown([f"{name(n)}: {n.reason}" for n in of_kind]) + f". Why: {ADVICE}.")
         elif kind in ("detector", "too few runs"):
             out.append(f"Not analysed ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
         else:
