@@ -63,20 +63,31 @@ def test_the_level_after_a_spike_is_read_without_the_next_excursion():
 
 
 def test_a_revert_the_search_reported_is_not_read_as_a_short_stretchs_end():
-    # The search reported a rise at 20 and its revert at 29, over a cluster of slowed commits
-    # ending 27-28: the revert is the rise's, 9 versions away, not the end of the cluster's last
-    # two versions (before: it was, and the rise was reported alone, a regression the history
-    # shows undone).
+    # The search reported a rise at 20 and its revert 9 versions later, over a cluster of slowed
+    # commits ending in two: the revert is the rise's, not the end of the cluster's last two
+    # versions (before: it was, and the rise was reported alone, a regression the history shows
+    # undone).
     values = quiet(60)
-    for k, v in zip(range(20, 29), (1.0, 1.01, 1.22, 1.0, 0.99, 1.02, 1.0, 1.52, 1.6)):
-        values[k] = v
+    values[20:29] = (1.0, 1.01, 1.22, 1.0, 0.99, 1.02, 1.0, 1.52, 1.6)
     s = one_run(values, "lower")
     assert excursions(s, [change(s, 20, 0.2), change(s, 29, -0.17)], 5) == []
 
 
+def test_a_spikes_end_after_a_step_the_history_stayed_at_is_no_revert():
+    # A real 10% step at 20, a spike at 26: the spike's end (27) goes against the step and is
+    # near it, but the history did not come back to the level before the step, so the end is
+    # the spike's, not the step's revert.
+    values = quiet(60, seed=3)
+    values[20:] = [v * 1.1 for v in values[20:]]
+    values[26] = 1.45
+    s = one_run(values, "lower")
+    found = excursions(s, [change(s, 20, 0.1), change(s, 27, -0.25)], 5)
+    assert [(x.up, x.width, x.changes[0].version) for x in found] == [(True, 1, s.versions[27].name)]
+
+
 def test_a_lone_edge_far_from_the_last_change_is_still_a_stretchs_end():
-    # The guard above reaches only the versions the level after a stretch is read from: a spike's
-    # end 30 versions after an unrelated slowdown is still the spike's end.
+    # The rule above pairs a change with its revert only where the history came back: a spike's
+    # end after an unrelated slowdown that the history stayed at is still the spike's end.
     values = quiet(80, seed=2)
     values[:10] = [v * 0.9 for v in values[:10]]
     values[40] = 1.3

@@ -150,19 +150,28 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         distance from the two levels, log scale), None when it is neither."""
         if x is None or not (lone(a, b) and b < n):
             return None
+        sides = levels_around(a, b)
+        if sides is None:
+            return None
+        before, after, no_step = sides
+        inside = x[a:b]
+        net = abs(after - before)
+        for up, apart in ((True, inside.min() - max(before, after)), (False, min(before, after) - inside.max())):
+            if apart > 0 and no_step and net < apart / 2:
+                return up, float(apart)
+        return None
+
+    def levels_around(a: int, b: int) -> tuple[float, float, bool] | None:
+        """The levels before ``a`` and from ``b`` on (the medians of up to :data:`LEVEL_SIDE`
+        versions outside the paired excursions), and whether they are not a step apart."""
+        assert x is not None
         left = x[:a][~paired[:a]][-LEVEL_SIDE:]
         right = x[b:][~paired[b:]][:LEVEL_SIDE]
         if not (left.size and right.size):
             return None
         before, after = float(np.median(left)), float(np.median(right))
-        inside = x[a:b]
-        net = abs(after - before)
         se = sigma * np.sqrt(np.pi / 2 * (1 / left.size + 1 / right.size))
-        no_step = net < max(np.log1p(min_change), q * se if np.isfinite(se) else 0.0)
-        for up, apart in ((True, inside.min() - max(before, after)), (False, min(before, after) - inside.max())):
-            if apart > 0 and no_step and net < apart / 2:
-                return up, float(apart)
-        return None
+        return before, after, abs(after - before) < max(np.log1p(min_change), q * se if np.isfinite(se) else 0.0)
 
     def stretch(at: int, up: bool, *, after: bool) -> tuple[int, float] | None:
         """The narrowest stretch of at most ``width`` versions starting at ``at`` (``after``) or
@@ -226,20 +235,25 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
             else:
                 alone[i] = None
         i += 1
-    # A change and its revert that the search reported within the versions `returned` judges
-    # (``width`` + :data:`LEVEL_SIDE`), too far apart to pair: both one edge of a short stretch
-    # (spikes at both ends of the segment between them), or neither.  Where only one was, the
-    # other is a change the spikes do not explain, and this one its revert (a rise and its
-    # revert 9 versions later, over a cluster of spikes: the revert read as a short stretch's end
-    # left the rise reported alone, a regression that the history shows undone).
-    reach = width + LEVEL_SIDE
+    # A change and its revert, too far apart to pair but within the versions `returned` judges
+    # (``width`` + :data:`LEVEL_SIDE`), and after which the history came back to the level before
+    # them (as `returned` judges it): both one edge of a short stretch (spikes at both ends of
+    # the segment between them), or neither.  Where only one was, the other is a change the
+    # spikes do not explain, and this one its revert (a rise and its revert 9 versions later,
+    # over a cluster of spikes: the revert read as a short stretch's end left the rise reported
+    # alone, a regression that the history shows undone).  A change after which the history
+    # stayed at another level is no one's revert.
     for j in range(1, len(ordered)):
         c, d = ordered[j - 1], ordered[j]
-        if (j - 1 in alone and j in alone and (c.change > 0) != (d.change > 0)
-                and rank[d.version] - rank[c.version] <= reach and (alone[j - 1] is None) != (alone[j] is None)):
-            one = alone[j - 1] if alone[j - 1] is not None else alone[j]
-            assert one is not None
-            out.remove(one)
+        if not (j - 1 in alone and j in alone and (c.change > 0) != (d.change > 0)
+                and rank[d.version] - rank[c.version] <= width + LEVEL_SIDE
+                and (alone[j - 1] is None) != (alone[j] is None)) or x is None:
+            continue
+        sides = levels_around(rank[c.version], rank[d.version])
+        if sides is not None and sides[2]:
+            k = j - 1 if alone[j - 1] is not None else j
+            out = [y for y in out if y is not alone[k]]
+            alone[k] = None
     return out
 
 
