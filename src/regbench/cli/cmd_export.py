@@ -63,7 +63,10 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise InputError(f"no folder {folder}", path=output)
-    fd, tmp = tempfile.mkstemp(prefix=".regbench-export-", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".regbench-export-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write in {folder}: {exc.strerror or exc}", path=output) from None
     os.close(fd)
     try:
         n = write_csv(runs(), tmp)

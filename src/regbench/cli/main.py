@@ -94,6 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.ERROR
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except OSError as exc:
+        # What the machine refused (a path under a file, a folder that cannot be written, a full
+        # disk): one line naming the path, not a traceback (every writer of regbench writes
+        # beside its target and renames, so nothing is left half-written).
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        what = exc.strerror or str(exc) or type(exc).__name__
+        click.echo(f"error: {where + ': ' if where else ''}{what}", err=True)
+        return ExitStatus.ERROR
     # With standalone_mode=False click returns the code given to ctx.exit() (or a command's value).
     return rv if isinstance(rv, int) else ExitStatus.OK
 
