@@ -323,6 +323,13 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
         """Whether a campaign's configuration named a benchmark ``name`` (so it is no tool's report)."""
         return name in configured_names()
 
+    @functools.cache
+    def build_failed(version: str) -> bool:
+        """Whether every build recorded of ``version`` failed (its benchmarks never ran there; a
+        screen's build variant that failed beside one that built is not this)."""
+        builds = [bi for bi in store.builds() if bi.version == version]
+        return bool(builds) and all(bi.status != "ok" for bi in builds)
+
     for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b]):
         names = [v.name for v in s.versions]
         if a not in names:
@@ -334,9 +341,12 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
         rb = [run_location(r, where, direction=s.direction) for r in s.runs[names.index(b)]] if b in names else []
         failed = False
         if b not in names:
-            # Not run on B at all: a tool's report missing because its invocation failed there.
+            # Not run on B at all: B's build failed (a pull request that breaks the build fails
+            # the gate as "failed", where it said "no benchmark has runs of both", exit 3), or a
+            # tool's report is missing because its invocation failed there.
             base = SeriesName.parse(s.benchmark).benchmark
-            if not ra or base == s.benchmark or configured(s.benchmark) or not failing(base, b, s):
+            if not ra or not (build_failed(b) or (base != s.benchmark and not configured(s.benchmark)
+                                                  and failing(base, b, s))):
                 continue
             failed = True
         elif not rb:  # only failed runs on B: "failed" where A ran; left out if retried since

@@ -175,8 +175,26 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
                          labels=version_labels(store.aliases()), location=location)
+        if fmt == "table" and any(r.verdict == "failed" for r in rows):
+            _say_failed_build(store, rows[0].b, version_labels(store.aliases()))
     if any(r.verdict in ("regression", "failed") for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
+
+
+def _say_failed_build(store, version: str, labels) -> None:
+    """One line under the table when B's benchmarks failed because B did not build."""
+    from rich.markup import escape
+
+    from ..report.campaign import build_cause
+    from ..report.console import console
+
+    builds = [b for b in store.builds() if b.version == version]
+    if builds and all(b.status != "ok" for b in builds):
+        last = builds[-1]
+        cause = build_cause(last.log_tail)
+        what = f" (exit {last.exit_code})" if last.exit_code is not None else f" ({last.status})"
+        console.print(f"[red]build failed[/red] at {escape(labels.get(version, version))}{what}"
+                      + (f": {escape(cause)}" if cause else "") + "; `regbench show --full` has the build's log.")
 
 
 def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stored: bool) -> str:
