@@ -364,6 +364,11 @@ def _with_advice(d: Diagnosis, *, n_runs: int) -> Diagnosis:
         advice.append(f"For +-{d.target:.1%} at {s.confidence_level:.0%}: {d.plan.runs} runs x {d.plan.iterations} "
                       f"iterations (+{d.plan.warmup} warm-up), {d.plan.cost} iterations in all against {cur:.0f} now.")
     if np.isfinite(d.normality.get("raw", np.nan)) and d.normality["raw"] < 0.05 and d.best_transform != "raw":
+        best = d.normality[d.best_transform]
+        # "Look normal" only where the transform passes the same test; else it is only the least
+        # far from normal (a probe: "under 1/x they look normal (p = 0.039)").
         advice.append(f"Run means are not normal (Shapiro-Wilk p = {d.normality['raw']:.2g}); under "
-                      f"{d.best_transform} they look normal (p = {d.normality[d.best_transform]:.2g}).")
+                      + (f"{d.best_transform} they look normal (p = {best:.2g})." if best >= 0.05 else
+                         f"{d.best_transform} they are the least far from normal, and still not (p = {best:.2g}): "
+                         "compare them by ranks or the robust result."))
     return Diagnosis(**{**d.__dict__, "advice": tuple(advice)})
