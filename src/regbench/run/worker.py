@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import itertools
 import json
 import os
@@ -51,7 +52,8 @@ MAX_SLICES = 1000
 
 
 def load_target(target: str, path: str | None = None):
-    """Import ``module:function`` (``function`` may be dotted: ``module:Class.method``).
+    """Import ``module:function`` (``function`` may be dotted: ``module:Class.method``; an
+    instance method is bound to an instance of its class made with no arguments).
 
     ``path`` goes first on :data:`sys.path`, so the version's tree wins over anything installed.
     """
@@ -62,6 +64,11 @@ def load_target(target: str, path: str | None = None):
         sys.path.insert(0, os.path.abspath(path))
     obj = importlib.import_module(module_name)
     for part in attr.split("."):
+        if inspect.isclass(obj) and inspect.isfunction(inspect.getattr_static(obj, part, None)):
+            # An instance method (asv-style benchmark classes): bound to one instance, made with
+            # no arguments before timing starts (getattr on the class gave an unbound function
+            # that every call failed with "missing 'self'").
+            obj = obj()
         obj = getattr(obj, part)
     if not callable(obj):
         raise TypeError("%s is not callable" % (target,))
