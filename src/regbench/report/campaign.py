@@ -176,6 +176,8 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
         text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
                  f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
     text += f" Results are in {where}."
+    for said in result.changed:
+        text += f"\nDefinition changed: {said}."
     for _, reason in result.not_run:
         text += f"\nNot run (nothing stored; the same command runs it once a worker offers it): {reason}."
     for a in result.adaptive:

@@ -174,6 +174,9 @@ class CampaignResult:
     split: tuple[Split, ...] = ()
     not_run: tuple[tuple[str, str], ...] = ()
     unfollowed: tuple[Unfollowed, ...] = ()
+    #: The benchmarks whose definition (what they run) changed since the last campaign that ran
+    #: them on this machine and configuration: one sentence each (:func:`changed_definitions`).
+    changed: tuple[str, ...] = ()
 
     @property
     def runs_stored(self) -> int:
@@ -462,7 +465,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         "versions": [v.name for v in versions],
         "build": list(config.build) if config.build else None,
         "python": config.python,
-        "benchmarks": {s.name: {"kind": s.kind, "runs": _most(runs_of, s.name, groups, "runs"),
+        "benchmarks": {s.name: {"kind": s.kind, "definition": definition(s), "runs": _most(runs_of, s.name, groups, "runs"),
                                 "iterations": _most({s.name: s.iterations}, s.name, groups, "iterations"),
                                 "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
                                 "measures": list(s.measures),
@@ -502,6 +505,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
         plan["instruction_counter"] = counter
+    changed = changed_definitions(store, specs, machine=machine, config_name=config_name)
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
@@ -526,7 +530,48 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                 (s.name, refused[s.name]) for s in left_out
                 if any(slots.have(s.name, v.name) < left_runs[s.name] for v in versions)))
     reporter.finished()
-    return result
+    return dataclasses.replace(result, changed=changed) if changed else result
+
+
+#: What a benchmark runs, as :func:`definition` keeps it: a change to any of these makes its
+#: runs measure something else.  How often it runs (runs, iterations, warm-up, min_time, a plan)
+#: is not its definition: each sample stays the time of one iteration.
+DEFINITION_FIELDS = ("kind", "command", "target", "cwd", "env", "output", "unit", "format")
+
+
+def definition(spec: BenchmarkSpec) -> dict:
+    """What ``spec`` runs (:data:`DEFINITION_FIELDS`), as a campaign's plan records it."""
+    return {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": dict(sorted(spec.env.items())),
+            "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
+
+
+def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str) -> tuple[str, ...]:
+    """One sentence for each benchmark of ``specs`` whose definition differs from the one the last
+    campaign that ran it on ``machine`` and ``config_name`` recorded (campaigns before the plans
+    recorded definitions say nothing).  A campaign skips the versions whose runs are stored, so
+    after an edit those runs measure the old definition while new versions measure the new one, and
+    every analysis compares the two: said once, at the campaign that changed it."""
+    last: dict[str, tuple[int, dict]] = {}
+    for c in store.campaigns():
+        plan = c.plan or {}
+        if c.machine != machine or plan.get("config", DEFAULT_CONFIG) != config_name:
+            continue
+        for name, b in (plan.get("benchmarks") or {}).items():
+            if isinstance(b, dict) and isinstance(b.get("definition"), dict):
+                last[name] = (c.id, b["definition"])
+    out = []
+    for spec in specs:
+        if spec.name not in last:
+            continue
+        campaign_id, before = last[spec.name]
+        now = definition(spec)
+        fields = [f for f in DEFINITION_FIELDS if before.get(f) != now.get(f)]
+        if fields:
+            out.append(f"{spec.name}: its {', '.join(fields)} changed since campaign {campaign_id}, which ran it: "
+                       "the runs stored before measure the old one, the versions they cover are not run again, "
+                       "and analyses compare them with the new runs; give the changed benchmark a new name to "
+                       "start a history of its own")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
