@@ -15,8 +15,12 @@ import click
 @click.option("--campaign", "campaigns", multiple=True, type=int, metavar="ID",
               help="Only the runs of this campaign: the number `regbench run` printed at its end "
                    "(`Campaign 3 on ...`; repeatable) [default: all].")
+@click.option("--no-sessions", is_flag=True,
+              help="Leave out the runs of sessions (`compare --run`, `bisect`, `detect --confirm`), which "
+                   "`detect` and `diagnose` leave out of a history: the file comes back as history runs, "
+                   "so with them a re-import is analysed with those runs in it.")
 @click.pass_obj
-def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...]) -> None:
+def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...], no_sessions: bool) -> None:
     """Export every measured sample, and every failed run, as canonical CSV.
 
     Warm-up iterations are left out, so a re-import reproduces every analysed sample (but not
@@ -26,7 +30,10 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     and git tags are written too, so that server reads the branch's history and names versions
     by their tags, and what a tool said of each run (a JMH fork's timing, its sample-mode
     iterations' weights), so that server shows JMH's own score. --version and --campaign export
-    only part of the store: what a CI machine just measured, to push it.
+    only part of the store: what a CI machine just measured, to push it. Runs of sessions
+    (`compare --run`, `bisect`, `detect --confirm`) are exported as any run and are history runs
+    once imported; --no-sessions leaves them out, so that a re-import is analysed as the store's
+    history is.
     """
     import os
     import tempfile
@@ -46,11 +53,13 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
                                 "its campaign at its end)")
 
     failed = 0
+    sessions = frozenset(store.session_campaigns()) if no_sessions else frozenset()
 
     def runs():
         nonlocal failed
         for r in store.iter_raw_runs():
-            if (wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns):
+            if ((wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns)
+                    and r.campaign_id not in sessions):
                 failed += r.status != "ok"
                 yield r
 
