@@ -111,17 +111,26 @@ def components(run_means: np.ndarray, run_vars: np.ndarray, run_sizes: np.ndarra
                ) -> HierarchicalSummary:
     """Summary from per-run means, variances (ddof=1) and sizes (the shared core).
 
-    Degenerate inputs (fewer than two runs, or a run of one sample) give NaN where the quantity
-    is undefined, with a :class:`RuntimeWarning`.
+    Degenerate inputs give NaN where the quantity is undefined, with a :class:`RuntimeWarning`:
+    with fewer than two runs everything but the mean; with a run of one sample the within-run
+    variance and what rests on it (the between-run component, the impact factor, ``n_opt``),
+    while the interval still rests on the run means, the replicates (seed 000 s.2), as
+    ``compare`` gives one (a command timed once a process, five processes: ``summary`` showed no
+    interval at all).
     """
     m = int(run_means.size)
     n = float(run_sizes.mean()) if m else float("nan")
     mean = float(run_means.mean()) if m else float("nan")
-    if m < 2 or np.any(run_sizes < 2):
-        warnings.warn("fewer than two runs or a run with fewer than two samples: "
-                      "precision is undefined", RuntimeWarning, stacklevel=3)
-        nan = float("nan")
+    nan = float("nan")
+    if m < 2:
+        warnings.warn("fewer than two runs: precision is undefined", RuntimeWarning, stacklevel=3)
         return HierarchicalSummary(mean, nan, confidence_level, m, n, run_means, nan, nan, nan, nan, nan)
+    if np.any(run_sizes < 2):
+        warnings.warn("a run with fewer than two samples: the within-run variance is undefined, the interval "
+                      "rests on the run means alone", RuntimeWarning, stacklevel=3)
+        s2_rho = float(run_means.var(ddof=1))
+        half = interval_quantile(confidence_level, m, quantile) * np.sqrt(s2_rho / m) if s2_rho > 0 else nan
+        return HierarchicalSummary(mean, float(half), confidence_level, m, n, run_means, s2_rho, nan, nan, nan, nan)
     s2_rho = float(run_means.var(ddof=1))
     dof = float((run_sizes - 1).sum())
     s2_sigma = float(((run_sizes - 1) * run_vars).sum() / dof)
