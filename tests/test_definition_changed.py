@@ -48,3 +48,12 @@ def test_an_edited_command_is_said_once_and_how_often_it_runs_is_not_a_definitio
     with Store(tmp_path / ".regbench" / "results.db") as store:
         plans = [c.plan["benchmarks"]["b"]["definition"] for c in store.campaigns()]
     assert plans[0]["command"][-1].endswith("echo 0.010; done") and plans[-1]["env"] == {"SIZE": "2"}
+
+
+def test_auto_warmup_over_few_iterations_is_said(tmp_path, capsys):
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010", more='warmup = "auto"\niterations = 12\n'))
+    said = campaign(cfg, capsys, "HEAD")
+    assert 'Settings: b: warmup = "auto" over 12 iterations finds a warm-up poorly' in said
+    cfg.write_text(CONFIG.format(value="0.010", more='warmup = "auto"\niterations = 20\n'))
+    assert "Settings:" not in campaign(cfg, capsys, "HEAD~1")

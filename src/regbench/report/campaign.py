@@ -178,6 +178,8 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
     text += f" Results are in {where}."
     for said in result.changed:
         text += f"\nDefinition changed: {said}."
+    for said in result.weak:
+        text += f"\nSettings: {said}."
     for _, reason in result.not_run:
         text += f"\nNot run (nothing stored; the same command runs it once a worker offers it): {reason}."
     for a in result.adaptive:
