@@ -242,7 +242,9 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
     seed = int(gen.integers(2**31))
 
     summary = hierarchical_summary(runs, confidence_level=confidence_level, warmup=max(warmups))
-    robust = robust_summary(runs, confidence_level=confidence_level, warmup=max(warmups), rng=seed)
+    # The resampling of `summary` (its seed, 0 by default): the two show the same robust result.
+    robust = robust_summary(runs, confidence_level=confidence_level, warmup=max(warmups),
+                            rng=rng if isinstance(rng, int) else seed)
     mean = summary.mean
 
     from .extras import require
