@@ -62,6 +62,7 @@ def write_report(dash: Dashboard, directory: str | Path, *, diagnosis: bool = Tr
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     copy_static(out / "static")
+    static = sum(1 for f in (out / "static").rglob("*") if f.is_file())
     data = out / "data"
     if data.exists():
         shutil.rmtree(data)
@@ -95,4 +96,9 @@ def write_report(dash: Dashboard, directory: str | Path, *, diagnosis: bool = Tr
             written[f"diagnosis-{bid}.html"] = pages.error_page(pages.STATIC, 404, f"No diagnosis of {name!r}: {exc}", dash)
     for name, text in written.items():
         (out / name).write_text(text, encoding="utf-8")
-    return ReportResult(out, out / "index.html", len(dash.series), len(dash.alerts), files + len(written))
+    # Every file this call wrote: the data, the pages, the static files and the diagnosis plots
+    # (the count said 10 where 18 were written).
+    plots = sum(1 for bid in map(benchmark_id, benchmarks) if (out / "diagnosis" / bid).is_dir()
+                for f in (out / "diagnosis" / bid).iterdir() if f.is_file())
+    return ReportResult(out, out / "index.html", len(dash.series), len(dash.alerts),
+                        files + len(written) + static + plots)
