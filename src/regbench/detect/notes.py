@@ -37,7 +37,7 @@ from .lone import STATE_KEY as LONE_KEY
 from .lone import note as lone_note
 
 #: The kinds of note, in the order they are shown.
-NOTE_KINDS = ("negative", "too few runs", "detector", "untested", "fell to zero", "one run")
+NOTE_KINDS = ("negative", "too few runs", "detector", "untested", "fell to zero", "one run", "zero step")
 
 #: Runs in all a series needs for a run-to-run spread on one side of a split at least.
 MIN_RUNS = 3
@@ -90,7 +90,7 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
         out.append(note("negative", "runs below 0 on average, where a change relative to the level has no "
                                     "direction (-10 to -5 is -50%, though it rose); `regbench compare` judges "
                                     "such a benchmark by the difference B - A"))
-    out += zero_notes(series, changes)
+    out += zero_notes(series, changes) + unsure_zero_steps(series)
     said = lone_note((state or {}).get(LONE_KEY) or {})
     if said is not None:
         out.append(note("one run", said))
@@ -121,6 +121,39 @@ def zero_notes(series: Series, changes: Sequence[Change]) -> list[SeriesNote]:
     return [SeriesNote(series.benchmark, series.config, series.machine, "fell to zero",
                        f"every sample 0 from {first} on, after {last} above 0: a throughput of 0 measured no "
                        "operation, and detection leaves it out", zero_from=first, last_above=last)]
+
+
+#: The p-value under which a step from or to exactly 0 that the driver's level does not report is
+#: named (:func:`unsure_zero_steps`).
+SUGGESTIVE = 0.05
+
+
+def unsure_zero_steps(series: Series) -> list[SeriesNote]:
+    """The ``"zero step"`` notes of a count (lower is better) that went from exactly 0 in every
+    run to above 0 in every run, or back, with too few runs for the driver's exact test
+    (:func:`regbench.stats.zeros.zero_steps`) to report it: ``compare`` calls such a pair certain
+    (+inf), so silence here read as "nothing changed" (a probe: 0 -> 1 s, three runs of two
+    versions a side, p = 0.0032 against the level 0.001)."""
+    if series.direction != "lower":
+        return []
+    from ..stats.zeros import zero_steps
+    from .zeros import ALPHA
+
+    found = zero_steps(series.runs, alpha=ALPHA)
+    out = []
+    for st in found.tested:
+        # Only where the runs suggest it (the conventional 5%): a flaky count, 0 in one version's
+        # run and 1 in the next's, is no step to run again.
+        if not ALPHA <= st.p_value < SUGGESTIVE:
+            continue
+        what = "from 0 to above 0" if st.upward else "from above 0 to 0"
+        out.append(SeriesNote(series.benchmark, series.config, series.machine, "zero step",
+                              f"every run {what} at {series.versions[st.index].name} (since "
+                              f"{series.versions[st.previous].name}), {st.runs_before} runs before against "
+                              f"{st.runs_after} after: p = {st.p_value:.2g}, "
+                              f"not below {ALPHA:g}; more runs of these versions settle it (`regbench compare` "
+                              "calls it certain)"))
+    return out
 
 
 def ends_at_zero(series: Series) -> bool:

@@ -275,6 +275,9 @@ def note_lines(notes: Sequence[SeriesNote], labels: Mapping[str, str]) -> list[s
 
             out.append(f"One run a version ({len(of_kind)} series), not reported as changes: "
                        + shown([f"{name(n)}: {n.reason}" for n in of_kind]) + f". Why: {ADVICE}.")
+        elif kind == "zero step":
+            out.append(f"A step from or to exactly 0 that too few runs show to be sure ({len(of_kind)} series): "
+                       + shown([f"{name(n)}: {n.reason}" for n in of_kind]) + ".")
         elif kind in ("detector", "too few runs"):
             out.append(f"Not analysed ({len(of_kind)} series): " + shown([f"{name(n)}: {n.reason}" for n in of_kind]))
         else:
