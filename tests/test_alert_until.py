@@ -38,12 +38,12 @@ CREEP = [1.0] * 12 + [1.02 ** k for k in range(1, 7)] + [1.02 ** 6] * 12
 STEP = [1.0] * 12 + [1.12] * 18
 
 
-def add_history(store: Store, levels, *, start: int = 0, seed: int = 0) -> None:
-    """Five runs of ten samples a version (0.5% noise) at each of ``levels``, versions
-    ``v{start:02d}`` on, one day apart."""
+def add_history(store: Store, levels, *, start: int = 0, seed: int = 0, machine: str = "local") -> None:
+    """Five runs of ten samples a version (0.5% noise) at each of ``levels`` on ``machine``,
+    versions ``v{start:02d}`` on, one day apart."""
     rng = np.random.default_rng(seed)
     names = [f"v{k:02d}" for k in range(start, start + len(levels))]
-    store.add_runs([RunRecord("parse", name, r, level * np.exp(rng.normal(0, 0.005, 10)))
+    store.add_runs([RunRecord("parse", name, r, level * np.exp(rng.normal(0, 0.005, 10)), machine=machine)
                     for name, level in zip(names, levels, strict=True) for r in range(5)],
                    versions=[VersionInfo(name, timestamp=T0 + timedelta(days=start + k))
                              for k, name in enumerate(names)])

@@ -17,14 +17,11 @@ import json
 from datetime import datetime, timedelta
 
 import numpy as np
-import pytest
 import sqlalchemy as sa
-from click.testing import CliRunner
 
-from regbench.cli.main import _register, cli
 from regbench.detect import Change
 from regbench.detect.alerts import record_alerts
-from regbench.model import RunRecord, VersionInfo
+from regbench.model import RunRecord
 from regbench.notify.base import machines_text
 from regbench.notify.smtp import message
 from regbench.notify.webhook import payload
@@ -34,6 +31,11 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from regbench.web.data import Dashboard, series_id
 
 from storetools import downgrade_to, upgrade_to
+import test_alert_until
+from test_alert_until import add_history, regbench
+
+#: The project folder with a JSON and a Markdown sink, as test_alert_until has it.
+project = test_alert_until.project
 
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 #: Machine a: 12 versions at one level, a ramp of 6 versions each 2% slower (below the 3% minimum
@@ -42,34 +44,6 @@ CREEP_A = [1.0] * 12 + [1.02 ** k for k in range(1, 7)] + [1.02 ** 6] * 12
 #: Machine b: the same creep, a step shorter: `auto` finds v12 .. v16 (since v11) there (seeds
 #: 0-5 on b against 0-4 on a all give these spans), so b's span is not a's.
 CREEP_B = [1.0] * 12 + [1.02 ** k for k in range(1, 6)] + [1.02 ** 5] * 13
-
-
-def add_history(store: Store, levels, *, machine: str, seed: int) -> None:
-    """Five runs of ten samples a version (0.5% noise) at each of ``levels`` on ``machine``,
-    versions ``v00`` on, one day apart."""
-    rng = np.random.default_rng(seed)
-    names = [f"v{k:02d}" for k in range(len(levels))]
-    store.add_runs([RunRecord("parse", name, r, level * np.exp(rng.normal(0, 0.005, 10)), machine=machine)
-                    for name, level in zip(names, levels, strict=True) for r in range(5)],
-                   versions=[VersionInfo(name, timestamp=T0 + timedelta(days=k)) for k, name in enumerate(names)])
-
-
-@pytest.fixture
-def project(tmp_path):
-    """A project folder with a JSON and a Markdown sink, and its store path."""
-    (tmp_path / "regbench.toml").write_text(
-        '[[notify]]\ntype = "json"\npath = "out/alerts.json"\n\n'
-        '[[notify]]\ntype = "markdown"\npath = "out/alerts.md"\n')
-    _register()
-    return tmp_path, tmp_path / "r.db"
-
-
-def regbench(project, *args) -> str:
-    root, store = project
-    result = CliRunner().invoke(cli, ["--store", str(store), "--config", str(root / "regbench.toml"), *args],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def first_json(text: str):
