@@ -46,3 +46,11 @@ def test_an_export_into_a_folder_no_one_may_write_names_the_target_not_a_tempora
     assert main(["--store", str(store), "export", "-o", "/proc/x.csv"]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: /proc/x.csv: cannot write in /proc") and ".regbench-export-" not in err
+
+
+def test_importing_a_device_says_what_it_is_not(tmp_path, capsys):
+    # /dev/null exists: "no such file" sent people looking for a typo.
+    assert main(["--store", str(tmp_path / "s.db"), "import", "/dev/null"]) == 3
+    assert capsys.readouterr().err.strip() == "error: /dev/null: not a regular file (a device or a pipe: save it to a file first)"
+    assert main(["--store", str(tmp_path / "s.db"), "import", str(tmp_path / "none.csv")]) == 3
+    assert capsys.readouterr().err.strip().endswith("none.csv: no such file")

@@ -295,7 +295,8 @@ def sniff_file(path: str) -> str:
     if p.is_dir():
         return "criterion"  # a target/criterion folder: the only format that is a folder
     if not p.is_file():
-        raise InputError("no such file", path=str(p))
+        raise InputError("not a regular file (a device or a pipe: save it to a file first)" if p.exists()
+                         else "no such file", path=str(p))
     with open(p, "rb") as fh:
         # utf-8-sig: a byte-order mark, as spreadsheets write "CSV UTF-8", is not part of the header.
         first = fh.readline(65536).decode("utf-8-sig", errors="replace").strip()
