@@ -25,7 +25,7 @@ _COUNTED = {"failed": ("failed", "failed"), "regression": ("regression", "regres
             "inconclusive": ("inconclusive", "inconclusive")}
 #: The marker of a verdict in the table (a regression or a benchmark that no longer runs stands out).
 _MARK = {"regression": "**regression**", "improvement": "improvement", "inconclusive": "inconclusive",
-         "no change": "no change", "failed": "**failed** (every run of B)"}
+         "no change": "no change", "failed": "**failed** (no run of B ok)"}
 
 
 def verdict_line(rows: Sequence[BenchmarkComparison]) -> str:
