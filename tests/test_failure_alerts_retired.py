@@ -362,13 +362,13 @@ def test_the_retirement_settings_default_to_the_rule_of_the_docs_and_are_validat
 @pytest.mark.parametrize("detect, message", [
     ({"retire_after": 0}, "[detect] `retire_after` must be an integer of at least 1 (versions), got 0"),
     ({"retire_after": 2.5}, "[detect] `retire_after` must be an integer of at least 1 (versions), got 2.5"),
-    ({"retire_after": True}, "[detect] `retire_after` must be an integer of at least 1 (versions), got True"),
+    ({"retire_after": True}, "[detect] `retire_after` must be an integer of at least 1 (versions), got true"),
     ({"retire_after": "20"}, "[detect] `retire_after` must be an integer of at least 1 (versions), got '20'"),
     ({"retire_after": 10**7}, "[detect] `retire_after` must be at most 1000000, got 10000000"),
     ({"retire_lag_factor": 0.5}, "[detect] `retire_lag_factor` must be a number of at least 1, got 0.5"),
     ({"retire_lag_factor": float("inf")}, "[detect] `retire_lag_factor` must be a number of at least 1, got inf"),
     ({"retire_lag_factor": float("nan")}, "[detect] `retire_lag_factor` must be a number of at least 1, got nan"),
-    ({"retire_lag_factor": False}, "[detect] `retire_lag_factor` must be a number of at least 1, got False"),
+    ({"retire_lag_factor": False}, "[detect] `retire_lag_factor` must be a number of at least 1, got false"),
     ({"retire_lag_factor": 1001}, "[detect] `retire_lag_factor` must be at most 1000, got 1001"),
     ({"retire_afterr": 3}, "[detect]: unknown key `retire_afterr` (expected confirm, confirm_budget, "
                            "confirm_max_pairs, confirm_as, retire_after, retire_lag_factor); did you mean "

@@ -37,7 +37,7 @@ def _config(tmp_path: Path, body: str):
 # ---------------------------------------------------------------------------- the configuration key
 @pytest.mark.parametrize(("value", "shown"), [
     ("0", "got 0"), ("-3", "got -3"), ("2.5", "got 2.5"), ("4.0", "got 4.0"), ('"3"', "got '3'"),
-    ("true", "got True"), ("nan", "got nan"), ("[2]", r"got \[2\]"), ("101", "of at most 100, got 101"),
+    ("true", "got true"), ("nan", "got nan"), ("[2]", r"got \[2\]"), ("101", "of at most 100, got 101"),
 ])
 def test_a_bad_slices_names_the_benchmark_and_the_value(tmp_path, value, shown):
     with pytest.raises(ConfigError, match=rf"regbench.toml: \[\[benchmark\]\] #1 \('a'\) `slices` must be a "

@@ -38,7 +38,15 @@ REASON_CHARS = 500
 MESSAGE_CHARS = 1000
 
 
-_REPR = reprlib.Repr()
+class _Shown(reprlib.Repr):
+    """Values as the input file wrote them where Python's spelling differs: ``true``/``false`` (TOML
+    and JSON), not ``True``/``False`` (a user who wrote ``runs = true`` was told "got True")."""
+
+    def repr_bool(self, x: bool, level: int) -> str:
+        return "true" if x else "false"
+
+
+_REPR = _Shown()
 _REPR.maxlevel = 3
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxstring = _REPR.maxlong = _REPR.maxother = SHOWN_CHARS
