@@ -43,3 +43,11 @@ def command(ctx, force: bool) -> None:
         tmp.unlink(missing_ok=True)
         raise ConfigError(f"{target}: cannot write ({exc.strerror or exc})") from exc
     click.echo(f"wrote {target}: edit its [[benchmark]] tables, then run `regbench run`")
+    from ..config import find_config
+
+    outer = find_config(target.parent.parent) if target.parent.parent != target.parent else None
+    if outer is not None and not (ctx is not None and ctx.config_path):
+        # The nearest regbench.toml is the one commands read: from here on this one, not the
+        # project's (a user who ran `init` in a subfolder lost the project's configuration there).
+        click.echo(f"note: {outer} is above it: commands run in {target.parent} or below now read this one "
+                   "instead (`--config` chooses)", err=True)
