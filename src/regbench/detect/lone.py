@@ -184,7 +184,7 @@ def excursions(series: Series, changes: Sequence[Change], width: int, *, min_cha
         return None
 
     out: list[Excursion] = []
-    alone: dict[int, Excursion | None] = {}  # the changes weighed as one edge: what they were found
+    alone: dict[int, Excursion | None] = {}  # each change read as one edge: its excursion, or None
     i = 0
     while i < len(ordered):
         c = ordered[i]

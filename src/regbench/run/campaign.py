@@ -559,8 +559,13 @@ DEFINITION_FIELDS = ("kind", "command", "target", "cwd", "env", "output", "unit"
 
 
 def definition(spec: BenchmarkSpec) -> dict:
-    """What ``spec`` runs (:data:`DEFINITION_FIELDS`), as a campaign's plan records it."""
-    return {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": dict(sorted(spec.env.items())),
+    """What ``spec`` runs (:data:`DEFINITION_FIELDS`), as a campaign's plan records it: the
+    variables of ``env`` by a digest of their values (a value may be a credential; the store
+    keeps no copy of it)."""
+    import hashlib
+
+    env = {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(spec.env.items())}
+    return {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": env,
             "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
 
 
