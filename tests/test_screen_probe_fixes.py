@@ -167,7 +167,7 @@ def test_rebuild_builds_a_failed_build_variant_of_a_screen_again(tmp_path, capsy
 
 # ------------------------------------------------------------------------ 2. levels written alike
 @pytest.mark.parametrize("levels, shown", [([1, "1"], "1 and '1' are both written '1'"),
-                                           ([True, "true"], "True and 'true' are both written 'true'"),
+                                           ([True, "true"], "true and 'true' are both written 'true'"),
                                            (["0.5", 0.5, 2], "'0.5' and 0.5 are both written '0.5'")])
 def test_levels_written_alike_are_a_one_line_error(tmp_path, levels, shown):
     table = {"option": [{"name": "x", "levels": [1, 2], "env": "X"}, {"name": "y", "levels": levels, "env": "Y"}]}
