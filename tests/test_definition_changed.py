@@ -58,3 +58,18 @@ def test_auto_warmup_over_few_iterations_is_said(tmp_path, capsys):
     assert 'Settings: b: warmup = "auto" over 12 iterations finds a warm-up poorly' in said
     cfg.write_text(CONFIG.format(value="0.010", more='warmup = "auto"\niterations = 20\n'))
     assert "Settings:" not in campaign(cfg, capsys, "HEAD~1")
+
+
+def test_the_variables_regbench_sets_are_not_part_of_a_definition():
+    # An optimized plan's forks (REGBENCH_FORKS) are how often a JMH benchmark runs, not what:
+    # alternating `run` and `run --plan optimized` must not say the definition changed.
+    import dataclasses
+
+    from regbench.config import BenchmarkSpec
+    from regbench.run.campaign import definition
+    from regbench.run.execute import FORKS_ENV, SELECT_ENV
+
+    spec = BenchmarkSpec(name="b", kind="command", command=("java", "-jar", "b.jar"), env={"SIZE": "2"})
+    planned = dataclasses.replace(spec, env={**spec.env, FORKS_ENV: "1", SELECT_ENV: "b.x"}, runs=3)
+    assert definition(planned) == definition(spec)
+    assert definition(dataclasses.replace(spec, env={"SIZE": "3"})) != definition(spec)

@@ -564,7 +564,10 @@ def definition(spec: BenchmarkSpec) -> dict:
     keeps no copy of it)."""
     import hashlib
 
-    env = {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(spec.env.items())}
+    # Not the variables regbench sets itself (an optimized plan's forks, a split group's
+    # selection): how often a benchmark runs, not what.
+    env = {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(spec.env.items())
+           if k not in (FORKS_ENV, SELECT_ENV)}
     return {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": env,
             "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
 
