@@ -545,13 +545,13 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
                  if series_key(s) in wanted}
         for state, tail in again:
             full = whole[series_key(tail)]
-            changes, n_tests, new = zeros.detect_series(detector, full)
+            changes, n_tests, new, zero = zeros.detect_series_steps(detector, full)
             parts.append(Tally.of(full, zeros.new_since(changes, full, state), n_tests, new,
-                                  series_notes(detector, full, changes, n_tests, new)))
+                                  series_notes(detector, full, changes, n_tests, new, zero)))
     for s, going_from in items:
         if going_from is None:
-            found, n_found, made = zeros.detect_series(detector, s)
-            notes = series_notes(detector, s, found, n_found, made)
+            found, n_found, made, zero = zeros.detect_series_steps(detector, s)
+            notes = series_notes(detector, s, found, n_found, made, zero)
             if series_key(s) in since:
                 first = s.index(since[series_key(s)])
                 found = [c for c in found if s.index(c.version) >= first]

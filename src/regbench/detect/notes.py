@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Series
+from ..stats.zeros import ZeroSteps, zero_steps
 from .base import Change, Detector
 from .lone import STATE_KEY as LONE_KEY
 from .lone import note as lone_note
@@ -77,7 +78,7 @@ class SeriesNote:
 
 
 def series_notes(detector: Detector, series: Series, changes: Sequence[Change], n_tests: int,
-                 state: dict | None = None) -> list[SeriesNote]:
+                 state: dict | None = None, zero: ZeroSteps | None = None) -> list[SeriesNote]:
     """The notes of one series searched in full, which gave ``changes`` after ``n_tests``
     hypotheses and the detector's ``state``."""
     def note(kind: str, reason: str, **more: str) -> SeriesNote:
@@ -90,7 +91,7 @@ def series_notes(detector: Detector, series: Series, changes: Sequence[Change], 
         out.append(note("negative", "runs below 0 on average, where a change relative to the level has no "
                                     "direction (-10 to -5 is -50%, though it rose); `regbench compare` judges "
                                     "such a benchmark by the difference B - A"))
-    out += zero_notes(series, changes) + unsure_zero_steps(series)
+    out += zero_notes(series, changes) + unsure_zero_steps(series, zero)
     said = lone_note((state or {}).get(LONE_KEY) or {})
     if said is not None:
         out.append(note("one run", said))
@@ -128,18 +129,19 @@ def zero_notes(series: Series, changes: Sequence[Change]) -> list[SeriesNote]:
 SUGGESTIVE = 0.05
 
 
-def unsure_zero_steps(series: Series) -> list[SeriesNote]:
+def unsure_zero_steps(series: Series, found: ZeroSteps | None = None) -> list[SeriesNote]:
     """The ``"zero step"`` notes of a count (lower is better) that went from exactly 0 in every
     run to above 0 in every run, or back, with too few runs for the driver's exact test
     (:func:`regbench.stats.zeros.zero_steps`) to report it: ``compare`` calls such a pair certain
     (+inf), so silence here read as "nothing changed" (a probe: 0 -> 1 s, three runs of two
-    versions a side, p = 0.0032 against the level 0.001)."""
+    versions a side, p = 0.0032 against the level 0.001).  ``found``: the driver's exact test of
+    the series (:func:`~regbench.detect.zeros.detect_series_steps`), made here when not given."""
     if series.direction != "lower":
         return []
-    from ..stats.zeros import zero_steps
     from .zeros import ALPHA
 
-    found = zero_steps(series.runs, alpha=ALPHA)
+    if found is None:
+        found = zero_steps(series.runs, alpha=ALPHA)
     out = []
     for st in found.tested:
         # Only where the runs suggest it (the conventional 5%): a flaky count, 0 in one version's

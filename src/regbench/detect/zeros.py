@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Series
-from ..stats.zeros import NO_DATA, POSITIVE, ZERO, ZeroStep, run_kinds, zero_steps
+from ..stats.zeros import NO_DATA, POSITIVE, ZERO, ZeroStep, ZeroSteps, run_kinds, zero_steps
 from .base import Change, Detector, kind_of
 
 #: Where a saved state keeps what the pre-pass needs of it (the rest is the detector's).
@@ -55,8 +55,16 @@ def detect_series(detector: Detector, series: Series) -> tuple[list[Change], int
     of stretches the exact test compared) and the state to save (the detector's of the last
     stretch, with :data:`STATE_KEY`).
     """
+    return detect_series_steps(detector, series)[:3]
+
+
+def detect_series_steps(detector: Detector, series: Series
+                        ) -> tuple[list[Change], int, dict | None, ZeroSteps | None]:
+    """:func:`detect_series`, and what the exact test found (None where higher is better), so
+    that the driver's notes read it rather than test the history again
+    (:func:`~regbench.detect.notes.unsure_zero_steps`)."""
     if series.direction != "lower":
-        return detector.detect_with_state(series)
+        return (*detector.detect_with_state(series), None)
     found = zero_steps(series.runs, alpha=ALPHA)
     bounds = [0, *(s.index for s in found.steps), len(series)]
     changes: list[Change] = [_change(detector, series, s) for s in found.steps]
@@ -87,11 +95,11 @@ def detect_series(detector: Detector, series: Series) -> tuple[list[Change], int
     zeros = bool(found.zero_runs[last:].any())
     with_data = [k for k in range(len(series)) if found.kinds[k] != NO_DATA]
     if not detector.incremental or not with_data or (state is None and not zeros):
-        return changes, n_tests, state
+        return changes, n_tests, state, found
     info = {"since": series.versions[last].name if last else None, "zeros": zeros}
     if state is None:  # a last stretch exactly 0: the driver searches it again in full (needs_full_pass)
         state = {"last_version": series.versions[with_data[-1]].name}
-    return changes, n_tests, {**state, STATE_KEY: info}
+    return changes, n_tests, {**state, STATE_KEY: info}, found
 
 
 def needs_full_pass(state: dict, tail: Series) -> bool:
