@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import NotFoundError
-from .model import Series, SeriesName
+from .model import BuildInfo, Series, SeriesName
 from .stats import (
     Comparison, HierarchicalSummary, compare_runs, compare_signed, components, resampled_run_stats, run_location,
     verdict,
@@ -325,10 +325,7 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
 
     @functools.cache
     def build_failed(version: str) -> bool:
-        """Whether every build recorded of ``version`` failed (its benchmarks never ran there; a
-        screen's build variant that failed beside one that built is not this)."""
-        builds = [bi for bi in store.builds() if bi.version == version]
-        return bool(builds) and all(bi.status != "ok" for bi in builds)
+        return unbuilt(store, version) is not None
 
     for s in store.load_series(benchmark, config=config, machine=machine, versions=[a, b]):
         names = [v.name for v in s.versions]
@@ -369,6 +366,13 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
     if not out:
         raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
     return out
+
+
+def unbuilt(store: Store, version: str) -> BuildInfo | None:
+    """The last build recorded of ``version`` when every one failed (its benchmarks never ran
+    there; a screen's build variant that failed beside one that built is not this), else None."""
+    builds = [bi for bi in store.builds() if bi.version == version]
+    return builds[-1] if builds and all(bi.status != "ok" for bi in builds) else None
 
 
 def _signed(ra: list[float], rb: list[float]) -> bool:

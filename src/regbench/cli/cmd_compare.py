@@ -188,9 +188,10 @@ def _say_failed_build(store, version: str, labels) -> None:
     from ..report.campaign import build_cause
     from ..report.console import console
 
-    builds = [b for b in store.builds() if b.version == version]
-    if builds and all(b.status != "ok" for b in builds):
-        last = builds[-1]
+    from ..analysis import unbuilt
+
+    last = unbuilt(store, version)
+    if last is not None:
         cause = build_cause(last.log_tail)
         what = f" (exit {last.exit_code})" if last.exit_code is not None else f" ({last.status})"
         console.print(f"[red]build failed[/red] at {escape(labels.get(version, version))}{what}"
