@@ -215,7 +215,7 @@ def resampled_run_stats(runs: Sequence[np.ndarray], *, n_resamples: int = 100, f
     # with it: `summary` of every benchmark, `summary` of one and `diagnose` agree (they differed
     # by up to 2.5x in the robust interval with three runs).
     seeded = isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
-    gen = None if seeded else make_rng(rng)
+    gen = make_rng(rng)
     arrays = [np.asarray(r, dtype=float) for r in runs]
     means = np.full(len(arrays), np.nan)
     variances = np.full(len(arrays), np.nan)
@@ -230,7 +230,6 @@ def resampled_run_stats(runs: Sequence[np.ndarray], *, n_resamples: int = 100, f
         centre = x.mean(axis=1, keepdims=True)
         xc = x - centre  # centred: the sum-of-squares identity below stays accurate
         g = np.random.default_rng([int(rng), k]) if seeded else gen
-        assert g is not None
         c1 = _count_matrix(g, k, n, n_resamples)
         c2 = _count_matrix(g, k, n, n_resamples)
         m1 = (xc @ c1) / n
