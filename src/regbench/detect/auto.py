@@ -55,7 +55,7 @@ from ..stats.runs import (
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
     difference_scale, isolated_versions, noisier_variance, ratio_interval, relative_change, relative_interval, segment_test, version_floors,
-    version_stats, version_stats_many, version_variance
+    mean_square_test, version_stats, version_stats_many, version_variance, within_segments_mean_square
 )
 from ..stats.moderuns import WINDOW as HELD_WINDOW
 from ..stats.moderuns import ModeRuns, held
@@ -63,7 +63,7 @@ from .base import Change, Detector, kind_of, register
 from .lone import STATE_KEY as LONE_KEY
 from .lone import lone_versions, runs_with_data, weigh, without
 from .modes import mode_bounds, merge_near, modes_mix, place_in_gap, previous_in, short_runs
-from .search import FASTER, SegmentSearch
+from .search import FASTER, SegmentSearch, short_family
 
 
 #: Short excursions are scanned for in the location and each mode of a multimodal benchmark when at
@@ -98,7 +98,7 @@ class Auto(SegmentSearch, Detector):
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
                  levels: bool = True, floor: bool = True, floor_search: bool = True, nested: bool = True,
-                 floor_veto: str = "nearer", held: bool = True):
+                 floor_veto: str = "nearer", held: bool = True, segmentations: bool = True):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
@@ -124,6 +124,7 @@ class Auto(SegmentSearch, Detector):
         self.floor = floor
         self.floor_search = floor_search
         self.nested = nested
+        self.segmentations = segmentations
         if floor_veto not in FLOOR_VETOES:
             raise ValueError(f"`floor_veto` must be one of {', '.join(FLOOR_VETOES)}, got {floor_veto!r}")
         self.floor_veto = floor_veto
@@ -746,9 +747,13 @@ class Auto(SegmentSearch, Detector):
         # alarms in short stretches (measured with `regbench evaluate`, docs/evaluation.md).
         cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions, nested=nested)
         changes = []
+        family = short_family(vs.mean.size)
+        # Splits of a short history's best segmentation are tested again in that segmentation.
+        segmentation = self._short_history(vs, factor)[1] if family and family in positions.values() else None
         for first, last in self._groups(vs, cps):
             c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
-                             estimator=estimator, floors=floors, location=location, modes=modes)
+                             estimator=estimator, floors=floors, location=location, modes=modes,
+                             segmentation=segmentation if positions[cps[first]] == family else None)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -783,9 +788,11 @@ class Auto(SegmentSearch, Detector):
     def _change(self, series: Series, vs: VersionStats, cps: list[int], first: int, last: int, *,
                 factor: int = 1, detail: str | None = None, estimator: str | None = None,
                 floors: VersionStats | None = None, location: VersionStats | None = None,
-                modes: ModeRuns | None = None) -> Change | None:
+                modes: ModeRuns | None = None, segmentation: list[int] | None = None) -> Change | None:
         """The change at split ``cps[first]`` (through ``cps[last]`` for a ramp); ``factor`` is its
-        Bonferroni factor (positions searched x modes).  With ``floors`` (:meth:`floors`), the
+        Bonferroni factor (positions searched x modes); ``segmentation``: the best segmentation
+        of a short history the split was found in (:meth:`~.search.SegmentSearch._short_history`),
+        whose version component, from within all its segments, it is tested with, as it was there.  With ``floors`` (:meth:`floors`), the
         change must show in the versions' fastest runs too (:meth:`_on_floor`); with ``location``
         (a search of the fastest runs), the location must not rule it out (:meth:`_not_ruled_out`);
         with ``modes`` (a benchmark whose runs each stay in one mode), it must show in its modes
@@ -794,7 +801,16 @@ class Auto(SegmentSearch, Detector):
         s, tau, tau_end, e = bounds[first], cps[first], cps[last], bounds[last + 2]
         # The two segments on the scale the search tested them with (a noisier stretch on its own).
         vv = noisier_variance(vs, s, e, version_variance(vs, cps), cps)
-        if first == last:
+        if segmentation is not None:
+            # Between the splits of the segmentation too, whose steps the search's segments would
+            # otherwise hold (a 13x step measured as -85% between segments holding three others).
+            finer = sorted({0, *cps, *segmentation, vs.mean.size})
+            s, e = max(b for b in finer if b < tau), min(b for b in finer if b > tau_end)
+        ms = None if segmentation is None else within_segments_mean_square(vs, segmentation)
+        if ms is not None:
+            res = mean_square_test(vs, s, tau, e, ms) if first == last else \
+                mean_square_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), ms)
+        elif first == last:
             res = self._segment_test(vs, s, tau, e, vv)
         else:  # a ramp: the segment before it against the segment after it, the ramp left out
             res = self._segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
@@ -805,7 +821,12 @@ class Auto(SegmentSearch, Detector):
         for other, keep in ((floors, self._on_floor), (location, self._not_ruled_out)):
             if other is None:
                 continue
-            if first == last:
+            oms = None if ms is None else within_segments_mean_square(
+                other, segmentation if other.mean.size == vs.mean.size else cps)
+            if oms is not None:
+                ores = mean_square_test(other, s, tau, e, oms) if first == last else \
+                    mean_square_test(_without(other, tau, tau_end), s, tau, e - (tau_end - tau), oms)
+            elif first == last:
                 ores = segment_test(other, s, tau, e, version_var=version_variance(other, cps))
             else:
                 ores = segment_test(_without(other, tau, tau_end), s, tau, e - (tau_end - tau),

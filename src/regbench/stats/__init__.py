@@ -89,7 +89,8 @@ _LAZY = {
              "LOCATIONS", "LOW_QUANTILE", "LocationChoice", "choose_location", "run_locations"),
     "segments": ("SegmentStats", "SegmentTest", "TwoLevelT", "version_stats", "version_floors", "isolated_versions",
                  "version_stats_many", "two_level_t", "compare_segments", "compare_segments_many", "segment_test",
-                 "ratio_interval", "version_variance", "MIN_VERSIONS_FOR_VERSION_VAR", "relative_change"),
+                 "ratio_interval", "version_variance", "MIN_VERSIONS_FOR_VERSION_VAR", "relative_change",
+                 "segment_neighbourhood", "within_segments_mean_square", "mean_square_test"),
     "levels": ("mode_stats", "mode_floors", "runs_in_one_mode", "run_mode_counts", "fastest_level", "FastestLevel"),
     "zeros": ("ZeroStep", "ZeroSteps", "zero_steps"),
 }

@@ -19,7 +19,9 @@ The variance of a segment mean of ``k`` versions with ``n_j`` runs each is
 ``s2v / k + s2w * sum(1 / n_j) / k**2``; the t statistic of two segments gets Satterthwaite's
 degrees of freedom (:func:`two_level_t`).  Segment statistics are sufficient and add up
 (:class:`SegmentStats`), so a new version is tested against the whole segment before it in
-constant time.  Per-mode summaries (:func:`.levels.mode_stats`) serve multimodal benchmarks, whose
+constant time.  A short history is also cut by its best segmentations (:func:`segment_neighbourhood`,
+Auger and Lawrence 1989) and each split tested against the spread of the version means within all
+the segments (:func:`within_segments_mean_square`, :func:`mean_square_test`).  Per-mode summaries (:func:`.levels.mode_stats`) serve multimodal benchmarks, whose
 modes are compared one by one (seed 001 s.4.2; screened by :func:`.runs.bimodality_coefficient`).
 
 The change detector built on these is :mod:`regbench.detect.auto`.
@@ -32,6 +34,10 @@ seed 001 (001_0c28a3a14a5fab8a.txt) s.2.1 (outliers orders of magnitude away), s
 complex benchmarks compared cluster by cluster).
 Satterthwaite, "An approximate distribution of estimates of variance components", Biometrics
 Bulletin 2 (1946) 110-114 (degrees of freedom of a sum of variance estimates).
+Auger and Lawrence, "Algorithms for the optimal identification of segment neighborhoods",
+Bulletin of Mathematical Biology 51 (1989) 39-54 (:func:`segment_neighbourhood`).
+Montgomery, *Design and Analysis of Experiments*, 8th ed., Wiley (2013), s.14.1 (the two-stage
+nested design, :func:`mean_square_test`).
 Rousseeuw and Croux, "Alternatives to the median absolute deviation", JASA 88 (1993) 1273-1283
 (the efficiency of a MAD-based variance, which sets :func:`version_variance`'s degrees of freedom).
 """
@@ -713,6 +719,115 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
         return None
     total, df, runs_share = _difference_noise(d, vs.n, vs.var)
     return max(0.0, total - runs_share), df
+
+
+def segment_neighbourhood(y: np.ndarray, max_changes: int) -> dict[int, list[int]]:
+    """For each number of changes ``m`` from 1 to ``max_changes``, the splits of ``y`` into
+    ``m + 1`` segments with the least sum of squared deviations from the segment means.
+
+    The segment neighbourhood search of Auger and Lawrence (1989), Bellman's dynamic programme
+    over the end of the last segment: exact, in ``O(max_changes * n**2)`` time, which is nothing
+    for the short histories it serves (:meth:`regbench.detect.search.SegmentSearch.change_points`).
+    Written here rather than taken from ``ruptures`` (its ``Dynp``, against which the tests check
+    this): importing ``ruptures`` imports all of ``scipy.stats``, 0.25 s more for every command
+    that detects, which the rest of detection avoids.  A split ``tau`` lies between ``y[tau - 1]``
+    and ``y[tau]``, as everywhere in this module.
+
+    References
+    ----------
+    Auger and Lawrence, "Algorithms for the optimal identification of segment neighborhoods",
+    Bulletin of Mathematical Biology 51 (1989) 39-54.
+    """
+    y = np.asarray(y, dtype=float)
+    k = y.size
+    max_changes = min(int(max_changes), k - 1)
+    if max_changes < 1:
+        return {}
+    y = y - y.mean()  # centred, so that the sums of squares below do not cancel
+    c1 = np.concatenate([[0.0], np.cumsum(y)])
+    c2 = np.concatenate([[0.0], np.cumsum(y * y)])
+    i, j = np.triu_indices(k + 1, 1)
+    cost = np.full((k + 1, k + 1), np.inf)  # cost[a, b]: the segment [a, b); empty ones impossible
+    cost[i, j] = np.maximum(0.0, (c2[j] - c2[i]) - (c1[j] - c1[i]) ** 2 / (j - i))
+    best = cost[0].copy()  # best[t]: the least cost of [0, t) in m + 1 segments, here m = 0
+    back: list[np.ndarray] = []
+    out: dict[int, list[int]] = {}
+    for m in range(1, max_changes + 1):
+        total = best[:, None] + cost  # total[s, t]: [0, s) in m segments, then [s, t)
+        arg = np.argmin(total, axis=0)
+        best = total[arg, np.arange(k + 1)]
+        back.append(arg)
+        splits, t = [], k
+        for b in reversed(back):
+            t = int(b[t])
+            splits.append(t)
+        out[m] = sorted(splits)
+    return out
+
+
+def within_segments_mean_square(vs: VersionStats, splits: Sequence[int]) -> tuple[float, float] | None:
+    """The variance of a version mean about its segment's mean, when ``splits`` cut ``vs`` into
+    segments: the version means' sum of squares within their segments over
+    ``k - len(splits) - 1`` degrees of freedom (the within-groups mean square of a one-way
+    ANOVA); None when no segment has two versions.  It holds
+    the runs' noise and the builds' alike and is never taken apart (see
+    :func:`mean_square_test`), but it is never less than the runs' share alone (their pooled
+    variance times the mean of ``1 / n``), which it estimates too: the version means of a count
+    that is sometimes taken repeat exactly by chance while its runs vary (0.06, 0.06, 0.1 from runs
+    of 0 and 0.1-0.3), and a mean square of 0 called eight differences of a quiet 16-version
+    history certain.  For the same reason a mean square of 0 in a history of one run a version,
+    where nothing else measured the noise, is None too (counts of 1 to 3 a run, one run a version,
+    repeat their means too): only runs that agree exactly make a difference certain."""
+    k = vs.mean.size
+    edges = [0, *sorted(splits), k]
+    df_b = k - len(edges) + 1
+    if df_b < 1:
+        return None
+    # Deviations from each segment's mean, and exactly 0 for a segment of equal values: the sums
+    # of squares of SegmentStats cancel to a few 1e-17 there, a spread that made 1.9, 1.9, 1.9
+    # (counts, one run a version) a certain change from 2.0.
+    within = sum(float(((seg - seg.mean()) ** 2).sum()) for seg in (vs.mean[a:b] for a, b in zip(edges[:-1], edges[1:]))
+                 if seg.size > 1 and np.ptp(seg) > 0)
+    _, _, runs_share = _difference_noise(np.zeros(1), vs.n, vs.var)
+    if not within > 0 and not bool((vs.n > 1).any()):
+        return None
+    return max(within / df_b, runs_share), float(df_b)
+
+
+def mean_square_test(vs: VersionStats, start: int, split: int, stop: int, mean_square: tuple[float, float]
+                     ) -> SegmentTest:
+    """Compare versions ``[start, split)`` with ``[split, stop)`` of ``vs`` by Student's t on the
+    variance of a version mean ``mean_square = (ms, df)`` (:func:`within_segments_mean_square`):
+    ``se**2 = ms / k`` a side, ``df`` degrees of freedom.
+
+    The test of the upper factor of a two-stage nested design against the mean square of the
+    factor nested in it (Montgomery, *Design and Analysis of Experiments*, 8th ed., 2013, s.14.1):
+    the version means are the replicates, whatever part of their spread the runs make, and under
+    normal noise the test is exact.  The two-level test (:func:`compare_segments`) subtracts the
+    runs' share to estimate the builds' component and gives Satterthwaite's degrees of freedom to
+    the sum; with one to three degrees of freedom between versions that estimate is 0 often
+    enough that the test then compares builds with the runs' noise alone, and a test used at
+    levels of 1e-5 cannot afford it (builds 30 times a version mean's runs apart, three segments
+    of two versions: 0.28% of quiet draws significant at 1e-3, 1.25% at 1e-4, twelve times the
+    level; this test 0.05% and 0.025%; 70 of 200 quiet 11-version histories with builds 1% apart
+    and runs 0.5% raised a false alarm with the two-level test in the search of
+    :meth:`regbench.detect.search.SegmentSearch._short_history`).  With no spread at all (a count
+    that never varies) a difference is certain.
+    """
+    from scipy.special import stdtr  # Student's t CDF, without importing all of scipy.stats
+
+    ms, df = mean_square
+    left, right = vs.mean[start:split], vs.mean[split:stop]
+    ml, mr = float(left.mean()), float(right.mean())
+    se_l, se_r = float(np.sqrt(ms / left.size)), float(np.sqrt(ms / right.size))
+    se = float(np.hypot(se_l, se_r))
+    if se > 0 and df >= 1:
+        t = (mr - ml) / se
+        return SegmentTest(ml, mr, se_l, se_r, t, df, float(2 * stdtr(df, -abs(t))))
+    if se == 0 and mr != ml:
+        return SegmentTest(ml, mr, 0.0, 0.0, float(np.sign(mr - ml) * np.inf), float("inf"), 0.0)
+    nan = float("nan")
+    return SegmentTest(ml, mr, se_l, se_r, nan, nan, nan)
 
 
 def _difference_noise(d: np.ndarray, n: np.ndarray, var: np.ndarray) -> tuple[float, float, float]:
