@@ -237,8 +237,8 @@ def test_runs_are_stored_under_the_configuration_name(tmp_path, capsys):
 @pytest.mark.parametrize("defaults, bench, message", [
     ({"runs": "3"}, {}, "[defaults] `runs` must be a positive integer, got '3'"),
     ({"timeout": -1}, {}, "[defaults] `timeout` must be a positive"),
-    ({"warmup": -2}, {}, "[defaults]: `warmup` must be a non-negative integer"),
-    ({"direction": "up"}, {}, "[defaults]: `direction` must be 'lower' or 'higher'"),
+    ({"warmup": -2}, {}, "[defaults] `warmup` must be a non-negative integer"),
+    ({"direction": "up"}, {}, "[defaults] `direction` must be 'lower' or 'higher'"),
     ({"runs": 3}, {"runs": "4"}, "[[benchmark]] #1 ('a') `runs` must be a positive integer, got '4'"),
     ({"runs": "3"}, {"runs": 4, "iterations": 0}, "[[benchmark]] #1 ('a') `iterations` must be a positive"),
 ])

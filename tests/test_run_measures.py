@@ -285,7 +285,7 @@ def test_measures_key_is_validated():
 
     assert parse(["cpu", "wall"]).benchmarks[0].measures == ("cpu", "wall")
     assert parse_config({"benchmark": [{"name": "a", "command": ["x"]}]}).benchmarks[0].measures == ()
-    with pytest.raises(ConfigError, match=r"\('a'\): `measures`: unknown measure 'ram' \(expected cpu, maxrss"):
+    with pytest.raises(ConfigError, match=r"\('a'\) `measures`: unknown measure 'ram' \(expected cpu, maxrss"):
         parse(["ram"])
     with pytest.raises(ConfigError, match="`measures` must be a list of distinct names"):
         parse("cpu")

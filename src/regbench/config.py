@@ -691,31 +691,31 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     else:
         target = b["python"]
         if not isinstance(target, str) or target.count(":") != 1 or not all(target.split(":")):
-            fail(f"{label}: `python` must look like 'module:function', got {shown(target)}")
+            fail(f"{label} `python` must look like 'module:function', got {shown(target)}")
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
-        fail(f"{label}: `env` must be a table of strings")
+        fail(f"{label} `env` must be a table of strings")
     for key in env:
         if not key or "=" in key:
-            fail(f"{label}: `env`: {shown(key)} is not a variable name (empty, or with '=')")
+            fail(f"{label} `env`: {shown(key)} is not a variable name (empty, or with '=')")
     pass_env = get("pass_env", [])
     if not isinstance(pass_env, list) or not all(isinstance(v, str) and v and "=" not in v for v in pass_env):
-        fail(f"{at('pass_env')}: `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
+        fail(f"{at('pass_env')} `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
     output = b.get("output", "lines")
     if output not in OUTPUT_FORMATS:
-        fail(f"{label}: `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {shown(output)}")
+        fail(f"{label} `output` must be one of {', '.join(OUTPUT_FORMATS)}, got {shown(output)}")
     direction = get("direction", "lower")
     if direction not in DIRECTIONS:
-        fail(f"{at('direction')}: `direction` must be 'lower' or 'higher', got {shown(direction)}")
+        fail(f"{at('direction')} `direction` must be 'lower' or 'higher', got {shown(direction)}")
     unit = get("unit", "s")
     if not isinstance(unit, str) or not unit:
-        fail(f"{at('unit')}: `unit` must be a non-empty string")
+        fail(f"{at('unit')} `unit` must be a non-empty string")
     cwd = b.get("cwd", ".")
     if not isinstance(cwd, str):
-        fail(f"{label}: `cwd` must be a path string")
+        fail(f"{label} `cwd` must be a path string")
     alerts = b.get("alerts", True)
     if not isinstance(alerts, bool):
-        fail(f"{label}: `alerts` must be true or false, got {shown(alerts)}")
+        fail(f"{label} `alerts` must be true or false, got {shown(alerts)}")
     fmt = b.get("format")
     if fmt is not None:
         from .adapters.base import available_formats
@@ -723,7 +723,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         if kind != "command":
             fail(f"{label}: `format` is for command benchmarks (a tool such as go test or JMH)")
         if fmt not in available_formats():
-            fail(f"{label}: `format` must be one of {', '.join(available_formats())}, got {shown(fmt)}")
+            fail(f"{label} `format` must be one of {', '.join(available_formats())}, got {shown(fmt)}")
         if "output" in b:
             fail(f"{label}: give `format` (a tool's output) or `output` (samples), not both")
         if "/" in name:
@@ -732,27 +732,27 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     measures = b.get("measures", [])
     if (not isinstance(measures, list) or not all(isinstance(m, str) for m in measures)
             or len(set(measures)) != len(measures)):
-        fail(f"{label}: `measures` must be a list of distinct names of {', '.join(MEASURES)}")
+        fail(f"{label} `measures` must be a list of distinct names of {', '.join(MEASURES)}")
     for m in measures:
         if m not in MEASURES:
-            fail(f"{label}: `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
+            fail(f"{label} `measures`: unknown measure {m!r} (expected {', '.join(MEASURES)})")
     requires = get("requires", [])
     if (not isinstance(requires, list) or not all(isinstance(r, str) and _TAG.fullmatch(r) for r in requires)
             or len(set(requires)) != len(requires)):
-        fail(f"{at('requires')}: `requires` must be a list of distinct tags (letters, digits, '-', '_', '.'), "
+        fail(f"{at('requires')} `requires` must be a list of distinct tags (letters, digits, '-', '_', '.'), "
              f"got {shown(requires)}")
     plan = get("plan", "fixed")
     if plan not in PLANS:
-        fail(f"{at('plan')}: `plan` must be 'fixed' or 'adaptive', got {shown(plan)}")
+        fail(f"{at('plan')} `plan` must be 'fixed' or 'adaptive', got {shown(plan)}")
     width = get("target", 0.01)
     if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width < 1:
-        fail(f"{at('target')}: `target` must be a relative half-width in (0, 1) such as 0.01, got {shown(width)}")
+        fail(f"{at('target')} `target` must be a relative half-width in (0, 1) such as 0.01, got {shown(width)}")
     budget = get("budget", None)
     if budget is not None:
         budget = _positive(budget, f"{at('budget')} `budget`", fail, float)
     pilot = _positive(get("pilot", 3), f"{at('pilot')} `pilot`", fail, int)
     if pilot < 2:
-        fail(f"{at('pilot')}: `pilot` must be at least 2 (the between-run variance needs two runs)")
+        fail(f"{at('pilot')} `pilot` must be at least 2 (the between-run variance needs two runs)")
     if plan == "adaptive" and fmt is not None:
         fail(f"{label}: `plan = \"adaptive\"` needs a benchmark with its own samples, not a tool `format`")
     warmup = get("warmup", 0)
@@ -760,9 +760,9 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     if warmup_auto:
         warmup = 0
     elif not isinstance(warmup, int) or isinstance(warmup, bool) or warmup < 0:
-        fail(f"{at('warmup')}: `warmup` must be a non-negative integer or \"auto\"")
+        fail(f"{at('warmup')} `warmup` must be a non-negative integer or \"auto\"")
     elif warmup > LIMITS["warmup"]:
-        fail(f"{at('warmup')}: `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
+        fail(f"{at('warmup')} `warmup` must be at most {LIMITS['warmup']:.0f}, got {warmup}")
     if kind != "python" and "slices" in b:
         # Whatever its value (1 too): it would do nothing, and the user thinks it does something.
         fail(f"{label}: `slices` is for Python benchmarks (`python = ...`), whose iterations regbench "
@@ -1127,12 +1127,12 @@ def _notify_tables(tables, root: Path, fail: Fail) -> tuple[NotifySpec, ...]:
             fail(f"{label}: unknown key `{sorted(bad)[0]}`{_did_you_mean(bad, {'type', 'name', 'kinds', *allowed})}")
         name = table.get("name", kind)
         if not _str(name) or len(name) > 100:
-            fail(f"{label}: `name` must be a non-empty string of at most 100 characters")
+            fail(f"{label} `name` must be a non-empty string of at most 100 characters")
         if any(s.name == name for s in specs):
             fail(f"{label}: another sink is named {name!r}: give each [[notify]] of one type a `name`")
         kinds = table.get("kinds", list(ALERT_KINDS))
         if not isinstance(kinds, list) or not kinds or not all(isinstance(x, str) and x in ALERT_KINDS for x in kinds):
-            fail(f"{label}: `kinds` must be a non-empty list of \"regression\", \"improvement\" and \"failure\", "
+            fail(f"{label} `kinds` must be a non-empty list of \"regression\", \"improvement\" and \"failure\", "
                  f"got {shown(kinds)}")
         options = {}
         for key, (ok, default, what) in allowed.items():
