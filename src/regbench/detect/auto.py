@@ -63,7 +63,7 @@ from .base import Change, Detector, kind_of, register
 from .lone import STATE_KEY as LONE_KEY
 from .lone import lone_versions, runs_with_data, weigh, without
 from .modes import mode_bounds, merge_near, modes_mix, place_in_gap, previous_in, short_runs
-from .search import FASTER, SegmentSearch, short_family
+from .search import FASTER, SegmentSearch
 
 
 #: Short excursions are scanned for in the location and each mode of a multimodal benchmark when at
@@ -745,15 +745,14 @@ class Auto(SegmentSearch, Detector):
         # visits several modes, the overall location jumps with the share of each mode in the
         # runs, and a mode's location, measured from the few samples a run has there, raised false
         # alarms in short stretches (measured with `regbench evaluate`, docs/evaluation.md).
-        cps, n_tests, positions = self.change_points(vs, factor=factor, excursions=excursions, nested=nested)
+        cps, n_tests, positions, short = self.change_points(vs, factor=factor, excursions=excursions, nested=nested)
         changes = []
-        family = short_family(vs.mean.size)
-        # Splits of a short history's best segmentation are tested again in that segmentation.
-        segmentation = self._short_history(vs, factor)[1] if family and family in positions.values() else None
         for first, last in self._groups(vs, cps):
+            # Splits of a short history's best segmentation are tested again in that segmentation.
+            segmented = short is not None and cps[first] in short.taus
             c = self._change(series, vs, cps, first, last, factor=factor * positions[cps[first]], detail=detail,
                              estimator=estimator, floors=floors, location=location, modes=modes,
-                             segmentation=segmentation if positions[cps[first]] == family else None)
+                             segmentation=list(short.segmentation) if segmented and short is not None else None)
             if c is not None:
                 changes.append(c)
         return (changes, n_tests, cps) if with_cps else (changes, n_tests)
@@ -821,7 +820,7 @@ class Auto(SegmentSearch, Detector):
         for other, keep in ((floors, self._on_floor), (location, self._not_ruled_out)):
             if other is None:
                 continue
-            oms = None if ms is None else within_segments_mean_square(
+            oms = None if ms is None or segmentation is None else within_segments_mean_square(
                 other, segmentation if other.mean.size == vs.mean.size else cps)
             if oms is not None:
                 ores = mean_square_test(other, s, tau, e, oms) if first == last else \

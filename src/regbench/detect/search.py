@@ -44,19 +44,33 @@ EXCURSION_SIDE = 1
 FASTER = "faster"
 
 #: Histories of at most this many versions are also split by every best segmentation
-#: (:meth:`SegmentSearch._short_history`); its Bonferroni factor doubles with each version more.
+#: (:meth:`SegmentSearch._short_history`); its Bonferroni factor grows geometrically with the versions.
 SHORT_HISTORY = 16
+#: The fewest versions in a segment of those segmentations: a version alone is what heavy-tailed
+#: noise between versions makes (the three runs of one version of a bimodal benchmark all drawing
+#: the fast mode, 200x away), and the excursion scan looks for one with the whole history's scale.
+SEGMENT_SIZE = 2
 
 
 def short_family(k: int) -> int:
     """The Bonferroni factor of :meth:`SegmentSearch._short_history` in a history of ``k``
-    versions: every split of every segmentation with 1 to ``k - 2`` changes (at least one degree
-    of freedom left for the version component); 0 where that search does not run.  It is larger
-    than any factor of the binary search (positions x sides, at most ``2 k**2``), which is how
-    :meth:`~regbench.detect.auto.Auto._search` tells the splits it found."""
+    versions: every split of every segmentation into segments of at least :data:`SEGMENT_SIZE`
+    versions (``m C(k - m - 2, m)`` for ``m`` changes, summed); 0 where that search does not
+    run."""
     if not MIN_VERSIONS_FOR_VERSION_VAR <= k <= SHORT_HISTORY:
         return 0
-    return sum(m * math.comb(k - 1, m) for m in range(1, k - 1))
+    # Segments of at least SEGMENT_SIZE versions: compositions of k into m + 1 such parts.
+    return sum(m * math.comb(k - m * (SEGMENT_SIZE - 1) - SEGMENT_SIZE, m) for m in range(1, k // SEGMENT_SIZE))
+
+
+@dataclasses.dataclass(frozen=True)
+class ShortSplits:
+    """The splits a short history's best segmentation added to the search's
+    (:meth:`SegmentSearch._short_history`), and that segmentation, whose within-segment spread
+    they are tested against again (:meth:`~regbench.detect.auto.Auto._change`)."""
+
+    taus: frozenset[int]
+    segmentation: tuple[int, ...]
 
 
 class SegmentSearch:
@@ -72,9 +86,10 @@ class SegmentSearch:
         raise NotImplementedError
 
     def change_points(self, vs: VersionStats, *, factor: int = 1, excursions: bool | str = True,
-                      nested: bool | None = None) -> tuple[list[int], int, dict[int, int]]:
-        """Split points (indices into ``vs``), the number of tests run, and for each split the
-        number of positions it was chosen from (its Bonferroni factor).
+                      nested: bool | None = None) -> tuple[list[int], int, dict[int, int], ShortSplits | None]:
+        """Split points (indices into ``vs``), the number of tests run, for each split the number
+        of positions it was chosen from (its Bonferroni factor), and the splits a short history's
+        best segmentation added (:meth:`_short_history`), or None.
 
         Binary segmentation: each segment's candidate is the split maximising E-Divisive's energy
         statistic (:func:`regbench.stats.best_split`, at least two versions a side), or its
@@ -146,46 +161,55 @@ class SegmentSearch:
                     cuts.append(pair[0])
                 edges = [s, *sorted(cuts), e]
                 stack.extend(zip(edges[:-1], edges[1:], strict=True))
-        # Where the nested search runs, for its reason: a short stretch of the versions' fastest
-        # runs, or of the modes of runs that visit several, is interference or the draw of a
-        # mode's share, and a segmentation isolates it from the spread it should be measured
-        # against (a quiet 8-version bimodal history, `few-runs` seed 1, had a false -65% and its
-        # revert in its fastest runs, where two of one version's three runs held no slow sample).
-        extra, _, n = self._short_history(vs, factor) if self.segmentations and nested else ({}, [], 0)
-        tests += n
-        for tau, positions in extra.items():
-            found.setdefault(tau, positions)
         found = self._refine(vs, found, vv)
         vv = version_variance(vs, sorted(found))
         if excursions and vv is not None:
             extra, n = self._excursions(vs, sorted(found), vv, factor, faster_only=excursions == FASTER)
             tests += n
             found = {**extra, **found}
-        return sorted(found), tests, found
+        # Last, and where the nested search runs, for its reason: a short stretch of the versions'
+        # fastest runs, or of the modes of runs that visit several, is interference or the draw of
+        # a mode's share, and a segmentation isolates it from the spread it should be measured
+        # against (a quiet 8-version bimodal history, `few-runs` seed 1, had a false -65% and its
+        # revert in its fastest runs, where two of one version's three runs held no slow sample).
+        # After the excursion scan, whose segments its splits would otherwise cut (a 3.5% revert
+        # over versions 1-2 of 11 lost its first edge when the segmentation's split at 3 left the
+        # stretch no version after it in its segment).
+        short = None
+        if self.segmentations and nested:
+            extra, segmentation, n = self._short_history(vs, factor)
+            tests += n
+            added = frozenset(tau for tau in extra if tau not in found)
+            found = {**extra, **found}
+            if added:
+                short = ShortSplits(added, tuple(segmentation))
+        return sorted(found), tests, found, short
 
     def _short_history(self, vs: VersionStats, factor: int) -> tuple[dict[int, int], list[int], int]:
         """Splits of a short history found by testing its best segmentations: for each number of
-        changes, the split points that leave the least spread within segments
+        changes, the split points into segments of at least :data:`SEGMENT_SIZE` versions that
+        leave the least spread within segments
         (:func:`~regbench.stats.segments.segment_neighbourhood`), each tested against its
-        neighbouring segments with the version component estimated within all the segments.
+        neighbouring segments by Student's t with the version means' spread within all the
+        segments as the error term (:func:`~regbench.stats.segments.mean_square_test`).
 
         Binary segmentation tests one split at a time, with the rest of the segment counted as
-        noise; in a short history where most versions moved (six versions, a 3x slowdown, an 11x
-        speed-up and two 25-30% changes among them), the whole history's scale from five
+        noise; in a short history where most versions moved (eight versions, -23%, 3.1x slower,
+        13x faster and +32%, each held two versions), the whole history's scale from seven
         differences, four of them steps, and each segment's own, holding the other steps, are
         both dominated by the steps, and nothing was found, though the runs of each version
-        agreed within 3%.  A segmentation chosen to leave little spread understates the version
-        component, so each test is Bonferroni-adjusted for every split of every segmentation
-        that could have been chosen (``m`` splits of each of ``C(k - 1, m)`` segmentations, for
-        every ``m`` tried): the union bound holds however the segmentation was chosen, as each
-        segmentation's own test is valid.  The factor grows as ``k 2**k``, so only histories of
-        at most :data:`SHORT_HISTORY` versions are searched this way; beyond, the whole
-        history's scale has enough differences to be robust to the steps.  Of the segmentations,
-        the one with the most splits that pass is kept (the fewest changes among ties).
+        agreed within 3%.  A segmentation chosen to leave little spread understates the error
+        term, so each test is Bonferroni-adjusted for every split of every segmentation that
+        could have been chosen (:func:`short_family`): the union bound holds however the
+        segmentation was chosen, as each segmentation's own test is exact under normal noise.
+        Only histories of at most :data:`SHORT_HISTORY` versions are searched this way; beyond,
+        the whole history's scale has enough differences to be robust to the steps.  Of the
+        segmentations, the one with the most splits that pass is kept (the fewest changes among
+        ties).
 
         Returns the splits that passed (with their factor), the segmentation they passed in
-        (whose version component :meth:`~regbench.detect.auto.Auto._change` tests them with
-        again), and the number of tests.
+        (whose spread :meth:`~regbench.detect.auto.Auto._change` tests them against again), and
+        the number of tests.
         """
         k = vs.mean.size
         family = short_family(k)
@@ -194,7 +218,7 @@ class SegmentSearch:
         best: dict[int, int] = {}
         chosen: list[int] = []
         tests = 0
-        for splits in segment_neighbourhood(vs.mean, k - 2).values():
+        for splits in segment_neighbourhood(vs.mean, k, min_size=SEGMENT_SIZE).values():
             ms = within_segments_mean_square(vs, splits)
             if ms is None:
                 continue

@@ -721,9 +721,10 @@ def version_variance(vs: VersionStats, splits: Sequence[int] = ()) -> tuple[floa
     return max(0.0, total - runs_share), df
 
 
-def segment_neighbourhood(y: np.ndarray, max_changes: int) -> dict[int, list[int]]:
+def segment_neighbourhood(y: np.ndarray, max_changes: int, *, min_size: int = 1) -> dict[int, list[int]]:
     """For each number of changes ``m`` from 1 to ``max_changes``, the splits of ``y`` into
-    ``m + 1`` segments with the least sum of squared deviations from the segment means.
+    ``m + 1`` segments of at least ``min_size`` values with the least sum of squared deviations
+    from the segment means (the numbers of changes that fit).
 
     The segment neighbourhood search of Auger and Lawrence (1989), Bellman's dynamic programme
     over the end of the last segment: exact, in ``O(max_changes * n**2)`` time, which is nothing
@@ -740,7 +741,7 @@ def segment_neighbourhood(y: np.ndarray, max_changes: int) -> dict[int, list[int
     """
     y = np.asarray(y, dtype=float)
     k = y.size
-    max_changes = min(int(max_changes), k - 1)
+    max_changes = min(int(max_changes), k // max(1, min_size) - 1)
     if max_changes < 1:
         return {}
     y = y - y.mean()  # centred, so that the sums of squares below do not cancel
@@ -749,6 +750,7 @@ def segment_neighbourhood(y: np.ndarray, max_changes: int) -> dict[int, list[int
     i, j = np.triu_indices(k + 1, 1)
     cost = np.full((k + 1, k + 1), np.inf)  # cost[a, b]: the segment [a, b); empty ones impossible
     cost[i, j] = np.maximum(0.0, (c2[j] - c2[i]) - (c1[j] - c1[i]) ** 2 / (j - i))
+    cost[i[j - i < min_size], j[j - i < min_size]] = np.inf
     best = cost[0].copy()  # best[t]: the least cost of [0, t) in m + 1 segments, here m = 0
     back: list[np.ndarray] = []
     out: dict[int, list[int]] = {}
