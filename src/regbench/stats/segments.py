@@ -790,7 +790,7 @@ def within_segments_mean_square(vs: VersionStats, splits: Sequence[int]) -> tupl
     # (counts, one run a version) a certain change from 2.0.
     within = sum(float(((seg - seg.mean()) ** 2).sum()) for seg in (vs.mean[a:b] for a, b in zip(edges[:-1], edges[1:]))
                  if seg.size > 1 and np.ptp(seg) > 0)
-    _, _, runs_share = _difference_noise(np.zeros(1), vs.n, vs.var)
+    runs_share = _runs_share(vs.n, vs.var)
     if not within > 0 and not bool((vs.n > 1).any()):
         return None
     return max(within / df_b, runs_share), float(df_b)
@@ -837,11 +837,16 @@ def _difference_noise(d: np.ndarray, n: np.ndarray, var: np.ndarray) -> tuple[fl
     within-version variances ``var``: the variance of a version mean (half the squared robust scale
     of ``d``), its degrees of freedom (Qn's efficiency, 0.82, of ``d.size - 1``), and the runs'
     share of it (the pooled within-version variance times the mean of ``1 / n``)."""
-    total = difference_scale(d) ** 2 / 2
+    return difference_scale(d) ** 2 / 2, max(1.0, 0.82 * (d.size - 1)), _runs_share(n, var)
+
+
+def _runs_share(n: np.ndarray, var: np.ndarray) -> float:
+    """The runs' share of the variance of a version mean: the pooled within-version variance of
+    versions with ``n`` runs and variances ``var``, times the mean of ``1 / n``."""
     multi = n > 1
     df_w = float((n[multi] - 1).sum())
     s2w = float(((n[multi] - 1) * var[multi]).sum() / df_w) if df_w > 0 else 0.0
-    return total, max(1.0, 0.82 * (d.size - 1)), s2w * float(np.mean(1.0 / n))
+    return s2w * float(np.mean(1.0 / n))
 
 
 #: The level of the test that a stretch of a history is noisier from version to version than the
