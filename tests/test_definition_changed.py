@@ -41,7 +41,7 @@ def test_an_edited_command_is_said_once_and_how_often_it_runs_is_not_a_definitio
     cfg.write_text(CONFIG.format(value="0.020", more="iterations = 5\n"))
     said = campaign(cfg, capsys, "HEAD~1,HEAD")
     assert "Definition changed: b: its command changed since campaign 2, which ran it" in said
-    assert "give the changed benchmark a new name" in said
+    assert "its 2 runs stored before measure the old one and are superseded" in said
     assert "Definition changed" not in campaign(cfg, capsys, "HEAD~1,HEAD")  # said once
     cfg.write_text(CONFIG.format(value="0.020", more='env = { SIZE = "2" }\n'))
     assert "Definition changed: b: its env changed since campaign 4" in campaign(cfg, capsys, "HEAD")

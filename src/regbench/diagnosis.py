@@ -227,7 +227,7 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
     raw = [r for r in store.raw_runs(benchmark, version, config=s.config, machine=s.machine)
            if r.campaign_id not in sessions]
     ok = [(r.warmup, r.samples) for r in raw if r.status == "ok" and r.samples.size - r.warmup >= 2]
-    failed = sum(1 for r in raw if r.status != "ok")
+    failed = sum(1 for r in raw if r.failed)
     if len(ok) < 2:
         left_out = " outside sessions of compare --run, bisect or confirm (--all-sessions includes them)" \
             if sessions else ""

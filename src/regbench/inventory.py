@@ -11,7 +11,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .failures import failure_cause
-from .model import TOOL_SEPARATOR, BuildInfo, Failing, FailureScan, NoLongerRun, RunInfo, RunSpan, SeriesName, VersionInfo
+from .model import (
+    SUPERSEDED,
+    TOOL_SEPARATOR,
+    BuildInfo,
+    Failing,
+    FailureScan,
+    NoLongerRun,
+    RunInfo,
+    RunSpan,
+    SeriesName,
+    VersionInfo,
+)
 from .silence import MIN_VERSIONS, Retirement, group_lead, retired, spans_of
 from .store import HistoryView, Store
 
@@ -27,6 +38,8 @@ class BenchmarkCounts:
     runs_failed: int
     #: Failed runs run again with success since (:func:`retried_failures`), not in ``runs_failed``.
     runs_retried: int = 0
+    #: Runs measured before the benchmark's definition changed (:data:`~regbench.model.SUPERSEDED`).
+    runs_superseded: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,7 @@ class VersionCounts:
     invocations: int = 0
     tags: tuple[str, ...] = ()
     runs_retried: int = 0
+    runs_superseded: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,7 @@ class Inventory:
     @property
     def failed_runs(self) -> tuple:
         """The runs that did not succeed and were not run again with success since."""
-        return tuple(r for r in self.runs if r.status != "ok" and r.id not in self.retried)
+        return tuple(r for r in self.runs if r.failed and r.id not in self.retried)
 
     @property
     def invocations(self) -> int:
@@ -123,7 +137,7 @@ def retried_failures(runs: Sequence[RunInfo],
     ``benchmarks``, :func:`configured_benchmarks`): a command benchmark may be called ``io/read``
     beside one called ``io``, and its runs then retry nothing of ``io``'s.
     """
-    if not any(r.status != "ok" and r.campaign_id is not None for r in runs):
+    if not any(r.failed and r.campaign_id is not None for r in runs):
         return frozenset()
     configured = configured or {}
     latest: dict[tuple, int] = {}  # per series key, the last campaign with an ok run
@@ -138,7 +152,7 @@ def retried_failures(runs: Sequence[RunInfo],
             latest[key] = max(latest.get(key, r.campaign_id), r.campaign_id)
     out = set()
     for r in runs:
-        if r.status != "ok" and r.campaign_id is not None and \
+        if r.failed and r.campaign_id is not None and \
                 latest.get((r.benchmark, r.version, r.config, r.machine), -1) > r.campaign_id:
             out.add(r.id)
     return frozenset(out)
@@ -168,7 +182,7 @@ def open_failures(store: Store, *, version: str | None = None) -> Counter:
 def failure_counts(runs: Sequence[RunInfo], retried: frozenset[int]) -> Counter:
     """The failed ``runs`` not in ``retried``, counted by ``(benchmark, version, config, machine)``."""
     return Counter((r.benchmark, r.version, r.config, r.machine) for r in runs
-                   if r.status != "ok" and r.id not in retried)
+                   if r.failed and r.id not in retried)
 
 
 def scan_failures(store: Store, *, benchmark: str | None = None, history: HistoryView | None = None,
@@ -494,7 +508,7 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     by_version = Counter((r.version, status(r)) for r in runs)
 
     def failed(counts: Counter, name: str) -> int:
-        return sum(n for (key, st), n in counts.items() if key == name and st not in ("ok", "retried"))
+        return sum(n for (key, st), n in counts.items() if key == name and st not in ("ok", "retried", SUPERSEDED))
 
     stored = store.benchmarks()
     names = [b.name for b in stored]
@@ -508,7 +522,8 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
         return b.unit
 
     benchmarks = tuple(BenchmarkCounts(b.name, unit(b), b.direction, by_bench[(b.name, "ok")],
-                                       failed(by_bench, b.name), by_bench[(b.name, "retried")])
+                                       failed(by_bench, b.name), by_bench[(b.name, "retried")],
+                                       by_bench[(b.name, SUPERSEDED)])
                        for b in stored if not benchmark or b.name == benchmark)
     latest = {}  # the latest build of each version, in the order versions were first built
     by_key: dict[tuple[str, str], BuildInfo] = {}  # the latest of each version and build command
@@ -536,7 +551,8 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
     tags = {name: tuple(a.name for a in aliases if a.kind == "tag") for name, aliases in store.aliases().items()}
     versions = tuple(VersionCounts(v, build_status.get(v.name),
                                    by_version[(v.name, "ok")], failed(by_version, v.name), invocations[v.name],
-                                   tags.get(v.name, ()), by_version[(v.name, "retried")])
+                                   tags.get(v.name, ()), by_version[(v.name, "retried")],
+                                   by_version[(v.name, SUPERSEDED)])
                      for v in store.versions() if not version or v.name == version)
     return Inventory(store.shown_url, benchmarks, versions, tuple(failed_builds), tuple(runs),
                      retried & frozenset(r.id for r in runs))

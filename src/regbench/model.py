@@ -18,6 +18,11 @@ if TYPE_CHECKING:  # numpy arrays are only named in annotations: `--help` needs 
 
 #: Status of a run: ``ok`` has samples; the others are failures recorded as results.
 RUN_STATUSES = ("ok", "failed", "crashed", "timeout", "garbage")
+#: The status a stored run takes when its benchmark's definition (what it runs) changed after it:
+#: it measured something else, so no analysis uses it and a campaign runs its version again; its
+#: samples stay stored (:meth:`regbench.store.Store.supersede_runs`).  Not a status a run ends
+#: with, nor one a results file may carry (:data:`RUN_STATUSES`).
+SUPERSEDED = "superseded"
 DIRECTIONS = ("lower", "higher")
 DEFAULT_CONFIG = "default"
 #: The variables regbench sets in a benchmark run's environment, over the benchmark's own
@@ -376,7 +381,8 @@ class RunInfo:
     run_index : int
         Its index among the runs of the experiment.
     status : str
-        One of :data:`RUN_STATUSES`; only ``ok`` runs have samples that analyses use.
+        One of :data:`RUN_STATUSES`, or :data:`SUPERSEDED`; only ``ok`` runs have samples that
+        analyses use.
     exit_code : int or None
         The process's exit status.
     stderr_tail : str or None
@@ -410,6 +416,12 @@ class RunInfo:
     started_at: datetime | None
     duration: float | None
     campaign_id: int | None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the run failed (a status of :data:`RUN_STATUSES` other than ``ok``): a
+        superseded run is neither ok nor failed."""
+        return self.status != "ok" and self.status != SUPERSEDED
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,12 +33,14 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     only part of the store: what a CI machine just measured, to push it. Runs of sessions
     (`compare --run`, `bisect`, `detect --confirm`) are exported as any run and are history runs
     once imported; --no-sessions leaves them out, so that a re-import is analysed as the store's
-    history is.
+    history is. Superseded runs (measured before their benchmark's definition changed) are left
+    out, as every analysis leaves them out.
     """
     import os
     import tempfile
 
     from ..adapters import write_csv
+    from ..model import SUPERSEDED
     from ..report.console import err_console
 
     store = ctx.open_store(create=False)
@@ -52,15 +54,18 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
             raise NotFoundError(f"no campaign {missing[0]} in the store (`regbench run` prints the number of "
                                 "its campaign at its end)")
 
-    failed = 0
+    failed = superseded = 0
     sessions = frozenset(store.session_campaigns()) if no_sessions else frozenset()
 
     def runs():
-        nonlocal failed
+        nonlocal failed, superseded
         for r in store.iter_raw_runs():
             if ((wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns)
                     and r.campaign_id not in sessions):
-                failed += r.status != "ok"
+                if r.status == SUPERSEDED:  # measured an old definition: no analysis's, nor a file's
+                    superseded += 1
+                    continue
+                failed += r.failed
                 yield r
 
     if output == "-":
@@ -84,4 +89,6 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
         os.unlink(tmp)
         raise
     also = f" and {failed} failed run{'' if failed == 1 else 's'}" if failed else ""
-    err_console.print(f"exported {n} samples{also} to {output}")
+    left = (f" ({superseded} superseded run{'' if superseded == 1 else 's'} left out: measured before their "
+            "benchmark's definition changed)") if superseded else ""
+    err_console.print(f"exported {n} samples{also} to {output}{left}")

@@ -46,6 +46,10 @@ def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> 
                    "benchmarks without one run as configured.")
 @rebuild_option
 @retry_failed_option
+@click.option("--keep-old-runs", is_flag=True,
+              help="When a benchmark's definition (command, env, Python function...) changed since it last ran "
+                   "here, keep its stored runs in the analyses instead of superseding them and measuring their "
+                   "versions again: for an edit that does not change what is measured.")
 @click.option("--configuration", "config_name", default="default", show_default=True, metavar="NAME",
               callback=configuration_name,
               help="Configuration the runs are stored under: measure a setup (say, with noise control) "
@@ -81,7 +85,8 @@ def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> 
                    "under its worker's machine, with that machine's fingerprint " + EXECUTOR_DEFAULT + ".")
 @click.option("--scheduler", metavar="ADDRESS", help="The Dask scheduler of --executor dask (tcp://HOST:8786) " + SCHEDULER_DEFAULT + ".")
 @click.pass_obj
-def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, config_name,
+def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind, rebuild, retry_failed, keep_old_runs,
+            config_name,
             suite_file, no_suite, pin, aslr, ramdisk,
             env_size, quiet_load, quiet_wait, quiet_mode, executor_name, scheduler) -> None:
     """Build versions and run their benchmarks, storing every run as it ends.
@@ -90,7 +95,9 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
     drift cannot look like a change between versions.  A crash, hang or garbage output is
     recorded as the run's status; a version that fails to build is recorded and skipped.
     Runs already stored are not run again: after an interruption, run the same command again
-    to resume (--retry-failed also runs again those that failed).  With a screening suite
+    to resume (--retry-failed also runs again those that failed).  A benchmark edited since its
+    runs were stored (what it runs, not how often) supersedes them: they stay stored, out of
+    every analysis, and its versions run again (--keep-old-runs keeps them).  With a screening suite
     (--suite, or [screen] suite), every configuration of the suite is a campaign of its own, its
     runs stored under the configuration's name.  Exit status 4 when a run or
     a build failed, with one line per cause.  Noise control options override the [noise] table of regbench.toml; what was
@@ -183,7 +190,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
                                         seed=seed, machine=machine, runs=runs, reporter=reporter,
                                         rebuild=again, noise=noise, config_name=name,
                                         retry_failed=retry_failed, optimized=optimized, executor=executor,
-                                        trees=trees)
+                                        trees=trees, keep_old_runs=keep_old_runs)
 
             if suite is None:
                 results = [(config_name, campaign(config, config_name))]

@@ -37,11 +37,15 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from .campaign import build_cause, build_lines
 
     retried = bool(inv.retried)  # failed runs run again with success since: counted apart
+    # Runs of an earlier definition of their benchmark, out of every analysis: counted apart.
+    superseded = sum(b.runs_superseded for b in inv.benchmarks)
     rows = [[escape(b.name), escape(b.unit) or "—", b.direction, str(b.runs_ok), str(b.runs_failed),
-             *([str(b.runs_retried)] if retried else [])] for b in inv.benchmarks]
+             *([str(b.runs_retried)] if retried else []), *([str(b.runs_superseded)] if superseded else [])]
+            for b in inv.benchmarks]
     emit_table("Benchmarks", ["benchmark", "unit", "direction", "runs ok", "runs failed",
-                              *(["failed, retried since"] if retried else [])], rows,
-               right={"runs ok", "runs failed", "failed, retried since"})
+                              *(["failed, retried since"] if retried else []),
+                              *(["superseded"] if superseded else [])], rows,
+               right={"runs ok", "runs failed", "failed, retried since", "superseded"})
     invocations = inv.invocations
     shared = invocations != len(inv.runs)  # some invocation stored several series-runs
     tagged = any(vc.tags for vc in inv.versions)
@@ -51,9 +55,11 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
         rows.append([escape(v.name), *([escape(", ".join(vc.tags))] if tagged else []), (v.commit or "")[:10],
                      escape(v.timestamp_text or (iso_timestamp(v.timestamp) if v.timestamp else "")),
                      vc.build_status or "", *([str(vc.invocations)] if shared else []), str(vc.runs_ok),
-                     str(vc.runs_failed), *([str(vc.runs_retried)] if retried else [])])
+                     str(vc.runs_failed), *([str(vc.runs_retried)] if retried else []),
+                     *([str(vc.runs_superseded)] if superseded else [])])
     counts = ["invocations", "series-runs ok", "series-runs failed"] if shared else ["runs ok", "runs failed"]
     counts += ["failed, retried since"] if retried else []
+    counts += ["superseded"] if superseded else []
     emit_table("Versions (history order)",
                ["version", *(["tags"] if tagged else []), "commit", "timestamp", "build", *counts], rows,
                right=set(counts))
@@ -70,7 +76,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
         where = _differing(shown)
         rows = []
         for r in shown:
-            why = failure_cause(r.status, r.stderr_tail, width=100) if r.status != "ok" else ""
+            why = failure_cause(r.status, r.stderr_tail, width=100) if r.failed else ""
             rows.append([escape(r.benchmark), escape(labels.get(r.version, r.version)),
                          *(escape(str(getattr(r, k))) for k in where), str(r.run_index),
                          r.status + (" (retried since)" if r.id in inv.retried else ""),
@@ -84,6 +90,10 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
         n = len(inv.retried)
         console.print(f"{n} failed run{'' if n == 1 else 's'} not listed: run again with success since "
                       "(--retry-failed); `show --runs` lists them.")
+    if superseded:
+        console.print(f"{superseded} run{'' if superseded == 1 else 's'} superseded: measured before their benchmark's "
+                      "definition changed, kept in the store and out of every analysis"
+                      + ("." if all_runs else "; `show --runs` lists them."))
     if shared:
         console.print(f"{invocations} invocations, {len(inv.runs)} series-runs (an invocation stores a run of each "
                       f"benchmark a tool reports, and of each measure) in {inv.location}")

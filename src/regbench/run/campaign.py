@@ -324,7 +324,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                  cache_dir: Path | None = None, releases: str | None = None,
                  noise: NoiseControl | None = None, retry_failed: bool = False,
                  optimized: CampaignPlans | None = None, executor: Executor | None = None,
-                 trees: Worktrees | None = None) -> CampaignResult:
+                 trees: Worktrees | None = None, keep_old_runs: bool = False) -> CampaignResult:
     """Build the versions and run every missing trial, in RMIT order, storing each run at once.
 
     Parameters
@@ -396,6 +396,12 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         The git worktrees to check versions out into (the caller closes them): campaigns that
         share them check out and build each version once (a screening suite's campaigns,
         :func:`regbench.screening.suite_file.run_suite`) [default: the campaign's own].
+    keep_old_runs : bool
+        Where a benchmark's definition changed since the last campaign that ran it here
+        (:func:`changed_definitions`), keep its stored runs in the analyses and do not run
+        their versions again.  By default they are superseded
+        (:meth:`regbench.store.Store.supersede_runs`): an edited benchmark measures something
+        else, and comparing its old runs with its new ones reports the edit as a change.
 
     Returns
     -------
@@ -468,7 +474,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         "versions": [v.name for v in versions],
         "build": list(config.build) if config.build else None,
         "python": config.python,
-        "benchmarks": {s.name: {"kind": s.kind, "definition": definition(s), "runs": _most(runs_of, s.name, groups, "runs"),
+        "benchmarks": {s.name: {"kind": s.kind, "definition": definition(s, config.benchmark_dir), "runs": _most(runs_of, s.name, groups, "runs"),
                                 "iterations": _most({s.name: s.iterations}, s.name, groups, "iterations"),
                                 "warmup": "auto" if s.warmup_auto else s.warmup, "timeout": s.timeout,
                                 "measures": list(s.measures),
@@ -508,10 +514,17 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
         plan["instruction_counter"] = counter
-    changed = changed_definitions(store, specs, machine=machine, config_name=config_name)
+    changes = changed_definitions(store, specs, machine=machine, config_name=config_name,
+                                  benchmark_dir=config.benchmark_dir)
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
+    superseded: dict[str, int] = {}
+    if changes and not keep_old_runs:
+        # Before any run is counted as stored: the versions of the old runs are run again.
+        superseded = store.supersede_runs([c.benchmark for c in changes], config=config_name,
+                                          machines=dict.fromkeys((machine, *remote)), campaign_id=campaign_id)
+    changed = tuple(c.sentence(None if keep_old_runs else superseded.get(c.benchmark, 0)) for c in changes)
     with contextlib.ExitStack() as cleanup:
         if executor is None:
             executor = cleanup.enter_context(LocalExecutor())
@@ -554,30 +567,101 @@ def weak_settings(specs: Sequence[BenchmarkSpec]) -> tuple[str, ...]:
 
 #: What a benchmark runs, as :func:`definition` keeps it: a change to any of these makes its
 #: runs measure something else.  How often it runs (runs, iterations, warm-up, min_time, a plan)
-#: is not its definition: each sample stays the time of one iteration.
-DEFINITION_FIELDS = ("kind", "command", "target", "cwd", "env", "output", "unit", "format")
+#: is not its definition: each sample stays the time of one iteration.  ``source`` is the code of
+#: a Python benchmark's function where its module is in ``[project] benchmark_dir``
+#: (:func:`python_source_digest`).
+DEFINITION_FIELDS = ("kind", "command", "target", "source", "cwd", "env", "output", "unit", "format")
 
 
-def definition(spec: BenchmarkSpec) -> dict:
+def definition(spec: BenchmarkSpec, benchmark_dir: Path | None = None) -> dict:
     """What ``spec`` runs (:data:`DEFINITION_FIELDS`), as a campaign's plan records it: the
     variables of ``env`` by a digest of their values (a value may be a credential; the store
-    keeps no copy of it)."""
+    keeps no copy of it), and a Python benchmark's code in ``benchmark_dir`` by a digest of its
+    function's source."""
     import hashlib
 
     # Not the variables regbench sets itself (an optimized plan's forks, a split group's
     # selection): how often a benchmark runs, not what.
     env = {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(spec.env.items())
            if k not in (FORKS_ENV, SELECT_ENV)}
-    return {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": env,
-            "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
+    out = {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": env,
+           "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
+    if spec.kind == "python" and spec.target and benchmark_dir is not None:
+        source = python_source_digest(spec.target, benchmark_dir)
+        if source is not None:
+            out["source"] = source
+    return out
 
 
-def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str) -> tuple[str, ...]:
-    """One sentence for each benchmark of ``specs`` whose definition differs from the one the last
-    campaign that ran it on ``machine`` and ``config_name`` recorded (campaigns before the plans
-    recorded definitions say nothing).  A campaign skips the versions whose runs are stored, so
-    after an edit those runs measure the old definition while new versions measure the new one, and
-    every analysis compares the two: said once, at the campaign that changed it."""
+def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
+    """A digest of the source of the function ``target`` (``module:function``, or
+    ``module:Class.method``) where its module is a file of ``benchmark_dir``; None when it is not
+    there (a module of the project's own tree is part of each version, not of the benchmark's
+    definition) or cannot be parsed (its runs will say why).
+
+    The file is parsed, not imported: a benchmark module imports the project, which this process
+    may not have.  As asv versions a benchmark by its code, only the function's own source counts
+    (the helpers it calls do not): an edit elsewhere in the file does not supersede every other
+    benchmark of it.
+    """
+    import ast
+    import hashlib
+
+    module, _, qualname = target.partition(":")
+    base = Path(benchmark_dir, *module.split("."))
+    path = next((p for p in (base.with_name(base.name + ".py"), base / "__init__.py") if p.is_file()), None)
+    if path is None or not qualname:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+        body: list[ast.stmt] = ast.parse(text).body
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    node: ast.stmt | None = None
+    for part in qualname.split("."):
+        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                     and n.name == part), None)
+        if node is None:
+            return None
+        body = getattr(node, "body", [])
+    segment = ast.get_source_segment(text, node) if node is not None else None
+    return hashlib.sha256(segment.encode()).hexdigest()[:16] if segment else None
+
+
+@dataclass(frozen=True)
+class DefinitionChange:
+    """A benchmark whose definition (what it runs) changed since campaign ``since`` ran it on this
+    machine and configuration (:func:`changed_definitions`): its ``fields`` differ."""
+
+    benchmark: str
+    fields: tuple[str, ...]
+    since: int
+
+    def sentence(self, superseded: int | None) -> str:
+        """What the campaign that first runs the new definition says: with ``superseded``, how
+        many runs it superseded (None: kept, ``run --keep-old-runs``)."""
+        head = f"{self.benchmark}: its {', '.join(self.fields)} changed since campaign {self.since}, which ran it"
+        if superseded is None:
+            return (f"{head}: the runs stored before measure the old one and were kept (--keep-old-runs), "
+                    "the versions they cover are not run again, and analyses compare them with the new runs")
+        if superseded == 0:
+            return f"{head}: no run of the old one was stored here"
+        return (f"{head}: its {superseded} run{'s' if superseded != 1 else ''} stored before measure the old "
+                "one and are superseded (kept in the store, out of every analysis); the versions this "
+                "campaign runs are measured again. Pass --keep-old-runs when an edit does not change "
+                "what is measured")
+
+
+def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str,
+                        benchmark_dir: Path | None = None) -> tuple[DefinitionChange, ...]:
+    """The benchmarks of ``specs`` whose definition differs from the one the last campaign that
+    ran them on ``machine`` and ``config_name`` recorded (campaigns before the plans recorded
+    definitions say nothing; a field that campaign did not record, as ``source`` before it was
+    kept, is not compared).  A campaign skips the versions whose runs are stored, so after an
+    edit those runs would measure the old definition while new versions measure the new one, and
+    every analysis would compare the two: the campaign supersedes them
+    (:meth:`regbench.store.Store.supersede_runs`) and says so, once, at the campaign that
+    changed it."""
     last: dict[str, tuple[int, dict]] = {}
     for c in store.campaigns():
         plan = c.plan or {}
@@ -591,13 +675,11 @@ def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, 
         if spec.name not in last:
             continue
         campaign_id, before = last[spec.name]
-        now = definition(spec)
-        fields = [f for f in DEFINITION_FIELDS if before.get(f) != now.get(f)]
+        now = definition(spec, benchmark_dir)
+        fields = tuple(f for f in DEFINITION_FIELDS
+                       if before.get(f) != now.get(f) and (f != "source" or (f in before and f in now)))
         if fields:
-            out.append(f"{spec.name}: its {', '.join(fields)} changed since campaign {campaign_id}, which ran it: "
-                       "the runs stored before measure the old one, the versions they cover are not run again, "
-                       "and analyses compare them with the new runs; give the changed benchmark a new name to "
-                       "start a history of its own")
+            out.append(DefinitionChange(spec.name, fields, campaign_id))
     return tuple(out)
 
 
@@ -881,8 +963,11 @@ def run_slots(ctx: RunContext, specs: Sequence[BenchmarkSpec], runs_of: Mapping[
     for name in ctx.all_machines:
         mine = ctx.store.existing_run_keys(config=ctx.config_name, machine=name)
         taken |= mine
-        history |= (ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
-                                                exclude_campaigns=sessions) if sessions else mine)
+        # A superseded run keeps its index (taken) but is no run of the experiment: measured
+        # under an old definition, its version runs again.
+        history |= ((ctx.store.existing_run_keys(config=ctx.config_name, machine=name,
+                                                 exclude_campaigns=sessions) if sessions else mine)
+                    - ctx.store.existing_run_keys(config=ctx.config_name, machine=name, superseded_only=True))
     # A failed run that a later campaign ran again with success is history, not one of the
     # experiment's runs: it neither fills a slot (`--runs 8` after a retry runs up to 8 ok
     # runs) nor counts as a failure to run again; its index stays taken.

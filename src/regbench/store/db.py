@@ -37,10 +37,12 @@ from ..model import (
     CampaignInfo,
     RunInfo,
     SESSION_SCHEDULE,
+    SUPERSEDED,
     RunRecord,
     RunSpan,
     RunToolInfo,
     Series,
+    SeriesName,
     ToolTiming,
     StoredRun,
     VersionAlias,
@@ -964,10 +966,11 @@ class Store:
         with self.engine.connect() as conn:
             return [(r.status, r.duration) for r in conn.execute(q)]
 
-    def existing_run_keys(self, *, config: str, machine: str, exclude_campaigns: Iterable[int] = ()
-                          ) -> set[tuple[str, str, int]]:
+    def existing_run_keys(self, *, config: str, machine: str, exclude_campaigns: Iterable[int] = (),
+                          superseded_only: bool = False) -> set[tuple[str, str, int]]:
         """(benchmark, version, run_index) of every stored run of a configuration on a machine
-        (but those of the campaigns ``exclude_campaigns``)."""
+        (but those of the campaigns ``exclude_campaigns``; with ``superseded_only``, of its
+        superseded runs alone, through the index of the runs not ``ok``)."""
         q = (sa.select(t.benchmark.c.name, t.version.c.name, t.run.c.run_index)
              .select_from(t.run)
              .join(t.benchmark, t.benchmark.c.id == t.run.c.benchmark_id)
@@ -978,13 +981,60 @@ class Store:
         excluded = list(exclude_campaigns)
         if excluded:
             q = q.where(sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(excluded)))
+        if superseded_only:  # the partial index's own term first, so that SQLite sees it implied
+            q = q.where(t.run.c.status != "ok", t.run.c.status == SUPERSEDED)
         with self.engine.connect() as conn:
             return {(b, v, int(i)) for b, v, i in conn.execute(q)}
+
+    def supersede_runs(self, benchmarks: Iterable[str], *, config: str, machines: Iterable[str],
+                       campaign_id: int) -> dict[str, int]:
+        """Mark the runs of the configured ``benchmarks`` on ``config`` and ``machines`` stored
+        outside campaign ``campaign_id`` as :data:`~regbench.model.SUPERSEDED`, and drop the
+        saved detector states of their series, in one transaction; return how many runs each
+        benchmark had marked (those with none left out).
+
+        A benchmark's runs are those of its own series and of the series it stores under its
+        name: its measures (``NAME:MEASURE``) and a tool's benchmarks (``NAME/REPORTED``).  Called
+        by a campaign whose benchmark's definition (what it runs) changed since the runs were
+        made: they measured something else, and an analysis that compared them with the new
+        ones would report the edit as a change of the code.  Their samples stay stored (``show``
+        lists them); no analysis reads them, and the campaign runs their versions again
+        (:meth:`existing_run_keys` with ``superseded_only`` tells them).  A detector's saved state holds
+        their statistics, so it goes too: the next pass searches those series whole.
+        """
+        wanted = set(benchmarks)
+        machines = list(machines)
+
+        def work(conn) -> dict[str, int]:
+            owner = {r.id: r.name if r.name in wanted else SeriesName.parse(r.name).benchmark
+                     for r in conn.execute(sa.select(t.benchmark.c.id, t.benchmark.c.name))}
+            ids = [i for i, name in owner.items() if name in wanted]
+            cfg = conn.execute(sa.select(t.config.c.id).where(t.config.c.name == config)).scalar()
+            mids = list(conn.execute(sa.select(t.machine.c.id).where(t.machine.c.name.in_(machines))).scalars())
+            if not ids or cfg is None or not mids:
+                return {}
+            where = (t.run.c.benchmark_id.in_(ids), t.run.c.config_id == cfg, t.run.c.machine_id.in_(mids),
+                     t.run.c.status != SUPERSEDED,
+                     sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id != campaign_id))
+            counts = conn.execute(sa.select(t.run.c.benchmark_id, sa.func.count()).where(*where)
+                                  .group_by(t.run.c.benchmark_id)).all()
+            if not counts:
+                return {}
+            conn.execute(t.run.update().where(*where).values(status=SUPERSEDED))
+            conn.execute(t.detect_state.delete().where(t.detect_state.c.benchmark_id.in_(ids),
+                                                       t.detect_state.c.config_id == cfg,
+                                                       t.detect_state.c.machine_id.in_(mids)))
+            out: dict[str, int] = {}
+            for bid, n in counts:
+                out[owner[bid]] = out.get(owner[bid], 0) + int(n)
+            return out
+
+        return self.write(work)
 
     def runs(self, *, benchmark: str | None = None, version: str | None = None,
              failed: bool = False) -> list[RunInfo]:
         """Every stored run's metadata (samples not loaded), in the order they were stored; with
-        ``failed``, only the runs whose status is not ``ok``."""
+        ``failed``, only the runs that failed (whose status is neither ``ok`` nor superseded)."""
         q = _runs_query()
         if benchmark is not None:
             q = q.where(t.benchmark.c.name == benchmark)
@@ -992,8 +1042,9 @@ class Store:
             q = q.where(t.version.c.name == version)
         if failed:
             # Through the partial index ix_run_failed, sorted here: with ``ORDER BY run.id`` SQLite
-            # prefers to walk every run in id order (0.4 s on 500,000 runs, with none failed).
-            q = q.where(t.run.c.status != "ok")
+            # prefers to walk every run in id order (0.4 s on 500,000 runs, with none failed).  The
+            # index's own term comes first and unchanged, so that SQLite still sees it implied.
+            q = q.where(t.run.c.status != "ok", t.run.c.status != SUPERSEDED)
         else:
             q = q.order_by(t.run.c.id)
         with self.engine.connect() as conn:
@@ -1174,8 +1225,8 @@ class Store:
         Filters narrow the result (``benchmark`` may be one name or several; ``campaigns`` keeps
         only the runs of these campaigns, ``exclude_campaigns`` leaves theirs out); with none,
         every series in the store is returned.  Only runs
-        with status ``ok`` contribute samples (warm-up removed); the others are counted in
-        ``Series.failed``.
+        with status ``ok`` contribute samples (warm-up removed); the failed ones are counted in
+        ``Series.failed`` (superseded runs in neither, :meth:`supersede_runs`).
         """
         q = (sa.select(t.run.c.benchmark_id, t.run.c.config_id, t.run.c.machine_id,
                        t.run.c.version_id, t.run.c.status, t.run.c.warmup, t.run.c.encoding,
@@ -1233,7 +1284,7 @@ class Store:
             if status == "ok":
                 arrays.append((np.frombuffer(blob, dtype="<f8") if enc == "f8" and blob is not None
                                else decode_samples(blob, enc))[warmup:])
-            else:
+            elif status != SUPERSEDED:
                 failed += 1
             if warmup > w:
                 w = warmup

@@ -1,0 +1,200 @@
+"""A benchmark edited between campaigns supersedes its stored runs: they stay in the store, no
+analysis reads them, and the campaign measures their versions again (a first-user probe: after
+the command was edited, the runs stored before were compared with the new ones, and two empty
+commits were reported as a +100% regression)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from regbench.cli.main import main
+from regbench.model import SUPERSEDED
+from regbench.run.campaign import definition, python_source_digest
+from regbench.store import Store
+from regbench.store import schema as t
+
+CONFIG = ('[project]\nrepo = "r"\n[defaults]\nruns = 2\niterations = 3\nwarmup = 0\n'
+          '[[benchmark]]\nname = "b"\ncommand = ["sh", "-c", "for i in 1 2 3; do echo {value}; done"]\n'
+          '[[benchmark]]\nname = "other"\ncommand = ["sh", "-c", "for i in 1 2 3; do echo 0.5; done"]\n')
+
+
+def project(tmp_path: Path, commits: int = 3) -> Path:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True)
+    for k in range(commits):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
+                        "--allow-empty", "-m", f"c{k}"], check=True)
+    return tmp_path / "regbench.toml"
+
+
+def run(cfg: Path, capsys, *args: str, code: int = 0) -> str:
+    capsys.readouterr()
+    assert main(["--config", str(cfg), *args]) == code
+    out = capsys.readouterr()
+    return out.out + out.err
+
+
+def store_of(tmp_path: Path) -> Store:
+    return Store(tmp_path / ".regbench" / "results.db")
+
+
+def b_values(store: Store) -> list[list[float]]:
+    """The distinct samples of each version of ``b`` that analyses see, in history order."""
+    (series,) = store.load_series("b")
+    return [sorted({float(x) for r in runs for x in r}) for runs in series.runs]
+
+
+def test_an_edited_benchmark_supersedes_its_runs_and_measures_their_versions_again(tmp_path, capsys):
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")
+    run(cfg, capsys, "detect")  # a full pass saves each series' state
+    with store_of(tmp_path) as store, store.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(t.detect_state)).scalar() == 2
+
+    cfg.write_text(CONFIG.format(value="0.020"))
+    said = run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1,HEAD")
+    assert ("Definition changed: b: its command changed since campaign 1, which ran it: its 4 runs stored "
+            "before measure the old one and are superseded") in said
+    assert "other" not in said.split("Definition changed")[1]  # the unchanged benchmark is not named
+    with store_of(tmp_path) as store:
+        # Every version of b measured again under the new definition: no analysis sees 0.010.
+        assert b_values(store) == [[0.02], [0.02], [0.02]]
+        runs = store.runs(benchmark="b")
+        old = [r for r in runs if r.status == SUPERSEDED]
+        assert len(old) == 4 and {r.run_index for r in old} == {0, 1}
+        # Measured again at new indexes: the superseded runs keep theirs.
+        assert {r.run_index for r in runs if r.status == "ok" and r.version in {o.version for o in old}} == {2, 3}
+        assert not store.runs(failed=True)  # superseded is not failed
+        (series,) = store.load_series("b")
+        assert series.failed == [0, 0, 0]
+        # The other benchmark kept its runs: its first two versions were not run again.
+        assert len(store.runs(benchmark="other")) == 6
+        assert all(r.status == "ok" for r in store.runs(benchmark="other"))
+        with store.engine.connect() as conn:  # b's saved state (of its old runs) is gone, other's kept
+            names = set(conn.execute(sa.select(t.benchmark.c.name).select_from(t.detect_state)
+                                     .join(t.benchmark, t.benchmark.c.id == t.detect_state.c.benchmark_id)).scalars())
+        assert names == {"other"}
+
+    shown = run(cfg, capsys, "show")
+    assert "superseded" in shown and "4 runs superseded" in shown
+    said = run(cfg, capsys, "export", "-o", str(tmp_path / "out.csv"))
+    assert "(4 superseded runs left out" in said
+    rows = (tmp_path / "out.csv").read_text().splitlines()
+    assert len(rows) == 1 + 36 and not any(",0.01," in row for row in rows)  # 12 runs x 3 iterations
+    # The next campaign has nothing to supersede and nothing to run.
+    again = run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1,HEAD")
+    assert "Definition changed" not in again and "12 runs already stored" in again
+
+
+def test_keep_old_runs_keeps_them_in_the_analyses(tmp_path, capsys):
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~1")
+    cfg.write_text(CONFIG.format(value="0.020"))
+    said = run(cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--keep-old-runs")
+    assert "were kept (--keep-old-runs)" in said
+    with store_of(tmp_path) as store:
+        assert not any(r.status == SUPERSEDED for r in store.runs())
+        assert b_values(store) == [[0.01], [0.02]]
+
+
+def test_a_superseded_failed_run_is_not_a_failure_to_retry(tmp_path, capsys):
+    cfg = project(tmp_path, commits=1)
+    cfg.write_text(CONFIG.format(value="0.010").replace("echo 0.010", "exit 3"))
+    said = run(cfg, capsys, "run", "--versions", "HEAD", code=4)
+    assert "failed" in said
+    cfg.write_text(CONFIG.format(value="0.010"))
+    said = run(cfg, capsys, "run", "--versions", "HEAD")
+    assert "its 2 runs stored before" in said and "--retry-failed" not in said
+    with store_of(tmp_path) as store:
+        assert not store.runs(failed=True)
+        assert b_values(store) == [[0.01]]
+    assert "Failed runs" not in run(cfg, capsys, "show")
+
+
+def test_a_tool_benchmarks_series_and_measures_are_superseded_with_it(tmp_path):
+    from regbench.model import RunRecord
+
+    with Store(tmp_path / "s.db") as store:
+        for name in ("gb", "gb/BM_a", "gb:rss", "gbx", "gb2/BM_a"):
+            store.add_run(RunRecord(benchmark=name, version="v1", config="default", machine="m", run_index=0,
+                                    samples=np.array([1.0, 2.0]), status="ok"))
+        done = store.supersede_runs(["gb"], config="default", machines=["m"], campaign_id=99)
+        assert done == {"gb": 3}
+        assert {r.benchmark for r in store.runs() if r.status == SUPERSEDED} == {"gb", "gb/BM_a", "gb:rss"}
+        # Another machine's or configuration's runs are not touched.
+        assert store.supersede_runs(["gbx"], config="other", machines=["m"], campaign_id=99) == {}
+        assert store.supersede_runs(["gbx"], config="default", machines=["n"], campaign_id=99) == {}
+
+
+BENCH = '''import math
+
+
+def helper():
+    return 1
+
+
+def bench_sum():
+    return sum(range(100))
+
+
+class Suite:
+    def bench_sqrt(self):
+        return math.sqrt(2)
+'''
+
+
+def test_a_python_benchmarks_source_is_part_of_its_definition(tmp_path):
+    folder = tmp_path / "benchmarks"
+    (folder / "pkg").mkdir(parents=True)
+    (folder / "bench_a.py").write_text(BENCH)
+    (folder / "pkg" / "__init__.py").write_text(BENCH)
+    first = python_source_digest("bench_a:bench_sum", folder)
+    method = python_source_digest("bench_a:Suite.bench_sqrt", folder)
+    assert first and method and first != method
+    assert python_source_digest("pkg:bench_sum", folder) == first  # a package's __init__
+    # An edit elsewhere in the file (a helper, another benchmark) leaves the function's digest.
+    (folder / "bench_a.py").write_text(BENCH.replace("return 1", "return 2").replace("sqrt(2)", "sqrt(3)"))
+    assert python_source_digest("bench_a:bench_sum", folder) == first
+    assert python_source_digest("bench_a:Suite.bench_sqrt", folder) != method
+    (folder / "bench_a.py").write_text(BENCH.replace("range(100)", "range(1000)"))
+    assert python_source_digest("bench_a:bench_sum", folder) != first
+    # Not there, not parseable, not a function: no digest (the run says what is wrong).
+    assert python_source_digest("elsewhere:bench_sum", folder) is None
+    assert python_source_digest("bench_a:missing", folder) is None
+    (folder / "broken.py").write_text("def bench(:\n")
+    assert python_source_digest("broken:bench", folder) is None
+
+    from regbench.config import BenchmarkSpec
+
+    spec = BenchmarkSpec(name="s", kind="python", target="bench_a:bench_sum")
+    assert "source" not in definition(spec)  # no benchmark_dir: the module is the project's
+    assert definition(spec, folder)["source"] == python_source_digest("bench_a:bench_sum", folder)
+
+
+@pytest.mark.parametrize("recorded_source", [False, True])
+def test_a_campaign_that_did_not_record_the_source_does_not_supersede(tmp_path, recorded_source):
+    # Campaigns before the source was recorded: their definitions lack it, which is no change.
+    from regbench.config import BenchmarkSpec
+    from regbench.run.campaign import changed_definitions
+
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "bench_a.py").write_text(BENCH)
+    spec = BenchmarkSpec(name="s", kind="python", target="bench_a:bench_sum")
+    before = definition(spec, folder)
+    if not recorded_source:
+        before.pop("source")
+    with Store(tmp_path / "s.db") as store:
+        store.start_campaign(seed=1, machine="m", fingerprint={}, command="run",
+                             plan={"config": "default", "benchmarks": {"s": {"definition": before}}})
+        (folder / "bench_a.py").write_text(BENCH.replace("range(100)", "range(1000)"))
+        changes = changed_definitions(store, [spec], machine="m", config_name="default", benchmark_dir=folder)
+    assert [c.fields for c in changes] == ([("source",)] if recorded_source else [])
