@@ -198,3 +198,19 @@ def test_a_campaign_that_did_not_record_the_source_does_not_supersede(tmp_path, 
         (folder / "bench_a.py").write_text(BENCH.replace("range(100)", "range(1000)"))
         changes = changed_definitions(store, [spec], machine="m", config_name="default", benchmark_dir=folder)
     assert [c.fields for c in changes] == ([("source",)] if recorded_source else [])
+
+
+def test_a_session_in_the_store_does_not_break_the_next_campaign(tmp_path, capsys):
+    # A first-user probe: `compare --run` stores a session whose plan lists the benchmarks' names
+    # (a list, not a campaign's table of definitions), and every later `run` crashed reading it.
+    cfg = project(tmp_path, commits=2)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--benchmark", "b")
+    main(["--config", str(cfg), "compare", "HEAD~1", "HEAD", "--run", "--benchmark", "b", "--max-pairs", "3"])
+    with store_of(tmp_path) as store:
+        assert any(isinstance((c.plan or {}).get("benchmarks"), list) for c in store.campaigns())
+    said = run(cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--benchmark", "b")
+    assert "Definition changed" not in said and "already stored" in said
+    cfg.write_text(CONFIG.format(value="0.020"))
+    assert "Definition changed: b: its command changed since campaign 3" in run(
+        cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--benchmark", "b")

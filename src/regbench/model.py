@@ -332,6 +332,16 @@ class CampaignInfo:
     plan: dict | None
     status: str
 
+    @property
+    def benchmark_plans(self) -> dict[str, dict]:
+        """Its plan's entry of each benchmark it ran (what a campaign of ``regbench run`` records:
+        kind, definition, runs...); empty for a session (``compare --run``, ``bisect``), whose
+        plan lists the benchmarks' names alone, and for a campaign without a plan."""
+        benchmarks = (self.plan or {}).get("benchmarks")
+        if not isinstance(benchmarks, dict):
+            return {}
+        return {name: b for name, b in benchmarks.items() if isinstance(b, dict)}
+
 
 @dataclass(frozen=True)
 class BuildInfo:

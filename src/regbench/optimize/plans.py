@@ -409,13 +409,14 @@ def _planned_duration(bench: str, planned: Mapping, plan: Mapping, campaigns: Ma
     "auto"``): what it ran is its ``plan["benchmarks"]`` entry, a Python benchmark timed as
     ``d`` slices, its iterations as long as its ``min_time`` against the full campaign's."""
     share = float(planned["slices"]) / float(planned["full_slices"])
-    ran = (plan.get("benchmarks") or {}).get(bench)
+    ran = plan.get("benchmarks")
+    ran = ran.get(bench) if isinstance(ran, dict) else None
     if not isinstance(ran, dict):
         return share  # what ran is not recorded: the plan's length
     if ran.get("kind") != "python" or ran.get("slices") != planned["slices"] or ran.get("warmup") == "auto":
         return 1.0  # the plan's shorter iterations were not run: as long as configured
     source = campaigns.get(planned["campaign"]) if isinstance(planned.get("campaign"), int) else None
-    full = ((source.plan or {}).get("benchmarks") or {}).get(bench) if source is not None else None
+    full = source.benchmark_plans.get(bench) if source is not None else None
     now, then = _min_time(ran), _min_time(full)
     if now is not None and then is not None:
         # An iteration lasts about its min_time: d / N of the full campaign's where the plan
@@ -500,8 +501,8 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     # Warm-ups found per run (`warmup = "auto"`): a plan run has no warm-up to keep at full length
     # before short iterations, so the duration is not reduced for them.
     source = next((c for c in campaigns if c.id == cid), None)
-    auto_warmup = {name for name, b in (((source.plan or {}).get("benchmarks") or {}) if source else {}).items()
-                   if isinstance(b, dict) and b.get("warmup") == "auto"}
+    auto_warmup = {name for name, b in (source.benchmark_plans if source else {}).items()
+                   if b.get("warmup") == "auto"}
     every_run: dict[tuple[str, str, str], list[RunInfo]] = {}
     for r in all_runs:
         every_run.setdefault((r.benchmark, r.config, r.machine), []).append(r)
@@ -620,7 +621,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             measured = experiment_overhead(store, every_run.get((bench, cfg, mach), []), version=ver,
                                            campaigns=campaigns)
         ran_from = source if src_id == cid else next((c for c in campaigns if c.id == src_id), None)
-        unasked = _unasked_counts(runs, ((ran_from.plan or {}).get("benchmarks") or {}).get(parsed.benchmark)
+        unasked = _unasked_counts(runs, ran_from.benchmark_plans.get(parsed.benchmark)
                                   if ran_from is not None else None,
                                   layout.processes if tool and layout.forked else 1)
         if unasked is not None:

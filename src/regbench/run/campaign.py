@@ -667,8 +667,8 @@ def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, 
         plan = c.plan or {}
         if c.machine != machine or plan.get("config", DEFAULT_CONFIG) != config_name:
             continue
-        for name, b in (plan.get("benchmarks") or {}).items():
-            if isinstance(b, dict) and isinstance(b.get("definition"), dict):
+        for name, b in c.benchmark_plans.items():  # (a session's plan lists names alone)
+            if isinstance(b.get("definition"), dict):
                 last[name] = (c.id, b["definition"])
     out = []
     for spec in specs:
