@@ -108,9 +108,13 @@ def test_runs_all_zero_compare_exactly():
         assert compare_runs([0.0], [1.0, 1.0]).method == "none"
 
 
-def test_an_unbounded_interval_is_inconclusive_and_an_infinite_point_is_not():
+def test_an_unbounded_interval_is_inconclusive_unless_all_of_it_is_on_one_side():
     assert verdict(-math.inf, math.inf) == "inconclusive"
-    assert verdict(0.1, math.inf) == "inconclusive"
+    assert verdict(-0.1, math.inf) == "inconclusive"  # containing 0, unbounded: not "no change"
+    assert verdict(-1.0, math.inf, threshold=0.05) == "inconclusive"
+    # At least +10%, with no upper bound (A's mean not told from 0): a regression all the same.
+    assert verdict(0.1, math.inf) == "regression"
+    assert verdict(0.1, math.inf, threshold=0.2) == "inconclusive"
     assert verdict(math.inf, math.inf, threshold=0.5) == "regression"
     assert verdict(-math.inf, -math.inf, direction="lower") == "improvement"
 
