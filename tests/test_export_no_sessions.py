@@ -1,6 +1,8 @@
-"""`export --no-sessions` leaves out the runs of sessions (`compare --run`, `bisect`, `detect
---confirm`), which a history's analyses leave out: a re-import then reads as the history did (a
-first-user probe: a bisect's runs came back as history runs and moved a detected change)."""
+"""`export` leaves out the runs of sessions (`compare --run`, `bisect`, `detect --confirm`), which
+a history's analyses leave out: a re-import then reads as the history did (first-user probes: a
+bisect's runs came back as history runs and moved a detected change; with `--no-sessions` the
+default then, a second probe's re-import found two false changes at a bisection's versions).
+`--sessions` exports them too, and a session asked for by `--campaign` is exported."""
 
 from __future__ import annotations
 
@@ -23,13 +25,17 @@ def test_a_reimport_without_sessions_holds_only_the_history_runs(tmp_path, capsy
         store.add_runs([RunRecord("b", "v2", r, np.full(3, 9.0), machine="m", campaign_id=session)
                         for r in range(3, 8)])
         store.finish_campaign(session, "finished")
-    for flag, expected in (([], 11), (["--no-sessions"], 6)):
-        out = tmp_path / f"x{len(flag)}.csv"
+    for k, (flag, expected) in enumerate((([], 6), (["--no-sessions"], 6), (["--sessions"], 11),
+                                          (["--campaign", str(session)], 5))):
+        out = tmp_path / f"x{k}.csv"
+        capsys.readouterr()
         assert main(["--store", str(db), "export", "-o", str(out), *flag]) == 0
-        again = tmp_path / f"again{len(flag)}.db"
+        said = capsys.readouterr().err
+        assert ("5 runs of sessions left out" in said) == (k < 2)
+        again = tmp_path / f"again{k}.db"
         assert main(["--store", str(again), "import", str(out)]) == 0
         with Store(again) as store:
             runs = store.runs()
             assert len(runs) == expected
             values = {float(r[0]) for s in store.load_series("b") for runs in s.runs for r in runs}
-            assert (9.0 in values) == (not flag)
+            assert (9.0 in values) == (k >= 2)

@@ -556,6 +556,10 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     repo = proj.get("repo")
     if repo is not None and not isinstance(repo, str):
         fail("[project] `repo` must be a path string")
+    if repo is not None and not (root / repo).resolve().is_dir():
+        # Else a run in the working tree stored a failed run of every benchmark ("cannot start
+        # 'echo' in .../nope"), in a store it created (a first-user probe).
+        fail(f"[project] `repo`: no such directory: {(root / repo).resolve()}")
     benchmark_dir = proj.get("benchmark_dir")
     if benchmark_dir is not None:
         if not isinstance(benchmark_dir, str) or not benchmark_dir.strip():

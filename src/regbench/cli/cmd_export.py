@@ -15,12 +15,12 @@ import click
 @click.option("--campaign", "campaigns", multiple=True, type=int, metavar="ID",
               help="Only the runs of this campaign: the number `regbench run` printed at its end "
                    "(`Campaign 3 on ...`; repeatable) [default: all].")
-@click.option("--no-sessions", is_flag=True,
-              help="Leave out the runs of sessions (`compare --run`, `bisect`, `detect --confirm`), which "
-                   "`detect` and `diagnose` leave out of a history: the file comes back as history runs, "
-                   "so with them a re-import is analysed with those runs in it.")
+@click.option("--sessions/--no-sessions", "with_sessions", default=False,
+              help="Also export the runs of sessions (`compare --run`, `bisect`, `detect --confirm`), which "
+                   "`detect` and `diagnose` leave out of a history: the file comes back as history runs, so "
+                   "with them a re-import is analysed with those runs in it [default: --no-sessions].")
 @click.pass_obj
-def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...], no_sessions: bool) -> None:
+def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, ...], with_sessions: bool) -> None:
     """Export every measured sample, and every failed run, as canonical CSV.
 
     Warm-up iterations are left out, so a re-import reproduces every analysed sample (but not
@@ -31,9 +31,9 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     by their tags, and what a tool said of each run (a JMH fork's timing, its sample-mode
     iterations' weights), so that server shows JMH's own score. --version and --campaign export
     only part of the store: what a CI machine just measured, to push it. Runs of sessions
-    (`compare --run`, `bisect`, `detect --confirm`) are exported as any run and are history runs
-    once imported; --no-sessions leaves them out, so that a re-import is analysed as the store's
-    history is. Superseded runs (measured before their benchmark's definition changed) are left
+    (`compare --run`, `bisect`, `detect --confirm`) are left out, so that a re-import is analysed
+    as the store's history is (a file has no sessions: imported, they would be history runs);
+    --sessions exports them too. Superseded runs (measured before their benchmark's definition changed) are left
     out, as every analysis leaves them out.
     """
     import os
@@ -54,14 +54,17 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
             raise NotFoundError(f"no campaign {missing[0]} in the store (`regbench run` prints the number of "
                                 "its campaign at its end)")
 
-    failed = superseded = 0
-    sessions = frozenset(store.session_campaigns()) if no_sessions else frozenset()
+    failed = superseded = left_sessions = 0
+    # A session asked for by --campaign is exported: only unasked ones are left out.
+    sessions = frozenset() if with_sessions else frozenset(store.session_campaigns()) - set(campaigns)
 
     def runs():
-        nonlocal failed, superseded
+        nonlocal failed, superseded, left_sessions
         for r in store.iter_raw_runs():
-            if ((wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns)
-                    and r.campaign_id not in sessions):
+            if (wanted is None or r.version in wanted) and (not campaigns or r.campaign_id in campaigns):
+                if r.campaign_id in sessions:
+                    left_sessions += 1
+                    continue
                 if r.status == SUPERSEDED:  # measured an old definition: no analysis's, nor a file's
                     superseded += 1
                     continue
@@ -91,4 +94,7 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     also = f" and {failed} failed run{'' if failed == 1 else 's'}" if failed else ""
     left = (f" ({superseded} superseded run{'' if superseded == 1 else 's'} left out: measured before their "
             "benchmark's definition changed)") if superseded else ""
+    if left_sessions:
+        left += (f" ({left_sessions} run{'' if left_sessions == 1 else 's'} of sessions left out: compare --run, "
+                 "bisect and detect --confirm; --sessions exports them)")
     err_console.print(f"exported {n} samples{also} to {output}{left}")
