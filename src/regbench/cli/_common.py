@@ -259,6 +259,20 @@ def sigterm_as_interrupt():
 
 #: ``--rebuild`` and ``--retry-failed`` of the commands that run campaigns (``run``, ``screen``):
 #: one meaning, that of :func:`regbench.run.campaign.run_campaign`'s ``rebuild`` and ``retry_failed``.
+def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    """The one value of an option that takes one: given twice, click kept the last silently, and
+    a CI gate written ``compare --benchmark a --benchmark b`` compared ``b`` alone (a first-user
+    probe), so a repeat is a usage error."""
+    if len(value) > 1:
+        names = ", ".join(dict.fromkeys(value))
+        raise click.BadParameter(f"given {len(value)} times ({names}): this command takes one benchmark, or all "
+                                 "of them without the option", ctx=ctx, param=param)
+    return value[0] if value else None
+
+
+#: ``--benchmark NAME`` of a command that looks at one benchmark or at all (repeats refused).
+one_benchmark_option = click.option("--benchmark", multiple=True, callback=_once, metavar="NAME",
+                                    help="Only this benchmark.")
 rebuild_option = click.option("--rebuild", is_flag=True, help="Build every version again, even if a build is recorded.")
 retry_failed_option = click.option(
     "--retry-failed", is_flag=True,

@@ -8,6 +8,8 @@ import subprocess
 
 import click
 
+from ._common import one_benchmark_option
+
 from ..errors import ExitStatus
 from ..model import ALERT_STATUSES
 
@@ -42,7 +44,7 @@ def command() -> None:
 @command.command("list")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(ALERT_STATUSES),
               help="Only alerts with this status (repeatable) [default: all].")
-@click.option("--benchmark", help="Only this benchmark.")
+@one_benchmark_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.pass_obj
 def list_command(ctx, statuses, benchmark, fmt) -> None:

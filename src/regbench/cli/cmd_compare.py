@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from ..errors import ExitStatus
-from ._common import DURATION, FiniteFloatRange, configuration_name, moved_option
+from ._common import DURATION, FiniteFloatRange, configuration_name, moved_option, one_benchmark_option
 
 #: Options of the mean comparison only, and of the variance comparison only.
 _MEAN_ONLY = ("threshold", "confidence", "seed", "location")
@@ -34,7 +34,7 @@ RUN_THRESHOLD = 0.03
 @click.option("--threshold", default=0.0, show_default=True, type=FiniteFloatRange(0),
               help="Relative change that counts as a regression (0.05 = 5%; of |A| for a benchmark compared by "
                    "its difference, one with runs below 0).")
-@click.option("--benchmark", help="Only this benchmark.")
+@one_benchmark_option
 @click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
               help="Only this configuration (both sides).")
 @moved_option("--config", "--configuration")

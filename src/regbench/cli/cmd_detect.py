@@ -11,7 +11,8 @@ from ..detect import DEFAULT_METHOD, available_methods
 from ..detect.base import detector_class
 from ..config import COMPARE_AS
 from ..errors import ExitStatus
-from ._common import DURATION, EXECUTOR_DEFAULT, FiniteFloatRange, SCHEDULER_DEFAULT, dask_scheduler, where_to_run
+from ._common import (DURATION, EXECUTOR_DEFAULT, SCHEDULER_DEFAULT, FiniteFloatRange, dask_scheduler,
+                      one_benchmark_option, where_to_run)
 from ._options import parse_detector_options
 
 @click.command("detect")
@@ -24,7 +25,7 @@ from ._options import parse_detector_options
               help="An option of the method's own, repeatable: e.g. --option reverted=drop (forecast), "
                    "--option threshold=5 --option back_window=20 (talos-ttest), --option interval=robust "
                    "(ci-overlap). Every method's options are listed in docs/cli.md.")
-@click.option("--benchmark", help="Only this benchmark.")
+@one_benchmark_option
 @click.option("--confidence", default=0.99, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
               help="Confidence level of the intervals.")
 @click.option("--fdr", default=0.05, show_default=True, type=FiniteFloatRange(0, 1, min_open=True, max_open=True),

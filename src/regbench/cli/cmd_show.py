@@ -5,13 +5,15 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from ._common import one_benchmark_option
+
 
 @click.command("show")
 @click.option("--runs", "list_runs", is_flag=True, help="List every run, not only failed ones.")
 @click.option("--full", is_flag=True,
               help="Print all of the stderr kept with each run listed (its last 2,000 characters), "
                    "not only its last 5 lines.")
-@click.option("--benchmark", help="Only this benchmark.")
+@one_benchmark_option
 @click.option("--version", "version_name", help="Only this version.")
 @click.option("--plans", "list_plans", is_flag=True,
               help="List each benchmark's current optimized plan (`regbench optimize`) instead: runs x "

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ._common import FiniteFloatRange, configuration_name
+from ._common import FiniteFloatRange, configuration_name, one_benchmark_option
 
 
 @click.command("summary")
-@click.option("--benchmark", help="Only this benchmark.")
+@one_benchmark_option
 @click.option("--version", "version_name", help="Only this version.")
 @click.option("--configuration", "config_name", metavar="NAME", callback=configuration_name,
               help="Only this configuration [default: every one].")

@@ -1,0 +1,40 @@
+"""What a first-user probe of 2026-12-01 found (a real library's history, toolz): a repeated
+`--benchmark` kept the last one silently (a CI gate compared one benchmark of two), and a
+`[project] repo` that does not exist stored a failed run of every benchmark in a new store."""
+
+from __future__ import annotations
+
+import pytest
+
+from regbench.cli.main import main
+
+
+@pytest.mark.parametrize("command", [["compare", "A", "B"], ["summary"], ["detect"], ["show"], ["alerts", "list"]])
+def test_a_repeated_benchmark_is_refused_where_one_is_taken(tmp_path, capsys, command):
+    store = tmp_path / "s.db"
+    assert main(["--store", str(store), *command, "--benchmark", "a", "--benchmark", "b"]) == 2
+    err = capsys.readouterr().err
+    assert "'--benchmark': given 2 times (a, b): this command takes one benchmark" in err
+    assert not store.exists()
+
+
+def test_run_still_takes_several_benchmarks(tmp_path, capsys):
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\n[defaults]\nruns = 1\niterations = 2\nwarmup = 0\n'
+                   '[[benchmark]]\nname = "a"\ncommand = ["sh", "-c", "echo 1; echo 1"]\n'
+                   '[[benchmark]]\nname = "b"\ncommand = ["sh", "-c", "echo 2; echo 2"]\n')
+    assert main(["--config", str(cfg), "run", "--benchmark", "a", "--benchmark", "b"]) == 0
+    assert "2 runs stored (2 ok)" in capsys.readouterr().out
+
+
+def test_a_repo_that_is_not_a_folder_is_a_config_error_and_nothing_is_stored(tmp_path, capsys):
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\nrepo = "nope"\n[[benchmark]]\nname = "b"\ncommand = ["echo", "1"]\n')
+    store = tmp_path / "st" / "r.db"
+    assert main(["--config", str(cfg), "--store", str(store), "run", "--runs", "1"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "[project] `repo`: no such directory:" in err[0] and err[0].endswith("nope")
+    assert not store.exists() and not store.parent.exists()
+    (tmp_path / "nope").write_text("a file")
+    assert main(["--config", str(cfg), "--store", str(store), "run", "--runs", "1"]) == 3
+    assert not store.exists()
