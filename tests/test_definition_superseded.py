@@ -164,6 +164,12 @@ def test_a_python_benchmarks_source_is_part_of_its_definition(tmp_path):
     (folder / "bench_a.py").write_text(BENCH.replace("return 1", "return 2").replace("sqrt(2)", "sqrt(3)"))
     assert python_source_digest("bench_a:bench_sum", folder) == first
     assert python_source_digest("bench_a:Suite.bench_sqrt", folder) != method
+    # Comments, blank lines, formatting and docstrings are not what runs (a probe: a comment
+    # edited superseded every run of the benchmark).
+    (folder / "bench_a.py").write_text(BENCH.replace(
+        "def bench_sum():\n    return sum(range(100))",
+        'def bench_sum():\n    """Sum a range."""\n    # a hundred\n\n    return sum( range(100) )  # here'))
+    assert python_source_digest("bench_a:bench_sum", folder) == first
     (folder / "bench_a.py").write_text(BENCH.replace("range(100)", "range(1000)"))
     assert python_source_digest("bench_a:bench_sum", folder) != first
     # Not there, not parseable, not a function: no digest (the run says what is wrong).

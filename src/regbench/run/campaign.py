@@ -600,9 +600,11 @@ def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
     definition) or cannot be parsed (its runs will say why).
 
     The file is parsed, not imported: a benchmark module imports the project, which this process
-    may not have.  As asv versions a benchmark by its code, only the function's own source counts
+    may not have.  As asv versions a benchmark by its code, only the function's own code counts
     (the helpers it calls do not): an edit elsewhere in the file does not supersede every other
-    benchmark of it.
+    benchmark of it.  The digest is of the function's syntax tree without its docstrings, so
+    comments, blank lines, formatting and docstrings are not part of it (a probe: a comment
+    edited superseded every run of the benchmark).
     """
     import ast
     import hashlib
@@ -624,8 +626,15 @@ def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
         if node is None:
             return None
         body = getattr(node, "body", [])
-    segment = ast.get_source_segment(text, node) if node is not None else None
-    return hashlib.sha256(segment.encode()).hexdigest()[:16] if segment else None
+    if node is None:
+        return None
+    for inner in ast.walk(node):  # docstrings: a string alone first in a body
+        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and inner.body \
+                and isinstance(inner.body[0], ast.Expr) and isinstance(inner.body[0].value, ast.Constant) \
+                and isinstance(inner.body[0].value.value, str):
+            inner.body = inner.body[1:] or [ast.Pass()]
+    # Without line and column attributes: where the code sits in the file is not what it runs.
+    return hashlib.sha256(ast.dump(node, include_attributes=False).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
