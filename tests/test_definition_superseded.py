@@ -119,19 +119,32 @@ def test_a_superseded_failed_run_is_not_a_failure_to_retry(tmp_path, capsys):
     assert "Failed runs" not in run(cfg, capsys, "show")
 
 
-def test_a_tool_benchmarks_series_and_measures_are_superseded_with_it(tmp_path):
+def test_a_tool_benchmarks_series_and_measures_are_superseded_with_it_and_taken_back(store_url):
+    # On every backend (`-m store --store-url` runs it on PostgreSQL): the UPDATE keeps the
+    # status each run had, and taking them back restores it.
     from regbench.model import RunRecord
 
-    with Store(tmp_path / "s.db") as store:
-        for name in ("gb", "gb/BM_a", "gb:rss", "gbx", "gb2/BM_a"):
+    with Store(store_url) as store:
+        campaign = store.start_campaign(seed=1, machine="m", fingerprint={}, command="run", plan={})
+        for name, status in (("gb", "failed"), ("gb/BM_a", "ok"), ("gb:rss", "ok"), ("gbx", "ok"), ("gb2/BM_a", "ok")):
             store.add_run(RunRecord(benchmark=name, version="v1", config="default", machine="m", run_index=0,
-                                    samples=np.array([1.0, 2.0]), status="ok"))
-        done = store.supersede_runs(["gb"], config="default", machines=["m"], campaign_id=99)
+                                    samples=np.array([1.0, 2.0]) if status == "ok" else np.empty(0), status=status,
+                                    campaign_id=campaign))
+        later = store.start_campaign(seed=2, machine="m", fingerprint={}, command="run", plan={})
+        done = store.supersede_runs(["gb"], config="default", machines=["m"], campaign_id=later)
         assert done == {"gb": 3}
         assert {r.benchmark for r in store.runs() if r.status == SUPERSEDED} == {"gb", "gb/BM_a", "gb:rss"}
+        assert not store.runs(failed=True)
         # Another machine's or configuration's runs are not touched.
-        assert store.supersede_runs(["gbx"], config="other", machines=["m"], campaign_id=99) == {}
-        assert store.supersede_runs(["gbx"], config="default", machines=["n"], campaign_id=99) == {}
+        assert store.supersede_runs(["gbx"], config="other", machines=["m"], campaign_id=later) == {}
+        assert store.supersede_runs(["gbx"], config="default", machines=["n"], campaign_id=later) == {}
+        assert store.restore_runs(["gb"], config="default", machines=["m"], superseded_by=later + 1) == {}
+        assert store.restore_runs(["gb"], config="default", machines=["m"], superseded_by=later) == {"gb": 3}
+        assert {r.benchmark: r.status for r in store.runs()} == {
+            "gb": "failed", "gb/BM_a": "ok", "gb:rss": "ok", "gbx": "ok", "gb2/BM_a": "ok"}
+        store.supersede_runs(["gb"], config="default", machines=["m"], campaign_id=later)
+        assert store.restore_runs(["gb"], config="default", machines=["m"], origins=[campaign]) == {"gb": 3}
+        assert [r.benchmark for r in store.runs(failed=True)] == ["gb"]
 
 
 BENCH = '''import math
@@ -220,3 +233,57 @@ def test_a_session_in_the_store_does_not_break_the_next_campaign(tmp_path, capsy
     cfg.write_text(CONFIG.format(value="0.020"))
     assert "Definition changed: b: its command changed since campaign 3" in run(
         cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--benchmark", "b")
+
+
+def test_a_reverted_edit_takes_back_the_runs_of_that_definition(tmp_path, capsys):
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")  # campaign 1
+    cfg.write_text(CONFIG.format(value="0.020"))
+    run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")  # campaign 2: supersedes 1's, runs again
+    cfg.write_text(CONFIG.format(value="0.010"))  # the edit reverted
+    said = run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")
+    assert ("its 4 runs stored before measure the old one and are superseded (kept in the store, out of every "
+            "analysis); 4 runs of earlier campaigns that ran the definition it has again (1) are back") in said
+    assert "0 runs stored" in said  # campaign 1's runs count again: nothing to measure
+    with store_of(tmp_path) as store:
+        assert b_values(store) == [[0.01], [0.01]]
+        runs = store.runs(benchmark="b")
+        assert sorted(r.campaign_id for r in runs if r.status == "ok") == [1, 1, 1, 1]
+        assert sorted(r.campaign_id for r in runs if r.status == SUPERSEDED) == [2, 2, 2, 2]
+
+
+def test_keep_old_runs_right_after_takes_back_what_the_last_campaign_superseded(tmp_path, capsys):
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~1")  # campaign 1
+    cfg.write_text(CONFIG.format(value="0.020"))
+    assert "are superseded" in run(cfg, capsys, "run", "--versions", "HEAD~1")  # campaign 2
+    said = run(cfg, capsys, "run", "--versions", "HEAD~1,HEAD", "--keep-old-runs")
+    assert "b: its 2 runs that campaign 2 superseded are back in the analyses (--keep-old-runs)" in said
+    with store_of(tmp_path) as store:
+        assert not any(r.status == SUPERSEDED for r in store.runs())
+        assert b_values(store) == [[0.01, 0.02], [0.02]]
+    # Once only: a later --keep-old-runs has nothing of the campaign before it to take back.
+    assert "back in the analyses" not in run(cfg, capsys, "run", "--versions", "HEAD", "--keep-old-runs")
+
+
+def test_the_0023_downgrade_gives_superseded_runs_their_status_back(tmp_path, capsys):
+    from storetools import downgrade_to
+
+    cfg = project(tmp_path, commits=1)
+    cfg.write_text(CONFIG.format(value="0.010").replace("echo 0.010", "exit 3"))
+    run(cfg, capsys, "run", "--versions", "HEAD", code=4)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD")
+    db = tmp_path / ".regbench" / "results.db"
+    with store_of(tmp_path) as store:
+        assert sorted(r.status for r in store.runs(benchmark="b")) == ["ok", "ok", SUPERSEDED, SUPERSEDED]
+    engine = sa.create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        downgrade_to(conn, "0022")
+    with engine.connect() as conn:
+        assert "superseded_status" not in {c["name"] for c in sa.inspect(conn).get_columns("run")}
+        statuses = sorted(conn.execute(sa.text("SELECT status FROM run JOIN benchmark ON benchmark.id = "
+                                               "run.benchmark_id WHERE benchmark.name = 'b'")).scalars())
+    assert statuses == ["failed", "failed", "ok", "ok"]

@@ -186,7 +186,7 @@ def test_0022_upgrades_a_0021_store_and_downgrades_back(store_url):
     assert "until" not in at_0021[0]
 
     with Store(store_url, create=False) as s:  # opening it upgrades it: old evidence is a step
-        assert s.schema_revision() == "0022" == t.SCHEMA_REVISION
+        assert s.schema_revision() == t.SCHEMA_REVISION  # (0022 or later)
         (b,) = get_alert(s, alert).also_on
         assert (b.machine, b.version, b.change, b.until) == ("b", "v12", 0.02, None)
         s.add_runs([RunRecord("parse", v, 0, np.array([1.0, 1.1]), machine=m) for m in ("a", "b")

@@ -33,7 +33,7 @@ from regbench.store.alerts import alert_history, get_alert, list_alerts
 from storetools import downgrade_to, upgrade_to
 
 #: Every released schema revision, oldest first (0005 was never released).
-REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020", "0021", "0022"]
+REVISIONS = ["0001", "0002", "0003", "0004", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018", "0019", "0020", "0021", "0022", "0023"]
 T0 = datetime(2024, 5, 1, 12, 0, 0)
 SAMPLES = np.array([1.5, 2.25, -0.0, 1e-300, 3.0000000000000004])
 
@@ -46,7 +46,8 @@ ADDED_COLUMNS = {"0009": {("alert", "hold_machines"): None}, "0011": {("confirma
                  "0018": {("alert", "culprit"): None, ("alert", "bisection"): None},
                  "0019": {("plan", "forks"): None, ("plan", "fork_overhead"): None},
                  "0020": {("version", "generation"): None}, "0021": {("alert", "until"): None},
-                 "0022": {("alert_machine", "until"): None}}
+                 "0022": {("alert_machine", "until"): None},
+                 "0023": {("run", "superseded_status"): None, ("run", "superseded_by"): None}}
 
 
 def test_the_revisions_listed_are_the_migrations_shipped():
@@ -205,6 +206,13 @@ def fill(conn: sa.Connection, revision: str) -> dict[str, list[dict]]:
         conn.execute(sa.update(t.alert_machine).where(t.alert_machine.c.id == changed).values(until="v2"))
         written["alert_machine"][0]["until"] = "v2"
         written["alert_machine"][1]["until"] = None
+    if at_least(revision, "0023"):  # a run superseded by an edit of its benchmark, and what it was
+        for row in written["run"]:
+            row.update(superseded_status=None, superseded_by=None)
+        gone = written["run"][2]  # fft at v0 on ci-2 (the reads below are of local's)
+        conn.execute(sa.update(t.run).where(t.run.c.id == gone["id"])
+                     .values(status="superseded", superseded_status=gone["status"], superseded_by=gone["campaign_id"]))
+        gone.update(superseded_status=gone["status"], superseded_by=gone["campaign_id"], status="superseded")
     return written
 
 
@@ -311,6 +319,7 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
             plan_columns = ({c["name"] for c in sa.inspect(conn).get_columns("plan")}
                             if at_least(down_to, "0007") else set())
             version_columns = {c["name"] for c in sa.inspect(conn).get_columns("version")}
+            run_columns = {c["name"] for c in sa.inspect(conn).get_columns("run")}
             machine_columns = ({c["name"] for c in sa.inspect(conn).get_columns("alert_machine")}
                                if at_least(down_to, "0009") else set())
     finally:
@@ -331,7 +340,11 @@ def test_downgrade_then_upgrade_keeps_the_rows_of_the_kept_tables(store_url, dow
     assert ("generation" in version_columns) == at_least(down_to, "0020")
     assert ("until" in columns) == at_least(down_to, "0021")
     assert ("until" in machine_columns) == at_least(down_to, "0022")
+    assert ("superseded_by" in run_columns) == ("superseded_status" in run_columns) == at_least(down_to, "0023")
     kept = {name: rows for name, rows in written.items() if name not in dropped}
+    if not at_least(down_to, "0023"):  # a superseded run went back to the status it had
+        kept["run"] = [{**r, "status": r["superseded_status"]} if r["status"] == "superseded" else r
+                       for r in kept["run"]]
     if not at_least(down_to, "0015"):
         kept = without_failures(kept)
     with Store(store_url) as s:

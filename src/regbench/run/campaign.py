@@ -514,17 +514,14 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
     if counter is not None:
         plan["instruction_counter"] = counter
+    recorded = definition_history(store, machine=machine, config_name=config_name)
     changes = changed_definitions(store, specs, machine=machine, config_name=config_name,
-                                  benchmark_dir=config.benchmark_dir)
+                                  benchmark_dir=config.benchmark_dir, history=recorded)
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
-    superseded: dict[str, int] = {}
-    if changes and not keep_old_runs:
-        # Before any run is counted as stored: the versions of the old runs are run again.
-        superseded = store.supersede_runs([c.benchmark for c in changes], config=config_name,
-                                          machines=dict.fromkeys((machine, *remote)), campaign_id=campaign_id)
-    changed = tuple(c.sentence(None if keep_old_runs else superseded.get(c.benchmark, 0)) for c in changes)
+    changed = _supersede(store, specs, changes, recorded, keep_old_runs=keep_old_runs, config_name=config_name,
+                         machines=tuple(dict.fromkeys((machine, *remote))), campaign_id=campaign_id)
     with contextlib.ExitStack() as cleanup:
         if executor is None:
             executor = cleanup.enter_context(LocalExecutor())
@@ -593,6 +590,37 @@ def definition(spec: BenchmarkSpec, benchmark_dir: Path | None = None) -> dict:
     return out
 
 
+def _supersede(store, specs: Sequence[BenchmarkSpec], changes: Sequence[DefinitionChange],
+               recorded: Mapping[str, list[tuple[int, dict]]], *, keep_old_runs: bool, config_name: str,
+               machines: tuple[str, ...], campaign_id: int) -> tuple[str, ...]:
+    """Before any run of campaign ``campaign_id`` is counted as stored: supersede the runs of the
+    benchmarks whose definition changed (their versions are then run again) and take back those
+    of earlier campaigns that ran the definition they have again; with ``keep_old_runs``, keep
+    them instead, and take back the runs that the previous campaign of a benchmark superseded.
+    One sentence for each benchmark concerned."""
+    out = []
+    for c in changes:
+        if keep_old_runs:
+            out.append(c.sentence(None))
+            continue
+        gone = store.supersede_runs([c.benchmark], config=config_name, machines=machines, campaign_id=campaign_id)
+        back = store.restore_runs([c.benchmark], config=config_name, machines=machines,
+                                  origins=c.origins) if c.origins else {}
+        out.append(c.sentence(gone.get(c.benchmark, 0), back.get(c.benchmark, 0)))
+    if keep_old_runs:
+        changed = {c.benchmark for c in changes}
+        for spec in specs:
+            ran = recorded.get(spec.name)
+            if spec.name in changed or not ran:
+                continue
+            back = store.restore_runs([spec.name], config=config_name, machines=machines, superseded_by=ran[-1][0])
+            if back.get(spec.name):
+                n = back[spec.name]
+                out.append(f"{spec.name}: its {n} run{'s' if n != 1 else ''} that campaign {ran[-1][0]} superseded are "
+                           "back in the analyses (--keep-old-runs)")
+    return tuple(out)
+
+
 def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
     """A digest of the source of the function ``target`` (``module:function``, or
     ``module:Class.method``) where its module is a file of ``benchmark_dir``; None when it is not
@@ -640,55 +668,79 @@ def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
 @dataclass(frozen=True)
 class DefinitionChange:
     """A benchmark whose definition (what it runs) changed since campaign ``since`` ran it on this
-    machine and configuration (:func:`changed_definitions`): its ``fields`` differ."""
+    machine and configuration (:func:`changed_definitions`): its ``fields`` differ.  ``origins``
+    are the earlier campaigns that ran the definition it has again (an edit reverted): their runs
+    are taken back."""
 
     benchmark: str
     fields: tuple[str, ...]
     since: int
+    origins: tuple[int, ...] = ()
 
-    def sentence(self, superseded: int | None) -> str:
+    def sentence(self, superseded: int | None, restored: int = 0) -> str:
         """What the campaign that first runs the new definition says: with ``superseded``, how
-        many runs it superseded (None: kept, ``run --keep-old-runs``)."""
+        many runs it superseded (None: kept, ``run --keep-old-runs``), and how many of the
+        ``origins``' it took back."""
         head = f"{self.benchmark}: its {', '.join(self.fields)} changed since campaign {self.since}, which ran it"
         if superseded is None:
             return (f"{head}: the runs stored before measure the old one and were kept (--keep-old-runs), "
                     "the versions they cover are not run again, and analyses compare them with the new runs")
+        back = (f"; {restored} run{'s' if restored != 1 else ''} of earlier campaigns that ran the definition it has "
+                f"again ({', '.join(map(str, self.origins))}) are back in the analyses") if restored else ""
         if superseded == 0:
-            return f"{head}: no run of the old one was stored here"
+            return f"{head}: no run of the old one was stored here{back}"
         return (f"{head}: its {superseded} run{'s' if superseded != 1 else ''} stored before measure the old "
-                "one and are superseded (kept in the store, out of every analysis); the versions this "
-                "campaign runs are measured again. Pass --keep-old-runs when an edit does not change "
-                "what is measured")
+                f"one and are superseded (kept in the store, out of every analysis){back}; the versions this "
+                "campaign runs are measured again. If the edit does not change what is measured, the next "
+                "`regbench run --keep-old-runs` takes them back")
 
 
-def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str,
-                        benchmark_dir: Path | None = None) -> tuple[DefinitionChange, ...]:
-    """The benchmarks of ``specs`` whose definition differs from the one the last campaign that
-    ran them on ``machine`` and ``config_name`` recorded (campaigns before the plans recorded
-    definitions say nothing; a field that campaign did not record, as ``source`` before it was
-    kept, is not compared).  A campaign skips the versions whose runs are stored, so after an
-    edit those runs would measure the old definition while new versions measure the new one, and
-    every analysis would compare the two: the campaign supersedes them
-    (:meth:`regbench.store.Store.supersede_runs`) and says so, once, at the campaign that
-    changed it."""
-    last: dict[str, tuple[int, dict]] = {}
+def definition_history(store, *, machine: str, config_name: str) -> dict[str, list[tuple[int, dict]]]:
+    """Per benchmark, ``(campaign id, definition)`` of every campaign that ran it on ``machine``
+    and ``config_name`` and recorded what it ran, oldest first (campaigns before the plans
+    recorded definitions, and sessions, whose plans list names alone, are not there)."""
+    out: dict[str, list[tuple[int, dict]]] = {}
     for c in store.campaigns():
         plan = c.plan or {}
         if c.machine != machine or plan.get("config", DEFAULT_CONFIG) != config_name:
             continue
-        for name, b in c.benchmark_plans.items():  # (a session's plan lists names alone)
+        for name, b in c.benchmark_plans.items():
             if isinstance(b.get("definition"), dict):
-                last[name] = (c.id, b["definition"])
+                out.setdefault(name, []).append((c.id, b["definition"]))
+    return out
+
+
+def definition_differences(before: dict, now: dict) -> tuple[str, ...]:
+    """The :data:`DEFINITION_FIELDS` in which two recorded definitions differ; ``source`` only
+    where both recorded it (campaigns before it was kept did not)."""
+    return tuple(f for f in DEFINITION_FIELDS
+                 if before.get(f) != now.get(f) and (f != "source" or (f in before and f in now)))
+
+
+def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str,
+                        benchmark_dir: Path | None = None,
+                        history: Mapping[str, list[tuple[int, dict]]] | None = None) -> tuple[DefinitionChange, ...]:
+    """The benchmarks of ``specs`` whose definition differs from the one the last campaign that
+    ran them on ``machine`` and ``config_name`` recorded (:func:`definition_history`, read here
+    unless given; a field that campaign did not record, as ``source`` before it was kept, is not
+    compared).  A campaign skips the versions whose runs are stored, so after an edit those runs
+    would measure the old definition while new versions measure the new one, and every analysis
+    would compare the two: the campaign supersedes them
+    (:meth:`regbench.store.Store.supersede_runs`) and says so, once, at the campaign that
+    changed it.  Each change names the earlier campaigns that ran the definition it has again."""
+    if history is None:
+        history = definition_history(store, machine=machine, config_name=config_name)
     out = []
     for spec in specs:
-        if spec.name not in last:
+        ran = history.get(spec.name)
+        if not ran:
             continue
-        campaign_id, before = last[spec.name]
+        campaign_id, before = ran[-1]
         now = definition(spec, benchmark_dir)
-        fields = tuple(f for f in DEFINITION_FIELDS
-                       if before.get(f) != now.get(f) and (f != "source" or (f in before and f in now)))
+        fields = definition_differences(before, now)
         if fields:
-            out.append(DefinitionChange(spec.name, fields, campaign_id))
+            origins = tuple(cid for cid, d in ran[:-1] if not definition_differences(d, now))
+            out.append(DefinitionChange(spec.name, fields, campaign_id, origins))
     return tuple(out)
 
 

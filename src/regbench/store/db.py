@@ -1002,6 +1002,35 @@ class Store:
         (:meth:`existing_run_keys` with ``superseded_only`` tells them).  A detector's saved state holds
         their statistics, so it goes too: the next pass searches those series whole.
         """
+        terms = (t.run.c.status != SUPERSEDED, sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id != campaign_id))
+        # The status it had and the campaign that superseded it are kept (schema 0023), so that
+        # restore_runs can take it back; the SET's right-hand side reads the row as it was.
+        return self._mark_runs(benchmarks, config, machines, terms,
+                               dict(status=SUPERSEDED, superseded_status=t.run.c.status, superseded_by=campaign_id))
+
+    def restore_runs(self, benchmarks: Iterable[str], *, config: str, machines: Iterable[str],
+                     origins: Iterable[int] | None = None, superseded_by: int | None = None) -> dict[str, int]:
+        """Take back superseded runs of the configured ``benchmarks`` on ``config`` and ``machines``
+        (:meth:`supersede_runs`): those stored by the campaigns ``origins`` (which ran the
+        definition the benchmark has again), or those that campaign ``superseded_by`` superseded
+        (``run --keep-old-runs`` right after it).  Each gets the status it had; the saved detector
+        states of their series are dropped.  Returns how many each benchmark got back."""
+        origins = list(origins or ())
+        if not origins and superseded_by is None:
+            return {}
+
+        which = t.run.c.campaign_id.in_(origins) if origins else t.run.c.superseded_by == superseded_by
+        # The partial index's own term first (runs not ok), as in runs(failed=True).
+        terms = (t.run.c.status != "ok", t.run.c.status == SUPERSEDED, t.run.c.superseded_status.is_not(None), which)
+        return self._mark_runs(benchmarks, config, machines, terms,
+                               dict(status=t.run.c.superseded_status, superseded_status=None, superseded_by=None))
+
+    def _mark_runs(self, benchmarks: Iterable[str], config: str, machines: Iterable[str], terms: tuple,
+                   values: dict) -> dict[str, int]:
+        """Update with ``values`` the runs of the configured ``benchmarks`` (their own series, their
+        measures and their tools' series) on ``config`` and ``machines`` that the SQL ``terms``
+        keep, and drop those series' saved detector states, in one transaction; how many runs each
+        benchmark had updated (none: left out)."""
         wanted = set(benchmarks)
         machines = list(machines)
 
@@ -1013,14 +1042,12 @@ class Store:
             mids = list(conn.execute(sa.select(t.machine.c.id).where(t.machine.c.name.in_(machines))).scalars())
             if not ids or cfg is None or not mids:
                 return {}
-            where = (t.run.c.benchmark_id.in_(ids), t.run.c.config_id == cfg, t.run.c.machine_id.in_(mids),
-                     t.run.c.status != SUPERSEDED,
-                     sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id != campaign_id))
+            where = (t.run.c.benchmark_id.in_(ids), t.run.c.config_id == cfg, t.run.c.machine_id.in_(mids), *terms)
             counts = conn.execute(sa.select(t.run.c.benchmark_id, sa.func.count()).where(*where)
                                   .group_by(t.run.c.benchmark_id)).all()
             if not counts:
                 return {}
-            conn.execute(t.run.update().where(*where).values(status=SUPERSEDED))
+            conn.execute(t.run.update().where(*where).values(**values))
             conn.execute(t.detect_state.delete().where(t.detect_state.c.benchmark_id.in_(ids),
                                                        t.detect_state.c.config_id == cfg,
                                                        t.detect_state.c.machine_id.in_(mids)))

@@ -29,7 +29,7 @@ class Database(Protocol):
     def write(self, work: Callable[[Connection], R]) -> R: ...
 
 
-SCHEMA_REVISION = "0022"
+SCHEMA_REVISION = "0023"
 
 metadata = sa.MetaData()
 
@@ -121,6 +121,10 @@ run = sa.Table(
     sa.Column("n_samples", sa.Integer, nullable=False, server_default="0"),
     sa.Column("encoding", sa.String(8), nullable=False, server_default="f8"),
     sa.Column("samples", sa.LargeBinary, nullable=True),
+    # (0023) A superseded run (status ``superseded``, its benchmark's definition changed since):
+    # the status it had and the campaign that superseded it, so that it can be taken back.
+    sa.Column("superseded_status", sa.String(16), nullable=True),
+    sa.Column("superseded_by", sa.Integer, nullable=True),
     sa.UniqueConstraint(
         "benchmark_id", "version_id", "config_id", "machine_id", "run_index", name="uq_run_key"
     ),
