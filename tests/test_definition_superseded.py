@@ -287,3 +287,23 @@ def test_the_0023_downgrade_gives_superseded_runs_their_status_back(tmp_path, ca
         statuses = sorted(conn.execute(sa.text("SELECT status FROM run JOIN benchmark ON benchmark.id = "
                                                "run.benchmark_id WHERE benchmark.name = 'b'")).scalars())
     assert statuses == ["failed", "failed", "ok", "ok"]
+
+
+def test_summary_and_compare_say_nothing_of_superseded_runs_but_why(tmp_path, capsys):
+    # A probe: summary listed the version whose runs were superseded with 0 runs and "0 failed
+    # runs", and compare said only that no benchmark had runs of both versions.
+    cfg = project(tmp_path)
+    cfg.write_text(CONFIG.format(value="0.010"))
+    run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1", "--benchmark", "b")
+    cfg.write_text(CONFIG.format(value="0.020"))
+    run(cfg, capsys, "run", "--versions", "HEAD", "--benchmark", "b")
+    summary = run(cfg, capsys, "summary", "--format", "json")
+    import json
+
+    rows = json.loads(summary[summary.index("["):summary.rindex("]") + 1])
+    assert len(rows) == 1 and rows[0]["runs"] == 2  # HEAD's alone
+    capsys.readouterr()
+    assert main(["--config", str(cfg), "compare", "HEAD~2", "HEAD"]) == 3
+    err = capsys.readouterr().err
+    assert "no benchmark has runs of both" in err and "are superseded: measured before their benchmark's" in err
+    assert "`regbench run --versions " in err

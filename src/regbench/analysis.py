@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -364,8 +364,22 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
                                        "failed" if failed else verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
                                                                        threshold=limit), a, b, where, why, scale))
     if not out:
-        raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}")
+        raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}" + _superseded_hint(store, benchmark, (a, b)))
     return out
+
+
+def _superseded_hint(store: Store, benchmark: str | None, versions: Sequence[str]) -> str:
+    """Where the runs a comparison lacks were superseded by an edit of their benchmark: which
+    versions, and the command that measures them again (else nothing)."""
+    from .model import SUPERSEDED
+
+    gone = [v for v in versions if any(r.status == SUPERSEDED and (benchmark is None or r.benchmark == benchmark)
+                                       for r in store.runs(version=v))]
+    if not gone:
+        return ""
+    return (f" (the runs of {', '.join(map(repr, gone))} are superseded: measured before their benchmark's "
+            f"definition changed; `regbench run --versions {','.join(gone)}` measures "
+            f"{'it' if len(gone) == 1 else 'them'} again)")
 
 
 def unbuilt(store: Store, version: str) -> BuildInfo | None:

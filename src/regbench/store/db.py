@@ -1255,9 +1255,12 @@ class Store:
         with status ``ok`` contribute samples (warm-up removed); the failed ones are counted in
         ``Series.failed`` (superseded runs in neither, :meth:`supersede_runs`).
         """
+        # Superseded runs are not read at all: a version whose runs all are is no version of the
+        # series (summary listed it with 0 runs and 0 failed).
         q = (sa.select(t.run.c.benchmark_id, t.run.c.config_id, t.run.c.machine_id,
                        t.run.c.version_id, t.run.c.status, t.run.c.warmup, t.run.c.encoding,
                        t.run.c.samples)
+             .where(t.run.c.status != SUPERSEDED)
              .order_by(t.run.c.benchmark_id, t.run.c.config_id, t.run.c.machine_id,
                        t.run.c.version_id, t.run.c.run_index))
         with self.engine.connect() as conn:
@@ -1311,7 +1314,7 @@ class Store:
             if status == "ok":
                 arrays.append((np.frombuffer(blob, dtype="<f8") if enc == "f8" and blob is not None
                                else decode_samples(blob, enc))[warmup:])
-            elif status != SUPERSEDED:
+            else:
                 failed += 1
             if warmup > w:
                 w = warmup
