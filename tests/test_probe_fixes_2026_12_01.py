@@ -38,3 +38,45 @@ def test_a_repo_that_is_not_a_folder_is_a_config_error_and_nothing_is_stored(tmp
     (tmp_path / "nope").write_text("a file")
     assert main(["--config", str(cfg), "--store", str(store), "run", "--runs", "1"]) == 3
     assert not store.exists()
+
+
+def test_compare_from_a_version_that_did_not_build_says_so(tmp_path, capsys, monkeypatch):
+    # A probe: with A's build failed, compare said only "no benchmark has runs of both" (B's failed
+    # build already had its line).
+    import json
+    import subprocess
+    import sys
+
+    repo = tmp_path / "proj"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args], check=True)
+
+    git("init", "-q", "-b", "main")
+    (repo / "src.txt").write_text("syntax error here\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "broken")
+    (repo / "src.txt").write_text("fine\n")
+    git("commit", "-q", "-am", "fixed")
+    build = "import sys; sys.exit(2) if 'syntax' in open('src.txt').read() else None"
+    (tmp_path / "regbench.toml").write_text(
+        f'[project]\nrepo = "proj"\nbuild = {json.dumps([sys.executable, "-c", build])}\n'
+        '[defaults]\nruns = 2\nwarmup = 0\niterations = 2\n'
+        '[[benchmark]]\nname = "work"\ncommand = ["sh", "-c", "echo 1; echo 1"]\n')
+    monkeypatch.chdir(tmp_path)
+    main(["run", "--versions", "HEAD~1,HEAD"])
+    capsys.readouterr()
+    assert main(["compare", "HEAD~1", "HEAD"]) == 3
+    err = capsys.readouterr().err
+    assert "no benchmark has runs of both" in err and "did not build: exit status 2; `regbench show --version" in err
+
+
+def test_a_store_under_a_file_is_said_so(tmp_path, capsys):
+    (tmp_path / "results.toml").write_text("")
+    csv = tmp_path / "r.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
+    assert main(["--store", str(tmp_path / "results.toml" / "r.db"), "import", str(csv)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("results.toml is a file, not a folder: the store " + str(tmp_path / "results.toml" / "r.db")
+                        + " cannot be created under it")

@@ -364,14 +364,21 @@ def compare_versions(store: Store, a: str, b: str, *, benchmark: str | None = No
                                        "failed" if failed else verdict(cmp.ci_low, cmp.ci_high, direction=s.direction,
                                                                        threshold=limit), a, b, where, why, scale))
     if not out:
-        raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}" + _superseded_hint(store, benchmark, (a, b)))
+        raise NotFoundError(f"no benchmark has runs of both {a!r} and {b!r}" + _missing_hint(store, benchmark, (a, b)))
     return out
 
 
-def _superseded_hint(store: Store, benchmark: str | None, versions: Sequence[str]) -> str:
-    """Where the runs a comparison lacks were superseded by an edit of their benchmark: which
-    versions, and the command that measures them again (else nothing)."""
+def _missing_hint(store: Store, benchmark: str | None, versions: Sequence[str]) -> str:
+    """Why a comparison has no benchmark with runs of both ``versions``: one did not build (B's
+    failed build is a "failed" verdict, but A's left nothing to compare, and nothing said so), or
+    their runs were superseded by an edit of their benchmark (and the command that measures them
+    again); else nothing."""
     from .model import SUPERSEDED
+
+    for v in versions:
+        if (build := unbuilt(store, v)) is not None:
+            return (f" ({v!r} did not build: exit status {build.exit_code}; `regbench show --version {v}` gives the "
+                    "builder's error)")
 
     gone = [v for v in versions if any(r.status == SUPERSEDED and (benchmark is None or r.benchmark == benchmark)
                                        for r in store.runs(version=v))]

@@ -311,7 +311,13 @@ class Store:
             self._opening = True
             try:
                 if self.url.startswith("sqlite:///") and self.url != "sqlite:///:memory:":
-                    Path(self.url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+                    folder = Path(self.url[len("sqlite:///") :]).parent
+                    blocking = next((p for p in (folder, *folder.parents) if p.exists()), None)
+                    if blocking is not None and not blocking.is_dir():
+                        # mkdir said "File exists" of it (a probe: --store results.toml/r.db).
+                        raise StoreError(f"{blocking} is a file, not a folder: the store {folder / Path(self.url).name} "
+                                         "cannot be created under it")
+                    folder.mkdir(parents=True, exist_ok=True)
                 self._migrate(create=self._create)
             except BaseException:
                 # Nobody may close a store that failed to open: its pooled connection would linger
