@@ -80,3 +80,22 @@ def test_a_store_under_a_file_is_said_so(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.endswith("results.toml is a file, not a folder: the store " + str(tmp_path / "results.toml" / "r.db")
                         + " cannot be created under it")
+
+
+def test_show_lists_failed_runs_by_benchmark_version_and_run_not_as_they_ended(tmp_path, capsys):
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+    from regbench.store import Store
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        store.ensure_versions([VersionInfo("v1"), VersionInfo("v2")])
+        for bench, version, index in (("b", "v2", 1), ("a", "v2", 0), ("b", "v1", 0), ("a", "v1", 1), ("b", "v2", 0)):
+            store.add_run(RunRecord(bench, version, index, np.empty(0), status="failed", exit_code=1,
+                                    stderr_tail=f"boom {bench}{version}{index}"))
+    assert main(["--store", str(db), "show"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("Failed runs"):]
+    rows = [line.split()[:3] for line in table.splitlines() if line[:2] in ("a ", "b ")]
+    assert rows == [["a", "v1", "1"], ["a", "v2", "0"], ["b", "v1", "0"], ["b", "v2", "0"], ["b", "v2", "1"]]

@@ -92,8 +92,9 @@ def _triage(status: str, verb: str):
 command.command("ack", help="Acknowledge alerts: someone is looking into them.")(_triage("acknowledged", "acknowledged"))
 command.command("invalid", help="Mark alerts invalid: noise or a broken benchmark, not a real change.")(
     _triage("invalid", "marked invalid"))
-command.command("expected", help="Mark alerts expected: an intended change (Japke et al. 2025, s.5), e.g. a costlier but "
-                                 "safer algorithm.")(_triage("expected", "marked expected"))
+command.command("expected", short_help="Mark alerts expected: an intended change, not a regression to fix.",
+                help="Mark alerts expected: an intended change (Japke et al. 2025, s.5), e.g. a costlier but "
+                     "safer algorithm.")(_triage("expected", "marked expected"))
 command.command("reopen", help="Set alerts back to new (a fixed alert loses its fix).")(_triage("new", "reopened"))
 
 
