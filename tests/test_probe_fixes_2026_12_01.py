@@ -99,3 +99,29 @@ def test_show_lists_failed_runs_by_benchmark_version_and_run_not_as_they_ended(t
     table = out[out.index("Failed runs"):]
     rows = [line.split()[:3] for line in table.splitlines() if line[:2] in ("a ", "b ")]
     assert rows == [["a", "v1", "1"], ["a", "v2", "0"], ["b", "v1", "0"], ["b", "v2", "0"], ["b", "v2", "1"]]
+
+
+def test_a_series_failing_at_its_newest_version_is_failing_on_the_dashboard(tmp_path):
+    # A probe: benchmarks that crashed, hung or printed garbage from their first run were "too
+    # noisy to judge" in the dashboard and the API.
+    import numpy as np
+
+    from regbench.model import RunRecord, VersionInfo
+    from regbench.store import Store
+    from regbench.web.data import STATES, Dashboard
+
+    with Store(tmp_path / "s.db") as store:
+        store.ensure_versions([VersionInfo(f"v{k}") for k in range(3)])
+        rng = np.random.default_rng(1)
+        for k in range(3):
+            for r in range(3):
+                store.add_run(RunRecord("steady", f"v{k}", r, 1.0 + rng.normal(0, 0.001, 5)))
+                store.add_run(RunRecord("never", f"v{k}", r, np.empty(0), status="crashed", exit_code=-11))
+                failed = k == 2
+                store.add_run(RunRecord("broke", f"v{k}", r, np.empty(0) if failed else 1.0 + rng.normal(0, 0.001, 5),
+                                        status="failed" if failed else "ok", exit_code=1 if failed else 0))
+        dash = Dashboard(store).load()
+        states = {s.benchmark: s.state for s in dash.by_id.values()}
+        index = dash.index_payload()
+    assert states == {"steady": "stable", "never": "failing", "broke": "failing"}
+    assert index["states"][:3] == ["changed", "stable", "noisy"] and "failing" in STATES

@@ -63,7 +63,7 @@ def test_every_live_page_loads_without_console_errors(served, page):
     ("diagnosis-000000000000.html", 404, "no benchmark with diagnosis id '000000000000'"),
     ("data/series/000000000000.js", 404, "no series '000000000000' in the store"),
     ("no-such-page", 404, "no page /no-such-page"),
-    ("index.html?state=broken", 400, "query parameter `state` = 'broken' is not a state (changed, stable, noisy)"),
+    ("index.html?state=broken", 400, "query parameter `state` = 'broken' is not a state (changed, stable, noisy, failing)"),
 ])
 def test_bad_input_is_a_page_naming_what_is_wrong(served, path, status, message):
     _, base, _ = served

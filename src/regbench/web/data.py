@@ -48,8 +48,9 @@ from ..store import Store
 FORMAT_VERSION = 1
 #: Series per ``spark/K`` payload: one overview page's worth.
 CHUNK = 100
-#: States of a series, in the order the index refers to them.
-STATES = ("changed", "stable", "noisy")
+#: States of a series, in the order the index refers to them (a new one goes last: the index
+#: payload refers to them by position).
+STATES = ("changed", "stable", "noisy", "failing")
 #: Median relative half-width of the intervals above which a series is too noisy to judge: the
 #: 3% minimum change that ``regbench detect`` reports by default (docs/detection.md).
 NOISY_WIDTH = 0.03
@@ -216,7 +217,12 @@ class Dashboard:
                             "error": a.error, "fixed_by": a.fixed_by,
                             # JSON has no infinity: a count from exactly 0 in every run says so here.
                             "from_zero": e.change == math.inf})
-        if any(a.status != "invalid" for a, _ in alerts):
+        if versions and versions[-1]["runs"] == 0 and versions[-1]["failed"]:
+            # Its newest version has failed runs alone: a benchmark that fails now, or has never run
+            # (a probe: one that crashed, hung or printed garbage from its first run was "too noisy
+            # to judge").
+            state = "failing"
+        elif any(a.status != "invalid" for a, _ in alerts):
             state = "changed"
         elif not widths or float(np.median(widths)) > NOISY_WIDTH:
             state = "noisy"

@@ -44,7 +44,7 @@
   // A change from exactly 0 in every run (a count such as allocs/op): JSON carries no infinity.
   function changePct(c) { return c.from_zero ? "+∞ (from 0)" : pct(c.change); }
   function fmt(x) { return x === null || x === undefined ? "–" : Number(x).toPrecision(4); }
-  var STATE_TEXT = { changed: "changed", stable: "stable", noisy: "too noisy to judge" };
+  var STATE_TEXT = { changed: "changed", stable: "stable", noisy: "too noisy to judge", failing: "failing" };
 
   function sparkline(values) {
     var ns = "http://www.w3.org/2000/svg", w = 160, h = 28;
