@@ -125,3 +125,23 @@ def test_a_series_failing_at_its_newest_version_is_failing_on_the_dashboard(tmp_
         index = dash.index_payload()
     assert states == {"steady": "stable", "never": "failing", "broke": "failing"}
     assert index["states"][:3] == ["changed", "stable", "noisy"] and "failing" in STATES
+
+
+def test_diagnose_shows_its_result_in_the_unit_summary_uses(tmp_path, capsys):
+    # A probe: diagnose printed "0.000646 s +- 0.00118" where summary printed "646 ± 1,180 us".
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rows = ["benchmark,version,run,iteration,value,unit"]
+    for r in range(4):
+        level = 646e-6 * (1 + rng.normal(0, 0.05))
+        rows += [f"b,v1,{r},{i},{level * (1 + rng.normal(0, 0.01)):.9g},s" for i in range(10)]
+    csv = tmp_path / "r.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    db = str(tmp_path / "s.db")
+    assert main(["--store", db, "import", str(csv)]) == 0
+    capsys.readouterr()
+    main(["--store", db, "diagnose", "b"])
+    out = capsys.readouterr().out
+    result = next(line for line in out.splitlines() if line.strip().startswith("result ("))
+    assert " us " in result and "±" in result and "+-" not in result and "0.000" not in result

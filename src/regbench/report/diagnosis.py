@@ -100,6 +100,10 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     u = d.unit
     from rich.markup import escape  # a series such as "x [allocs/op]" is not markup
 
+    from .units import display_unit, fmt_interval
+
+    shown = display_unit([x for x in (s.mean, d.robust.mean) if x is not None], u)
+
     verdict = "[green]trustworthy[/]" if d.trustworthy else "[yellow]not precise enough[/]"
     console.print(f"[bold]{escape(d.benchmark)}[/bold] at {escape(label or d.version)} ({escape(d.config)}, "
                   f"{escape(d.machine)}): {verdict} "
@@ -107,8 +111,9 @@ def print_diagnosis(d: Diagnosis, *, target: float, confidence: float, plots: Se
     lines = [
         ("runs x iterations", f"{s.n_runs} x {fmt_num(s.n_iterations, 4)}"
          + (f"  ({d.failed_runs} failed runs not counted)" if d.failed_runs else "")),
-        (f"result ({confidence:.0%})", f"{fmt_value(s.mean, u)} +- {fmt_num(s.half_width)} ({fmt_pct(d.relative_half_width, sign=False)})"),
-        ("robust result", f"{fmt_value(d.robust.mean, u)} +- {fmt_num(d.robust.half_width)}"),
+        # In the unit summary shows (646 ± 1,180 us, not 0.000646 s +- 0.00118: a probe).
+        (f"result ({confidence:.0%})", f"{fmt_interval(s.mean, s.half_width, shown)} ({fmt_pct(d.relative_half_width, sign=False)})"),
+        ("robust result", fmt_interval(d.robust.mean, d.robust.half_width, shown)),
         ("noise within / between runs", f"{fmt_pct(d.within_cv, sign=False)} / {fmt_pct(d.between_cv, sign=False)} of the mean"),
         ("impact factor", f"{fmt_num(s.impact_factor)}  (1 = runs alike; after cluster filter {fmt_num(d.impact_after_filter)})"),
         ("auto-dependence", f"lag-1 autocorrelation {fmt_num(d.lag1, 2)} (reordered {fmt_num(d.lag1_reordered, 2)}); "
