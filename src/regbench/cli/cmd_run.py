@@ -49,7 +49,8 @@ def _releases(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--keep-old-runs", is_flag=True,
               help="When a benchmark's definition (command, env, Python function...) changed since it last ran "
                    "here, keep its stored runs in the analyses instead of superseding them and measuring their "
-                   "versions again: for an edit that does not change what is measured.")
+                   "versions again: for an edit that does not change what is measured. Right after a campaign "
+                   "that superseded a benchmark's runs, takes them back.")
 @click.option("--configuration", "config_name", default="default", show_default=True, metavar="NAME",
               callback=configuration_name,
               help="Configuration the runs are stored under: measure a setup (say, with noise control) "
