@@ -145,3 +145,35 @@ def test_diagnose_shows_its_result_in_the_unit_summary_uses(tmp_path, capsys):
     out = capsys.readouterr().out
     result = next(line for line in out.splitlines() if line.strip().startswith("result ("))
     assert " us " in result and "±" in result and "+-" not in result and "0.000" not in result
+
+
+@pytest.mark.parametrize("ident", [2**31, 2**63, 10**20])
+def test_an_id_past_any_rows_names_no_alert_nor_token(store_url, ident):
+    # A probe: `alerts show 2147483648` and `token revoke 2147483648` ended in a traceback on
+    # PostgreSQL (integer out of range), 10**20 on SQLite (too large for its INTEGER), and the
+    # API answered 500.
+    from regbench.detect.alerts import set_status
+    from regbench.errors import NotFoundError
+    from regbench.store import Store
+    from regbench.store.alerts import get_alert
+    from regbench.store.tokens import revoke_token
+
+    with Store(store_url) as store:
+        with pytest.raises(NotFoundError, match=f"no alert #{ident} in the store"):
+            get_alert(store, ident)
+        with pytest.raises(NotFoundError, match=f"no alert #{ident} in the store"):
+            set_status(store, [ident], "acknowledged", who="me")
+        with pytest.raises(NotFoundError, match="no live token"):
+            revoke_token(store, str(ident))
+
+
+def test_the_command_line_says_an_id_past_any_rows_is_no_alert(tmp_path, capsys):
+    csv = tmp_path / "r.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
+    db = str(tmp_path / "s.db")
+    assert main(["--store", db, "import", str(csv)]) == 0
+    capsys.readouterr()
+    assert main(["--store", db, "alerts", "show", "99999999999999999999"]) == 3
+    assert capsys.readouterr().err.strip() == "error: no alert #99999999999999999999 in the store"
+    assert main(["--store", db, "token", "revoke", "2147483648"]) == 3
+    assert "no live token '2147483648'" in capsys.readouterr().err

@@ -24,6 +24,10 @@ RUN_STATUSES = ("ok", "failed", "crashed", "timeout", "garbage")
 #: with, nor one a results file may carry (:data:`RUN_STATUSES`).
 SUPERSEDED = "superseded"
 DIRECTIONS = ("lower", "higher")
+#: The largest id a stored row can have on every backend (PostgreSQL's INTEGER key): a larger one
+#: names no row, and is looked up as such (asked of the database, it overflowed: a traceback on
+#: the command line, an answer 500 from the API).
+MAX_ROW_ID = 2**31 - 1
 DEFAULT_CONFIG = "default"
 #: The variables regbench sets in a benchmark run's environment, over the benchmark's own
 #: (:func:`regbench.run.execute.run_environment`, the pad of ``[noise] env_size``,

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..errors import NotFoundError, StoreError
-from ..model import ALERT_KINDS, FAILURE_KIND, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
+from ..model import ALERT_KINDS, FAILURE_KIND, MAX_ROW_ID, SYSTEM_ACTOR, Alert, Confirmation, MachineEvidence, VersionInfo
 from . import schema as t
 from .schema import Database
 from .tx import again_on_conflict, schema_key, write_transaction
@@ -168,9 +168,14 @@ def list_alerts(store: Database, *, status: str | Iterable[str] | None = None, b
     if benchmark is not None:
         q = q.where(t.benchmark.c.name == benchmark)
     if ids is not None:
-        q = q.where(t.alert.c.id.in_(list(ids)))
+        q = q.where(t.alert.c.id.in_(_row_ids(ids)))
     with store.engine.connect() as conn:
         return _with_machines(conn, [_alert(r) for r in conn.execute(q)])
+
+
+def _row_ids(ids: Iterable[int]) -> list[int]:
+    """``ids`` that a row can have (:data:`~regbench.model.MAX_ROW_ID`): the others name no alert."""
+    return [int(i) for i in ids if 0 < int(i) <= MAX_ROW_ID]
 
 
 def get_alert(store: Database, alert_id: int) -> Alert:
@@ -365,7 +370,7 @@ class AlertTransaction:
         return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
 
     def alerts(self, ids: Sequence[int]) -> list[Alert]:
-        q = _alert_query().where(t.alert.c.id.in_(list(ids)))
+        q = _alert_query().where(t.alert.c.id.in_(_row_ids(ids)))
         return _with_machines(self.conn, [_alert(r) for r in self.conn.execute(q)])
 
     def set_machine(self, alert_id: int, machine: str, evidence: MachineEvidence | None, *, now: datetime) -> None:

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from ..errors import ConfigError, NotFoundError
-from ..model import utcnow
+from ..model import MAX_ROW_ID, utcnow
 from . import schema as t
 from .schema import Database
 
@@ -116,7 +116,9 @@ def revoke_token(store: Database, ident: int | str, *, now: datetime | None = No
 
     def work(conn: Connection) -> list[ApiToken]:
         live = t.api_token.c.revoked_at.is_(None)
-        by = (t.api_token.c.id == int(ident)) if str(ident).isdigit() else (t.api_token.c.name == str(ident))
+        # An id past any row's (MAX_ROW_ID) is looked up as the name it may be, and found as neither.
+        by = (t.api_token.c.id == int(ident)) if str(ident).isdigit() and int(ident) <= MAX_ROW_ID \
+            else (t.api_token.c.name == str(ident))
         rows = conn.execute(sa.select(t.api_token).where(by, live)).all()
         if not rows:
             raise NotFoundError(f"no live token {ident!r} (`regbench token list` shows them)")
