@@ -177,3 +177,31 @@ def test_the_command_line_says_an_id_past_any_rows_is_no_alert(tmp_path, capsys)
     assert capsys.readouterr().err.strip() == "error: no alert #99999999999999999999 in the store"
     assert main(["--store", db, "token", "revoke", "2147483648"]) == 3
     assert "no live token '2147483648'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["SECRETX é", "SECRETX\nrest", "SECRETX a", "SECRETX\x07"])
+def test_push_refuses_a_token_that_cannot_go_in_a_header_without_printing_it(tmp_path, capsys, monkeypatch, value):
+    # A probe: a non-ASCII token was a traceback; one with a line break was printed six times in
+    # "cannot reach" retries, into the CI log.
+    csv = tmp_path / "r.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
+    monkeypatch.setenv("T", value)
+    code = main(["push", "--server", "http://127.0.0.1:9", "--token-env", "T", "--format", "csv", "--machine", "m",
+                 "--attempts", "1", str(csv)])
+    err = capsys.readouterr().err
+    assert code == 3 and "--token-env: the environment variable T is no API token" in err
+    assert "SECRETX" not in err and "cannot reach" not in err
+    if "\n" not in value:  # (a file's first line is the token: a second line is not part of it)
+        (tmp_path / "t.txt").write_text(value + "\n")
+        assert main(["push", "--server", "http://127.0.0.1:9", "--token-file", str(tmp_path / "t.txt"), "--format",
+                     "csv", "--machine", "m", "--attempts", "1", str(csv)]) == 3
+        err = capsys.readouterr().err
+        assert f"--token-file: the first line of {tmp_path / 't.txt'} is no API token" in err and "SECRETX" not in err
+
+
+@pytest.mark.parametrize("machine", ["", "   "])
+def test_a_token_bound_to_a_blank_machine_is_refused(tmp_path, capsys, machine):
+    db = tmp_path / "s.db"
+    assert main(["--store", str(db), "token", "create", "--name", "z", "--scope", "submit", "--machine", machine]) == 2
+    assert "is blank: give the machine's name" in capsys.readouterr().err
+    assert not db.exists()

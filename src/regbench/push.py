@@ -60,7 +60,7 @@ def read_token(*, env: str | None, path: str | None) -> str:
         token = os.environ.get(env, "").strip()
         if not token:
             raise ConfigError(f"--token-env: the environment variable {env} is not set or empty")
-        return token
+        return _checked_token(token, f"--token-env: the environment variable {env}")
     assert path is not None
     try:
         lines = Path(path).read_text(encoding="utf-8").strip().splitlines()
@@ -68,7 +68,18 @@ def read_token(*, env: str | None, path: str | None) -> str:
         raise ConfigError(f"--token-file: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if not lines or not lines[0].strip():
         raise ConfigError(f"--token-file: {path} is empty")
-    return lines[0].strip()
+    return _checked_token(lines[0].strip(), f"--token-file: the first line of {path}")
+
+
+def _checked_token(token: str, where: str) -> str:
+    """``token`` when it can go in an HTTP header; else a ConfigError saying where it came from,
+    never the token itself (it would end in a CI log).  A probe: a token with a non-ASCII letter
+    was a traceback, and one with a newline was printed six times in "cannot reach" retries."""
+    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
+        raise ConfigError(f"{where} is no API token: it holds a space, a line break, a control or a non-ASCII "
+                          "character (a token is printable ASCII without spaces; `regbench token create` "
+                          "prints one)")
+    return token
 
 
 def submission_id(request: PushRequest, body: bytes) -> str:

@@ -21,6 +21,15 @@ def _name(ctx: click.Context, param: click.Parameter, name: str) -> str:
     return name
 
 
+def _machine(ctx: click.Context, param: click.Parameter, machine: str | None) -> str | None:
+    """Callback of ``--machine``: a blank name is a usage error, where it made a token that may
+    submit as any machine (a probe: ``--machine "$MACHINE"`` with the variable unset)."""
+    if machine is not None and not machine.strip():
+        raise click.BadParameter(f"{machine!r} is blank: give the machine's name, or leave --machine out for a "
+                                 "token not bound to one")
+    return machine.strip() if machine is not None else None
+
+
 def _scopes(ctx: click.Context, param: click.Parameter, scopes: tuple[str, ...]) -> tuple[str, ...]:
     """Callback of ``--scope``: an unknown scope, or none, is a usage error (exit status 2), said
     before the store is opened."""
@@ -39,7 +48,7 @@ def _scopes(ctx: click.Context, param: click.Parameter, scopes: tuple[str, ...])
               help="Who or what the token is for (recorded with every triage).")
 @click.option("--scope", "scopes", multiple=True, default=("triage",), show_default=True, callback=_scopes,
               help="What it may do: read, triage, submit or admin (repeat, or space-separated).")
-@click.option("--machine", default=None, help="Bind the token to one machine's submissions.")
+@click.option("--machine", default=None, callback=_machine, help="Bind the token to one machine's submissions.")
 @click.pass_obj
 def create(ctx, name: str, scopes: tuple[str, ...], machine: str | None) -> None:
     """Create a token and print its secret, once (creating the store if there is none yet: a

@@ -83,6 +83,8 @@ def create_token(store: Database, name: str, scopes: str | tuple[str, ...], *, m
     """
     if not name or not name.strip():
         raise ConfigError("a token needs a name (--name)")
+    if machine is not None and not machine.strip():
+        raise ConfigError("a token's machine must be named (--machine); without one the token is bound to none")
     wanted = parse_scopes(scopes)
     secret = PREFIX + secrets.token_urlsafe(32)
     created = now or utcnow()
