@@ -205,3 +205,14 @@ def test_a_token_bound_to_a_blank_machine_is_refused(tmp_path, capsys, machine):
     assert main(["--store", str(db), "token", "create", "--name", "z", "--scope", "submit", "--machine", machine]) == 2
     assert "is blank: give the machine's name" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("url", ["http://", "http://127.0.0.1:99999/x", "https://:80/x", "http://h:port/x"])
+def test_a_webhook_url_without_a_host_or_with_a_bad_port_is_a_config_error(tmp_path, capsys, url):
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(f'[project]\n[[benchmark]]\nname = "b"\ncommand = ["echo", "1"]\n'
+                   f'[[notify]]\ntype = "webhook"\nurl = "{url}"\n')
+    assert main(["--config", str(cfg), "alerts", "notify"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"[[notify]] #1 (webhook): `url` must be an http:// or https:// URL with a host (and a port "
+                        f"from 0 to 65535), got '{url}'")

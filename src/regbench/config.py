@@ -1064,7 +1064,18 @@ def _port(v: object) -> bool:
 
 
 def _url(v: object) -> bool:
-    return isinstance(v, str) and v.split("://", 1)[0] in ("http", "https") and len(v.split("://", 1)) == 2
+    """An http(s) URL with a host and, if any, a port that is a number from 0 to 65535 (a probe:
+    ``http://`` and ``http://127.0.0.1:99999/x`` passed, then failed at every send, the second as
+    a refused connection)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(v, str):
+        return False
+    try:
+        parts = urlsplit(v)
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != -1
+    except ValueError:  # .port of a port that is not such a number
+        return False
 
 
 def _env(v: object) -> bool:
@@ -1084,7 +1095,7 @@ _NOTIFY_OPTIONS: dict[str, dict[str, tuple[Callable[[object], bool], object, str
     "json": {"path": (_str, _REQUIRED, "a path string")},
     "markdown": {"path": (_str, _REQUIRED, "a path string"),
                  "title": (_str, "regbench: performance alerts", "a non-empty string")},
-    "webhook": {"url": (_url, None, "an http:// or https:// URL"),
+    "webhook": {"url": (_url, None, "an http:// or https:// URL with a host (and a port from 0 to 65535)"),
                 "url_env": (_env, None, "the name of an environment variable"),
                 "timeout": (_pos, 10.0, "a positive number of seconds"),
                 "retries": (_count, 3, "a non-negative integer"),
