@@ -216,3 +216,24 @@ def test_a_webhook_url_without_a_host_or_with_a_bad_port_is_a_config_error(tmp_p
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"[[notify]] #1 (webhook): `url` must be an http:// or https:// URL with a host (and a port "
                         f"from 0 to 65535), got '{url}'")
+
+
+def test_optimize_refuses_a_session_as_its_full_campaign(tmp_path, capsys):
+    # A probe: `optimize --campaign 7` of a bisect session stored a plan of 39 runs a version.
+    import numpy as np
+
+    from regbench.model import SESSION_SCHEDULE, RunRecord
+    from regbench.store import Store
+
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        session = store.start_campaign(seed=1, machine="m", fingerprint={}, command="regbench bisect a b",
+                                       plan={"schedule": SESSION_SCHEDULE, "benchmarks": ["b"]})
+        store.add_runs([RunRecord("b", "v1", r, np.full(5, 1.0 + r / 100), machine="m", campaign_id=session)
+                        for r in range(6)])
+        store.finish_campaign(session, "finished")
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(f'[project]\nstore = "{db}"\n[[benchmark]]\nname = "b"\ncommand = ["echo", "1"]\n')
+    assert main(["--config", str(cfg), "optimize", "--campaign", str(session)]) == 3
+    err = capsys.readouterr().err
+    assert f"--campaign: campaign {session} is a session (regbench bisect a b), not a full campaign" in err

@@ -249,11 +249,19 @@ def full_campaign(store, campaign_id: int | None) -> int:
     """The campaign to optimize from: ``campaign_id`` (checked), or the last finished campaign that
     is neither a session (bisect, compare, confirm) nor itself run with optimized plans."""
     campaigns = store.campaigns()
+    sessions = set(store.session_campaigns())
     if campaign_id is not None:
         if not any(c.id == campaign_id for c in campaigns):
             raise NotFoundError(f"--campaign: no campaign {campaign_id} in the store")
+        if campaign_id in sessions:
+            # A bisection's or a comparison's runs are as many as its decision took, per version
+            # it chose: no plan of a suite's runs (a probe: a bisect session gave a plan of 39 runs,
+            # "resumed" by another bisection).
+            what = next((c.command for c in campaigns if c.id == campaign_id), None) or "a session"
+            raise ConfigError(f"--campaign: campaign {campaign_id} is a session ({what}), not a full campaign of "
+                              "`regbench run`: its runs are those its decision needed; give a campaign of "
+                              "`regbench run`")
         return campaign_id
-    sessions = set(store.session_campaigns())
     full = [c for c in campaigns if c.id not in sessions and c.status == "finished"
             and not (c.plan or {}).get("optimized")]
     if not full:
