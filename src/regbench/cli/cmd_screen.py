@@ -159,6 +159,11 @@ def command(ctx, design_name, generators, size, resolution, benchmark, revisions
         echo(f"suite of {saved} configurations written to {save_suite}: `regbench run --suite {save_suite}` "
              "benchmarks every version in each")
     if dry_run:
+        # What the run would refuse of the benchmark, refused here too (a probe: `--benchmark nope
+        # --dry-run` printed a design and exited 0).
+        from ..screening.campaign import screened_benchmark
+
+        screened_benchmark(config, benchmark)
         if fmt == "json":
             echo(plan_json(plan_points(config.screen, design)))
             return

@@ -316,7 +316,7 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     if space is None:
         raise ConfigError(f"{config.path or 'regbench.toml'}: no [screen] table: `regbench screen` needs a "
                           "configuration space ([[screen.option]] tables)")
-    spec = _benchmark(config, benchmark)
+    spec = screened_benchmark(config, benchmark)
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ConfigError(f"`runs` must be a positive integer, got {runs!r}")
     points = plan_points(space, design)
@@ -451,7 +451,10 @@ def _recalibrate(store: Store, design: DesignMatrix, points: Sequence[ScreenPoin
         return None
 
 
-def _benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
+def screened_benchmark(config: ProjectConfig, name: str | None) -> BenchmarkSpec:
+    """The benchmark a screen measures: ``name``, or the only one configured; a one-line
+    ConfigError for none, several without a name, a tool's, or a Python benchmark where options
+    are command-line arguments."""
     if name is None:
         if len(config.benchmarks) != 1:
             raise ConfigError(f"{config.path or 'regbench.toml'}: give --benchmark NAME: screening measures one "
@@ -633,8 +636,42 @@ def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
         factors = tuple(sorted(space.names.index(space.option(n).name) for n in names))
         if len(set(factors)) != len(factors):
             raise ConfigError(f"term {text!r}: an option appears twice")
+        if len(factors) == 1:
+            # It was taken, and made the model singular (D-efficiency 0.000), with nothing said.
+            raise ConfigError(f"term {text!r} is a main effect, always in the model: --term names an interaction "
+                              f"(such as {space.names[factors[0]]}*OTHER)")
         out.append(Term(factors, "*".join(space.names[f] for f in factors)))
     return out
+
+
+def _first_of_each(coded: np.ndarray) -> np.ndarray:
+    """Which rows of ``coded`` are the first of their configuration."""
+    seen: set[bytes] = set()
+    out = np.zeros(coded.shape[0], dtype=bool)
+    for i, row in enumerate(coded):
+        key = (np.asarray(row) > 0).tobytes()
+        out[i] = key not in seen
+        seen.add(key)
+    return out
+
+
+def _free_configurations(space: ConfigurationSpace, taken: np.ndarray) -> int | None:
+    """How many valid two-level configurations of ``space`` are not among the rows ``taken``,
+    counted over the full factorial up to :data:`~.doptimal.MAX_CANDIDATE_K` options (None
+    beyond: too many to count)."""
+    import itertools
+
+    from .doptimal import MAX_CANDIDATE_K
+
+    if len(space.options) > MAX_CANDIDATE_K:
+        return None
+    have = {(np.asarray(r) > 0).tobytes() for r in taken}
+    free = 0
+    for bits in itertools.product((False, True), repeat=len(space.options)):
+        row = np.array(bits)
+        if row.tobytes() not in have and space.valid({o.name: o.levels[int(b)] for o, b in zip(space.options, bits)}):
+            free += 1
+    return free
 
 
 def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Sequence[Term], n_add: int, *,
@@ -651,7 +688,25 @@ def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Seque
     def valid(row: np.ndarray) -> bool:
         return space.valid({o.name: o.levels[int(v > 0)] for o, v in zip(space.options, row, strict=True)})
 
-    result = augment(base.coded[valid_rows], terms, n_add, valid=valid, rng=seed)
+    # Distinct configurations: runs are stored by configuration, so an added row that repeats one
+    # would count that configuration's runs twice in the analysis (a probe: 16 runs "already
+    # stored" of 12, 12 residual degrees of freedom of 6, and an effect's p-value 0.126 -> 0.031).
+    valid_rows &= _first_of_each(base.coded)
+    free = _free_configurations(space, base.coded[valid_rows])
+    if free is None:
+        pass  # too many options to count them: augment says so if it finds too few distinct ones
+    elif free == 0:
+        raise ConfigError(f"--augment {n_add}: every valid configuration is in the design already "
+                          f"({int(valid_rows.sum())}); a follow-up has none to add")
+    elif free < n_add:
+        raise ConfigError(f"--augment {n_add}: the constraints leave {free} valid configuration"
+                          f"{'' if free == 1 else 's'} outside the design: give --augment {free} at most")
+    result = augment(base.coded[valid_rows], terms, n_add, valid=valid, rng=seed, distinct=True)
+    if not result.estimable:
+        names = ", ".join(t.name for t in terms if len(t.factors) > 1)
+        raise ConfigError(f"--augment {n_add}: the model ({names} beside the main effects) is not estimable from "
+                          f"the design and {n_add} more configuration{'' if n_add == 1 else 's'} under the constraints "
+                          "(D-efficiency 0): a term is confounded by them; drop it, or add more")
     return DesignMatrix(design="d-optimal", levels=((result.coded + 1) // 2).astype(np.int64),
                         level_counts=base.level_counts,
                         note=f"{int(valid_rows.sum())} valid runs of {base.label()} + {n_add} added, D-optimal for "
