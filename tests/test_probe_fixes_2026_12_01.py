@@ -237,3 +237,37 @@ def test_optimize_refuses_a_session_as_its_full_campaign(tmp_path, capsys):
     assert main(["--config", str(cfg), "optimize", "--campaign", str(session)]) == 3
     err = capsys.readouterr().err
     assert f"--campaign: campaign {session} is a session (regbench bisect a b), not a full campaign" in err
+
+
+def test_bisect_says_which_end_did_not_build_and_when_both_ends_are_one_commit(tmp_path, capsys, monkeypatch):
+    # A probe: "GOOD or BAD did not build" without saying which; `bisect main main` asked whether
+    # the range was reversed.
+    import json
+    import subprocess
+    import sys
+
+    repo = tmp_path / "proj"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (repo / "src.txt").write_text("syntax error here\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "broken")
+    for k in range(2):
+        (repo / "src.txt").write_text(f"fine {k}\n")
+        git("commit", "-q", "-am", f"fixed {k}")
+    build = "import sys; sys.exit(2) if 'syntax' in open('src.txt').read() else None"
+    (tmp_path / "regbench.toml").write_text(
+        f'[project]\nrepo = "proj"\nbuild = {json.dumps([sys.executable, "-c", build])}\n'
+        '[defaults]\nruns = 2\nwarmup = 0\niterations = 3\n'
+        '[[benchmark]]\nname = "work"\ncommand = ["sh", "-c", "echo 1; echo 1; echo 1"]\n')
+    monkeypatch.chdir(tmp_path)
+    main(["bisect", "HEAD~2", "HEAD", "--benchmark", "work"])
+    out = capsys.readouterr().out
+    assert f"GOOD ({git('rev-parse', '--short=10', 'HEAD~2')}) did not build: nothing to bisect" in out
+    assert main(["bisect", "main", "main", "--benchmark", "work"]) == 3
+    assert "both ends are the same commit" in capsys.readouterr().err

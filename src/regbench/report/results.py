@@ -75,7 +75,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     # By benchmark, version in history order, configuration, machine and run: the store's order is
     # the order runs ended, which RMIT shuffles.
     rank = {vc.version.name: k for k, vc in enumerate(inv.versions)}
-    shown = sorted(shown, key=lambda r: (r.benchmark, rank.get(r.version, len(rank)), r.config, r.machine, r.run_index))
+    shown = tuple(sorted(shown, key=lambda r: (r.benchmark, rank.get(r.version, len(rank)), r.config, r.machine, r.run_index)))
     if shown:
         where = _differing(shown)
         rows = []

@@ -208,7 +208,10 @@ def print_bisect(result: BisectResult) -> None:
     elif result.status == "no change" and d is not None:
         console.print(f"No change of {d.threshold:.1%} or more between GOOD and BAD: nothing to bisect.")
     elif result.status == "unbuilt":
-        console.print("GOOD or BAD did not build: nothing to bisect.")
+        which = [f"{name} ({commit})" for name, commit in (("GOOD", result.good), ("BAD", result.bad))
+                 if commit in result.total.unbuilt] or ["GOOD or BAD"]
+        console.print(f"{' and '.join(which)} did not build: nothing to bisect (`regbench show --version "
+                      f"{(result.total.unbuilt or (result.good,))[0]}` gives the builder's error).")
     else:
         unbuilt = [s.commit for s in result.steps if s.verdict in _SKIP_WHY and s.commit in result.candidates]
         if t.stopped != "settled":

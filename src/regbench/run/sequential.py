@@ -120,6 +120,8 @@ class Settled:
         With time: what of a run's samples each run contributes, ``"mean"``, ``"median"`` or
         ``"low"`` (the :data:`~regbench.stats.runs.LOW_QUANTILE` quantile; ``1 -
         LOW_QUANTILE`` where higher is better, :func:`run_value`).
+    unbuilt : tuple of str
+        With ``stopped == "unbuilt"``: which of ``a`` and ``b`` did not build.
     """
 
     benchmark: str
@@ -138,6 +140,7 @@ class Settled:
     measure: str = "time"
     counter: str | None = None
     location: str = "mean"
+    unbuilt: tuple[str, ...] = ()
 
     @property
     def compared_by(self) -> str:
@@ -446,7 +449,8 @@ class Session:
                               "a sequential comparison needs a benchmark with its own samples")
         ta, tb = self.prepare(a), self.prepare(b)
         if ta is None or tb is None:
-            return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0)
+            return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0,
+                           unbuilt=tuple(v.short for v, tree in ((a, ta), (b, tb)) if tree is None))
 
         def log_ratio(means: dict[str, float]) -> float:
             return math.log(means[b.short] / means[a.short])

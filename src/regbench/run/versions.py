@@ -245,6 +245,7 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
     if ".." in spec:
         start, _, end = spec.partition("..")
         end_sha = _verify(repo, end or "HEAD")
+        start_sha: str | None = None
         root = _root_parent(repo, start)
         if root:  # ``A^..B`` with A a root commit: everything up to B, A included
             out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha)
@@ -252,6 +253,8 @@ def resolve_revisions(repo: Path, spec: str) -> list[Commit]:
             start_sha = _verify(repo, start or "HEAD")
             out = git(repo, "rev-list", "--reverse", "--topo-order", end_sha, f"^{start_sha}")
         shas = out.split()
+        if not shas and start_sha == end_sha:
+            raise VersionError(f"{spec!r}: both ends are the same commit ({end_sha[:10]}): no commits in this range")
         if not shas:
             raise VersionError(f"{spec!r}: no commits in this range (is it reversed?)")
         return _describe(repo, shas)
