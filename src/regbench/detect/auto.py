@@ -50,7 +50,7 @@ from ..stats.levels import (
 )
 from ..stats.runs import (
     LOCATIONS, LOCATION_NAMES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
-    burst_side, choose_location, history_percentiles, pooled_spread
+    burst_side, choose_location, history_percentiles, pooled_spread, screens
 )
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
@@ -581,6 +581,8 @@ class Auto(SegmentSearch, Detector):
                 "segment": dict(vars(seg)), "version_var": _listed(version_variance(vs, cps)),
                 "estimator": choice.estimator, "log": choice.log, "reason": choice.reason,
                 "run_scale": None if not np.isfinite(vs.run_scale) else float(vs.run_scale),
+                # What the rule on outlying runs weighed (VersionStats.screen), for full_pass_needed.
+                "screen": None if vs.screen is None else [float(vs.screen[0]), int(vs.screen[1]), int(vs.screen[2])],
                 "fence_history": _fence_history(series)}
 
     def check_new(self, state: dict, series: Series) -> tuple[list[Change], int, dict]:
@@ -600,19 +602,42 @@ class Auto(SegmentSearch, Detector):
             vs = version_stats(series.runs, fence=self.fence, estimator=state.get("estimator", "mean"),
                                log=bool(state.get("log", False)), outlying_z=self.outlying,
                                outlying_side=burst_side(series.direction, bool(state.get("log", False))),
-                               run_scale=_saved_scale(state), fence_history=_saved_fence(state))
-        return _checked_on_own_scale(self._check(state, series, vs), state, own)
+                               run_scale=_saved_scale(state), fence_history=_saved_fence(state),
+                               count_scale=_screen_scale(state))
+        return _counted(_checked_on_own_scale(self._check(state, series, vs), state, own), vs)
 
-    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change]) -> bool:
+    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change],
+                         new_state: dict | None = None) -> bool:
         """Whether a change the check found is at a version timed by one run, or the last full
         pass left a step at the newest versions for later: whether that is a change or
-        interference only the whole history tells (:mod:`.lone`), so the history is searched again
-        in full, and the incremental answer is the full pass's."""
+        interference only the whole history tells (:mod:`.lone`); or the new runs turn the rule
+        on outlying runs that the saved segment was summarised with (:meth:`_screening_turns`,
+        from ``new_state``, what the check returned).  The history is then searched again in
+        full, and the incremental answer is the full pass's."""
         if (state.get(LONE_KEY) or {}).get("open"):
             # The saved state's last version is before such a step (:meth:`_search_history`): its
             # segment holds the versions checked as new here, so only a full pass can judge them.
             return True
-        return any(runs_with_data(series.runs[series.index(c.version)]) == 1 for c in changes)
+        return any(runs_with_data(series.runs[series.index(c.version)]) == 1 for c in changes) \
+            or self._screening_turns(state, new_state)
+
+    def _screening_turns(self, state: dict, new_state: dict | None) -> bool:
+        """Whether the new versions' runs turn the whole history's rule on outlying runs
+        (:func:`~regbench.stats.runs.outlying_runs`: left out while they are at most
+        :data:`~regbench.stats.runs.OUTLYING_RUN_SHARE` of the runs) from one decision to the
+        other: ``state``'s ``screen`` (what the full pass weighed) against ``new_state``'s (the
+        new runs counted in at the same scale, :meth:`_counted`).
+
+        The segment a check tests a new version against was summarised with that decision: runs
+        left out, or kept as the noise's own tails.  A probe (a C program on a loaded VM): two
+        bursts among 39 runs were one more than the share allowed, so the full pass kept them, and
+        its saved segment was wide with them; the 42nd run made them few enough, a full pass left
+        them out and found a +48% step at q = 3.6e-10, and the incremental check, on the wide
+        segment, had let it in.  So when the decision would turn, the history is searched again
+        in full, and the incremental answer is the full pass's."""
+        before, after = state.get("screen"), (new_state or {}).get("screen")
+        return before is not None and after is not None and \
+            screens(int(before[1]), int(before[2])) != screens(int(after[1]), int(after[2]))
 
     def reported_through(self, state: dict) -> str | None:
         """The start of the saved segment: :meth:`check_new` lets a new version into the segment
@@ -637,9 +662,10 @@ class Auto(SegmentSearch, Detector):
                                            outlying_sides=[burst_side(series.direction, bool(state.get("log", False)))
                                                            for state, series in items],
                                            run_scales=[_saved_scale(state) for state, _ in items],
-                                           fence_histories=[_saved_fence(state) for state, _ in items])
+                                           fence_histories=[_saved_fence(state) for state, _ in items],
+                                           count_scales=[_screen_scale(state) for state, _ in items])
             firsts = self._first_tests(items, all_stats)
-        return [_checked_on_own_scale(self._check(state, series, vs, first=first), state, direction)
+        return [_counted(_checked_on_own_scale(self._check(state, series, vs, first=first), state, direction), vs)
                 for (state, series), vs, first, direction in zip(items, all_stats, firsts, own, strict=True)]
 
     def _first_tests(self, items: Sequence[tuple[dict, Series]], all_stats: Sequence[VersionStats]
@@ -962,6 +988,24 @@ def _checked_on_own_scale(checked: tuple[list[Change], int, dict], state: dict, 
 #: The Bonferroni factor of a search of the versions' fastest runs (:meth:`Auto.floor_history`):
 #: a second history searched besides the location.
 FLOOR_FACTOR = 2
+
+
+def _screen_scale(state: dict) -> float | None:
+    """The scale the full pass weighed its rule on outlying runs with (``screen``), for counting
+    the new versions' runs at it (None: not saved)."""
+    screen = state.get("screen")
+    return float(screen[0]) if screen else None
+
+
+def _counted(checked: tuple[list[Change], int, dict], vs: VersionStats) -> tuple[list[Change], int, dict]:
+    """``checked`` with its new state's ``screen`` counting the new versions' runs (``vs.screen``,
+    counted at the saved scale), so that the next pass weighs the rule on outlying runs over every
+    run since the full pass."""
+    changes, n_tests, out = checked
+    saved = out.get("screen")
+    if saved is not None and vs.screen is not None:
+        out = {**out, "screen": [float(saved[0]), int(saved[1]) + vs.screen[1], int(saved[2]) + vs.screen[2]]}
+    return changes, n_tests, out
 
 
 def _saved_scale(state: dict) -> float:

@@ -131,10 +131,11 @@ class Detector(abc.ABC):
         """
         raise NotImplementedError(f"{self.name} does not detect incrementally")
 
-    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change]) -> bool:
+    def full_pass_needed(self, state: dict, series: Series, changes: Sequence[Change],
+                         new_state: dict | None = None) -> bool:
         """Whether :meth:`check_new` of ``series`` (the new versions) from ``state``, which gave
-        ``changes``, must be replaced by a full pass of the whole history (the driver then
-        reports what that finds after :meth:`reported_through`).  By default never."""
+        ``changes`` and ``new_state``, must be replaced by a full pass of the whole history (the
+        driver then reports what that finds after :meth:`reported_through`).  By default never."""
         return False
 
     def reported_through(self, state: dict) -> str | None:

@@ -519,8 +519,8 @@ def _detect_batch(detector: Detector, batch: Batch, source: SeriesSource | None,
     # A detector may find that a check needs the whole history after all (``auto``: a change at a
     # version timed by one run, which only the history tells from interference): such series are
     # searched again in full below, and report what is new.
-    redo = [detector.full_pass_needed(zeros.detector_state(saved), s, changes)
-            for (saved, s), (changes, _, _) in zip(going_on, checked, strict=True)]
+    redo = [detector.full_pass_needed(zeros.detector_state(saved), s, changes, zeros.detector_state(new))
+            for (saved, s), (changes, _, new) in zip(going_on, checked, strict=True)]
     # What such a pass reports: the changes after the version through which the passes before
     # reported every change (``Detector.reported_through``): the checks may have let the first
     # versions of a step into their segment unreported, and the full pass finds it there.

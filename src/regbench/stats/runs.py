@@ -68,6 +68,11 @@ class VersionStats:
     run_scale : float
         The robust spread of runs about their version's median (:func:`run_spread`) used to leave
         out outlying runs; NaN when none were looked for.
+    screen : (float, int, int) or None
+        What the rule of :func:`outlying_runs` weighed over these runs, whether it left runs out
+        or not: the robust spread, how many runs lay beyond the threshold, and how many runs there
+        were (None when it was not asked, or given a saved scale).  An incremental pass keeps it
+        to tell when new runs would change the rule's decision (:meth:`regbench.detect.auto.Auto.full_pass_needed`).
     """
 
     index: np.ndarray
@@ -76,6 +81,7 @@ class VersionStats:
     n: np.ndarray
     log: bool = False
     run_scale: float = float("nan")
+    screen: tuple[float, int, int] | None = None
 
 
 
@@ -619,6 +625,19 @@ def outlying_runs(values: np.ndarray, group: np.ndarray, *, z: float = OUTLYING_
     return _outlying(values, group, z=z, scale=scale, side=side)[0]
 
 
+def beyond_threshold(values: np.ndarray, group: np.ndarray, *, z: float, scale: float, side: str = "both") -> int:
+    """How many runs lie more than ``z`` times ``scale`` from their version's median on ``side``
+    (versions of three runs or more): what :func:`outlying_runs` counts against
+    :data:`OUTLYING_RUN_SHARE`."""
+    return int(_beyond(values, group, z=z, scale=scale, side=side).sum())
+
+
+def screens(flagged: int, runs: int) -> bool:
+    """Whether :func:`outlying_runs` leaves runs out when ``flagged`` of ``runs`` lie beyond its
+    threshold: bursts are rare, more than :data:`OUTLYING_RUN_SHARE` of them are the noise."""
+    return not flagged > OUTLYING_RUN_SHARE * max(runs, 1)
+
+
 #: Which side of its version's median a run may lie on to be taken for a burst
 #: (:func:`outlying_runs`, :func:`burst_side`).
 BURST_SIDES = ("both", "above", "below")
@@ -655,6 +674,16 @@ def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float |
         scale = run_spread(values, group)
     if not (np.isfinite(scale) and scale > 0):
         return out, float("nan")
+    out = _beyond(values, group, z=z, scale=scale, side=side)
+    if check_share and not screens(int(out.sum()), int(np.isfinite(values).sum())):
+        return np.zeros(values.size, dtype=bool), float("nan")
+    return out, float(scale)
+
+
+def _beyond(values: np.ndarray, group: np.ndarray, *, z: float, scale: float, side: str) -> np.ndarray:
+    """The runs more than ``z * scale`` from their version's median on ``side`` (versions of three
+    runs or more: only they can tell which of their runs is the odd one)."""
+    out = np.zeros(values.size, dtype=bool)
     med, n = _version_medians(values, group)
     eligible = np.isfinite(values) & (n[group] >= 3)
     deviation = values[eligible] - med[eligible]
@@ -664,14 +693,12 @@ def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float |
         out[eligible] = deviation < -z * scale
     else:
         out[eligible] = np.abs(deviation) > z * scale
-    if check_share and out.sum() > OUTLYING_RUN_SHARE * max(int(np.isfinite(values).sum()), 1):
-        return np.zeros(values.size, dtype=bool), float("nan")
-    return out, float(scale)
+    return out
 
 
 def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False,
                   outlying_z: float | None = None, run_scale: float | None = None,
-                  outlying_side: str = "both") -> VersionStats:
+                  outlying_side: str = "both", count_scale: float | None = None) -> VersionStats:
     """Per-version summaries of one value per run.
 
     Parameters
@@ -690,6 +717,10 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         The scale for that (default: :func:`run_spread` of these values).
     outlying_side : str, keyword-only
         Which side of their version's median runs are left out on (:func:`outlying_runs`).
+    count_scale : float, optional, keyword-only
+        With a given ``run_scale`` (a few new versions of an incremental pass): the scale the
+        whole history's rule was weighed with, to count these runs beyond its threshold
+        (:attr:`VersionStats.screen`).
 
     Returns
     -------
@@ -700,8 +731,15 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
     scale = float("nan")
+    screen = None
     if outlying_z is not None and values.size:
         drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale, side=outlying_side)
+        if np.isfinite(outlying_z) and (run_scale is None or count_scale is not None):
+            # What the rule weighed, whether it left runs out or not (VersionStats.screen).
+            spread = count_scale if count_scale is not None else scale if np.isfinite(scale) else run_spread(values, group)
+            if np.isfinite(spread) and spread > 0:
+                screen = (float(spread), beyond_threshold(values, group, z=outlying_z, scale=spread, side=outlying_side),
+                          int(np.isfinite(values).sum()))
         values = np.where(drop, np.nan, values)
     ok = np.isfinite(values)
     values, group = values[ok], group[ok]
@@ -711,7 +749,7 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         mean = np.bincount(group, weights=values, minlength=index.size) / n
         dev2 = np.bincount(group, weights=(values - mean[group]) ** 2, minlength=index.size)
         var = np.where(n > 1, dev2 / np.maximum(n - 1, 1), np.nan)
-    return VersionStats(index[has], mean[has], var[has], n[has], log, scale)
+    return VersionStats(index[has], mean[has], var[has], n[has], log, scale, screen)
 
 
 def flatten_runs(runs: Sequence[Sequence[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:

@@ -283,7 +283,7 @@ def version_minimum(values: np.ndarray, group: np.ndarray, index: np.ndarray, *,
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
                   log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
                   fence_history: tuple[float, float] | None = None, outlying_side: str = "both",
-                  locations: np.ndarray | None = None) -> VersionStats:
+                  locations: np.ndarray | None = None, count_scale: float | None = None) -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -308,6 +308,8 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         The runs' ``estimator`` locations, already computed with this ``fence`` and
         ``fence_history`` (:attr:`LocationChoice.run_values`, one per run of the versions with
         runs, in history order), as for :func:`version_floors`; default: computed here.
+    count_scale : float, optional
+        See :func:`stats_of_runs`.
 
     Returns
     -------
@@ -329,15 +331,16 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
     if not flat:
         return stats_of_runs(np.empty(0), group, index, log=log)
     loc = given_locations(locations, flat, group=group, fence=fence, estimator=estimator, history=fence_history)
-    return stats_of_runs(loc, group, index, log=log,
-                         outlying_z=outlying_z, run_scale=run_scale, outlying_side=outlying_side)
+    return stats_of_runs(loc, group, index, log=log, outlying_z=outlying_z, run_scale=run_scale,
+                         outlying_side=outlying_side, count_scale=count_scale)
 
 
 def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
                        estimators: Sequence[str] | None = None, logs: Sequence[bool] | None = None,
                        outlying_z: float | None = None, run_scales: Sequence[float | None] | None = None,
                        fence_histories: Sequence[tuple[float, float] | None] | None = None,
-                       outlying_sides: Sequence[str] | None = None) -> list[VersionStats]:
+                       outlying_sides: Sequence[str] | None = None,
+                       count_scales: Sequence[float | None] | None = None) -> list[VersionStats]:
     """:func:`version_stats` of many histories with one call of :func:`run_locations` per
     estimator.
 
@@ -360,6 +363,8 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         Per history, its ``fence_history`` (see :func:`version_stats`; None: its own runs').
     outlying_sides : sequence of str, optional, keyword-only
         Per history, its ``outlying_side`` (see :func:`version_stats`; default ``both``).
+    count_scales : sequence, optional, keyword-only
+        Per history, its ``count_scale`` (see :func:`stats_of_runs`; default None).
 
     Returns
     -------
@@ -373,6 +378,9 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
     scales = list(run_scales) if run_scales is not None else [None] * n
     refs = list(fence_histories) if fence_histories is not None else [None] * n
     sides = list(outlying_sides) if outlying_sides is not None else ["both"] * n
+    counts = list(count_scales) if count_scales is not None else [None] * n
+    if len(counts) != n:
+        raise ValueError("`count_scales` must give one value per history")
     if len(estimators) != n or len(logs) != n or len(scales) != n or len(refs) != n or len(sides) != n:
         raise ValueError("`estimators`, `logs`, `run_scales`, `fence_histories` and `outlying_sides` must give one "
                          "value per history")
@@ -395,14 +403,16 @@ def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, f
         if not flats:
             for h in members:
                 out[h] = version_stats(histories[h], fence=fence, estimator=name, log=logs[h], outlying_z=outlying_z,
-                                       run_scale=scales[h], fence_history=refs[h], outlying_side=sides[h])
+                                       run_scale=scales[h], fence_history=refs[h], outlying_side=sides[h],
+                                       count_scale=counts[h])
             continue
         values = run_locations(flats, group=np.concatenate(groups), fence=fence, estimator=name,
                                history=(np.concatenate(h_lo), np.concatenate(h_hi)))
         start = base = 0
         for h, g, index in zip(members, groups, indexes, strict=True):
             out[h] = stats_of_runs(values[start:start + g.size], g - base, index, log=logs[h],
-                                   outlying_z=outlying_z, run_scale=scales[h], outlying_side=sides[h])
+                                   outlying_z=outlying_z, run_scale=scales[h], outlying_side=sides[h],
+                                   count_scale=counts[h])
             start += g.size
             base += index.size
     return [vs for vs in out if vs is not None]
