@@ -40,7 +40,7 @@ def test_new_runs_that_turn_the_rule_on_bursts_send_the_series_to_a_full_pass(tm
     auto = Auto()
     choice = auto.location(series)
     vs = version_stats(series.runs, fence=auto.fence, estimator=choice.estimator, log=choice.log,
-                       outlying_z=auto.outlying, outlying_side=burst_side(series.direction, choice.log))
+                       outlying_z=auto.outlying, outlying_side=burst_side(series.direction, choice.log), weigh=True)
     assert vs.screen is not None and vs.screen[1:] == (2, 39) and math.isnan(vs.run_scale)
     assert main(["--store", db, "import", str(unpacked(tmp_path, "incremental_bursts_new.csv"))]) == 0
     capsys.readouterr()

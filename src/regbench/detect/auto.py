@@ -220,7 +220,7 @@ class Auto(SegmentSearch, Detector):
             # fence): not again.
             vs = version_stats(series.runs, fence=self.fence, estimator=choice.estimator, log=choice.log,
                                outlying_z=self.outlying, outlying_side=burst_side(series.direction, choice.log),
-                               locations=(choice.run_values or {}).get(choice.estimator))
+                               locations=(choice.run_values or {}).get(choice.estimator), weigh=True)
             if vs.mean.size == 0 or not np.all(np.isfinite(vs.mean)):
                 return [], 0, None
             if vs.mean.size < 2:

@@ -698,7 +698,8 @@ def _beyond(values: np.ndarray, group: np.ndarray, *, z: float, scale: float, si
 
 def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, log: bool = False,
                   outlying_z: float | None = None, run_scale: float | None = None,
-                  outlying_side: str = "both", count_scale: float | None = None) -> VersionStats:
+                  outlying_side: str = "both", count_scale: float | None = None,
+                  weigh: bool = False) -> VersionStats:
     """Per-version summaries of one value per run.
 
     Parameters
@@ -721,6 +722,10 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
         With a given ``run_scale`` (a few new versions of an incremental pass): the scale the
         whole history's rule was weighed with, to count these runs beyond its threshold
         (:attr:`VersionStats.screen`).
+    weigh : bool, keyword-only
+        Without ``run_scale`` (a whole history): keep what the rule weighed in
+        :attr:`VersionStats.screen` (what a detector saves for its incremental passes; the other
+        summaries of a search need not count it).
 
     Returns
     -------
@@ -734,7 +739,7 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
     screen = None
     if outlying_z is not None and values.size:
         drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale, side=outlying_side)
-        if np.isfinite(outlying_z) and (run_scale is None or count_scale is not None):
+        if np.isfinite(outlying_z) and ((run_scale is None and weigh) or count_scale is not None):
             # What the rule weighed, whether it left runs out or not (VersionStats.screen).
             spread = count_scale if count_scale is not None else scale if np.isfinite(scale) else run_spread(values, group)
             if np.isfinite(spread) and spread > 0:

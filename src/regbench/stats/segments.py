@@ -283,7 +283,8 @@ def version_minimum(values: np.ndarray, group: np.ndarray, index: np.ndarray, *,
 def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, estimator: str = "mean",
                   log: bool = False, outlying_z: float | None = None, run_scale: float | None = None,
                   fence_history: tuple[float, float] | None = None, outlying_side: str = "both",
-                  locations: np.ndarray | None = None, count_scale: float | None = None) -> VersionStats:
+                  locations: np.ndarray | None = None, count_scale: float | None = None,
+                  weigh: bool = False) -> VersionStats:
     """Per-version summaries of one location per run of a history.
 
     Parameters
@@ -308,7 +309,7 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         The runs' ``estimator`` locations, already computed with this ``fence`` and
         ``fence_history`` (:attr:`LocationChoice.run_values`, one per run of the versions with
         runs, in history order), as for :func:`version_floors`; default: computed here.
-    count_scale : float, optional
+    count_scale, weigh : optional
         See :func:`stats_of_runs`.
 
     Returns
@@ -332,7 +333,7 @@ def version_stats(runs: Sequence[Sequence[np.ndarray]], *, fence: float = 10.0, 
         return stats_of_runs(np.empty(0), group, index, log=log)
     loc = given_locations(locations, flat, group=group, fence=fence, estimator=estimator, history=fence_history)
     return stats_of_runs(loc, group, index, log=log, outlying_z=outlying_z, run_scale=run_scale,
-                         outlying_side=outlying_side, count_scale=count_scale)
+                         outlying_side=outlying_side, count_scale=count_scale, weigh=weigh)
 
 
 def version_stats_many(histories: Sequence[Sequence[Sequence[np.ndarray]]], *, fence: float = 10.0,
