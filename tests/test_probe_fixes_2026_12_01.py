@@ -70,6 +70,11 @@ def test_compare_from_a_version_that_did_not_build_says_so(tmp_path, capsys, mon
     assert main(["compare", "HEAD~1", "HEAD"]) == 3
     err = capsys.readouterr().err
     assert "no benchmark has runs of both" in err and "did not build: exit status 2; `regbench show --version" in err
+    # `show --version` names that version's failed build alone (a second probe: another's too).
+    assert main(["show", "--version", "HEAD"]) == 0
+    assert "build failed" not in capsys.readouterr().out
+    assert main(["show", "--version", "HEAD~1"]) == 0
+    assert "build failed at" in capsys.readouterr().out
 
 
 def test_a_store_under_a_file_is_said_so(tmp_path, capsys):

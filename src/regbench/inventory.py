@@ -554,5 +554,7 @@ def inventory(store: Store, *, benchmark: str | None = None, version: str | None
                                    tags.get(v.name, ()), by_version[(v.name, "retried")],
                                    by_version[(v.name, SUPERSEDED)])
                      for v in store.versions() if not version or v.name == version)
+    if version:  # one version's builds alone (a probe: `show --version main` named another's failed build)
+        failed_builds = [b for b in failed_builds if b.version == version]
     return Inventory(store.shown_url, benchmarks, versions, tuple(failed_builds), tuple(runs),
                      retried & frozenset(r.id for r in runs))
