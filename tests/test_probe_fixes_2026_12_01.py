@@ -276,3 +276,17 @@ def test_bisect_says_which_end_did_not_build_and_when_both_ends_are_one_commit(t
     assert f"GOOD ({git('rev-parse', '--short=10', 'HEAD~2')}) did not build: nothing to bisect" in out
     assert main(["bisect", "main", "main", "--benchmark", "work"]) == 3
     assert "both ends are the same commit" in capsys.readouterr().err
+
+
+def test_an_unknown_base_branch_names_the_option(tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
+                    "--allow-empty", "-m", "one"], check=True)
+    (tmp_path / "regbench.toml").write_text('[project]\nrepo = "r"\n[[benchmark]]\nname = "b"\ncommand = ["echo", "1"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "--base", "merge-base", "--base-branch", "nope"]) == 3
+    assert capsys.readouterr().err.strip().startswith("error: --base-branch nope: ")

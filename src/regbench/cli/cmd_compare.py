@@ -207,8 +207,15 @@ def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stor
     ctx = click_ctx.obj
     config = ctx.config_if_any()
     repo = ctx.project_repo(config)
-    branch = main_branch(repo, branch if branch is not None else config.branch if config is not None else None)
-    sha = merge_base(repo, branch, head)
+    given = branch
+    try:
+        branch = main_branch(repo, branch if branch is not None else config.branch if config is not None else None)
+        sha = merge_base(repo, branch, head)
+    except VersionError as exc:
+        if given is None or given not in str(exc):
+            raise
+        # Named by the option that gave it (a probe: "unknown revision 'nope'", no option named).
+        raise VersionError(f"--base-branch {given}: {exc}") from None
     if revision_resolver(repo)(head) == sha:
         raise VersionError(f"{head} is the merge base of {branch} and {head} (commit {sha[:10]}): nothing to "
                            "compare it with; compare a branch that has commits of its own")
