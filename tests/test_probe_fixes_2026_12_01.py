@@ -290,3 +290,15 @@ def test_an_unknown_base_branch_names_the_option(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["compare", "--base", "merge-base", "--base-branch", "nope"]) == 3
     assert capsys.readouterr().err.strip().startswith("error: --base-branch nope: ")
+
+
+def test_serve_on_a_port_in_use_says_so_before_any_address(tmp_path, capsys):
+    # A probe: it printed "regbench dashboard on http://...:PORT/" and then the bind error.
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["--store", str(tmp_path / "s.db"), "serve", "--port", str(port)]) == 3
+    captured = capsys.readouterr()
+    assert "dashboard on" not in captured.err + captured.out
+    assert f"--host 127.0.0.1 --port {port}: cannot listen there" in captured.err

@@ -38,5 +38,16 @@ def command(ctx, host: str, port: int, secure_cookies: bool) -> None:
                      secure_cookies=secure_cookies, settings=config.serve if config else None, revisions=revisions,
                      config=config)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    # The socket is bound here, before the address is printed: a port in use is one line, and the
+    # line printed is an address the server answers at (with --port 0, the port it got).
+    import socket
+
+    from ..errors import ConfigError
+
+    try:
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        raise ConfigError(f"--host {host} --port {port}: cannot listen there: {exc.strerror or exc}") from None
+    port = sock.getsockname()[1]
     click.echo(f"regbench dashboard on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).run(sockets=[sock])
