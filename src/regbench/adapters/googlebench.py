@@ -115,7 +115,10 @@ class GoogleBenchmarkAdapter(Adapter):
         runs: list[ToolRun] = []
         for name, b in benches.items():
             if not b.real:
-                if not b.errors:
+                # The complexity fit of a family (``->Complexity()``: ``NAME_BigO`` and ``NAME_RMS``
+                # under the family's name, its instances being ``NAME/8``, ``NAME/16``...) is no
+                # benchmark of its own: left aside (a probe: the whole output was refused).
+                if not b.errors and b.aggregates:
                     raise InputError(f"benchmark {name!r} has aggregates but no repetitions (was it run with "
                                      "--benchmark_report_aggregates_only?); regbench needs every repetition",
                                      path=str(path), line=b.line)

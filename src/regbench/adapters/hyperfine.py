@@ -15,7 +15,11 @@ Mapping to runs (one invocation of hyperfine is one run, ``run`` 0):
   lower), ``memory_usage_byte`` ``NAME [memory_usage_byte]`` (``B``, lower); given as one number
   they are kept in ``params`` with the other statistics and ``parameters``;
 * ``exit_codes`` are kept in ``params`` when one of them is not 0 (a run of ``hyperfine -i``);
-* the same command given twice gives two runs of one benchmark (``run`` 0 and 1).
+* the same command given twice gives two runs of one benchmark (``run`` 0 and 1);
+* results that share a ``command`` but not their ``parameters`` (``-P n 1 3 -n NAME``: the name
+  is the same for every value) are each named with their parameters, ``NAME (n=1)``: they
+  measured different things, and were merged into runs of one benchmark (a probe: sleeps of 1, 2
+  and 3 ms read as three runs of one, 4.6 ± 4.6 ms).
 """
 
 from __future__ import annotations
@@ -49,19 +53,37 @@ class HyperfineAdapter(Adapter):
         runs: list[ToolRun] = []
         seen: dict[str, int] = {}
         found = False
+        entries = []
         for key, line, entry, is_element in iter_top_level(path, ("results",)):
             if key != "results":
                 continue
             if not is_element:
                 raise InputError("`results` is not an array", path=where, line=line)
             found = True
-            runs.extend(_runs_of(entry, where, line, seen))
+            entries.append((line, entry))
+        # A file holds one entry per command run (small): read whole, so that names shared by
+        # results of different parameters are told apart before any is named.
+        kinds: dict[str, set[str]] = {}
+        for _, entry in entries:
+            if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                kinds.setdefault(entry["command"], set()).add(_parameters_label(entry))
+        for line, entry in entries:
+            shared = isinstance(entry, dict) and len(kinds.get(str(entry.get("command")), ())) > 1
+            runs.extend(_runs_of(entry, where, line, seen, qualify=shared))
         if not found:
             raise InputError("no results (the `results` array is missing or empty)", path=where)
         return runs
 
 
-def _runs_of(entry, where: str, line: int, seen: dict[str, int]) -> list[ToolRun]:
+def _parameters_label(entry: dict) -> str:
+    """``n=1, m=a``: an entry's ``parameters`` (empty without any)."""
+    parameters = entry.get("parameters")
+    if not isinstance(parameters, dict):
+        return ""
+    return ", ".join(f"{k}={v}" for k, v in parameters.items())
+
+
+def _runs_of(entry, where: str, line: int, seen: dict[str, int], *, qualify: bool = False) -> list[ToolRun]:
     def error(message: str) -> InputError:
         return InputError(f"result: {message}", path=where, line=line)
 
@@ -70,6 +92,8 @@ def _runs_of(entry, where: str, line: int, seen: dict[str, int]) -> list[ToolRun
     name = entry.get("command")
     if not isinstance(name, str) or not name:
         raise error("`command` is missing or not a string")
+    if qualify and _parameters_label(entry):
+        name = f"{name} ({_parameters_label(entry)})"
     if entry.get("times") is None:
         raise error(f"`times` of {name!r} is missing")
     times = _numbers(entry["times"], "times", error, name)
