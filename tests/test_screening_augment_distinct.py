@@ -5,7 +5,6 @@ refuses a model it cannot estimate or a main effect given as a term."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from regbench.config import load_config
