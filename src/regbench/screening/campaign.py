@@ -644,42 +644,12 @@ def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
     return out
 
 
-def _first_of_each(coded: np.ndarray) -> np.ndarray:
-    """Which rows of ``coded`` are the first of their configuration."""
-    seen: set[bytes] = set()
-    out = np.zeros(coded.shape[0], dtype=bool)
-    for i, row in enumerate(coded):
-        key = (np.asarray(row) > 0).tobytes()
-        out[i] = key not in seen
-        seen.add(key)
-    return out
-
-
-def _free_configurations(space: ConfigurationSpace, taken: np.ndarray) -> int | None:
-    """How many valid two-level configurations of ``space`` are not among the rows ``taken``,
-    counted over the full factorial up to :data:`~.doptimal.MAX_CANDIDATE_K` options (None
-    beyond: too many to count)."""
-    import itertools
-
-    from .doptimal import MAX_CANDIDATE_K
-
-    if len(space.options) > MAX_CANDIDATE_K:
-        return None
-    have = {(np.asarray(r) > 0).tobytes() for r in taken}
-    free = 0
-    for bits in itertools.product((False, True), repeat=len(space.options)):
-        row = np.array(bits)
-        if row.tobytes() not in have and space.valid({o.name: o.levels[int(b)] for o, b in zip(space.options, bits)}):
-            free += 1
-    return free
-
-
 def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Sequence[Term], n_add: int, *,
                      seed: int = 0) -> DesignMatrix:
     """``base``'s valid rows followed by ``n_add`` rows chosen D-optimal for ``terms`` under the
     constraints (seed 002 s.3.5 and s.4.5: a follow-up that separates aliased effects).  The same
     seed gives the same rows, so the same command resumes the same design."""
-    from .doptimal import augment
+    from .doptimal import augment, first_of_each, free_configurations
 
     if any(n != 2 for n in base.level_counts):
         raise ConfigError("a D-optimal follow-up needs two-level options")
@@ -691,8 +661,8 @@ def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Seque
     # Distinct configurations: runs are stored by configuration, so an added row that repeats one
     # would count that configuration's runs twice in the analysis (a probe: 16 runs "already
     # stored" of 12, 12 residual degrees of freedom of 6, and an effect's p-value 0.126 -> 0.031).
-    valid_rows &= _first_of_each(base.coded)
-    free = _free_configurations(space, base.coded[valid_rows])
+    valid_rows &= first_of_each(base.coded)
+    free = free_configurations(base.coded[valid_rows], valid)
     if free is None:
         pass  # too many options to count them: augment says so if it finds too few distinct ones
     elif free == 0:

@@ -131,7 +131,7 @@ def augment(existing: np.ndarray, terms: Sequence[Term], n_add: int, *,
     candidates = _candidates(k, ok, terms) if k <= MAX_CANDIDATE_K else None
     taken = {_code(r) for r in existing} if distinct else None
     if taken is not None and candidates is not None:
-        free = len({_code(r) for r in candidates.rows} - taken)
+        free = _free(candidates.rows, existing)
         if free < n_add:
             raise ConfigError(f"{n_add} distinct configurations asked, but the constraints leave {free} valid ones")
     for _ in range(starts):
@@ -157,6 +157,33 @@ def augment(existing: np.ndarray, terms: Sequence[Term], n_add: int, *,
 def _code(row: np.ndarray) -> bytes:
     """A ±1 row as a hashable key (which options are high)."""
     return (np.asarray(row) > 0).tobytes()
+
+
+def _free(candidates: np.ndarray, existing: np.ndarray) -> int:
+    """How many of the valid ``candidates`` rows are configurations ``existing`` does not have."""
+    return len({_code(r) for r in candidates} - {_code(r) for r in existing})
+
+
+def free_configurations(existing: np.ndarray, valid: Callable[[np.ndarray], bool]) -> int | None:
+    """How many valid configurations (``valid(row)``) of ``existing``'s ±1 options it does not
+    have, counted over the full factorial up to :data:`MAX_CANDIDATE_K` options (None beyond:
+    too many to count)."""
+    existing = np.asarray(existing, dtype=float)
+    k = existing.shape[1]
+    if k > MAX_CANDIDATE_K:
+        return None
+    return _free(_candidates(k, valid, ()).rows, existing)
+
+
+def first_of_each(coded: np.ndarray) -> np.ndarray:
+    """Which rows of ``coded`` are the first of their configuration."""
+    seen: set[bytes] = set()
+    out = np.zeros(len(coded), dtype=bool)
+    for i, row in enumerate(coded):
+        key = _code(row)
+        out[i] = key not in seen
+        seen.add(key)
+    return out
 
 
 def _random_valid(k: int, ok: Callable[[np.ndarray], bool], rng: np.random.Generator, tries: int = 10_000,

@@ -662,22 +662,25 @@ def burst_side(direction: str, positive: bool) -> str:
 
 
 def _outlying(values: np.ndarray, group: np.ndarray, *, z: float, scale: float | None,
-              side: str = "both") -> tuple[np.ndarray, float]:
-    """:func:`outlying_runs`, and the scale it used (NaN when it leaves nothing out by rule)."""
+              side: str = "both") -> tuple[np.ndarray, float, tuple[float, int, int] | None]:
+    """:func:`outlying_runs`, the scale it used (NaN when it leaves nothing out by rule), and
+    what its rule weighed (:attr:`VersionStats.screen`: the spread, the runs beyond the
+    threshold, the runs; None when there was no spread to weigh with)."""
     if side not in BURST_SIDES:
         raise ValueError(f"`side` must be one of {', '.join(BURST_SIDES)}, got {side!r}")
     out = np.zeros(values.size, dtype=bool)
     if not np.isfinite(z) or values.size == 0:
-        return out, float("nan")
+        return out, float("nan"), None
     check_share = scale is None
     if scale is None:
         scale = run_spread(values, group)
     if not (np.isfinite(scale) and scale > 0):
-        return out, float("nan")
+        return out, float("nan"), None
     out = _beyond(values, group, z=z, scale=scale, side=side)
-    if check_share and not screens(int(out.sum()), int(np.isfinite(values).sum())):
-        return np.zeros(values.size, dtype=bool), float("nan")
-    return out, float(scale)
+    weighed = (float(scale), int(out.sum()), int(np.isfinite(values).sum()))
+    if check_share and not screens(weighed[1], weighed[2]):
+        return np.zeros(values.size, dtype=bool), float("nan"), weighed
+    return out, float(scale), weighed
 
 
 def _beyond(values: np.ndarray, group: np.ndarray, *, z: float, scale: float, side: str) -> np.ndarray:
@@ -738,13 +741,14 @@ def stats_of_runs(values: np.ndarray, group: np.ndarray, index: np.ndarray, *, l
     scale = float("nan")
     screen = None
     if outlying_z is not None and values.size:
-        drop, scale = _outlying(values, group, z=outlying_z, scale=run_scale, side=outlying_side)
-        if np.isfinite(outlying_z) and ((run_scale is None and weigh) or count_scale is not None):
-            # What the rule weighed, whether it left runs out or not (VersionStats.screen).
-            spread = count_scale if count_scale is not None else scale if np.isfinite(scale) else run_spread(values, group)
-            if np.isfinite(spread) and spread > 0:
-                screen = (float(spread), beyond_threshold(values, group, z=outlying_z, scale=spread, side=outlying_side),
-                          int(np.isfinite(values).sum()))
+        drop, scale, weighed = _outlying(values, group, z=outlying_z, scale=run_scale, side=outlying_side)
+        # What the rule weighed, whether it left runs out or not (VersionStats.screen): as it
+        # weighed a whole history, or these runs counted at the scale a whole history had.
+        if run_scale is None and weigh:
+            screen = weighed
+        elif count_scale is not None and np.isfinite(outlying_z) and np.isfinite(count_scale) and count_scale > 0:
+            screen = (float(count_scale), beyond_threshold(values, group, z=outlying_z, scale=count_scale,
+                                                           side=outlying_side), int(np.isfinite(values).sum()))
         values = np.where(drop, np.nan, values)
     ok = np.isfinite(values)
     values, group = values[ok], group[ok]
