@@ -165,8 +165,21 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         from ..run.fingerprint import default_machine_name
 
         names = [b.name for b in config.benchmarks]
+        here = machine or default_machine_name()
+        edited = None
+        if not keep_old_runs:
+            def edited():
+                """The benchmarks whose definition this campaign changes (it supersedes their
+                runs): a plan derived from the runs of the old definition is stale (edited_plan).
+                Read once the store is known to hold plans (an older one is refused unchanged)."""
+                from ..run.campaign import changed_definitions
+
+                asked = {n.partition("/")[0] for n in benchmarks} | set(benchmarks)  # a tool's SPEC/REPORTED
+                chosen = [b for b in config.benchmarks if not benchmarks or b.name in asked]
+                return {c.benchmark: c.origins for c in changed_definitions(
+                    store, chosen, machine=here, config_name=config_name, benchmark_dir=config.benchmark_dir)}
         optimized = plans_for_campaign(store, list(benchmarks) or names, configured=names, config=config_name,
-                                       machine=machine or default_machine_name())
+                                       machine=here, edited=edited)
         for note in optimized.notes:
             click.echo(f"warning: {note}", err=True)
     reporter = ProgressReporter()

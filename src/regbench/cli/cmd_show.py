@@ -59,13 +59,11 @@ def command(click_ctx: click.Context, list_runs: bool, full: bool, benchmark: st
         print_plans(plans, fmt=fmt, refused=_refused_shortenings(plans, ctx.config_if_any()),
                     forks=plan_forks(store, plans))
         if fmt == "table":
-            from ..optimize.plans import latest_changes, stale_line, stale_plan
+            from ..optimize.plans import stale_line, stale_plans
             from ..report.console import echo
             from ..report.plans import print_split
 
-            changes, order = latest_changes(store)
-            stale = [st for p in plans if (st := stale_plan((p.benchmark, p.config, p.machine), p.version, changes,
-                                                            order)) is not None]
+            stale, order = stale_plans(store, plans)
             if stale:
                 echo(stale_line(stale, order, what="not run by `run --plan optimized`, which runs "
                                 + ("its benchmark" if len(stale) == 1 else "their benchmarks")

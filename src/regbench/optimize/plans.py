@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ConfigError, NotFoundError
-from ..model import DEFAULT_CONFIG, Alert, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
+from ..model import DEFAULT_CONFIG, SUPERSEDED, Alert, CampaignInfo, ExecutionPlan, RunInfo, SeriesName, StoredRun
 from ..run.execute import FORKS_ENV, SELECT_ENV
 from . import algorithm
 from .costs import Group, SuiteEstimate, ToolCost, primary, suite_estimate, tool_costs
@@ -159,23 +159,35 @@ class StalePlan:
     (:func:`derive_plans`), and a plan older than its benchmark's change is not run
     (``run --plan optimized`` runs the benchmark at its full configuration, :func:`plans_for_campaign`).
 
+    A plan is stale too when its benchmark was **edited** (its definition changed,
+    :func:`regbench.run.campaign.changed_definitions`) since the campaign it was derived from: the
+    runs it came from are superseded (or are about to be, by the campaign that first runs the new
+    definition), and they measured something else.  Such a plan is not run either, and is derived
+    again from a campaign that ran the new definition at its full configuration.
+
     Attributes
     ----------
     benchmark, config, machine : str
         The series (a tool's as ``SPEC/REPORTED``).
-    changed : str
-        The version its latest change was detected at (the alert's first version to show it).
-    alert_id : int
+    changed : str or None
+        The version its latest change was detected at (the alert's first version to show it);
+        None for an edited benchmark's plan.
+    alert_id : int or None
+        The alert of that change; None for an edited benchmark's plan.
     measured : str
         The version its plan was (or would be) derived from, earlier in history than ``changed``.
+    edited : int or None
+        For an edited benchmark's plan, the campaign it was (or would be) derived from, whose runs
+        of it measure the old definition.
     """
 
     benchmark: str
     config: str
     machine: str
-    changed: str
-    alert_id: int
+    changed: str | None
+    alert_id: int | None
     measured: str
+    edited: int | None = None
 
     @property
     def spec(self) -> str:
@@ -223,16 +235,90 @@ def stale_plan(plan_key: tuple[str, str, str], version: str, changes: Mapping[tu
     return StalePlan(*plan_key, changed, alert.id, version)
 
 
+def _spec_of(series: str) -> str:
+    """The configured benchmark of a plan's series: ``SPEC`` of a tool's ``SPEC/REPORTED``, else the
+    series itself (a benchmark's own name may hold ``:``; plans have no measure series)."""
+    parsed = SeriesName.parse(series)
+    return parsed.benchmark if parsed.reported else series
+
+
+def edited_plan(plan: ExecutionPlan, runs: Sequence[RunInfo], campaigns: Sequence[CampaignInfo],
+                edited_now: Mapping[str, tuple[int, ...]] | None = None) -> StalePlan | None:
+    """The :class:`StalePlan` of ``plan`` when its benchmark was edited since the campaign it was
+    derived from (:attr:`StalePlan.edited`); None otherwise.
+
+    ``runs`` are the stored runs of the plan's series (any others are ignored): the plan is stale
+    when those of its campaign at its version are superseded (none ok), as the campaign that
+    first ran the new definition left them (:meth:`regbench.store.Store.supersede_runs`).
+    ``edited_now`` names the benchmarks whose definition the campaign about to run changes (it
+    supersedes their runs before it runs anything), each with the earlier campaigns whose runs it
+    takes back (they ran the definition it has again, an edit reverted): a plan of one of those
+    campaigns is current again, any other plan of the benchmark is stale.
+    """
+    parts = set(campaign_parts(campaigns, plan.campaign_id))
+    spec = _spec_of(plan.benchmark)
+    if edited_now is not None and spec in edited_now:
+        gone = not parts & set(edited_now[spec])
+    else:
+        source = [r for r in runs if r.campaign_id in parts and r.version == plan.version
+                  and r.benchmark == plan.benchmark and r.config == plan.config and r.machine == plan.machine]
+        gone = any(r.status == SUPERSEDED for r in source) and not any(r.status == "ok" for r in source)
+    return StalePlan(plan.benchmark, plan.config, plan.machine, None, None, plan.version,
+                     edited=plan.campaign_id) if gone else None
+
+
+def stale_plans(store, plans: Sequence[ExecutionPlan], *,
+                edited_now: Mapping[str, tuple[int, ...]] | None = None) -> tuple[list[StalePlan], dict[str, int]]:
+    """Those of ``plans`` that are stale, older than their benchmark's latest change
+    (:func:`stale_plan`) or derived before it was edited (:func:`edited_plan`), with the versions'
+    positions in history."""
+    changes, order = latest_changes(store)
+    campaigns = store.campaigns() if plans else []
+    out = []
+    for p in plans:
+        st = stale_plan((p.benchmark, p.config, p.machine), p.version, changes, order)
+        if st is None:
+            st = edited_plan(p, store.runs(benchmark=p.benchmark, version=p.version), campaigns, edited_now)
+        if st is not None:
+            out.append(st)
+    return out, order
+
+
 def stale_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what: str,
                measured_at_change: bool = False) -> str:
     """One line naming the stale plans and the command that measures their benchmarks again:
     ``what`` says what was done with them (not derived again; run at their full configuration);
     ``order`` the versions' positions in history.  With ``measured_at_change`` (runs of a
     benchmark are stored at its changed version already, a campaign with plans' most likely),
-    a full campaign of that version would only add runs to them: a later version is named."""
+    a full campaign of that version would only add runs to them: a later version is named.
+    The plans of edited benchmarks (:attr:`StalePlan.edited`) are said in a sentence of their own
+    (:func:`edited_line`)."""
+    changed = [s for s in stale if s.edited is None]
+    edited = [s for s in stale if s.edited is not None]
+    said = [_changed_line(changed, order, what=what, measured_at_change=measured_at_change)] if changed else []
+    if edited:
+        said.append(edited_line(edited, what=what))
+    return "; and ".join(said)
+
+
+def edited_line(edited: Sequence[StalePlan], *, what: str) -> str:
+    """One line naming the plans of edited benchmarks (``what``: what was done with them) and
+    how they are derived again."""
+    named = ", ".join(f"{s.benchmark} (its plan from campaign {s.edited}, which ran its old definition)"
+                      for s in edited[:5]) + (", ..." if len(edited) > 5 else "")
+    specs = " ".join(f"--benchmark {shlex.quote(n)}" for n in dict.fromkeys(s.spec for s in edited))
+    one = len(edited) == 1
+    return (f"{len(edited)} plan{'' if one else 's'} of {'an edited benchmark' if one else 'edited benchmarks'} "
+            f"{what}: {named}; let the next `regbench run --plan optimized` run "
+            f"{'it' if one else 'them'} at full configuration (or run a full campaign, `regbench run {specs}` "
+            "without --plan), then `regbench optimize`")
+
+
+def _changed_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what: str,
+                  measured_at_change: bool = False) -> str:
     named = ", ".join(f"{s.benchmark} (change at {s.changed}, alert #{s.alert_id}; measured at {s.measured})"
                       for s in stale[:5]) + (", ..." if len(stale) > 5 else "")
-    latest = max((s.changed for s in stale), key=lambda v: order.get(v, -1))
+    latest = max((s.changed for s in stale if s.changed is not None), key=lambda v: order.get(v, -1))
     specs = " ".join(f"--benchmark {shlex.quote(n)}" for n in dict.fromkeys(s.spec for s in stale))
     if measured_at_change:
         where = (f"a version after {latest} (its runs at {latest} are stored already: a full campaign of it would "
@@ -517,6 +603,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
     changed = {(a.benchmark, a.config, a.machine): a.created_at for a in list_alerts(store)}
     changes, _ = latest_changes(store)
     stale: list[StalePlan] = []
+    edited: list[StalePlan] = []  # benchmarks edited since the campaign ran them (edited_plan)
     later_campaigns: set[int] = set()  # full campaigns that did measure a stale benchmark's change
     tool_cost: dict[tuple[str, str, str], ToolCost] = {}
     tool_version: dict[tuple[str, str, str], str] = {}
@@ -540,13 +627,31 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
             continue  # a measure (one sample per run) has no iterations to reduce
         have = current.get((bench, cfg, mach))
         if have is not None and not refresh and not (changed.get((bench, cfg, mach)) or have.created_at) > have.created_at \
-                and stale_plan((bench, cfg, mach), have.version, changes, order) is None:
+                and stale_plan((bench, cfg, mach), have.version, changes, order) is None \
+                and edited_plan(have, every_run.get((bench, cfg, mach), []), campaigns) is None:
             kept.append(have)
             continue
         ver = version if version is not None else max(versions, key=lambda v: order[v])
         if ver not in versions:
             continue
         src_id, src_parts = cid, parts
+        source_runs = [r for r in every_run.get((bench, cfg, mach), []) if r.campaign_id in parts and r.version == ver]
+        if any(r.status == SUPERSEDED for r in source_runs) and not any(r.status == "ok" for r in source_runs):
+            # The benchmark was edited since the campaign ran it: its runs measure the old
+            # definition.  Derived instead from the last campaign that ran the definition it has
+            # now at its full configuration (a full one, or one with plans that ran it so because
+            # its plan was stale), unless a campaign or version was asked for; else not derived.
+            later = None
+            if campaign_id is None and version is None and SeriesName.parse(bench).reported is None:
+                later = _later_source(campaigns, sessions, every_run.get((bench, cfg, mach), []), bench,
+                                      since=-1, order=order)
+            if later is None:
+                edited.append(StalePlan(bench, cfg, mach, None, None, ver, edited=cid))
+                continue
+            src_id, ver = later
+            src_parts = set(campaign_parts(campaigns, src_id))
+            notes.append(f"{bench}: derived from campaign {src_id} at version {ver}, which ran its definition as it "
+                         f"is now; the runs of campaign {cid} measure the one before its edit (superseded)")
         outdated = stale_plan((bench, cfg, mach), ver, changes, order)
         if outdated is not None:
             # The campaign measured the code before the benchmark's change: a plan from it is the
@@ -688,6 +793,11 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                                                     "before it", measured_at_change=at_change)
                      + (f" (or `regbench optimize --campaign {measured_later[-1]}`: that full campaign measured "
                         "the changed code)" if measured_later else ""))
+    if edited:
+        one = len(edited) == 1
+        notes.append(edited_line(edited, what=f"not derived from campaign {cid}, whose runs of "
+                                              f"{'it' if one else 'them'} measure the definition before "
+                                              f"{'its' if one else 'their'} edit (superseded)"))
     if few_runs:
         # A floor, not a demand: a plan cannot have more runs than the campaign measured.
         one = len(few_runs) == 1
@@ -747,7 +857,7 @@ def derive_plans(store, *, campaign_id: int | None = None, benchmarks: Sequence[
                 *suite.notes, ("no regbench.toml found: a tool's invocations are counted as one for all its "
                                "benchmarks, as for a command that does not read REGBENCH_SELECT")))
     return OptimizeResult(cid, derived, tuple(kept), tuple(notes), tuple(sorted(parts)), suite,
-                          plan_forks(store, kept), options, tuple(stale))
+                          plan_forks(store, kept), options, tuple(stale) + tuple(edited))
 
 
 def _later_source(campaigns: Sequence[CampaignInfo], sessions: set[int], runs: Sequence[RunInfo], bench: str, *,
@@ -994,9 +1104,12 @@ def shortening_refused(spec: BenchmarkSpec, *, full_slices: int, warmup: int) ->
 
 
 def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence[str] | None = None,
-                       config: str = DEFAULT_CONFIG, machine: str | None = None) -> CampaignPlans:
+                       config: str = DEFAULT_CONFIG, machine: str | None = None,
+                       edited: Callable[[], Mapping[str, tuple[int, ...]]] | None = None) -> CampaignPlans:
     """The current plans of the benchmarks ``spec_names`` (those to run) on this configuration and
     machine; ``configured`` (default: ``spec_names``) are all benchmarks of regbench.toml.
+    ``edited`` gives the benchmarks whose definition the campaign changes (:func:`edited_plan`),
+    asked once plans are found (a store without them is refused as it is).
 
     Raises
     ------
@@ -1021,18 +1134,19 @@ def plans_for_campaign(store, spec_names: Sequence[str], *, configured: Sequence
     slices: dict[str, tuple[int, int]] = {}
     forks: dict[str, int | None] = {}
     used: list[ExecutionPlan] = []
-    stale: list[StalePlan] = []
-    changes, order = latest_changes(store)
+    asked = []
     for p in plans:
-        spec = SeriesName.parse(p.benchmark).benchmark if SeriesName.parse(p.benchmark).reported else p.benchmark
+        spec = _spec_of(p.benchmark)
         if spec not in known:
             raise ConfigError(f"plan of benchmark {p.benchmark!r}: no such benchmark in regbench.toml any more "
                               f"(`regbench optimize --forget {spec}` removes its plans)")
-        if spec not in names:
-            continue
-        outdated = stale_plan((p.benchmark, p.config, p.machine), p.version, changes, order)
-        if outdated is not None:
-            stale.append(outdated)
+        if spec in names:
+            asked.append(p)
+    stale, order = stale_plans(store, asked, edited_now=edited() if edited is not None else None)
+    outdated_keys = {(st.benchmark, st.config, st.machine) for st in stale}
+    for p in asked:
+        spec = _spec_of(p.benchmark)
+        if (p.benchmark, p.config, p.machine) in outdated_keys:
             continue
         runs[spec] = max(runs.get(spec, 0), p.runs)
         iterations[spec] = max(iterations.get(spec, 0), p.iterations)

@@ -116,7 +116,8 @@ def print_optimize(result: OptimizeResult, *, fmt: str = "table") -> None:
                                for i, d in enumerate(result.derived)],
                    "kept": [plan_json(p, forks=result.kept_forks.get(i, 1)) for i, p in enumerate(result.kept)],
                    "stale": [{"benchmark": st.benchmark, "config": st.config, "machine": st.machine,
-                              "changed": st.changed, "alert": st.alert_id, "measured": st.measured}
+                              "changed": st.changed, "alert": st.alert_id, "measured": st.measured,
+                              **({"edited": st.edited} if st.edited is not None else {})}
                              for st in result.stale],
                    "notes": list(result.notes)})
         return

@@ -508,7 +508,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                               and SeriesName.parse(p.benchmark).benchmark in forked else {})}
                              for p in optimized.plans}
         if optimized.stale:  # plans older than their benchmark's change, not run (at full configuration)
-            plan["stale"] = {st.benchmark: {"measured": st.measured, "changed": st.changed, "alert": st.alert_id}
+            plan["stale"] = {st.benchmark: {"measured": st.measured, "changed": st.changed, "alert": st.alert_id,
+                                            **({"edited": st.edited} if st.edited is not None else {})}
                              for st in optimized.stale}
     if splits:
         plan["split"] = {name: sp.to_json() for name, sp in splits.items()}
