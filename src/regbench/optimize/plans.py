@@ -333,9 +333,13 @@ def _changed_line(stale: Sequence[StalePlan], order: Mapping[str, int], *, what:
 
 def full_campaign(store, campaign_id: int | None) -> int:
     """The campaign to optimize from: ``campaign_id`` (checked), or the last finished campaign that
-    is neither a session (bisect, compare, confirm) nor itself run with optimized plans."""
+    is neither a session (bisect, compare, confirm) nor itself run with optimized plans, and that
+    stored runs (with the campaigns it resumed, :func:`campaign_parts`): a ``regbench run`` whose
+    runs were all stored already is a campaign that stored none (a probe: `optimize` after it said
+    "no benchmark to optimize in campaign 2")."""
     campaigns = store.campaigns()
     sessions = set(store.session_campaigns())
+    stored = store.campaigns_with_runs()
     if campaign_id is not None:
         if not any(c.id == campaign_id for c in campaigns):
             raise NotFoundError(f"--campaign: no campaign {campaign_id} in the store")
@@ -347,12 +351,26 @@ def full_campaign(store, campaign_id: int | None) -> int:
             raise ConfigError(f"--campaign: campaign {campaign_id} is a session ({what}), not a full campaign of "
                               "`regbench run`: its runs are those its decision needed; give a campaign of "
                               "`regbench run`")
+        if not stored & set(campaign_parts(campaigns, campaign_id)):
+            raise NotFoundError(f"--campaign: campaign {campaign_id} stored no run (those it was to make were "
+                                "stored already, or it stopped before any)"
+                                + _last_with_runs([c for c in campaigns if c.id not in sessions], stored))
         return campaign_id
     full = [c for c in campaigns if c.id not in sessions and c.status == "finished"
             and not (c.plan or {}).get("optimized")]
     if not full:
         raise NotFoundError("no finished full campaign in the store to optimize from; run `regbench run` first")
-    return max(full, key=lambda c: c.id).id
+    with_runs = [c for c in full if stored & set(campaign_parts(campaigns, c.id))]
+    if not with_runs:
+        raise NotFoundError("no finished full campaign in the store stored a run to optimize from; run "
+                            "`regbench run` first")
+    return max(with_runs, key=lambda c: c.id).id
+
+
+def _last_with_runs(campaigns: Sequence[CampaignInfo], stored: set[int]) -> str:
+    """``; campaign N is the last that stored runs`` where there is one."""
+    last = max((c.id for c in campaigns if c.id in stored), default=None)
+    return "" if last is None else f"; campaign {last} is the last that stored runs"
 
 
 def campaign_samples(runs: Sequence[StoredRun], *, benchmark: str, where: str = "the campaign",

@@ -684,6 +684,13 @@ class Store:
         with self.engine.connect() as conn:
             return [CampaignInfo(**r._mapping) for r in conn.execute(q)]
 
+    def campaigns_with_runs(self) -> set[int]:
+        """The campaigns that stored at least one run (a campaign whose runs were all stored
+        already stores none)."""
+        q = sa.select(t.run.c.campaign_id).where(t.run.c.campaign_id.is_not(None)).distinct()
+        with self.engine.connect() as conn:
+            return set(conn.execute(q).scalars())
+
     def session_campaigns(self) -> list[int]:
         """The campaigns that are sessions of ``compare --run``, ``bisect`` or ``detect --confirm``
         (:data:`~regbench.model.SESSION_SCHEDULE`), not campaigns of a history."""
