@@ -5,12 +5,14 @@ commits were reported as a +100% regression)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 import sqlalchemy as sa
+
+from projecttools import empty_commits_project
+from projecttools import run_cli as run
 
 from regbench.cli.main import main
 from regbench.model import SUPERSEDED
@@ -24,20 +26,7 @@ CONFIG = ('[project]\nrepo = "r"\n[defaults]\nruns = 2\niterations = 3\nwarmup =
 
 
 def project(tmp_path: Path, commits: int = 3) -> Path:
-    repo = tmp_path / "r"
-    repo.mkdir()
-    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True)
-    for k in range(commits):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
-                        "--allow-empty", "-m", f"c{k}"], check=True)
-    return tmp_path / "regbench.toml"
-
-
-def run(cfg: Path, capsys, *args: str, code: int = 0) -> str:
-    capsys.readouterr()
-    assert main(["--config", str(cfg), *args]) == code
-    out = capsys.readouterr()
-    return out.out + out.err
+    return empty_commits_project(tmp_path, commits)
 
 
 def store_of(tmp_path: Path) -> Store:

@@ -8,10 +8,11 @@ full campaign were superseded: "too few runs")."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from regbench.cli.main import main
+from projecttools import empty_commits_project
+from projecttools import run_cli as run
+
 from regbench.model import SUPERSEDED
 from regbench.store import Store
 from regbench.store.plans import load_plans
@@ -26,20 +27,7 @@ LOOP = "i=0; while [ $i -lt ${REGBENCH_ITERATIONS:-6} ]; do i=$((i+1));"
 
 
 def project(tmp_path: Path, commits: int = 2) -> Path:
-    repo = tmp_path / "r"
-    repo.mkdir()
-    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True)
-    for k in range(commits):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
-                        "--allow-empty", "-m", f"c{k}"], check=True)
-    return tmp_path / "regbench.toml"
-
-
-def run(cfg: Path, capsys, *args: str, code: int = 0) -> str:
-    capsys.readouterr()
-    assert main(["--config", str(cfg), *args]) == code
-    out = capsys.readouterr()
-    return out.out + out.err
+    return empty_commits_project(tmp_path, commits)
 
 
 def store_of(tmp_path: Path) -> Store:

@@ -4,10 +4,11 @@ campaign 2"."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from regbench.cli.main import main
+from projecttools import empty_commits_project
+from projecttools import run_cli as run
+
 from regbench.store import Store
 from regbench.store.plans import load_plans
 
@@ -17,22 +18,9 @@ CONFIG = ('[project]\nrepo = "r"\n[defaults]\nruns = 4\niterations = 6\nwarmup =
 
 
 def project(tmp_path: Path) -> Path:
-    repo = tmp_path / "r"
-    repo.mkdir()
-    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True)
-    for k in range(2):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
-                        "--allow-empty", "-m", f"c{k}"], check=True)
-    cfg = tmp_path / "regbench.toml"
+    cfg = empty_commits_project(tmp_path, 2)
     cfg.write_text(CONFIG)
     return cfg
-
-
-def run(cfg: Path, capsys, *args: str, code: int = 0) -> str:
-    capsys.readouterr()
-    assert main(["--config", str(cfg), *args]) == code
-    out = capsys.readouterr()
-    return out.out + out.err
 
 
 def test_optimize_skips_a_campaign_that_stored_no_run(tmp_path, capsys):
