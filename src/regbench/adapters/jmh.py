@@ -297,6 +297,10 @@ def _metric_runs(name: str, metric, entry: dict, where: str, *, secondary: bool)
             bad(f"fork {k} has no measurement iterations")
         if not np.isfinite(samples).all():
             bad(f"fork {k} has a value that is not a finite number")
+        if not secondary and (samples < 0).any():
+            # Every mode's score is a time or a rate, never below 0 (a secondary metric may be a
+            # user's @AuxCounters value, which can be anything).
+            bad(f"fork {k} has a negative score ({float(samples.min()):g}): a time or a rate is never below 0")
         params = dict(base)
         weights = None
         if counts is not None:
