@@ -226,11 +226,12 @@ def test_failed_and_skipped_benchmarks_are_not_results(tmp_path):
     assert [r.benchmark for r in TEXT.parse(p)] == ["BenchmarkX-2"]
 
 
-def test_same_name_in_two_packages_is_an_error(tmp_path):
+def test_same_name_in_two_packages_is_named_with_each_package(tmp_path):
+    # It was an error ("import one package per file"); tests/test_adapters_go_packages.py has the rest.
     p = write(tmp_path, HEAD.format(pkg="a") + "BenchmarkX-2 \t 10\t 5.0 ns/op\n"
-              + HEAD.format(pkg="b") + "BenchmarkX-2 \t 10\t 5.0 ns/op\n")
-    with raises_at(p, 8, "in two packages, 'a' \\(line 4\\) and 'b'"):
-        TEXT.parse(p)
+              + HEAD.format(pkg="b") + "BenchmarkX-2 \t 10\t 6.0 ns/op\n")
+    assert [(r.benchmark, list(r.samples)) for r in TEXT.parse(p)] == [
+        ("BenchmarkX-2 (a)", [5.0]), ("BenchmarkX-2 (b)", [6.0])]
 
 
 # --- errors ---------------------------------------------------------------------------------

@@ -17,8 +17,13 @@ Mapping to runs (one invocation is one run; the ``-count`` repetitions are its s
 
 * the benchmark is the name as printed, ``-GOMAXPROCS`` suffix kept: it is part of the
   configuration (``-cpu 1,8`` gives two benchmarks);
+* but a benchmark function that two or more packages of the output report (``go test -bench .
+  ./...`` over a module with ``BenchmarkParse`` in two packages) is named with its package, in
+  every package that reports it: ``BenchmarkParse-8 (example.com/mod/json)``, and so are its
+  sub-benchmarks (``BenchmarkParse/small-8 (example.com/mod/json)``); see "Packages" below;
 * ``ns/op`` is the primary value, ``NAME``; every other unit is ``NAME [UNIT]``
-  (``NAME [B/op]``, ``NAME [allocs/op]``, ``NAME [MB/s]``, ``NAME [bytes/iter]``);
+  (``NAME [B/op]``, ``NAME [allocs/op]``, ``NAME [MB/s]``, ``NAME [bytes/iter]``; with a package,
+  ``BenchmarkParse-8 (example.com/mod/json) [B/op]``);
 * units ending in ``/s`` are higher-is-better, every other one lower-is-better;
 * ``params`` keep the package, ``b.N`` of each sample and the header (goos, goarch, cpu);
 * a second header (text) or ``start`` event (JSON) of a package already seen starts a new run.
@@ -27,12 +32,34 @@ Failed benchmarks (:meth:`GoTextAdapter.failures`): ``go test`` exits with statu
 benchmark fails, after printing the other benchmarks' results and, for the failed one, a
 ``--- FAIL: NAME`` line with the benchmark's log lines (``b.Fatal``, ``b.Error``), or, for a panic,
 ``panic: ...`` and a trace.  Each such block is a :class:`~regbench.adapters.base.ToolFailure` of
-the series its results would have gone to (``NAME-8``; see :meth:`_Results.tool_failures`).
+the series its results would have gone to (``NAME-8``, or ``NAME-8 (PACKAGE)``; see
+:meth:`_Results.tool_failures`).
 
-The same benchmark name in two packages of one file is an error (the names would collide):
-import one package per file.  A result line that cannot be read (a value that is no number, a
-value without unit, a line cut short) is an :class:`~regbench.errors.InputError` with its line
-(for ``go-json``, the line of the event that starts it).
+Packages: a package *reports* a benchmark function (``BenchmarkParse``) when it prints a result
+of it or of one of its sub-benchmarks, or a failure of it (``--- FAIL:``, a panic while it ran);
+a skipped benchmark does not count, nor the bare name ``-v`` prints as a benchmark starts, so
+that ``go`` and ``go-json`` name alike.  A function reported by one package only keeps its names
+as printed (a file of one package reads as it always did); one reported by two or more has
+``" (PACKAGE)"`` after each of its names (before a metric's ``" [UNIT]"``), the import path as
+``pkg:`` (or the event's ``Package``) gives it.  The rule is the function's, not each full name's,
+so that all the names of a function carry its package or none do: a failure on a first call is
+printed as the bare function (``--- FAIL: BenchmarkParse``), and a re-run selects whole
+functions.  Go writes no blank in a benchmark's name (a sub-benchmark's blanks become ``_``), so the
+first blank of a series' name starts its package or its metric, without doubt.  Which names carry
+their package depends only on what the output reports, never on how many packages it holds: the
+same command reports the same functions in the same packages each time, so its series keep their
+names from run to run, and a re-run of some benchmarks (``REGBENCH_SELECT``, a ``-bench`` regex
+of function names) runs a function in every package of the command that has it, so it is
+reported by the same packages too.  The limit: a package that reports nothing of the function in
+one run (its test binary did not build, or the benchmark panicked on its first call without
+``-v``, which prints no name) leaves the function to the other package alone, whose series of
+that run is then named bare; and a change of what the command covers (another package pattern or
+``-bench`` regex, a package with a function of the same name added, removed or renamed) renames
+the series of that function, whose history then goes on under the new name.
+
+A result line that cannot be read (a value that is no number, a value without unit, a line cut
+short) is an :class:`~regbench.errors.InputError` with its line (for ``go-json``, the line of the
+event that starts it).
 """
 
 from __future__ import annotations
@@ -47,7 +74,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import jsonsafe
-from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register, without_metric
+from .base import Adapter, ToolFailure, ToolRun, anchored_alternation, register
 
 _RESULT = re.compile(r"Benchmark\S*\s+\d+(?:\s|$)")
 _HEADER = re.compile(r"(goos|goarch|pkg|cpu): (.*)")
@@ -74,6 +101,7 @@ def direction_of(unit: str) -> str:
 @dataclass
 class _Series:
     package: str
+    name: str  # as printed, -GOMAXPROCS suffix kept
     run: int
     unit: str
     values: list[float] = field(default_factory=list)
@@ -108,8 +136,8 @@ class _Results:
     """Result lines read so far, in order; fed line by line by both adapters."""
 
     where: str
-    series: dict[tuple[str, int], _Series] = field(default_factory=dict)  # (benchmark, run) -> values
-    package_of: dict[str, tuple[str, int]] = field(default_factory=dict)  # base name -> (package, line)
+    # (package, name, unit, run) -> values
+    series: dict[tuple[str, str, str, int], _Series] = field(default_factory=dict)
     headers: dict[str, dict[str, str]] = field(default_factory=dict)  # package -> goos, goarch, cpu
     runs: dict[str, int] = field(default_factory=dict)  # package -> current run index
     failed: list[_Failure] = field(default_factory=list)
@@ -141,10 +169,6 @@ class _Results:
             raise InputError(f"{name}: no measurement after b.N ({n})", path=self.where, line=lineno)
         if len(pairs) % 2:
             raise InputError(f"{name}: value {pairs[-1]!r} has no unit", path=self.where, line=lineno)
-        seen = self.package_of.setdefault(name, (package, lineno))
-        if seen[0] != package:
-            raise InputError(f"benchmark {name} is in two packages, {seen[0]!r} (line {seen[1]}) and "
-                             f"{package!r}: import one package per file", path=self.where, line=lineno)
         run = self.runs.setdefault(package, 0)
         for value, unit in zip(pairs[::2], pairs[1::2], strict=True):
             try:
@@ -154,8 +178,7 @@ class _Results:
                                  path=self.where, line=lineno) from None
             if not math.isfinite(x):
                 raise InputError(f"{name}: {value!r} before {unit!r} is not finite", path=self.where, line=lineno)
-            bench = name if unit == PRIMARY_UNIT else f"{name} [{unit}]"
-            s = self.series.setdefault((bench, run), _Series(package, run, unit))
+            s = self.series.setdefault((package, name, unit, run), _Series(package, name, run, unit))
             s.values.append(x)
             s.ns.append(n)
 
@@ -207,7 +230,8 @@ class _Results:
             w.announced = (m.group(1), True)
 
     def tool_failures(self) -> list[ToolFailure]:
-        """The failure blocks, each under the name of the series its results would have gone to.
+        """The failure blocks, each under the name of the series its results would have gone to
+        (with its package when two packages report its function, :func:`_qualified`).
 
         A benchmark that failed on its first call is named without the ``-GOMAXPROCS`` suffix:
         the suffix is the one of the other top-level benchmarks of the same invocation (every
@@ -217,8 +241,9 @@ class _Results:
         None); a parent's ``--- FAIL`` that only repeats a sub-benchmark's failure is left out.
         """
         names: dict[tuple[str, int], set[str]] = {}
-        for (bench, run), s in self.series.items():
-            names.setdefault((s.package, run), set()).add(without_metric(bench))
+        for s in self.series.values():
+            names.setdefault((s.package, s.run), set()).add(s.name)
+        shared = self._shared()
         merged: dict[tuple[str | None, int], list[str]] = {}
         for f in self.failed:
             if f.name is not None and len(f.lines) == 1 and not f.panic and any(
@@ -227,8 +252,8 @@ class _Results:
                 continue
             named: list[str | None] = []
             if f.name is not None:
-                named += self._series_names(f, names.get((f.package, f.run), set()),
-                                            self.bare.get((f.package, f.run), set()))
+                named += [_qualified(n, f.package, shared) for n in self._series_names(
+                    f, names.get((f.package, f.run), set()), self.bare.get((f.package, f.run), set()))]
             for series in named or [None]:
                 merged.setdefault((series, f.run), []).append("\n".join(f.lines))
         return [ToolFailure(series, "\n".join(blocks), PRIMARY_UNIT, direction_of(PRIMARY_UNIT), run=run)
@@ -257,13 +282,42 @@ class _Results:
             return
         self.headers.setdefault(package, {})[key] = value
 
+    def _shared(self) -> set[str]:
+        """The benchmark functions (``BenchmarkX``) that more than one package reports, by a
+        result of it or of a sub-benchmark of it, or by a failure of it; a skipped benchmark,
+        and a bare name that ``-v`` and ``-json`` print as a benchmark starts, do not count (so
+        that both formats name alike: the plain text prints neither for a skipped one)."""
+        packages: dict[str, set[str]] = {}
+        for s in self.series.values():
+            packages.setdefault(_function_of(s.name), set()).add(s.package)
+        for f in self.failed:
+            if f.name is not None:
+                packages.setdefault(_function_of(f.name), set()).add(f.package)
+        return {fn for fn, where in packages.items() if len(where) > 1}
+
     def tool_runs(self) -> list[ToolRun]:
+        shared = self._shared()
         out = []
-        for (bench, run), s in self.series.items():
+        for s in self.series.values():
+            name = _qualified(s.name, s.package, shared)
+            bench = name if s.unit == PRIMARY_UNIT else f"{name} [{s.unit}]"
             params = {"package": s.package, **self.headers.get(s.package, {}), "iterations": s.ns}
             out.append(ToolRun(bench, np.asarray(s.values, dtype=np.float64), s.unit, direction_of(s.unit),
-                               run=run, params=params))
+                               run=s.run, params=params))
         return out
+
+
+def _function_of(name: str) -> str:
+    """The top-level benchmark function of a name as printed: ``BenchmarkX`` of
+    ``BenchmarkX/sub-8``.  The function's name is an identifier, so a trailing ``-N`` on it is
+    the ``-GOMAXPROCS`` suffix without doubt."""
+    return _PROCS.sub("", name.split("/", 1)[0])
+
+
+def _qualified(name: str, package: str, shared: set[str]) -> str:
+    """``name`` as its series is named: with its package, ``NAME (PACKAGE)``, when its function
+    is in ``shared`` (reported by more than one package of the output)."""
+    return f"{name} ({package})" if _function_of(name) in shared else name
 
 
 def _open_text(path: Path):
@@ -282,13 +336,22 @@ class _GoSelection:
     selection is therefore the top-level benchmark function, which is an identifier (no ``-``,
     no ``/``): the ``-GOMAXPROCS`` suffix is cut from it without doubt, and every sub-benchmark
     of it runs in the invocation that selects it, with the most runs and iterations of their
-    plans."""
+    plans.
+
+    A name qualified with its package (``BenchmarkParse-8 (example.com/mod/json) [B/op]``) is
+    selected by its bare function too (``BenchmarkParse``): ``-bench`` cannot name a package,
+    and ``go test`` runs the selected function in every package of the command that has it.
+    That is as it should be: those packages' series are measured again with the plan of the one
+    that asked (the most runs and iterations of them all, as for sub-benchmarks), and the
+    function is reported by the same packages as in a full run, so every name keeps its
+    package."""
 
     selection = "go test -bench (RE2, split on /): ^(BenchmarkA|BenchmarkB)$"
 
     def selection_unit(self, reported: str) -> str | None:
-        top = without_metric(reported).split("/", 1)[0]
-        return _PROCS.sub("", top) or None
+        # A name as printed holds no blank (Go writes a sub-benchmark's blanks as _, and a result
+        # line is split on them), so the first blank starts `` (PACKAGE)`` or `` [UNIT]``.
+        return _function_of(reported.partition(" ")[0]) or None
 
     def render_selection(self, units) -> str:
         return anchored_alternation(units)
