@@ -6,12 +6,19 @@ stderr (STYLE.md habit 6).  What the command exits with is decided here too, fro
 ``click.exceptions.Exit(ExitStatus.X)`` and never a bare number.  Commands live one per module in
 this package, and a command's module is imported only when that command runs (or ``--help``
 lists them all): ``regbench detect`` does not pay for the imports of ``regbench screen``.
+
+A reader that goes away (``regbench show | head -1``) does not change what a command does or the
+status it exits with: see :func:`reader_may_leave`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import os
 import sys
+from collections.abc import Iterator
 
 import click
 
@@ -77,7 +84,76 @@ def _register() -> None:
         cli.get_command(ctx, name)
 
 
+class _DropWhenReaderGone(io.RawIOBase):
+    """The file descriptor ``fd`` as a raw stream that never fails for want of a reader: at the
+    first ``BrokenPipeError`` it points ``fd`` at :data:`os.devnull` (what the Python docs advise
+    on SIGPIPE, "Note on SIGPIPE" of the ``signal`` module), and what is written from then on is
+    dropped."""
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data) -> int:
+        try:
+            return os.write(self._fd, data)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._fd)
+            finally:
+                os.close(devnull)
+            return memoryview(data).nbytes
+
+
+@contextlib.contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Within it, ``sys.stdout`` and ``sys.stderr`` write to their descriptors through
+    :class:`_DropWhenReaderGone`: when the reader of a pipe goes away (``regbench detect
+    --fail-on-regression | head -1``), the command does all its work and exits with the status it
+    would have had (a gate's answer, not 1), its further output dropped.  Without it, a write to a
+    closed pipe raises ``BrokenPipeError``, which click's ``main`` turns into ``sys.exit(1)`` even
+    with ``standalone_mode=False`` (it catches EPIPE before the caller can): under ``set -o
+    pipefail`` a clean gate failed, and the command stopped half-way.  A stream without a
+    descriptor (a test capturing it) is left as it is."""
+    made: dict[str, tuple[object, io.TextIOWrapper]] = {}
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            fd = stream.fileno()
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # no descriptor (captured), or closed
+            continue
+        made[name] = stream, io.TextIOWrapper(
+            io.BufferedWriter(_DropWhenReaderGone(fd)), encoding=stream.encoding, errors=stream.errors,
+            line_buffering=stream.line_buffering, write_through=getattr(stream, "write_through", False))
+        setattr(sys, name, made[name][1])
+    try:
+        yield
+    finally:
+        for name, (stream, guarded) in made.items():
+            setattr(sys, name, stream)
+            # Flushed, not closed: the descriptor is the process's own (and a handler that kept
+            # the stream, a logger's, may still write through it).
+            with contextlib.suppress(OSError, ValueError):
+                guarded.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
+    with reader_may_leave():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="regbench", standalone_mode=False)
     except RegbenchError as exc:
