@@ -86,6 +86,12 @@ class DetectedChange:
     alert: Alert | None = None
     told_before: bool = False
     suppressed: bool = False
+    #: Its alert told it before this pass, with this machine among those that showed it, and a
+    #: later change fixed it (before or in this pass): the history's newest versions no longer
+    #: carry it, and it does not gate (a probe: every full pass on ``main`` failed for a regression
+    #: reverted long ago).  A regression found together with its undoing in one pass still gates
+    #: (it is news), and so does a machine that showed it for the first time.
+    undone: bool = False
 
     @property
     def held(self) -> bool:
@@ -103,9 +109,10 @@ class DetectedChange:
         """Whether it fails ``detect --fail-on-regression``: a regression that alerts
         (:attr:`alerts`), not told before, not suppressed, whose alert no person marked
         ``invalid`` or ``expected`` (a back-filled old version makes an incremental pass report
-        the steps after it again, and those already triaged must not fail a later commit)."""
+        the steps after it again, and those already triaged must not fail a later commit), and
+        not :attr:`undone`."""
         return (self.change.kind == "regression" and self.alerts and not self.told_before and not self.suppressed
-                and not _triaged(self.alert))
+                and not _triaged(self.alert) and not self.undone)
 
 
 @dataclass(frozen=True)
@@ -166,15 +173,21 @@ class DetectOutcome:
     #: The throughputs that fell to exactly 0 at their newest versions, which detection leaves
     #: out as no measurement (:mod:`regbench.detect.notes`), but those of a suppressed benchmark.
     zeroed: tuple[SeriesNote, ...] = ()
+    #: An incremental pass's open regression alerts at the history's newest version that no change
+    #: of this pass gates already (:func:`standing_regressions`): they gate, so that a pass over
+    #: the same commit again answers as the pass that found them.
+    standing: tuple[Alert, ...] = ()
 
     @property
     def regressed(self) -> bool:
         """Whether any change found is a regression that gates (:attr:`DetectedChange.gates`: one
-        that confirmation refuted or left inconclusive does not, nor one whose alert is held or
-        was marked ``invalid`` or ``expected`` by a person, nor one told before, nor one of a
-        suppressed benchmark), or a benchmark fails at the newest version it ran at
+        that confirmation refuted or left inconclusive does not, nor one whose alert is held,
+        fixed or was marked ``invalid`` or ``expected`` by a person, nor one told before, nor one
+        of a suppressed benchmark), or an incremental pass has a regression alert open at the
+        newest version (:attr:`standing`), or a benchmark fails at the newest version it ran at
         (:attr:`broken`), or a throughput fell to 0 at its newest versions (:attr:`zeroed`)."""
-        return any(e.gates for e in self.changes) or bool(self.broken) or bool(self.zeroed)
+        return (any(e.gates for e in self.changes) or bool(self.standing) or bool(self.broken)
+                or bool(self.zeroed))
 
     @property
     def broken(self) -> tuple[Failing, ...]:
@@ -221,6 +234,48 @@ def _keep_bisections(store: Store, found: list[tuple[int, BisectResult | Failure
         culprit = result.culprit if result.status == "found" else None
         kept |= {a.id: a for a in record_bisection(store, ids, culprit, result.summary())}
     return kept
+
+
+def standing_regressions(store: Store, history: HistoryView, config: ProjectConfig | None, *,
+                         benchmark: str | None, entries: tuple[DetectedChange, ...]) -> tuple[Alert, ...]:
+    """The open regression alerts (``new`` or ``acknowledged``, not held, of a benchmark whose
+    alerts are not suppressed) whose change first shows at the history's newest version, on any
+    machine, but those of ``entries`` that gate already.
+
+    An incremental pass searches only the versions no pass checked: a CI job run again on the
+    same commit (its runs stored already) found nothing new and passed where the first run of
+    the job failed (a probe).  A regression at the commit under test keeps failing the gate on
+    every pass over that commit, as a failing benchmark does, until someone triages its alert,
+    a later change fixes it, or a newer commit is the newest version.
+    """
+    from .detect.alerts import is_suppressed
+    from .model import OPEN_ALERT_STATUSES, SeriesName
+    from .store.alerts import list_alerts
+
+    versions = history.versions()
+    if not versions:
+        return ()
+    tip = versions[-1].name
+    gating = {e.alert.id for e in entries if e.alert is not None and e.gates}
+    out = []
+    for a in list_alerts(store):
+        if a.kind != "regression" or a.status not in OPEN_ALERT_STATUSES or a.held or a.id in gating:
+            continue
+        if benchmark is not None and benchmark not in (a.benchmark, SeriesName.parse(a.benchmark).benchmark):
+            continue
+        if is_suppressed(config, a.benchmark):
+            continue
+        if a.version == tip or any(e.version == tip for e in a.also_on):
+            out.append(a)
+    return tuple(out)
+
+
+def _undone(change: Change, told: Alert | None, now: Alert | None) -> bool:
+    """:attr:`DetectedChange.undone`: ``told`` is the change's alert before this pass, ``now`` as
+    this pass left it (None in a dry run: as before)."""
+    if told is None or change.machine not in told.machines:
+        return False
+    return (now if now is not None else told).status == "fixed"
 
 
 def _triaged(alert: Alert | None) -> bool:
@@ -348,6 +403,11 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
         assert config is not None  # check_detect_options refused --confirm without a configuration
         with _entered(confirm_reporter) as reporter:
             confirmations, not_confirmed = _confirm(store, config, result, confirm, reporter)
+    # The alerts the changes are steps of, as they were before this pass (its undone rule).
+    from .detect.alerts import known_alerts
+
+    before = dict(zip(map(change_step, result.changes), known_alerts(store, result.changes), strict=True)) \
+        if result.changes else {}
     alerts = None
     told_steps: set[Step] = set()
     if not dry_run:
@@ -371,7 +431,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                                    not_confirmed=not_confirmed.get(change_step(c)),
                                    alert=alerts.alert_of(c) if alerts is not None else None,
                                    told_before=change_step(c) in told_steps,
-                                   suppressed=is_suppressed(config, c.benchmark))
+                                   suppressed=is_suppressed(config, c.benchmark),
+                                   undone=_undone(c, before.get(change_step(c)),
+                                                  alerts.alert_of(c) if alerts is not None else None))
                     for c in result.changes)
     if bisect and result.changes:
         from .run.bisect import bisect_changes
@@ -411,7 +473,9 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
                             no_longer_run=failures.no_longer_run,
                             suppressed_failures=tuple(f for f in failures.failing
                                                       if is_suppressed(config, f.benchmark)),
-                            zeroed=tuple(n for n in result.notes if n.gates and not is_suppressed(config, n.benchmark)))
+                            zeroed=tuple(n for n in result.notes if n.gates and not is_suppressed(config, n.benchmark)),
+                            standing=standing_regressions(store, history, config, benchmark=benchmark, entries=entries)
+                            if incremental else ())
     if bisect and (outcome.broken or outcome.suppressed_failures):
         from .run.bisect import bisect_failures
 
@@ -445,15 +509,24 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     return outcome
 
 
-def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool = False) -> HistoryView:
+def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool = False,
+               shallow_ok: bool = False) -> HistoryView:
     """The store's series as histories (:class:`regbench.store.HistoryView`): along the
     first-parent line of ``[project] branch`` (default HEAD) of the project's repository when
     there is one, with the runs of sessions left out (centred with ``all_sessions``).
 
+    A shallow clone's line stops where its history was cut (``git clone --depth N``, CI's default
+    checkout): the stored versions older than that are not on it, and a detection along it would
+    leave them out and search the few versions left, mark them checked, and lose a change for
+    good (a probe: an incremental gate in a shallow clone passed a +30% step that a full pass
+    found).  So where that cut leaves stored versions out, this is an error, unless
+    ``shallow_ok`` (a reading command that only chooses a statistic from the history).
+
     Raises
     ------
     VersionError
-        ``[project] branch`` names no branch of the repository.
+        ``[project] branch`` names no branch of the repository, or the repository is a shallow
+        clone whose history starts after stored versions (without ``shallow_ok``).
     """
     from .errors import VersionError
     from .run.versions import first_parent_line
@@ -463,14 +536,49 @@ def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool
     name = None
     if config is not None:
         name = config.branch or "HEAD"
+        repo = Path(config.repo or config.root)
         try:
-            line = tuple(first_parent_line(Path(config.repo or config.root), name))
+            line = tuple(first_parent_line(repo, name))
         except VersionError:
             if config.branch is not None:
                 raise VersionError(f"{config.path or 'regbench.toml'}: [project] `branch`: no branch "
                                    f"{config.branch!r} in {config.repo or config.root}") from None
             line = None  # not a git repository (or no commit yet): every version, in stored order
+        if line and not shallow_ok:
+            cut = _shallow_cut(store, repo, line)
+            if cut is not None:
+                raise VersionError(cut)
     return HistoryView(store, line, name, "centre" if all_sessions else "exclude")
+
+
+def _shallow_cut(store: Store, repo: Path, line: tuple[str, ...]) -> str | None:
+    """Where ``repo`` is a shallow clone whose first-parent ``line`` starts after versions the
+    store holds (by commit time), one line saying so and what to do; else None."""
+    from datetime import UTC
+
+    from .errors import VersionError
+    from .run.versions import git
+
+    try:
+        if git(repo, "rev-parse", "--is-shallow-repository").strip() != "true":
+            return None
+        start = int(git(repo, "log", "-1", "--format=%ct", line[0]).strip())
+    except (VersionError, ValueError):
+        return None
+    on = set(line)
+
+    def epoch(v) -> float:
+        t = v.timestamp
+        return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).timestamp()
+
+    older = [v for v in store.versions() if v.commit is not None and v.commit not in on
+             and v.timestamp is not None and epoch(v) < start]
+    if not older:
+        return None
+    return (f"{repo} is a shallow clone: its history starts at {line[0][:10]}, after {len(older)} stored "
+            f"version{'' if len(older) == 1 else 's'} (the newest {older[-1].name}), which a detection along it "
+            "would leave out; fetch the whole history (`git fetch --unshallow`, or actions/checkout with "
+            "fetch-depth: 0)")
 
 
 def _confirm(store: Store, config: ProjectConfig, result: DetectionResult, options: ConfirmOptions, reporter

@@ -311,6 +311,14 @@ def print_detection(outcome: DetectOutcome, *, fmt: str, confidence: float, min_
         console.print(f"{again} of them reported again, not found anew: runs of versions checked before came late, "
                       "their series were searched again, and these steps went into their alerts (they do not fail "
                       "--fail-on-regression nor are they bisected or told again).", markup=False, highlight=False)
+    if outcome.standing:
+        tip = outcome.standing[0].version
+        shown = ", ".join(f"#{a.id} {a.benchmark}" + (f" {a.change:+.1%}" if a.change is not None else "")
+                          for a in outcome.standing[:5]) + (", ..." if len(outcome.standing) > 5 else "")
+        console.print(f"{len(outcome.standing)} regression alert(s) open at the newest version "
+                      f"{(labels or {}).get(tip, tip)}, found by an earlier pass: {shown}; they fail "
+                      "--fail-on-regression on every pass over it, as when they were found (`regbench alerts "
+                      "expected ID` or `invalid ID` if they are not to).", markup=False, highlight=False)
     if outcome.history is not None:
         console.print(outcome.history, markup=False, highlight=False)
     console.print(fdr_note(result))
