@@ -438,7 +438,7 @@ def test_a_failed_build_is_shown_with_the_builders_error_not_regbenchs_note(tmp_
         store.record_build(VersionInfo("v2"), "k", status="failed", exit_code=1, log_tail=MAVEN_LOG, duration=1.0)
     assert main(["--store", str(tmp_path / "r.db"), "show"]) == 0
     out = capsys.readouterr().out
-    assert "build failed at v2 (exit 1): [ERROR] /w/src/main/java/probe/Bench.java:[36,45] ';' expected\n" in out
+    assert "build failed at v2 (exit status 1): [ERROR] /w/src/main/java/probe/Bench.java:[36,45] ';' expected\n" in out
     assert "build exit status" not in out and "\x1b" not in out
     assert main(["--store", str(tmp_path / "r.db"), "show", "--full"]) == 0
     out = capsys.readouterr().out  # the whole log kept, without colour codes and notes
@@ -455,6 +455,6 @@ def test_a_failed_build_is_shown_with_the_builders_error_not_regbenchs_note(tmp_
     ("[regbench] build exit status 2", ""),
 ])
 def test_build_cause_of_other_builders(log, cause):
-    from regbench.report.campaign import build_cause
+    from regbench.failures import build_cause
 
     assert build_cause(log) == cause

@@ -43,7 +43,7 @@ def test_a_b_that_did_not_build_fails_the_gate_and_says_why(tmp_path, capsys, mo
     out = capsys.readouterr().out
     row = [line for line in out.splitlines() if line.startswith("work")][0]
     assert row.rstrip().endswith("failed") and "3/0" in row
-    assert f"build failed at {git(repo, 'rev-parse', 'HEAD')[:10]} (exit 2): src.txt:1: error: unknown word syntax" in out
+    assert f"build failed at {git(repo, 'rev-parse', 'HEAD')[:10]} (exit status 2): src.txt:1: error: unknown word syntax" in out
     assert main(["compare", "HEAD~1", "HEAD", "--format", "github"]) == 1
     assert "**failed** (no run of B ok)" in capsys.readouterr().out  # not "every run of B": none ran
     assert main(["compare", "HEAD~1", "HEAD", "--format", "json"]) == 1

@@ -67,3 +67,78 @@ def test_show_piped_into_head_exits_0(tmp_path):
         err = regbench.stderr.read().decode()
         assert regbench.wait(timeout=120) == 0, err
     assert err == "" and head.stdout == "Benchmarks\n"
+
+
+# ------------------------------------------------------------------- 2. why a build failed
+def _build_project(tmp_path: Path, build: list[str], *, more: str = "") -> Path:
+    """A repository of two empty commits and its regbench.toml: one benchmark, built with
+    ``build``."""
+    import json
+
+    from projecttools import empty_commits_project
+
+    cfg = empty_commits_project(tmp_path, 2)
+    bench = [sys.executable, "-c", "[print(0.01) for _ in range(3)]"]
+    cfg.write_text(f'[project]\nrepo = "r"\nbuild = {json.dumps(build)}\n{more}'
+                   '[defaults]\nruns = 2\niterations = 3\nwarmup = 0\n'
+                   f'[[benchmark]]\nname = "b"\ncommand = {json.dumps(bench)}\n')
+    return cfg
+
+
+def _sha(cfg: Path, rev: str) -> str:
+    return subprocess.run(["git", "-C", str(cfg.parent / "r"), "rev-parse", "--short=10", rev], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_a_build_command_that_cannot_start_is_said_wherever_the_build_is_reported(tmp_path, capsys):
+    # A probe: `build = ["nosuchtool"]` was `build failed at X (exit None)` in show (--full too)
+    # and `(failed)` in compare, though the store held "cannot start 'nosuchtool': ...".
+    from projecttools import run_cli
+
+    cfg = _build_project(tmp_path, [sys.executable, "-c", "pass"])
+    run_cli(cfg, capsys, "run", "--versions", "HEAD~1")
+    cfg.write_text(cfg.read_text().replace(f'build = ["{sys.executable}", "-c", "pass"]', 'build = ["nosuchtool"]'))
+    why = "cannot start 'nosuchtool': No such file or directory"
+    out = run_cli(cfg, capsys, "run", "--versions", "HEAD", code=4)
+    head = _sha(cfg, "HEAD")
+    # the line as the build ends (stderr, wrapped to the terminal's width), and the campaign's account (stdout)
+    assert f"build of {head}: failed ({why}); its runs are skipped" in " ".join(out.split())
+    assert f"\nBuild of {head}: failed ({why})\n" in out
+    for full in ([], ["--full"]):
+        out = run_cli(cfg, capsys, "show", *full)
+        assert f"build failed at {head} ({why})\n" in out and "None" not in out
+    out = run_cli(cfg, capsys, "compare", "HEAD~1", "HEAD", code=1)
+    assert f"build failed at {head} ({why}); `regbench show --full` has the build's log." in out
+    # A, not B, did not build: the one-line error says how, not "exit status None".
+    out = run_cli(cfg, capsys, "compare", "HEAD", "HEAD~1", code=3)
+    assert f"'{head}' did not build: {why}; `regbench show --version {head}`" in out
+
+
+def test_a_build_killed_at_its_timeout_says_so(tmp_path, capsys):
+    # A probe: a build killed at build_timeout was `(exit None): compiling`, the timeout not named.
+    from projecttools import run_cli
+
+    build = [sys.executable, "-c", "import time; print('compiling', flush=True); time.sleep(60)"]
+    cfg = _build_project(tmp_path, build, more="build_timeout = 1\n")
+    out = run_cli(cfg, capsys, "run", "--versions", "HEAD", code=4)
+    head = _sha(cfg, "HEAD")
+    assert f"\nBuild of {head}: timeout (killed after 1 s (timeout)): compiling\n" in out
+    out = run_cli(cfg, capsys, "show", "--full")
+    assert f"build failed at {head} (killed after 1 s (timeout)): compiling\n  compiling\n" in out
+    assert "None" not in out
+
+
+@pytest.mark.parametrize(("status", "code", "log", "said"), [
+    ("failed", 2, "x.c:3:5: error: expected ';'\nmake: *** [x] Error 1\n[regbench] build exit status 2",
+     "failed (exit status 2): x.c:3:5: error: expected ';'"),
+    ("failed", None, "[regbench] cannot start 'cmake': No such file or directory",
+     "failed (cannot start 'cmake': No such file or directory)"),
+    ("timeout", None, "[ 40%] Building\n[regbench] build killed after 600 s (timeout)",
+     "timeout (killed after 600 s (timeout)): [ 40%] Building"),
+    ("failed", 1, "broken\n", "failed (exit status 1): broken"),  # recorded without regbench's note
+    ("failed", None, "pip: no matching distribution\n", "failed: pip: no matching distribution"),  # a release's venv
+], ids=["exit status", "cannot start", "timeout", "no note", "release"])
+def test_build_failure_cause_says_a_build_as_failure_cause_says_a_run(status, code, log, said):
+    from regbench.failures import build_failure_cause
+
+    assert build_failure_cause(status, code, log) == said

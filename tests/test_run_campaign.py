@@ -132,7 +132,7 @@ def test_every_fault_is_recorded_and_the_campaign_finishes(faulty_project, tmp_p
     console = Console(record=True, width=200)
     ProgressReporter(console).build_done(short[1], "failed", False, rec.build_logs[short[1]])
     said = console.export_text()
-    assert said.startswith(f"build of {short[1]}: failed (*** Error compiling './broken.py'") and "its runs are skipped" in said
+    assert said.startswith(f"build of {short[1]}: failed (exit status 1): *** Error compiling './broken.py'") and "its runs are skipped" in said
 
     runs = {(r.benchmark, r.version, r.run_index): r for r in store.runs()}
     assert len(runs) == 14

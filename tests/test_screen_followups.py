@@ -177,7 +177,7 @@ def test_show_says_how_many_build_variants_failed_and_names_them(tmp_path, capsy
     row = next(line for line in out.splitlines() if line.startswith(sha))
     # version, commit, timestamp, build, runs ok, runs failed: the 8 runs of the variant built
     assert "1 of 2 variants failed" in row and row.split()[-2:] == ["8", "0"], row
-    assert f"build failed at {sha} in the build variant -DB=2 (exit 1): broken" in out
+    assert f"build failed at {sha} in the build variant -DB=2 (exit status 1): broken" in out
 
 
 # ------------------------------------------------------------- 3. levels with `,` and `=`

@@ -114,7 +114,7 @@ def test_a_failed_build_variant_is_named_with_its_levels(tmp_path, capsys):
                          text=True, check=True).stdout.strip()
     assert _screen(cfg, "--design", "full", "--versions", "HEAD") == 4
     out = capsys.readouterr().out
-    assert f"not built (not run): {sha} (b=2): build failed: transient" in out
+    assert f"not built (not run): {sha} (b=2): build failed (exit status 1): transient" in out
     assert f"{sha} (b=1)" not in out
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import NotFoundError
+from .failures import build_note
 from .model import BuildInfo, Series, SeriesName
 from .stats import (
     Comparison, HierarchicalSummary, compare_runs, compare_signed, components, resampled_run_stats, run_location,
@@ -377,8 +378,8 @@ def _missing_hint(store: Store, benchmark: str | None, versions: Sequence[str]) 
 
     for v in versions:
         if (build := unbuilt(store, v)) is not None:
-            return (f" ({v!r} did not build: exit status {build.exit_code}; `regbench show --version {v}` gives the "
-                    "builder's error)")
+            how = build_note(build.exit_code, build.log_tail) or build.status
+            return f" ({v!r} did not build: {how}; `regbench show --version {v}` gives the builder's error)"
 
     gone = [v for v in versions if any(r.status == SUPERSEDED and (benchmark is None or r.benchmark == benchmark)
                                        for r in store.runs(version=v))]

@@ -157,7 +157,7 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
                   b_machine=b_machine, of=variance_of, alpha=alpha, fmt=fmt)
         return
 
-    from ..analysis import compare_versions
+    from ..analysis import compare_versions, unbuilt
     from ..report.console import version_labels
     from ..report.results import print_comparison
 
@@ -169,33 +169,27 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed, location=location or "mean",
                             history=_history(click_ctx, store) if location == "auto" else None)
+    # B's benchmarks failed because B did not build: said under the table.
+    unbuilt_b = unbuilt(store, rows[0].b) if any(r.verdict == "failed" for r in rows) else None
     if fmt == "github":
         _github(rows, confidence=confidence, threshold=threshold, labels=version_labels(store.aliases()),
                 location=location)
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
                          labels=version_labels(store.aliases()), location=location)
-        if fmt == "table" and any(r.verdict == "failed" for r in rows):
-            _say_failed_build(store, rows[0].b, version_labels(store.aliases()))
+        if fmt == "table" and unbuilt_b is not None:
+            _say_failed_build(unbuilt_b, version_labels(store.aliases()))
     if any(r.verdict in ("regression", "failed") for r in rows):
         click_ctx.exit(ExitStatus.FOUND)
 
 
-def _say_failed_build(store, version: str, labels) -> None:
-    """One line under the table when B's benchmarks failed because B did not build."""
-    from rich.markup import escape
-
-    from ..report.campaign import build_cause
+def _say_failed_build(build, labels) -> None:
+    """One line under the table when B's benchmarks failed because B did not build (``build``)."""
     from ..report.console import console
+    from ..report.results import failed_build_line
 
-    from ..analysis import unbuilt
-
-    last = unbuilt(store, version)
-    if last is not None:
-        cause = build_cause(last.log_tail)
-        what = f" (exit {last.exit_code})" if last.exit_code is not None else f" ({last.status})"
-        console.print(f"[red]build failed[/red] at {escape(labels.get(version, version))}{what}"
-                      + (f": {escape(cause)}" if cause else "") + "; `regbench show --full` has the build's log.")
+    console.print(failed_build_line(labels.get(build.version, build.version), build.exit_code, build.log_tail)
+                  + "; `regbench show --full` has the build's log.")
 
 
 def _merge_base(click_ctx: click.Context, head: str, branch: str | None, *, stored: bool) -> str:

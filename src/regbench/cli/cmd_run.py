@@ -236,10 +236,12 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
         click.echo(f"interrupted: {n} run{'' if n == 1 else 's'} stored; run the same command again to resume",
                    err=True)
         raise click.exceptions.Exit(ExitStatus.INTERRUPTED) from None
+    # The recorded build of each version that did not build, the last failed one (the summary says why).
+    unbuilt = {b.version: b for b in store.builds() if b.status != "ok"}
     for name, result in results:
         if suite is not None:
             click.echo(f"configuration {name}:")
-        click.echo(campaign_summary(result, store_location(store)))
+        click.echo(campaign_summary(result, store_location(store), builds=unbuilt))
     if not all(result.ok for _, result in results):
         raise click.exceptions.Exit(ExitStatus.FAILED)
 

@@ -5,17 +5,16 @@ runs go on, and the paragraph that accounts for a campaign at its end (``regbenc
 
 from __future__ import annotations
 
-import re
-
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..failures import failure_cause, stderr_lines
+from ..failures import build_failure_cause, failure_cause
 from ..model import RUN_STATUSES
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..model import BuildInfo
     from ..run.campaign import CampaignResult
     from ..store import Store
 
@@ -63,9 +62,10 @@ class ProgressReporter:
             self.progress.update(self._builds, advance=1, current=version)
         if status != "ok":
             earlier = " (recorded earlier; --rebuild retries it)" if cached else ""
-            cause = build_cause(log_tail)
-            self.console.print(f"build of {version}: {status}{earlier}{f' ({cause})' if cause else ''}; "
-                               "its runs are skipped (`regbench show` has its log)", markup=False, highlight=False)
+            # The exit status is in the log's last line, regbench's note (the reporter is given no more).
+            self.console.print(f"build of {version}{earlier}: {build_failure_cause(status, None, log_tail)}; "
+                               "its runs are skipped (`regbench show --full` has its log)",
+                               markup=False, highlight=False)
 
     def trials_started(self, total: int, skipped: int) -> None:
         label = "run" if not skipped else f"run ({skipped} already stored)"
@@ -102,32 +102,6 @@ def store_location(store: Store) -> str:
             else store.engine.url.render_as_string(hide_password=True))
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-#: A compiler's diagnostic: ``File.java:[36,45]``, ``x.c:3:5:``, ``File.kt:(12, 3)``.
-_FILE_LINE = re.compile(r"\S\.\w+(?::\[?|\(|\[)\d+")
-_ERROR = re.compile(r"\berror\b|^error\[", re.IGNORECASE)
-
-
-def build_lines(log_tail: str | None) -> list[str]:
-    """What a build printed (the end that was kept), without regbench's notes, blank lines and
-    terminal colour codes (Maven writes them even to a file)."""
-    own, _ = stderr_lines(_ANSI.sub("", log_tail or ""))
-    return [line for line in own if line.strip()]
-
-
-def build_cause(log_tail: str | None, *, width: int = 160) -> str:
-    """Why a build failed, on one line: the builder's first error naming a file and line
-    (Maven: ``[ERROR] /src/X.java:[36,45] ';' expected``), else its first line saying error
-    (cargo: ``error[E0425]: ...``), else its last line; empty when it printed nothing.
-    Never regbench's own note (``build exit status 1``), which the exit code already says."""
-    lines = [line.strip() for line in build_lines(log_tail)]
-    if not lines:
-        return ""
-    errors = [line for line in lines if _ERROR.search(line)]
-    line = next((e for e in errors if _FILE_LINE.search(e)), errors[0] if errors else lines[-1])
-    return line if len(line) <= width else line[:width - 1] + "…"
-
-
 #: Causes listed at the end of a campaign, the most frequent first; the rest are counted.
 MAX_CAUSES = 8
 
@@ -155,9 +129,13 @@ def failure_lines(result: CampaignResult) -> list[str]:
     return lines
 
 
-def campaign_summary(result: CampaignResult, where: str) -> str:
+def campaign_summary(result: CampaignResult, where: str, *, builds: Mapping[str, BuildInfo] | None = None) -> str:
     """The one-paragraph account of a campaign printed at its end, then one line per cause of
-    its failed runs."""
+    its failed runs.
+
+    ``builds`` holds the recorded build of versions that did not build (by name): each gets a
+    line saying why (:func:`~regbench.failures.build_failure_cause`), as a failed run's cause is
+    said."""
     parts = [f"{result.counts.get('ok', 0)} ok"]
     parts += [f"{result.counts[s]} {s}" for s in RUN_STATUSES if s != "ok" and result.counts.get(s)]
     text = (f"Campaign {result.campaign_id} on {result.machine} (seed {result.seed}): "
@@ -176,6 +154,9 @@ def campaign_summary(result: CampaignResult, where: str) -> str:
         text += (f" {_n(len(result.builds_failed), 'version')} failed to build "
                  f"({', '.join(result.builds_failed)}); {_n(result.trials_unbuilt, 'run')} skipped.")
     text += f" Results are in {where}."
+    for v in result.builds_failed:
+        if builds and (b := builds.get(v)) is not None:
+            text += f"\nBuild of {v}: {build_failure_cause(b.status, b.exit_code, b.log_tail)}"
     for said in result.changed:
         text += f"\nDefinition changed: {said}."
     for said in result.weak:

@@ -33,8 +33,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
     from rich.markup import escape
 
     from ..model import iso_timestamp
-    from ..failures import failure_cause
-    from .campaign import build_cause, build_lines
+    from ..failures import build_lines, failure_cause
 
     retried = bool(inv.retried)  # failed runs run again with success since: counted apart
     # Runs of an earlier definition of their benchmark, out of every analysis: counted apart.
@@ -65,10 +64,7 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
                right=set(counts))
     labels = {vc.version.name: vc.tags[0] for vc in inv.versions if vc.tags}
     for b in inv.failed_builds:
-        cause = build_cause(b.log_tail)
-        console.print(f"[red]build failed[/red] at {escape(labels.get(b.version, b.version))}"
-                      + (f" in the build variant {escape(b.variant)}" if b.variant else "") + f" (exit {b.exit_code})"
-                      + (f": {escape(cause)}" if cause else ""))
+        console.print(failed_build_line(labels.get(b.version, b.version), b.exit_code, b.log_tail, variant=b.variant))
         if full and (lines := build_lines(b.log_tail)):
             console.print("\n".join("  " + escape(line) for line in lines), markup=True)
     shown = inv.runs if all_runs else inv.failed_runs
@@ -103,6 +99,21 @@ def print_inventory(inv: Inventory, *, all_runs: bool = False, full: bool = Fals
                       f"benchmark a tool reports, and of each measure) in {inv.location}")
     else:
         console.print(f"{len(inv.runs)} runs in {inv.location}")
+
+
+def failed_build_line(version: str, exit_code: int | None, log_tail: str | None, *, variant: str = "") -> str:
+    """``build failed at VERSION (exit status 2): x.c:3:5: error: ...`` in rich markup: how the
+    build ended (an exit status, a command that cannot start, the timeout: regbench's note,
+    :func:`~regbench.failures.build_note`), then the builder's error; ``regbench show`` and
+    ``compare`` say a failed build so."""
+    from rich.markup import escape
+
+    from ..failures import build_cause, build_note
+
+    note, cause = build_note(exit_code, log_tail), build_cause(log_tail)
+    return (f"[red]build failed[/red] at {escape(version)}"
+            + (f" in the build variant {escape(variant)}" if variant else "")
+            + (f" ({escape(note)})" if note else "") + (f": {escape(cause)}" if cause else ""))
 
 
 def _print_stderr_tails(runs, *, full: bool) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..failures import build_failure_cause
 from ..screening.base import DesignMatrix
 from ..screening.campaign import ScreenPoint, ScreenResult, SuiteCheck
 from ..screening.effects import EffectsResult, Type3Result
 from ..screening.levels import LevelAnova
 from ..screening.suite import SuiteValidation
-from .campaign import build_cause
 from .console import echo, emit_json, emit_table, finite, fmt_num
 
 
@@ -70,10 +70,9 @@ def emit_screen(result: ScreenResult, *, unit: str) -> None:
             if result.failed_earlier else "")
          + (f"; {result.retried} ran again for earlier runs that had failed" if result.retried else ""))
     for f in result.build_failures:
-        cause = build_cause(f.log_tail)
-        echo(f"not built (not run): {f.label}: build {f.status}"
+        echo(f"not built (not run): {f.label}"
              + (" (recorded earlier; --rebuild builds it again)" if f.cached else "")
-             + (f": {cause}" if cause else ""))
+             + f": build {build_failure_cause(f.status, None, f.log_tail)}")
     valid = sum(p.valid for p in result.points)
     for ve in result.effects:
         if ve.missing:
