@@ -66,7 +66,7 @@ def test_the_variables_regbench_sets_are_not_part_of_a_definition():
     import dataclasses
 
     from regbench.config import BenchmarkSpec
-    from regbench.run.campaign import definition
+    from regbench.run.definitions import definition
     from regbench.run.execute import FORKS_ENV, SELECT_ENV
 
     spec = BenchmarkSpec(name="b", kind="command", command=("java", "-jar", "b.jar"), env={"SIZE": "2"})

@@ -16,7 +16,7 @@ from projecttools import run_cli as run
 
 from regbench.cli.main import main
 from regbench.model import SUPERSEDED
-from regbench.run.campaign import definition, python_source_digest
+from regbench.run.definitions import definition, python_source_digest
 from regbench.store import Store
 from regbench.store import schema as t
 
@@ -191,7 +191,7 @@ def test_a_python_benchmarks_source_is_part_of_its_definition(tmp_path):
 def test_a_campaign_that_did_not_record_the_source_does_not_supersede(tmp_path, recorded_source):
     # Campaigns before the source was recorded: their definitions lack it, which is no change.
     from regbench.config import BenchmarkSpec
-    from regbench.run.campaign import changed_definitions
+    from regbench.run.definitions import changed_definitions
 
     folder = tmp_path / "benchmarks"
     folder.mkdir()

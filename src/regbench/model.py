@@ -346,6 +346,24 @@ class CampaignInfo:
             return {}
         return {name: b for name, b in benchmarks.items() if isinstance(b, dict)}
 
+    @property
+    def session(self) -> bool:
+        """Whether it is a session of ``compare --run``, ``bisect`` or ``detect --confirm``
+        (:data:`SESSION_SCHEDULE`), not a campaign of a history."""
+        return (self.plan or {}).get("schedule") == SESSION_SCHEDULE
+
+    @property
+    def definitions(self) -> dict[str, dict]:
+        """What each benchmark it ran runs, as recorded (:func:`regbench.run.definitions.definition`):
+        a campaign's in its :attr:`benchmark_plans`, a session's in its plan's ``definitions``
+        (sessions before they recorded them: none); empty without a plan."""
+        if self.session:
+            recorded = (self.plan or {}).get("definitions")
+            entries: dict = recorded if isinstance(recorded, dict) else {}
+        else:
+            entries = {name: b.get("definition") for name, b in self.benchmark_plans.items()}
+        return {name: d for name, d in entries.items() if isinstance(d, dict)}
+
 
 @dataclass(frozen=True)
 class BuildInfo:

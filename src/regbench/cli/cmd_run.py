@@ -172,7 +172,7 @@ def command(ctx, revisions, releases, benchmarks, seed, machine, runs, plan_kind
                 """The benchmarks whose definition this campaign changes (it supersedes their
                 runs): a plan derived from the runs of the old definition is stale (edited_plan).
                 Read once the store is known to hold plans (an older one is refused unchanged)."""
-                from ..run.campaign import changed_definitions
+                from ..run.definitions import changed_definitions
 
                 asked = {n.partition("/")[0] for n in benchmarks} | set(benchmarks)  # a tool's SPEC/REPORTED
                 chosen = [b for b in config.benchmarks if not benchmarks or b.name in asked]

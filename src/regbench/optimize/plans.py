@@ -160,7 +160,7 @@ class StalePlan:
     (``run --plan optimized`` runs the benchmark at its full configuration, :func:`plans_for_campaign`).
 
     A plan is stale too when its benchmark was **edited** (its definition changed,
-    :func:`regbench.run.campaign.changed_definitions`) since the campaign it was derived from: the
+    :func:`regbench.run.definitions.changed_definitions`) since the campaign it was derived from: the
     runs it came from are superseded (or are about to be, by the campaign that first runs the new
     definition), and they measured something else.  Such a plan is not run either, and is derived
     again from a campaign that ran the new definition at its full configuration.

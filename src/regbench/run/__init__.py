@@ -15,6 +15,8 @@ module                  job
 ``sequential``          :class:`~.sequential.Session`, ``compare --run``: pairs until settled
 ``duet``                duet runs: the two versions of a pair at once, each on its own CPU
 ``rerun``               whether a detected change can be run again here (bisect, confirm)
+``definitions``         what a benchmark runs, as campaigns and sessions record it; the runs a
+                        campaign supersedes when it changed, and takes back when it is reverted
 ``execute``             :func:`execute_run`: one run as one fresh process, classified
 ``process``             :func:`~.process.run_process`: start, time out, kill the group, reap
 ``worker``              the process that times a Python ``module:function`` benchmark

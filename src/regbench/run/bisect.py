@@ -193,7 +193,7 @@ def bisect(config: ProjectConfig, store: Store, good: str, bad: str, *, benchmar
     line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
                          duet=config.run.duet if duet is None else duet)
-    session = Session(config, store, setup, reporter=reporter,
+    session = Session(config, store, setup, reporter=reporter, specs=[spec],
                       plan={"bisect": {"good": history[0].short, "bad": history[-1].short, "benchmark": benchmark,
                                        "threshold": threshold, "alpha": alpha, "commits": len(line),
                                        "measure": measure or "time", "location": location}})
@@ -488,7 +488,7 @@ def bisect_failure(config: ProjectConfig, store: Store, good: str, bad: str, *, 
     spec, history = _bisected(config, benchmark, good, bad, noise, tools=True)
     line = history[1:]
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise)
-    session = Session(config, store, setup, reporter=reporter,
+    session = Session(config, store, setup, reporter=reporter, specs=[spec],
                       plan={"bisect": {"good": history[0].short, "bad": history[-1].short, "benchmark": benchmark,
                                        "failure": True, "runs": runs, "commits": len(line)}})
     with session, campaign_status(store, session.campaign_id):

@@ -54,6 +54,7 @@ from .core import (Executor, PlannedVersion, ReadyVersion, RunContext, Trial, Tr
                    Unfollowed, campaign_status, check_env_size, check_measure_units, default_cache_dir, instruction_counter_for,
                    plan_releases, plan_versions, prepare_version, record_versions, select_benchmarks, split_label,
                    store_dir, unfollowed_counts)
+from .definitions import changed_definitions, definition, definition_history, supersede_changed
 from .execute import FORKS_ENV, SELECT_ENV
 from .executor import LocalExecutor
 from .fingerprint import default_machine_name, machine_fingerprint
@@ -175,7 +176,8 @@ class CampaignResult:
     not_run: tuple[tuple[str, str], ...] = ()
     unfollowed: tuple[Unfollowed, ...] = ()
     #: The benchmarks whose definition (what they run) changed since the last campaign that ran
-    #: them on this machine and configuration: one sentence each (:func:`changed_definitions`).
+    #: them on this machine and configuration (or a session since): one sentence each
+    #: (:func:`~regbench.run.definitions.changed_definitions`).
     changed: tuple[str, ...] = ()
     #: What the configuration asks that the runs cannot deliver well: one sentence each
     #: (:func:`weak_settings`).
@@ -398,8 +400,8 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
         :func:`regbench.screening.suite_file.run_suite`) [default: the campaign's own].
     keep_old_runs : bool
         Where a benchmark's definition changed since the last campaign that ran it here
-        (:func:`changed_definitions`), keep its stored runs in the analyses and do not run
-        their versions again.  By default they are superseded
+        (:func:`~regbench.run.definitions.changed_definitions`), keep its stored runs in the
+        analyses and do not run their versions again.  By default they are superseded
         (:meth:`regbench.store.Store.supersede_runs`): an edited benchmark measures something
         else, and comparing its old runs with its new ones reports the edit as a change.
 
@@ -521,8 +523,9 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=fingerprint,
                                        command=command if command is not None else shlex.join(sys.argv),
                                        plan=plan)
-    changed = _supersede(store, specs, changes, recorded, keep_old_runs=keep_old_runs, config_name=config_name,
-                         machines=tuple(dict.fromkeys((machine, *remote))), campaign_id=campaign_id)
+    changed = supersede_changed(store, specs, changes, recorded, keep_old_runs=keep_old_runs,
+                                config_name=config_name, machines=tuple(dict.fromkeys((machine, *remote))),
+                                campaign_id=campaign_id)
     with contextlib.ExitStack() as cleanup:
         if executor is None:
             executor = cleanup.enter_context(LocalExecutor())
@@ -561,188 +564,6 @@ def weak_settings(specs: Sequence[BenchmarkSpec]) -> tuple[str, ...]:
                  f"batches of 5; it was validated from {AUTO_WARMUP_ITERATIONS} iterations on): give it "
                  f"iterations = {AUTO_WARMUP_ITERATIONS} or more, or a fixed warmup"
                  for s in specs if s.warmup_auto and s.iterations < AUTO_WARMUP_ITERATIONS)
-
-
-#: What a benchmark runs, as :func:`definition` keeps it: a change to any of these makes its
-#: runs measure something else.  How often it runs (runs, iterations, warm-up, min_time, a plan)
-#: is not its definition: each sample stays the time of one iteration.  ``source`` is the code of
-#: a Python benchmark's function where its module is in ``[project] benchmark_dir``
-#: (:func:`python_source_digest`).
-DEFINITION_FIELDS = ("kind", "command", "target", "source", "cwd", "env", "output", "unit", "format")
-
-
-def definition(spec: BenchmarkSpec, benchmark_dir: Path | None = None) -> dict:
-    """What ``spec`` runs (:data:`DEFINITION_FIELDS`), as a campaign's plan records it: the
-    variables of ``env`` by a digest of their values (a value may be a credential; the store
-    keeps no copy of it), and a Python benchmark's code in ``benchmark_dir`` by a digest of its
-    function's source."""
-    import hashlib
-
-    # Not the variables regbench sets itself (an optimized plan's forks, a split group's
-    # selection): how often a benchmark runs, not what.
-    env = {k: hashlib.sha256(v.encode()).hexdigest()[:16] for k, v in sorted(spec.env.items())
-           if k not in (FORKS_ENV, SELECT_ENV)}
-    out = {"command": list(spec.command), "target": spec.target, "cwd": spec.cwd, "env": env,
-           "output": spec.output, "unit": spec.unit, "format": spec.format, "kind": spec.kind}
-    if spec.kind == "python" and spec.target and benchmark_dir is not None:
-        source = python_source_digest(spec.target, benchmark_dir)
-        if source is not None:
-            out["source"] = source
-    return out
-
-
-def _supersede(store, specs: Sequence[BenchmarkSpec], changes: Sequence[DefinitionChange],
-               recorded: Mapping[str, list[tuple[int, dict]]], *, keep_old_runs: bool, config_name: str,
-               machines: tuple[str, ...], campaign_id: int) -> tuple[str, ...]:
-    """Before any run of campaign ``campaign_id`` is counted as stored: supersede the runs of the
-    benchmarks whose definition changed (their versions are then run again) and take back those
-    of earlier campaigns that ran the definition they have again; with ``keep_old_runs``, keep
-    them instead, and take back the runs that the previous campaign of a benchmark superseded.
-    One sentence for each benchmark concerned."""
-    out = []
-    for c in changes:
-        if keep_old_runs:
-            out.append(c.sentence(None))
-            continue
-        gone = store.supersede_runs([c.benchmark], config=config_name, machines=machines, campaign_id=campaign_id)
-        back = store.restore_runs([c.benchmark], config=config_name, machines=machines,
-                                  origins=c.origins) if c.origins else {}
-        out.append(c.sentence(gone.get(c.benchmark, 0), back.get(c.benchmark, 0)))
-    if keep_old_runs:
-        changed = {c.benchmark for c in changes}
-        for spec in specs:
-            ran = recorded.get(spec.name)
-            if spec.name in changed or not ran:
-                continue
-            back = store.restore_runs([spec.name], config=config_name, machines=machines, superseded_by=ran[-1][0])
-            if back.get(spec.name):
-                n = back[spec.name]
-                out.append(f"{spec.name}: its {n} run{'s' if n != 1 else ''} that campaign {ran[-1][0]} superseded are "
-                           "back in the analyses (--keep-old-runs)")
-    return tuple(out)
-
-
-def python_source_digest(target: str, benchmark_dir: Path) -> str | None:
-    """A digest of the source of the function ``target`` (``module:function``, or
-    ``module:Class.method``) where its module is a file of ``benchmark_dir``; None when it is not
-    there (a module of the project's own tree is part of each version, not of the benchmark's
-    definition) or cannot be parsed (its runs will say why).
-
-    The file is parsed, not imported: a benchmark module imports the project, which this process
-    may not have.  As asv versions a benchmark by its code, only the function's own code counts
-    (the helpers it calls do not): an edit elsewhere in the file does not supersede every other
-    benchmark of it.  The digest is of the function's syntax tree without its docstrings, so
-    comments, blank lines, formatting and docstrings are not part of it (a probe: a comment
-    edited superseded every run of the benchmark).
-    """
-    import ast
-    import hashlib
-
-    module, _, qualname = target.partition(":")
-    base = Path(benchmark_dir, *module.split("."))
-    path = next((p for p in (base.with_name(base.name + ".py"), base / "__init__.py") if p.is_file()), None)
-    if path is None or not qualname:
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-        body: list[ast.stmt] = ast.parse(text).body
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
-    node: ast.stmt | None = None
-    for part in qualname.split("."):
-        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                     and n.name == part), None)
-        if node is None:
-            return None
-        body = getattr(node, "body", [])
-    if node is None:
-        return None
-    for inner in ast.walk(node):  # docstrings: a string alone first in a body
-        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and inner.body \
-                and isinstance(inner.body[0], ast.Expr) and isinstance(inner.body[0].value, ast.Constant) \
-                and isinstance(inner.body[0].value.value, str):
-            inner.body = inner.body[1:] or [ast.Pass()]
-    # Without line and column attributes: where the code sits in the file is not what it runs.
-    return hashlib.sha256(ast.dump(node, include_attributes=False).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class DefinitionChange:
-    """A benchmark whose definition (what it runs) changed since campaign ``since`` ran it on this
-    machine and configuration (:func:`changed_definitions`): its ``fields`` differ.  ``origins``
-    are the earlier campaigns that ran the definition it has again (an edit reverted): their runs
-    are taken back."""
-
-    benchmark: str
-    fields: tuple[str, ...]
-    since: int
-    origins: tuple[int, ...] = ()
-
-    def sentence(self, superseded: int | None, restored: int = 0) -> str:
-        """What the campaign that first runs the new definition says: with ``superseded``, how
-        many runs it superseded (None: kept, ``run --keep-old-runs``), and how many of the
-        ``origins``' it took back."""
-        head = f"{self.benchmark}: its {', '.join(self.fields)} changed since campaign {self.since}, which ran it"
-        if superseded is None:
-            return (f"{head}: the runs stored before measure the old one and were kept (--keep-old-runs), "
-                    "the versions they cover are not run again, and analyses compare them with the new runs")
-        back = (f"; {restored} run{'s' if restored != 1 else ''} of earlier campaigns that ran the definition it has "
-                f"again ({', '.join(map(str, self.origins))}) are back in the analyses") if restored else ""
-        if superseded == 0:
-            return f"{head}: no run of the old one was stored here{back}"
-        return (f"{head}: its {superseded} run{'s' if superseded != 1 else ''} stored before measure the old "
-                f"one and are superseded (kept in the store, out of every analysis){back}; the versions this "
-                "campaign runs are measured again. If the edit does not change what is measured, the next "
-                "`regbench run --keep-old-runs` takes them back")
-
-
-def definition_history(store, *, machine: str, config_name: str) -> dict[str, list[tuple[int, dict]]]:
-    """Per benchmark, ``(campaign id, definition)`` of every campaign that ran it on ``machine``
-    and ``config_name`` and recorded what it ran, oldest first (campaigns before the plans
-    recorded definitions, and sessions, whose plans list names alone, are not there)."""
-    out: dict[str, list[tuple[int, dict]]] = {}
-    for c in store.campaigns():
-        plan = c.plan or {}
-        if c.machine != machine or plan.get("config", DEFAULT_CONFIG) != config_name:
-            continue
-        for name, b in c.benchmark_plans.items():
-            if isinstance(b.get("definition"), dict):
-                out.setdefault(name, []).append((c.id, b["definition"]))
-    return out
-
-
-def definition_differences(before: dict, now: dict) -> tuple[str, ...]:
-    """The :data:`DEFINITION_FIELDS` in which two recorded definitions differ; ``source`` only
-    where both recorded it (campaigns before it was kept did not)."""
-    return tuple(f for f in DEFINITION_FIELDS
-                 if before.get(f) != now.get(f) and (f != "source" or (f in before and f in now)))
-
-
-def changed_definitions(store, specs: Sequence[BenchmarkSpec], *, machine: str, config_name: str,
-                        benchmark_dir: Path | None = None,
-                        history: Mapping[str, list[tuple[int, dict]]] | None = None) -> tuple[DefinitionChange, ...]:
-    """The benchmarks of ``specs`` whose definition differs from the one the last campaign that
-    ran them on ``machine`` and ``config_name`` recorded (:func:`definition_history`, read here
-    unless given; a field that campaign did not record, as ``source`` before it was kept, is not
-    compared).  A campaign skips the versions whose runs are stored, so after an edit those runs
-    would measure the old definition while new versions measure the new one, and every analysis
-    would compare the two: the campaign supersedes them
-    (:meth:`regbench.store.Store.supersede_runs`) and says so, once, at the campaign that
-    changed it.  Each change names the earlier campaigns that ran the definition it has again."""
-    if history is None:
-        history = definition_history(store, machine=machine, config_name=config_name)
-    out = []
-    for spec in specs:
-        ran = history.get(spec.name)
-        if not ran:
-            continue
-        campaign_id, before = ran[-1]
-        now = definition(spec, benchmark_dir)
-        fields = definition_differences(before, now)
-        if fields:
-            origins = tuple(cid for cid, d in ran[:-1] if not definition_differences(d, now))
-            out.append(DefinitionChange(spec.name, fields, campaign_id, origins))
-    return tuple(out)
 
 
 @dataclass(frozen=True)

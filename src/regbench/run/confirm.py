@@ -166,7 +166,8 @@ def confirm_changes(config: ProjectConfig, store: Store, changes: Sequence[Chang
                                         for r in group],
                             "compare_as": options.compare_as, "threshold": rule.threshold, "alpha": rule.alpha, "budget": rule.budget,
                             "max_pairs": rule.max_n}}
-        session = Session(config, store, setup, reporter=reporter, plan=plan)
+        session = Session(config, store, setup, reporter=reporter, plan=plan,
+                          specs=list({r.spec.name: r.spec for r in group}.values()))
         settled: dict[tuple, Settled] = {}
         with session, campaign_status(store, session.campaign_id):
             for r in group:

@@ -41,6 +41,7 @@ from ..stats.modepairs import ModeMatch, match_modes
 from .core import (PlannedVersion, ReadyVersion, RunContext, Trial, TrialRunner, auto_warmup, campaign_status,
                    check_env_size, check_measures, default_cache_dir, prepare_version, record_versions,
                    select_benchmarks)
+from .definitions import definition
 from .duet import DuetCores, DuetExecutor, duet_cores
 from .execute import RunOutcome
 from .executor import LocalExecutor
@@ -277,14 +278,18 @@ class Session:
         Where runs are stored, the seed, worktrees, noise control.
     plan : dict
         Recorded with the campaign (what the session is for).
+    specs : sequence of BenchmarkSpec
+        The benchmarks it runs: their definitions are recorded with it (``plan["definitions"]``,
+        :func:`regbench.run.definitions.definition`), so that the next campaign knows what its
+        runs measured (:func:`regbench.run.definitions.changed_definitions`).
     reporter : SessionReporter, optional
     clock : callable
         Seconds, monotonic (injectable for tests of the budget).
     """
 
     def __init__(self, config: ProjectConfig, store: Store, setup: SessionSetup = SessionSetup(), *,
-                 plan: dict | None = None, reporter: SessionReporter | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 plan: dict | None = None, specs: Sequence[BenchmarkSpec] = (),
+                 reporter: SessionReporter | None = None, clock: Callable[[], float] = time.monotonic):
         self.config, self.store = config, store
         self.seed = int(setup.seed) if setup.seed is not None else secrets.randbits(32)
         self.rng = np.random.default_rng(self.seed)
@@ -306,6 +311,7 @@ class Session:
             seed=self.seed, machine=machine, fingerprint=machine_fingerprint(),
             command=setup.command if setup.command is not None else shlex.join(sys.argv),
             plan=dict(plan or {}, schedule=SCHEDULE, config=setup.config_name,
+                      definitions={s.name: definition(s, config.benchmark_dir) for s in specs},
                       noise={**noise.to_json(), **noise_facts},
                       duet=(list(self.duet.cores) if self.duet.usable else self.duet.reason)
                       if self.duet is not None else None))
@@ -677,7 +683,7 @@ def compare_live(config: ProjectConfig, store: Store, a: str, b: str, *, benchma
     setup = SessionSetup(machine, config_name, seed, cache_dir, command, rebuild, noise,
                          duet=config.run.duet if duet is None else duet)
     rule = StopRule(threshold, alpha, budget, max_pairs, min_pairs)
-    session = Session(config, store, setup, reporter=reporter,
+    session = Session(config, store, setup, reporter=reporter, specs=specs,
                       plan={"a": ca[0].short, "b": cb[0].short, "threshold": threshold, "alpha": alpha,
                             "by_mode": by_mode, "measure": measure or "time", "location": location,
                             "budget": budget, "max_pairs": max_pairs, "benchmarks": [s.name for s in specs]})

@@ -1000,9 +1000,10 @@ class Store:
             return {(b, v, int(i)) for b, v, i in conn.execute(q)}
 
     def supersede_runs(self, benchmarks: Iterable[str], *, config: str, machines: Iterable[str],
-                       campaign_id: int) -> dict[str, int]:
+                       campaign_id: int, keep: Iterable[int] = ()) -> dict[str, int]:
         """Mark the runs of the configured ``benchmarks`` on ``config`` and ``machines`` stored
-        outside campaign ``campaign_id`` as :data:`~regbench.model.SUPERSEDED`, and drop the
+        outside campaign ``campaign_id`` (and outside the campaigns ``keep``, which ran the
+        definition the benchmark has now) as :data:`~regbench.model.SUPERSEDED`, and drop the
         saved detector states of their series, in one transaction; return how many runs each
         benchmark had marked (those with none left out).
 
@@ -1015,7 +1016,8 @@ class Store:
         (:meth:`existing_run_keys` with ``superseded_only`` tells them).  A detector's saved state holds
         their statistics, so it goes too: the next pass searches those series whole.
         """
-        terms = (t.run.c.status != SUPERSEDED, sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id != campaign_id))
+        outside = [campaign_id, *keep]
+        terms = (t.run.c.status != SUPERSEDED, sa.or_(t.run.c.campaign_id.is_(None), t.run.c.campaign_id.not_in(outside)))
         # The status it had and the campaign that superseded it are kept (schema 0023), so that
         # restore_runs can take it back; the SET's right-hand side reads the row as it was.
         return self._mark_runs(benchmarks, config, machines, terms,
