@@ -142,3 +142,48 @@ def test_build_failure_cause_says_a_build_as_failure_cause_says_a_run(status, co
     from regbench.failures import build_failure_cause
 
     assert build_failure_cause(status, code, log) == said
+
+
+# ------------------------------------------ 3. the pull-request comment of a PR whose build fails
+def test_the_github_comment_says_why_b_did_not_build(tmp_path, capsys):
+    # A probe: the comment said `**failed** (no run of B ok)` and left out the builder's error line
+    # that the table prints under it.
+    from projecttools import run_cli
+
+    ok = [sys.executable, "-c", "pass"]
+    cfg = _build_project(tmp_path, ok)
+    run_cli(cfg, capsys, "run", "--versions", "HEAD~1")
+    # The builder's line holds what Markdown would read: a backtick, a |, emphasis and a tag.
+    broken = [sys.executable, "-c", "import sys; sys.exit(print('src.c:12: error: `x` | *y* <b>', file=sys.stderr) or 2)"]
+    cfg.write_text(cfg.read_text().replace(json_list(ok), json_list(broken)))
+    run_cli(cfg, capsys, "run", "--versions", "HEAD", code=4)
+    head = _sha(cfg, "HEAD")
+    out = run_cli(cfg, capsys, "compare", "HEAD~1", "HEAD", "--format", "github", code=1)
+    lines = out.splitlines()
+    said = f"{head} did not build: ``failed (exit status 2): src.c:12: error: `x` | *y* <b>``."
+    assert said in lines
+    assert lines.index(said) < lines.index("<details><summary>All 1 benchmark, the worst change first</summary>")
+    assert "**failed** (no run of B ok)" in out  # the benchmark's row as before
+    # Once B builds, the line goes.
+    cfg.write_text(cfg.read_text().replace(json_list(broken), json_list(ok)))
+    run_cli(cfg, capsys, "run", "--versions", "HEAD", "--rebuild")
+    out = run_cli(cfg, capsys, "compare", "HEAD~1", "HEAD", "--format", "github")
+    assert "did not build" not in out and "**failed**" not in out
+
+
+def json_list(argv: list[str]) -> str:
+    import json
+
+    return json.dumps(argv)
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("plain", "`plain`"),
+    ("a `b` c", "``a `b` c``"),
+    ("``x``", "``` ``x`` ```"),  # a text that starts or ends with a backtick is padded
+    ("*a* | <b>\n  _c_", "`*a* | <b> _c_`"),  # one line; nothing in it is read as Markdown
+])
+def test_code_span_shows_any_text_as_it_is(text, span):
+    from regbench.report.github import code_span
+
+    assert code_span(text) == span

@@ -169,11 +169,11 @@ def command(click_ctx, a, b, base, base_branch, threshold, benchmark, config_nam
     rows = compare_versions(store, a, b, benchmark=benchmark, config=config_name, machine=machine,
                             threshold=threshold, confidence_level=confidence, rng=seed, location=location or "mean",
                             history=_history(click_ctx, store) if location == "auto" else None)
-    # B's benchmarks failed because B did not build: said under the table.
+    # B's benchmarks failed because B did not build: said under the table and in the comment.
     unbuilt_b = unbuilt(store, rows[0].b) if any(r.verdict == "failed" for r in rows) else None
     if fmt == "github":
         _github(rows, confidence=confidence, threshold=threshold, labels=version_labels(store.aliases()),
-                location=location)
+                location=location, unbuilt=unbuilt_b)
     else:
         print_comparison(rows, confidence=confidence, threshold=threshold, fmt=fmt,
                          labels=version_labels(store.aliases()), location=location)
@@ -235,14 +235,16 @@ def _history(click_ctx: click.Context, store):
     return history_of(store, config)
 
 
-def _github(rows, *, confidence: float, threshold: float, labels=None, location: str | None = None) -> None:
+def _github(rows, *, confidence: float, threshold: float, labels=None, location: str | None = None,
+            unbuilt=None) -> None:
     """``--format github``: the Markdown comment on stdout, and appended to ``$GITHUB_STEP_SUMMARY``."""
     import os
 
     from ..errors import ConfigError
     from ..report.github import comparison_markdown
 
-    text = comparison_markdown(rows, confidence=confidence, threshold=threshold, labels=labels, location=location)
+    text = comparison_markdown(rows, confidence=confidence, threshold=threshold, labels=labels, location=location,
+                               unbuilt=unbuilt)
     click.echo(text, nl=False)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

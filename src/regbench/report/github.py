@@ -2,8 +2,9 @@
 
 A verdict line first (``2 regressions, 1 improvement, 40 unchanged``), under an icon that says
 whether the gate failed (``:x:``), passed (``:white_check_mark:``), or passed while benchmarks
-could not be decided (``:warning:``, ``:grey_question:`` when none could), then every benchmark in
-a collapsible ``<details>`` table, the worst change first, each change with its interval.  The
+could not be decided (``:warning:``, ``:grey_question:`` when none could), then why B did not build
+when it did not (its benchmarks are ``failed``), then every benchmark in a collapsible
+``<details>`` table, the worst change first, each change with its interval.  The
 same text serves as the GitHub Actions job summary (``GITHUB_STEP_SUMMARY``); writing it is the
 command's job, this module only renders.
 """
@@ -11,13 +12,16 @@ command's job, this module only renders.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..failures import build_failure_cause
 from ..notify.markdown import cell
 
 if TYPE_CHECKING:
     from ..analysis import BenchmarkComparison
+    from ..model import BuildInfo
 
 #: How the verdicts are counted in the verdict line, in its order (singular, plural).
 _COUNTED = {"failed": ("failed", "failed"), "regression": ("regression", "regressions"),
@@ -76,11 +80,25 @@ def worse_first(rows: Sequence[BenchmarkComparison]) -> list[BenchmarkComparison
     return sorted(rows, key=key)
 
 
+def code_span(text: str) -> str:
+    """``text`` on one line as a Markdown code span, shown as it is whatever it holds (``*``,
+    ``_``, ``<``, ``[``): its fence is one backtick longer than the longest run of backticks in
+    it, and a space pads a text that starts or ends with one (CommonMark, "Code spans")."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: float, threshold: float,
-                        labels: Mapping[str, str] | None = None, location: str | None = None) -> str:
+                        labels: Mapping[str, str] | None = None, location: str | None = None,
+                        unbuilt: BuildInfo | None = None) -> str:
     """The comment: a heading with the verdict line, then the table in ``<details>``.
 
     With ``location`` (``compare --location``), a column names what each run contributed.
+    With ``unbuilt``, B's failed build (its benchmarks are ``failed``), a line under the heading
+    says why it failed, as the table of ``compare`` does: how it ended and the builder's error
+    (:func:`~regbench.failures.build_failure_cause`), as a code span.
 
     Cells from the store (benchmark, configuration and machine names, version names) are
     escaped for a Markdown table: a ``|`` in a benchmark's name stays in its cell.  Versions are
@@ -99,7 +117,10 @@ def comparison_markdown(rows: Sequence[BenchmarkComparison], *, confidence: floa
     located = ["location"] if location is not None else []
     header = ["benchmark", *shown, cell(a), cell(b), "change", f"{confidence:.0%} CI", "runs", *located, "verdict"]
     align = ["---", *["---"] * len(shown), "---:", "---:", "---:", "---:", "---:", *["---"] * len(located), "---"]
-    lines = [f"### {icon} regbench: {headline}{verdict_line(rows)}", "", *([note, ""] if note else []),
+    built = ([f"{cell(b)} did not build: "
+              f"{code_span(build_failure_cause(unbuilt.status, unbuilt.exit_code, unbuilt.log_tail))}.", ""]
+             if unbuilt is not None else [])
+    lines = [f"### {icon} regbench: {headline}{verdict_line(rows)}", "", *([note, ""] if note else []), *built,
              f"{cell(b)} against {cell(a)}: change of {compared_statistic(rows, location)}, "
              f"{confidence:.0%} bootstrap interval over runs, threshold {threshold:.1%}.", "",
              "<details><summary>All " + (f"{len(rows)} benchmarks" if len(rows) != 1 else "1 benchmark")
