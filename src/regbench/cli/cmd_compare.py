@@ -232,7 +232,7 @@ def _history(click_ctx: click.Context, store):
         config = click_ctx.obj.config_if_any()
     except ConfigError:
         config = None  # a reading command works without a valid configuration: every version
-    return history_of(store, config)
+    return history_of(store, config, shallow_ok=True)  # a statistic chosen from it, nothing marked checked
 
 
 def _github(rows, *, confidence: float, threshold: float, labels=None, location: str | None = None,

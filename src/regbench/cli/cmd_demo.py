@@ -52,5 +52,5 @@ def write_demo_report(outcome) -> None:
 
     config = load_config(outcome.demo.config_path)
     with Store(outcome.store_path, create=False) as store:
-        dash = Dashboard(store, project=config.name, url=config.url).load()
+        dash = Dashboard(store, project=config.name, url=config.url, config=config).load()
         print_report_written(write_report(dash, outcome.demo.root / "report"))

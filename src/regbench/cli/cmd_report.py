@@ -26,5 +26,6 @@ def command(ctx, directory: str, diagnosis: bool) -> None:
 
     config = ctx.config_if_any()
     store = ctx.open_store(create=False, config=config)
-    dash = Dashboard(store, project=config.name if config else "regbench", url=config.url if config else None).load()
+    dash = Dashboard(store, project=config.name if config else "regbench", url=config.url if config else None,
+                     config=config).load()
     print_report_written(write_report(dash, directory, diagnosis=diagnosis))

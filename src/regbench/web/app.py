@@ -71,6 +71,7 @@ class Site:
     url: str | None = None
     secure_cookies: bool = False
     revisions: RevisionResolver | None = None
+    config: ProjectConfig | None = None
     store: Store | None = None
     dash: Dashboard | None = None
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> SHA-256 of the token's secret
@@ -106,7 +107,7 @@ class Site:
         with self.lock:
             if self.store is None:
                 self.store = Store(self.location, create=False, patience=PATIENCE, revisions=self.revisions)
-                self.dash = Dashboard(self.store, project=self.project, url=self.url)
+                self.dash = Dashboard(self.store, project=self.project, url=self.url, config=self.config)
             return self.store
 
     def dashboard(self) -> Dashboard:
@@ -185,10 +186,11 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         as the command line does (:func:`regbench.run.versions.revision_resolver`).  Without it,
         versions are named by their stored names, tags and branches recorded, and prefixes.
     config : ProjectConfig, optional
-        The project's configuration, for detection after each submission (``settings.detect``):
-        the branch whose first-parent line is the history, and the ``[[notify]]`` sinks.
+        The project's configuration: the branch whose first-parent line is the history the
+        pages show (:class:`~regbench.web.data.Dashboard`) and detection after each submission
+        (``settings.detect``) reads, and the ``[[notify]]`` sinks.
     """
-    site = Site(location, project=project, url=url, secure_cookies=secure_cookies, revisions=revisions)
+    site = Site(location, project=project, url=url, secure_cookies=secure_cookies, revisions=revisions, config=config)
     settings = settings or ServeSettings()
     after_submit = DetectAfterSubmit(site.open_store, config, notify=settings.notify) if settings.detect else None
 

@@ -37,6 +37,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,6 +45,9 @@ from ..analysis import ExperimentSummary, summarize_series
 from ..errors import NotFoundError
 from ..model import Alert, MachineEvidence, Series, version_labels
 from ..store import Store
+
+if TYPE_CHECKING:
+    from ..config import ProjectConfig
 
 FORMAT_VERSION = 1
 #: Series per ``spark/K`` payload: one overview page's worth.
@@ -122,11 +126,18 @@ class Dashboard:
         The project's name, shown in the page titles.
     url : str, optional
         The repository's web page (``[project] url``): commits are linked under it.
+    config : ProjectConfig, optional
+        The project's configuration: the series are read as the history ``regbench detect``
+        reads (:func:`regbench.pipeline.history_of`: versions on the first-parent line of
+        ``[project] branch``, the runs of sessions left out), so that a pull request's commits
+        are not drawn in the branch's line nor compared as its newest versions (a probe).
+        Without it, every version in stored order, the runs of sessions left out.
     """
 
     store: Store
     project: str = "project"
     url: str | None = None
+    config: ProjectConfig | None = None
     series: list[SeriesData] = field(default_factory=list)
     by_id: dict[str, SeriesData] = field(default_factory=dict)
     of_benchmark: dict[str, list[SeriesData]] = field(default_factory=dict)
@@ -142,6 +153,7 @@ class Dashboard:
 
     def load(self) -> Dashboard:
         """Read the store and compute every series' estimates and state (again when it changed)."""
+        from ..pipeline import history_of
         from ..store.alerts import list_alerts
 
         with self._lock:
@@ -149,12 +161,15 @@ class Dashboard:
             if now == self.fingerprint and self.generated:
                 return self
             alerts = list_alerts(self.store)
-            stored = self.store.versions()
+            # A shallow clone is read as it is (its line may leave old versions out): a dashboard
+            # marks nothing checked, and a report made in CI must not stop for it.
+            history = history_of(self.store, self.config, shallow_ok=True)
+            stored = history.versions()
             commits = {v.name: v.commit for v in stored}
             # A version is shown by its tag where it has one (v1.2.0, not a short sha), as the
             # command line shows it; links and URLs keep its stored name.
             self.labels = version_labels(self.store.aliases())
-            loaded = self.store.load_series()
+            loaded = history.load_series()
             summaries = summarize_series(loaded, confidence_level=CONFIDENCE, robust=False)
             by_series: dict[tuple[str, str, str], list[ExperimentSummary]] = {}
             for summ in summaries:
