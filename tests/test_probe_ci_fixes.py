@@ -4,6 +4,7 @@ early, the reason of a failed build, the pull-request comment of a PR whose buil
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -187,3 +188,38 @@ def test_code_span_shows_any_text_as_it_is(text, span):
     from regbench.report.github import code_span
 
     assert code_span(text) == span
+
+
+# --------------------------------------------------- 4. n_opt is a count of iterations to make
+def test_summary_shows_n_opt_rounded_up_and_at_least_1_and_json_the_real_optimum(tmp_path, capsys):
+    # A probe: `sort ... impact 11.3, n_opt 0`: an optimum below 0.5 was rounded to 0 iterations.
+    import json
+
+    from regbench.cli.main import main
+
+    rng = np.random.default_rng(1)
+    with Store(tmp_path / "r.db") as store:
+        # Runs far apart, iterations alike: n_opt = sqrt(w S_sigma^2 / rho^2) is about 0.015.
+        store.add_runs([RunRecord("wide", "v1", r, rng.normal(1.0 + 0.5 * r, 0.01, 10)) for r in range(4)])
+        # Runs about as apart as their iterations predict: n_opt is about 1.9.
+        store.add_runs([RunRecord("mid", "v1", r, rng.normal(1.0 + 0.02 * (r % 2), 0.03, 10)) for r in range(4)])
+    args = ["--store", str(tmp_path / "r.db"), "summary", "--warmup-cost", "1"]
+    capsys.readouterr()
+    assert main([*args, "--format", "json"]) == 0
+    exact = {d["benchmark"]: d["n_opt"] for d in json.loads(capsys.readouterr().out)}
+    assert exact["wide"] < 0.5 and 1 < exact["mid"] < 2  # the real optima, full precision
+    assert main(args) == 0
+    shown = {line.split()[0]: line.split()[-1] for line in capsys.readouterr().out.splitlines()
+             if line.split()[:1] in (["wide"], ["mid"])}
+    assert shown == {"wide": "1", "mid": "2"}
+    assert all(shown[b] == str(max(1, math.ceil(n))) for b, n in exact.items())
+
+
+@pytest.mark.parametrize(("n_opt", "shown"), [
+    (0.01, "1"), (0.49, "1"), (1.0, "1"), (1.2, "2"), (2.3, "3"), (3.0000000000000004, "3"), (1234.5, "1,235"),
+    (math.inf, "∞"), (math.nan, "—"), (None, "—"),
+])
+def test_fmt_repetitions_rounds_up_to_at_least_1(n_opt, shown):
+    from regbench.report.units import fmt_repetitions
+
+    assert fmt_repetitions(n_opt) == shown

@@ -28,7 +28,8 @@ def command(ctx, benchmark, version_name, config_name, confidence, warmup_cost, 
                 variance components (Kalibera et al. 2005, s.3.1, formula 4)
     robust      the same on medians of resampled run means (Kalibera et al. 2005, s.4.2)
     impact      spread of run means / spread within-run noise alone would give (~1: runs alike)
-    n_opt       iterations per run minimising (w + n) m for the same precision
+    n_opt       iterations per run minimising (w + n) m for the same precision (rounded up, at
+                least 1; --format json gives the real optimum)
     """
     from ..analysis import summarize
     from ..report.console import version_labels

@@ -173,7 +173,7 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
         return
     from rich.markup import escape
 
-    from .units import display_unit, fmt_count, fmt_interval, fmt_scaled
+    from .units import display_unit, fmt_count, fmt_interval, fmt_repetitions, fmt_scaled
 
     # One unit per benchmark (ns, us, ms, s for times), so that its versions read against each other.
     means: dict[str, list[float]] = {}
@@ -205,7 +205,7 @@ def print_summary(rows: Sequence[ExperimentSummary], *, confidence: float, fmt: 
                       escape(fmt_interval(p.mean, p.half_width, unit)),
                       fmt_pct(p.relative_half_width, sign=False),
                       escape(fmt_interval(q.mean, q.half_width, unit)) if q else "—",
-                      fmt_num(p.impact_factor), fmt_count(p.n_opt),
+                      fmt_num(p.impact_factor), fmt_repetitions(p.n_opt),
                       *([escape(fmt_scaled(r.pooled_mean, unit)) if r.pooled_mean is not None else ""]
                         if pooled else [])])
     emit_table(f"Summary ({confidence:.0%} confidence)", columns, table,
