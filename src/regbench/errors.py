@@ -8,6 +8,7 @@
      ├── StoreError               the results store cannot be opened or is inconsistent
      │    └── DuplicateRunError      a run with the same key is already stored
      ├── VersionError             a git revision cannot be resolved or checked out
+     ├── ExecutorLostError        the executor lost its cluster (the Dask scheduler) before its runs came back
      ├── NotFoundError            a benchmark, version or other named thing is not in the store
      ├── AlertError               an alert cannot take the status asked for
      ├── SinkError                a notification sink could not deliver
@@ -148,6 +149,17 @@ class DuplicateRunError(StoreError):
 
 class VersionError(RegbenchError):
     """A version (git revision, range) cannot be resolved or checked out."""
+
+
+class ExecutorLostError(RegbenchError):
+    """The executor lost what makes its runs (the connection to the Dask scheduler) before every
+    run came back.
+
+    Not a failure of any run: the runs that came back are stored, those that did not leave
+    nothing, and the campaign is marked ``interrupted`` as after Ctrl-C
+    (:func:`regbench.run.core.campaign_status`), so that the same command, once the cluster is
+    back, makes exactly the runs missing.
+    """
 
 
 class NotFoundError(RegbenchError):

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..adapters.base import ToolRun, without_metric
 from ..config import BenchmarkSpec, NoiseControl, ProjectConfig
-from ..errors import ConfigError, DuplicateRunError
+from ..errors import ConfigError, DuplicateRunError, ExecutorLostError
 from ..locks import locked_folder
 from ..model import RunRecord, ToolTiming, VersionInfo, measure_series, tool_series
 from . import measures as _measures
@@ -796,7 +796,8 @@ def check_measure_units(store: Store, specs: Sequence[BenchmarkSpec], counter: s
 @contextlib.contextmanager
 def campaign_status(store: Store, campaign_id: int) -> Iterator[None]:
     """Mark a campaign (or session) ``finished`` when the block ends, ``interrupted`` on Ctrl-C
-    and ``failed`` on any other exception, which then propagates unchanged.
+    or when the executor lost its cluster (:class:`~regbench.errors.ExecutorLostError`: the same
+    command resumes it), and ``failed`` on any other exception, which then propagates unchanged.
 
     Before the block, what campaigns killed on this machine left behind (their runs' scratch
     folders, their ramdisk copies) is removed (:func:`regbench.run.scratch.remove_stale`); the
@@ -806,7 +807,7 @@ def campaign_status(store: Store, campaign_id: int) -> Iterator[None]:
     remove_stale_scratch()
     try:
         yield
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExecutorLostError):
         _finish_quietly(store, campaign_id, "interrupted")
         raise
     except BaseException:

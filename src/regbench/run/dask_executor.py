@@ -21,7 +21,10 @@ process and a run is stored once:
   too (``KilledWorker``): each task tells the client when it starts on a worker (a worker
   event), and one given up on that did not run in that many deaths is submitted again;
 - a worker that joins late gets tasks still waiting;
-- ``KeyboardInterrupt`` cancels the tasks not yet done.
+- ``KeyboardInterrupt`` cancels the tasks not yet done;
+- a lost scheduler (Dask cancels every future of a client that lost its connection) is not any
+  run's failure: nothing is stored for the runs not back, and :class:`ExecutorLostError` stops
+  the campaign, marked ``interrupted`` as after Ctrl-C, for the same command to resume.
 
 Tags (seed 002 s.2: Skoll gives a client only tasks compatible with it, "with the OS running on
 the client machine"): a benchmark's ``requires = ["hyperfine"]`` makes its tasks need one unit of
@@ -53,8 +56,11 @@ one ``--jobs`` gives.  Detection tasks hold no ``benchmark`` resource.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import contextlib
 import dataclasses
 import itertools
+import logging
 import os
 import time
 import uuid
@@ -63,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ExecutorLostError
 from ..model import utcnow
 from ..config import BenchmarkSpec
 from .core import Executor, RunRequest, Started
@@ -260,6 +266,8 @@ class DaskExecutor(Executor):
         self._tokens = itertools.count()
         self._starts: collections.Counter[str] = collections.Counter()
         self._subscribed = False
+        self._disconnected = False  # the client lost its scheduler (:meth:`_stopped`)
+        self.address = scheduler or str(getattr(client.scheduler, "address", "") or "(the client's)")
 
     def workers(self) -> list[WorkerInfo]:
         """Every worker the scheduler knows now."""
@@ -384,13 +392,35 @@ class DaskExecutor(Executor):
                         pending.add(again)
                         continue
                     outcome = lost
+                except concurrent.futures.CancelledError as exc:  # distributed's FutureCancelledError too
+                    # Not the run's failure: Dask cancels every future of a client that lost its
+                    # scheduler (a scheduler killed or restarted, a network cut), the queued ones
+                    # as well as the one running.  Stored as failed runs they would count as done
+                    # and only --retry-failed would make them: a run that did not come back is not
+                    # stored, and the campaign stops as interrupted, to be resumed.
+                    raise self._stopped(exc, 1 + len(waiting)) from None
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
                                              + " ".join(str(exc).split())[:300])
                 yield task.request, outcome
         except BaseException:
-            self.client.cancel(list(waiting))
+            if not self._disconnected:  # else nothing to ask: the client cancelled them all
+                self.client.cancel(list(waiting))
             raise
+
+    def _stopped(self, exc: concurrent.futures.CancelledError, left: int) -> ExecutorLostError:
+        """The one-line error of a run's task cancelled with ``left`` runs not back."""
+        reason = getattr(exc, "reason", None)  # distributed >= 2024.9 says why
+        self._disconnected = reason == "scheduler-connection-lost" or self.client.status != "running"
+        runs = f"{left} run{'' if left == 1 else 's'}"
+        if self._disconnected:
+            return ExecutorLostError(
+                f"lost the connection to the Dask scheduler at {self.address} with {runs} not back (not stored; the "
+                "campaign is interrupted): start the scheduler and its workers again, then run the same command "
+                "to resume")
+        return ExecutorLostError(
+            f"the Dask scheduler at {self.address} cancelled a run's task ({reason or 'no reason given'}) with "
+            f"{runs} not back (not stored; the campaign is interrupted): run the same command to resume")
 
     def _submit(self, task: _Task) -> Any:
         return self.client.submit(_run, task.request, (self._topic, task.token),
@@ -421,14 +451,29 @@ class DaskExecutor(Executor):
         return None
 
     def close(self) -> None:
-        if self._own:
-            self.client.close()
-        elif self._subscribed and self.client.status == "running":
-            self.client.unsubscribe_topic(self._topic)
+        # A client that lost its scheduler is still trying to reconnect: closing it cancels that
+        # attempt, which Dask logs with two tracebacks; the command has said it on one line.
+        with _quiet("distributed.client") if self._disconnected else contextlib.nullcontext():
+            if self._own:
+                self.client.close()
+            elif self._subscribed and self.client.status == "running":
+                self.client.unsubscribe_topic(self._topic)
 
 
 def _offered(tag: str, offered: Mapping[str, Mapping[str, float]]) -> bool:
     return any(r.get(tag, 0) >= 1 for r in offered.values())
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Within the block, the logger ``name`` says nothing (its level restored after)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 # ----------------------------------------------------------------------------------- detection
