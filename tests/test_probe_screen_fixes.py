@@ -5,6 +5,9 @@ and ``dask worker`` on loopback:
 1. a scheduler killed mid-campaign stored every run not back (queued ones too) as a ``failed``
    run, "for 4 causes" (one line per task key), marked the campaign ``finished``, exited 4 with a
    Dask traceback, and the same command then made no run (docs/dask.md s.2);
+2. levels of an option that Python holds equal (``[1, 1.0]``, ``[true, 1]``) were accepted as
+   distinct, and a constraint took them for one (``not (a == 1.0 and b == True)`` left no
+   configuration); they are refused when the file is loaded (docs/screening.md s.1);
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from regbench.cli.main import main
 from regbench.errors import ExitStatus
 from regbench.store import Store
 
@@ -140,3 +144,48 @@ def test_a_lost_scheduler_interrupts_the_campaign_and_the_same_command_makes_exa
         first.kill()
         if second is not None:
             second.kill()
+
+
+# ------------------------------------------------------------- 2: levels Python holds equal
+
+def screen_toml(levels_a: str, levels_b: str, constraints: str = "") -> str:
+    return ('[project]\nname = "s"\n\n[[benchmark]]\nname = "b"\ncommand = ["python3", "-c", "print(1)"]\n\n'
+            + (f"[screen]\nconstraints = [{constraints}]\n\n" if constraints else "")
+            + f'[[screen.option]]\nname = "a"\nlevels = {levels_a}\nenv = "A"\n\n'
+            f'[[screen.option]]\nname = "b"\nlevels = {levels_b}\nenv = "B"\n')
+
+
+@pytest.mark.parametrize(("levels_a", "levels_b", "message"), [
+    ("[1, 1.0]", '["x", "y"]', "[[screen.option]] 'a': `levels` 1 and 1.0 are equal as Python compares them (a "
+                               "constraint `a == 1.0` would hold at both): give distinct values, or the strings "
+                               '"1" and "1.0" to give the benchmark both spellings'),
+    ('["x", "y"]', "[true, 1]", "[[screen.option]] 'b': `levels` true and 1 are equal as Python compares them (a "
+                                "constraint `b == 1` would hold at both)"),
+    ("[0, 2, false]", '["x", "y"]', "[[screen.option]] 'a': `levels` 0 and false are equal as Python compares them "
+                                    "(a constraint `a == False` would hold at both)"),
+])
+def test_levels_python_holds_equal_are_refused_when_the_file_is_loaded(tmp_path, capsys, levels_a, levels_b,
+                                                                      message):
+    cfg = tmp_path / "regbench.toml"
+    for constraints in ("", "'not (a == 1.0 and b == True)'"):  # the probe's, and none
+        if constraints and "1.0" not in levels_a:
+            continue
+        cfg.write_text(screen_toml(levels_a, levels_b, constraints), encoding="utf-8")
+        rc = main(["--config", str(cfg), "--store", str(tmp_path / "r.db"), "screen", "--design", "full",
+                   "--dry-run"])
+        err = capsys.readouterr().err
+        assert rc == ExitStatus.ERROR
+        assert err.startswith(f"error: {cfg}: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_two_spellings_of_one_value_are_kept_apart_as_strings_and_a_constraint_tells_them_apart(tmp_path, capsys):
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text(screen_toml('["1", "1.0"]', '["true", "1"]', """'not (a == "1.0" and b == "true")'"""),
+                   encoding="utf-8")
+    rc = main(["--config", str(cfg), "--store", str(tmp_path / "r.db"), "screen", "--design", "full", "--dry-run"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert [line.split()[1] for line in out.splitlines()[1:5]] == ["a=1,b=true", "a=1.0,b=true", "a=1,b=1",
+                                                                   "a=1.0,b=1"]
+    assert [("not run" in line) for line in out.splitlines()[1:5]] == [False, True, False, False]

@@ -282,6 +282,19 @@ def _option(item: object, label: str, fail: Callable[[str], NoReturn]) -> Option
         fail(f"{label}: `levels` has {len(levels)} levels, more than {MAX_LEVELS}")
     if len({(type(x), x) for x in levels}) != len(levels):
         fail(f"{label}: `levels` has a duplicate level")
+    # Levels Python holds equal (1 and 1.0, true and 1, false and 0) are refused rather than told
+    # apart by type in constraints: `a == 1.0` would hold at a = 1 too, and "1.0" in a suite file,
+    # a pandas or numpy column of levels, a benchmark reading B=true and B=1 alike all take them
+    # for one value, so the option's two halves would be one setting and its effect meaningless.
+    # Strings ("1", "1.0") keep two such settings apart everywhere.
+    equal: dict[Level, Level] = {}
+    for x in levels:
+        if x in equal:
+            y = equal[x]
+            fail(f"{label}: `levels` {shown(y)} and {shown(x)} are equal as Python compares them (a constraint "
+                 f"`{name} == {_python(x)}` would hold at both): give distinct values, or the strings "
+                 f"{json.dumps(render_level(y))} and {json.dumps(render_level(x))} to give the benchmark both spellings")
+        equal[x] = x
     kinds = [k for k in APPLY_KINDS if k in item]
     if len(kinds) != 1:
         fail(f"{label}: give exactly one of {', '.join(APPLY_KINDS)} (how the option reaches the benchmark)")
@@ -310,6 +323,11 @@ def _option(item: object, label: str, fail: Callable[[str], NoReturn]) -> Option
         fail(f"{label}: `{kind}` must be a string with {{value}} where the level goes, "
              f"such as \"--{name}={{value}}\", got {shown(target)}")
     return Option(name=name, levels=tuple(levels), apply=kind, target=str(target))
+
+
+def _python(level: Level) -> str:
+    """A level as a constraint writes it (a Python expression: ``True``, not TOML's ``true``)."""
+    return repr(level)
 
 
 def parse_constraint(text: str, space: ConfigurationSpace, *, where: str = "constraint") -> Constraint:
