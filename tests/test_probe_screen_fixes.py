@@ -8,6 +8,10 @@ and ``dask worker`` on loopback:
 2. levels of an option that Python holds equal (``[1, 1.0]``, ``[true, 1]``) were accepted as
    distinct, and a constraint took them for one (``not (a == 1.0 and b == True)`` left no
    configuration); they are refused when the file is loaded (docs/screening.md s.1);
+3. an option (or the template) applied through ``env = "PYTHONPATH"`` with ``[project]
+   benchmark_dir`` set never reached a run: regbench sets PYTHONPATH to the folder after the
+   options' variables, so every run saw the folder and the option came out inert; it is a
+   one-line error when the file is loaded, as ``env = "REGBENCH_ITERATIONS"`` is;
 """
 
 from __future__ import annotations
@@ -189,3 +193,56 @@ def test_two_spellings_of_one_value_are_kept_apart_as_strings_and_a_constraint_t
     assert [line.split()[1] for line in out.splitlines()[1:5]] == ["a=1,b=true", "a=1.0,b=true", "a=1,b=1",
                                                                    "a=1.0,b=1"]
     assert [("not run" in line) for line in out.splitlines()[1:5]] == [False, True, False, False]
+
+
+# ------------------------------------------------- 3: PYTHONPATH beside [project] benchmark_dir
+
+SHOWS_PATH = ("import os, sys; sys.stderr.write('PYTHONPATH=' + os.environ.get('PYTHONPATH', '') + '\\n'); "
+              "[print(1.0) for _ in range(int(os.environ['REGBENCH_ITERATIONS']))]")
+
+
+def path_project(tmp_path: Path, *, benchmark_dir: bool, template: bool = False) -> Path:
+    (tmp_path / "bd").mkdir(exist_ok=True)
+    (tmp_path / "t.in").write_text("${a}\n", encoding="utf-8")
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text('[project]\nname = "pp"\n' + ('benchmark_dir = "bd"\n' if benchmark_dir else "")
+                   + f'\n[defaults]\nruns = 1\niterations = 2\nwarmup = 0\n\n'
+                   f'[[benchmark]]\nname = "b"\ncommand = {json.dumps([PY, "-c", SHOWS_PATH])}\n\n'
+                   + ('[screen]\ntemplate = { source = "t.in", env = "PYTHONPATH" }\n\n' if template else "")
+                   + '[[screen.option]]\nname = "a"\nlevels = ["p1", "p2"]\n'
+                   + ("template = true\n" if template else 'env = "PYTHONPATH"\n')
+                   + '\n[[screen.option]]\nname = "b"\nlevels = [1, 2]\nenv = "B"\n', encoding="utf-8")
+    return cfg
+
+
+def test_pythonpath_as_an_option_beside_benchmark_dir_is_a_one_line_error_when_the_file_is_loaded(tmp_path,
+                                                                                                  capsys):
+    db = tmp_path / "r.db"
+    for template, message in ((False, "[[screen.option]] 'a': `env` PYTHONPATH is set by regbench itself in every run "
+                                      "when [project] `benchmark_dir` is set (the folder first on the path), which "
+                                      "would override the level: apply the option through another variable (which "
+                                      "the benchmark puts on its path) or `arg`"),
+                              (True, "[screen] `template`: `env` PYTHONPATH is set by regbench itself in every run "
+                                     "when [project] `benchmark_dir` is set (the folder first on the path), which "
+                                     "would override the rendered file's path: give it another variable")):
+        cfg = path_project(tmp_path, benchmark_dir=True, template=template)
+        for command in (["screen", "--design", "full", "--dry-run"], ["run"]):
+            rc = main(["--config", str(cfg), "--store", str(db), *command])
+            err = capsys.readouterr().err
+            assert rc == ExitStatus.ERROR and err == f"error: {cfg}: {message}\n", err
+    assert not db.exists()
+
+
+@pytest.mark.slow
+def test_without_benchmark_dir_a_pythonpath_option_reaches_every_run(tmp_path):
+    """The refusal is of the combination only: without benchmark_dir the level is the runs' PYTHONPATH."""
+    cfg = path_project(tmp_path, benchmark_dir=False)
+    db = tmp_path / "r.db"
+    done = subprocess.run([PY, "-m", "regbench.cli.main", "--config", str(cfg), "--store", str(db), "screen",
+                           "--design", "full", "--runs", "1", "--seed", "1"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    store = Store(db)
+    seen = {(r.config, (r.stderr_tail or "").strip()) for r in store.runs()}
+    store.close()
+    assert seen == {(f"a={a},b={b}", f"PYTHONPATH={a}") for a in ("p1", "p2") for b in (1, 2)}

@@ -622,7 +622,7 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
         noise=noise_control(noise, label=lambda key: f"[noise] `{key}`", where=where),
         detect=_detect_table(data.get("detect", {}), fail),
         run=_run_table(data.get("run", {}), fail),
-        screen=_screen_table(data["screen"], where) if "screen" in data else None,
+        screen=_screen_table(data["screen"], where, benchmark_dir, fail) if "screen" in data else None,
         serve=_serve_table(data.get("serve", {}), fail),
     )
 
@@ -660,10 +660,27 @@ def _serve_table(table, fail: Fail) -> ServeSettings:
                          detect=detect, notify=notify)
 
 
-def _screen_table(table: object, where: str) -> ConfigurationSpace:
+def _screen_table(table: object, where: str, benchmark_dir: Path | None, fail: Fail) -> ConfigurationSpace:
+    """``[screen]``, with the variables ``[project]`` makes regbench set itself refused as an
+    option's or the template's ``env``, as :data:`~regbench.model.RUN_VARIABLES` are."""
     from .screening.space import parse_space
 
-    return parse_space(table, where=where)
+    space = parse_space(table, where=where)
+    if benchmark_dir is not None:
+        # Refused, not merged: regbench.run.core.benchmark_dir_env sets PYTHONPATH to the folder
+        # (and what regbench inherited) after the options' variables, for every run, so a level
+        # given there never reached a run (a probe: every run saw the folder alone and the
+        # option came out inert).  configuration.md asks the same of a benchmark's own `env`,
+        # and a level that needs the path can travel in another variable.
+        why = ("is set by regbench itself in every run when [project] `benchmark_dir` is set (the folder first on "
+               "the path), which would override")
+        for o in space.options:
+            if o.apply == "env" and o.target == "PYTHONPATH":
+                fail(f"[[screen.option]] {o.name!r}: `env` PYTHONPATH {why} the level: apply the option through "
+                     "another variable (which the benchmark puts on its path) or `arg`")
+        if space.template is not None and space.template.env == "PYTHONPATH":
+            fail(f"[screen] `template`: `env` PYTHONPATH {why} the rendered file's path: give it another variable")
+    return space
 
 
 #: A tag of ``requires``: the name of a Dask worker resource (``dask worker --resources "hyperfine=1"``).
