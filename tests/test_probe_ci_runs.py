@@ -6,11 +6,17 @@ and benchmark processes.
    revert takes back the runs of those that ran the definition it has again.  Sessions record the
    definitions of what they run now, so they are origins like campaigns; and the campaign after a
    session that ran another definition settles its runs.
+2. ``regbench run`` twice on a clean commit stored a second version: the first run's build in place
+   left an untracked binary, so the second named the tree ``<sha>-dirty-<digest>`` and measured
+   everything again.  What regbench's build of the working tree writes where git sees it no
+   longer makes the tree dirty (an edit of the user's still does), and a recorded build stands
+   for the tree only if the last build made in it was of the same version.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -156,3 +162,122 @@ def test_the_definitions_a_campaign_compares_with_when_sessions_ran_last(tmp_pat
         c5 = campaign(store, d1)
         assert changes(store, one) == []
         assert changes(store, two) == [(c5, False, (c2, s3))]
+
+
+# ----------------------------------------------------------------- 2. the working tree's build
+TREE_CONFIG = ('[project]\nbuild = {build}\n[defaults]\nruns = 2\niterations = 3\nwarmup = 0\n'
+               '[[benchmark]]\nname = "b"\ncommand = ["sh", "-c", "for i in 1 2 3; do cat out.txt; done"]\n')
+#: The build copies value.txt (tracked) to out.txt, which git does not ignore: a binary that
+#: .gitignore does not name.
+BUILD = '["sh", "-c", "cp value.txt out.txt"]'
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def tree_project(tmp_path: Path, *, build: str = BUILD, ignored: tuple[str, ...] = (),
+                 files: dict[str, str] | None = None) -> Path:
+    """A repository whose working tree is benchmarked in place (its regbench.toml committed);
+    the path of the regbench.toml."""
+    repo = tmp_path / "p"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "regbench.toml").write_text(TREE_CONFIG.format(build=build))
+    (repo / "value.txt").write_text("0.010\n")
+    (repo / ".gitignore").write_text("".join(f"{p}\n" for p in ignored))
+    for name, text in (files or {}).items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "c0")
+    return repo / "regbench.toml"
+
+
+def b_samples(cfg: Path) -> dict[str, set[float]]:
+    """Each version with the distinct samples of b that analyses read."""
+    with Store(cfg.parent / ".regbench" / "results.db") as store:
+        (series,) = store.load_series("b")
+        return {v.name: {float(x) for r in runs for x in r} for v, runs in zip(series.versions, series.runs, strict=True)}
+
+
+def test_running_a_clean_commit_twice_stores_one_version(tmp_path, capsys):
+    # repro-7.sh: the first run's build left out.txt, untracked; the second run named the tree
+    # <sha>-dirty-<digest> and measured everything again.
+    cfg = tree_project(tmp_path)
+    sha = git(cfg.parent, "rev-parse", "--short=10", "HEAD").strip()
+    run(cfg, capsys, "run")
+    assert "?? out.txt" in git(cfg.parent, "status", "--porcelain").splitlines()  # the build's output
+    said = run(cfg, capsys, "run")
+    assert "0 runs stored" in said and "2 runs already stored" in said
+    assert b_samples(cfg) == {sha: {0.01}}
+
+
+def test_an_edit_is_one_version_however_often_it_is_run_and_its_revert_is_built_again(tmp_path, capsys):
+    cfg = tree_project(tmp_path)
+    repo = cfg.parent
+    sha = git(repo, "rev-parse", "--short=10", "HEAD").strip()
+    run(cfg, capsys, "run")
+    (repo / "value.txt").write_text("0.020\n")  # an edit: a version of its own
+    run(cfg, capsys, "run")
+    (edited,) = set(b_samples(cfg)) - {sha}
+    assert edited.startswith(f"{sha}-dirty-")
+    # Run again: the build of the edit rewrote out.txt, which is not part of the edit.
+    assert "0 runs stored" in run(cfg, capsys, "run")
+    (repo / "notes.txt").write_text("a new file of the user's is an edit\n")
+    run(cfg, capsys, "run")
+    assert len(b_samples(cfg)) == 3
+    (repo / "notes.txt").unlink()
+    git(repo, "checkout", "--", "value.txt")  # reverted: the commit again, built again
+    run(cfg, capsys, "run", "--runs", "3")
+    samples = b_samples(cfg)
+    assert samples[sha] == {0.01} and samples[edited] == {0.02}  # not the edit's build's 0.020
+    with Store(repo / ".regbench" / "results.db") as store:
+        assert len(store.runs(benchmark="b", version=sha)) == 3
+        texts = {v.name: v.timestamp_text for v in store.versions()}
+    # The dirty versions' timestamps are written as the commits' are (git's +00:00, not Z).
+    assert all(t.endswith("+00:00") for t in texts.values()), texts
+
+
+def test_an_ignored_output_of_an_edit_since_reverted_is_built_again(tmp_path, capsys):
+    # out.txt ignored: the tree was named as its commit after the revert, and the build recorded
+    # for it was reused, so the commit's new runs measured the edit's output.
+    cfg = tree_project(tmp_path, ignored=("out.txt",))
+    repo = cfg.parent
+    sha = git(repo, "rev-parse", "--short=10", "HEAD").strip()
+    run(cfg, capsys, "run")
+    (repo / "value.txt").write_text("0.020\n")
+    run(cfg, capsys, "run")
+    git(repo, "checkout", "--", "value.txt")
+    run(cfg, capsys, "run", "--runs", "3")
+    assert b_samples(cfg)[sha] == {0.01}
+
+
+def test_a_tracked_file_the_build_rewrites_is_no_edit_but_changing_it_is(tmp_path, capsys):
+    # A build that rewrites a committed file (a lock file, a stamp) with new content each time.
+    cfg = tree_project(tmp_path, build='["sh", "-c", "cp value.txt out.txt; date +%s%N > stamp.txt"]',
+                       files={"stamp.txt": "committed\n"})
+    repo = cfg.parent
+    sha = git(repo, "rev-parse", "--short=10", "HEAD").strip()
+    run(cfg, capsys, "run")
+    assert "0 runs stored" in run(cfg, capsys, "run")
+    (repo / "value.txt").write_text("0.020\n")
+    run(cfg, capsys, "run")
+    assert "0 runs stored" in run(cfg, capsys, "run")  # the stamp the edit's build wrote is left out
+    assert len(b_samples(cfg)) == 2
+    (repo / "stamp.txt").write_text("edited by hand\n")
+    run(cfg, capsys, "run")
+    assert len(b_samples(cfg)) == 3 and sha in b_samples(cfg)
+
+
+def test_a_dirty_trees_timestamp_is_written_as_the_commits_are(tmp_path):
+    # show listed `2026-12-01T04:08:09Z` under commits' `2026-12-01T04:08:01+00:00`.
+    from datetime import datetime
+
+    from regbench.run.versions import working_tree_version
+
+    cfg = tree_project(tmp_path)
+    (cfg.parent / "value.txt").write_text("0.020\n")
+    info = working_tree_version(cfg.parent).version_info()
+    assert info["timestamp_text"].endswith("+00:00")
+    assert datetime.fromisoformat(info["timestamp_text"]).replace(tzinfo=None) == info["timestamp"]

@@ -48,8 +48,9 @@ from .execute import SELECT_ENV, RunOutcome, all_warmup_note, execute_run, no_co
 from .noise import pad_environment
 from .process import NOTE, with_note
 from .ramdisk import remove_stale_scratch
-from .versions import (Commit, Worktrees, build_key, build_version, prepare_tree, resolve_revisions,
-                       with_generations, working_tree_version)
+from .versions import (Commit, TreeChanges, Worktrees, build_key, build_version, note_build_outputs, prepare_tree,
+                       resolve_revisions, with_generations, working_tree_built, working_tree_changes,
+                       working_tree_version)
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -272,9 +273,16 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
         assert version.tree is not None  # a release runs in the project's folder
         return Prepared(ReadyVersion(version.info, version.tree, interpreter(env),
                                      benchmark_dir_env(config, environment_variables(env))), status, False)
+    before: TreeChanges | None = None  # the working tree's changes before its build in place
+    ignore = [p for p in (store_dir(store), cache_dir) if p is not None]
     if version.commit is None:
         assert version.tree is not None  # the working tree, in place
         tree, reusable = version.tree, version.reusable_build
+        if config.build:
+            # A recorded build stands for the tree only if the last build made in it was of this
+            # version (an edit built since, then reverted, left that edit's outputs).
+            reusable = reusable and working_tree_built(tree) == (version.name, build_key(config.build))
+            before = working_tree_changes(tree, ignore=ignore)
     elif trees is not None:
         key = build_key(config.build) if config.build else None
         tree = trees.checkout(version.commit, key=key, rebuild=rebuild)
@@ -291,6 +299,10 @@ def _prepare_version(store: Store, config: ProjectConfig, version: PlannedVersio
                               rebuild=rebuild, use_cache=reusable)
         status, cached = built.status, built.cached
         log_tail = built.log_tail
+        if before is not None and not cached:
+            # What the build wrote where git sees it does not make the tree dirty next time.
+            note_build_outputs(tree, before, built=(version.name, build_key(config.build)) if status == "ok" else None,
+                               ignore=ignore)
         if trees is not None and version.commit is not None and not cached:
             # A build ran in the tree: only a success makes it one to keep, under this command.
             trees.building(version.commit.sha)

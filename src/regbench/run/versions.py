@@ -10,7 +10,8 @@ unless asked.  A commit
 that fails to build is a recorded result, not an error: its runs are skipped and the campaign goes
 on (DESIGN.md "Principles").
 
-Without ``--versions`` the working tree is benchmarked in place (:func:`working_tree_version`).
+Without ``--versions`` the working tree is benchmarked in place (:func:`working_tree_version`);
+what regbench's build writes there does not make it dirty (:class:`BuildOutputs`).
 
 Version order comes from history (DESIGN.md "Data"): a range is listed oldest first in
 topological order (``git rev-list --reverse --topo-order``).
@@ -25,8 +26,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,8 +74,8 @@ class Commit:
 
 @dataclass(frozen=True)
 class WorkingTree:
-    """The working tree as a version: ``name`` is ``<short HEAD>``, ``<short HEAD>-dirty`` or
-    ``worktree`` (not a git repository); ``head`` is None outside git."""
+    """The working tree as a version: ``name`` is ``<short HEAD>``, ``<short HEAD>-dirty-<digest>``
+    or ``worktree`` (not a git repository); ``head`` is None outside git."""
 
     name: str
     path: Path
@@ -88,10 +89,11 @@ class WorkingTree:
     def version_info(self) -> dict:
         """The keyword arguments of :class:`~regbench.model.VersionInfo` (see :meth:`Commit.version_info`)."""
         if self.head is None or self.dirty:
-            # Uncommitted state is newer than its HEAD: it sorts after it.
-            now = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-            return {"commit": self.head.sha if self.head else None, "timestamp": now,
-                    "timestamp_text": now.isoformat() + "Z"}
+            # Uncommitted state is newer than its HEAD: it sorts after it.  Written as git writes
+            # a commit's date (``+00:00``, as the other versions' timestamps are shown).
+            now = datetime.now(UTC).replace(microsecond=0)
+            return {"commit": self.head.sha if self.head else None, "timestamp": now.replace(tzinfo=None),
+                    "timestamp_text": now.isoformat()}
         return self.head.version_info()
 
 
@@ -377,13 +379,24 @@ def first_parent_line(repo: Path, rev: str = "HEAD") -> list[str]:
     return git(repo, "rev-list", "--first-parent", "--reverse", sha).split()
 
 
+def _pathspecs(top: Path, ignore: Iterable[Path]) -> list[str]:
+    """The pathspecs of the whole tree at ``top`` but the folders ``ignore`` inside it."""
+    pathspecs = [":/"]
+    for p in ignore:
+        p = Path(p).resolve()
+        if p.is_relative_to(top) and p != top:
+            pathspecs.append(f":(top,exclude){p.relative_to(top).as_posix()}")
+    return pathspecs
+
+
 def working_tree_version(path: Path, *, ignore: Iterable[Path] = ()) -> WorkingTree:
     """The working tree at ``path`` as a version.
 
     Its name is ``git rev-parse --short HEAD`` (:data:`ABBREV` characters at least), with
-    ``-dirty`` appended when ``git status --porcelain`` lists anything outside ``ignore``
-    (regbench's own store and worktree cache must not make a tree dirty), or ``worktree`` when
-    ``path`` is not in a git repository (or has no commit yet).
+    ``-dirty-<digest>`` appended when ``git status --porcelain`` lists anything outside ``ignore``
+    (regbench's own store and worktree cache must not make a tree dirty) that is not an output of
+    regbench's build of the tree in place (:class:`BuildOutputs`), or ``worktree`` when ``path``
+    is not in a git repository (or has no commit yet).
     """
     path = Path(path).resolve()
     try:
@@ -392,32 +405,158 @@ def working_tree_version(path: Path, *, ignore: Iterable[Path] = ()) -> WorkingT
     except VersionError:
         return WorkingTree("worktree", path, None, True)
     head = _describe(path, [sha])[0]
-    pathspecs = [":/"]
-    for p in ignore:
-        p = Path(p).resolve()
-        if p.is_relative_to(top) and p != top:
-            pathspecs.append(f":(top,exclude){p.relative_to(top).as_posix()}")
-    dirty = bool(git(path, "status", "--porcelain", "--", *pathspecs).strip())
-    if not dirty:
+    pathspecs = _pathspecs(top, ignore)
+    if not git(path, "status", "--porcelain", "--", *pathspecs).strip():
         return WorkingTree(head.short, path, head, False)
-    return WorkingTree(f"{head.short}-dirty-{_changes_digest(top, pathspecs)}", path, head, True)
+    changes = _tree_changes(top, pathspecs)
+    outputs = BuildOutputs.read(top)
+    built = [p for p, blob in changes.tracked.items() if outputs.made(p, blob)]
+    untracked = {p: b for p, b in changes.untracked.items() if p not in outputs.untracked}
+    if built or len(untracked) < len(changes.untracked):
+        if not untracked and len(built) == len(changes.tracked):
+            return WorkingTree(head.short, path, head, False)  # nothing but what the build wrote
+        pathspecs += [f":(top,exclude,literal){p}" for p in built]
+    return WorkingTree(f"{head.short}-dirty-{_changes_digest(top, pathspecs, untracked)}", path, head, True)
 
 
-def _changes_digest(top: Path, pathspecs: list[str]) -> str:
-    """A short hash of the uncommitted changes (tracked diff and untracked files' contents).
+def _changes_digest(top: Path, pathspecs: list[str], untracked: Mapping[str, str]) -> str:
+    """A short hash of the uncommitted changes (tracked diff and untracked files' contents, by
+    their blobs).
 
     Two different edits of the same commit are two versions: without it, re-running after an
     edit would skip every run as "already stored" under one ``-dirty`` name.
     """
     h = hashlib.sha256(git(top, "diff", "HEAD", "--binary", "--", *pathspecs).encode())
-    untracked = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs).split("\0")
-    untracked = sorted(u for u in untracked if u)
     if untracked:
-        blobs = subprocess.run(["git", "-C", str(top), "hash-object", "--stdin-paths"],
-                               input="\n".join(untracked), capture_output=True, text=True, check=True).stdout
-        h.update("\n".join(untracked).encode())
-        h.update(blobs.encode())
+        names = sorted(untracked)
+        h.update("\n".join(names).encode())
+        h.update("".join(untracked[n] + "\n" for n in names).encode())
     return h.hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class TreeChanges:
+    """What differs from HEAD in a working tree, by path from its top: each tracked file changed,
+    with the blob of its content (None: deleted; ``""``: a folder, a submodule, whose content is
+    not read), and each untracked file that git does not ignore, with its blob (``""`` for a
+    folder git lists whole, a repository inside)."""
+
+    tracked: Mapping[str, str | None]
+    untracked: Mapping[str, str]
+
+
+def _tree_changes(top: Path, pathspecs: Sequence[str]) -> TreeChanges:
+    tracked = git(top, "diff", "HEAD", "--name-only", "--no-renames", "-z", "--", *pathspecs).split("\0")
+    untracked = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs).split("\0")
+    blobs = _blobs(top, [p for p in (*tracked, *untracked) if p and (top / p).is_file()])
+    return TreeChanges({p: blobs.get(p, "" if (top / p).is_dir() else None) for p in tracked if p},
+                       {p: blobs.get(p, "") for p in untracked if p})
+
+
+def _blobs(top: Path, files: Sequence[str]) -> dict[str, str]:
+    """The git blob of each file's content (``git hash-object``)."""
+    if not files:
+        return {}
+    out = subprocess.run(["git", "-C", str(top), "hash-object", "--stdin-paths"], input="\n".join(files),
+                         capture_output=True, text=True, check=True).stdout.split()
+    return dict(zip(files, out, strict=True))
+
+
+def working_tree_changes(path: Path, *, ignore: Iterable[Path] = ()) -> TreeChanges | None:
+    """What differs from HEAD in the working tree at ``path`` (outside ``ignore``); None outside
+    git or without a commit: what :func:`note_build_outputs` compares after a build."""
+    try:
+        top = _toplevel(Path(path).resolve())
+        git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except VersionError:
+        return None
+    return _tree_changes(top, _pathspecs(top, ignore))
+
+
+#: The file, in the repository's git folder (``git rev-parse --git-path``, a linked worktree's
+#: own), where :class:`BuildOutputs` are kept.
+BUILD_OUTPUTS = "regbench-build-outputs.json"
+#: The version of its format (DESIGN.md: every persisted format is versioned).
+BUILD_OUTPUTS_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class BuildOutputs:
+    """What regbench's builds of a working tree in place wrote where git sees it, so that it does
+    not make the tree dirty (:func:`working_tree_version`): a build that leaves an untracked
+    binary would otherwise make the next campaign of the same commit a new version (a probe).
+
+    ``untracked`` are the untracked files (not ignored) a build created or changed: whatever
+    their content now, since every build of another edit writes them anew.  ``tracked`` are the
+    tracked files a build changed where they were as committed, each with the blob the build
+    left (None: deleted): one that differs from it is an edit.  A file the user had changed
+    before the build stays the user's.  ``built`` is the version and build key (:func:`build_key`)
+    of the last build that succeeded there: the only build a recorded result can stand for (a
+    tree built for an edit since reverted holds that edit's outputs).
+    """
+
+    untracked: frozenset[str] = frozenset()
+    tracked: Mapping[str, str | None] = field(default_factory=dict)
+    built: tuple[str, str] | None = None
+
+    def made(self, path: str, blob: str | None) -> bool:
+        """Whether the tracked file ``path``, whose content is ``blob``, is as a build left it."""
+        return path in self.tracked and self.tracked[path] == blob
+
+    @staticmethod
+    def location(top: Path) -> Path:
+        return Path(top, git(top, "rev-parse", "--git-path", BUILD_OUTPUTS).strip())
+
+    @classmethod
+    def read(cls, top: Path) -> BuildOutputs:
+        """Those of the repository at ``top`` (none when the file is missing or unreadable)."""
+        try:
+            doc = json.loads(cls.location(top).read_text(encoding="utf-8"))
+            if doc.get("format_version") != BUILD_OUTPUTS_FORMAT:
+                return cls()
+            built = doc.get("built")
+            return cls(frozenset(doc["untracked"]), dict(doc["tracked"]),
+                       (str(built[0]), str(built[1])) if built else None)
+        except (OSError, VersionError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return cls()
+
+    def write(self, top: Path) -> None:
+        """Replace the file at once; a repository regbench cannot write keeps the old one."""
+        doc = {"format_version": BUILD_OUTPUTS_FORMAT, "untracked": sorted(self.untracked),
+               "tracked": dict(sorted(self.tracked.items())), "built": list(self.built) if self.built else None}
+        with contextlib.suppress(OSError, VersionError):
+            target = self.location(top)
+            temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            temp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+            os.replace(temp, target)
+
+
+def note_build_outputs(path: Path, before: TreeChanges, *, built: tuple[str, str] | None,
+                       ignore: Iterable[Path] = ()) -> None:
+    """After a build of the working tree at ``path`` in place: remember what it wrote where git
+    sees it (:class:`BuildOutputs`), ``before`` being what differed from HEAD before it
+    (:func:`working_tree_changes`), and ``built`` the version and build key it succeeded for
+    (None: it failed).  What no longer differs from HEAD is forgotten."""
+    try:
+        top = _toplevel(Path(path).resolve())
+    except VersionError:
+        return
+    after = _tree_changes(top, _pathspecs(top, ignore))
+    old = BuildOutputs.read(top)
+    untracked = frozenset(p for p, blob in after.untracked.items()
+                          if p in old.untracked or before.untracked.get(p) != blob)
+    tracked = {p: blob for p, blob in after.tracked.items()
+               if blob != "" and (p not in before.tracked or old.made(p, before.tracked[p]))}
+    BuildOutputs(untracked, tracked, built).write(top)
+
+
+def working_tree_built(path: Path) -> tuple[str, str] | None:
+    """The version and build key of the last build regbench made with success in the working tree
+    at ``path`` (:attr:`BuildOutputs.built`); None when there is none or outside git."""
+    try:
+        return BuildOutputs.read(_toplevel(Path(path).resolve())).built
+    except VersionError:
+        return None
 
 
 # -------------------------------------------------------------------------- worktrees
