@@ -137,7 +137,10 @@ def plan_reruns(config: ProjectConfig, store: Store, changes: Sequence[Change], 
             error = older if isinstance(older, VersionError) else newer
             skipped.append(Skipped(ch, f"its commits are not in this repository ({error})"))
             continue
-        dirty = [v.name for v, c in ((a, older), (b, newer)) if v.name == f"{c.short}-dirty"]
+        # A working tree with changes is `SHORT-dirty-DIGEST` (`SHORT-dirty` in stores made before
+        # the digest): its commit is not what was measured.
+        dirty = [v.name for v, c in ((a, older), (b, newer))
+                 if v.name == f"{c.short}-dirty" or v.name.startswith(f"{c.short}-dirty-")]
         if dirty:
             skipped.append(Skipped(ch, f"version {dirty[0]!r} is a working tree with uncommitted changes, "
                                        "not a commit that can be checked out"))
