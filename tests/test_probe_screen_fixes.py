@@ -12,6 +12,9 @@ and ``dask worker`` on loopback:
    benchmark_dir`` set never reached a run: regbench sets PYTHONPATH to the folder after the
    options' variables, so every run saw the folder and the option came out inert; it is a
    one-line error when the file is loaded, as ``env = "REGBENCH_ITERATIONS"`` is;
+4. messages: the same ``--term`` twice (``a*b`` and ``b*a``) was "not estimable (D-efficiency
+   0)", ``--design suite --augment 1`` named "the model ( beside the main effects)", and a
+   constraint writing TOML's ``true`` got "unknown option 'true'".
 """
 
 from __future__ import annotations
@@ -246,3 +249,59 @@ def test_without_benchmark_dir_a_pythonpath_option_reaches_every_run(tmp_path):
     seen = {(r.config, (r.stderr_tail or "").strip()) for r in store.runs()}
     store.close()
     assert seen == {(f"a={a},b={b}", f"PYTHONPATH={a}") for a in ("p1", "p2") for b in (1, 2)}
+
+
+# ------------------------------------------------------------------------------ 4: messages
+
+def three_options(tmp_path: Path, constraint: str | None = None) -> Path:
+    cfg = tmp_path / "regbench.toml"
+    cfg.write_text((f"[screen]\nconstraints = [{json.dumps(constraint)}]\n\n" if constraint else "")
+                   + '[project]\nname = "m"\n\n[[benchmark]]\nname = "b"\ncommand = ["python3", "-c", "print(1)"]\n\n'
+                   '[[screen.option]]\nname = "threads"\nlevels = [1, 2]\nenv = "T"\n\n'
+                   '[[screen.option]]\nname = "size"\nlevels = ["s", "l"]\nenv = "S"\n\n'
+                   '[[screen.option]]\nname = "fast"\nlevels = [false, true]\nenv = "F"\n', encoding="utf-8")
+    return cfg
+
+
+def screen_error(cfg: Path, capsys, *args: str) -> str:
+    capsys.readouterr()
+    rc = main(["--config", str(cfg), "--store", str(cfg.parent / "r.db"), "screen", "--dry-run", *args])
+    err = capsys.readouterr().err
+    assert rc == ExitStatus.ERROR and err.count("\n") == 1, err
+    assert not (cfg.parent / "r.db").exists()
+    return err.strip()
+
+
+def test_the_same_term_twice_in_either_order_is_said_to_be_a_duplicate(tmp_path, capsys):
+    cfg = three_options(tmp_path)
+    base = ["--generator", "C = AB", "--augment", "2"]
+    assert main(["--config", str(cfg), "--store", str(tmp_path / "r.db"), "screen", "--dry-run", *base,
+                 "--term", "threads*size"]) == 0  # once: estimable
+    assert screen_error(cfg, capsys, *base, "--term", "threads*size", "--term", "size*threads") == (
+        "error: term 'size*threads' is the interaction 'threads*size' again (the order of the options does not "
+        "matter): give each --term once")
+
+
+def test_a_follow_up_of_main_effects_alone_names_its_model_and_the_augment_that_can_estimate_it(tmp_path, capsys):
+    cfg = three_options(tmp_path)
+    # The suite: both levels of threads, 2 configurations; the model is the mean and 3 main effects.
+    err = screen_error(cfg, capsys, "--design", "suite", "--important", "threads", "--augment", "1")
+    assert err == ("error: --augment 1: the model (the main effects) has 4 parameters with the mean, more than the "
+                   "design's 2 valid configurations and 1 more: give --augment 2 at least")
+    assert "( beside" not in err
+    capsys.readouterr()
+    assert main(["--config", str(cfg), "--store", str(tmp_path / "r.db"), "screen", "--dry-run", "--design", "suite",
+                 "--important", "threads", "--augment", "2"]) == 0
+    assert "2 valid runs of suite, 2 runs + 2 added, D-optimal for 3 terms" in capsys.readouterr().out
+
+
+def test_a_constraint_writing_tomls_true_is_told_constraints_are_python(tmp_path, capsys):
+    cfg = three_options(tmp_path, 'not (fast == true and size == "l")')
+    assert screen_error(cfg, capsys) == (
+        f"error: {cfg}: [screen] constraint 1: `true` in 'not (fast == true and size == \"l\")' is not an option: a "
+        "constraint is a Python expression, where the booleans are written True (TOML's true is for the levels)")
+    cfg = three_options(tmp_path, 'not (fast == True and size == "l")')
+    capsys.readouterr()
+    assert main(["--config", str(cfg), "--store", str(tmp_path / "r.db"), "screen", "--design", "full",
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out.count("(not run: breaks") == 2

@@ -629,8 +629,9 @@ def plan_json(points: Sequence[ScreenPoint]) -> str:
 
 def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
     """``["journal*sync", ...]`` as terms over ``space``'s options (one-line error for an unknown
-    option or a repeated one)."""
+    option, a repeated one, or an interaction given twice)."""
     out = []
+    given: dict[tuple[int, ...], str] = {}
     for text in texts:
         names = [n.strip() for n in text.split("*")]
         factors = tuple(sorted(space.names.index(space.option(n).name) for n in names))
@@ -640,6 +641,11 @@ def parse_terms(texts: Sequence[str], space: ConfigurationSpace) -> list[Term]:
             # It was taken, and made the model singular (D-efficiency 0.000), with nothing said.
             raise ConfigError(f"term {text!r} is a main effect, always in the model: --term names an interaction "
                               f"(such as {space.names[factors[0]]}*OTHER)")
+        if factors in given:
+            # Two equal columns made the model singular, said as "not estimable (D-efficiency 0)".
+            raise ConfigError(f"term {text!r} is the interaction {given[factors]!r} again (the order of the options "
+                              "does not matter): give each --term once")
+        given[factors] = text
         out.append(Term(factors, "*".join(space.names[f] for f in factors)))
     return out
 
@@ -671,12 +677,19 @@ def augmented_design(space: ConfigurationSpace, base: DesignMatrix, terms: Seque
     elif free < n_add:
         raise ConfigError(f"--augment {n_add}: the constraints leave {free} valid configuration"
                           f"{'' if free == 1 else 's'} outside the design: give --augment {free} at most")
+    interactions = [t.name for t in terms if len(t.factors) > 1]
+    model = f"{', '.join(interactions)} beside the main effects" if interactions else "the main effects"
+    have, parameters = int(valid_rows.sum()), 1 + len(terms)  # the mean is always in the model
+    if have + n_add < parameters:
+        # Fewer configurations than parameters: no choice of rows could estimate the model.
+        raise ConfigError(f"--augment {n_add}: the model ({model}) has {parameters} parameters with the mean, more "
+                          f"than the design's {have} valid configuration{'' if have == 1 else 's'} and {n_add} more: "
+                          f"give --augment {parameters - have} at least")
     result = augment(base.coded[valid_rows], terms, n_add, valid=valid, rng=seed, distinct=True)
     if not result.estimable:
-        names = ", ".join(t.name for t in terms if len(t.factors) > 1)
-        raise ConfigError(f"--augment {n_add}: the model ({names} beside the main effects) is not estimable from "
-                          f"the design and {n_add} more configuration{'' if n_add == 1 else 's'} under the constraints "
-                          "(D-efficiency 0): a term is confounded by them; drop it, or add more")
+        raise ConfigError(f"--augment {n_add}: the model ({model}) is not estimable from the design and {n_add} more "
+                          f"configuration{'' if n_add == 1 else 's'} under the constraints (D-efficiency 0): a term is "
+                          "confounded by them; " + ("drop it, or add more" if interactions else "add more"))
     return DesignMatrix(design="d-optimal", levels=((result.coded + 1) // 2).astype(np.int64),
                         level_counts=base.level_counts,
                         note=f"{int(valid_rows.sum())} valid runs of {base.label()} + {n_add} added, D-optimal for "

@@ -384,6 +384,11 @@ def _check(node: ast.AST, space: ConfigurationSpace, names: set[str], text: str,
                         raise ConfigError(f"{where}: option {option.name!r} has no level {shown(const.value)} "
                                           f"(levels: {', '.join(option.render(x) for x in option.levels)})")
     elif isinstance(node, ast.Name):
+        if node.id in ("true", "false") and node.id not in space.names:
+            # TOML's spelling, natural in a regbench.toml: said as such, not as an unknown option.
+            raise ConfigError(f"{where}: `{node.id}` in {shown(text)} is not an option: a constraint is a Python "
+                              f"expression, where the booleans are written {node.id.capitalize()} (TOML's "
+                              f"{node.id} is for the levels)")
         if node.id not in space.names:
             raise ConfigError(f"{where}: unknown option {node.id!r} in {shown(text)} "
                               f"(options: {', '.join(space.names)})")
