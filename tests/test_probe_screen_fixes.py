@@ -61,13 +61,17 @@ class Scheduler:
         self.scheduler = self._start(tmp_path, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
                                      "0", "--dashboard-address", ":0", "--scheduler-file", str(info))
         self.worker: subprocess.Popen | None = None
-        deadline = time.monotonic() + 60
-        while not info.exists():
-            assert time.monotonic() < deadline, "no scheduler within 60 s"
-            time.sleep(0.05)  # polling for the scheduler's file
-        self.address = json.loads(info.read_text())["address"]
-        self.worker = self._start(tmp_path, "distributed.cli.dask_worker", self.address, "--nthreads", "1",
-                                  "--no-nanny", "--resources", "benchmark=1", "--dashboard-address", ":0")
+        try:
+            deadline = time.monotonic() + 120
+            while not info.exists():
+                assert time.monotonic() < deadline, "no scheduler within 120 s"
+                time.sleep(0.05)  # polling for the scheduler's file
+            self.address = json.loads(info.read_text())["address"]
+            self.worker = self._start(tmp_path, "distributed.cli.dask_worker", self.address, "--nthreads", "1",
+                                      "--no-nanny", "--resources", "benchmark=1", "--dashboard-address", ":0")
+        except BaseException:  # the caller gets no object to kill: nothing is left running
+            self.kill()
+            raise
 
     def _start(self, cwd: Path, *args: str) -> subprocess.Popen:
         return subprocess.Popen([PY, "-m", *args], env=self.env, stdout=subprocess.DEVNULL,
