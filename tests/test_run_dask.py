@@ -112,11 +112,15 @@ class Cluster:
         info = tmp_path / "scheduler.json"
         self.start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
                    "--dashboard-address", ":0", "--scheduler-file", str(info))
-        deadline = time.monotonic() + 60
-        while not info.exists():
-            assert time.monotonic() < deadline, "no scheduler within 60 s"
-            time.sleep(0.05)  # polling for the scheduler's file
-        self.address = json.loads(info.read_text())["address"]
+        try:
+            deadline = time.monotonic() + 120  # a loaded 2-CPU machine has taken over 60 s
+            while not info.exists():
+                assert time.monotonic() < deadline, "no scheduler within 120 s"
+                time.sleep(0.05)  # polling for the scheduler's file
+            self.address = json.loads(info.read_text())["address"]
+        except BaseException:
+            self.close()  # the caller's try has not begun: nothing else would stop the scheduler
+            raise
 
     def start(self, *args: str, stdout=subprocess.DEVNULL) -> subprocess.Popen:
         p = subprocess.Popen([PY, "-m", *args], env=self.env, stdout=stdout, stderr=subprocess.DEVNULL,
