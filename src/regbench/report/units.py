@@ -112,10 +112,9 @@ def fmt_count(x: float | None) -> str:
 
 def fmt_repetitions(x: float | None) -> str:
     """A number of repetitions to make (``n_opt``, iterations per run) from the real optimum a
-    formula gives: rounded up, and at least 1, as Kalibera and Jones (2013, *Rigorous
-    Benchmarking in Reasonable Time*) give the optimal repetition count (rounded to the nearest,
-    an optimum of 0.4 read as 0 iterations, no advice at all); ``∞`` and ``—`` as
-    :func:`fmt_count`."""
+    formula gives: rounded up, and at least 1 (rounded to the nearest, an optimum of 0.4 read as
+    0 iterations, no advice at all);
+    ``∞`` and ``—`` as :func:`fmt_count`."""
     if x is None or not math.isfinite(x):
         return fmt_count(x)
     # Rounded to 9 decimals first: an optimum of exactly 3 computed as 3.0000000000000004 is 3.
