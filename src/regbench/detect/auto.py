@@ -98,8 +98,12 @@ class Auto(SegmentSearch, Detector):
                  fence: float = 10.0, clusters: bool = True, ramp: int = 10, excursion: int = 5, rng: int = 0,
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
                  levels: bool = True, floor: bool = True, floor_search: bool = True, nested: bool = True,
-                 floor_veto: str = "nearer", held: bool = True, segmentations: bool = True):
+                 floor_veto: str = "nearer", held: bool = True, segmentations: bool = True,
+                 ramp_relevance: str = "interval"):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
+        if ramp_relevance not in RELEVANCE:
+            raise ValueError(f"`ramp_relevance` must be one of {', '.join(RELEVANCE)}, got {ramp_relevance!r}")
+        self.ramp_relevance = ramp_relevance
         if not 0 < alpha < 1:
             raise ValueError("`alpha` must be in (0, 1)")
         if location != "auto" and location not in LOCATIONS:
@@ -841,7 +845,13 @@ class Auto(SegmentSearch, Detector):
             res = self._segment_test(_without(vs, tau, tau_end), s, tau, e - (tau_end - tau), vv)
         p = min(1.0, res.p_value * factor)
         rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
-        if not (np.isfinite(rel) and np.isfinite(p)) or not self.relevant(rel, lo, hi) or p >= self.alpha:
+        # A ramp's span is chosen from the splits the search found, each below the minimum, to
+        # join them: ``ramp_relevance = "estimate"`` asks its point estimate to reach the minimum,
+        # as that choice makes its interval optimistic (an experiment of 2026-12-01, not the
+        # default: a level drifting across versions reads as creeps; docs/evaluation.md).
+        relevant = abs(rel) >= self.min_change if first != last and self.ramp_relevance == "estimate" \
+            else self.relevant(rel, lo, hi)
+        if not (np.isfinite(rel) and np.isfinite(p)) or not relevant or p >= self.alpha:
             return None
         for other, keep in ((floors, self._on_floor), (location, self._not_ruled_out)):
             if other is None:
