@@ -1,6 +1,6 @@
-"""`auto`'s `ramp_relevance` (an experiment of 2026-12-01, not the default): a ramp (small splits of
-one sign joined into one creep) is judged relevant by its interval by default, by its point
-estimate with `ramp_relevance = "estimate"`."""
+"""`auto`'s `ramp_relevance`: a ramp (small splits of one sign joined into one creep) is judged
+relevant by its point estimate (the default since 2026-12-01), or by its interval as any other
+change with `ramp_relevance = "interval"` (the default before)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ def creep(seed: int, total: float = 0.028, n: int = 40, start: int = 20, length:
 @pytest.mark.parametrize("seed", [0, 4])
 def test_a_creep_measured_below_the_minimum_is_reported_by_its_interval_not_by_its_estimate(seed):
     s = creep(seed)
-    (c,) = Auto().detect(s)
+    (c,) = Auto(ramp_relevance="interval").detect(s)
     assert c.until is not None and c.change < 0.03 <= c.ci_high  # a ramp, relevant by its interval alone
-    assert Auto(ramp_relevance="estimate").detect(s) == []
+    assert Auto().detect(s) == []
     # A creep whose estimate reaches the minimum is reported either way.
     big = creep(seed, total=0.05)
-    assert [c.until is not None for c in Auto(ramp_relevance="estimate").detect(big)] == [True]
+    assert [c.until is not None for c in Auto().detect(big)] == [True]
 
 
 def test_ramp_relevance_is_checked():

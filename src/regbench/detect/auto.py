@@ -99,7 +99,7 @@ class Auto(SegmentSearch, Detector):
                  location: str = "auto", relevance: str = "interval", outlying: float = OUTLYING_RUN_Z,
                  levels: bool = True, floor: bool = True, floor_search: bool = True, nested: bool = True,
                  floor_veto: str = "nearer", held: bool = True, segmentations: bool = True,
-                 ramp_relevance: str = "interval"):
+                 ramp_relevance: str = "estimate"):
         super().__init__(confidence_level=confidence_level, min_change=min_change)
         if ramp_relevance not in RELEVANCE:
             raise ValueError(f"`ramp_relevance` must be one of {', '.join(RELEVANCE)}, got {ramp_relevance!r}")
@@ -846,9 +846,10 @@ class Auto(SegmentSearch, Detector):
         p = min(1.0, res.p_value * factor)
         rel, lo, hi = ratio_interval(res, self.confidence_level, log=vs.log)
         # A ramp's span is chosen from the splits the search found, each below the minimum, to
-        # join them: ``ramp_relevance = "estimate"`` asks its point estimate to reach the minimum,
-        # as that choice makes its interval optimistic (an experiment of 2026-12-01, not the
-        # default: a level drifting across versions reads as creeps; docs/evaluation.md).
+        # join them: ``ramp_relevance = "estimate"`` (the default since 2026-12-01) asks its point
+        # estimate to reach the minimum, as that choice makes its interval optimistic; a level
+        # drifting across versions read as creeps measured below the minimum (docs/evaluation.md,
+        # "Shapes from an independent generator").  ``interval``: as any other change.
         relevant = abs(rel) >= self.min_change if first != last and self.ramp_relevance == "estimate" \
             else self.relevant(rel, lo, hi)
         if not (np.isfinite(rel) and np.isfinite(p)) or not relevant or p >= self.alpha:
