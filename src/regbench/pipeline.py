@@ -411,7 +411,7 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
     alerts = None
     told_steps: set[Step] = set()
     if not dry_run:
-        from .detect.alerts import known_alerts, record_alerts
+        from .detect.alerts import record_alerts
 
         if result.checked:
             # Steps reported again because late runs made their series be searched again: told
@@ -421,8 +421,10 @@ def detect_and_alert(store: Store, config: ProjectConfig | None, *, method: str,
             rank = {v.name: k for k, v in enumerate(history.versions())}
             again = [c for c in result.changes if result.checked_before(c, rank.__getitem__)]
             if again:
-                told_steps = {change_step(c) for c, a in zip(again, known_alerts(store, again), strict=True)
-                              if a is not None and not a.held and c.machine in a.machines}
+                # The alerts as they were before this pass (read once, above).
+                told_steps = {change_step(c) for c in again
+                              if (a := before.get(change_step(c))) is not None and not a.held
+                              and c.machine in a.machines}
         # What each machine measured is read from the history detection read.
         alerts = record_alerts(store, list(result.changes), config=config, confirmations=confirmations,
                                coverage=history, failures=failures)
