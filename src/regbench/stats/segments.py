@@ -47,6 +47,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from ._validate import check_confidence
@@ -902,3 +904,94 @@ def noisier_variance(vs: VersionStats, s: int, e: int, whole: tuple[float, float
         return whole
     return max(0.0, total - runs_share), df
 
+
+#: The fewest degrees of freedom of a segment's runs' variance for :func:`runs_differ` to call that
+#: segment the noisier one: one version of two runs (1 degree of freedom) has a variance whose 95%
+#: range spans 0.001 to 5 times the true one, so the variance-ratio test calls it noisier on
+#: chance alone, and Welch's test on one degree of freedom then needs t = 318 for p = 0.001 (on
+#: the independent shape `few-runs`, 2 runs a version, recall fell 0.973 -> 0.958 with 1 allowed).
+MIN_OWN_DF = 3
+
+
+def runs_differ(left: SegmentStats, right: SegmentStats, *, level: float = NOISIER_LEVEL) -> bool:
+    """Whether one segment's runs spread significantly more than the other's: the ratio of their
+    pooled within-version variances beyond the ``1 - level`` quantile of Fisher's F on their
+    degrees of freedom, either way (the variance-ratio test, Snedecor and Cochran 1989, s.6.12).
+    False where a segment has no two runs of a version to measure it, and where the noisier one's
+    variance has fewer than :data:`MIN_OWN_DF` degrees of freedom."""
+    if not (left.df_within > 0 and right.df_within > 0):
+        return False
+    s2l, s2r = left.ss_within / left.df_within, right.ss_within / right.df_within
+    if not math.isfinite(s2l + s2r) or s2l == s2r:
+        return False
+    df_noisier = left.df_within if s2l > s2r else right.df_within
+    if df_noisier < MIN_OWN_DF:
+        return False
+    if not (s2l > 0 and s2r > 0):
+        return True
+    from scipy.special import fdtri  # Fisher's F quantile, without importing all of scipy.stats
+
+    ratio, df_num, df_den = (s2l / s2r, left.df_within, right.df_within) if s2l >= s2r else \
+        (s2r / s2l, right.df_within, left.df_within)
+    return bool(ratio > float(fdtri(df_num, df_den, 1.0 - level)))
+
+
+#: The level of the variance-ratio test that makes :func:`unequal_runs_test` take each segment's own
+#: runs' variance: a pretest, whose level trades the pooled test's power where the runs are as noisy
+#: on both sides against the calibration where they are not.  One version of five runs spreading 5x
+#: wider than twenty quiet ones, no change (tests/test_detect_noisy_neighbour.py): rejected at 1%
+#: 43% of the time by the pooled test; with this pretest at 0.01, 2.3%; at 0.05, 1.6%; at 0.1,
+#: 1.35%; at equal noise 1.0% at each level.
+UNEQUAL_RUNS_LEVEL = 0.05
+
+
+def unequal_runs_test(left: SegmentStats, right: SegmentStats, version_var: tuple[float, float], *,
+                      level: float = UNEQUAL_RUNS_LEVEL) -> SegmentTest | None:
+    """:func:`compare_segments` with each segment's own within-version variance, where one
+    segment's runs spread significantly more than the other's; else None (the pooled test holds).
+
+    :func:`compare_segments` pools the runs' variance of the two segments, which is right when
+    the runs are as noisy on both sides.  Another process on the machine for a few versions
+    spreads their runs five times wider; a segment of one such version against thirty quiet ones
+    then borrows the quiet runs' variance, and its mean, a few runs that spread 2.5%, was a
+    certain change (p < 1e-20) where its own runs say it is not (the independent shape
+    `noisy-stretch`, docs/evaluation.md).  So where the variance ratio of the two segments'
+    within-version variances exceeds the ``1 - level`` quantile of Fisher's F on their degrees of
+    freedom (either way; Snedecor and Cochran 1989, s.6.12), each segment mean's variance takes
+    its own runs' variance, and the t statistic gets Satterthwaite's degrees of freedom from the
+    three terms (the version component's and each segment's runs'): Welch's test, with the
+    version component of the two-level model (seed 000 s.3) beside it.
+
+    Parameters
+    ----------
+    left, right : SegmentStats
+    version_var : (float, float)
+        ``(s2v, df)``: the version component, as :func:`compare_segments` takes it.
+    level : float, keyword-only
+        The level of the variance-ratio test.
+    """
+    if not runs_differ(left, right, level=level):
+        return None
+    from scipy.special import stdtr  # Student's t CDF, without importing all of scipy.stats
+
+    df_p = left.df_within + right.df_within
+    s2p = (left.ss_within + right.ss_within) / df_p
+    # Each side's own variance where it is the larger, else the pooled one: a side whose runs
+    # happen to agree closely (a version of five runs) must not make its mean look more precise
+    # than the pooled test did (with its own variance there, one version against twenty at equal
+    # noise was rejected at 1% 2.3% of the time, not 1%).
+    (s2l, df_l), (s2r, df_r) = ((max(s2, s2p), df if s2 > s2p else df_p) for s2, df in (
+        (left.ss_within / left.df_within, left.df_within), (right.ss_within / right.df_within, right.df_within)))
+    s2v, df_b = version_var
+    kl, kr = left.k, right.k
+    wl, wr = s2l * left.sum_inv_n / kl**2, s2r * right.sum_inv_n / kr**2
+    vv = s2v * (1 / kl + 1 / kr)
+    var_l, var_r = s2v / kl + wl, s2v / kr + wr
+    denom = (vv**2 / df_b if df_b > 0 else 0.0) + wl**2 / df_l + wr**2 / df_r
+    se = math.sqrt(var_l + var_r)
+    if not (se > 0 and denom > 0):
+        return None
+    df = (vv + wl + wr) ** 2 / denom
+    t = (right.mean - left.mean) / se
+    p = float(2 * stdtr(df, -abs(t)))
+    return SegmentTest(float(left.mean), float(right.mean), math.sqrt(var_l), math.sqrt(var_r), float(t), float(df), p)
