@@ -83,13 +83,6 @@ SCAN_MODE_COVERAGE = 0.9
 #: default).
 FLOOR_VETOES = ("significant", "nearer")
 
-#: The Bonferroni factor of :meth:`Auto._against_local_noise`'s test: none, as a filter on a split
-#: the search chose and confirmed with its own factor.  With the search's factor, a -20% step at a
-#: noisy neighbour's first version was lost (t = -21 on 2 degrees of freedom, p = 0.002); on
-#: `noisy-stretch` seed 1 (with a neighbourhood check since dropped, before the fastest runs'
-#: check) 16 false alarms at recall 0.946 with the factor, 22 at 0.965 without.
-LOCAL_FACTOR = 1
-
 #: How a significant change is judged relevant against ``min_change``: by its point estimate, or
 #: by its interval (relevant unless the whole interval lies below the minimum).
 RELEVANCE = ("estimate", "interval")
@@ -245,11 +238,14 @@ class Auto(SegmentSearch, Detector):
             # and in its modes' (see below; `_search`).
             scan_modes = modes is not None and bool(runs_in_one_mode(series.runs, modes) >= WHOLE_RUNS)
             floors = self.floors(series, vs, choice)
+            # Each version's fastest run, computed once for the checks below that ask for it (where
+            # the history is searched on its floor, ``floors`` are those runs).
+            fastest_runs = floors if floors is not None else self.fastest_runs(series, vs, choice)
             # Where the runs each stay in one mode, the location moves with the share of runs in
             # each, binomial noise whose tail its test understates: a change of the location must
             # show in the modes too (`regbench.stats.moderuns`).
             held_runs = None if not (self.held and scan_modes) or modes is None else ModeRuns.of(
-                series.runs, modes, fence=self.fence, log=choice.log, fastest=self.fastest_runs(series, vs, choice))
+                series.runs, modes, fence=self.fence, log=choice.log, fastest=fastest_runs)
             if held_runs is not None and not modes_mix(held_runs):
                 # No version has runs in two modes: the "modes" are levels the history went
                 # through (a step puts every run after it in a mode no run before it held), not
@@ -263,7 +259,7 @@ class Auto(SegmentSearch, Detector):
             # two steps.
             changes, n_tests, cps = self._search(
                 series, vs, with_cps=True, excursions=modes is None or scan_modes, floors=floors, nested=True,
-                modes=held_runs, fastest=self._fastest_floor(series, vs, choice) if self.local_noise and floors is None
+                modes=held_runs, fastest=self._fastest_floor(series, vs, fastest_runs) if self.local_noise and floors is None
                 else None, local=True,
                 estimator=choice.reason + ("" if floors is None else "; each change also seen in the versions' "
                                                                      "fastest runs (interference only adds time)")
@@ -344,7 +340,7 @@ class Auto(SegmentSearch, Detector):
             # shape `one-iter-bimodal`, 0.879-0.891 -> 0.917-0.936 on `one-iter-skewed`, the
             # same false alarms or one fewer; docs/evaluation.md).
             followed = None if not self.floor_search else self.floor_history(
-                vs, floors if floors is not None else self.fastest_runs(series, vs, choice))
+                vs, fastest_runs)
             if followed is not None:
                 # A change of the fastest runs must not be ruled out by the location
                 # (:meth:`_not_ruled_out`).
@@ -392,14 +388,13 @@ class Auto(SegmentSearch, Detector):
             return None
         return floors
 
-    def _fastest_floor(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
-        """Each version's fastest run (:meth:`fastest_runs`), for :meth:`_change`'s check of a
-        change whose two sides' runs spread differently; else None.  For runs too short to choose
+    def _fastest_floor(self, series: Series, vs: VersionStats, fastest: VersionStats | None) -> VersionStats | None:
+        """Each version's fastest run (``fastest``, :meth:`fastest_runs`), for :meth:`_change`'s
+        check of a change whose two sides' runs spread differently; else None.  For runs too short to choose
         a location from (:func:`short_runs`), only where they form a floor to follow
         (:meth:`floor_history`), as :meth:`floors` asks there: processes timed once that land at
         four levels have fastest runs that jump whenever none lands at the fastest level, and
         held to them a -10% change of the two slower levels was lost."""
-        fastest = self.fastest_runs(series, vs, choice)
         if fastest is not None and short_runs(series) and self.floor_history(vs, fastest) is None:
             return None
         return fastest
@@ -525,10 +520,11 @@ class Auto(SegmentSearch, Detector):
             return None
         return mode_floors(series.runs, modes, fence=self.fence, log=True)
 
-    def _against_local_noise(self, vs: VersionStats, s: int, tau: int, tau_end: int, e: int,
-                             vv: tuple[float, float] | None, res: SegmentTest) -> SegmentTest:
-        """The test of the change at ``tau`` (through ``tau_end``) of segments ``[s, e)`` again,
-        with each side's own runs' variance where one side's runs spread significantly more than
+    @staticmethod
+    def _against_local_noise(left: SegmentStats, right: SegmentStats, vv: tuple[float, float] | None,
+                             res: SegmentTest) -> SegmentTest:
+        """The test of a change between segments ``left`` and ``right`` again, with each side's
+        own runs' variance where one side's runs spread significantly more than
         the other's (:func:`~regbench.stats.segments.unequal_runs_test`); else ``res`` (the
         search's test).
 
@@ -538,9 +534,10 @@ class Auto(SegmentSearch, Detector):
         and one of them tested against the quiet majority's runs was a change and its revert
         (pairs of +-2-5% at p < 1e-18: 55 false alarms on the independent shape `noisy-stretch`,
         seed 1, docs/evaluation.md).  :meth:`_change` uses it as a filter at ``alpha`` without the
-        search's Bonferroni factor (:data:`LOCAL_FACTOR`), in the location's and the fastest
-        level's searches; its second check, of the fastest runs where the runs spread
-        differently, is made there.
+        search's Bonferroni factor (a filter on a split the search chose and confirmed with it:
+        with the factor, a -20% step at a noisy neighbour's first version was lost, t = -21 on 2
+        degrees of freedom, p = 0.002), in the location's and the fastest level's searches; its
+        second check, of the fastest runs where the runs spread differently, is made there.
 
         (A third check was tried and dropped: the version component of the change's
         neighbourhood, five versions either side, where significantly larger than the history's.
@@ -550,9 +547,7 @@ class Auto(SegmentSearch, Detector):
         called quiet neighbourhoods noisier too often.)"""
         if vv is None:
             return res
-        tested = _without(vs, tau, tau_end) if tau_end > tau else vs
-        stop = e - (tau_end - tau)
-        unequal = unequal_runs_test(SegmentStats.of(tested, s, tau), SegmentStats.of(tested, tau, stop), vv)
+        unequal = unequal_runs_test(left, right, vv)
         return unequal if unequal is not None and not unequal.p_value <= res.p_value else res
 
     def _runs_agree(self, seg: SegmentStats, new: SegmentStats, state: dict) -> bool:
@@ -566,7 +561,7 @@ class Auto(SegmentSearch, Detector):
         if not self.local_noise or not vv:
             return True
         unequal = unequal_runs_test(seg, new, (float(vv[0]), float(vv[1])))
-        return unequal is None or bool(np.isfinite(unequal.p_value) and unequal.p_value * LOCAL_FACTOR < self.alpha)
+        return unequal is None or bool(np.isfinite(unequal.p_value) and unequal.p_value < self.alpha)
 
     def _on_floor(self, res: SegmentTest, rel: float) -> bool:
         """Whether the fastest runs confirm a change of sign ``rel``: their two-level test (one value
@@ -929,12 +924,12 @@ class Auto(SegmentSearch, Detector):
             # (:meth:`_against_local_noise`): a filter, which keeps or drops the change; what is
             # reported (its p-value, which ranks it against a mode's change of the same split in
             # `merge_near` and across series, and its interval) stays the search's.
-            again = self._against_local_noise(vs, s, tau, tau_end, e, vv, res)
-            if not (np.isfinite(again.p_value) and again.p_value * LOCAL_FACTOR < self.alpha):
+            tested = _without(vs, tau, tau_end) if tau_end > tau else vs
+            left, right = SegmentStats.of(tested, s, tau), SegmentStats.of(tested, tau, e - (tau_end - tau))
+            again = self._against_local_noise(left, right, vv, res)
+            if not (np.isfinite(again.p_value) and again.p_value < self.alpha):
                 return None
-            if floors is None and fastest is not None and runs_differ(
-                    *((SegmentStats.of(_without(vs, tau, tau_end), s, tau), SegmentStats.of(_without(vs, tau, tau_end), tau, e - (tau_end - tau)))
-                      if tau_end > tau else (SegmentStats.of(vs, s, tau), SegmentStats.of(vs, tau, e)))):
+            if floors is None and fastest is not None and runs_differ(left, right):
                 # The runs spread differently on the two sides: interference (another process on
                 # the machine spreads the runs and adds time, moving the location with its share)
                 # or a change that brought other noise.  The fastest runs tell them apart, as where
