@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/detection_ceiling.py                 # synthetic shapes (seeds 1 and 2) and the real corpus
     python benchmarks/detection_ceiling.py --seeds 1 --series 60
+    python benchmarks/detection_ceiling.py --seeds --corpus benchmarks/real_corpus/heldout-2026-11-28   # real ones only
 
 A detector searches for changes and must pay for the search (``auto`` adjusts each split's
 p-value for the positions it chose from, at ``alpha`` = 0.001).  This script skips the search:
@@ -105,13 +106,17 @@ def ceiling(corpus: Corpus) -> tuple[int, dict[tuple[str, float], int], dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2], help="synthetic seeds (none: real corpora only)")
     parser.add_argument("--series", type=int, default=150, help="series per synthetic corpus")
+    parser.add_argument("--corpus", action="append", default=[], metavar="PATH",
+                        help="a folder of real measurements (as `regbench evaluate --corpus PATH` reads), "
+                             "besides the shipped real corpus; repeatable")
     args = parser.parse_args()
     corpora = [(f"{shape} (seed {seed})", make_corpus(shape=shape, rng=seed,
                                                        n_series=60 if shape == "many-iterations" else args.series))
                for seed in args.seeds for shape in NOISE_SHAPES]
     corpora.append(("real", load_real_corpus()))
+    corpora += [(path, load_real_corpus(path)) for path in args.corpus]
     head = " | ".join(f"{v} p<{lv}" for v in VIEWS for lv in LEVELS)
     print(f"| corpus | relevant changes | {head} | by kind, + modes p<0.001 |")
     print("|---|---:|" + "---:|" * (len(VIEWS) * len(LEVELS)) + "---|")
