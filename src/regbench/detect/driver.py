@@ -298,11 +298,19 @@ DRIVER_REVISION = 3
 
 def options_key(method: str, min_change: float | None, confidence_level: float, options: dict) -> str:
     """The detector options a saved state depends on, the detector's state revision after the
-    first (:attr:`~regbench.detect.base.Detector.state_revision`) and the driver's
-    (:data:`DRIVER_REVISION`), as a canonical string."""
+    first (:attr:`~regbench.detect.base.Detector.state_revision`), the driver's
+    (:data:`DRIVER_REVISION`) and the release of regbench that saved it, as a canonical string.
+
+    The release is there because a release may change how a detector decides without changing
+    what its state means (a new check, a default): states saved by another release are not used,
+    so the first incremental pass after an upgrade is a full one and applies the new rules to the
+    whole history, not only to the versions that arrive after it.  The revisions stay for changes
+    between releases (and for a development install, whose release does not move)."""
+    from .. import __version__
+
     revision = detector_class(method).state_revision
     key = {"method": method, **detector_options(min_change, confidence_level, options),
-           "driver_revision": DRIVER_REVISION}
+           "driver_revision": DRIVER_REVISION, "regbench": __version__}
     return json.dumps({**key, "state_revision": revision} if revision > 1 else key, sort_keys=True)
 
 
