@@ -466,8 +466,18 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
                                "measures", "threads"}
+#: What :func:`regbench.run.core.benchmark_dir_env` sets in every run, after a benchmark's own
+#: ``env`` and a ``[screen]`` option's, when ``[project] benchmark_dir`` is set, and to what:
+#: neither may set them then (:func:`_overridden_by_benchmark_dir`).
+_BENCHMARK_DIR_VARIABLES = {"PYTHONPATH": "the folder first on the path", "REGBENCH_BENCHMARK_DIR": "the folder"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "build_cache", "store", "python", "benchmark_dir", "branch", "url",
                  "benchmark_requires"}
+
+
+def _overridden_by_benchmark_dir(variable: str) -> str:
+    """Why a benchmark or a ``[screen]`` option may not set ``variable`` with ``benchmark_dir``."""
+    return (f"is set by regbench itself in every run when [project] `benchmark_dir` is set "
+            f"({_BENCHMARK_DIR_VARIABLES[variable]}), which would override")
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -586,15 +596,23 @@ def parse_config(data: dict, *, path: Path | None = None) -> ProjectConfig:
     for k, b in enumerate(benches, start=1):
         if not isinstance(b, dict):
             fail(f"[[benchmark]] #{k} must be a table")
-        label = f"[[benchmark]] #{k}" + (f" ({b['name']!r})" if isinstance(b.get("name"), str) else "")
+        label = _entry_label("benchmark", k, b)
         specs.append(_benchmark(b, defaults, label, fail))
         if specs[-1].name in seen:
             fail(f"{label}: duplicate benchmark name {specs[-1].name!r}")
         seen.add(specs[-1].name)
-    for spec in specs:
+        if benchmark_dir is not None:
+            for variable in _BENCHMARK_DIR_VARIABLES:
+                if variable in specs[-1].env:
+                    # Refused, not merged, as for [screen] below: whether the benchmark's entries
+                    # go before the folder's or after it, and whether the inherited PYTHONPATH
+                    # stays, are each a guess at what was meant.
+                    fail(f"{label} `env`: {variable} {_overridden_by_benchmark_dir(variable)} the benchmark's "
+                         "value: put what it needs in the folder, or give it in another variable")
+    for k, spec in enumerate(specs, start=1):
         for m in spec.measures:
             if measure_series(spec.name, m) in seen:
-                fail(f"[[benchmark]] {spec.name!r}: its measure {m!r} is stored as the series "
+                fail(f"{_entry_label('benchmark', k, benches[k - 1])}: its measure {m!r} is stored as the series "
                      f"'{measure_series(spec.name, m)}', which is also the name of a benchmark")
 
     noise = data.get("noise", {})
@@ -672,8 +690,7 @@ def _screen_table(table: object, where: str, benchmark_dir: Path | None, fail: F
         # given there never reached a run (a probe: every run saw the folder alone and the
         # option came out inert).  configuration.md asks the same of a benchmark's own `env`,
         # and a level that needs the path can travel in another variable.
-        why = ("is set by regbench itself in every run when [project] `benchmark_dir` is set (the folder first on "
-               "the path), which would override")
+        why = _overridden_by_benchmark_dir("PYTHONPATH")
         for o in space.options:
             if o.apply == "env" and o.target == "PYTHONPATH":
                 fail(f"[[screen.option]] {o.name!r}: `env` PYTHONPATH {why} the level: apply the option through "
@@ -940,11 +957,15 @@ def _positive(value, label: str, fail: Fail, typ, *, limit: float | None = None)
 
 
 def _check_text(data: dict, fail: Fail) -> None:
-    """Refuse a NUL character in any key or string of the file, naming its table and key: no
-    path, argument or environment variable can hold one (the OS ends strings there)."""
-    stack: list[tuple[object, str, str]] = [(data, "", "")]
+    """Refuse a NUL character in any key or string of the file, naming its table (an entry of an
+    array of tables by its index and name, ``[[screen.option]] #2 ('b')``) and key: no path,
+    argument or environment variable can hold one (the OS ends strings there)."""
+    # Each value with the table it is in, its key there, and the name of the array of tables it
+    # would be if it is a list of tables: a key of the file (``benchmark``) or of one of its
+    # tables (``screen.option``); a list of tables deeper (an inline table's) is a value.
+    stack: list[tuple[object, str, str, str | None]] = [(data, "", "", None)]
     while stack:
-        value, table, key = stack.pop()
+        value, table, key, array = stack.pop()
         if isinstance(value, str):
             if "\0" in value:
                 fail(f"{table} `{key}`: contains a NUL character" if key else f"{table}: contains a NUL character")
@@ -952,14 +973,27 @@ def _check_text(data: dict, fail: Fail) -> None:
             for k, v in value.items():
                 inner = table or f"[{k}]"
                 if "\0" in k:
-                    fail(f"{inner}: a key contains a NUL character")
-                stack.append((v, inner, (key or k) if table else ""))
+                    fail(f"{inner} `{key}`: a key contains a NUL character" if key
+                         else f"{inner}: a key contains a NUL character")
+                if not table:  # a table of the file
+                    stack.append((v, inner, "", k))
+                elif not key:  # a key of a table, or of an entry of an array of tables
+                    stack.append((v, inner, k, f"{array}.{k}" if array else None))
+                else:
+                    stack.append((v, inner, key, None))
         elif isinstance(value, list):
             for i, v in enumerate(value, start=1):
-                if isinstance(v, dict) and not key:  # [[benchmark]] and [[notify]] tables
-                    stack.append((v, f"[{table}] #{i}", ""))
+                if isinstance(v, dict) and array:
+                    stack.append((v, _entry_label(array, i, v), "", None))
                 else:
-                    stack.append((v, table, key))
+                    stack.append((v, table, key, None))
+
+
+def _entry_label(array: str, index: int, entry: dict) -> str:
+    """How a message names the ``index``-th (from 1) entry of the array of tables ``array``:
+    ``[[benchmark]] #2 ('sort')``, or ``[[benchmark]] #2`` when it has no string ``name``."""
+    name = entry.get("name")
+    return f"[[{array}]] #{index}" + (f" ({shown(name)})" if isinstance(name, str) else "")
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")

@@ -317,7 +317,9 @@ def benchmark_dir_env(config: ProjectConfig, env: Mapping[str, str] | None = Non
     ``PYTHONPATH`` and exported as ``REGBENCH_BENCHMARK_DIR``, for every version's runs.
 
     The folder is used where it is, not copied into worktrees: every version runs today's
-    benchmarks, and editing one needs no new checkout.
+    benchmarks, and editing one needs no new checkout.  These two variables are set after the
+    benchmark's own ``env`` and a ``[screen]`` option's, so :func:`regbench.config.parse_config`
+    refuses either setting them when ``benchmark_dir`` is set (rather than let them be ignored).
     """
     out = dict(env or {})
     if config.benchmark_dir is not None:
