@@ -180,6 +180,8 @@ class ConfigurationSpace:
         unknown option or level."""
         out: dict[str, Level] = {}
         for name, level in config.items():
+            if name not in self.names:
+                raise ConfigError(f"{where}: unknown option {name!r} (options: {', '.join(self.names)})")
             option = self.option(name)
             if level not in option.levels or isinstance(level, bool) != any(isinstance(x, bool) for x in option.levels):
                 raise ConfigError(f"{where}: option {name!r} has no level {shown(level)} "

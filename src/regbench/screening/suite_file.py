@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shown
 from .campaign import ScreenPoint, applied_spec, configuration_name
 from .space import ConfigurationSpace, Level
 
@@ -142,6 +142,12 @@ def read_suite(path: str | os.PathLike, space: ConfigurationSpace) -> list[Scree
     bad = set(data) - {"important", "seed", "config"}
     if bad:
         fail(f"unknown key `{sorted(bad)[0]}` (expected important, seed, [[config]])")
+    important = data.get("important", [])
+    if not isinstance(important, list) or not all(isinstance(n, str) for n in important):
+        fail(f"`important` must be a list of option names, got {shown(important)}")
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        fail(f"`seed` must be a non-negative integer, got {shown(seed)}")
     entries = data.get("config")
     if not isinstance(entries, list) or not entries:
         fail("no [[config]] entry: a suite needs at least one configuration")
@@ -149,8 +155,19 @@ def read_suite(path: str | os.PathLike, space: ConfigurationSpace) -> list[Scree
     seen: set[str] = set()
     for k, entry in enumerate(entries, start=1):
         where = f"{path}: [[config]] #{k}"
-        if not isinstance(entry, dict) or set(entry) != {"name", "levels"} or not isinstance(entry["levels"], dict):
-            raise ConfigError(f"{where}: must be a table with `name` and `levels = {{ OPTION = LEVEL, ... }}`")
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: must be a table with `name` and `levels = {{ OPTION = LEVEL, ... }}`, "
+                              f"got {shown(entry)}")
+        extra = set(entry) - {"name", "levels"}
+        if extra:
+            raise ConfigError(f"{where}: unknown key `{sorted(extra)[0]}` (expected name, levels)")
+        for key in ("name", "levels"):
+            if key not in entry:
+                raise ConfigError(f"{where}: `{key}` is required")
+        if not isinstance(entry["name"], str):
+            raise ConfigError(f"{where}: `name` must be a string (the name of its levels), got {shown(entry['name'])}")
+        if not isinstance(entry["levels"], dict):
+            raise ConfigError(f"{where}: `levels` must be a table {{ OPTION = LEVEL, ... }}, got {shown(entry['levels'])}")
         levels = space.check_config(entry["levels"], where=where)
         name = configuration_name(levels, space)
         if entry["name"] != name:
