@@ -188,8 +188,10 @@ def failure_counts(runs: Sequence[RunInfo], retried: frozenset[int]) -> Counter:
 def scan_failures(store: Store, *, benchmark: str | None = None, history: HistoryView | None = None,
                   retirement: Retirement = Retirement()) -> FailureScan:
     """The series that fail at the newest version they were run at, and ran before
-    (:class:`~regbench.model.Failing`, in name order), and the versions where each series with a
-    failed run succeeded (:class:`~regbench.model.FailureScan`).
+    (:class:`~regbench.model.Failing`, in name order), those that never ran with success at any
+    version (:attr:`~regbench.model.FailureScan.never_succeeded`: ``since`` is ``first``, the
+    first version they ran at), and the versions where each series with a failed run succeeded
+    (:class:`~regbench.model.FailureScan`).
 
     A tool's invocation that failed whole is its own benchmark's (``gb``); its newest version is
     then the newest at which the tool stored anything, and a version where a benchmark it reports
@@ -208,7 +210,8 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
     :func:`no_longer_run`; or its machine or configuration retired:
     :func:`regbench.silence.retired`, after as many versions as ``retirement`` asks: ``[detect]
     retire_after`` and ``retire_lag_factor``) is not failing: it is in
-    :attr:`~regbench.model.FailureScan.no_longer_run` instead.
+    :attr:`~regbench.model.FailureScan.no_longer_run` instead (one that never succeeded, in
+    :attr:`~regbench.model.FailureScan.never_succeeded_gone`).
 
     Reads the failed runs, then the measured versions of the series they concern (and of the
     series a failed tool reports) alone, then what was measured together at the versions around
@@ -241,15 +244,19 @@ def scan_failures(store: Store, *, benchmark: str | None = None, history: Histor
     if len(gone) < len(out):  # nothing measured there any more shows it: its machine or configuration retired?
         gone |= retired(store, [f for f in out if f.series not in gone], versions, excluded, spans,
                         retirement=retirement)
-    return FailureScan(tuple(sorted((f for f in out if f.series not in gone), key=lambda f: f.series)), succeeded,
-                       tuple(gone[k] for k in sorted(gone)))
+    left = sorted((f for f in out if f.series not in gone), key=lambda f: f.series)
+    never = {f.series for f in out if f.never_succeeded}
+    return FailureScan(tuple(f for f in left if not f.never_succeeded), succeeded,
+                       tuple(gone[k] for k in sorted(gone) if k not in never),
+                       tuple(f for f in left if f.never_succeeded), tuple(gone[k] for k in sorted(gone) if k in never))
 
 
 def _failing_series(store: Store, failed_runs: Sequence[RunInfo], order: Mapping[str, int], excluded: frozenset[int]
                     ) -> tuple[list[Failing], dict[tuple[str, str, str], tuple[str, ...]]]:
     """The series of ``failed_runs`` (read as the history ``order`` ranks, without the
-    ``excluded`` campaigns) failing at the newest version they ran at, and the versions where
-    each succeeded: :func:`scan_failures` before what is no longer run is told apart."""
+    ``excluded`` campaigns) failing at the newest version they ran at, those that never succeeded
+    among them, and the versions where each succeeded: :func:`scan_failures` before what is no
+    longer run is told apart."""
     failed: dict[tuple[str, str, str], dict[str, list[RunInfo]]] = {}
     for r in failed_runs:
         failed.setdefault((r.benchmark, r.config, r.machine), {}).setdefault(r.version, []).append(r)
@@ -278,10 +285,13 @@ def _failing_series(store: Store, failed_runs: Sequence[RunInfo], order: Mapping
         succeeded[name, cfg, mach] = tuple(sorted(ok, key=rank))
         newest = max(ok | set(runs), key=rank)
         earlier = [v for v in ok if rank(v) < rank(newest)]
-        if newest in ok or not earlier:
+        if newest in ok:
             continue
-        since = max(earlier, key=rank)
-        first = min((v for v in runs if rank(v) > rank(since)), key=rank)
+        if earlier:
+            since = max(earlier, key=rank)
+            first = min((v for v in runs if rank(v) > rank(since)), key=rank)
+        else:  # never succeeded: failing from its first run on (Failing.never_succeeded)
+            since = first = min(runs, key=rank)
         last = max(runs[first], key=lambda r: r.id)
         out.append(Failing(name, cfg, mach, newest, len(runs[newest]), since, first,
                            failure_cause(last.status, last.stderr_tail)))

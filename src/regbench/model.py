@@ -702,7 +702,8 @@ class Alert:
     ``status`` one of :data:`ALERT_STATUSES`; ``change`` is the relative change of the central
     value with its interval ``[ci_low, ci_high]`` (the tightest any method gave); ``methods``
     are every detector that found it.  A ``failure`` alert (:data:`FAILURE_KIND`: the benchmark
-    ran at ``previous`` and every run of it failed from ``version`` on) has no change, interval,
+    ran at ``previous`` and every run of it failed from ``version`` on; ``previous`` is
+    ``version`` when no run of it had succeeded, :attr:`never_succeeded`) has no change, interval,
     p-value or method (None, None, None, ``()``) and says why its runs failed in ``error`` (one
     line, :func:`regbench.failures.failure_cause`); it is ``fixed`` when a run of it succeeds
     again (``fixed_by``, with no ``fixed_by_alert``), or when it is no longer run (removed from
@@ -772,6 +773,12 @@ class Alert:
         """Whether this alert is of a benchmark that starts failing (:data:`FAILURE_KIND`), not
         of a change."""
         return self.kind == FAILURE_KIND
+
+    @property
+    def never_succeeded(self) -> bool:
+        """Whether this is a failure alert of a series that had no successful run at any version
+        when it was opened: ``previous`` is then ``version``, the first version it ran at."""
+        return self.failure and self.previous == self.version
 
     @property
     def no_longer_run(self) -> bool:
@@ -845,6 +852,8 @@ class Failing:
     """A series (benchmark x configuration x machine) whose runs at the newest version it was run at
     all failed (and were not run again with success since), where an earlier version had a
     successful run: it no longer runs, which no detector can see (a failed run has no samples).
+    Or one that never succeeded at any version (:attr:`never_succeeded`, in
+    :attr:`FailureScan.never_succeeded`): broken from its first run on.
 
     Attributes
     ----------
@@ -856,10 +865,12 @@ class Failing:
     failed_runs : int
         How many runs failed there.
     since : str
-        The last version with a successful run (for a tool's invocation: of anything it reports).
+        The last version with a successful run (for a tool's invocation: of anything it reports);
+        ``first`` itself when no version had one (as its failure alert's ``previous``).
     first : str
         The first version after ``since`` where its runs failed: where the failing stretch starts
-        (``version`` when it failed at one version only).
+        (``version`` when it failed at one version only); for a series that never succeeded, the
+        first version it ran at.
     error : str
         Why its runs failed, on one line (:func:`regbench.failures.failure_cause` of the last
         failed run stored at ``first``).
@@ -877,6 +888,11 @@ class Failing:
     @property
     def series(self) -> tuple[str, str, str]:
         return (self.benchmark, self.config, self.machine)
+
+    @property
+    def never_succeeded(self) -> bool:
+        """Whether no version had a successful run of the series (``since`` is ``first``)."""
+        return self.since == self.first
 
 
 #: What stopped measuring a failing series that is no longer run (:attr:`NoLongerRun.retired`):
@@ -1003,11 +1019,21 @@ class FailureScan:
         The series that failed at the newest version they ran at and are no longer run since
         (removed from the suite, or renamed; or their machine or configuration retired), by name:
         not in ``failing``.
+    never_succeeded : tuple of Failing
+        The series whose runs failed at every version they ran at, by name
+        (:attr:`Failing.never_succeeded`): broken from their first run, they are failure alerts
+        too, but not in ``failing`` (what gates ``detect``, and is bisected between the last
+        version that worked and the first that failed).
+    never_succeeded_gone : tuple of NoLongerRun
+        Those of them no longer run, as ``no_longer_run`` tells a failing series (not in
+        ``never_succeeded``; nor in ``no_longer_run``, the failing series that stop gating).
     """
 
     failing: tuple[Failing, ...] = ()
     succeeded: Mapping[tuple[str, str, str], tuple[str, ...]] = field(default_factory=dict)
     no_longer_run: tuple[NoLongerRun, ...] = ()
+    never_succeeded: tuple[Failing, ...] = ()
+    never_succeeded_gone: tuple[NoLongerRun, ...] = ()
 
 
 def num(x: float | None) -> float | None:

@@ -94,7 +94,13 @@ there: no detector sees it.  :func:`record_alerts` is handed what the failed run
 same rules to it, with kind ``failure``: a series failing at the newest version it ran at (every
 run failed, and an earlier version had a successful one) is an alert at ``version`` = the first
 version of its failing stretch and ``previous`` = the last version with a successful run, with
-the error of its runs (one line) and no change, interval, p-value or method.  It is the same
+the error of its runs (one line) and no change, interval, p-value or method.  A series that never
+succeeded (every run failed, at every version it ran at: a benchmark broken from its first run,
+:attr:`~regbench.model.FailureScan.never_succeeded`) is a failure alert too, at ``version`` = the
+first version it ran at, with ``previous`` = ``version`` (no version before it worked:
+:attr:`~regbench.model.Alert.never_succeeded`) and a history that says it never succeeded; its
+candidate versions are every version up to ``version``; it is fixed as any other (one no longer
+run is in :attr:`~regbench.model.FailureScan.never_succeeded_gone`).  It is the same
 alert as a stored failure alert of its series whose candidate versions overlap its own (a stretch
 that grew, or that starts earlier now that a version between was run: one breakage); alerts of
 every status match, so a failure marked ``invalid`` is not brought back, and re-running detection
@@ -281,10 +287,12 @@ class AlertOutcome:
     placed : mapping
         The alert id each recorded change went into, by :func:`change_step`.
     failures : tuple of Alert
-        The failure alert of each failing series recorded (created by this call, and so also in
-        ``created``, or stored before: the same breakage), as at the end of the call.
+        The failure alert of each failing series recorded, and of each that never succeeded
+        (created by this call, and so also in ``created``, or stored before: the same breakage),
+        as at the end of the call.
     suppressed_failures : tuple of Failing
-        Failing series not recorded because their benchmark's alerts are suppressed.
+        Failing series (and series that never succeeded) not recorded because their benchmark's
+        alerts are suppressed.
     reopened : tuple of Alert
         Failure alerts fixed because their benchmark was no longer run that this call reopened:
         it fails at the newest version it ran at again, nothing showing it no longer run (it
@@ -677,6 +685,13 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
             by_group[benchmark, config] = tx.config_alerts(benchmark, config)
         return by_group[benchmark, config]
 
+    def failure_span(version: str, previous: str) -> tuple[int, int]:
+        # A failure that never succeeded (previous is version) may have broken at any version up
+        # to its first: its stretch is every version up to there, as if since were before history.
+        if version == previous:
+            return candidate_span(-1, tx.position(version))
+        return span(version, previous)
+
     # Fixed first: a series that ran again and broke again is a fixed alert and a new one.
     candidates = []
     for (benchmark, config, machine), ok in sorted(scan.succeeded.items()):
@@ -691,15 +706,17 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
             continue
         by = min(again, key=tx.position)
         tx.update(a.id, now=now, status="fixed", fixed_by=by)
-        tx.add_event(a.id, "fixed", who=SYSTEM_ACTOR, now=now, why=f"runs again: a successful run at {by}")
+        tx.add_event(a.id, "fixed", who=SYSTEM_ACTOR, now=now,
+                     why=f"succeeds: its first successful run at {by}" if a.never_succeeded and by == ok[0]
+                     else f"runs again: a successful run at {by}")
         (fresh,) = tx.alerts([a.id])
         fixed[a.id] = fresh
         alerts = group(a.benchmark, a.config)
         alerts[[b.id for b in alerts].index(a.id)] = fresh
     # No longer run (removed from the suite, renamed, or its machine or configuration retired):
     # no version fixed it.
-    gone = [(a, g) for g in scan.no_longer_run if not is_suppressed(rules.config, g.benchmark)
-            for a in group(g.benchmark, g.config)
+    gone = [(a, g) for g in (*scan.no_longer_run, *scan.never_succeeded_gone)
+            if not is_suppressed(rules.config, g.benchmark) for a in group(g.benchmark, g.config)
             if a.failure and a.machine == g.machine and a.status in OPEN_ALERT_STATUSES and a.id not in fixed]
     kept = tx.reopened_by_hand([a.id for a, _ in gone]) if gone else set()
     for a, g in gone:
@@ -715,16 +732,16 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
     told: list[Alert] = []
     suppressed: list[Failing] = []
     reopened: list[Alert] = []
-    for f in scan.failing:
+    for f in sorted((*scan.failing, *scan.never_succeeded), key=lambda f: f.series):
         if is_suppressed(rules.config, f.benchmark):
             suppressed.append(f)
             continue
         alerts = group(f.benchmark, f.config)
-        here = span(f.first, f.since)
+        here = failure_span(f.first, f.since)
         same = [a for a in alerts if a.failure and a.machine == f.machine
-                and span_gap(span(a.version, a.previous), here) <= 0]
+                and span_gap(failure_span(a.version, a.previous), here) <= 0]
         if same:  # one breakage: the alert keeps the versions it was first told with
-            a = min(same, key=lambda a: (span_gap(span(a.version, a.previous), here), a.id))
+            a = min(same, key=lambda a: (span_gap(failure_span(a.version, a.previous), here), a.id))
             if a.no_longer_run:  # nothing shows it no longer run now: it fails, and gates, again
                 tx.update(a.id, now=now, status="new", clear_fix=True)
                 tx.add_event(a.id, "new", who=SYSTEM_ACTOR, now=now, why=_failing_again_text(tx, f, a))
@@ -734,11 +751,11 @@ def _record_failures(tx: Transaction, scan: FailureScan, rules: _Rules, by_group
             told.append(a)
             continue
         runs = f"{f.failed_runs} failed run{'' if f.failed_runs == 1 else 's'} at {f.version}"
+        worked = "it never succeeded" if f.never_succeeded else f"last ok at {f.since}"
         alert = tx.create(benchmark=f.benchmark, config=f.config, machine=f.machine, version=f.first,
                           previous=f.since, kind=FAILURE_KIND, change=None, ci_low=None, ci_high=None,
                           p_value=None, methods=(), now=now, error=f.error,
-                          why=f"failing: every run failed from {f.first} on ({runs}, the newest), "
-                              f"last ok at {f.since}: {f.error}")
+                          why=f"failing: every run failed from {f.first} on ({runs}, the newest), {worked}: {f.error}")
         alerts.append(alert)
         created[alert.id] = alert
         told.append(alert)

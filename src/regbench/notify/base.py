@@ -114,14 +114,16 @@ def headline(a: Alert, labels: Mapping[str, str] | None = None) -> str:
     5c1b9e2a10``; for a failure, ``first failing commit``); versions by their ``labels`` (tags,
     :func:`regbench.report.console.version_labels`) if given, else with the tags the alert carries
     (:func:`tagged`).  A failure has no size: ``failure in gb on ci-1 at v1.2 (last ok at v1.1),
-    alert #3: failed (exit status 2): panic: ...``, its error last (the longest part)."""
+    alert #3: failed (exit status 2): panic: ...``, its error last (the longest part); one that
+    never succeeded says so: ``failure in gb on ci-1 at v1.2 (never succeeded), alert #3: ...``."""
     ci = f" [{pct(a.ci_low)}, {pct(a.ci_high)}]" if a.ci_low is not None and a.ci_high is not None else ""
     if labels is not None:
         version, previous = (labels.get(v, v) for v in (a.version, a.previous))
     else:
         version, previous = tagged(a.version, a.version_tags), tagged(a.previous, a.previous_tags)
     if a.failure:
-        text = f"{a.kind} in {series_label(a)} at {version} (last ok at {previous}), alert #{a.id}"
+        worked = "never succeeded" if a.never_succeeded else f"last ok at {previous}"
+        text = f"{a.kind} in {series_label(a)} at {version} ({worked}), alert #{a.id}"
         if a.status == "fixed" and a.fixed_by is not None:
             text += f", runs again at {labels.get(a.fixed_by, a.fixed_by) if labels is not None else a.fixed_by}"
         elif a.no_longer_run:
@@ -181,8 +183,8 @@ def details(a: Alert) -> list[str]:
 
     if a.failure:
         return [f"error: {a.error or '(none stored)'}",
-                f"machine: {a.machine} (every run failed from {a.version} on; the last successful one at "
-                f"{a.previous})",
+                f"machine: {a.machine} (every run failed from {a.version} on; "
+                + ("it never succeeded)" if a.never_succeeded else f"the last successful one at {a.previous})"),
                 f"status: {a.status}" + (f" (runs again at {a.fixed_by})" if a.fixed_by else
                                          " (no longer run: removed from the suite, renamed, or its machine "
                                          "or configuration retired)" if a.no_longer_run else ""),

@@ -30,7 +30,7 @@ def cell(text: str) -> str:
 
 def row(a: Alert) -> str:
     """One alert's row of the table.  A failure has no change nor interval (``—``) and gives its
-    error where a change gives its methods."""
+    error where a change gives its methods; one that never succeeded says so as its previous."""
     mark = {"regression": "**regression**", "failure": "**failure**"}.get(a.kind, a.kind)
     if a.restores is not None:
         mark += f" (fixes #{a.restores})"
@@ -46,7 +46,8 @@ def row(a: Alert) -> str:
         version += f" .. {a.until} (a creep)"
     return "| " + " | ".join([
         f"#{a.id}", mark, cell(a.benchmark), cell(a.config), cell(machines), cell(version),
-        cell(tagged(a.previous, a.previous_tags)), change, ci, cell(last)]) + " |"
+        "never succeeded" if a.never_succeeded else cell(tagged(a.previous, a.previous_tags)), change, ci,
+        cell(last)]) + " |"
 
 
 def render(alerts: Sequence[Alert], *, title: str) -> str:

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Mapping[str, str] | None = None) -> None:
     """The alerts, oldest first: a table (versions by their ``labels``,
     :func:`~regbench.report.console.version_labels`) and their count, or a JSON array of alert objects.
-    A failure has no change, interval or spread (``—``); with failures listed, the table has an
-    ``error`` column.  A creep's version is its span (``v3 .. v9``)."""
+    A failure has no change, interval or spread (``—``), nor a previous version when it never
+    succeeded; with failures listed, the table has an ``error`` column.  A creep's version is its
+    span (``v3 .. v9``)."""
     if fmt == "json":
         emit_json([a.to_json() for a in alerts], allow_nan=False)
         return
@@ -45,7 +46,7 @@ def print_alert_list(alerts: Sequence[Alert], *, fmt: str = "table", labels: Map
                escape(", ".join(a.machines)), spread,
                escape(labels.get(a.version, a.version)
                       + (f" .. {labels.get(a.until, a.until)}" if a.until is not None else "")),
-               escape(labels.get(a.previous, a.previous)), change, ci,
+               "—" if a.never_succeeded else escape(labels.get(a.previous, a.previous)), change, ci,
                escape(", ".join(a.methods))]
         if failures:
             row.append(escape(a.error or ""))
