@@ -470,6 +470,16 @@ _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "outpu
 #: ``env`` and a ``[screen]`` option's, when ``[project] benchmark_dir`` is set, and to what:
 #: neither may set them then (:func:`_overridden_by_benchmark_dir`).
 _BENCHMARK_DIR_VARIABLES = {"PYTHONPATH": "the folder first on the path", "REGBENCH_BENCHMARK_DIR": "the folder"}
+#: What regbench sets in a run's environment over a benchmark's own ``env``, whatever the plan
+#: (:func:`regbench.run.execute.run_environment`; the pad of ``[noise] env_size``): a benchmark may
+#: not set them, as its value would be lost.  Of the other :data:`~regbench.model.RUN_VARIABLES`,
+#: ``REGBENCH_BENCHMARK_DIR`` is refused with ``benchmark_dir`` above, and ``REGBENCH_SELECT`` and
+#: ``REGBENCH_FORKS`` are set only by an optimized plan's invocation, over a default the benchmark
+#: may give in its ``env`` for full runs (docs/optimize.md).
+_SET_BY_REGBENCH = {
+    "REGBENCH_ITERATIONS": "warm-up and measured iterations", "REGBENCH_WARMUP": "the warm-up iterations",
+    "REGBENCH_RUN_INDEX": "the run's index", "REGBENCH_VERSION": "the version measured",
+    "REGBENCH_ENV_PAD": "the pad of [noise] env_size"}
 _PROJECT_KEYS = {"name", "repo", "build", "build_timeout", "build_cache", "store", "python", "benchmark_dir", "branch", "url",
                  "benchmark_requires"}
 
@@ -733,9 +743,17 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str | int | float) for v in env.values()):
         fail(f"{label} `env` must be a table of strings")
-    for key in env:
+    for key, value in env.items():
         if not key or "=" in key:
             fail(f"{label} `env`: {shown(key)} is not a variable name (empty, or with '=')")
+        # A TOML boolean would reach the process as Python's "True", a nan or inf as "nan" / "inf":
+        # neither is what the file says, so they are refused rather than spelled for it.
+        if isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
+            fail(f"{label} `env`: {key} = {shown(value)} is not a string or a finite number: quote it "
+                 "as the process should see it")
+        if key in _SET_BY_REGBENCH:
+            fail(f"{label} `env`: {key} is set by regbench itself in every run that uses it "
+                 f"({_SET_BY_REGBENCH[key]}), which would override the benchmark's value: give it another name")
     pass_env = get("pass_env", [])
     if not isinstance(pass_env, list) or not all(isinstance(v, str) and v and "=" not in v for v in pass_env):
         fail(f"{at('pass_env')} `pass_env` must be a list of variable names (globs such as \"OMP_*\" allowed)")
