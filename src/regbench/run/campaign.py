@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import secrets
 import shlex
 import sys
@@ -461,6 +462,10 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
                                    versions=[v.name for v in versions])
     groups = {name: sp.groups for name, sp in splits.items() if sp.groups}
     experiments, runs_of, widest = _planned_runs(config, specs, runs, groups)
+    # On several machines, each makes every run of the benchmarks it can run: its runs are its
+    # own series, never pooled with another machine's to make up the number of runs.
+    assigned = executor.machines_for(specs) if executor is not None and remote else {}
+    on_machines = {m: frozenset(k for k, s in experiments if m in assigned.get(s.name, ())) for m in sorted(remote)}
     if noise.env_size is not None:
         check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
     # The store is first read here, after the checks that do not need it: a store opened at its
@@ -535,7 +540,7 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
             trees = cleanup.enter_context(Worktrees(Path(config.repo or config.root), cache_dir, keep=config.build_cache))
         campaign = _Campaign(config, ctx, tuple(specs), runs_of, tuple(widest), seed, reporter,
                              noise_facts.get("ramdisk_dir"), cleanup, trees, retry_failed, optimized is not None,
-                             tuple(experiments), groups, tuple(splits.values()))
+                             tuple(experiments), groups, tuple(splits.values()), on_machines)
         with campaign_status(store, campaign_id):
             result = campaign.execute(versions, cache_dir=cache_dir, rebuild=rebuild)
         if left_out:
@@ -587,6 +592,9 @@ class _Campaign:
     experiments: tuple[tuple[str, BenchmarkSpec], ...] = ()
     groups: Mapping[str, tuple[SplitGroup, ...]] = field(default_factory=dict)  # by benchmark
     split: tuple[Split, ...] = ()
+    # Runs made on other machines (a Dask cluster's): the experiments each machine makes all the
+    # runs of, by machine; empty when the runs are made here.
+    on_machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def execute(self, versions: Sequence[PlannedVersion], *, cache_dir: Path, rebuild: bool) -> CampaignResult:
         store = self.ctx.store
@@ -595,16 +603,17 @@ class _Campaign:
         # Commits of one committer second are told apart by their generation (with_generations).
         record_versions(store, self.config, versions)  # with their tags and branches, by name
         slots = self.slots()
+        targets = self.targets(slots)
         adaptive = any(s.plan == "adaptive" for s in self.specs)
         # Only versions with a run to do are checked out and built: a campaign that resumes a
         # finished one builds nothing (an adaptive benchmark's rounds may run any version).
-        needed = {v.name for v in versions if adaptive or slots.missing(v.name)}
+        needed = {v.name for v in versions if adaptive or any(t.missing(v.name) for t in targets.values())}
         ready, failed = self.build(versions, needed, cache_dir=cache_dir, rebuild=rebuild)
         noise = self.ctx.noise
         added = {v.name: dict(v.env) for v in ready if v.env}
         if noise.env_size is not None and added:  # a release's virtual environment adds variables
             check_env_size(self.widest, added, noise.env_size)
-        return self.run_trials(versions, ready, failed, slots)
+        return self.run_trials(versions, ready, failed, slots, targets)
 
     def build(self, versions: Sequence[PlannedVersion], needed: set[str], *, cache_dir: Path, rebuild: bool
               ) -> tuple[list[ReadyVersion], list[str]]:
@@ -637,34 +646,67 @@ class _Campaign:
         """Which runs of this campaign's experiments are stored, and which indexes are free."""
         return run_slots(self.ctx, self.specs, self.runs_of, retry_failed=self.retry_failed, groups=self.groups)
 
+    def targets(self, slots: RunSlots) -> dict[str | None, RunSlots]:
+        """Where runs are counted: ``{None: slots}`` for runs made here (or wherever the
+        executor makes them); on several machines, each machine's own stored runs of the
+        experiments it makes (:attr:`on_machines`), so that each makes all their runs."""
+        if not self.on_machines:
+            return {None: slots}
+        failures = StoredFailures.read(self.ctx.store)
+        by_key = dict(self.experiments)
+        out: dict[str | None, RunSlots] = {}
+        for machine, keys in self.on_machines.items():
+            names = {by_key[k].name for k in keys}
+            alone = dataclasses.replace(self.ctx, machine=machine, machines=())
+            out[machine] = run_slots(alone, [s for s in self.specs if s.name in names],
+                                     {k: n for k, n in self.runs_of.items() if k in keys},
+                                     retry_failed=self.retry_failed, failures=failures,
+                                     groups={b: g for b, g in self.groups.items() if b in names})
+        return out
+
     def run_trials(self, versions: Sequence[PlannedVersion], ready: Sequence[ReadyVersion],
-                   failed: Sequence[str], slots: RunSlots) -> CampaignResult:
+                   failed: Sequence[str], slots: RunSlots, targets: Mapping[str | None, RunSlots]) -> CampaignResult:
         ctx = self.ctx
         existing = slots.taken
         built = {v.name for v in ready}
-        nominal: list[Trial] = []
+        orders: list[tuple[str | None, list[Trial]]] = []
         skipped = unbuilt = lacking = retried = 0
-        for key, _ in self.experiments:
-            for v in versions:
-                have = slots.have(key, v.name)
-                # Planned runs the experiment lacks because stored ones failed: run again with
-                # retry_failed (at new indexes, slots.place), counted for the hint otherwise.
-                lost = slots.lost(key, v.name)
-                if self.retry_failed and v.name in built:
-                    retried += lost
-                else:
-                    lacking += lost
-                for r in range(self.runs_of[key]):
-                    if r < have:
-                        skipped += 1
-                    elif v.name not in built:
-                        unbuilt += 1
+        for machine, mine in targets.items():
+            nominal: list[Trial] = []
+            for key, _ in self.experiments:
+                if key not in mine.runs_of:
+                    continue  # not one of this machine's (it lacks a tag the benchmark requires)
+                for v in versions:
+                    have = mine.have(key, v.name)
+                    # Planned runs the experiment lacks because stored ones failed: run again with
+                    # retry_failed (at new indexes, slots.place), counted for the hint otherwise.
+                    lost = mine.lost(key, v.name)
+                    if self.retry_failed and v.name in built:
+                        retried += lost
                     else:
-                        nominal.append(Trial(key, v.name, r))
-        # RMIT rounds by the run's rank in its experiment; the run is stored at a free index
-        # (the same one unless a bisection or comparison stored runs of the version first).
-        order = slots.place(spread_order(nominal, self.runs_of, self.seed) if self.spread
-                            else rmit_order(nominal, self.seed))
+                        lacking += lost
+                    for r in range(self.runs_of[key]):
+                        if r < have:
+                            skipped += 1
+                        elif v.name not in built:
+                            unbuilt += 1
+                        else:
+                            nominal.append(Trial(key, v.name, r))
+            # RMIT rounds by the run's rank in its experiment (each machine's own order).
+            orders.append((machine, spread_order(nominal, self.runs_of, self.seed) if self.spread
+                           else rmit_order(nominal, self.seed)))
+        # Each run is stored at a free index (the same one unless a bisection or comparison
+        # stored runs of the version first), distinct across the machines: one index, one run.
+        placed = iter(slots.place([t for _, trials in orders for t in trials]))
+        pinned = [[(t, machine) for t in itertools.islice(placed, len(trials))] for machine, trials in orders]
+        # The machines' orders interleaved: each machine starts on its first runs at once.
+        order: list[Trial] = []
+        machine_of: dict[Trial, str] = {}
+        for row in itertools.zip_longest(*pinned):
+            for t, machine in filter(None, row):
+                order.append(t)
+                if machine is not None:
+                    machine_of[t] = machine
         adaptive = [s for s in self.specs if s.plan == "adaptive"]
         if self.ramdisk_base is not None:
             # The versions that still have runs to do, copied before the first run: those with
@@ -676,7 +718,8 @@ class _Campaign:
             ready = [dataclasses.replace(v, tree=copies.get(v.name, v.tree)) for v in ready]
         self.reporter.trials_started(len(order), skipped)
 
-        runner = TrialRunner(ctx, ready, self.reporter)
+        runner = TrialRunner(ctx, ready, self.reporter)  # the ramdisk copies' trees
+        runner.pinned.update(machine_of)
         by_name = dict(self.experiments)
         results = runner.run((t, by_name[t.benchmark]) for t in order)
         outcomes: list[AdaptiveOutcome] = []

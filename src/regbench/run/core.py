@@ -85,6 +85,10 @@ class RunRequest:
         Variables added last (a release's virtual environment).
     noise : NoiseControl
         Noise control for the run.
+    machine : str or None
+        The machine (one of the executor's :meth:`Executor.machines`) the run must be made on:
+        a campaign on several machines makes each experiment's runs on each of them, each
+        machine's runs being its own series.  None: wherever the executor makes it.
     """
 
     spec: BenchmarkSpec
@@ -93,6 +97,7 @@ class RunRequest:
     python: str
     env: Mapping[str, str] = field(default_factory=dict)
     noise: NoiseControl = NoiseControl()
+    machine: str | None = None
 
     def execute(self) -> RunOutcome:
         """Make the run here and now, as one fresh process."""
@@ -123,6 +128,13 @@ class Executor(abc.ABC):
     def machines(self) -> dict[str, dict]:
         """The machines other than this one that runs may be made on, name -> fingerprint (a
         Dask cluster's workers); empty when every run is made here."""
+        return {}
+
+    def machines_for(self, specs: Sequence[BenchmarkSpec]) -> dict[str, tuple[str, ...]]:
+        """The machines of :meth:`machines` that can make the runs of each benchmark of
+        ``specs`` (they offer what it requires), by benchmark name; empty when every run is
+        made here.  A campaign makes every run of a benchmark on each of its machines
+        (:attr:`RunRequest.machine`)."""
         return {}
 
     def refused(self, specs: Sequence[BenchmarkSpec]) -> dict[str, str]:
@@ -400,13 +412,16 @@ class TrialRunner:
         self.versions: dict[str, ReadyVersion] = {v.name: v for v in versions}
         self.reporter = reporter
         self._fingerprinted: set[str] = set()
+        #: The machine each trial must be made on (a campaign on several machines); a trial
+        #: not listed is made wherever the executor makes it.
+        self.pinned: dict[Trial, str] = {}
 
     def add(self, version: ReadyVersion) -> None:
         self.versions[version.name] = version
 
     def request(self, trial: Trial, spec: BenchmarkSpec) -> RunRequest:
         v = self.versions[trial.version]
-        return RunRequest(spec, trial, v.tree, v.python, v.env, self.ctx.noise)
+        return RunRequest(spec, trial, v.tree, v.python, v.env, self.ctx.noise, machine=self.pinned.get(trial))
 
     def iter_run(self, work: Iterable[tuple[Trial, BenchmarkSpec]]) -> Iterator[TrialResult]:
         """Run ``(trial, spec)`` pairs in the order given; yield each result once it is stored."""

@@ -84,6 +84,21 @@ RESOURCE = "benchmark"
 #: Set in a worker's environment to name the machine its runs are stored under.
 MACHINE_VARIABLE = "REGBENCH_MACHINE"
 
+#: The worker resource of a machine's name, ``machine:NAME`` (:func:`machine_resource`).
+MACHINE_PREFIX = "machine:"
+
+#: The name of the worker plugin that gives workers their machine's resource.
+PLUGIN_NAME = "regbench-machine"
+
+#: Seconds between two looks, while runs are out, for runs that no worker can take any more
+#: (their machine's workers all gone): one given up on after :data:`STRANDED_AFTER` seconds.
+CHECK_EVERY = 1.0
+
+#: Seconds a run waits, at least, for a worker of its machine to come back (a nanny restarting
+#: its worker, a machine rebooting) before the campaign is interrupted (the executor's
+#: :attr:`~DaskExecutor.wait` when longer).
+STRANDED_AFTER = 30.0
+
 def connect(scheduler: str | None, *, timeout: float = 10.0, what: str = "--executor dask") -> Any:
     """A Dask client of the scheduler at ``scheduler``, or a one-line :class:`ConfigError`.
 
@@ -162,7 +177,52 @@ def _reason(exc: BaseException) -> str:
 
 def worker_machine() -> tuple[str, dict]:
     """The name and fingerprint of the machine this process runs on (a worker's)."""
-    return os.environ.get(MACHINE_VARIABLE) or default_machine_name(), machine_fingerprint()
+    return worker_machine_name(), machine_fingerprint()
+
+
+def worker_machine_name() -> str:
+    """The name of the machine this process runs on (a worker's): ``REGBENCH_MACHINE``, else the
+    host name."""
+    return os.environ.get(MACHINE_VARIABLE) or default_machine_name()
+
+
+def machine_resource(machine: str) -> str:
+    """The worker resource that pins a run to ``machine``: every worker offers one unit of its
+    own machine's (:func:`_machine_plugin`)."""
+    return f"{MACHINE_PREFIX}{machine}"
+
+
+def _machine_plugin() -> Any:
+    """A Dask worker plugin that gives every worker, those that join later too, one unit of
+    :func:`machine_resource` of its machine: a worker restarted by its nanny, at another address,
+    offers it again, where a restriction to worker addresses would leave the run waiting."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class MachineResource(WorkerPlugin):
+        name = PLUGIN_NAME
+        idempotent = True  # registered once per scheduler: campaigns share it
+
+        async def setup(self, worker: Any) -> None:
+            await worker.set_resources(**{machine_resource(worker_machine_name()): 1})
+
+    return MachineResource()
+
+
+def _schedule_unrunnable(dask_scheduler: Any) -> int:
+    """On the scheduler: send the tasks no worker could take (``no-worker``) to the running
+    workers that can take them now; the number of such tasks.
+
+    Written here because Dask does it only when a worker joins or resumes, not when a worker
+    gains a resource (``Scheduler.add_resources``), as one does when :func:`_machine_plugin`
+    gives it its machine's resource just after it joined: a worker restarted by its nanny, or
+    one that joined late, would otherwise never get the runs pinned to its machine.
+    """
+    recommendations: dict = {}
+    for ws in list(dask_scheduler.running):
+        recommendations.update(dask_scheduler.bulk_schedule_unrunnable_after_adding_worker(ws))
+    if recommendations:
+        dask_scheduler.transitions(recommendations, stimulus_id=f"regbench-machine-resource-{time.time()}")
+    return len(recommendations)
 
 
 def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome:
@@ -179,14 +239,17 @@ def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome
 
 
 def task_resources(request: RunRequest) -> dict[str, float]:
-    """What a run's task needs of a worker: one ``benchmark`` unit and one of each tag it requires."""
-    return {RESOURCE: 1, **dict.fromkeys(request.spec.requires, 1)}
+    """What a run's task needs of a worker: one ``benchmark`` unit, one of each tag it requires,
+    and one of its machine's resource when it is pinned to a machine (:attr:`RunRequest.machine`)."""
+    pin = {} if request.machine is None else {machine_resource(request.machine): 1}
+    return {RESOURCE: 1, **dict.fromkeys(request.spec.requires, 1), **pin}
 
 
-def failed_outcome(reason: str) -> RunOutcome:
-    """A run that could not be made (no worker to take it, or the workers died running it)."""
+def failed_outcome(reason: str, machine: str | None = None) -> RunOutcome:
+    """A run that could not be made (no worker to take it, or the workers died running it),
+    stored under ``machine`` when it was pinned to one."""
     return RunOutcome(status="failed", samples=np.empty(0), exit_code=None, stderr_tail=NOTE + reason,
-                      duration=0.0, started_at=utcnow())
+                      duration=0.0, started_at=utcnow(), machine=machine)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,6 +330,7 @@ class DaskExecutor(Executor):
         self._starts: collections.Counter[str] = collections.Counter()
         self._subscribed = False
         self._disconnected = False  # the client lost its scheduler (:meth:`_stopped`)
+        self._pinning = False  # the workers offer their machine's resource (:meth:`_pin_machines`)
         self.address = scheduler or str(getattr(client.scheduler, "address", "") or "(the client's)")
 
     def workers(self) -> list[WorkerInfo]:
@@ -308,6 +372,27 @@ class DaskExecutor(Executor):
         :class:`ConfigError` when there is none, :meth:`run_workers`)."""
         found = self.client.run(worker_machine, workers=[w.address for w in self.run_workers()])
         return {name: fp for name, fp in found.values()}
+
+    def machines_for(self, specs: Sequence[BenchmarkSpec]) -> dict[str, tuple[str, ...]]:
+        """The machines whose workers can make the runs of each benchmark of ``specs`` (a
+        worker offers ``benchmark`` and every tag it requires), by benchmark name: a campaign
+        makes all of a benchmark's runs on each of them (:class:`ConfigError` when no worker
+        offers ``benchmark``, :meth:`run_workers`)."""
+        able = self.run_workers()
+        names = self.client.run(worker_machine_name, workers=[w.address for w in able])
+        out = {}
+        for s in specs:
+            need = {RESOURCE: 1, **dict.fromkeys(s.requires, 1)}
+            out[s.name] = tuple(sorted({names[w.address] for w in able if w.address in names
+                                        and all(w.resources.get(k, 0) >= v for k, v in need.items())}))
+        return out
+
+    def _pin_machines(self) -> None:
+        """Have every worker offer its machine's resource (:func:`machine_resource`), those
+        that join later too, before runs pinned to machines are submitted."""
+        if not self._pinning:
+            self.client.register_plugin(_machine_plugin())
+            self._pinning = True
 
     def unplaceable(self, needs: Iterable[Mapping[str, float]]) -> dict[tuple[str, ...], str]:
         """Of the resource sets ``needs``, those no worker offers (after waiting up to
@@ -362,6 +447,8 @@ class DaskExecutor(Executor):
         todo = list(requests)
         if not todo:
             return
+        if any(r.machine is not None for r in todo):
+            self._pin_machines()
         refused = self.unplaceable(task_resources(r) for r in todo)
         if not self._subscribed:
             self.client.subscribe_topic(self._topic, self._on_started)
@@ -378,9 +465,24 @@ class DaskExecutor(Executor):
             for request in todo:
                 reason = refused.get(tuple(sorted(task_resources(request))))
                 if reason is not None:
-                    yield request, failed_outcome(reason)
+                    yield request, failed_outcome(reason, request.machine)
             pending = self._distributed.as_completed(list(waiting), loop=self.client.loop)
-            for future in pending:
+            # Runs no worker can take any more (every worker of their machine gone), by what
+            # they need: since when, and how many were given up on after ``wait`` seconds.
+            stranded: dict[Any, float] = {}
+            given_up: collections.Counter[str] = collections.Counter()
+            check = time.monotonic() + CHECK_EVERY
+            while not pending.is_empty():
+                if time.monotonic() >= check:  # also while other machines' runs keep coming back
+                    self._give_up(waiting, stranded, given_up)
+                    check = time.monotonic() + CHECK_EVERY
+                if not pending.has_ready():
+                    time.sleep(0.02)  # polling the results: Dask's own iterator polls every 0.1 s
+                    continue
+                future = next(pending)
+                stranded.pop(future, None)
+                if future not in waiting:
+                    continue  # given up on (:meth:`_give_up`): it was cancelled here
                 task = waiting.pop(future)
                 try:
                     outcome = future.result()
@@ -401,17 +503,55 @@ class DaskExecutor(Executor):
                     raise self._stopped(exc, 1 + len(waiting)) from None
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
-                                             + " ".join(str(exc).split())[:300])
+                                             + " ".join(str(exc).split())[:300], task.request.machine)
                 yield task.request, outcome
+            if given_up:
+                raise self._stranded(given_up)
         except BaseException:
             if not self._disconnected:  # else nothing to ask: the client cancelled them all
                 self.client.cancel(list(waiting))
             raise
 
+    def _give_up(self, waiting: dict[Any, _Task], stranded: dict[Any, float],
+                 given_up: collections.Counter[str]) -> None:
+        """Cancel the runs that no worker has been able to take for :attr:`wait` seconds (all
+        the workers of their machine, or offering a tag they need, gone), counting them in
+        ``given_up`` by what they need; ``stranded`` says since when each could not be taken."""
+        if self.client.status != "running":
+            return  # a lost scheduler: its cancellations are on their way (:meth:`_stopped`)
+        try:
+            if self._pinning:
+                self.client.run_on_scheduler(_schedule_unrunnable)
+            offered = self.worker_resources()
+        except Exception as exc:  # noqa: BLE001 - the scheduler went away during the look
+            if _connection_lost(self.client, exc):
+                return
+            raise
+        now = time.monotonic()
+        for future, task in list(waiting.items()):
+            need = task_resources(task.request)
+            if any(all(r.get(k, 0) >= v for k, v in need.items()) for r in offered.values()):
+                stranded.pop(future, None)
+                continue
+            if now - stranded.setdefault(future, now) >= max(self.wait, STRANDED_AFTER):
+                del waiting[future], stranded[future]
+                self.client.cancel([future])
+                given_up[", ".join(k for k in sorted(need) if not _offered(k, offered)) or ", ".join(sorted(need))] += 1
+
+    def _stranded(self, given_up: collections.Counter[str]) -> ExecutorLostError:
+        """The one-line error of runs given up on because no worker could take them."""
+        n = sum(given_up.values())
+        what = "; ".join(f"{_needed(need)} ({k} run{'' if k == 1 else 's'})" for need, k in sorted(given_up.items()))
+        return ExecutorLostError(
+            f"{n} run{' was' if n == 1 else 's were'} not made: no Dask worker of the scheduler at {self.address} "
+            f"could take {'it' if n == 1 else 'them'} for {max(self.wait, STRANDED_AFTER):g} s ({what}); they are not stored and the "
+            "campaign is interrupted: start those workers again (a machine's with REGBENCH_MACHINE=NAME), then "
+            "run the same command to resume")
+
     def _stopped(self, exc: concurrent.futures.CancelledError, left: int) -> ExecutorLostError:
         """The one-line error of a run's task cancelled with ``left`` runs not back."""
         reason = getattr(exc, "reason", None)  # distributed >= 2024.9 says why
-        self._disconnected = reason == "scheduler-connection-lost" or self.client.status != "running"
+        self._disconnected = _connection_lost(self.client, exc)
         runs = f"{left} run{'' if left == 1 else 's'}"
         if self._disconnected:
             return ExecutorLostError(
@@ -442,11 +582,11 @@ class DaskExecutor(Executor):
         if ran > allowed_failures:
             return failed_outcome(f"every worker that ran this run died ({ran} workers; the scheduler's "
                                   f"distributed.scheduler.allowed-failures is {allowed_failures}): does it kill "
-                                  "its machine?")
+                                  "its machine?", task.request.machine)
         if task.resubmitted >= MAX_RESUBMISSIONS:
             return failed_outcome(f"given up on {task.resubmitted + 1} times by the scheduler for workers that died "
                                   f"while it waited to run (it was running in {ran} of those deaths): do the "
-                                  "workers keep dying?")
+                                  "workers keep dying?", task.request.machine)
         task.resubmitted += 1
         return None
 
@@ -458,6 +598,22 @@ class DaskExecutor(Executor):
                 self.client.close()
             elif self._subscribed and self.client.status == "running":
                 self.client.unsubscribe_topic(self._topic)
+
+
+def _connection_lost(client: Any, exc: BaseException) -> bool:
+    """Whether ``exc``, raised by ``client``'s futures or calls, is the client having lost its
+    scheduler (killed, restarted, a network cut): Dask then cancels every future of the client,
+    with that reason (distributed >= 2024.9), and the client is no longer ``running``."""
+    return getattr(exc, "reason", None) == "scheduler-connection-lost" or client.status != "running"
+
+
+def _needed(resources: str) -> str:
+    """``machine:m1, hyperfine`` said for a person: ``a worker of machine 'm1' offering hyperfine``."""
+    keys = resources.split(", ")
+    machines = [k[len(MACHINE_PREFIX):] for k in keys if k.startswith(MACHINE_PREFIX)]
+    tags = [k for k in keys if not k.startswith(MACHINE_PREFIX)]
+    who = f"a worker of machine {machines[0]!r}" if machines else "a worker"
+    return who + (f" offering {' and '.join(tags)}" if tags else "")
 
 
 def _offered(tag: str, offered: Mapping[str, Mapping[str, float]]) -> bool:
@@ -488,6 +644,10 @@ class DaskBatchPool:
 
     ``shared`` (the source and the detector) is scattered to every worker once, not pickled with
     each item.
+
+    A scheduler lost before every result came back (killed, restarted, a network cut: Dask
+    cancels every future of the client) is an :class:`ExecutorLostError` naming the scheduler,
+    not Dask's traceback: the pass did not finish, and the caller records nothing of it.
     """
 
     def __init__(self, scheduler: str | None = None, *, client: Any = None, timeout: float = 10.0):
@@ -497,25 +657,70 @@ class DaskBatchPool:
         else:
             self._own = False
         self.client = client
+        self.address = scheduler or str(getattr(client.scheduler, "address", "") or "(the client's)")
+        self._disconnected = False  # the client lost its scheduler (:meth:`_stopped`)
 
     def map_ordered(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence[Any]) -> Iterator[Any]:
-        """``fn(shared, item)`` for every item, on the workers; yielded in the order of ``items``."""
-        if not self.client.scheduler_info(n_workers=-1)["workers"]:
-            raise ConfigError("the Dask scheduler has no worker: start `dask worker ADDRESS` on a machine that "
-                              "reads the store")
-        handle = self.client.scatter(shared, broadcast=True, hash=False)
-        futures = [self.client.submit(_shared_call, fn, handle, item, pure=False, priority=len(items) - k)
-                   for k, item in enumerate(items)]
+        """``fn(shared, item)`` for every item, on the workers; yielded in the order of ``items``.
+
+        Raises
+        ------
+        ConfigError
+            The scheduler has no worker.
+        ExecutorLostError
+            The scheduler was lost (or cancelled an item's task) before every result came back.
+        """
+        futures: list[Any] = []
+        done = 0
         try:
+            if not self.client.scheduler_info(n_workers=-1)["workers"]:
+                raise ConfigError("the Dask scheduler has no worker: start `dask worker ADDRESS` on a machine that "
+                                  "reads the store")
+            handle = self.client.scatter(shared, broadcast=True, hash=False)
+            futures = [self.client.submit(_shared_call, fn, handle, item, pure=False, priority=len(items) - k)
+                       for k, item in enumerate(items)]
             for future in futures:
-                yield future.result()
+                result = future.result()
+                done += 1
+                yield result
+        except concurrent.futures.CancelledError as exc:  # distributed's FutureCancelledError too
+            raise self._stopped(exc, len(items) - done, len(items)) from None
+        except ConfigError:
+            raise
+        except Exception as exc:
+            # Scattering or submitting to a scheduler that went away in the meantime raises
+            # Dask's connection errors, not a cancellation: the same loss, said the same way.
+            if not _connection_lost(self.client, exc):
+                self.client.cancel(futures)
+                raise
+            raise self._stopped(exc, len(items) - done, len(items)) from None
         except BaseException:
-            self.client.cancel(futures)
+            if not self._disconnected:  # else nothing to ask: the client cancelled them all
+                self.client.cancel(futures)
             raise
 
+    def _stopped(self, exc: BaseException, left: int, total: int) -> ExecutorLostError:
+        """The one-line error of a pass whose scheduler stopped it with ``left`` of ``total``
+        batches not back."""
+        self._disconnected = _connection_lost(self.client, exc)
+        batches = f"{left} of {total} detection batch{'' if total == 1 else 'es'} not back"
+        if self._disconnected:
+            return ExecutorLostError(
+                f"lost the connection to the Dask scheduler at {self.address} with {batches} (the pass did not "
+                "finish: no alert recorded, no detection state saved): start the scheduler and its workers again, "
+                "then run the same command")
+        reason = getattr(exc, "reason", None)
+        return ExecutorLostError(
+            f"the Dask scheduler at {self.address} cancelled a detection batch ({reason or 'no reason given'}) with "
+            f"{batches} (the pass did not finish: no alert recorded, no detection state saved): run the same "
+            "command again")
+
     def close(self) -> None:
+        # A client that lost its scheduler is still trying to reconnect: closing it cancels that
+        # attempt, which Dask logs with tracebacks; the command has said it on one line.
         if self._own:
-            self.client.close()
+            with _quiet("distributed.client") if self._disconnected else contextlib.nullcontext():
+                self.client.close()
 
     def __enter__(self) -> DaskBatchPool:
         return self
