@@ -230,6 +230,8 @@ class Dashboard:
                             "high": _num(e.ci_high, 4), "status": a.status,
                             # a failure has no size: what failed, and where it ran again
                             "error": a.error, "fixed_by": a.fixed_by,
+                            # broken from its first run: no version it worked at to name
+                            "never_succeeded": a.never_succeeded,
                             # JSON has no infinity: a count from exactly 0 in every run says so here.
                             "from_zero": e.change == math.inf})
         if versions and versions[-1]["runs"] == 0 and versions[-1]["failed"]:

@@ -88,6 +88,7 @@ def alert_rows(dash: Dashboard, *, history: bool = True) -> list[dict]:
                      "change_text": "" if a.failure else _pct(a.change),
                      "interval_text": f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]" if not a.failure else "",
                      "error": a.error if a.failure else None,
+                     "never_succeeded": a.never_succeeded,  # no version it worked at to name
                      "fixed_by": a.fixed_by,
                      "fixed_by_label": dash.labels.get(a.fixed_by, a.fixed_by[:10]) if a.fixed_by else None,
                      # what `detect --bisect` found: the commit, and what it said
@@ -187,7 +188,8 @@ def alerts_feed(dash: Dashboard, *, base_url: str = "") -> str:
         if a.failure:
             title = f"failure of {a.benchmark} at {a.version[:10]}"
             summary = (f"{a.benchmark} ({a.config}, {a.machine}): every run failed from {a.version} on, "
-                       f"last ok at {a.previous}: {a.error or 'no error stored'}; status {a.status}")
+                       + ("it never succeeded" if a.never_succeeded else f"last ok at {a.previous}")
+                       + f": {a.error or 'no error stored'}; status {a.status}")
         else:
             span = f" .. {a.until}" if a.until else ""
             title = (f"{a.kind} of {_pct(a.change)} in {a.benchmark} at {a.version[:10]}"

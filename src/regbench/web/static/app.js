@@ -255,7 +255,8 @@
         li.appendChild(c.commit_url ? el("a", { href: c.commit_url }, label) : el("code", {}, label));
         // a creep: its change is spread over version .. until, and no single commit made it
         if (c.until) { li.appendChild(document.createTextNode(" .. " + (c.until_label && c.until_label !== c.until ? c.until_label : c.until.slice(0, 10)) + " (a creep)")); }
-        li.appendChild(document.createTextNode((c.kind === "failure" ? ", last ok at " : " since ") + c.previous.slice(0, 10) +
+        li.appendChild(document.createTextNode((c.never_succeeded ? ", never succeeded" :
+          (c.kind === "failure" ? ", last ok at " : " since ") + c.previous.slice(0, 10)) +
           " (alert #" + c.alert + ", " + c.status + (c.kind === "failure" && c.fixed_by ? ", runs again at " + c.fixed_by.slice(0, 10) :
             c.kind === "failure" && c.status === "fixed" ? ", no longer run" : "") + ")" +
           (c.kind === "failure" && c.error ? ": " + c.error : "")));
