@@ -531,7 +531,7 @@ def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool
         clone whose history starts after stored versions (without ``shallow_ok``).
     """
     from .errors import VersionError
-    from .run.versions import first_parent_line
+    from .run.versions import first_parent_line, remote_hint
     from .store import HistoryView
 
     line: tuple[str, ...] | None = None
@@ -544,7 +544,8 @@ def history_of(store: Store, config: ProjectConfig | None, *, all_sessions: bool
         except VersionError:
             if config.branch is not None:
                 raise VersionError(f"{config.path or 'regbench.toml'}: [project] `branch`: no branch "
-                                   f"{config.branch!r} in {config.repo or config.root}") from None
+                                   f"{config.branch!r} in {config.repo or config.root}"
+                                   f"{remote_hint(repo, config.branch)}") from None
             line = None  # not a git repository (or no commit yet): every version, in stored order
         if line and not shallow_ok:
             cut = _shallow_cut(store, repo, line)

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -184,7 +185,33 @@ def _verify(repo: Path, rev: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
     except VersionError:
-        raise VersionError(f"{repo}: unknown revision {rev!r}") from None
+        raise VersionError(f"{repo}: unknown revision {rev!r}{remote_hint(repo, rev)}") from None
+
+
+def remote_hint(repo: Path, rev: str) -> str:
+    """What to say of an unknown ``rev`` whose branch name only a remote has (a CI checkout of
+    one commit has ``origin/main`` and no local ``main``): the names to give instead, or ``""``."""
+    name = re.match(r"[^~^:@]*", rev)
+    branch = name.group(0) if name else ""
+    if not branch or "/" in branch and branch.split("/", 1)[0] in _remotes(repo):
+        return ""
+    try:
+        found = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/remotes/*/{branch}").split()
+    except VersionError:
+        return ""
+    if not found:
+        return ""
+    instead = ", ".join(f"{r}{rev[len(branch):]}" for r in found)
+    return (f": there is no local branch {branch!r}, only the remote-tracking "
+            f"branch{'es' if len(found) > 1 else ''} {', '.join(found)}: name {instead}, or make the local "
+            f"branch (git branch {branch} {found[0]}; a CI checkout often has none)")
+
+
+def _remotes(repo: Path) -> set[str]:
+    try:
+        return set(git(repo, "remote").split())
+    except VersionError:
+        return set()
 
 
 def _root_parent(repo: Path, start: str) -> bool:
