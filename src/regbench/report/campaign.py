@@ -161,6 +161,8 @@ def campaign_summary(result: CampaignResult, where: str, *, builds: Mapping[str,
         text += f"\nDefinition changed: {said}."
     for said in result.weak:
         text += f"\nSettings: {said}."
+    for said in result.moved_tags:
+        text += f"\nTag moved: {said}."
     for _, reason in result.not_run:
         text += f"\nNot run (nothing stored; the same command runs it once a worker offers it): {reason}."
     for a in result.adaptive:

@@ -183,6 +183,9 @@ class CampaignResult:
     #: What the configuration asks that the runs cannot deliver well: one sentence each
     #: (:func:`weak_settings`).
     weak: tuple[str, ...] = ()
+    #: The tags that name another commit than when the store recorded them: one sentence each
+    #: (:func:`~regbench.run.core.record_versions`).
+    moved_tags: tuple[str, ...] = ()
 
     @property
     def runs_stored(self) -> int:
@@ -601,7 +604,7 @@ class _Campaign:
         # Version rows first, in history order, so that versions are ordered by history even
         # where timestamps tie.
         # Commits of one committer second are told apart by their generation (with_generations).
-        record_versions(store, self.config, versions)  # with their tags and branches, by name
+        moved = record_versions(store, self.config, versions)  # with their tags and branches, by name
         slots = self.slots()
         targets = self.targets(slots)
         adaptive = any(s.plan == "adaptive" for s in self.specs)
@@ -613,7 +616,8 @@ class _Campaign:
         added = {v.name: dict(v.env) for v in ready if v.env}
         if noise.env_size is not None and added:  # a release's virtual environment adds variables
             check_env_size(self.widest, added, noise.env_size)
-        return self.run_trials(versions, ready, failed, slots, targets)
+        result = self.run_trials(versions, ready, failed, slots, targets)
+        return dataclasses.replace(result, moved_tags=tuple(moved)) if moved else result
 
     def build(self, versions: Sequence[PlannedVersion], needed: set[str], *, cache_dir: Path, rebuild: bool
               ) -> tuple[list[ReadyVersion], list[str]]:

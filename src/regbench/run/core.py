@@ -199,16 +199,19 @@ def plan_versions(repo: Path, revisions: str | None, *, ignore: Sequence[Path]) 
     return out
 
 
-def record_versions(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion]) -> None:
+def record_versions(store: Store, config: ProjectConfig, versions: Sequence[PlannedVersion]) -> list[str]:
     """Store the rows of ``versions`` (those not stored yet), in history order, with their tags
     and branches (a commit's aliases: tables show ``v1`` rather than a short sha) and, where
     committer dates tie, their generations (:func:`regbench.run.versions.with_generations`).
 
     Every command that benchmarks versions records them so, before its first run: a campaign, a
-    session's version, a screen's.
+    session's version, a screen's.  Returns one sentence per tag that moved to another commit
+    since the store recorded it (:meth:`~regbench.store.Store.ensure_versions`).
     """
     infos = with_generations(Path(config.repo or config.root), store, [v.info for v in versions])
-    store.ensure_versions(infos, aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
+    moved = store.ensure_versions(infos, aliases={v.name: v.commit.aliases for v in versions if v.commit is not None})
+    return [f"{tag} now names {new[:10]}, not {old[:10]} as when the store recorded it: results shown as "
+            f"{tag} are {new[:10]}'s from now on ({old[:10]}'s are kept under its commit)" for tag, old, new in moved]
 
 
 def plan_releases(spec: str, root: Path) -> list[PlannedVersion]:

@@ -580,21 +580,28 @@ class Store:
                          .values(generation=sa.bindparam("b_generation")), rows)
 
     def ensure_versions(self, versions: Iterable[VersionInfo], *,
-                        aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> None:
+                        aliases: Mapping[str, Iterable[VersionAlias]] | None = None) -> list[tuple[str, str, str]]:
         """Create the versions not stored yet, in the order given, in one transaction (versions
         without timestamps are ordered by first appearance), and record ``aliases`` (by version
-        name: its tags and branches, :meth:`set_aliases`)."""
+        name: its tags and branches, :meth:`set_aliases`).
+
+        Returns the tags that moved: ``(tag, version it named, version it names now)`` for each
+        tag the store held for another version (a branch moves as a matter of course; a tag
+        moved, by ``git tag -f`` or a re-made release, changes what its results are shown as).
+        """
         versions = list(versions)
         named = {name: list(a) for name, a in (aliases or {}).items()}
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection) -> list[tuple[str, str, str]]:
+            moved: list[tuple[str, str, str]] = []
             for v in versions:
                 vid = self.ensure_version(conn, v)
                 if named.get(v.name):
-                    self.set_aliases(conn, vid, named[v.name])
+                    moved += [(tag, old, v.name) for tag, old in self.set_aliases(conn, vid, named[v.name])]
             self._place_versions(conn, versions)
+            return moved
 
-        self.write(work)
+        return self.write(work)
 
     def ensure_config(self, conn: Connection, name: str = DEFAULT_CONFIG, params: dict | None = None) -> int:
         return self._get_or_create(conn, t.config, name, **({"params": params} if params else {}))
@@ -1157,12 +1164,14 @@ class Store:
             raise NotFoundError(f"version {name!r} is ambiguous: {', '.join(matches[:5])}")
         raise NotFoundError(f"no version named {name!r} in the store (a stored name, tag, branch or sha)")
 
-    def set_aliases(self, conn: Connection, version_id: int, aliases: Iterable[VersionAlias]) -> None:
+    def set_aliases(self, conn: Connection, version_id: int, aliases: Iterable[VersionAlias]) -> list[tuple[str, str]]:
         """Record ``aliases`` as names of the version ``version_id``, in ``conn``'s transaction.
 
         An alias names one version: one recorded for another version (a moved branch or tag)
-        is pointed at this one.
+        is pointed at this one.  Returns the tags so moved, each with the name of the version
+        it named.
         """
+        moved: list[tuple[str, str]] = []
         for alias in aliases:
             query = (sa.select(t.version_alias.c.version_id, t.version_alias.c.kind)
                      .where(t.version_alias.c.name == alias.name))
@@ -1171,8 +1180,12 @@ class Store:
                 tx.insert_missing(conn, t.version_alias, dict(name=alias.name, version_id=version_id, kind=alias.kind))
                 row = conn.execute(query).one()
             if (row.version_id, row.kind) != (version_id, alias.kind):
+                if alias.kind == "tag" and row.kind == "tag" and row.version_id != version_id:
+                    old = conn.execute(sa.select(t.version.c.name).where(t.version.c.id == row.version_id)).scalar()
+                    moved.append((alias.name, str(old)))
                 conn.execute(t.version_alias.update().where(t.version_alias.c.name == alias.name)
                              .values(version_id=version_id, kind=alias.kind))
+        return moved
 
     def aliases(self) -> dict[str, list[VersionAlias]]:
         """Every version's aliases by version name (tags first, then branches, each by name)."""
