@@ -550,17 +550,10 @@ class DaskExecutor(Executor):
 
     def _stopped(self, exc: concurrent.futures.CancelledError, left: int) -> ExecutorLostError:
         """The one-line error of a run's task cancelled with ``left`` runs not back."""
-        reason = getattr(exc, "reason", None)  # distributed >= 2024.9 says why
-        self._disconnected = _connection_lost(self.client, exc)
-        runs = f"{left} run{'' if left == 1 else 's'}"
-        if self._disconnected:
-            return ExecutorLostError(
-                f"lost the connection to the Dask scheduler at {self.address} with {runs} not back (not stored; the "
-                "campaign is interrupted): start the scheduler and its workers again, then run the same command "
-                "to resume")
-        return ExecutorLostError(
-            f"the Dask scheduler at {self.address} cancelled a run's task ({reason or 'no reason given'}) with "
-            f"{runs} not back (not stored; the campaign is interrupted): run the same command to resume")
+        self._disconnected, error = _stopped_error(
+            self.client, self.address, exc, "a run's task", f"{left} run{'' if left == 1 else 's'} not back",
+            "not stored; the campaign is interrupted", "run the same command to resume", "run the same command to resume")
+        return error
 
     def _submit(self, task: _Task) -> Any:
         return self.client.submit(_run, task.request, (self._topic, task.token),
@@ -598,6 +591,22 @@ class DaskExecutor(Executor):
                 self.client.close()
             elif self._subscribed and self.client.status == "running":
                 self.client.unsubscribe_topic(self._topic)
+
+
+def _stopped_error(client: Any, address: str, exc: BaseException, task: str, left: str, outcome: str,
+                   again: str, lost_again: str) -> tuple[bool, ExecutorLostError]:
+    """Whether ``client`` lost its scheduler (:func:`_connection_lost`), and the one-line error
+    of work stopped by ``exc`` with ``left`` (``5 runs not back``): the connection lost (then,
+    once the cluster is back, ``lost_again``), or ``task`` (``a run's task``) cancelled by the
+    scheduler for the reason it gives (then ``again``); ``outcome`` says what became of the work."""
+    if _connection_lost(client, exc):
+        return True, ExecutorLostError(
+            f"lost the connection to the Dask scheduler at {address} with {left} ({outcome}): start the scheduler "
+            f"and its workers again, then {lost_again}")
+    reason = getattr(exc, "reason", None)  # distributed >= 2024.9 says why
+    return False, ExecutorLostError(
+        f"the Dask scheduler at {address} cancelled {task} ({reason or 'no reason given'}) with {left} ({outcome}): "
+        f"{again}")
 
 
 def _connection_lost(client: Any, exc: BaseException) -> bool:
@@ -702,18 +711,12 @@ class DaskBatchPool:
     def _stopped(self, exc: BaseException, left: int, total: int) -> ExecutorLostError:
         """The one-line error of a pass whose scheduler stopped it with ``left`` of ``total``
         batches not back."""
-        self._disconnected = _connection_lost(self.client, exc)
-        batches = f"{left} of {total} detection batch{'' if total == 1 else 'es'} not back"
-        if self._disconnected:
-            return ExecutorLostError(
-                f"lost the connection to the Dask scheduler at {self.address} with {batches} (the pass did not "
-                "finish: no alert recorded, no detection state saved): start the scheduler and its workers again, "
-                "then run the same command")
-        reason = getattr(exc, "reason", None)
-        return ExecutorLostError(
-            f"the Dask scheduler at {self.address} cancelled a detection batch ({reason or 'no reason given'}) with "
-            f"{batches} (the pass did not finish: no alert recorded, no detection state saved): run the same "
-            "command again")
+        self._disconnected, error = _stopped_error(
+            self.client, self.address, exc, "a detection batch",
+            f"{left} of {total} detection batch{'' if total == 1 else 'es'} not back",
+            "the pass did not finish: no alert recorded, no detection state saved", "run the same command again",
+            "run the same command")
+        return error
 
     def close(self) -> None:
         # A client that lost its scheduler is still trying to reconnect: closing it cancels that
