@@ -40,6 +40,7 @@ import itertools
 import secrets
 import shlex
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -469,6 +470,13 @@ def run_campaign(config: ProjectConfig, store: Store, *, revisions: str | None =
     # own series, never pooled with another machine's to make up the number of runs.
     assigned = executor.machines_for(specs) if executor is not None and remote else {}
     on_machines = {m: frozenset(k for k, s in experiments if m in assigned.get(s.name, ())) for m in sorted(remote)}
+    several = [s.name for s in specs if s.plan == "adaptive" and len(assigned.get(s.name, ())) > 1]
+    if several:
+        # Its rounds read the runs of one machine to decide whether to go on (run.adaptive).
+        raise ConfigError(f"benchmark {several[0]!r} has plan = \"adaptive\", whose rounds follow one machine's "
+                          f"runs, and the Dask workers of {len(assigned[several[0]])} machines can run it "
+                          f"({', '.join(assigned[several[0]])}): give it a fixed plan (runs = N) on a cluster, or "
+                          "run it on each machine with --executor local")
     if noise.env_size is not None:
         check_env_size(widest, {v.name: {} for v in versions}, noise.env_size)
     # The store is first read here, after the checks that do not need it: a store opened at its
@@ -696,9 +704,12 @@ class _Campaign:
                             unbuilt += 1
                         else:
                             nominal.append(Trial(key, v.name, r))
-            # RMIT rounds by the run's rank in its experiment (each machine's own order).
-            orders.append((machine, spread_order(nominal, self.runs_of, self.seed) if self.spread
-                           else rmit_order(nominal, self.seed)))
+            # RMIT rounds by the run's rank in its experiment: each machine's own order, drawn
+            # from the seed and its name, so that the machines do not run the same version at the
+            # same moment (a disturbance of the whole cluster would look like that version's).
+            rng = self.seed if machine is None else np.random.default_rng([self.seed, zlib.crc32(machine.encode())])
+            orders.append((machine, spread_order(nominal, self.runs_of, rng) if self.spread
+                           else rmit_order(nominal, rng)))
         # Each run is stored at a free index (the same one unless a bisection or comparison
         # stored runs of the version first), distinct across the machines: one index, one run.
         placed = iter(slots.place([t for _, trials in orders for t in trials]))

@@ -20,11 +20,20 @@ process and a run is stored once:
   death against the tasks that only waited in the dying worker's queue, and gives up on them
   too (``KilledWorker``): each task tells the client when it starts on a worker (a worker
   event), and one given up on that did not run in that many deaths is submitted again;
-- a worker that joins late gets tasks still waiting;
+- a worker that joins late (or that its nanny restarts) gets tasks still waiting for its machine;
+- a task that no worker can take any more (every worker of its machine, or offering a tag it
+  needs, gone) is given up on after ``stranded_after`` seconds (30) without one, and, once the
+  other tasks are back, :class:`ExecutorLostError` stops the campaign for the same command to
+  resume: nothing of it is stored;
 - ``KeyboardInterrupt`` cancels the tasks not yet done;
 - a lost scheduler (Dask cancels every future of a client that lost its connection) is not any
   run's failure: nothing is stored for the runs not back, and :class:`ExecutorLostError` stops
   the campaign, marked ``interrupted`` as after Ctrl-C, for the same command to resume.
+
+Machines (docs/dask.md s.2): with workers of several machines, a campaign makes every run of an
+experiment on each machine that can make it, each machine's runs being its own series
+(:attr:`RunRequest.machine`).  A worker plugin gives every worker one unit of a ``machine:NAME``
+resource of its machine, and a pinned run's task needs its machine's unit.
 
 Tags (seed 002 s.2: Skoll gives a client only tasks compatible with it, "with the OS running on
 the client machine"): a benchmark's ``requires = ["hyperfine"]`` makes its tasks need one unit of
@@ -35,7 +44,8 @@ each named resource besides ``benchmark``; workers advertise them as resources (
 ``wait`` seconds for one to join): they are not run and nothing of theirs is stored, so that a
 later command with a suitable worker runs them (a screen, of one benchmark, stops with a
 :class:`ConfigError`).  A task no worker can take when it is submitted (a worker that left since)
-is not submitted but recorded as a ``failed`` run that names the resources missing.  No worker offering
+is not submitted but recorded as a ``failed`` run that names the resources missing (a task
+pinned to a machine no worker offers any more stops the campaign instead).  No worker offering
 ``benchmark`` at all is the cluster's set-up, not any run's failure: a :class:`ConfigError` naming
 the workers connected and what they offer, before anything is stored.
 
@@ -195,15 +205,28 @@ def machine_resource(machine: str) -> str:
 def _machine_plugin() -> Any:
     """A Dask worker plugin that gives every worker, those that join later too, one unit of
     :func:`machine_resource` of its machine: a worker restarted by its nanny, at another address,
-    offers it again, where a restriction to worker addresses would leave the run waiting."""
+    offers it again, where a restriction to worker addresses would leave the run waiting.
+
+    The scheduler keeps a plugin for its whole life and gives it to every worker that joins, which
+    unpickles it: its code refers to nothing of regbench (the class is pickled by value, its setup
+    uses only the standard library), so a worker without regbench can still join that scheduler.
+    """
     from distributed.diagnostics.plugin import WorkerPlugin
+
+    variable, prefix = MACHINE_VARIABLE, MACHINE_PREFIX
 
     class MachineResource(WorkerPlugin):
         name = PLUGIN_NAME
         idempotent = True  # registered once per scheduler: campaigns share it
 
         async def setup(self, worker: Any) -> None:
-            await worker.set_resources(**{machine_resource(worker_machine_name()): 1})
+            import os
+            import platform
+            import socket
+
+            # worker_machine_name(), spelled here: see above
+            machine = os.environ.get(variable) or socket.gethostname() or platform.node() or "local"
+            await worker.set_resources(**{f"{prefix}{machine}": 1})
 
     return MachineResource()
 
@@ -217,12 +240,16 @@ def _schedule_unrunnable(dask_scheduler: Any) -> int:
     gives it its machine's resource just after it joined: a worker restarted by its nanny, or
     one that joined late, would otherwise never get the runs pinned to its machine.
     """
-    recommendations: dict = {}
-    for ws in list(dask_scheduler.running):
-        recommendations.update(dask_scheduler.bulk_schedule_unrunnable_after_adding_worker(ws))
-    if recommendations:
-        dask_scheduler.transitions(recommendations, stimulus_id=f"regbench-machine-resource-{time.time()}")
-    return len(recommendations)
+    running = dask_scheduler.running
+    runnable = [ts for ts in dask_scheduler.unrunnable
+                if (running if (valid := dask_scheduler.valid_workers(ts)) is None else valid & running)]
+    # Recommendations are processed last in, first out: the highest priority last (as Dask's own
+    # Scheduler.bulk_schedule_unrunnable_after_adding_worker orders them).
+    runnable.sort(key=lambda ts: ts.priority, reverse=True)
+    if runnable:
+        dask_scheduler.transitions({ts.key: "processing" for ts in runnable},
+                                   stimulus_id=f"regbench-machine-resource-{time.time()}")
+    return len(runnable)
 
 
 def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome:
@@ -314,7 +341,7 @@ class DaskExecutor(Executor):
     name = "dask"
 
     def __init__(self, scheduler: str | None = None, *, client: Any = None, timeout: float = 10.0,
-                 wait: float = 30.0):
+                 wait: float = 30.0, stranded_after: float = STRANDED_AFTER):
         if client is None:
             client = connect(scheduler, timeout=timeout)
             self._own = True
@@ -322,6 +349,10 @@ class DaskExecutor(Executor):
             self._own = False
         self.client = client
         self.wait = wait
+        #: Seconds a submitted run waits for a worker that can take it, when none can any more
+        #: (every worker of its machine, or offering a tag it needs, gone), before the campaign is
+        #: interrupted (at least :attr:`wait`).
+        self.stranded_after = max(wait, stranded_after)
         import distributed
 
         self._distributed = distributed
@@ -450,6 +481,14 @@ class DaskExecutor(Executor):
         if any(r.machine is not None for r in todo):
             self._pin_machines()
         refused = self.unplaceable(task_resources(r) for r in todo)
+        # A machine whose workers all left between the campaign's plan and now: its runs are not
+        # failed runs (a resumed campaign would count them as made), the campaign is interrupted.
+        gone = collections.Counter(
+            ", ".join(k for k in key if k != RESOURCE)
+            for key in (tuple(sorted(task_resources(r))) for r in todo)
+            if key in refused and any(k.startswith(MACHINE_PREFIX) for k in key))
+        if gone:
+            raise self._stranded(gone, self.wait)
         if not self._subscribed:
             self.client.subscribe_topic(self._topic, self._on_started)
             self._subscribed = True
@@ -506,7 +545,7 @@ class DaskExecutor(Executor):
                                              + " ".join(str(exc).split())[:300], task.request.machine)
                 yield task.request, outcome
             if given_up:
-                raise self._stranded(given_up)
+                raise self._stranded(given_up, self.stranded_after)
         except BaseException:
             if not self._disconnected:  # else nothing to ask: the client cancelled them all
                 self.client.cancel(list(waiting))
@@ -533,18 +572,18 @@ class DaskExecutor(Executor):
             if any(all(r.get(k, 0) >= v for k, v in need.items()) for r in offered.values()):
                 stranded.pop(future, None)
                 continue
-            if now - stranded.setdefault(future, now) >= max(self.wait, STRANDED_AFTER):
+            if now - stranded.setdefault(future, now) >= self.stranded_after:
                 del waiting[future], stranded[future]
                 self.client.cancel([future])
                 given_up[", ".join(k for k in sorted(need) if not _offered(k, offered)) or ", ".join(sorted(need))] += 1
 
-    def _stranded(self, given_up: collections.Counter[str]) -> ExecutorLostError:
+    def _stranded(self, given_up: collections.Counter[str], waited: float) -> ExecutorLostError:
         """The one-line error of runs given up on because no worker could take them."""
         n = sum(given_up.values())
         what = "; ".join(f"{_needed(need)} ({k} run{'' if k == 1 else 's'})" for need, k in sorted(given_up.items()))
         return ExecutorLostError(
             f"{n} run{' was' if n == 1 else 's were'} not made: no Dask worker of the scheduler at {self.address} "
-            f"could take {'it' if n == 1 else 'them'} for {max(self.wait, STRANDED_AFTER):g} s ({what}); they are not stored and the "
+            f"could take {'it' if n == 1 else 'them'} for {waited:g} s ({what}); they are not stored and the "
             "campaign is interrupted: start those workers again (a machine's with REGBENCH_MACHINE=NAME), then "
             "run the same command to resume")
 
