@@ -338,7 +338,11 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
                           "its own checkout, so give --versions (git revisions), not the working tree")
     noise = noise if noise is not None else config.noise
     noise_facts = _noise.check_noise(noise)
-    machine = machine or default_machine_name()
+    remote = executor.machines() if executor is not None else {}
+    # On a Dask cluster whose workers are one machine, the runs are stored under it, where they
+    # are made (as a campaign's); on several, under this one (docs/screening.md: not blocked by
+    # machine), with the machines named in the plan.
+    machine = machine or (next(iter(remote)) if len(remote) == 1 else default_machine_name())
     seed = int(seed) if seed is not None else secrets.randbits(32)
     plan = {
         "schedule": SCHEDULE, "benchmark": spec.name, "runs": runs, "design": design.label(),
@@ -349,7 +353,6 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
     }
     if flagged:
         plan["builds"] = [list((*(config.build or ()), *v)) for v in variants]
-    remote = executor.machines() if executor is not None else {}
     # A screen measures one benchmark: if no machine can run it (a tag of its `requires` that
     # no Dask worker offers), nothing starts and nothing is stored.
     refused = executor.refused([spec]) if executor is not None else {}
@@ -360,7 +363,7 @@ def run_screen(config: ProjectConfig, store: Store, design: DesignMatrix, *, ben
         # (the effects are estimated on one series per configuration), and this says where they
         # were made (seed 002 s.2: Skoll's clients report what they run on).
         plan["machines"] = {name: remote[name] for name in sorted(remote)}
-    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=machine_fingerprint(),
+    campaign_id = store.start_campaign(seed=seed, machine=machine, fingerprint=remote.get(machine) or machine_fingerprint(),
                                        command=command if command is not None else shlex.join(sys.argv), plan=plan)
     with contextlib.ExitStack() as cleanup, campaign_status(store, campaign_id):
         if executor is None:
