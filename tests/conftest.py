@@ -41,8 +41,18 @@ def pytest_configure(config: pytest.Config) -> None:
     # the environment, and a pytest-benchmark suite among them that sees PYTEST_XDIST_WORKER turns
     # its benchmarks off (it cannot time them alongside other workers) and writes no results.
     # A user's benchmarks never run inside an xdist worker, so neither do the tests'.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         os.environ.pop(name, None)
+    if worker is not None:
+        # Each worker its own temporary folder, where the machine's measuring lock lives
+        # (regbench.run.exclusive, `[noise] exclusive`): the runs of one worker's tests take turns
+        # (tests/test_run_exclusive.py checks it), the two workers' do not wait for each other,
+        # which would only make the suite slower (it asserts nothing on timings).
+        import tempfile
+
+        os.environ["TMPDIR"] = tempfile.mkdtemp(prefix=f"regbench-tests-{worker}-")
+        tempfile.tempdir = None  # read TMPDIR again
     config.addinivalue_line("markers", "store: uses the `store` fixture (a server's with --store-url)")
     url = config.getoption("--store-url")
     if url is None:

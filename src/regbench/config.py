@@ -147,6 +147,7 @@ direction = "lower"
 # quiet_load = 0.5      # before each run, wait until at most this share of the CPUs is busy
 # quiet_wait = 60       # ... for at most this many seconds
 # quiet = "wait"        # or "warn": do not wait, note a busy system in the run's stderr tail
+# exclusive = false     # on by default: runs of concurrent regbench commands on this machine interleave
 
 # Alerts: every change found by `regbench detect` becomes an alert once (`regbench alerts`).
 # [alerts]
@@ -245,6 +246,10 @@ class NoiseControl:
         Seconds the gate waits at most, per run, for a quiet system.
     quiet : str
         ``"wait"`` (poll until quiet or ``quiet_wait`` is over) or ``"warn"`` (check once).
+    exclusive : bool
+        Each run holds this machine's measuring lock while it lasts, so that runs of concurrent
+        regbench commands interleave instead of overlapping (:mod:`regbench.run.exclusive`); on
+        by default, as it changes nothing in the benchmark process.
     """
 
     pin: tuple[int, ...] | None = None
@@ -254,6 +259,7 @@ class NoiseControl:
     quiet_load: float | None = None
     quiet_wait: float = 60.0
     quiet: str = "wait"
+    exclusive: bool = True
 
     @property
     def active(self) -> bool:
@@ -267,6 +273,8 @@ class NoiseControl:
                      "ramdisk": self.ramdisk, "env_size": self.env_size, "quiet_load": self.quiet_load}
         if self.quiet_load is not None:
             out.update(quiet_wait=self.quiet_wait, quiet=self.quiet)
+        if not self.exclusive:  # recorded when off (on in every campaign before the setting)
+            out["exclusive"] = False
         return out
 
 
@@ -882,7 +890,7 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
     def fail(msg: str) -> NoReturn:
         raise ConfigError(f"{where}: {msg}" if where else msg)
 
-    fields = {"pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet"}
+    fields = {"pin", "aslr", "ramdisk", "env_size", "quiet_load", "quiet_wait", "quiet", "exclusive"}
     bad = set(values) - fields
     if bad:
         fail(f"{label(sorted(bad)[0])}: unknown key (expected {', '.join(sorted(fields))}){_did_you_mean(bad, fields)}")
@@ -890,7 +898,7 @@ def noise_control(values: dict, *, base: NoiseControl | None = None, label=None,
     for key, value in values.items():
         if key == "pin":
             out[key] = parse_cpu_list(value, label(key), fail)
-        elif key in ("aslr", "ramdisk"):
+        elif key in ("aslr", "ramdisk", "exclusive"):
             if not isinstance(value, bool):
                 fail(f"{label(key)} must be true or false, got {shown(value)}")
             out[key] = value

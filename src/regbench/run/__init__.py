@@ -26,6 +26,7 @@ module                  job
 ``scratch``             owned temporary folders: locked while used, removed once their process
                         is killed (a campaign's start removes them)
 ``quiet``               the quiet-system gate before each run
+``exclusive``           the machine's measuring lock: runs of concurrent commands take turns
 ``system_check``        ``regbench system check``: what on this machine adds noise
 ``versions``            git revisions in history order, worktrees, cached builds
 ``releases``            versions from a package's releases on PyPI, each in its own venv

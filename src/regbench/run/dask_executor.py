@@ -85,6 +85,7 @@ from ..config import BenchmarkSpec
 from .core import Executor, RunRequest, Started
 from .execute import RunOutcome
 from .executor import register
+from .exclusive import measuring
 from .fingerprint import default_machine_name, machine_fingerprint
 from .process import NOTE
 
@@ -260,7 +261,9 @@ def _run(request: RunRequest, mark: tuple[str, str] | None = None) -> RunOutcome
         from distributed import get_worker
 
         get_worker().log_event(*mark)
-    outcome = request.execute()
+    # Two workers on one host (or a campaign run there beside them) make their runs in turn.
+    with measuring(request.noise.pin, enabled=request.noise.exclusive):
+        outcome = request.execute()
     name, fingerprint = worker_machine()
     return dataclasses.replace(outcome, machine=name, fingerprint=fingerprint)
 

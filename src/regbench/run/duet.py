@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..config import BenchmarkSpec, NoiseControl
 from .core import Executor, RunRequest, Started
+from .exclusive import measuring
 from .execute import RunOutcome
 
 __all__ = ["DuetCores", "DuetExecutor", "duet_cores"]
@@ -184,10 +185,15 @@ class DuetExecutor(Executor):
             except BaseException as exc:  # handed to the caller's thread, raised there
                 done.put((request, exc))
 
-        for r in pinned:
-            threading.Thread(target=work, args=(r,), name="regbench-duet", daemon=True).start()
-        for _ in pinned:
-            request, outcome = done.get()
-            if isinstance(outcome, BaseException):
-                raise outcome
-            yield request, outcome
+        # The pair runs side by side on purpose; together they hold the whole machine's measuring
+        # lock (regbench.run.exclusive), so no other regbench command's run joins them.
+        results: list[tuple[RunRequest, RunOutcome]] = []
+        with measuring(enabled=all(r.noise.exclusive for r in batch)):
+            for r in pinned:
+                threading.Thread(target=work, args=(r,), name="regbench-duet", daemon=True).start()
+            for _ in pinned:
+                request, outcome = done.get()
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                results.append((request, outcome))
+        yield from results

@@ -26,12 +26,14 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import ConfigError
 from .core import Executor, RunRequest, Started
+from .exclusive import measuring
 from .execute import RunOutcome
 
 
 class LocalExecutor(Executor):
     """One run at a time on this machine, in the order given: nothing else regbench starts runs
-    beside it, so one run never disturbs another's timing."""
+    beside it, so one run never disturbs another's timing; each holds the machine's measuring
+    lock (:mod:`regbench.run.exclusive`), so another regbench command's runs wait for it."""
 
     name = "local"
 
@@ -40,7 +42,9 @@ class LocalExecutor(Executor):
         for request in requests:
             if started is not None:
                 started(request)
-            yield request, request.execute()
+            with measuring(request.noise.pin, enabled=request.noise.exclusive):
+                outcome = request.execute()
+            yield request, outcome
 
 
 REGISTRY: dict[str, type[Executor]] = {}
