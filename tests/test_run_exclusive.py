@@ -8,6 +8,7 @@ ran."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -141,3 +142,53 @@ def test_an_unpinned_run_waits_for_a_pinned_one_and_the_setting_is_checked():
     assert parse_config({}).noise.exclusive is True
     with pytest.raises(ConfigError, match=r"\[noise\] `exclusive` must be true or false, got 'no'"):
         parse_config({"noise": {"exclusive": "no"}})
+
+
+def test_a_run_that_waits_for_the_machine_says_so_then_starts(tmp_path):
+    """The local executor tells its caller that a run waits for another command's run (the
+    progress bar's current run then reads "waiting for another regbench run on this machine"),
+    then that it starts."""
+    from rich.console import Console
+
+    from regbench.config import load_config
+    from regbench.report.campaign import ProgressReporter
+    from regbench.run.core import RunRequest, Trial
+    from regbench.run.executor import LocalExecutor
+
+    cfg = project(tmp_path / "p", [PY, "-c", "print(1); print(1)"])
+    request = RunRequest(load_config(cfg).benchmark("b"), Trial("b", "v", 0), cfg.parent, PY)
+    reporter = ProgressReporter(Console(file=io.StringIO()))
+    reporter.trials_started(1, 0)
+    told: list[tuple[str, str]] = []
+
+    def started(r: RunRequest) -> None:
+        told.append(("started", reporter.progress.tasks[0].fields["current"]))
+        reporter.trial_started("b", "v", 0)
+
+    def waiting(r: RunRequest) -> None:
+        reporter.trial_waiting("b", "v", 0)
+        told.append(("waiting", reporter.progress.tasks[0].fields["current"]))
+        release.set()  # the other command's run ends
+
+    held, release = threading.Event(), threading.Event()
+
+    def other_command_run() -> None:
+        with measuring(None):
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=other_command_run)
+    other.start()
+    assert held.wait(30)
+    with LocalExecutor() as executor:
+        [(_, outcome)] = list(executor.map([request], started=started, waiting=waiting))
+    other.join(30)
+    reporter.progress.stop()
+    assert outcome.status == "ok"
+    assert [k for k, _ in told] == ["started", "waiting", "started"]
+    assert told[1][1] == "b@v #0: waiting for another regbench run on this machine"
+    # Alone on the machine: started once, no wait.
+    told.clear()
+    with LocalExecutor() as executor:
+        list(executor.map([request], started=started, waiting=waiting))
+    assert [k for k, _ in told] == ["started"]

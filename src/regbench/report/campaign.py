@@ -75,6 +75,13 @@ class ProgressReporter:
         if self._trials is not None:
             self.progress.update(self._trials, current=f"{benchmark}@{version} #{run_index}")
 
+    def trial_waiting(self, benchmark: str, version: str, run_index: int) -> None:
+        """The run waits for another regbench command's run on this machine to end
+        (``[noise] exclusive``): said where the run in progress is named."""
+        if self._trials is not None:
+            self.progress.update(self._trials, current=f"{benchmark}@{version} #{run_index}: waiting for another "
+                                                       "regbench run on this machine")
+
     def trial_done(self, benchmark: str, version: str, run_index: int, status: str) -> None:
         self.stored += 1
         if self._trials is not None:

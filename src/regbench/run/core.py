@@ -119,11 +119,14 @@ class Executor(abc.ABC):
     name: ClassVar[str] = ""
 
     @abc.abstractmethod
-    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
-            ) -> Iterator[tuple[RunRequest, RunOutcome]]:
+    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None,
+            waiting: Started | None = None) -> Iterator[tuple[RunRequest, RunOutcome]]:
         """Run every request, each as one fresh process; yield ``(request, outcome)`` as each
         ends.  A benchmark's failure is an outcome, never an exception; ``KeyboardInterrupt``
-        stops the runs in flight and propagates."""
+        stops the runs in flight and propagates.  ``started`` is called with each request as
+        its run starts; ``waiting`` with a request whose run, made here, waits for another
+        regbench command's run on this machine (:mod:`regbench.run.exclusive`), ``started``
+        being called again once it starts."""
 
     def machines(self) -> dict[str, dict]:
         """The machines other than this one that runs may be made on, name -> fingerprint (a
@@ -428,7 +431,7 @@ class TrialRunner:
 
     def iter_run(self, work: Iterable[tuple[Trial, BenchmarkSpec]]) -> Iterator[TrialResult]:
         """Run ``(trial, spec)`` pairs in the order given; yield each result once it is stored."""
-        started = None
+        started = waiting = None
         if self.reporter is not None:
             reporter = self.reporter
 
@@ -436,8 +439,13 @@ class TrialRunner:
                 t = request.trial
                 reporter.trial_started(t.benchmark, t.version, t.run_index)
 
+            if (told := getattr(reporter, "trial_waiting", None)) is not None:
+                def waiting(request: RunRequest) -> None:
+                    t = request.trial
+                    told(t.benchmark, t.version, t.run_index)
+
         requests = (self.request(trial, spec) for trial, spec in work)
-        for request, outcome in self.ctx.executor.map(requests, started=started):
+        for request, outcome in self.ctx.executor.map(requests, started=started, waiting=waiting):
             stored = self.store_outcome(request, outcome)
             yield TrialResult(request.trial, request.spec, outcome, stored)
 

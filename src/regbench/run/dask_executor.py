@@ -476,8 +476,10 @@ class DaskExecutor(Executor):
                                "that has it (docs/dask.md)")
         return out
 
-    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
-            ) -> Iterator[tuple[RunRequest, RunOutcome]]:
+    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None,
+            waiting: Started | None = None) -> Iterator[tuple[RunRequest, RunOutcome]]:
+        # ``waiting`` is not called: a run waits for its machine's lock on its worker, where
+        # this process does not see it (the run is still "started" there, as its task is).
         todo = list(requests)
         if not todo:
             return
@@ -495,12 +497,12 @@ class DaskExecutor(Executor):
         if not self._subscribed:
             self.client.subscribe_topic(self._topic, self._on_started)
             self._subscribed = True
-        waiting: dict[Any, _Task] = {}
+        in_flight: dict[Any, _Task] = {}
         for rank, request in enumerate(todo):
             if tuple(sorted(task_resources(request))) in refused:
                 continue
             task = _Task(request, str(next(self._tokens)), len(todo) - rank)
-            waiting[self._submit(task)] = task
+            in_flight[self._submit(task)] = task
             if started is not None:
                 started(request)
         try:
@@ -508,7 +510,7 @@ class DaskExecutor(Executor):
                 reason = refused.get(tuple(sorted(task_resources(request))))
                 if reason is not None:
                     yield request, failed_outcome(reason, request.machine)
-            pending = self._distributed.as_completed(list(waiting), loop=self.client.loop)
+            pending = self._distributed.as_completed(list(in_flight), loop=self.client.loop)
             # Runs no worker can take any more (every worker of their machine gone), by what
             # they need: since when, and how many were given up on after ``wait`` seconds.
             stranded: dict[Any, float] = {}
@@ -516,23 +518,23 @@ class DaskExecutor(Executor):
             check = time.monotonic() + CHECK_EVERY
             while not pending.is_empty():
                 if time.monotonic() >= check:  # also while other machines' runs keep coming back
-                    self._give_up(waiting, stranded, given_up)
+                    self._give_up(in_flight, stranded, given_up)
                     check = time.monotonic() + CHECK_EVERY
                 if not pending.has_ready():
                     time.sleep(0.02)  # polling the results: Dask's own iterator polls every 0.1 s
                     continue
                 future = next(pending)
                 stranded.pop(future, None)
-                if future not in waiting:
+                if future not in in_flight:
                     continue  # given up on (:meth:`_give_up`): it was cancelled here
-                task = waiting.pop(future)
+                task = in_flight.pop(future)
                 try:
                     outcome = future.result()
                 except self._distributed.KilledWorker as exc:
                     lost = self._lost(task, exc.allowed_failures)
                     if lost is None:  # not running in enough of those deaths: it runs again, in its place
                         again = self._submit(task)
-                        waiting[again] = task
+                        in_flight[again] = task
                         pending.add(again)
                         continue
                     outcome = lost
@@ -542,7 +544,7 @@ class DaskExecutor(Executor):
                     # as well as the one running.  Stored as failed runs they would count as done
                     # and only --retry-failed would make them: a run that did not come back is not
                     # stored, and the campaign stops as interrupted, to be resumed.
-                    raise self._stopped(exc, 1 + len(waiting)) from None
+                    raise self._stopped(exc, 1 + len(in_flight)) from None
                 except Exception as exc:  # noqa: BLE001 - a task's error is a failed run, never a crash
                     outcome = failed_outcome(f"the Dask task failed: {type(exc).__name__}: "
                                              + " ".join(str(exc).split())[:300], task.request.machine)
@@ -551,7 +553,7 @@ class DaskExecutor(Executor):
                 raise self._stranded(given_up, self.stranded_after)
         except BaseException:
             if not self._disconnected:  # else nothing to ask: the client cancelled them all
-                self.client.cancel(list(waiting))
+                self.client.cancel(list(in_flight))
             raise
 
     def _give_up(self, waiting: dict[Any, _Task], stranded: dict[Any, float],

@@ -165,8 +165,8 @@ class DuetExecutor(Executor):
             raise ValueError("`cores` must name at least two CPUs")
         self.cores = tuple(cores)
 
-    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
-            ) -> Iterator[tuple[RunRequest, RunOutcome]]:
+    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None,
+            waiting: Started | None = None) -> Iterator[tuple[RunRequest, RunOutcome]]:
         batch = list(requests)
         if len(batch) > len(self.cores):
             raise ValueError(f"a duet runs at most {len(self.cores)} requests at once, got {len(batch)}")
@@ -188,7 +188,18 @@ class DuetExecutor(Executor):
         # The pair runs side by side on purpose; together they hold the whole machine's measuring
         # lock (regbench.run.exclusive), so no other regbench command's run joins them.
         results: list[tuple[RunRequest, RunOutcome]] = []
-        with measuring(enabled=all(r.noise.exclusive for r in batch)):
+        waited = []
+
+        def wait() -> None:
+            waited.append(True)
+            for r in pinned:
+                if waiting is not None:
+                    waiting(r)
+
+        with measuring(enabled=all(r.noise.exclusive for r in batch), waiting=wait):
+            if waited and started is not None:
+                for r in pinned:
+                    started(r)
             for r in pinned:
                 threading.Thread(target=work, args=(r,), name="regbench-duet", daemon=True).start()
             for _ in pinned:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 #: The lock of the whole machine (exclusive for an unpinned run, shared for a pinned one).
@@ -39,11 +39,13 @@ def lock_dir() -> Path:
 
 
 @contextlib.contextmanager
-def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True) -> Iterator[None]:
+def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True,
+              waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold this machine's measuring lock while the block runs (a run): exclusively, or with
     ``pin``, shared with other pinned runs and exclusively for each of its CPUs.  Waits for the
-    runs of other processes in the way; does nothing when ``enabled`` is false or where
-    :mod:`fcntl` does not exist."""
+    runs of other processes in the way, calling ``waiting`` once first if it has to (a progress
+    display says so); does nothing when ``enabled`` is false or where :mod:`fcntl` does not
+    exist."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock, as with `exclusive = false`
@@ -52,21 +54,29 @@ def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True) -> Iter
         yield
         return
     held: list[int] = []
+    told = [waiting is None]
+
+    def wait() -> None:
+        if not told[0] and waiting is not None:
+            told[0] = True
+            waiting()
+
     try:
         if pin:
-            held.append(_lock(lock_dir() / MACHINE_LOCK, fcntl.LOCK_SH))
+            held.append(_lock(lock_dir() / MACHINE_LOCK, fcntl.LOCK_SH, wait))
             for cpu in sorted(set(pin)):
-                held.append(_lock(lock_dir() / f"regbench-measuring-cpu{cpu}.lock", fcntl.LOCK_EX))
+                held.append(_lock(lock_dir() / f"regbench-measuring-cpu{cpu}.lock", fcntl.LOCK_EX, wait))
         else:
-            held.append(_lock(lock_dir() / MACHINE_LOCK, fcntl.LOCK_EX))
+            held.append(_lock(lock_dir() / MACHINE_LOCK, fcntl.LOCK_EX, wait))
         yield
     finally:
         for fd in reversed(held):
             os.close(fd)  # closing the descriptor drops its lock
 
 
-def _lock(path: Path, how: int) -> int:
-    """A descriptor of ``path`` (created, readable by every user) holding the lock ``how``."""
+def _lock(path: Path, how: int, waiting: Callable[[], None]) -> int:
+    """A descriptor of ``path`` (created, readable by every user) holding the lock ``how``;
+    ``waiting`` is called before waiting for it when another process holds it."""
     import fcntl
 
     try:
@@ -74,7 +84,11 @@ def _lock(path: Path, how: int) -> int:
     except PermissionError:  # another user's file: a lock needs only a read descriptor
         fd = os.open(path, os.O_RDONLY)
     try:
-        fcntl.flock(fd, how)
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+        except BlockingIOError:
+            waiting()
+            fcntl.flock(fd, how)
     except BaseException:  # interrupted while waiting (Ctrl-C): nothing held
         os.close(fd)
         raise

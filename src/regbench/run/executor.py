@@ -37,12 +37,22 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None
-            ) -> Iterator[tuple[RunRequest, RunOutcome]]:
+    def map(self, requests: Iterable[RunRequest], *, started: Started | None = None,
+            waiting: Started | None = None) -> Iterator[tuple[RunRequest, RunOutcome]]:
         for request in requests:
             if started is not None:
                 started(request)
-            with measuring(request.noise.pin, enabled=request.noise.exclusive):
+            waited = False
+
+            def wait(request: RunRequest = request) -> None:
+                nonlocal waited
+                waited = True
+                if waiting is not None:
+                    waiting(request)
+
+            with measuring(request.noise.pin, enabled=request.noise.exclusive, waiting=wait):
+                if waited and started is not None:
+                    started(request)
                 outcome = request.execute()
             yield request, outcome
 
