@@ -67,16 +67,26 @@ def runs_by_machine(db: Path) -> dict[tuple[str, str, str], list[int]]:
     return out
 
 
+def machines(tmp_path: Path, *names: str) -> Cluster:
+    """A scheduler and one worker of each machine named, all connected."""
+    cluster = Cluster(tmp_path)
+    try:
+        for name in names:
+            cluster.env["REGBENCH_MACHINE"] = name
+            cluster.worker(name)
+        wait_for_workers(cluster.address, len(names))
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
 @pytest.mark.slow
 def test_each_machine_makes_the_n_runs_of_every_version_and_resumes_on_its_own_runs(tmp_path, capsys):
     cfg = project(tmp_path)
     db = tmp_path / "results.db"
-    cluster = Cluster(tmp_path)
+    cluster = machines(tmp_path, "m1", "m2")
     try:
-        for name in ("m1", "m2"):
-            cluster.env["REGBENCH_MACHINE"] = name
-            cluster.worker(name)
-        wait_for_workers(cluster.address, 2)
         run = ("--store", str(db), "run", "--versions", "main~1,main", "--runs", str(RUNS), "--seed", "1",
                "--executor", "dask", "--scheduler", cluster.address)
         run_cli(cfg, capsys, *run)
@@ -195,12 +205,8 @@ def test_an_adaptive_benchmark_on_several_machines_is_refused_before_anything_is
     cfg = project(tmp_path)
     cfg.write_text(cfg.read_text().replace('name = "beta"\n', 'name = "beta"\nplan = "adaptive"\n'), encoding="utf-8")
     db = tmp_path / "results.db"
-    cluster = Cluster(tmp_path)
+    cluster = machines(tmp_path, "m1", "m2")
     try:
-        for name in ("m1", "m2"):
-            cluster.env["REGBENCH_MACHINE"] = name
-            cluster.worker(name)
-        wait_for_workers(cluster.address, 2)
         from regbench.cli.main import main
 
         capsys.readouterr()

@@ -16,8 +16,7 @@ from test_screening_campaign import project
 
 distributed = pytest.importorskip("distributed")
 
-from test_run_dask import Cluster  # noqa: E402
-from test_dask_runs_per_machine import wait_for_workers  # noqa: E402
+from test_dask_runs_per_machine import machines as start_machines  # noqa: E402
 
 
 def screen(cfg, db, address: str, capsys) -> None:
@@ -32,12 +31,8 @@ def screen(cfg, db, address: str, capsys) -> None:
 def test_a_screen_is_stored_under_the_one_machine_of_its_workers(tmp_path, capsys, machines):
     cfg = project(tmp_path)
     db = tmp_path / "results.db"
-    cluster = Cluster(tmp_path)
+    cluster = start_machines(tmp_path, *machines)
     try:
-        for name in machines:
-            cluster.env["REGBENCH_MACHINE"] = name
-            cluster.worker(name)
-        wait_for_workers(cluster.address, len(machines))
         screen(cfg, db, cluster.address, capsys)
     finally:
         cluster.close()
