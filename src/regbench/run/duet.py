@@ -28,7 +28,7 @@ import dataclasses
 import os
 import queue
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,18 +188,18 @@ class DuetExecutor(Executor):
         # The pair runs side by side on purpose; together they hold the whole machine's measuring
         # lock (regbench.run.exclusive), so no other regbench command's run joins them.
         results: list[tuple[RunRequest, RunOutcome]] = []
-        waited = []
 
-        def wait() -> None:
-            waited.append(True)
-            for r in pinned:
-                if waiting is not None:
-                    waiting(r)
+        def each(tell: Started | None) -> Callable[[], None] | None:
+            """``tell`` of both runs of the pair, or None."""
+            if tell is None:
+                return None
 
-        with measuring(enabled=all(r.noise.exclusive for r in batch), waiting=wait):
-            if waited and started is not None:
+            def both() -> None:
                 for r in pinned:
-                    started(r)
+                    tell(r)
+            return both
+
+        with measuring(enabled=all(r.noise.exclusive for r in batch), waiting=each(waiting), resumed=each(started)):
             for r in pinned:
                 threading.Thread(target=work, args=(r,), name="regbench-duet", daemon=True).start()
             for _ in pinned:

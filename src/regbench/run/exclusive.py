@@ -40,11 +40,13 @@ def lock_dir() -> Path:
 
 @contextlib.contextmanager
 def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True,
-              waiting: Callable[[], None] | None = None) -> Iterator[None]:
+              waiting: Callable[[], None] | None = None,
+              resumed: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold this machine's measuring lock while the block runs (a run): exclusively, or with
     ``pin``, shared with other pinned runs and exclusively for each of its CPUs.  Waits for the
-    runs of other processes in the way, calling ``waiting`` once first if it has to (a progress
-    display says so); does nothing when ``enabled`` is false or where :mod:`fcntl` does not
+    runs of other processes in the way, calling ``waiting`` once first if it has to and
+    ``resumed`` once it holds the lock after waiting (a progress display says so, then names
+    the run again); does nothing when ``enabled`` is false or where :mod:`fcntl` does not
     exist."""
     try:
         import fcntl
@@ -54,12 +56,13 @@ def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True,
         yield
         return
     held: list[int] = []
-    told = [waiting is None]
+    waited = False
 
     def wait() -> None:
-        if not told[0] and waiting is not None:
-            told[0] = True
+        nonlocal waited
+        if not waited and waiting is not None:
             waiting()
+        waited = True
 
     try:
         if pin:
@@ -68,6 +71,8 @@ def measuring(pin: Sequence[int] | None = None, *, enabled: bool = True,
                 held.append(_lock(lock_dir() / f"regbench-measuring-cpu{cpu}.lock", fcntl.LOCK_EX, wait))
         else:
             held.append(_lock(lock_dir() / MACHINE_LOCK, fcntl.LOCK_EX, wait))
+        if waited and resumed is not None:
+            resumed()
         yield
     finally:
         for fd in reversed(held):

@@ -22,6 +22,7 @@ short name.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 
 from ..errors import ConfigError
@@ -42,17 +43,9 @@ class LocalExecutor(Executor):
         for request in requests:
             if started is not None:
                 started(request)
-            waited = False
-
-            def wait(request: RunRequest = request) -> None:
-                nonlocal waited
-                waited = True
-                if waiting is not None:
-                    waiting(request)
-
-            with measuring(request.noise.pin, enabled=request.noise.exclusive, waiting=wait):
-                if waited and started is not None:
-                    started(request)
+            with measuring(request.noise.pin, enabled=request.noise.exclusive,
+                           waiting=None if waiting is None else functools.partial(waiting, request),
+                           resumed=None if started is None else functools.partial(started, request)):
                 outcome = request.execute()
             yield request, outcome
 
