@@ -136,4 +136,4 @@ def test_canonical_files_refuse_config_and_machine_options(tmp_path):
     csv = tmp_path / "m.csv"
     csv.write_text("benchmark,version,run,iteration,value\nb,v1,0,0,1.0\n")
     out = regbench("--store", str(tmp_path / "r.db"), "import", str(csv), "--machine", "m2")
-    assert out.returncode == 3 and "--machine are for other tools' output" in out.stderr
+    assert out.returncode == 3 and "--machine and --direction are for other tools' output" in out.stderr

@@ -216,6 +216,17 @@ class BenchmarkSpec:
     max_samples: int = DEFAULT_MAX_SAMPLES  # a run printing more is failed (memory stays bounded)
     threads: int = 1  # threads (or processes) it keeps busy at once: > 1 rules out duet runs
     requires: tuple[str, ...] = ()  # --executor dask: worker resources (tags) a run needs, e.g. "hyperfine"
+    #: A tool benchmark's overrides of the direction its tool reports, ``(pattern, direction)`` in
+    #: the order written (``directions = {"* [FLOPS]" = "higher"}``; :meth:`direction_of`).
+    directions: tuple[tuple[str, str], ...] = ()
+
+    def direction_of(self, reported: str, tool_direction: str) -> str:
+        """The direction of the series of ``reported``, a benchmark this tool benchmark's tool
+        reported: the first of :attr:`directions` whose pattern matches it (or its series name
+        ``NAME/REPORTED``), else the tool's."""
+        from .model import tool_series
+
+        return direction_for(self.directions, (reported, tool_series(self.name, reported)), tool_direction)
 
 
 @dataclass(frozen=True)
@@ -473,7 +484,7 @@ _DEFAULT_KEYS = {"runs", "iterations", "warmup", "timeout", "unit", "direction",
                  "plan", "target", "budget", "pilot", "pass_env", "max_samples", "requires"}
 PLANS = ("fixed", "adaptive")
 _BENCH_KEYS = _DEFAULT_KEYS | {"name", "command", "python", "cwd", "env", "output", "alerts", "format",
-                               "measures", "threads"}
+                               "measures", "threads", "directions"}
 #: What :func:`regbench.run.core.benchmark_dir_env` sets in every run, after a benchmark's own
 #: ``env`` and a ``[screen]`` option's, when ``[project] benchmark_dir`` is set, and to what:
 #: neither may set them then (:func:`_overridden_by_benchmark_dir`).
@@ -718,6 +729,40 @@ def _screen_table(table: object, where: str, benchmark_dir: Path | None, fail: F
     return space
 
 
+def name_matches(name: str, pattern: str) -> bool:
+    """Whether the series name ``name`` matches ``pattern``, where ``*`` matches any text and
+    ``?`` any one character, and every other character only itself.
+
+    Not :func:`fnmatch.fnmatchcase`: its ``[...]`` is a set of characters, and series names hold
+    brackets of their own (``BM_Copy/8 [FLOPS]``, a tool's metric), so the pattern a user copies
+    from a name would silently match nothing."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, name, flags=re.DOTALL) is not None
+
+
+def direction_for(directions: Iterable[tuple[str, str]], names: Iterable[str], default: str) -> str:
+    """The direction of the first ``(pattern, direction)`` of ``directions`` whose pattern
+    matches one of ``names`` (:func:`name_matches`), else ``default``."""
+    names = tuple(names)
+    for pattern, direction in directions:
+        if any(name_matches(name, pattern) for name in names):
+            return direction
+    return default
+
+
+def parse_directions(items: Iterable[str], *, what: str = "--direction") -> tuple[tuple[str, str], ...]:
+    """``PATTERN=lower`` or ``PATTERN=higher`` items (the command line's) as ``(pattern,
+    direction)`` pairs; a malformed one is a :class:`~regbench.errors.ConfigError` naming it."""
+    out = []
+    for item in items:
+        pattern, sep, direction = item.rpartition("=")
+        if not sep or not pattern.strip() or direction not in DIRECTIONS:
+            raise ConfigError(f"{what} {item!r} must be PATTERN=lower or PATTERN=higher (* and ? match any text "
+                              "and any one character)")
+        out.append((pattern, direction))
+    return tuple(out)
+
+
 #: A tag of ``requires``: the name of a Dask worker resource (``dask worker --resources "hyperfine=1"``).
 _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -793,6 +838,23 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         if "/" in name:
             fail(f"{label}: a benchmark with `format` names its tool's benchmarks NAME/..., so its name "
                  f"cannot contain '/' ({name!r})")
+    directions = b.get("directions", {})
+    if not isinstance(directions, dict) or not all(isinstance(k, str) and k.strip() for k in directions):
+        fail(f"{label} `directions` must be a table of name patterns, each \"lower\" or \"higher\", such as "
+             "{ \"* [FLOPS]\" = \"higher\" }")
+    if directions and fmt is None:
+        fail(f"{label}: `directions` is for a benchmark with a tool `format`, whose benchmarks each have their "
+             "own direction; this benchmark's samples take `direction`")
+    for pattern, value in directions.items():
+        if value not in DIRECTIONS:
+            fail(f"{label} `directions`: {pattern!r} = {shown(value)} must be 'lower' or 'higher'")
+    if fmt is not None and "direction" in b:
+        # Each series of a tool benchmark takes the direction its tool reports (a JMH throughput
+        # is higher-is-better, its average time lower): one `direction` for all of them would be
+        # wrong for some, and ignoring it silently hid that it did nothing.
+        fail(f"{label}: `direction` does nothing for a tool benchmark, whose benchmarks take the direction "
+             f"{fmt} reports for each; override it per name with `directions = {{ \"PATTERN\" = "
+             f"\"{direction}\" }}` (* and ? match any text and any one character)")
     measures = b.get("measures", [])
     if (not isinstance(measures, list) or not all(isinstance(m, str) for m in measures)
             or len(set(measures)) != len(measures)):
@@ -851,6 +913,7 @@ def _benchmark(b: dict, defaults: dict, label: str, fail: Fail) -> BenchmarkSpec
         max_samples=_positive(get("max_samples", DEFAULT_MAX_SAMPLES), f"{label} `max_samples`", fail, int),
         threads=_positive(b.get("threads", 1), f"{label} `threads`", fail, int),
         requires=tuple(requires),
+        directions=tuple((str(k), str(v)) for k, v in directions.items()),
     )
     if spec.format is None and spec.warmup + spec.iterations > spec.max_samples:
         fail(f"{label}: `warmup` + `iterations` ({spec.warmup + spec.iterations}) is more than `max_samples` "

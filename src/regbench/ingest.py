@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -331,7 +331,7 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
 
 def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
                      machine: str = "local", timestamp: datetime | str | None = None, commit: str | None = None,
-                     runs=None, within=None) -> ImportReport:
+                     runs=None, within=None, directions: Sequence[tuple[str, str]] = ()) -> ImportReport:
     """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
 
     The file's runs are appended after the runs already stored for the same benchmark, version,
@@ -340,7 +340,12 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     transaction first (:meth:`Store.add_runs`).  ``timestamp`` (a datetime, or ISO 8601 text kept
     as given, as a canonical file's ``timestamp``) is when the version was made: a new version, or
     a stored one without a timestamp, gets it; a stored version with another one is an error.
+    ``directions``: ``(pattern, direction)`` pairs overriding the direction the tool reports for
+    the benchmarks whose names match (:func:`regbench.config.direction_for`; a user counter of
+    Google Benchmark that is a rate says nothing of it in the file).
     """
+    from .config import direction_for
+
     text = None
     if isinstance(timestamp, str):
         text, timestamp = timestamp, parse_timestamp(timestamp, path=path)
@@ -351,7 +356,7 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     stored = {b.name: b for b in store.benchmarks()}
     benchmarks: dict[str, dict] = {}
     for r in runs:
-        info = {"unit": r.unit, "direction": r.direction}
+        info = {"unit": r.unit, "direction": direction_for(directions, (r.benchmark,), r.direction)}
         if benchmarks.setdefault(r.benchmark, info) != info:
             raise InputError(f"benchmark {r.benchmark!r} has two units or directions in the file", path=str(path))
         if r.benchmark in stored:
@@ -367,7 +372,8 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     # stores it, rather than nothing.
     failed = [f for f in _tool_failures(path, fmt) if f.benchmark is not None and f.benchmark not in benchmarks]
     for f in failed:
-        info = {"direction": f.direction} if f.unit is None else {"unit": f.unit, "direction": f.direction}
+        direction = direction_for(directions, (f.benchmark,), f.direction)
+        info = {"direction": direction} if f.unit is None else {"unit": f.unit, "direction": direction}
         if f.benchmark in stored:
             _check_stored(stored[f.benchmark], info, path=str(path))
         benchmarks[f.benchmark] = info

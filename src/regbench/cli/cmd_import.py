@@ -21,6 +21,17 @@ def _format_name(ctx: click.Context, param: click.Parameter, fmt: str) -> str:
     return fmt
 
 
+def _directions(ctx: click.Context, param: click.Parameter, items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``--direction PATTERN=DIRECTION`` items as pairs, a malformed one a usage error."""
+    from ..config import parse_directions
+    from ..errors import ConfigError
+
+    try:
+        return parse_directions(items)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--direction "), ctx=ctx, param=param) from None
+
+
 def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> str | None:
     """Callback of ``--timestamp``: text that is not ISO 8601 is a usage error (exit status 2)."""
     from ..errors import InputError
@@ -48,12 +59,16 @@ def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> 
               help="Configuration the tool's output belongs to [default: default].")
 @moved_option("--config", "--configuration")
 @click.option("--machine", default=None, help="Machine the tool's output was measured on [default: local].")
+@click.option("--direction", "directions", multiple=True, metavar="PATTERN=lower|higher", callback=_directions,
+              help="Which way is better for the tool's benchmarks whose names match PATTERN (* and ? match "
+                   "any text and one character), over what the tool says; repeatable, the first match wins "
+                   "(a Google Benchmark counter that is a rate: --direction '* [FLOPS]=higher').")
 @click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False,
               callback=lambda ctx, _p, value: _list_formats(ctx) if value else None,
               help="List the formats and exit.")
 @click.pass_obj
 def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None, config_name: str,
-            machine: str) -> None:
+            machine: str, directions: tuple[tuple[str, str], ...]) -> None:
     """Import measurements from FILE, in one transaction: on any error nothing is stored and the
     error names the line (FILE:LINE: what is wrong). A canonical run already stored (the same
     samples) is skipped; runs measured again under numbers the store has are stored after them.
@@ -70,11 +85,13 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     from ..ingest import import_file, import_tool_file, order_conflict, parse_tool_file
     from ..report.console import console
 
+    overrides = directions
     fmt = _format(file, fmt)
     if fmt in CANONICAL:
-        if version or timestamp or config_name or machine:
-            raise InputError("--version, --timestamp, --configuration and --machine are for other tools' output; "
-                             "canonical rows name their versions (and config and machine columns)", path=file)
+        if version or timestamp or config_name or machine or overrides:
+            raise InputError("--version, --timestamp, --configuration, --machine and --direction are for other tools' "
+                             "output; canonical rows name their versions (and config, machine and direction "
+                             "columns)", path=file)
         from ..adapters import parse_file
 
         batch = parse_file(file, fmt=fmt)  # every error before the store is touched (or created)
@@ -86,7 +103,8 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         runs = parse_tool_file(file, fmt=fmt, version=version)  # every error before the store is touched
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
-                               machine=machine or "local", timestamp=timestamp or None, runs=runs)
+                               machine=machine or "local", timestamp=timestamp or None, runs=runs,
+                               directions=overrides)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
     if conflict is not None:

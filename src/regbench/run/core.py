@@ -649,7 +649,8 @@ def unfollowed_counts(spec: BenchmarkSpec, outcome) -> list[Unfollowed]:
 def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str, machine: str,
                   campaign_id: int | None) -> tuple[list[RunRecord], dict[str, dict]]:
     """The runs of one invocation of a benchmark tool: each benchmark the tool reported is the
-    series ``SPEC/NAME`` (its unit and direction from the tool), and its samples in this
+    series ``SPEC/NAME`` (its unit and direction from the tool, the direction overridden by the
+    benchmark's ``directions``), and its samples in this
     invocation are one run (forks or repetitions inside one invocation are concatenated:
     regbench repeats the invocations itself, as fresh processes).
 
@@ -696,7 +697,7 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
 
     for name, runs in grouped.items():
         full = tool_series(spec.name, name)
-        benchmarks[full] = {"unit": runs[0].unit, "direction": runs[0].direction}
+        benchmarks[full] = {"unit": runs[0].unit, "direction": spec.direction_of(name, runs[0].direction)}
         # Only a leading warm-up can stay one: the first part's warm-up is kept (and marked), the
         # warm-up of later parts (pyperf's other worker processes) is left out.
         samples = np.concatenate([runs[0].samples, *(r.samples[r.warmup:] for r in runs[1:])])
@@ -714,7 +715,7 @@ def tool_records(spec: BenchmarkSpec, trial: Trial, outcome, *, config_name: str
         if name not in grouped:  # it reported nothing before failing
             # A unit the tool did not say (JMH, for a benchmark that failed in its first
             # iteration) is left to the store: a stored series keeps its own.
-            benchmarks[full] = {"direction": failures[0].direction}
+            benchmarks[full] = {"direction": spec.direction_of(name, failures[0].direction)}
             if failures[0].unit is not None:
                 benchmarks[full]["unit"] = failures[0].unit
             records.append(record(full, np.empty(0), 0, failures))
@@ -820,8 +821,20 @@ def instruction_counter_for(specs: Sequence[BenchmarkSpec]) -> str | None:
 
 def check_measure_units(store: Store, specs: Sequence[BenchmarkSpec], counter: str | None) -> None:
     """A measure's series stored in another unit (instructions counted by perf on one machine and
-    by callgrind on another) would fail at the first run: say so before any."""
-    stored = {b.name: b.unit for b in store.benchmarks()}
+    by callgrind on another), or a tool's series stored with another direction than the
+    benchmark's ``directions`` now give it, would fail at the first run: say so before any."""
+    benchmarks = store.benchmarks()
+    stored = {b.name: b.unit for b in benchmarks}
+    for spec in (s for s in specs if s.directions):
+        prefix = tool_series(spec.name, "")
+        for b in benchmarks:
+            if not b.name.startswith(prefix):
+                continue
+            wanted = spec.direction_of(b.name[len(prefix):], b.direction)
+            if wanted != b.direction:
+                raise ConfigError(f"benchmark {spec.name!r}: `directions` makes {b.name!r} {wanted}-is-better, but "
+                                  f"it is stored {b.direction}-is-better with the runs measured so far; a stored "
+                                  "series keeps its direction: give the benchmark another name to start new series")
     for spec in specs:
         for m in spec.measures:
             name = measure_series(spec.name, m)
