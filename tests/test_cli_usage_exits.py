@@ -150,8 +150,8 @@ CASES = {
     "import --timestamp": (["import", "s.toml", "--format", "go", "--version", "v1", "--timestamp", "yesterday"],
                            "Invalid value for '--timestamp': 'yesterday' is not ISO 8601"),
     "import --configuration like a file": (["import", "s.toml", "--format", "go", "--version", "v1",
-                                            "--configuration", "a/b"],
-                                           "Invalid value for '--configuration': 'a/b' looks like a file"),
+                                            "--configuration", "a/b.yaml"],
+                                           "Invalid value for '--configuration': 'a/b.yaml' looks like a file"),
     "token create --scope unknown": (["token", "create", "--name", "ci", "--scope", "root"],
                                      "Invalid value for '--scope': unknown token scope 'root' (known: read, triage, "
                                      "submit, admin)"),

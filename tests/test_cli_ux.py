@@ -207,8 +207,12 @@ def test_the_command_printed_for_regbench_works_as_written_without_an_activated_
 
 # ------------------------------------------------------------------ --config FILE and --configuration NAME
 @pytest.mark.parametrize("name", ["other.toml", "other.JSON", "cfg.yaml", "a/b", "conf.yml"])
-def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys, name):
+def test_a_configuration_name_that_looks_like_a_file_is_refused(tmp_path, capsys, monkeypatch, name):
     cfg = write_config(tmp_path, {"b": PRINTS}, runs=1)
+    monkeypatch.chdir(tmp_path)
+    if name == "a/b":  # a path with a separator is a file's when the file is there
+        (tmp_path / "a").mkdir()
+        (tmp_path / "a" / "b").write_text("[project]\n")
     assert main(["--config", str(cfg), "run", "--configuration", name]) == 2  # a usage error
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == (f"Error: Invalid value for '--configuration': {name!r} looks like a file, not a "

@@ -297,9 +297,19 @@ def sniff_file(path: str) -> str:
     if not p.is_file():
         raise InputError("not a regular file (a device or a pipe: save it to a file first)" if p.exists()
                          else "no such file", path=str(p))
+    from .adapters.canonical import MAX_LINE_BYTES
+
+    if p.stat().st_size == 0:
+        raise InputError("empty file: nothing to import", path=str(p))
     with open(p, "rb") as fh:
-        # utf-8-sig: a byte-order mark, as spreadsheets write "CSV UTF-8", is not part of the header.
-        first = fh.readline(65536).decode("utf-8-sig", errors="replace").strip()
+        raw = fh.readline(MAX_LINE_BYTES + 2)
+    # utf-8-sig: a byte-order mark, as spreadsheets write "CSV UTF-8", is not part of the header.
+    first = raw.decode("utf-8-sig", errors="replace").strip()
+    if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES and p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
+        # A canonical file by its name whose first line is too long (a corrupt file, or one of
+        # NUL bytes): its reader says so, naming the line, rather than "not a format".  By name
+        # only: a pyperf file is one long line of JSON too.
+        return "csv" if p.suffix.lower() == ".csv" else "jsonl"
     header = [c.strip().lower() for c in first.split(",")]
     if {"benchmark", "version", "value"} <= set(header):
         return "csv"
@@ -310,7 +320,8 @@ def sniff_file(path: str) -> str:
             obj = jsonsafe.loads(first)
         except ValueError:
             obj = None
-        if isinstance(obj, dict) and {"benchmark", "version", "value"} <= set(obj):
+        # A failed run's row has no `iteration` nor `value`, and says its `status`.
+        if isinstance(obj, dict) and {"benchmark", "version", "run"} <= set(obj) and ("value" in obj or "status" in obj):
             return "jsonl"
     return sniff_format(p)
 
@@ -331,7 +342,8 @@ def parse_tool_file(path: str, *, fmt: str, version: str | None) -> list:
 
 def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, config: str = "default",
                      machine: str = "local", timestamp: datetime | str | None = None, commit: str | None = None,
-                     runs=None, within=None, directions: Sequence[tuple[str, str]] = ()) -> ImportReport:
+                     runs=None, within=None, directions: Sequence[tuple[str, str]] = (),
+                     within_counts=None) -> ImportReport:
     """Import another tool's output (an adapter's format) as runs of one version, in one transaction.
 
     The file's runs are appended after the runs already stored for the same benchmark, version,
@@ -340,6 +352,9 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
     transaction first (:meth:`Store.add_runs`).  ``timestamp`` (a datetime, or ISO 8601 text kept
     as given, as a canonical file's ``timestamp``) is when the version was made: a new version, or
     a stored one without a timestamp, gets it; a stored version with another one is an error.
+    ``within_counts``, instead of ``within``: called with the number of runs and of samples to be
+    stored (the failed benchmarks' runs counted), it returns the ``within`` hook (the HTTP API's
+    record of a submission, whose replay answers with what was stored).
     ``directions``: ``(pattern, direction)`` pairs overriding the direction the tool reports for
     the benchmarks whose names match (:func:`regbench.config.direction_for`; a user counter of
     Google Benchmark that is a rate says nothing of it in the file).
@@ -380,8 +395,11 @@ def import_tool_file(store: Store, path: str, *, fmt: str, version: str | None, 
         records.append(RunRecord(benchmark=f.benchmark, version=version, run_index=0, samples=np.empty(0),
                                  config=config, machine=machine, status="failed", stderr_tail=f.message))
     made = VersionInfo(version, commit=commit, timestamp=timestamp, timestamp_text=text)
+    samples = int(sum(r.samples.size for r in runs))
+    if within_counts is not None:
+        within = within_counts(len(records), samples)
     n = store.add_runs(records, versions=[made], benchmarks=benchmarks, append=True, within=within)
-    return ImportReport(int(sum(r.samples.size for r in runs)), n, len(benchmarks), 1, len(failed))
+    return ImportReport(samples, n, len(benchmarks), 1, len(failed))
 
 
 def _tool_failures(path: str, fmt: str) -> list:

@@ -127,6 +127,12 @@ def _read_csv(p: Path):
         with (gzip.open(p, "rt", encoding="utf-8-sig", errors="replace", newline="") if gz
               else p.open("r", encoding="utf-8-sig", errors="replace", newline="")) as fh:
             header = [h.strip() for h in next(csv.reader(fh), [])]
+    except csv.Error as exc:
+        # A header field longer than the csv module allows (128 KiB): a line too long, said as
+        # the check below says it (a probe: a file of one 140 KB field, or of NUL bytes, ended
+        # in a traceback, and the server answered 500).
+        _check_line_lengths(p, gz, where)
+        raise InputError(f"unreadable header row ({exc})", path=where, line=1) from None
     except (OSError, EOFError, zlib.error) as exc:
         fake = isinstance(exc, gzip.BadGzipFile)
         what = "not a gzip-compressed file" if fake else "the gzip-compressed data is damaged"
@@ -341,8 +347,11 @@ def _read_jsonl(p: Path):
     if n == 0:
         raise InputError("empty file", path=where, line=1)
     for c in REQUIRED:
-        if c not in present:
+        # `iteration` and `value` may be absent from every line of a file whose runs all failed
+        # (a failed run's row has neither): each row is checked for them below, as a CSV's is.
+        if c not in present and not (c in ("iteration", "value") and "status" in present):
             raise InputError(f"missing field `{c}`", path=where, line=1)
+        present.add(c)
     data: dict[str, np.ndarray | pd.Categorical] = {}
     for c in COLUMNS:
         if c not in present:

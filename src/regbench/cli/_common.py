@@ -161,12 +161,14 @@ FILE_SUFFIXES = (".toml", ".json", ".yaml", ".yml")
 
 def configuration_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Callback of the options that take a configuration's name (``--configuration``): a name
-    that looks like a file, or a blank one, is a usage error (exit status 2), so that a
-    configuration file given in the wrong place is not taken for a name under which runs are
-    stored."""
+    that looks like a file (a configuration file's suffix, or a path to a file that is there), or
+    a blank one, is a usage error (exit status 2), so that a configuration file given in the
+    wrong place is not taken for a name under which runs are stored.  A name with a ``/`` that
+    names no file is a name: the HTTP API and canonical files store such names (``gcc/O2``), and
+    the commands must be able to select them (a probe: one pushed as ``a/b`` could not be)."""
     if value is None:
         return value
-    if value.lower().endswith(FILE_SUFFIXES) or "/" in value or "\\" in value:
+    if value.lower().endswith(FILE_SUFFIXES) or (("/" in value or "\\" in value) and Path(value).is_file()):
         raise click.BadParameter(f"{value!r} looks like a file, not a configuration name; a configuration file is "
                                  f"given before the command: regbench --config {value} {ctx.info_name} ...")
     if not value.strip():

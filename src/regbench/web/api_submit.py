@@ -186,9 +186,9 @@ def _store(store: Store, request: SubmitRequest, path: str, digest: str, token_i
         report = store_import(store, plan, within=record(plan.runs, plan.samples))
     else:
         runs = parse_tool_file(path, fmt=request.format, version=request.version)
-        samples = int(sum(r.samples.size for r in runs))
+        # Recorded with the runs stored, the failed benchmarks' among them: a replay answers so.
         report = import_tool_file(store, path, fmt=request.format, version=request.version, config=request.config,
-                                  machine=request.machine, runs=runs, within=record(len(runs), samples))
+                                  machine=request.machine, runs=runs, within_counts=record)
     return SubmitResult(request.submission_id, report.runs, report.samples, replayed=False, skipped=report.skipped,
                         remeasured=sum(r.runs for r in report.remeasured))
 

@@ -108,6 +108,11 @@ class SeriesData:
     versions: tuple[dict, ...]
     run_means: tuple[tuple[float, ...], ...]
     changes: tuple[dict, ...]
+    #: Whether ``regbench diagnose`` can diagnose it: a version with two successful runs of two
+    #: measured samples (:func:`regbench.diagnosis.diagnose`'s rule); the series page links to
+    #: the diagnosis only then (a probe: a go test ``[allocs/op]`` series, one sample a run, and a
+    #: benchmark that never succeeded linked to a page answering 404).
+    diagnosable: bool = True
 
     @property
     def spark(self) -> list[float | None]:
@@ -245,8 +250,9 @@ class Dashboard:
             state = "noisy"
         else:
             state = "stable"
+        diagnosable = any(sum(r.size >= 2 for r in runs) >= 2 for runs in s.runs)
         return SeriesData(series_id(s.benchmark, s.config, s.machine), s.benchmark, s.config, s.machine, s.unit,
-                          s.direction, state, tuple(versions), tuple(run_means), tuple(changes))
+                          s.direction, state, tuple(versions), tuple(run_means), tuple(changes), diagnosable)
 
     # ------------------------------------------------------------------------- payloads
     def get(self, sid: str) -> SeriesData:
@@ -280,7 +286,7 @@ class Dashboard:
         return {"format_version": FORMAT_VERSION, "id": s.id, "benchmark": s.benchmark, "config": s.config,
                 "machine": s.machine, "unit": s.unit, "direction": s.direction, "state": s.state,
                 "confidence": CONFIDENCE, "versions": list(s.versions), "changes": list(s.changes),
-                "siblings": siblings, "diagnosis": benchmark_id(s.benchmark)}
+                "siblings": siblings, "diagnosis": benchmark_id(s.benchmark) if s.diagnosable else None}
 
     def runs_payload(self, sid: str) -> dict:
         s = self.get(sid)

@@ -227,7 +227,11 @@
       q("title").textContent = d.benchmark;
       q("subtitle").textContent = d.config + " · " + d.machine + " · " + d.unit + ", " + d.direction + " is better · " + STATE_TEXT[d.state];
       q("confidence").textContent = Math.round(d.confidence * 100) + "%";
-      q("diagnosis-link").href = "diagnosis-" + d.diagnosis + ".html";
+      if (d.diagnosis) {  // null: no version has two runs of two samples to diagnose
+        q("diagnosis-link").href = "diagnosis-" + d.diagnosis + ".html";
+      } else {
+        q("diagnosis-link").hidden = true;
+      }
       var configs = [], machines = [];
       d.siblings.forEach(function (s) {
         if (configs.indexOf(s.config) < 0) { configs.push(s.config); }
