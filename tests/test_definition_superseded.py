@@ -232,7 +232,7 @@ def test_a_reverted_edit_takes_back_the_runs_of_that_definition(tmp_path, capsys
     run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")  # campaign 2: supersedes 1's, runs again
     cfg.write_text(CONFIG.format(value="0.010"))  # the edit reverted
     said = run(cfg, capsys, "run", "--versions", "HEAD~2,HEAD~1")
-    assert ("its 4 runs stored before measure the old one and are superseded (kept in the store, out of every "
+    assert ("its 4 runs of that definition are superseded (kept in the store, out of every "
             "analysis); 4 runs of earlier campaigns that ran the definition it has again (1) are back") in said
     assert "0 runs stored" in said  # campaign 1's runs count again: nothing to measure
     with store_of(tmp_path) as store:

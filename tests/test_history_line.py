@@ -72,7 +72,7 @@ def test_detect_walks_the_first_parent_line_only(branched, tmp_path, open_store)
     outcome = detect_and_alert(store, config, method="auto", fdr=0.05, dry_run=True, jobs=1)
     assert outcome.detection.changes == ()
     assert outcome.history == ("History: versions on the first-parent line of HEAD (2 off it left out), "
-                               "runs of campaigns.")
+                               "runs of campaigns and imports.")
     # Merged with --no-ff, the side commits are still off the first-parent line.
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-ff", "-m", "merge", "side")
     assert [v.commit for v in history_of(store, config).versions()] == main
@@ -147,8 +147,8 @@ def test_versions_without_a_commit_are_said_to_be_kept_in_time_order(branched, o
     config = load_config(repo / "regbench.toml")
     store.add_runs([RunRecord("b", v, 0, np.full(3, 1.0)) for v in ("pkg==1.0", "pkg==1.1")])
     assert history_of(store, config).describe() == (
-        "History: 2 version(s) without a commit (releases, imported) in time order, runs of campaigns.")
+        "History: 2 version(s) without a commit (releases, imported) in time order, runs of campaigns and imports.")
     store_runs(store, repo, dict.fromkeys(main[:3], 1.0))
     assert history_of(store, config).describe() == (
         "History: versions on the first-parent line of HEAD, 2 version(s) without a commit (releases, "
-        "imported) in time order, runs of campaigns.")
+        "imported) in time order, runs of campaigns and imports.")

@@ -72,8 +72,11 @@ def test_a_reverted_edit_takes_back_the_runs_of_a_session(tmp_path, capsys, kind
 
     cfg.write_text(CONFIG.format(value="0.010"))  # reverted
     said = run(cfg, capsys, "run", "--versions", "HEAD")  # campaign 4
-    assert "changed since campaign 3, which ran it: its 2 runs stored before" in said
+    assert "changed since campaign 3, which ran it: its 2 runs of that definition are superseded" in said
     assert "ran the definition it has again (1, 2) are back in the analyses" in said
+    # Nothing is measured again here, and --keep-old-runs would take back the edit's runs.
+    assert "only versions without runs of the definition it has now are measured again" in said
+    assert "--keep-old-runs" not in said
     assert "0 runs stored" in said  # HEAD's runs of campaign 1 count again
     assert statuses(tmp_path) == {1: {"ok"}, 2: {"ok"}, 3: {SUPERSEDED}}
     summary = run(cfg, capsys, "summary", "--format", "json")

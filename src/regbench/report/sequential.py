@@ -73,6 +73,10 @@ def settled_text(s: Settled) -> str:
     """One sentence for a comparison that did not settle, else ''."""
     if s.stopped == "settled":
         return ""
+    if s.b_broken:
+        what = "did not build" if s.stopped == "unbuilt" else f"failed in every run ({s.failed_pairs}) while {s.a}'s succeeded"
+        return (f"{s.benchmark}: failed: {s.b} {what} (`regbench show --version {s.b}` says why; "
+                "`regbench bisect --failure` finds the commit that broke it).")
     why = {"budget": "the time budget was spent", "max-pairs": "the pair limit was reached",
            "failed": "its runs kept failing", "unbuilt": "a version did not build"}[s.stopped]
     more = f"; about {s.more_pairs} more pairs needed" if s.more_pairs else ""
@@ -88,7 +92,7 @@ def print_settled(rows: Sequence[Settled], *, title: str) -> None:
 
     style = {"regression": "red", "improvement": "green", "small regression": "yellow",
              "small improvement": "yellow", "regression (size uncertain)": "yellow",
-             "improvement (size uncertain)": "yellow", "no change": "", "inconclusive": "yellow"}
+             "improvement (size uncertain)": "yellow", "no change": "", "inconclusive": "yellow", "failed": "red"}
     table = []
     for s in rows:
         d = s.decision
@@ -214,7 +218,13 @@ def print_bisect(result: BisectResult) -> None:
                       f"{(result.total.unbuilt or (result.good,))[0]}` gives the builder's error).")
     else:
         unbuilt = [s.commit for s in result.steps if s.verdict in _SKIP_WHY and s.commit in result.candidates]
-        if t.stopped != "settled":
+        if t.b_broken:
+            why = (f"BAD's benchmark failed in every run ({t.failed_pairs}) while GOOD's ran: nothing to time; "
+                   f"`regbench bisect --failure {result.good} {result.bad}` finds the commit that broke it")
+        elif t.stopped == "failed":
+            why = (f"the runs kept failing ({t.failed_pairs} pairs with a failed run): `regbench show --version "
+                   f"{result.bad}` says why")
+        elif t.stopped != "settled":
             why = "GOOD and BAD could not be told apart within the budget; raise --budget or --max-pairs"
         elif any(s.verdict == "undecided" for s in result.steps):
             why = "a step did not settle within its budget; raise --budget or --max-pairs"

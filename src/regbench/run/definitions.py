@@ -137,6 +137,13 @@ class DefinitionChange:
                 f"again ({', '.join(map(str, self.origins))}) are back in the analyses") if restored else ""
         if superseded == 0:
             return f"{head}: no run of the old one was stored here{back}"
+        if restored:
+            # An edit reverted: the versions whose runs came back are not measured again, and
+            # --keep-old-runs would take back the runs of the edit undone (a probe: the sentence
+            # said every version was measured again while the campaign stored no run).
+            return (f"{head}: its {superseded} run{'s' if superseded != 1 else ''} of that definition are "
+                    f"superseded (kept in the store, out of every analysis){back}; only versions without runs of "
+                    "the definition it has now are measured again")
         return (f"{head}: its {superseded} run{'s' if superseded != 1 else ''} stored before measure the old "
                 f"one and are superseded (kept in the store, out of every analysis){back}; the versions this "
                 "campaign runs are measured again. If the edit does not change what is measured, the next "

@@ -123,6 +123,10 @@ class Settled:
         LOW_QUANTILE`` where higher is better, :func:`run_value`).
     unbuilt : tuple of str
         With ``stopped == "unbuilt"``: which of ``a`` and ``b`` did not build.
+    b_broken : bool
+        ``b`` alone did not build, or every run of ``b`` failed while ``a``'s succeeded: the
+        verdict is ``failed``, which fails a CI gate, as the stored-runs ``compare`` says of such
+        runs (a pull request that breaks the benchmark is not "inconclusive").
     """
 
     benchmark: str
@@ -142,6 +146,7 @@ class Settled:
     counter: str | None = None
     location: str = "mean"
     unbuilt: tuple[str, ...] = ()
+    b_broken: bool = False
 
     @property
     def compared_by(self) -> str:
@@ -174,8 +179,9 @@ class Settled:
 
     @property
     def gates(self) -> bool:
-        """Whether this fails a CI gate: a regression not shown to be below the threshold."""
-        return self.verdict in ("regression", "regression (size uncertain)")
+        """Whether this fails a CI gate: a regression not shown to be below the threshold, or B
+        broken (:attr:`b_broken`)."""
+        return self.verdict in ("regression", "regression (size uncertain)", "failed")
 
     @property
     def verdict(self) -> str:
@@ -186,8 +192,11 @@ class Settled:
         / ``small improvement``: a real change, all of it below the threshold; ``regression
         (size uncertain)`` / ``improvement (size uncertain)``: a real change that may or may not
         reach the threshold (the budget ran out before that was settled); ``no change``: none
-        of the threshold's size; ``inconclusive``: not even the direction is settled.
+        of the threshold's size; ``inconclusive``: not even the direction is settled;
+        ``failed``: B did not build, or its every run failed while A's succeeded.
         """
+        if self.b_broken:
+            return "failed"
         d = self.decision
         if d is None or d.decision == "undecided":
             return "inconclusive"
@@ -456,7 +465,8 @@ class Session:
         ta, tb = self.prepare(a), self.prepare(b)
         if ta is None or tb is None:
             return Settled(spec.name, a.short, b.short, spec.direction, None, "unbuilt", 0, 0, 0.0,
-                           unbuilt=tuple(v.short for v, tree in ((a, ta), (b, tb)) if tree is None))
+                           unbuilt=tuple(v.short for v, tree in ((a, ta), (b, tb)) if tree is None),
+                           b_broken=ta is not None)
 
         def log_ratio(means: dict[str, float]) -> float:
             return math.log(means[b.short] / means[a.short])
@@ -481,7 +491,7 @@ class Session:
                                      size=resolve_size and rule.threshold > 0)
         return Settled(spec.name, a.short, b.short, spec.direction, seen.decision, seen.stopped, len(seen.groups),
                        seen.failed, seen.seconds, more, tuple(seen.values), seen.pairing, modes,
-                       measure or "time", counter, location)
+                       measure or "time", counter, location, b_broken=seen.only_failing(b.short))
 
     def valued(self, spec: BenchmarkSpec, measure: str | None, location: str
                ) -> tuple[BenchmarkSpec, str | None, str | None]:

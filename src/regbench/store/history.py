@@ -156,12 +156,12 @@ class HistoryView:
                          f"every version, {timed} with a timestamp in time order, then the others in stored order")
         n = len(self.store.session_campaigns())
         if n == 0:
-            parts.append("runs of campaigns")
+            parts.append("runs of campaigns and imports")
         elif self.sessions == "exclude":
-            parts.append(f"runs of campaigns; the runs of {n} session(s) of compare --run, bisect or confirm "
+            parts.append(f"runs of campaigns and imports; the runs of {n} session(s) of compare --run, bisect or confirm "
                          "left out (--all-sessions to include them)")
         else:
-            parts.append(f"runs of campaigns, and of {n} session(s) of compare --run, bisect or confirm, each "
+            parts.append(f"runs of campaigns and imports, and of {n} session(s) of compare --run, bisect or confirm, each "
                          "centred on the history's level at the versions it shares with it (left out where it "
                          "shares none)")
         return "History: " + ", ".join(parts) + "."
