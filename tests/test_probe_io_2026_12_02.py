@@ -152,3 +152,57 @@ def test_the_series_page_links_to_a_diagnosis_only_where_there_is_one(tmp_path, 
         if linked:
             assert (out / link.get_attribute("href")).read_text().count("Not found") == 0
     assert page.console_log.errors == []
+
+
+def test_a_triage_body_over_its_limit_and_a_reason_of_the_wrong_type_say_what_is_wrong(tmp_path):
+    path = tmp_path / "s.db"
+    from webtools import synthetic_store
+
+    synthetic_store(path).close()
+    keys = tokens(path, tri=("triage", None))
+    server = start(path, tmp_path, rate=1000, burst=1000)
+    try:
+        headers = {"Authorization": f"Bearer {keys['tri']}"}
+        big = httpx.post(server.base + "api/v1/alerts/1", content=b'{"status": "invalid", "reason": "'
+                         + b"a" * 70_000 + b'"}', headers=headers, timeout=30)
+        assert big.status_code == 413
+        assert big.json()["error"] == ("the body is over the server's limit of 65536 bytes (a triage body is a status "
+                                       "and a reason; shorten the reason)")
+        typed = httpx.post(server.base + "api/v1/alerts/1", json={"status": "acknowledged", "reason": ["x"]},
+                           headers=headers, timeout=30)
+        assert typed.status_code == 400
+        assert typed.json()["error"] == "body field `reason` must be text, not an array: say why"
+    finally:
+        server.stop()
+
+
+def test_export_to_a_pipe_writes_through_it_and_leaves_it_a_pipe(tmp_path):
+    import os
+    import stat
+    import threading
+
+    csv = tmp_path / "x.csv"
+    csv.write_text("benchmark,version,run,iteration,value\nt,v1,0,0,1.5\nt,v1,0,1,2.5\n")
+    db = tmp_path / "r.db"
+    assert regbench("--store", str(db), "import", str(csv)).returncode == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    out = regbench("--store", str(db), "export", "-o", str(fifo))
+    reader.join(timeout=60)
+    assert out.returncode == 0 and " ".join(out.stderr.split()) == f"exported 2 samples to {fifo}"  # rich wraps
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # not replaced by a file
+    assert got and b"t,v1,0,0,1.5" in got[0] and b"t,v1,0,1,2.5" in got[0]
+
+
+def test_diagnose_of_samples_whose_squares_leave_double_precision_is_one_line(tmp_path):
+    csv = tmp_path / "x.csv"
+    csv.write_text("benchmark,version,run,iteration,value\n"
+                   + "".join(f"t,v1,{r},{i},{(1 + 0.1 * r + 0.05 * i) * 1e-200!r}\n" for r in range(3) for i in range(2)))
+    db = tmp_path / "r.db"
+    assert regbench("--store", str(db), "import", str(csv)).returncode == 0  # stored as given
+    out = regbench("--store", str(db), "diagnose", "t")
+    assert out.returncode == 3 and len(out.stderr.splitlines()) == 1, out.stderr
+    assert "has samples of magnitude 1.25e-200, outside what the statistics compute with" in out.stderr

@@ -26,12 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import NotFoundError
+from .errors import InputError, NotFoundError
 from .stats import HierarchicalSummary, hierarchical_summary, robust_summary
 from .stats.hierarchical import RepetitionPlan, plan_repetitions
 from .stats.levels import FastestLevel
 from .stats.runs import LocationChoice
 from .store import HistoryView, Store
+
+#: The largest sample magnitudes a diagnosis computes with: their squares (variances) and sums
+#: of thousands of them stay within double precision's normal range.
+DIAGNOSABLE = (1e-150, 1e150)
 
 if TYPE_CHECKING:
     from .detect.auto import Auto
@@ -238,6 +242,13 @@ def diagnose(source: Store | HistoryView, benchmark: str, *, version: str | None
     warmups = tuple(w for w, _ in ok)
     raw_runs = tuple(x for _, x in ok)
     runs = [x[w:] for w, x in ok]
+    size = max(float(np.max(np.abs(x))) for x in runs)
+    if size > 0 and not DIAGNOSABLE[0] <= size <= DIAGNOSABLE[1]:
+        # Squares of such samples leave double precision: variances underflow to 0 or overflow,
+        # and a probe's samples of 1e-200 ended in a ZeroDivisionError, then a singular matrix.
+        raise InputError(f"{benchmark!r} at {version!r} has samples of magnitude {size:.3g}, outside what the "
+                         f"statistics compute with ({DIAGNOSABLE[0]:g} to {DIAGNOSABLE[1]:g}): store them in "
+                         "another unit to diagnose them")
     gen = np.random.default_rng(rng)
     seed = int(gen.integers(2**31))
 

@@ -74,9 +74,21 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     if output == "-":
         n = write_csv(runs(), sys.stdout)
         return
-    # Write beside the target and rename: an interrupted export never leaves half a file.
     from ..errors import InputError
 
+    if os.path.exists(output) and not os.path.isfile(output):
+        if os.path.isdir(output):
+            raise InputError("is a folder: give the path of the file to write", path=output)
+        # A device or a pipe (/dev/stdout, a named pipe): written as it is, never replaced by a
+        # file of the same name (a probe's `-o /dev/full` replaced the device with the export
+        # and said it exported).
+        try:
+            n = write_csv(runs(), output)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", path=output) from None
+        err_console.print(f"exported {n} samples to {output}")
+        return
+    # Write beside the target and rename: an interrupted export never leaves half a file.
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise InputError(f"no folder {folder}", path=output)
@@ -88,6 +100,9 @@ def command(ctx, output: str, versions: tuple[str, ...], campaigns: tuple[int, .
     try:
         n = write_csv(runs(), tmp)
         os.replace(tmp, output)
+    except OSError as exc:  # a full disk, a folder that went away: nothing half-written is left
+        os.unlink(tmp)
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=output) from None
     except BaseException:
         os.unlink(tmp)
         raise

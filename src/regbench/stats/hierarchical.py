@@ -16,6 +16,7 @@ Regressions: The Mono Experience":
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -347,7 +348,9 @@ def plan_repetitions(pilot_runs: Sequence[np.ndarray], *, target_relative_half_w
         # The fewest runs m with m >= q(m)^2 (rho^2 + S_sigma^2/n) / target^2: the right side
         # shrinks as m grows (q is t with m-1 degrees of freedom), so bisect between min_runs
         # and the bound the right side gives at min_runs.
-        v = (rho2 + s2 / n) / target**2
+        # As a ratio of standard deviations: target**2 underflows to 0 for samples of 1e-160 and
+        # less (a probe's diagnose of 1e-200 s samples raised ZeroDivisionError).
+        v = (math.sqrt(rho2 + s2 / n) / target) ** 2
 
         def ok(m: int) -> bool:
             return m >= interval_quantile(confidence_level, m, quantile) ** 2 * v

@@ -196,7 +196,7 @@ def create_api(ctx: ApiContext) -> FastAPI:
                      credentials: Credentials) -> dict[str, Any]:
         token = await run_in_threadpool(lambda: needs("triage", user(request, credentials)))
         raw = await read_body(request.stream(), declared=request.headers.get("content-length"),
-                              limit=TRIAGE_BODY_LIMIT)
+                              limit=TRIAGE_BODY_LIMIT, what=TRIAGE_LIMIT_WHY)
         return await run_in_threadpool(lambda: triage_alert(ctx.store(), alert_id, raw, token))
 
     @api.post("/runs", status_code=201, summary="Submit runs (a harness's result file), once per submission id",
@@ -272,6 +272,14 @@ def triage_alert(store: Store, alert_id: int, raw: bytes, token: ApiToken) -> di
 TRIAGE_BODY = '{"status": ..., "reason": ...}'
 #: Bytes of a triage body at most (a status and a sentence).
 TRIAGE_BODY_LIMIT = 65536
+#: What a triage body over :data:`TRIAGE_BODY_LIMIT` is told (the limit is not ``[serve] max_body``).
+TRIAGE_LIMIT_WHY = "a triage body is a status and a reason; shorten the reason"
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words (``an array``)."""
+    return ("true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float)
+            else "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "text")
 
 
 def triage_body(raw: bytes) -> tuple[str, str]:
@@ -298,6 +306,8 @@ def triage_body(raw: bytes) -> tuple[str, str]:
     status, reason = body.get("status"), body.get("reason")
     if not isinstance(status, str) or status not in TRIAGE_STATUSES:
         raise RequestError(f"body field `status` must be one of {', '.join(TRIAGE_STATUSES)}")
+    if reason is not None and not isinstance(reason, str):
+        raise RequestError(f"body field `reason` must be text, not {_json_kind(reason)}: say why")
     if not isinstance(reason, str) or not reason.strip():
         raise RequestError("body field `reason` is missing: say why")
     return status, reason.strip()

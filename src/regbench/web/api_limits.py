@@ -52,16 +52,19 @@ class TokenBuckets:
             self._level[key] = (tokens - 1.0, now)
 
 
-async def read_body(chunks: AsyncIterator[bytes], *, declared: str | None, limit: int) -> bytes:
+async def read_body(chunks: AsyncIterator[bytes], *, declared: str | None, limit: int,
+                    what: str = "[serve] max_body; split the submission") -> bytes:
     """The body of a request, refused as soon as it is over ``limit`` bytes (by its declared
-    ``Content-Length`` before reading anything, else while it streams in).
+    ``Content-Length`` before reading anything, else while it streams in); ``what``: where the
+    limit comes from and what to do, for the message (a triage's fixed limit is not
+    ``max_body``).
 
     Raises
     ------
     TooLargeError
         The body is over the limit.
     """
-    message = f"the body is over the server's limit of {limit} bytes ([serve] max_body); split the submission"
+    message = f"the body is over the server's limit of {limit} bytes ({what})"
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLargeError(message)
     parts, size = [], 0

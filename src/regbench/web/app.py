@@ -49,7 +49,7 @@ from ..store.db import RevisionResolver
 from ..store.tokens import ApiToken, authenticate, hash_secret, token_by_hash
 from . import pages
 from .after_submit import DetectAfterSubmit
-from .api import STATUS, TRIAGE_BODY_LIMIT, ApiContext, create_api, triage_body
+from .api import STATUS, TRIAGE_BODY_LIMIT, TRIAGE_LIMIT_WHY, ApiContext, create_api, triage_body
 from .api_limits import read_body
 from .data import STATES, Dashboard, benchmark_id, js_payload, valid_id
 
@@ -375,7 +375,7 @@ def create_app(location: str | None, *, project: str = "regbench", url: str | No
         raw, too_large = b"", None
         try:
             raw = await read_body(request.stream(), declared=request.headers.get("content-length"),
-                                  limit=TRIAGE_BODY_LIMIT)
+                                  limit=TRIAGE_BODY_LIMIT, what=TRIAGE_LIMIT_WHY)
         except TooLargeError as exc:
             too_large = exc
 
