@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from ..stats.levels import (
 )
 from ..stats.runs import (
     LOCATIONS, LOCATION_NAMES, OUTLYING_RUN_Z, LocationChoice, VersionStats,
-    burst_side, choose_location, history_percentiles, pooled_spread, screens
+    burst_side, choose_location, flatten_runs, given_locations, history_percentiles, pooled_spread, screens
 )
 from ..stats.segments import (
     MIN_VERSIONS_FOR_VERSION_VAR, SegmentStats, SegmentTest, compare_segments, compare_segments_many,
@@ -357,8 +357,10 @@ class Auto(SegmentSearch, Detector):
                 edges = {int(followed.index[1]), int(followed.index[-1])}
                 found = [c for c in found if series.index(c.version) not in edges]
                 # Where runs land at levels (``modes``): see :func:`_slow_stretches`.
-                slow = set() if modes is None else {series.versions[int(followed.index[t])].name
-                                                    for t in _slow_stretches(followed, floor_cps, self.excursion)}
+                slow = set() if modes is None else {
+                    series.versions[int(followed.index[t])].name
+                    for t in _slow_stretches(followed, floor_cps, self.excursion,
+                                             runs_at=self._run_locations(series, choice), alpha=self.alpha)}
                 found = [c for c in found if c.version not in slow]
                 n_tests += tests
                 changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
@@ -376,6 +378,18 @@ class Auto(SegmentSearch, Detector):
                 if lone.get("open"):  # a step at the newest versions, not held long enough yet
                     state["last_version"] = lone["open"]
         return kept, n_tests, state
+
+    def _run_locations(self, series: Series, choice: LocationChoice) -> dict[int, np.ndarray]:
+        """Each version's runs' locations in the location searched (logarithms where it is on the
+        log scale), by history position: what :func:`_slow_stretches` weighs a stretch with."""
+        flat, group, index = flatten_runs(series.runs)
+        loc = given_locations((choice.run_values or {}).get(choice.estimator), flat, group=group, fence=self.fence,
+                              estimator=choice.estimator)
+        if choice.log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loc = np.log(loc)
+        # ``group`` runs in order (flatten_runs): each version's runs are one slice.
+        return dict(zip(map(int, index), np.split(loc, np.flatnonzero(np.diff(group)) + 1), strict=True))
 
     def fastest_runs(self, series: Series, vs: VersionStats, choice: LocationChoice) -> VersionStats | None:
         """Each version's fastest run in the location searched, whichever it is, for positive
@@ -1125,7 +1139,8 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
     return None if vv is None else [float(vv[0]), float(vv[1])]
 
 
-def _slow_stretches(vs: VersionStats, cps: list[int], width: int) -> set[int]:
+def _slow_stretches(vs: VersionStats, cps: list[int], width: int, *, runs_at: Mapping[int, np.ndarray] | None = None,
+                    alpha: float = 0.001) -> set[int]:
     """The change points of ``cps`` (positions in ``vs``, a search of the versions' fastest runs)
     that start or end a stretch of at most ``width`` versions slower than the segments on both
     sides of it: a slowdown and the speed-up that ends it.
@@ -1140,14 +1155,51 @@ def _slow_stretches(vs: VersionStats, cps: list[int], width: int) -> set[int]:
     benchmark, where a slower stretch of the fastest runs is a real slowdown reverted (measured:
     applied there too it lost such reverts on `few-runs` and on a real corpus,
     docs/evaluation.md); a real slowdown reverted within ``width`` versions of a multimodal one
-    is left to the location's and the modes' searches."""
+    is left to the location's and the modes' searches.
+
+    Unless that draw is too unlikely (``runs_at``, each version's runs' locations by history
+    position): in the segments on either side, a share ``f`` of the runs lie nearer their
+    segment's fastest level than the stretch's; were the stretch's versions drawn like them, all
+    its ``N`` runs would miss that level with probability ``(1 - f) ** N``, and where that,
+    times the positions such a stretch could have been drawn at, is below ``alpha``, the stretch
+    is a real slowdown undone, kept.  A probe: a history of 16 runs a version, each run
+    at its version's level or 1.5 times it, had a +67% step and its -60% revert four versions later
+    dropped as such a draw (all 64 runs of the stretch at the slow level, where 59% of their
+    neighbours' runs were at the fast one: probability 1e-25).  With 5 runs at two levels (the
+    probe shape above), two versions' 10 runs all slow is as likely as 1 - f is large."""
     bounds = [0, *cps, vs.mean.size]
     level = [float(np.mean(vs.mean[a:b])) for a, b in zip(bounds, bounds[1:])]
     out: set[int] = set()
     for i in range(1, len(level) - 1):
         if bounds[i + 1] - bounds[i] <= width and level[i] > max(level[i - 1], level[i + 1]):
+            if runs_at is not None and _not_a_draw(vs, bounds, i, level, runs_at, alpha):
+                continue
             out |= {bounds[i], bounds[i + 1]}
     return out
+
+
+def _not_a_draw(vs: VersionStats, bounds: list[int], i: int, level: list[float], runs_at: Mapping[int, np.ndarray],
+                alpha: float) -> bool:
+    """Whether the slower stretch ``[bounds[i], bounds[i + 1])`` of ``vs`` is too unlikely a draw
+    of its neighbours' levels to be one (:func:`_slow_stretches`)."""
+    near = total = 0
+    for j in (i - 1, i + 1):
+        cut = (level[j] + level[i]) / 2  # nearer the side's fastest level than the stretch's
+        for t in range(bounds[j], bounds[j + 1]):
+            x = runs_at.get(int(vs.index[t]), np.empty(0))
+            x = x[np.isfinite(x)]
+            near += int(np.sum(x < cut))
+            total += x.size
+    inside = sum(int(np.isfinite(runs_at.get(int(vs.index[t]), np.empty(0))).sum())
+                 for t in range(bounds[i], bounds[i + 1]))
+    if total == 0 or inside == 0:
+        return False
+    share = near / total
+    # Such a stretch could have been drawn at any of the history's positions (Bonferroni over
+    # them): in a quiet 100-version history of 3 runs a version, 31% of them slow, two versions'
+    # six runs all slow (probability 0.0009 at one place) were a false +17% and its revert.
+    positions = max(1, vs.mean.size - (bounds[i + 1] - bounds[i]) + 1)
+    return bool(share >= 1.0 or inside * np.log1p(-share) + np.log(positions) < np.log(alpha))
 
 
 def _on_versions(vs: VersionStats, index: np.ndarray) -> VersionStats | None:

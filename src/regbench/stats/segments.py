@@ -268,7 +268,7 @@ def isolated_versions(vs: VersionStats, *, z: float = OUTLYING_RUN_Z) -> np.ndar
     if not (np.isfinite(scale) and scale > 0):
         return None
     out = np.abs(x - local) > z * scale
-    if out.sum() > OUTLYING_RUN_SHARE * x.size:
+    if out.sum() > max(1.0, OUTLYING_RUN_SHARE * x.size):
         return None
     return out
 
