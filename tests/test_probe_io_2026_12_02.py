@@ -206,3 +206,18 @@ def test_diagnose_of_samples_whose_squares_leave_double_precision_is_one_line(tm
     out = regbench("--store", str(db), "diagnose", "t")
     assert out.returncode == 3 and len(out.stderr.splitlines()) == 1, out.stderr
     assert "has samples of magnitude 1.25e-200, outside what the statistics compute with" in out.stderr
+
+
+def test_the_one_run_note_of_a_tool_import_counts_this_files_benchmarks_only(tmp_path):
+    golden = Path(__file__).parent / "golden" / "adapters"
+    db = str(tmp_path / "r.db")
+    first = regbench("--store", db, "import", "--format", "go", "--version", "v1", str(golden / "go" / "bench.txt"))
+    assert first.returncode == 0, first.stderr
+    pb = golden / "pytest-benchmark" / "benchmark-json.json"
+    out = regbench("--store", db, "import", "--format", "pytest-benchmark", "--version", "v1", str(pb))
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    from regbench.adapters.base import get_adapter
+
+    n = len({r.benchmark for r in get_adapter("pytest-benchmark").parse(pb)})
+    assert f"note: {n} benchmark{'' if n == 1 else 's'} of v1 ha" in said, said  # not the go ones too

@@ -142,7 +142,12 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     if fmt not in CANONICAL and version:
         from collections import Counter
 
-        ok = Counter(r.benchmark for r in store.runs(version=version) if r.status == "ok")
+        # This file's benchmarks only, in its configuration and machine: the others of the version
+        # (another tool's, imported before) are not this file's to advise on.
+        mine = {r.benchmark for r in runs}
+        where = (config_name or "default", machine or "local")
+        ok = Counter(r.benchmark for r in store.runs(version=version)
+                     if r.status == "ok" and r.benchmark in mine and (r.config, r.machine) == where)
         single = sorted(name for name, n in ok.items() if n == 1)
         if single:
             console.print(f"note: {len(single)} benchmark{'' if len(single) == 1 else 's'} of {version} "
