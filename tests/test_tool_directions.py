@@ -76,21 +76,25 @@ def test_a_campaign_stores_a_rate_counter_higher_is_better_where_directions_say_
     assert set(d.values()) == {"lower", "higher"}
 
 
-def test_without_directions_the_rate_counter_is_what_the_tool_says(tmp_path):
+def campaign_without_directions(tmp_path: Path) -> tuple[Path, Store]:
+    """A project of the Google Benchmark tool benchmark without `directions`, after one campaign."""
     proj = tmp_path / "proj"
     proj.mkdir()
     cfg = write_config(proj, 'name = "x"\n', [gb_benchmark()])
-    with Store(tmp_path / "r.db") as store:
-        run_campaign(load_config(cfg), store, seed=1)
+    store = Store(tmp_path / "r.db")
+    run_campaign(load_config(cfg), store, seed=1)
+    return proj, store
+
+
+def test_without_directions_the_rate_counter_is_what_the_tool_says(tmp_path):
+    _, store = campaign_without_directions(tmp_path)
+    with store:
         assert directions(store)["gb/BM_StringCopy [rate]"] == "lower"
 
 
 def test_directions_that_contradict_stored_series_are_refused_before_any_run(tmp_path):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    cfg = write_config(proj, 'name = "x"\n', [gb_benchmark()])
-    with Store(tmp_path / "r.db") as store:
-        run_campaign(load_config(cfg), store, seed=1)
+    proj, store = campaign_without_directions(tmp_path)
+    with store:
         before = len(store.runs())
         cfg = write_config(proj, 'name = "x"\n', [gb_benchmark(runs=3, directions={"* [rate]": "higher"})])
         with pytest.raises(ConfigError, match=r"^benchmark 'gb': `directions` makes 'gb/BM_StringCopy \[rate\]' "
