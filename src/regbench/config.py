@@ -750,14 +750,14 @@ def direction_for(directions: Iterable[tuple[str, str]], names: Iterable[str], d
     return default
 
 
-def parse_directions(items: Iterable[str], *, what: str = "--direction") -> tuple[tuple[str, str], ...]:
+def parse_directions(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """``PATTERN=lower`` or ``PATTERN=higher`` items (the command line's) as ``(pattern,
     direction)`` pairs; a malformed one is a :class:`~regbench.errors.ConfigError` naming it."""
     out = []
     for item in items:
         pattern, sep, direction = item.rpartition("=")
         if not sep or not pattern.strip() or direction not in DIRECTIONS:
-            raise ConfigError(f"{what} {item!r} must be PATTERN=lower or PATTERN=higher (* and ? match any text "
+            raise ConfigError(f"{item!r} must be PATTERN=lower or PATTERN=higher (* and ? match any text "
                               "and any one character)")
         out.append((pattern, direction))
     return tuple(out)

@@ -29,7 +29,7 @@ def _directions(ctx: click.Context, param: click.Parameter, items: tuple[str, ..
     try:
         return parse_directions(items)
     except ConfigError as exc:
-        raise click.BadParameter(str(exc).removeprefix("--direction "), ctx=ctx, param=param) from None
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
 def _timestamp(ctx: click.Context, param: click.Parameter, text: str | None) -> str | None:
@@ -85,10 +85,9 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
     from ..ingest import import_file, import_tool_file, order_conflict, parse_tool_file
     from ..report.console import console
 
-    overrides = directions
     fmt = _format(file, fmt)
     if fmt in CANONICAL:
-        if version or timestamp or config_name or machine or overrides:
+        if version or timestamp or config_name or machine or directions:
             raise InputError("--version, --timestamp, --configuration, --machine and --direction are for other tools' "
                              "output; canonical rows name their versions (and config, machine and direction "
                              "columns)", path=file)
@@ -104,7 +103,7 @@ def command(ctx, file: str, fmt: str, version: str | None, timestamp: str | None
         store = ctx.open_store()
         rep = import_tool_file(store, file, fmt=fmt, version=version, config=config_name or "default",
                                machine=machine or "local", timestamp=timestamp or None, runs=runs,
-                               directions=overrides)
+                               directions=directions)
     console.print(f"imported {rep.samples} samples in {rep.runs} runs of {rep.benchmarks} benchmarks "
                   f"and {rep.versions} versions ({fmt}) into {store.shown_url}")
     if conflict is not None:

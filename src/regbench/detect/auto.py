@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -360,7 +360,7 @@ class Auto(SegmentSearch, Detector):
                 slow = set() if modes is None else {
                     series.versions[int(followed.index[t])].name
                     for t in _slow_stretches(followed, floor_cps, self.excursion,
-                                             runs_at=self._run_locations(series, choice), alpha=self.alpha)}
+                                             runs_at=lambda: self._run_locations(series, choice), alpha=self.alpha)}
                 found = [c for c in found if c.version not in slow]
                 n_tests += tests
                 changes = merge_near(series, changes, [previous_in(series, vs, c) for c in found], located)
@@ -1139,8 +1139,8 @@ def _listed(vv: tuple[float, float] | None) -> list[float] | None:
     return None if vv is None else [float(vv[0]), float(vv[1])]
 
 
-def _slow_stretches(vs: VersionStats, cps: list[int], width: int, *, runs_at: Mapping[int, np.ndarray] | None = None,
-                    alpha: float = 0.001) -> set[int]:
+def _slow_stretches(vs: VersionStats, cps: list[int], width: int, *,
+                    runs_at: Callable[[], Mapping[int, np.ndarray]] | None = None, alpha: float = 0.001) -> set[int]:
     """The change points of ``cps`` (positions in ``vs``, a search of the versions' fastest runs)
     that start or end a stretch of at most ``width`` versions slower than the segments on both
     sides of it: a slowdown and the speed-up that ends it.
@@ -1157,8 +1157,8 @@ def _slow_stretches(vs: VersionStats, cps: list[int], width: int, *, runs_at: Ma
     docs/evaluation.md); a real slowdown reverted within ``width`` versions of a multimodal one
     is left to the location's and the modes' searches.
 
-    Unless that draw is too unlikely (``runs_at``, each version's runs' locations by history
-    position): in the segments on either side, a share ``f`` of the runs lie nearer their
+    Unless that draw is too unlikely (``runs_at`` gives each version's runs' locations by
+    history position, asked only when there is such a stretch): in the segments on either side, a share ``f`` of the runs lie nearer their
     segment's fastest level than the stretch's; were the stretch's versions drawn like them, all
     its ``N`` runs would miss that level with probability ``(1 - f) ** N``, and where that,
     times the positions such a stretch could have been drawn at, is below ``alpha``, the stretch
@@ -1170,10 +1170,13 @@ def _slow_stretches(vs: VersionStats, cps: list[int], width: int, *, runs_at: Ma
     bounds = [0, *cps, vs.mean.size]
     level = [float(np.mean(vs.mean[a:b])) for a, b in zip(bounds, bounds[1:])]
     out: set[int] = set()
+    located: Mapping[int, np.ndarray] | None = None
     for i in range(1, len(level) - 1):
         if bounds[i + 1] - bounds[i] <= width and level[i] > max(level[i - 1], level[i + 1]):
-            if runs_at is not None and _not_a_draw(vs, bounds, i, level, runs_at, alpha):
-                continue
+            if runs_at is not None:
+                located = runs_at() if located is None else located
+                if _not_a_draw(vs, bounds, i, level, located, alpha):
+                    continue
             out |= {bounds[i], bounds[i + 1]}
     return out
 
