@@ -33,6 +33,8 @@ from regbench.cli.main import main
 from regbench.errors import ExitStatus
 from regbench.store import Store
 
+from test_run_dask import _scheduler_address
+
 PY = sys.executable
 
 
@@ -63,10 +65,10 @@ class Scheduler:
         self.worker: subprocess.Popen | None = None
         try:
             deadline = time.monotonic() + 120
-            while not info.exists():
+            while not _scheduler_address(info):  # the scheduler's file, once whole
                 assert time.monotonic() < deadline, "no scheduler within 120 s"
-                time.sleep(0.05)  # polling for the scheduler's file
-            self.address = json.loads(info.read_text())["address"]
+                time.sleep(0.05)
+            self.address = _scheduler_address(info)
             self.worker = self._start(tmp_path, "distributed.cli.dask_worker", self.address, "--nthreads", "1",
                                       "--no-nanny", "--resources", "benchmark=1", "--dashboard-address", ":0")
         except BaseException:  # the caller gets no object to kill: nothing is left running

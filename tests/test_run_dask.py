@@ -104,6 +104,14 @@ def test_an_unreachable_scheduler_is_a_one_line_error_and_writes_nothing(tmp_pat
     assert not db.exists()
 
 
+def _scheduler_address(info: Path) -> str | None:
+    """The address in a scheduler's file, or None while the file is not there or not yet whole."""
+    try:
+        return json.loads(info.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 class Cluster:
     """A `dask scheduler` and `dask worker` processes on loopback (ports chosen by the system)."""
 
@@ -116,10 +124,12 @@ class Cluster:
                    "--dashboard-address", ":0", "--scheduler-file", str(info))
         try:
             deadline = time.monotonic() + 120  # a loaded 2-CPU machine has taken over 60 s
-            while not info.exists():
+            # Polling for the scheduler's file, until it holds its JSON: the scheduler creates it,
+            # then writes it (a full-suite run read it empty once).
+            while not _scheduler_address(info):
                 assert time.monotonic() < deadline, "no scheduler within 120 s"
-                time.sleep(0.05)  # polling for the scheduler's file
-            self.address = json.loads(info.read_text())["address"]
+                time.sleep(0.05)
+            self.address = _scheduler_address(info)
         except BaseException:
             self.close()  # the caller's try has not begun: nothing else would stop the scheduler
             raise

@@ -3,7 +3,6 @@ worker` processes on loopback with a worker killed with kill -9 in the middle of
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from regbench.cli.main import main
 from regbench.errors import ConfigError
 from regbench.store import Store
 
+from test_run_dask import _scheduler_address
 from test_screening_campaign import project
 
 distributed = pytest.importorskip("distributed")
@@ -72,10 +72,10 @@ def test_a_worker_killed_mid_campaign_loses_and_duplicates_nothing(tmp_path):
         start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",
               "--scheduler-file", str(info))
         deadline = time.monotonic() + 60
-        while not info.exists():
+        while not _scheduler_address(info):  # the scheduler's file, once whole
             assert time.monotonic() < deadline, "no scheduler within 60 s"
-            time.sleep(0.05)  # polling for the scheduler's file
-        address = json.loads(info.read_text())["address"]
+            time.sleep(0.05)
+        address = _scheduler_address(info)
         workers = [start("distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
                          "--resources", "benchmark=1", "--name", f"w{i}", "--dashboard-address", ":0")
                    for i in range(2)]
